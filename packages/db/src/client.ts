@@ -1,0 +1,30 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import { type Prisma, PrismaClient } from "./generated/client";
+
+export type Db = InstanceType<typeof PrismaClient>;
+/** The handle inside `db.$transaction(async (tx) => ...)`: every state change runs on one of these. */
+export type Tx = Prisma.TransactionClient;
+
+export interface DbOptions {
+  /** Connections in this process's pool. */
+  poolSize?: number;
+  applicationName?: string;
+}
+
+export function createDb(connectionString: string, options: DbOptions = {}): Db {
+  const adapter = new PrismaPg({
+    connectionString,
+    max: options.poolSize ?? 10,
+    application_name: options.applicationName ?? "holdfast",
+  });
+  return new PrismaClient({
+    adapter,
+    // Waiting for a pooled connection under load is normal; a transaction that runs for half a minute is not.
+    transactionOptions: { maxWait: 15_000, timeout: 30_000 },
+  });
+}
+
+/** Runs `fn` in one transaction: the unit in which a state change, its outbox row and its timeline row commit. */
+export function inTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.$transaction(fn);
+}
