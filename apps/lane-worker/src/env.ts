@@ -1,0 +1,28 @@
+import { baseEnv, laneNames, lanes, loadEnv } from "@holdfast/core";
+import { z } from "zod";
+
+const raw = loadEnv(
+  baseEnv.extend({
+    LANE: z.enum(laneNames),
+    /** Overrides of the lane catalog for this deployment. */
+    LANE_CONCURRENCY: z.coerce.number().int().min(1).max(1_000).optional(),
+    LANE_LEASE_MS: z.coerce.number().int().min(200).max(3_600_000).optional(),
+    LANE_HEARTBEAT_MS: z.coerce.number().int().min(50).max(1_200_000).optional(),
+    /** On SIGTERM: how long steps in hand may take to finish before their leases are released. */
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  }),
+);
+
+const base = lanes[raw.LANE];
+const leaseMs = raw.LANE_LEASE_MS ?? base.leaseMs;
+export const lane = {
+  ...base,
+  concurrency: raw.LANE_CONCURRENCY ?? base.concurrency,
+  leaseMs,
+  heartbeatMs: raw.LANE_HEARTBEAT_MS ?? (raw.LANE_LEASE_MS ? Math.round(leaseMs / 3) : base.heartbeatMs),
+};
+if (lane.heartbeatMs >= lane.leaseMs) {
+  process.stderr.write(`invalid environment:\n  LANE_HEARTBEAT_MS must be shorter than the lease (${lane.leaseMs} ms)\n`);
+  process.exit(78);
+}
+export const env = raw;

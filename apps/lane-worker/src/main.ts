@@ -1,0 +1,43 @@
+import { createLogger, GraphCache, onShutdown, sleep, StepRunner, topics, workerId } from "@holdfast/core";
+import { createDb } from "@holdfast/db";
+import { assertNoEviction, createConsumer, queueNames, redisConnection } from "@holdfast/queue";
+import { env, lane } from "./env";
+
+const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
+const id = workerId(`lane-${lane.name}`);
+// One connection per slot plus one for heartbeats: a claimed step never waits for a connection.
+const db = createDb(env.DATABASE_URL, { poolSize: lane.concurrency + 2, applicationName: `holdfast-lane-${lane.name}` });
+const redis = redisConnection(env.REDIS_URL);
+await assertNoEviction(redis);
+redis.disconnect();
+
+const runner = new StepRunner({ db, graphs: new GraphCache(), worker: id, lane, log });
+// BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
+const consumer = createConsumer(
+  { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
+  queueNames.lane(lane.name),
+  async (job) => {
+    const ready = topics["step.ready"].payload.safeParse(job.data);
+    if (!ready.success || ready.data.lane !== lane.name) {
+      log.error({ jobId: job.id, data: job.data }, "malformed step.ready message dropped");
+      return "dropped";
+    }
+    return runner.run(ready.data.stepId);
+  },
+  { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
+);
+consumer.on("failed", (job, error) => log.error({ jobId: job?.id, err: error }, "step job failed"));
+await consumer.waitUntilReady();
+log.info({ worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs }, "lane worker ready");
+
+onShutdown(log, async () => {
+  // Stop claiming, let steps in hand finish within the grace period, then release the rest at once.
+  const closing = consumer.close();
+  const finished = await Promise.race([closing.then(() => true), sleep(env.SHUTDOWN_GRACE_MS).then(() => false)]);
+  if (!finished) {
+    const aborted = runner.abortAll();
+    log.info({ aborted }, "grace period over: releasing leases");
+    await Promise.race([closing, sleep(5_000)]);
+  }
+  await db.$disconnect();
+});

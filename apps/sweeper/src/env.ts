@@ -1,0 +1,13 @@
+import { baseEnv, loadEnv } from "@holdfast/core";
+import { z } from "zod";
+
+export const env = loadEnv(
+  baseEnv.extend({
+    SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).default(2_000),
+    /** A ready step or a quiet run older than this is assumed to have lost its wake-up. */
+    SWEEP_STALE_SECONDS: z.coerce.number().min(0.1).max(86_400).default(30),
+    SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+    LEADER_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(10_000),
+    OUTBOX_RETENTION_SECONDS: z.coerce.number().int().min(60).default(86_400),
+  }),
+);

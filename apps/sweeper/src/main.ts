@@ -1,0 +1,39 @@
+import { acquireLeadership, createLogger, leaderLeasesRelease, loop, onShutdown, sleep, sweeperLeaderName, sweepOnce, workerId } from "@holdfast/core";
+import { createDb } from "@holdfast/db";
+import { env } from "./env";
+
+const log = createLogger("sweeper", env.LOG_LEVEL);
+const id = workerId("sweeper");
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper" });
+const stop = new AbortController();
+let leading = false;
+
+const running = loop({
+  log,
+  signal: stop.signal,
+  idleMs: env.SWEEP_INTERVAL_MS,
+  once: async () => {
+    const lead = await acquireLeadership(db, id, env.LEADER_LEASE_MS);
+    if (lead !== leading) log.info({ worker: id }, lead ? "became sweeper leader" : "lost sweeper leadership");
+    leading = lead;
+    if (!lead) return false;
+    const result = await sweepOnce(db, {
+      staleSeconds: env.SWEEP_STALE_SECONDS,
+      batchSize: env.SWEEP_BATCH_SIZE,
+      outboxRetentionSeconds: env.OUTBOX_RETENTION_SECONDS,
+    });
+    if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken) log.info(result, "sweep found stopped work");
+    // A full batch means more is waiting: go again after a short breath rather than a whole interval.
+    const full = Math.max(result.leasesReclaimed, result.stepsRewoken, result.runsRewoken) >= env.SWEEP_BATCH_SIZE;
+    if (full) await sleep(50);
+    return full;
+  },
+});
+log.info({ worker: id, intervalMs: env.SWEEP_INTERVAL_MS }, "sweeper ready");
+
+onShutdown(log, async () => {
+  stop.abort();
+  await running;
+  if (leading) await db.$transaction((tx) => leaderLeasesRelease(tx, sweeperLeaderName, id));
+  await db.$disconnect();
+});

@@ -1,0 +1,166 @@
+#!/usr/bin/env -S npx tsx
+import { parseArgs } from "node:util";
+import {
+  baseEnv,
+  GraphCache,
+  HoldfastError,
+  loadEnv,
+  requestCancel,
+  runEventsForRun,
+  startRun,
+} from "@holdfast/core";
+import { createDb, ensureDatabase, migrate } from "@holdfast/db";
+import { z } from "zod";
+import { demoGraph, ensurePublished } from "./seed";
+
+const usage = `usage: holdfast <command> [options]
+
+commands:
+  migrate                         create the database if needed and apply migrations
+  seed                            create the demo organisation "demo" with automation "demo-follow-up"
+  runs list [--org demo] [--limit 20]
+  runs show <runId>               the run's timeline
+  runs start <org> <automation> --key <eventId> [--input '{"plan":"pro"}']
+                                  start a run as a webhook delivery with webhook-id <eventId> would
+  runs cancel <runId> [--reason text]
+
+environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
+
+class UsageError extends Error {}
+
+const env = loadEnv(
+  baseEnv.extend({ DEMO_ECHO_URL: z.string().url().default("http://127.0.0.1:3000/api/demo/echo") }),
+);
+
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      org: { type: "string" },
+      limit: { type: "string" },
+      key: { type: "string" },
+      input: { type: "string" },
+      reason: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [command, sub, ...rest] = positionals;
+  if (values.help || !command) throw new UsageError();
+
+  if (command === "migrate") {
+    const created = await ensureDatabase(env.DATABASE_URL);
+    const result = await migrate(env.DATABASE_URL);
+    console.log(`${created ? "created database; " : ""}applied ${result.applied.length}, already applied ${result.skipped.length}`);
+    for (const name of result.applied) console.log(`  + ${name}`);
+    return;
+  }
+
+  const db = createDb(env.DATABASE_URL, { poolSize: 2, applicationName: "holdfast-cli" });
+  try {
+    if (command === "seed") {
+      const seeded = await ensurePublished(db, {
+        orgSlug: "demo",
+        orgName: "Demo",
+        automationSlug: "demo-follow-up",
+        automationName: "Demo follow-up",
+        graph: demoGraph(env.DEMO_ECHO_URL),
+      });
+      console.log(`demo/demo-follow-up published as version ${seeded.version} (${seeded.versionId})`);
+      return;
+    }
+    if (command !== "runs") throw new UsageError(`unknown command "${command}"`);
+    switch (sub) {
+      case "list": {
+        const limit = z.coerce.number().int().min(1).max(1000).parse(values.limit ?? 20);
+        const runs = await db.run.findMany({
+          where: values.org ? { orgId: (await orgBySlug(db, values.org)).id } : {},
+          orderBy: { createdAt: "desc" },
+          take: limit,
+        });
+        for (const r of runs) console.log(`${r.id}  ${r.status.padEnd(9)}  ${r.createdAt.toISOString()}  ${r.startKey}`);
+        return;
+      }
+      case "show": {
+        const runId = one(rest, "runs show <runId>");
+        const run = await db.run.findUnique({ where: { id: runId } });
+        if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
+        console.log(`run ${run.id}  status ${run.status}  started ${run.createdAt.toISOString()}`);
+        if (run.error) console.log(`error: ${JSON.stringify(run.error)}`);
+        const steps = await db.step.findMany({ where: { orgId: run.orgId, runId }, orderBy: { createdAt: "asc" } });
+        for (const s of steps) {
+          console.log(`  step ${s.nodeId}#${s.iteration}  ${s.status}  attempt ${s.attempt}/${s.maxAttempts}  lane ${s.lane}`);
+        }
+        console.log("timeline:");
+        for (const e of await runEventsForRun(db, run.orgId, runId)) {
+          const where = [e.nodeId, e.attempt != null ? `attempt ${e.attempt}` : null, e.lane, e.worker].filter(Boolean).join("  ");
+          console.log(`  ${e.at.toISOString()}  ${e.type.padEnd(22)} ${where}${e.data ? `  ${JSON.stringify(e.data)}` : ""}`);
+        }
+        return;
+      }
+      case "start": {
+        const [orgSlug, automationSlug] = rest;
+        if (!orgSlug || !automationSlug || rest.length !== 2 || !values.key) {
+          throw new UsageError("runs start <org> <automation> --key <eventId> [--input JSON]");
+        }
+        let body: unknown = {};
+        try {
+          body = values.input ? JSON.parse(values.input) : {};
+        } catch {
+          throw new UsageError("--input must be JSON");
+        }
+        const outcome = await startRun(db, {
+          orgSlug,
+          automationSlug,
+          rawBody: values.input ?? "{}",
+          body,
+          headers: { "webhook-id": values.key, "webhook-timestamp": null, "webhook-signature": null },
+          via: "cli",
+        });
+        console.log(JSON.stringify(outcome));
+        return;
+      }
+      case "cancel": {
+        const runId = one(rest, "runs cancel <runId>");
+        const run = await db.run.findUnique({ where: { id: runId } });
+        if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
+        const outcome = await requestCancel(db, new GraphCache(), run.orgId, runId, values.reason ?? "cancelled from the CLI", "cli");
+        console.log(JSON.stringify(outcome));
+        return;
+      }
+      default:
+        throw new UsageError(`unknown subcommand "runs ${sub ?? ""}"`);
+    }
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+function one(rest: string[], shape: string): string {
+  if (rest.length !== 1 || !rest[0]) throw new UsageError(shape);
+  return rest[0];
+}
+
+async function orgBySlug(db: ReturnType<typeof createDb>, slug: string) {
+  const org = await db.organisation.findUnique({ where: { slug } });
+  if (!org) throw new HoldfastError("org_not_found", `organisation "${slug}" not found`);
+  return org;
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      if (error instanceof Error && error.message) console.error(`holdfast: ${error.message}\n`);
+      console.error(usage);
+      process.exit(64);
+    }
+    if (error instanceof HoldfastError) {
+      console.error(`holdfast: ${error.code}: ${error.message}`);
+      process.exit(1);
+    }
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/**
+ * The one catalog of lanes, node kinds and queue topics. Producers and consumers are typed from it, so a queue
+ * name, a payload shape or a lease length is written once.
+ */
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseMs: number;
+  capMs: number;
+}
+
+export interface Lane {
+  name: LaneName;
+  /** Steps one worker process runs at once. */
+  concurrency: number;
+  leaseMs: number;
+  /** ~lease/3: two missed heartbeats still leave time before the lease lapses. */
+  heartbeatMs: number;
+  retry: RetryPolicy;
+}
+
+export const laneNames = ["fast", "io", "slow", "human"] as const;
+export type LaneName = (typeof laneNames)[number];
+
+export const lanes: Record<LaneName, Lane> = {
+  fast: { name: "fast", concurrency: 32, leaseMs: 15_000, heartbeatMs: 5_000, retry: { maxAttempts: 5, baseMs: 200, capMs: 10_000 } },
+  io: { name: "io", concurrency: 16, leaseMs: 30_000, heartbeatMs: 10_000, retry: { maxAttempts: 8, baseMs: 1_000, capMs: 300_000 } },
+  slow: { name: "slow", concurrency: 4, leaseMs: 60_000, heartbeatMs: 20_000, retry: { maxAttempts: 2, baseMs: 5_000, capMs: 60_000 } },
+  human: { name: "human", concurrency: 8, leaseMs: 30_000, heartbeatMs: 10_000, retry: { maxAttempts: 3, baseMs: 1_000, capMs: 60_000 } },
+};
+
+/** Node kinds. `inline` kinds are evaluated by the engine inside its transaction; the rest become steps on a lane. */
+export const nodeKinds = {
+  trigger: { inline: true },
+  branch: { inline: true },
+  end: { inline: true },
+  http_request: { inline: false, lane: "io" },
+} as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName }>;
+export type NodeKind = keyof typeof nodeKinds;
+export type StepKind = { [K in NodeKind]: (typeof nodeKinds)[K] extends { inline: false } ? K : never }[NodeKind];
+
+export function laneOf(kind: StepKind): LaneName {
+  return nodeKinds[kind].lane;
+}
+
+/** Queue topics. The relay routes each outbox row by topic; consumers validate the payload at the edge. */
+export const topics = {
+  "run.wake": {
+    queue: "engine",
+    payload: z.object({
+      orgId: z.string().min(1),
+      runId: z.string().min(1),
+      reason: z.enum(["started", "step_settled", "cancel", "sweep"]),
+    }),
+  },
+  "step.ready": {
+    queue: (lane: LaneName) => `lane-${lane}`,
+    payload: z.object({
+      orgId: z.string().min(1),
+      runId: z.string().min(1),
+      stepId: z.string().min(1),
+      lane: z.enum(laneNames),
+    }),
+  },
+} as const;
+export type Topic = keyof typeof topics;
+export type RunWake = z.infer<(typeof topics)["run.wake"]["payload"]>;
+export type StepReady = z.infer<(typeof topics)["step.ready"]["payload"]>;
+
+export function queueForTopic(topic: string, payload: unknown): string {
+  if (topic === "run.wake") return topics["run.wake"].queue;
+  if (topic === "step.ready") return topics["step.ready"].queue(topics["step.ready"].payload.parse(payload).lane);
+  throw new Error(`unknown outbox topic ${topic}`);
+}

@@ -1,0 +1,27 @@
+/**
+ * Named crash points. When HOLDFAST_CRASH_AT names one (comma-separated for several), the process kills itself
+ * with SIGKILL on reaching it: no finally blocks, no flushed buffers, exactly like a power cut. Crash tests use
+ * this to stop real processes at the worst lines. HOLDFAST_CRASH_SKIP=n lets the first n hits pass.
+ */
+const armed = new Set((process.env.HOLDFAST_CRASH_AT ?? "").split(",").filter(Boolean));
+let skip = Number(process.env.HOLDFAST_CRASH_SKIP ?? 0);
+
+export const crashPoints = [
+  "start.after_commit",
+  "relay.after_publish",
+  "worker.after_claim",
+  "worker.before_settle",
+  "engine.after_commit",
+  "sweeper.after_commit",
+] as const;
+export type CrashPoint = (typeof crashPoints)[number];
+
+export function crashpoint(name: CrashPoint): void {
+  if (!armed.has(name)) return;
+  if (skip > 0) {
+    skip--;
+    return;
+  }
+  process.stderr.write(`crashpoint ${name}: SIGKILL\n`);
+  process.kill(process.pid, "SIGKILL");
+}

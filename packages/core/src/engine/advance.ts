@@ -1,0 +1,98 @@
+import { type Db, inTx, type Tx } from "@holdfast/db";
+import type { RunWake } from "../catalog";
+import { crashpoint } from "../crash";
+import { outboxInsert, type OutboxRow } from "../sql/outbox";
+import { type RunEventRow, runEventsInsert } from "../sql/run-events";
+import { type RunRow, runsFinish, runsLockForWalk, runsTouch } from "../sql/runs";
+import { stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
+import type { GraphCache } from "../versions/graph-cache";
+import { type Command, decide, type RunState } from "../walk/walk";
+
+export interface AdvanceResult {
+  /** What the walk decided; empty when the wake-up was a duplicate or the run had nothing new. */
+  commands: Command["type"][];
+  status: RunState["status"] | "missing";
+}
+
+/**
+ * Handles a run wake-up: locks the run, lets the pure walk decide, and applies its commands with their outbox and
+ * timeline rows in one transaction. Repeated or stale wake-ups find nothing new to do and change nothing.
+ */
+export async function advanceRun(db: Db, graphs: GraphCache, wake: RunWake, actor = "engine"): Promise<AdvanceResult> {
+  const result = await inTx(db, async (tx) => {
+    const run = await runsLockForWalk(tx, wake.orgId, wake.runId);
+    if (!run) return { commands: [], status: "missing" as const };
+    return advanceLocked(tx, graphs, run, actor);
+  });
+  crashpoint("engine.after_commit");
+  return result;
+}
+
+/** The walk for a run already locked FOR UPDATE in `tx` (the engine, and cancel). */
+export async function advanceLocked(tx: Tx, graphs: GraphCache, run: RunRow, actor: string): Promise<AdvanceResult> {
+  if (run.status !== "running") return { commands: [], status: run.status };
+  const graph = await graphs.get(tx, run.orgId, run.versionId);
+  const steps = await stepsForRun(tx, run.orgId, run.id);
+  const state: RunState = { id: run.id, status: run.status, input: run.input, cancelRequested: run.cancelRequested, steps };
+  let commands = decide(graph, state);
+  const open = steps.some((s) => s.status === "ready" || s.status === "running");
+  if (commands.length === 0 && !open) {
+    // Nothing ready, nothing running, nothing new settled: this run has no way forward. Say so where a person sees it.
+    commands = [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
+  }
+  await apply(tx, run, commands, actor);
+  return { commands: commands.map((c) => c.type), status: statusAfter(commands) };
+}
+
+function statusAfter(commands: Command[]): RunState["status"] {
+  for (const c of commands) {
+    if (c.type === "complete_run") return "completed";
+    if (c.type === "fail_run") return "failed";
+    if (c.type === "cancel_run") return "cancelled";
+  }
+  return "running";
+}
+
+async function apply(tx: Tx, run: RunRow, commands: Command[], actor: string): Promise<void> {
+  if (commands.length === 0) return;
+  const base = { orgId: run.orgId, runId: run.id, worker: actor };
+  const events: RunEventRow[] = [];
+  const outbox: OutboxRow[] = [];
+  const advanced: string[] = [];
+  for (const c of commands) {
+    switch (c.type) {
+      case "mark_advanced":
+        advanced.push(c.stepId);
+        break;
+      case "record":
+        events.push({ ...base, type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
+        break;
+      case "schedule_step": {
+        const [step] = await stepsInsert(tx, [{ ...c, orgId: run.orgId, runId: run.id }]);
+        if (!step) break; // already scheduled by an earlier walk of the same settle
+        events.push({ ...base, type: "step.scheduled", stepId: step.id, nodeId: c.nodeId, lane: c.lane, data: { iteration: c.iteration } });
+        outbox.push({ orgId: run.orgId, runId: run.id, topic: "step.ready", payload: { orgId: run.orgId, runId: run.id, stepId: step.id, lane: c.lane } });
+        break;
+      }
+      case "complete_run":
+        await runsFinish(tx, run.id, "completed", null);
+        events.push({ ...base, type: "run.completed", nodeId: c.nodeId });
+        break;
+      case "fail_run":
+        await runsFinish(tx, run.id, "failed", { reason: c.reason, nodeId: c.nodeId ?? null });
+        events.push({ ...base, type: "run.failed", nodeId: c.nodeId ?? null, data: { reason: c.reason } });
+        break;
+      case "cancel_run":
+        if (c.stepIds.length) await stepsCancelOpen(tx, c.stepIds);
+        await runsFinish(tx, run.id, "cancelled", null);
+        events.push({ ...base, type: "run.cancelled", data: { cancelledSteps: c.stepIds.length } });
+        break;
+    }
+  }
+  if (advanced.length) await stepsMarkAdvanced(tx, advanced);
+  if (!commands.some((c) => c.type === "complete_run" || c.type === "fail_run" || c.type === "cancel_run")) {
+    await runsTouch(tx, run.id);
+  }
+  await runEventsInsert(tx, events);
+  await outboxInsert(tx, outbox);
+}

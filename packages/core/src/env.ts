@@ -1,0 +1,21 @@
+import { z } from "zod";
+
+/** Settings every process shares. Each app extends this in its own env.ts and parses once at start-up. */
+export const baseEnv = z.object({
+  DATABASE_URL: z.string().url().default("postgresql://postgres@127.0.0.1:5432/holdfast"),
+  REDIS_URL: z.string().url().default("redis://127.0.0.1:6379"),
+  QUEUE_PREFIX: z.string().min(1).default("holdfast"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+});
+
+/** Parses the environment against `schema`, exiting with a readable list of problems. */
+export function loadEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(root)"}: ${i.message}`);
+    process.stderr.write(`invalid environment:\n${lines.join("\n")}\n`);
+    process.exit(78); // EX_CONFIG
+  }
+  return parsed.data;
+}

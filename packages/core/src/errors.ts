@@ -1,0 +1,50 @@
+/** One class per condition, each with a stable `code`; the edges (HTTP, CLI) map codes to statuses. */
+export class HoldfastError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** A fenced write (heartbeat, settle, release) matched no row: a newer attempt owns the step. */
+export class LeaseLostError extends HoldfastError {
+  constructor(
+    readonly stepId: string,
+    readonly token: number,
+  ) {
+    super("lease_lost", `step ${stepId}: attempt ${token} no longer holds the lease`);
+  }
+}
+
+export class NotFoundError extends HoldfastError {
+  constructor(code: "org_not_found" | "automation_not_found" | "run_not_found", what: string) {
+    super(code, `${what} not found`);
+  }
+}
+
+export class NoPublishedVersionError extends HoldfastError {
+  constructor(automation: string) {
+    super("no_published_version", `automation ${automation} has no published version`);
+  }
+}
+
+export class InvalidGraphError extends HoldfastError {
+  constructor(readonly problems: { path: string; message: string }[]) {
+    super("invalid_graph", `invalid graph: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+  }
+}
+
+/** PostgreSQL error code of an error thrown through pg or Prisma's adapter, when there is one. */
+export function pgErrorCode(error: unknown): string | undefined {
+  let e: unknown = error;
+  for (let i = 0; i < 5 && e && typeof e === "object"; i++) {
+    const o = e as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: unknown }; cause?: unknown };
+    if (typeof o.code === "string" && /^[0-9A-Z]{5}$/.test(o.code)) return o.code;
+    if (typeof o.meta?.code === "string") return o.meta.code;
+    e = o.meta?.driverAdapterError ?? o.cause;
+  }
+  return undefined;
+}

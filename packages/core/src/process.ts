@@ -1,0 +1,59 @@
+import { hostname } from "node:os";
+import type { Logger } from "./log";
+
+/** A worker identity that is unique per process and readable in the timeline. */
+export function workerId(app: string): string {
+  return `${app}@${hostname()}:${process.pid}`;
+}
+
+/** SIGTERM/SIGINT run `stop` once; a second signal exits at once. */
+export function onShutdown(log: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    stop()
+      .then(() => process.exit(0))
+      .catch((error) => {
+        log.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      });
+  };
+  process.on("SIGTERM", handler);
+  process.on("SIGINT", handler);
+}
+
+export const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+/**
+ * The loop every background process shares: call `once` until stopped, pausing `idleMs` when it found nothing
+ * (or `wake` resolves first) and backing off after errors.
+ */
+export async function loop(opts: {
+  log: Logger;
+  signal: AbortSignal;
+  once: () => Promise<boolean>;
+  idleMs: number;
+  wake?: () => Promise<void>;
+}): Promise<void> {
+  let failures = 0;
+  while (!opts.signal.aborted) {
+    try {
+      const busy = await opts.once();
+      failures = 0;
+      if (!busy) await Promise.race([sleep(opts.idleMs, opts.signal), opts.wake?.() ?? new Promise(() => {})]);
+    } catch (error) {
+      failures++;
+      opts.log.error({ err: error, failures }, "loop iteration failed");
+      await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)), opts.signal);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { type Db, inTx } from "@holdfast/db";
+import type { Publisher } from "@holdfast/queue";
+import { queueForTopic } from "../catalog";
+import { crashpoint } from "../crash";
+import { outboxClaimUnsent, outboxMarkSent } from "../sql/outbox";
+
+export interface RelayResult {
+  published: number;
+}
+
+/**
+ * One relay batch: claim unsent outbox rows (SKIP LOCKED, so relays never wait on each other), publish each with
+ * job id = outbox id, mark them sent, commit. A crash between publish and commit republishes the batch; the job id
+ * suppresses most repeats and every consumer tolerates the rest.
+ */
+export async function relayOnce(db: Db, publisher: Publisher, batchSize: number): Promise<RelayResult> {
+  return inTx(db, async (tx) => {
+    const rows = await outboxClaimUnsent(tx, batchSize);
+    if (rows.length === 0) return { published: 0 };
+    await Promise.all(
+      rows.map((row) =>
+        publisher.publish(queueForTopic(row.topic, row.payload), row.topic, row.payload, {
+          jobId: `obx_${row.id}`,
+          delayMs: row.delayMs,
+        }),
+      ),
+    );
+    crashpoint("relay.after_publish");
+    await outboxMarkSent(tx, rows.map((r) => r.id));
+    return { published: rows.length };
+  });
+}

@@ -1,0 +1,54 @@
+import { Prisma, type Tx } from "@holdfast/db";
+import type { Topic } from "../catalog";
+
+export interface OutboxRow {
+  orgId: string;
+  runId: string;
+  topic: Topic;
+  payload: Record<string, unknown>;
+  /** Delay before the message should be delivered (retries with backoff). */
+  delayMs?: number;
+}
+
+export async function outboxInsert(tx: Tx, rows: OutboxRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const values = rows.map(
+    (r) =>
+      Prisma.sql`(${r.orgId}, ${r.runId}, ${r.topic}, ${JSON.stringify(r.payload)}::jsonb,
+                  now() + make_interval(secs => ${(r.delayMs ?? 0) / 1000}))`,
+  );
+  await tx.$executeRaw`INSERT INTO outbox (org_id, run_id, topic, payload, available_at) VALUES ${Prisma.join(values)}`;
+}
+
+export interface UnsentOutboxRow {
+  id: bigint;
+  topic: string;
+  payload: unknown;
+  /** Milliseconds until available_at, by the database clock. */
+  delayMs: number;
+}
+
+/** The relay's batch: the oldest unsent rows no other relay holds. */
+export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRow[]> {
+  return tx.$queryRaw<UnsentOutboxRow[]>`
+    SELECT id, topic, payload,
+           GREATEST(0, EXTRACT(EPOCH FROM (available_at - now())) * 1000)::float8 AS "delayMs"
+    FROM outbox
+    WHERE sent_at IS NULL
+    ORDER BY id
+    LIMIT ${limit}
+    FOR UPDATE SKIP LOCKED`;
+}
+
+export function outboxMarkSent(tx: Tx, ids: bigint[]): Promise<number> {
+  return tx.$executeRaw`UPDATE outbox SET sent_at = now() WHERE id = ANY(${ids.map(String)}::bigint[])`;
+}
+
+/** Sent rows older than the retention are history nobody reads; delete them in bounded batches. */
+export function outboxDeleteSentBefore(tx: Tx, retentionSeconds: number, limit: number): Promise<number> {
+  return tx.$executeRaw`
+    DELETE FROM outbox WHERE id IN (
+      SELECT id FROM outbox
+      WHERE sent_at IS NOT NULL AND sent_at < now() - make_interval(secs => ${retentionSeconds})
+      ORDER BY id LIMIT ${limit})`;
+}

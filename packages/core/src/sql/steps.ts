@@ -1,0 +1,280 @@
+import { Prisma, type Tx } from "@holdfast/db";
+import type { LaneName, StepKind } from "../catalog";
+import type { StepStatus } from "../walk/walk";
+
+/**
+ * Step transitions. Every write by a lease holder is fenced by its attempt number (the token from the claim), and
+ * every transition that changes what happens next writes its outbox row and timeline row in the same statement
+ * (data-modifying CTEs commit together or not at all).
+ */
+
+export interface NewStep {
+  orgId: string;
+  runId: string;
+  nodeId: string;
+  iteration: number;
+  kind: StepKind;
+  lane: LaneName;
+  maxAttempts: number;
+}
+
+export function stepsInsert(tx: Tx, steps: NewStep[]): Promise<{ id: string; nodeId: string; lane: LaneName }[]> {
+  const values = steps.map(
+    (s) => Prisma.sql`(${s.orgId}, ${s.runId}, ${s.nodeId}, ${s.iteration}, ${s.kind}, ${s.lane}, ${s.maxAttempts})`,
+  );
+  return tx.$queryRaw`
+    INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
+    VALUES ${Prisma.join(values)}
+    ON CONFLICT (run_id, node_id, iteration) DO NOTHING
+    RETURNING id, node_id AS "nodeId", lane`;
+}
+
+export interface StepRow {
+  id: string;
+  nodeId: string;
+  iteration: number;
+  status: StepStatus;
+  output: unknown;
+  error: unknown;
+  advanced: boolean;
+  leased: boolean;
+}
+
+export function stepsForRun(tx: Tx, orgId: string, runId: string): Promise<StepRow[]> {
+  return tx.$queryRaw<StepRow[]>`
+    SELECT id, node_id AS "nodeId", iteration, status, output, error,
+           advanced_at IS NOT NULL AS advanced,
+           (status = 'running' AND lease_until >= now()) AS leased
+    FROM steps WHERE org_id = ${orgId} AND run_id = ${runId}
+    ORDER BY created_at, id`;
+}
+
+export function stepsMarkAdvanced(tx: Tx, stepIds: string[]): Promise<number> {
+  return tx.$executeRaw`UPDATE steps SET advanced_at = now() WHERE id = ANY(${stepIds}::text[]) AND advanced_at IS NULL`;
+}
+
+export function stepsCancelOpen(tx: Tx, stepIds: string[]): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE steps SET status = 'cancelled', owner = NULL, lease_until = NULL, updated_at = now(),
+                     settled_at = now(), advanced_at = now()
+    WHERE id = ANY(${stepIds}::text[]) AND status IN ('ready', 'running')`;
+}
+
+export interface ClaimedStep {
+  id: string;
+  orgId: string;
+  runId: string;
+  nodeId: string;
+  iteration: number;
+  kind: StepKind;
+  lane: LaneName;
+  /** The fencing token: only this attempt may heartbeat or settle. */
+  attempt: number;
+  maxAttempts: number;
+  versionId: string;
+  input: unknown;
+}
+
+/**
+ * Takes the step if nobody holds a live lease, it is due, and its run is still running and not being cancelled.
+ * The attempt number it returns is the worker's fencing token. The claim is on the timeline (extra attempts show).
+ */
+export async function stepsClaimIfLeaseFree(
+  tx: Tx,
+  stepId: string,
+  worker: string,
+  leaseMs: number,
+): Promise<ClaimedStep | undefined> {
+  const rows = await tx.$queryRaw<ClaimedStep[]>`
+    WITH claimed AS (
+      UPDATE steps s
+      SET status = 'running', owner = ${worker}, attempt = s.attempt + 1,
+          lease_until = now() + make_interval(secs => ${leaseMs / 1000}), updated_at = now()
+      FROM runs r
+      WHERE s.id = ${stepId}
+        AND r.id = s.run_id AND r.status = 'running' AND r.cancel_requested_at IS NULL
+        AND s.status IN ('ready', 'running')
+        AND (s.lease_until IS NULL OR s.lease_until < now())
+        AND s.available_at <= now()
+      RETURNING s.id, s.org_id, s.run_id, s.node_id, s.iteration, s.kind, s.lane, s.attempt, s.max_attempts,
+                r.version_id, r.input
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+      SELECT org_id, run_id, id, node_id, attempt, 'step.claimed', lane, ${worker} FROM claimed
+    )
+    SELECT id, org_id AS "orgId", run_id AS "runId", node_id AS "nodeId", iteration, kind, lane, attempt,
+           max_attempts AS "maxAttempts", version_id AS "versionId", input
+    FROM claimed`;
+  return rows[0];
+}
+
+/** Extends the lease only while this attempt holds it. 0 rows: the lease was lost, stop working. */
+export function stepsHeartbeatIfToken(tx: Tx, stepId: string, token: number, leaseMs: number): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE steps SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
+    WHERE id = ${stepId} AND attempt = ${token} AND status = 'running'`;
+}
+
+/** Records the result and wakes the run, only if this attempt still holds the step. Returns rows changed. */
+export function stepsSettleIfToken(
+  tx: Tx,
+  step: Pick<ClaimedStep, "id" | "attempt">,
+  worker: string,
+  output: unknown,
+): Promise<number> {
+  return fencedTransition(tx, step, worker, {
+    set: Prisma.sql`status = 'done', output = ${JSON.stringify(output ?? null)}::jsonb, error = NULL,
+                    settled_at = now()`,
+    event: "step.succeeded",
+    data: null,
+    wake: "run",
+  });
+}
+
+/** Puts the step back to ready for another attempt at now() + delay (full-jitter backoff or Retry-After). */
+export function stepsRetryIfToken(
+  tx: Tx,
+  step: Pick<ClaimedStep, "id" | "attempt">,
+  worker: string,
+  error: Record<string, unknown>,
+  delayMs: number,
+): Promise<number> {
+  return fencedTransition(tx, step, worker, {
+    set: Prisma.sql`status = 'ready', error = ${JSON.stringify(error)}::jsonb,
+                    available_at = now() + make_interval(secs => ${delayMs / 1000})`,
+    event: "step.retry_scheduled",
+    data: { ...error, delayMs: Math.round(delayMs) },
+    wake: "step",
+    delayMs,
+  });
+}
+
+export function stepsFailIfToken(
+  tx: Tx,
+  step: Pick<ClaimedStep, "id" | "attempt">,
+  worker: string,
+  error: Record<string, unknown>,
+): Promise<number> {
+  return fencedTransition(tx, step, worker, {
+    set: Prisma.sql`status = 'failed', error = ${JSON.stringify(error)}::jsonb, settled_at = now()`,
+    event: "step.failed",
+    data: error,
+    wake: "run",
+  });
+}
+
+/** Shutdown: give the step back at once (lease_until = now) so another worker takes it without waiting. */
+export function stepsReleaseIfToken(tx: Tx, step: Pick<ClaimedStep, "id" | "attempt">, worker: string): Promise<number> {
+  return fencedTransition(tx, step, worker, {
+    set: Prisma.sql`status = 'ready', available_at = now()`,
+    event: "step.released",
+    data: { reason: "worker shutting down" },
+    wake: "step",
+  });
+}
+
+interface Transition {
+  set: Prisma.Sql;
+  event: string;
+  data: Record<string, unknown> | null;
+  /** Which consumer the transition wakes: the engine (the run moves on) or a lane worker (try the step again). */
+  wake: "run" | "step";
+  delayMs?: number;
+}
+
+async function fencedTransition(
+  tx: Tx,
+  step: Pick<ClaimedStep, "id" | "attempt">,
+  worker: string,
+  t: Transition,
+): Promise<number> {
+  const payload =
+    t.wake === "run"
+      ? Prisma.sql`jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'step_settled')`
+      : Prisma.sql`jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)`;
+  const rows = await tx.$queryRaw<{ n: bigint }[]>`
+    WITH moved AS (
+      UPDATE steps SET ${t.set}, owner = NULL, lease_until = NULL, updated_at = now()
+      WHERE id = ${step.id} AND attempt = ${step.attempt} AND status = 'running'
+      RETURNING id, org_id, run_id, node_id, attempt, lane
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
+      SELECT org_id, run_id, ${t.wake === "run" ? "run.wake" : "step.ready"}, ${payload},
+             now() + make_interval(secs => ${(t.delayMs ?? 0) / 1000})
+      FROM moved
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
+      SELECT org_id, run_id, id, node_id, attempt, ${t.event}, lane, ${worker},
+             ${t.data ? JSON.stringify(t.data) : null}::jsonb
+      FROM moved
+    )
+    SELECT count(*) AS n FROM moved`;
+  return Number(rows[0]?.n ?? 0);
+}
+
+export interface StepWake {
+  orgId: string;
+  runId: string;
+  stepId: string;
+  lane: LaneName;
+}
+
+/**
+ * Sweeper: steps whose lease lapsed (the worker died or hung) go back to ready and get a fresh wake-up. The old
+ * attempt can no longer heartbeat or settle: both require status = 'running' and its token.
+ */
+export function stepsReclaimExpired(tx: Tx, limit: number): Promise<StepWake[]> {
+  return tx.$queryRaw<StepWake[]>`
+    WITH expired AS (
+      SELECT id FROM steps
+      WHERE status = 'running' AND lease_until < now()
+      ORDER BY lease_until
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), moved AS (
+      UPDATE steps s SET status = 'ready', owner = NULL, lease_until = NULL, available_at = now(),
+                         updated_at = now(), woken_at = now()
+      FROM expired e WHERE s.id = e.id
+      RETURNING s.id, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'step.ready',
+             jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)
+      FROM moved
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+      SELECT org_id, run_id, id, node_id, attempt, 'step.lease_expired', lane, 'sweeper' FROM moved
+    )
+    SELECT id AS "stepId", org_id AS "orgId", run_id AS "runId", lane FROM moved`;
+}
+
+/**
+ * Sweeper: ready steps that have been due for longer than `staleSeconds` without a claim. Their wake-up was lost
+ * (Redis restart, a dropped job) or is still waiting in an unsent outbox row (then they are skipped).
+ */
+export function stepsRewakeStale(tx: Tx, staleSeconds: number, limit: number): Promise<StepWake[]> {
+  return tx.$queryRaw<StepWake[]>`
+    WITH stale AS (
+      SELECT s.id FROM steps s
+      WHERE s.status = 'ready'
+        AND s.available_at < now() - make_interval(secs => ${staleSeconds})
+        AND s.updated_at < now() - make_interval(secs => ${staleSeconds})
+        AND (s.woken_at IS NULL OR s.woken_at < now() - make_interval(secs => ${staleSeconds}))
+        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = s.run_id AND o.sent_at IS NULL)
+      ORDER BY s.available_at
+      LIMIT ${limit}
+      FOR UPDATE OF s SKIP LOCKED
+    ), moved AS (
+      UPDATE steps s SET woken_at = now() FROM stale WHERE s.id = stale.id
+      RETURNING s.id, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'step.ready',
+             jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)
+      FROM moved
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+      SELECT org_id, run_id, id, node_id, attempt, 'step.rewoken', lane, 'sweeper' FROM moved
+    )
+    SELECT id AS "stepId", org_id AS "orgId", run_id AS "runId", lane FROM moved`;
+}

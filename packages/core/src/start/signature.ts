@@ -1,0 +1,50 @@
+import { Webhook, WebhookVerificationError } from "standardwebhooks";
+import { HoldfastError } from "../errors";
+
+export class SignatureError extends HoldfastError {
+  constructor(detail: string) {
+    super("invalid_signature", detail);
+  }
+}
+
+/** Standard Webhooks allows five minutes of clock difference in either direction. */
+export const signatureToleranceSeconds = 5 * 60;
+
+export interface SignedHeaders {
+  "webhook-id": string | null;
+  "webhook-timestamp": string | null;
+  "webhook-signature": string | null;
+}
+
+/**
+ * Verifies a Standard Webhooks signature against any of the automation's secrets (two during a rotation). The
+ * header may carry several space-separated signatures; one valid one suffices. `dbNowSeconds` is the database
+ * clock: the tolerance is judged by it, as every expiry is (the library also checks against the local clock).
+ */
+export function verifySignature(secrets: string[], rawBody: string, headers: SignedHeaders, dbNowSeconds: number): void {
+  const id = headers["webhook-id"];
+  const timestamp = headers["webhook-timestamp"];
+  const signature = headers["webhook-signature"];
+  if (!id || !timestamp || !signature) {
+    throw new SignatureError("this trigger requires webhook-id, webhook-timestamp and webhook-signature headers");
+  }
+  const sent = Number(timestamp);
+  if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(sent)) throw new SignatureError("webhook-timestamp is not a Unix time");
+  if (Math.abs(dbNowSeconds - sent) > signatureToleranceSeconds) {
+    throw new SignatureError("webhook-timestamp is more than 5 minutes away from now");
+  }
+  for (const secret of secrets) {
+    try {
+      new Webhook(secret).verify(rawBody, { "webhook-id": id, "webhook-timestamp": timestamp, "webhook-signature": signature });
+      return;
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+    }
+  }
+  throw new SignatureError("no signature matches this trigger's secrets");
+}
+
+/** Signs like a Standard Webhooks sender (tests, the CLI, and the docs' curl example). */
+export function signPayload(secret: string, id: string, timestampSeconds: number, rawBody: string): string {
+  return new Webhook(secret).sign(id, new Date(timestampSeconds * 1000), rawBody);
+}

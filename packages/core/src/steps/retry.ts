@@ -1,0 +1,60 @@
+import type { RetryPolicy } from "../catalog";
+
+/** Exponential backoff with full jitter: anywhere in [0, min(cap, base * 2^attempt)). */
+export function retryDelayMs(attempt: number, policy: Pick<RetryPolicy, "baseMs" | "capMs">, random = Math.random): number {
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** attempt);
+  return random() * ceiling;
+}
+
+/**
+ * A Retry-After header in milliseconds: delta-seconds or an HTTP date. An HTTP date is measured against the
+ * response's own Date header when present (the provider's clock), else against `nowMs`.
+ */
+export function parseRetryAfter(value: string | null, responseDate: string | null, nowMs: number): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  const reference = responseDate ? Date.parse(responseDate) : Number.NaN;
+  return Math.max(0, at - (Number.isNaN(reference) ? nowMs : reference));
+}
+
+export type StepOutcome =
+  | { kind: "done"; output: unknown }
+  /** Worth another attempt: network errors, timeouts, 5xx, 429 (with the provider's Retry-After when given). */
+  | { kind: "retry"; error: StepError; retryAfterMs?: number }
+  /** Will not change by retrying: 4xx, authorisation, bad configuration. */
+  | { kind: "fail"; error: StepError };
+
+export interface StepError {
+  [key: string]: unknown;
+  code: string;
+  message: string;
+}
+
+export type Settlement =
+  | { kind: "settle"; output: unknown }
+  | { kind: "retry"; error: StepError; delayMs: number }
+  | { kind: "fail"; error: StepError };
+
+/** What to write for an outcome: retries stop at maxAttempts; the provider's Retry-After wins over the schedule. */
+export function settlementFor(
+  outcome: StepOutcome,
+  attempt: number,
+  maxAttempts: number,
+  policy: Pick<RetryPolicy, "baseMs" | "capMs">,
+  random = Math.random,
+): Settlement {
+  switch (outcome.kind) {
+    case "done":
+      return { kind: "settle", output: outcome.output };
+    case "fail":
+      return { kind: "fail", error: outcome.error };
+    case "retry":
+      if (attempt >= maxAttempts) {
+        return { kind: "fail", error: { ...outcome.error, exhausted: true, attempts: attempt } };
+      }
+      return { kind: "retry", error: outcome.error, delayMs: outcome.retryAfterMs ?? retryDelayMs(attempt, policy, random) };
+  }
+}

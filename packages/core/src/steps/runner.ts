@@ -1,0 +1,154 @@
+import type { Db } from "@holdfast/db";
+import { lanes, type Lane } from "../catalog";
+import { crashpoint } from "../crash";
+import { effectKey } from "../effects/keys";
+import { performHttpRequest } from "../effects/http-request";
+import { LeaseLostError } from "../errors";
+import type { Logger } from "../log";
+import {
+  type ClaimedStep,
+  stepsClaimIfLeaseFree,
+  stepsFailIfToken,
+  stepsHeartbeatIfToken,
+  stepsReleaseIfToken,
+  stepsRetryIfToken,
+  stepsSettleIfToken,
+} from "../sql/steps";
+import type { GraphNode } from "../versions/graph";
+import type { GraphCache } from "../versions/graph-cache";
+import { settlementFor, type StepOutcome } from "./retry";
+
+export interface StepContext {
+  step: ClaimedStep;
+  node: GraphNode;
+  /** Aborted when the lease is lost or the worker shuts down: stop, do not settle. */
+  signal: AbortSignal;
+}
+
+export type StepHandler = (ctx: StepContext) => Promise<StepOutcome>;
+
+export const defaultHandlers: Record<string, StepHandler> = {
+  http_request: async ({ step, node, signal }) => {
+    if (node.kind !== "http_request") throw new Error(`node ${node.id} is ${node.kind}, not http_request`);
+    return performHttpRequest({
+      config: node.config,
+      idempotencyKey: effectKey(step.runId, step.nodeId, step.iteration),
+      runId: step.runId,
+      input: step.input,
+      signal,
+    });
+  },
+};
+
+export type RunStepResult = "settled" | "retry_scheduled" | "failed" | "not_claimable" | "lease_lost" | "released";
+
+class ShutdownAbort extends Error {
+  constructor() {
+    super("worker shutting down");
+  }
+}
+
+/**
+ * Runs steps of one lane: claim (fencing token) -> heartbeat every ~lease/3 -> perform -> settle fenced by the token.
+ * Keeps the set of steps in hand so shutdown can release them.
+ */
+export class StepRunner {
+  private readonly inFlight = new Map<string, { step: ClaimedStep; controller: AbortController }>();
+  readonly lane: Lane;
+
+  constructor(
+    private readonly deps: {
+      db: Db;
+      graphs: GraphCache;
+      worker: string;
+      lane: Lane;
+      log: Logger;
+      handlers?: Record<string, StepHandler>;
+    },
+  ) {
+    this.lane = deps.lane ?? lanes.io;
+  }
+
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  async run(stepId: string): Promise<RunStepResult> {
+    const { db, worker, log } = this.deps;
+    const step = await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs);
+    if (!step) return "not_claimable"; // a duplicate wake-up, a live lease elsewhere, not yet due, or cancelled
+    crashpoint("worker.after_claim");
+    const slog = log.child({ orgId: step.orgId, runId: step.runId, stepId: step.id, nodeId: step.nodeId, attempt: step.attempt });
+    const controller = new AbortController();
+    this.inFlight.set(step.id, { step, controller });
+    const heartbeat = setInterval(() => {
+      stepsHeartbeatIfToken(db, step.id, step.attempt, this.lane.leaseMs)
+        .then((n) => {
+          if (n === 0) controller.abort(new LeaseLostError(step.id, step.attempt));
+        })
+        .catch((error) => slog.warn({ err: error }, "heartbeat failed; retrying at the next beat"));
+    }, this.lane.heartbeatMs);
+    try {
+      const outcome = await this.perform(step, controller.signal);
+      clearInterval(heartbeat);
+      if (controller.signal.aborted) return await this.afterAbort(step, controller.signal.reason, slog);
+      crashpoint("worker.before_settle");
+      const settlement = settlementFor(outcome, step.attempt, step.maxAttempts, this.lane.retry);
+      let changed: number;
+      let result: RunStepResult;
+      switch (settlement.kind) {
+        case "settle":
+          changed = await stepsSettleIfToken(db, step, worker, settlement.output);
+          result = "settled";
+          break;
+        case "retry":
+          changed = await stepsRetryIfToken(db, step, worker, settlement.error, settlement.delayMs);
+          result = "retry_scheduled";
+          break;
+        case "fail":
+          changed = await stepsFailIfToken(db, step, worker, settlement.error);
+          result = "failed";
+          break;
+      }
+      if (changed === 0) {
+        slog.warn("settle refused: a newer attempt holds the step");
+        return "lease_lost";
+      }
+      slog.info({ result }, "step settled");
+      return result;
+    } finally {
+      clearInterval(heartbeat);
+      this.inFlight.delete(step.id);
+    }
+  }
+
+  private async perform(step: ClaimedStep, signal: AbortSignal): Promise<StepOutcome> {
+    const handler = (this.deps.handlers ?? defaultHandlers)[step.kind];
+    if (!handler) return { kind: "fail", error: { code: "unknown_kind", message: `no handler for ${step.kind} on this worker` } };
+    try {
+      const graph = await this.deps.graphs.get(this.deps.db, step.orgId, step.versionId);
+      const node = graph.nodes.find((n) => n.id === step.nodeId);
+      if (!node) return { kind: "fail", error: { code: "missing_node", message: `node ${step.nodeId} not in version` } };
+      return await handler({ step, node, signal });
+    } catch (error) {
+      // An unexpected throw is treated as transient: the step is retried within its attempts, never lost.
+      return { kind: "retry", error: { code: "handler_error", message: (error as Error).message } };
+    }
+  }
+
+  private async afterAbort(step: ClaimedStep, reason: unknown, slog: Logger): Promise<RunStepResult> {
+    if (reason instanceof ShutdownAbort) {
+      const n = await stepsReleaseIfToken(this.deps.db, step, this.deps.worker);
+      slog.info({ released: n }, "released step at shutdown");
+      return n ? "released" : "lease_lost";
+    }
+    slog.warn("lease lost during the step: stopped without settling");
+    return "lease_lost";
+  }
+
+  /** Shutdown after the grace period: abort what is still running; each aborted step releases its lease. */
+  abortAll(): number {
+    for (const { controller } of this.inFlight.values()) controller.abort(new ShutdownAbort());
+    return this.inFlight.size;
+  }
+}

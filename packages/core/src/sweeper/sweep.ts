@@ -1,0 +1,40 @@
+import { type Db, inTx } from "@holdfast/db";
+import { crashpoint } from "../crash";
+import { leaderLeasesAcquireOrRenew } from "../sql/leader-leases";
+import { outboxDeleteSentBefore } from "../sql/outbox";
+import { runsFindStalled } from "../sql/runs";
+import { stepsReclaimExpired, stepsRewakeStale } from "../sql/steps";
+
+export interface SweepConfig {
+  /** How long a ready step or a quiet run may sit before the sweeper assumes its wake-up was lost. */
+  staleSeconds: number;
+  batchSize: number;
+  outboxRetentionSeconds: number;
+}
+
+export interface SweepResult {
+  leasesReclaimed: number;
+  stepsRewoken: number;
+  runsRewoken: number;
+  outboxDeleted: number;
+}
+
+/**
+ * The silent-failure sweep: every check looks for work that stopped moving without an error and gives it a fresh,
+ * durable wake-up (an outbox row), each in its own short transaction.
+ */
+export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResult> {
+  const reclaimed = await inTx(db, (tx) => stepsReclaimExpired(tx, config.batchSize));
+  const rewoken = await inTx(db, (tx) => stepsRewakeStale(tx, config.staleSeconds, config.batchSize));
+  const runs = await inTx(db, (tx) => runsFindStalled(tx, config.staleSeconds, config.batchSize));
+  const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
+  crashpoint("sweeper.after_commit");
+  return { leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted };
+}
+
+export const sweeperLeaderName = "sweeper";
+
+/** True while this process is the elected sweeper; a crashed leader's lease lapses and a standby takes over. */
+export function acquireLeadership(db: Db, owner: string, leaseMs: number): Promise<boolean> {
+  return inTx(db, (tx) => leaderLeasesAcquireOrRenew(tx, sweeperLeaderName, owner, leaseMs));
+}

@@ -1,0 +1,165 @@
+import { z } from "zod";
+import { InvalidGraphError } from "../errors";
+
+/**
+ * A published version's graph. Node ids are stable, human-readable slugs: they name steps in the database and in
+ * migrations, so they are never regenerated. Graphs may loop; each visit of a node is a new iteration.
+ */
+
+const nodeId = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,62}$/, "node ids are lowercase slugs: a letter, then letters, digits or _");
+
+/** A path into the run's context: `input.plan`, `steps.fetch_profile.output.status`. */
+const contextPath = z.string().regex(/^(input|steps)(\.[A-Za-z0-9_-]+)*$/, "a path starting with input. or steps.");
+
+const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+export type Condition =
+  | { path: string; op: "eq" | "neq"; value: z.infer<typeof scalar> }
+  | { path: string; op: "gt" | "gte" | "lt" | "lte"; value: number }
+  | { path: string; op: "exists" | "truthy" }
+  | { path: string; op: "in"; value: z.infer<typeof scalar>[] }
+  | { path: string; op: "contains"; value: string }
+  | { all: Condition[] }
+  | { any: Condition[] }
+  | { not: Condition };
+
+export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
+  z.union([
+    z.object({ path: contextPath, op: z.enum(["eq", "neq"]), value: scalar }).strict(),
+    z.object({ path: contextPath, op: z.enum(["gt", "gte", "lt", "lte"]), value: z.number() }).strict(),
+    z.object({ path: contextPath, op: z.enum(["exists", "truthy"]) }).strict(),
+    z.object({ path: contextPath, op: z.literal("in"), value: z.array(scalar) }).strict(),
+    z.object({ path: contextPath, op: z.literal("contains"), value: z.string() }).strict(),
+    z.object({ all: z.array(conditionSchema).min(1) }).strict(),
+    z.object({ any: z.array(conditionSchema).min(1) }).strict(),
+    z.object({ not: conditionSchema }).strict(),
+  ]),
+);
+
+const base = { id: nodeId, name: z.string().max(200).optional() };
+
+export const triggerConfig = z
+  .object({
+    /** Dotted path into the JSON body naming the provider's event id; used when no webhook-id header is sent. */
+    eventIdField: z.string().min(1).max(200).optional(),
+    /** Fall back to a hash of the payload: two identical submissions then collapse into one run. */
+    payloadHashFallback: z.boolean().default(false),
+  })
+  .strict();
+
+export const httpRequestConfig = z
+  .object({
+    url: z.string().url().refine((u) => /^https?:/.test(u), "only http and https URLs"),
+    method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("POST"),
+    headers: z.record(z.string(), z.string()).default({}),
+    /** Literal JSON body; when `sendInput` is true the body is `{ input, body }`. */
+    body: z.unknown().optional(),
+    sendInput: z.boolean().default(false),
+    timeoutMs: z.number().int().min(100).max(300_000).default(10_000),
+    maxAttempts: z.number().int().min(1).max(20).optional(),
+  })
+  .strict();
+
+export const graphNodeSchema = z.discriminatedUnion("kind", [
+  z.object({ ...base, kind: z.literal("trigger"), config: triggerConfig.default({ payloadHashFallback: false }) }).strict(),
+  z.object({ ...base, kind: z.literal("branch"), config: z.object({ condition: conditionSchema }).strict() }).strict(),
+  z.object({ ...base, kind: z.literal("http_request"), config: httpRequestConfig }).strict(),
+  z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
+]);
+
+export const graphEdgeSchema = z
+  .object({
+    from: nodeId,
+    to: nodeId,
+    /** Branch outputs are labelled "true" or "false". */
+    label: z.enum(["true", "false"]).optional(),
+  })
+  .strict();
+
+export const graphSchema = z
+  .object({
+    nodes: z.array(graphNodeSchema).min(2).max(500),
+    edges: z.array(graphEdgeSchema).max(2000),
+  })
+  .strict();
+
+export type Graph = z.infer<typeof graphSchema>;
+export type GraphNode = z.infer<typeof graphNodeSchema>;
+export type GraphEdge = z.infer<typeof graphEdgeSchema>;
+export type HttpRequestConfig = z.infer<typeof httpRequestConfig>;
+export type TriggerConfig = z.infer<typeof triggerConfig>;
+
+export interface GraphProblem {
+  path: string;
+  message: string;
+}
+
+/** Structural rules a schema cannot say: one trigger, no dangling edges, branch outputs, reachability. */
+export function graphProblems(graph: Graph): GraphProblem[] {
+  const problems: GraphProblem[] = [];
+  const byId = new Map<string, GraphNode>();
+  graph.nodes.forEach((n, i) => {
+    if (byId.has(n.id)) problems.push({ path: `nodes.${i}.id`, message: `duplicate node id "${n.id}"` });
+    byId.set(n.id, n);
+  });
+  const triggers = graph.nodes.filter((n) => n.kind === "trigger");
+  if (triggers.length !== 1) problems.push({ path: "nodes", message: `exactly one trigger needed, found ${triggers.length}` });
+
+  const out = new Map<string, GraphEdge[]>();
+  graph.edges.forEach((e, i) => {
+    if (!byId.has(e.from)) problems.push({ path: `edges.${i}.from`, message: `no node "${e.from}"` });
+    if (!byId.has(e.to)) problems.push({ path: `edges.${i}.to`, message: `no node "${e.to}"` });
+    if (byId.get(e.to)?.kind === "trigger") problems.push({ path: `edges.${i}.to`, message: "nothing may lead into the trigger" });
+    out.set(e.from, [...(out.get(e.from) ?? []), e]);
+  });
+
+  for (const node of graph.nodes) {
+    const edges = out.get(node.id) ?? [];
+    if (node.kind === "end") {
+      if (edges.length) problems.push({ path: `node:${node.id}`, message: "an end node has no outgoing edges" });
+    } else if (node.kind === "branch") {
+      const labels = edges.map((e) => e.label).sort();
+      if (labels.join(",") !== "false,true")
+        problems.push({ path: `node:${node.id}`, message: 'a branch needs exactly one "true" and one "false" edge' });
+    } else {
+      if (edges.length !== 1) problems.push({ path: `node:${node.id}`, message: `needs exactly one outgoing edge, has ${edges.length}` });
+      if (edges.some((e) => e.label)) problems.push({ path: `node:${node.id}`, message: "only branch edges carry labels" });
+    }
+  }
+  if (problems.length) return problems;
+
+  // Every node reachable from the trigger, and every node able to reach an end.
+  const reach = (starts: string[], next: (id: string) => string[]) => {
+    const seen = new Set(starts);
+    const todo = [...starts];
+    while (todo.length) for (const n of next(todo.pop() as string)) if (!seen.has(n)) (seen.add(n), todo.push(n));
+    return seen;
+  };
+  const fromTrigger = reach([triggers[0]?.id ?? ""], (id) => (out.get(id) ?? []).map((e) => e.to));
+  const ends = graph.nodes.filter((n) => n.kind === "end").map((n) => n.id);
+  const toEnd = reach(ends, (id) => graph.edges.filter((e) => e.to === id).map((e) => e.from));
+  for (const node of graph.nodes) {
+    if (!fromTrigger.has(node.id)) problems.push({ path: `node:${node.id}`, message: "not reachable from the trigger" });
+    else if (!toEnd.has(node.id)) problems.push({ path: `node:${node.id}`, message: "cannot reach an end node" });
+  }
+  return problems;
+}
+
+/** Validates a graph for publishing: the zod shape, then the structural rules. Throws InvalidGraphError. */
+export function parseGraph(input: unknown): Graph {
+  const parsed = graphSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new InvalidGraphError(parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message })));
+  }
+  const problems = graphProblems(parsed.data);
+  if (problems.length) throw new InvalidGraphError(problems);
+  return parsed.data;
+}
+
+export function triggerOf(graph: Graph): Extract<GraphNode, { kind: "trigger" }> {
+  const t = graph.nodes.find((n) => n.kind === "trigger");
+  if (!t || t.kind !== "trigger") throw new InvalidGraphError([{ path: "nodes", message: "no trigger" }]);
+  return t;
+}

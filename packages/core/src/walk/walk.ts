@@ -1,0 +1,133 @@
+import { laneOf, lanes, type LaneName, type StepKind } from "../catalog";
+import type { Graph, GraphNode } from "../versions/graph";
+import { evaluate, type WalkContext } from "./condition";
+
+/**
+ * The walk: a pure function of (run state, graph) that returns the commands to carry out. No SQL, no queue, no
+ * clock. The engine's shell loads the state, calls `decide`, and applies the commands in one transaction.
+ */
+
+export type StepStatus = "ready" | "running" | "done" | "failed" | "cancelled";
+
+export interface StepState {
+  id: string;
+  nodeId: string;
+  iteration: number;
+  status: StepStatus;
+  output: unknown;
+  error: unknown;
+  /** The engine has already walked on from this settled step. */
+  advanced: boolean;
+  /** A live lease: a worker may be performing the step right now. */
+  leased: boolean;
+}
+
+export interface RunState {
+  id: string;
+  status: "running" | "completed" | "failed" | "cancelled";
+  input: unknown;
+  cancelRequested: boolean;
+  steps: StepState[];
+}
+
+export type Command =
+  | { type: "schedule_step"; nodeId: string; kind: StepKind; lane: LaneName; iteration: number; maxAttempts: number }
+  | { type: "mark_advanced"; stepId: string }
+  | { type: "record"; event: string; nodeId?: string; data?: Record<string, unknown> }
+  | { type: "complete_run"; nodeId: string }
+  | { type: "fail_run"; reason: string; nodeId?: string }
+  | { type: "cancel_run"; stepIds: string[] };
+
+/** A walk that passes this many inline nodes without reaching a step or an end is a loop with no step in it. */
+export const maxInlineHops = 200;
+
+export function isTerminal(status: RunState["status"]): boolean {
+  return status !== "running";
+}
+
+export function decide(graph: Graph, run: RunState): Command[] {
+  if (isTerminal(run.status)) return [];
+  if (run.cancelRequested) return onCancelRequested(run);
+  const trigger = graph.nodes.find((n) => n.kind === "trigger");
+  if (!trigger) return [{ type: "fail_run", reason: "the graph has no trigger" }];
+  if (run.steps.length === 0) return [{ type: "record", event: "run.walk_started" }, ...walkFrom(graph, run, trigger.id, [])];
+
+  const commands: Command[] = [];
+  // Settled steps are walked on in a stable order; with no parallel fan-out there is at most one in practice.
+  const settled = run.steps
+    .filter((s) => !s.advanced && (s.status === "done" || s.status === "failed"))
+    .sort((a, b) => a.nodeId.localeCompare(b.nodeId) || a.iteration - b.iteration);
+  for (const step of settled) {
+    commands.push({ type: "mark_advanced", stepId: step.id });
+    if (step.status === "failed") {
+      commands.push({ type: "fail_run", reason: `step ${step.nodeId} failed`, nodeId: step.nodeId });
+      return commands;
+    }
+    commands.push(...walkFrom(graph, run, step.nodeId, commands));
+    if (commands.some((c) => c.type === "complete_run" || c.type === "fail_run")) return commands;
+  }
+  return commands;
+}
+
+function onCancelRequested(run: RunState): Command[] {
+  // An effect may be in flight: cancellation waits for its settle (which wakes the run again).
+  if (run.steps.some((s) => s.status === "running" && s.leased)) return [];
+  const open = run.steps.filter((s) => s.status === "ready" || s.status === "running").map((s) => s.id);
+  return [{ type: "cancel_run", stepIds: open }];
+}
+
+/** Follows edges from `fromId` through inline nodes until a step is scheduled or the run ends. */
+function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[]): Command[] {
+  const commands: Command[] = [];
+  const context = contextOf(run);
+  let current = nextNodeId(graph, fromId, undefined);
+  for (let hops = 0; hops < maxInlineHops; hops++) {
+    if (current === undefined) return [...commands, { type: "fail_run", reason: `node ${fromId} has no way forward` }];
+    const node = graph.nodes.find((n) => n.id === current);
+    if (!node) return [...commands, { type: "fail_run", reason: `edge leads to missing node ${current}` }];
+    switch (node.kind) {
+      case "trigger":
+        return [...commands, { type: "fail_run", reason: "an edge leads back into the trigger", nodeId: node.id }];
+      case "end":
+        return [...commands, { type: "complete_run", nodeId: node.id }];
+      case "branch": {
+        const result = evaluate(node.config.condition, context);
+        commands.push({ type: "record", event: "branch.evaluated", nodeId: node.id, data: { result } });
+        current = nextNodeId(graph, node.id, result ? "true" : "false");
+        fromId = node.id;
+        break;
+      }
+      case "http_request":
+        return [...commands, schedule(node, run, [...earlier, ...commands])];
+    }
+  }
+  return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
+}
+
+function schedule(node: Extract<GraphNode, { kind: "http_request" }>, run: RunState, earlier: Command[]): Command {
+  const previous = Math.max(
+    0,
+    ...run.steps.filter((s) => s.nodeId === node.id).map((s) => s.iteration),
+    ...earlier.flatMap((c) => (c.type === "schedule_step" && c.nodeId === node.id ? [c.iteration] : [])),
+  );
+  const lane = laneOf(node.kind);
+  return {
+    type: "schedule_step",
+    nodeId: node.id,
+    kind: node.kind,
+    lane,
+    iteration: previous + 1,
+    maxAttempts: node.config.maxAttempts ?? lanes[lane].retry.maxAttempts,
+  };
+}
+
+function nextNodeId(graph: Graph, fromId: string, label: "true" | "false" | undefined): string | undefined {
+  return graph.edges.find((e) => e.from === fromId && (label === undefined || e.label === label))?.to;
+}
+
+function contextOf(run: RunState): WalkContext {
+  const steps: WalkContext["steps"] = {};
+  const latest = [...run.steps].filter((s) => s.status === "done").sort((a, b) => a.iteration - b.iteration);
+  for (const s of latest) steps[s.nodeId] = { output: s.output };
+  return { input: run.input, steps };
+}

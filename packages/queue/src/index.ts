@@ -1,0 +1,104 @@
+import { type Job, type Processor, Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+
+/**
+ * BullMQ only wakes processes; PostgreSQL is the record. A lost or repeated message costs latency or a no-op,
+ * never correctness: every consumer re-checks the database and the sweeper re-wakes what a lost message stranded.
+ */
+
+export interface QueueConfig {
+  redisUrl: string;
+  /** Redis key prefix: one per deployment, one per test file. */
+  prefix: string;
+}
+
+export function redisConnection(redisUrl: string): Redis {
+  // BullMQ's blocking commands need maxRetriesPerRequest: null.
+  return new Redis(redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+}
+
+/** BullMQ silently loses jobs when Redis may evict keys; refuse to run on such a Redis. */
+export async function assertNoEviction(redis: Redis): Promise<void> {
+  const reply = (await redis.config("GET", "maxmemory-policy")) as string[];
+  const policy = reply[1];
+  if (policy !== "noeviction") {
+    throw new Error(`Redis maxmemory-policy is "${policy}"; BullMQ needs "noeviction" (jobs vanish under eviction)`);
+  }
+}
+
+export interface PublishOptions {
+  /** Job id: the outbox id for relayed intents, so a republished row is suppressed while the queue remembers it. */
+  jobId: string;
+  delayMs?: number;
+}
+
+export interface Publisher {
+  publish(queue: string, name: string, data: unknown, options: PublishOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createPublisher(config: QueueConfig): Publisher {
+  const connection = redisConnection(config.redisUrl);
+  const queues = new Map<string, Queue>();
+  const queueFor = (name: string) => {
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, {
+        connection,
+        prefix: config.prefix,
+        defaultJobOptions: {
+          // Keep completed ids for a while (suppresses relay repeats) but never let Redis grow without bound.
+          removeOnComplete: { age: 3600, count: 50_000 },
+          removeOnFail: { age: 24 * 3600, count: 50_000 },
+          attempts: 3,
+          backoff: { type: "exponential", delay: 500 },
+        },
+      });
+      queues.set(name, queue);
+    }
+    return queue;
+  };
+  return {
+    async publish(queue, name, data, options) {
+      await queueFor(queue).add(name, data, {
+        jobId: options.jobId,
+        ...(options.delayMs && options.delayMs > 0 ? { delay: Math.ceil(options.delayMs) } : {}),
+      });
+    },
+    async close() {
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}
+
+export interface ConsumerOptions {
+  /** Jobs in progress at once; BullMQ fetches a job only when a slot is free (no claim without a slot). */
+  concurrency: number;
+  /** How long BullMQ keeps a job locked before another consumer may take it (not the step lease). */
+  lockDurationMs?: number;
+}
+
+export type Consumer = Worker;
+export type { Job };
+
+export function createConsumer(
+  config: QueueConfig,
+  queue: string,
+  handler: Processor,
+  options: ConsumerOptions,
+): Consumer {
+  return new Worker(queue, handler, {
+    connection: redisConnection(config.redisUrl),
+    prefix: config.prefix,
+    concurrency: options.concurrency,
+    lockDuration: options.lockDurationMs ?? 60_000,
+    // Wake-ups are cheap to drop: the sweeper is the backstop, so a stalled job is not retried forever.
+    maxStalledCount: 2,
+  });
+}
+
+export const queueNames = {
+  engine: "engine",
+  lane: (lane: string) => `lane-${lane}`,
+} as const;
