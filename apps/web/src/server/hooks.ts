@@ -1,0 +1,123 @@
+import { createLogger, HoldfastError, type Logger, startRun } from "@holdfast/core";
+import type { Db } from "@holdfast/db";
+import { z } from "zod";
+import { env } from "../env";
+
+/** Slugs as the trigger URL carries them; anything else cannot name an organisation or automation. */
+const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
+
+export interface HookParams {
+  orgSlug: string;
+  automationSlug: string;
+}
+
+export interface HookOptions {
+  maxBodyBytes?: number;
+  log?: Logger;
+}
+
+let defaultLog: Logger | undefined;
+
+/** HTTP status for each domain error code; anything not listed is an internal error. */
+const statusByCode: Record<string, number> = {
+  org_not_found: 404,
+  automation_not_found: 404,
+  no_published_version: 409,
+  invalid_signature: 401,
+  missing_start_key: 400,
+  invalid_graph: 500,
+};
+
+/**
+ * The trigger endpoint, as a plain function of (db, route params, request) so that tests drive it without Next.
+ * Every refusal happens before or inside startRun's transaction, so a refused delivery writes nothing.
+ */
+export async function handleHook(db: Db, params: HookParams, request: Request, options: HookOptions = {}): Promise<Response> {
+  const maxBytes = options.maxBodyBytes ?? env.MAX_WEBHOOK_BYTES;
+  const log = options.log ?? (defaultLog ??= createLogger("web", env.LOG_LEVEL));
+
+  if (!slug.safeParse(params.orgSlug).success) {
+    return errorResponse(404, "org_not_found", `organisation "${clip(params.orgSlug)}" not found`);
+  }
+  if (!slug.safeParse(params.automationSlug).success) {
+    return errorResponse(404, "automation_not_found", `automation "${clip(params.automationSlug)}" not found`);
+  }
+
+  const tooLarge = () => errorResponse(413, "payload_too_large", `the body is larger than ${maxBytes} bytes`);
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > maxBytes) return tooLarge();
+  // The header may be missing (chunked) or wrong, so the limit is enforced again on the bytes actually read.
+  const rawBody = await readText(request, maxBytes);
+  if (rawBody === null) return tooLarge();
+
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch {
+    return errorResponse(400, "invalid_json", "the body is not valid JSON");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    return errorResponse(400, "invalid_payload", "the body must be a JSON object");
+  }
+
+  try {
+    const outcome = await startRun(db, {
+      orgSlug: params.orgSlug,
+      automationSlug: params.automationSlug,
+      rawBody,
+      body,
+      headers: {
+        "webhook-id": request.headers.get("webhook-id"),
+        "webhook-timestamp": request.headers.get("webhook-timestamp"),
+        "webhook-signature": request.headers.get("webhook-signature"),
+      },
+      via: "webhook",
+    });
+    return Response.json({ runId: outcome.runId, duplicate: outcome.duplicate }, { status: outcome.duplicate ? 200 : 202 });
+  } catch (error) {
+    const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
+    if (error instanceof HoldfastError && status !== undefined) {
+      if (error.code === "invalid_graph") {
+        // The published graph passed validation when it was published; failing now is a bug, not a bad request.
+        log.error({ err: error, ...params }, "published graph failed to parse");
+        return errorResponse(500, "invalid_graph", "the automation's published version cannot be started");
+      }
+      return errorResponse(status, error.code, error.message);
+    }
+    log.error({ err: error, ...params }, "webhook failed");
+    return errorResponse(500, "internal", "internal error");
+  }
+}
+
+export function errorResponse(status: number, code: string, message: string, headers?: HeadersInit): Response {
+  return Response.json({ error: { code, message } }, { status, ...(headers ? { headers } : {}) });
+}
+
+/** The body as text, or null once it passes `maxBytes` (reading stops there rather than buffering the rest). */
+async function readText(request: Request, maxBytes: number): Promise<string | null> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function clip(value: string): string {
+  return value.length > 64 ? `${value.slice(0, 64)}...` : value;
+}

@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import { createDb, type Db } from "@holdfast/db";
+import pg from "pg";
+import { inject } from "vitest";
+import { adminUrl } from "./global-setup";
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  db: Db;
+  /** A plain pg pool for assertions and for moving time in SQL. */
+  sql: pg.Pool;
+  drop(): Promise<void>;
+}
+
+/** A database of this test file's own, cloned from the migrated template. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `hf_t_${inject("runTag")}_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDb")}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const db = createDb(url, { poolSize: 10, applicationName: "holdfast-test" });
+  const sql = new pg.Pool({ connectionString: url, max: 4 });
+  return {
+    name,
+    url,
+    db,
+    sql,
+    async drop() {
+      await db.$disconnect();
+      await sql.end();
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import { ensurePublished, type SeededAutomation } from "@holdfast/cli/seed";
+import { type Graph, parseGraph } from "@holdfast/core";
+import type { Db } from "@holdfast/db";
+
+/** trigger -> n http_request steps in a chain -> end. */
+export function httpChainGraph(url: string, steps: number, extra: { maxAttempts?: number; timeoutMs?: number } = {}): Graph {
+  const ids = Array.from({ length: steps }, (_, i) => `call_${i + 1}`);
+  return parseGraph({
+    nodes: [
+      { id: "start", kind: "trigger", config: { eventIdField: "id" } },
+      ...ids.map((id) => ({ id, kind: "http_request", config: { url, method: "POST", body: { step: id }, ...extra } })),
+      { id: "finish", kind: "end" },
+    ],
+    edges: ["start", ...ids].map((from, i) => ({ from, to: ids[i] ?? "finish" })),
+  });
+}
+
+export function publish(
+  db: Db,
+  graph: Graph,
+  o: { org?: string; automation?: string; webhookSecrets?: string[] } = {},
+): Promise<SeededAutomation> {
+  return ensurePublished(db, {
+    orgSlug: o.org ?? "acme",
+    orgName: o.org ?? "Acme",
+    automationSlug: o.automation ?? "flow",
+    automationName: o.automation ?? "Flow",
+    graph,
+    ...(o.webhookSecrets ? { webhookSecrets: o.webhookSecrets } : {}),
+  });
+}

@@ -1,0 +1,5 @@
+export * from "./database";
+export * from "./factories";
+export * from "./http-target";
+export * from "./procs";
+export * from "./redis";

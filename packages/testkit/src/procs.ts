@@ -1,0 +1,131 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "../../..");
+
+export type AppName = "engine" | "relay" | "sweeper" | "lane-worker";
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface AppProcess {
+  name: string;
+  /** Exits seen so far, in order; SIGKILL exits are crash-point kills. */
+  exits: Exit[];
+  kills(): number;
+  output(): string;
+  pid(): number | undefined;
+  signal(sig: NodeJS.Signals): void;
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** SIGTERM and wait; no restart afterwards. */
+  stop(timeoutMs?: number): Promise<Exit>;
+}
+
+export interface SpawnOptions {
+  env: Record<string, string>;
+  /** Arm this crash point; after each SIGKILL the process is restarted, armed again until `cycles` kills. */
+  crash?: { point: string; cycles: number; skip?: number };
+  /** Restart after any exit that was not asked for (default true when crash is set). */
+  restart?: boolean;
+  label?: string;
+}
+
+/** Spawns a real app process (tsx, as `pnpm start` does) and supervises it like a process manager would. */
+export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
+  const exits: Exit[] = [];
+  let out = "";
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let kills = 0;
+  const waiters = new Set<() => void>();
+  const name = options.label ?? app;
+
+  const start = () => {
+    const armed = options.crash && kills < options.crash.cycles;
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      LOG_LEVEL: "info",
+      ...options.env,
+      ...(armed && options.crash ? { HOLDFAST_CRASH_AT: options.crash.point, HOLDFAST_CRASH_SKIP: String(options.crash.skip ?? 0) } : {}),
+    };
+    if (!armed) delete env.HOLDFAST_CRASH_AT;
+    child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps", app, "src/main.ts")], {
+      cwd: repoRoot,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      for (const w of waiters) w();
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", (code, signal) => {
+      exits.push({ code, signal });
+      if (signal === "SIGKILL") kills++;
+      out += `\n[${name} exited code=${code} signal=${signal}]\n`;
+      for (const w of waiters) w();
+      const restart = options.restart ?? Boolean(options.crash);
+      if (!stopping && restart) setTimeout(start, 50);
+    });
+  };
+  start();
+
+  return {
+    name,
+    exits,
+    kills: () => kills,
+    output: () => out,
+    pid: () => child?.pid,
+    signal: (sig) => child?.kill(sig),
+    waitForOutput(pattern, timeoutMs = 20_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(out)) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`${name}: no output matching ${pattern} within ${timeoutMs} ms\n${out.slice(-3000)}`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    stop(timeoutMs = 15_000) {
+      stopping = true;
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return Promise.resolve(exits.at(-1) ?? { code: 0, signal: null });
+      return new Promise((resolve) => {
+        const t = setTimeout(() => c.kill("SIGKILL"), timeoutMs);
+        c.once("exit", (code, signal) => {
+          clearTimeout(t);
+          resolve({ code, signal });
+        });
+        c.kill("SIGTERM");
+      });
+    },
+  };
+}
+
+/** Polls `check` until it returns a truthy value. */
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, what = "condition"): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < until) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
