@@ -1,0 +1,186 @@
+import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { lanes } from "../src/catalog";
+import { advanceRun } from "../src/engine/advance";
+import { createLogger } from "../src/log";
+import { requestCancel } from "../src/runs/cancel";
+import { stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsSettleIfToken } from "../src/sql/steps";
+import { startRun } from "../src/start/start-run";
+import { StepRunner } from "../src/steps/runner";
+import { sweepOnce } from "../src/sweeper/sweep";
+import { GraphCache } from "../src/versions/graph-cache";
+
+let t: TestDatabase;
+let target: HttpTarget;
+const graphs = new GraphCache();
+const log = createLogger("test", "silent");
+let n = 0;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  target = await startHttpTarget();
+  await publish(t.db, httpChainGraph(target.url, 2, { maxAttempts: 3 }));
+});
+afterAll(async () => {
+  await target?.close();
+  await t?.drop();
+});
+beforeEach(() => target.behave({ delayMs: 0, failFirst: 0, delayFirstOnly: false }));
+
+const headers = (id: string) => ({ "webhook-id": id, "webhook-timestamp": null, "webhook-signature": null });
+async function startAndWalk() {
+  const key = `evt_${++n}`;
+  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: { n }, headers: headers(key), via: "test" });
+  const orgId = (await t.sql.query("SELECT org_id FROM runs WHERE id = $1", [runId])).rows[0].org_id as string;
+  await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
+  const step = (await t.sql.query("SELECT id FROM steps WHERE run_id = $1 AND status = 'ready'", [runId])).rows[0] as { id: string };
+  return { runId, orgId, stepId: step.id };
+}
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+
+describe("starting once", () => {
+  it("commits the run with one outbox row and one timeline row; a repeat finds the same run", async () => {
+    const a = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test" });
+    const b = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test" });
+    expect(a.duplicate).toBe(false);
+    expect(b).toEqual({ ...a, duplicate: true });
+    expect(await rows("SELECT topic FROM outbox WHERE run_id = $1", [a.runId])).toEqual([{ topic: "run.wake" }]);
+    expect((await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [a.runId])).map((r) => r.type)).toEqual([
+      "run.started",
+      "run.duplicate_start",
+    ]);
+  });
+
+  it("refuses to change or delete a published version, in the database", async () => {
+    await expect(t.sql.query("UPDATE automation_versions SET graph = '{}'")).rejects.toThrow(/immutable/);
+    await expect(t.sql.query("DELETE FROM automation_versions")).rejects.toThrow(/immutable/);
+  });
+});
+
+describe("claim, heartbeat, settle: fenced by the attempt", () => {
+  it("gives the claim a token, refuses a second claim while leased, and fences the old attempt out", async () => {
+    const { stepId } = await startAndWalk();
+    const a = await stepsClaimIfLeaseFree(t.db, stepId, "worker-a", 30_000);
+    expect(a?.attempt).toBe(1);
+    expect(await stepsClaimIfLeaseFree(t.db, stepId, "worker-b", 30_000)).toBeUndefined();
+    // The lease lapses (moved in SQL, by the database clock); b takes over with a newer token.
+    await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
+    const b = await stepsClaimIfLeaseFree(t.db, stepId, "worker-b", 30_000);
+    expect(b?.attempt).toBe(2);
+    expect(await stepsHeartbeatIfToken(t.db, stepId, 1, 30_000)).toBe(0);
+    expect(await stepsSettleIfToken(t.db, { id: stepId, attempt: 1 }, "worker-a", { from: "a" })).toBe(0);
+    expect(await stepsHeartbeatIfToken(t.db, stepId, 2, 30_000)).toBe(1);
+    expect(await stepsSettleIfToken(t.db, { id: stepId, attempt: 2 }, "worker-b", { from: "b" })).toBe(1);
+    expect(await rows("SELECT status, output, owner, lease_until FROM steps WHERE id = $1", [stepId])).toEqual([
+      { status: "done", output: { from: "b" }, owner: null, lease_until: null },
+    ]);
+    const events = await rows("SELECT type, attempt, worker FROM run_events WHERE step_id = $1 ORDER BY id", [stepId]);
+    expect(events).toEqual([
+      { type: "step.scheduled", attempt: null, worker: "engine" },
+      { type: "step.claimed", attempt: 1, worker: "worker-a" },
+      { type: "step.claimed", attempt: 2, worker: "worker-b" },
+      { type: "step.succeeded", attempt: 2, worker: "worker-b" },
+    ]);
+    expect(await rows("SELECT payload->>'reason' AS reason FROM outbox WHERE run_id = (SELECT run_id FROM steps WHERE id = $1) AND topic = 'run.wake' ORDER BY id", [stepId])).toEqual([
+      { reason: "started" },
+      { reason: "step_settled" },
+    ]);
+  });
+});
+
+describe("the step runner", () => {
+  const runner = () => new StepRunner({ db: t.db, graphs, worker: "w1", lane: { ...lanes.io, retry: { maxAttempts: 3, baseMs: 10, capMs: 20 } }, log });
+
+  it("performs the HTTP call with the effect key and settles it", async () => {
+    const { runId, stepId } = await startAndWalk();
+    expect(await runner().run(stepId)).toBe("settled");
+    expect(target.calls.get(`${runId}/call_1/1`)).toBe(1);
+    const [step] = await rows("SELECT status, output FROM steps WHERE id = $1", [stepId]);
+    expect(step).toMatchObject({ status: "done", output: { status: 200, body: { key: `${runId}/call_1/1` } } });
+    expect(await runner().run(stepId)).toBe("not_claimable");
+  });
+
+  it("schedules a retry with backoff on 503 and fails the step after maxAttempts", async () => {
+    target.behave({ failFirst: 99, failStatus: 503 });
+    const { stepId } = await startAndWalk();
+    expect(await runner().run(stepId)).toBe("retry_scheduled");
+    const [ready] = await rows("SELECT status, attempt, available_at > now() - interval '1 second' AS later FROM steps WHERE id = $1", [stepId]);
+    expect(ready).toMatchObject({ status: "ready", attempt: 1, later: true });
+    await t.sql.query("UPDATE steps SET available_at = now() WHERE id = $1", [stepId]);
+    expect(await runner().run(stepId)).toBe("retry_scheduled");
+    await t.sql.query("UPDATE steps SET available_at = now() WHERE id = $1", [stepId]);
+    expect(await runner().run(stepId)).toBe("failed");
+    const [failed] = await rows("SELECT status, error FROM steps WHERE id = $1", [stepId]);
+    expect(failed).toMatchObject({ status: "failed", error: { code: "http_503", exhausted: true, attempts: 3 } });
+  });
+
+  it("honours Retry-After and never retries a 4xx", async () => {
+    target.behave({ failFirst: 1, failStatus: 429, retryAfter: "120" });
+    const a = await startAndWalk();
+    expect(await runner().run(a.stepId)).toBe("retry_scheduled");
+    const [r] = await rows("SELECT EXTRACT(EPOCH FROM available_at - updated_at) AS secs FROM steps WHERE id = $1", [a.stepId]);
+    expect(Number(r.secs)).toBeCloseTo(120, 0);
+    target.behave({ failFirst: 1, failStatus: 404, retryAfter: undefined });
+    const b = await startAndWalk();
+    expect(await runner().run(b.stepId)).toBe("failed");
+  });
+});
+
+describe("the engine walk and the sweeper", () => {
+  it("walks a run to completion and ignores repeated wake-ups", async () => {
+    const { runId, orgId, stepId } = await startAndWalk();
+    const r = new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log });
+    await r.run(stepId);
+    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+    expect((await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" })).commands).toEqual([]);
+    const [second] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'call_2'", [runId]);
+    await r.run(second.id);
+    const done = await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+    expect(done).toEqual({ commands: ["mark_advanced", "complete_run"], status: "completed" });
+    expect(await rows("SELECT status FROM steps WHERE run_id = $1", [runId])).toEqual([{ status: "done" }, { status: "done" }]);
+  });
+
+  it("reclaims an expired lease, re-wakes a lost step wake-up and a stalled run", async () => {
+    const { runId, stepId } = await startAndWalk();
+    await stepsClaimIfLeaseFree(t.db, stepId, "dead-worker", 30_000);
+    await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
+    await t.sql.query("UPDATE outbox SET sent_at = now()");
+    const first = await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 });
+    expect(first.leasesReclaimed).toBe(1);
+    expect(await rows("SELECT status, owner FROM steps WHERE id = $1", [stepId])).toEqual([{ status: "ready", owner: null }]);
+
+    // The step's wake-up is lost: after the stale interval the sweeper wakes it again (once per interval).
+    await t.sql.query("UPDATE outbox SET sent_at = now()");
+    await t.sql.query(
+      "UPDATE steps SET available_at = now() - interval '10 s', updated_at = now() - interval '10 s', woken_at = now() - interval '10 s' WHERE id = $1",
+      [stepId],
+    );
+    const second = await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 });
+    expect(second.stepsRewoken).toBeGreaterThanOrEqual(1);
+    expect((await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 })).stepsRewoken).toBe(0);
+
+    // The step settles but its run.wake is lost: the run is quiet and gets a fresh wake-up.
+    const r = new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log });
+    expect(await r.run(stepId)).toBe("settled");
+    await t.sql.query("UPDATE outbox SET sent_at = now()");
+    await t.sql.query("UPDATE runs SET updated_at = now() - interval '10 s' WHERE id = $1", [runId]);
+    await t.sql.query("UPDATE steps SET updated_at = now() - interval '10 s' WHERE run_id = $1", [runId]);
+    const third = await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 });
+    expect(third.runsRewoken).toBe(1);
+    const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((e) => e.type);
+    expect(types).toEqual(expect.arrayContaining(["step.lease_expired", "step.rewoken", "run.rewoken"]));
+  });
+
+  it("cancels a waiting run at once, and a run with an effect in flight when it settles", async () => {
+    const waiting = await startAndWalk();
+    expect(await requestCancel(t.db, graphs, waiting.orgId, waiting.runId, "asked to stop", "test")).toEqual({ state: "cancelled", status: "cancelled" });
+    expect(await rows("SELECT status FROM steps WHERE run_id = $1", [waiting.runId])).toEqual([{ status: "cancelled" }]);
+
+    const busy = await startAndWalk();
+    const claimed = await stepsClaimIfLeaseFree(t.db, busy.stepId, "w1", 30_000);
+    expect((await requestCancel(t.db, graphs, busy.orgId, busy.runId, "asked to stop", "test")).state).toBe("requested");
+    await stepsSettleIfToken(t.db, { id: busy.stepId, attempt: claimed?.attempt ?? 0 }, "w1", {});
+    expect(await advanceRun(t.db, graphs, { orgId: busy.orgId, runId: busy.runId, reason: "step_settled" })).toMatchObject({ status: "cancelled" });
+    expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [busy.runId])).toEqual([{ n: 1 }]);
+  });
+});
