@@ -1,0 +1,195 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { startRun } from "@holdfast/core";
+import {
+  type AppProcess,
+  createTestDatabase,
+  createTestPrefix,
+  type HttpTarget,
+  httpChainGraph,
+  publish,
+  repoRoot,
+  spawnApp,
+  startHttpTarget,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+} from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Real processes killed with SIGKILL at named crash points, restarted like a process manager would, until each
+ * point has killed its process HOLDFAST_CRASH_CYCLES times (3 in CI; `pnpm test:crash` runs 50). Afterwards every
+ * run must complete, every step must have exactly one settled result, and the timeline must show the extra attempts.
+ */
+const cycles = Number(process.env.HOLDFAST_CRASH_CYCLES ?? 3);
+const stepsPerRun = 3;
+
+let t: TestDatabase;
+let target: HttpTarget;
+const prefixes: { clear(): Promise<void> }[] = [];
+const report: Record<string, { kills: number; runs: number; extraAttempts: number; repeatedCalls: number }> = {};
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  target = await startHttpTarget();
+});
+afterAll(async () => {
+  console.log(`crash cycles per point: ${cycles}\n${JSON.stringify(report, null, 2)}`);
+  await target?.close();
+  await Promise.all(prefixes.map((p) => p.clear()));
+  await t?.drop();
+});
+
+function envFor(prefix: string): Record<string, string> {
+  return {
+    DATABASE_URL: t.url,
+    REDIS_URL: testRedisUrl,
+    QUEUE_PREFIX: prefix,
+    DB_POOL_SIZE: "4",
+    RELAY_POLL_MS: "200",
+    SWEEP_INTERVAL_MS: "300",
+    SWEEP_STALE_SECONDS: "2",
+    LEADER_LEASE_MS: "3000",
+    LANE: "io",
+    LANE_LEASE_MS: "2000",
+    SHUTDOWN_GRACE_MS: "2000",
+  };
+}
+
+type Point = "relay.after_publish" | "worker.after_claim" | "worker.before_settle" | "engine.after_commit";
+const victim: Record<Point, "relay" | "lane-worker" | "engine"> = {
+  "relay.after_publish": "relay",
+  "worker.after_claim": "lane-worker",
+  "worker.before_settle": "lane-worker",
+  "engine.after_commit": "engine",
+};
+
+async function startProcesses(env: Record<string, string>, crash?: { app: string; point: string }) {
+  const apps = (["relay", "engine", "lane-worker", "sweeper"] as const).map((app) =>
+    spawnApp(app, { env, ...(crash?.app === app ? { crash: { point: crash.point, cycles } } : { restart: true }) }),
+  );
+  return apps;
+}
+
+async function assertAllSettledOnce(automationId: string, runIds: string[]) {
+  const q = async (sql: string, p: unknown[]) => (await t.sql.query(sql, p)).rows;
+  const runs = await q("SELECT status FROM runs WHERE id = ANY($1)", [runIds]);
+  expect(runs.every((r) => r.status === "completed")).toBe(true);
+  const steps = await q(
+    `SELECT s.id, s.status, s.attempt,
+            (SELECT count(*)::int FROM run_events e WHERE e.step_id = s.id AND e.type = 'step.succeeded') AS settles
+     FROM steps s WHERE s.run_id = ANY($1)`,
+    [runIds],
+  );
+  expect(steps).toHaveLength(runIds.length * stepsPerRun);
+  for (const s of steps) {
+    expect(s.status).toBe("done");
+    expect(s.settles).toBe(1);
+  }
+  // Every effect key reached the provider, and the provider acted once per key.
+  for (const runId of runIds) for (let i = 1; i <= stepsPerRun; i++) expect(target.calls.get(`${runId}/call_${i}/1`)).toBeGreaterThanOrEqual(1);
+  expect(automationId).toBeTruthy();
+  return steps.filter((s) => s.attempt > 1).length;
+}
+
+describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
+  it(`kills ${victim[point]} ${cycles} times and every run still completes with one settled result per step`, async () => {
+    const name = point.replace(/[._]/g, "-");
+    const seeded = await publish(t.db, httpChainGraph(target.url, stepsPerRun), { automation: name });
+    const prefix = createTestPrefix();
+    prefixes.push(prefix);
+    const apps: AppProcess[] = await startProcesses(envFor(prefix.prefix), { app: victim[point], point });
+    const crashing = apps.find((a) => a.name === victim[point]) as AppProcess;
+    const runIds: string[] = [];
+    try {
+      // Feed runs until the crash point has fired `cycles` times: each restart is armed again.
+      await waitFor(
+        async () => {
+          const { runId } = await startRun(t.db, {
+            orgSlug: "acme",
+            automationSlug: name,
+            rawBody: "{}",
+            body: { n: runIds.length },
+            headers: { "webhook-id": `${name}-${runIds.length}`, "webhook-timestamp": null, "webhook-signature": null },
+            via: "crash-test",
+          });
+          runIds.push(runId);
+          await new Promise((r) => setTimeout(r, 250));
+          return crashing.kills() >= cycles;
+        },
+        60_000 + cycles * 4_000,
+        `${cycles} kills at ${point}`,
+      );
+      await waitFor(
+        async () => {
+          const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
+          return rows[0].n === runIds.length;
+        },
+        90_000,
+        "every run to complete",
+      ).catch(async (error) => {
+        const { rows } = await t.sql.query("SELECT id, status FROM runs WHERE id = ANY($1) AND status <> 'completed'", [runIds]);
+        throw new Error(`${error.message}\nunfinished: ${JSON.stringify(rows)}\n${apps.map((a) => a.output().slice(-1500)).join("\n---\n")}`);
+      });
+      expect(crashing.kills()).toBe(cycles);
+      const extraAttempts = await assertAllSettledOnce(seeded.automationId, runIds);
+      const repeatedCalls = [...target.calls.entries()].filter(([k, n]) => runIds.some((r) => k.startsWith(r)) && n > 1).length;
+      if (point.startsWith("worker.")) {
+        // The killed worker's attempts show on the timeline as lapsed leases followed by a new attempt.
+        expect(extraAttempts).toBeGreaterThanOrEqual(1);
+        const { rows } = await t.sql.query(
+          "SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'step.lease_expired'",
+          [runIds],
+        );
+        expect(rows[0].n).toBeGreaterThanOrEqual(cycles);
+      }
+      if (point === "worker.before_settle") expect(repeatedCalls).toBeGreaterThanOrEqual(1); // same key, provider deduplicated
+      report[point] = { kills: crashing.kills(), runs: runIds.length, extraAttempts, repeatedCalls };
+    } finally {
+      await Promise.all(apps.map((a) => a.stop()));
+    }
+  });
+});
+
+describe("crash point start.after_commit", () => {
+  it(`kills the starting process ${cycles} times after its commit; the runs still complete and a retry finds them`, async () => {
+    const name = "start-after-commit";
+    await publish(t.db, httpChainGraph(target.url, stepsPerRun), { automation: name });
+    const prefix = createTestPrefix();
+    prefixes.push(prefix);
+    const env = envFor(prefix.prefix);
+    const cli = (key: string, crash: boolean) =>
+      spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "runs", "start", "acme", name, "--key", key, "--input", "{}"], {
+        cwd: repoRoot,
+        env: { ...process.env, ...env, ...(crash ? { HOLDFAST_CRASH_AT: "start.after_commit" } : {}) },
+        encoding: "utf8",
+      });
+    const runIds: string[] = [];
+    for (let i = 0; i < cycles; i++) {
+      const killed = cli(`k${i}`, true);
+      expect(killed.signal).toBe("SIGKILL");
+      // The sender saw no answer and retries: the same run, reported as a duplicate.
+      const retry = cli(`k${i}`, false);
+      const outcome = JSON.parse(retry.stdout) as { runId: string; duplicate: boolean };
+      expect(outcome.duplicate).toBe(true);
+      runIds.push(outcome.runId);
+    }
+    // Nothing was published before the kill; the relay finds the committed outbox rows when it starts.
+    const apps = await startProcesses(env);
+    try {
+      await waitFor(
+        async () => {
+          const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
+          return rows[0].n === runIds.length;
+        },
+        60_000,
+        "every run to complete",
+      );
+      await assertAllSettledOnce("x", runIds);
+      report["start.after_commit"] = { kills: cycles, runs: runIds.length, extraAttempts: 0, repeatedCalls: 0 };
+    } finally {
+      await Promise.all(apps.map((a) => a.stop()));
+    }
+  });
+});
