@@ -84,7 +84,10 @@ export class StepRunner {
     const heartbeat = setInterval(() => {
       stepsHeartbeatIfToken(db, step.id, step.attempt, this.lane.leaseMs)
         .then((n) => {
-          if (n === 0) controller.abort(new LeaseLostError(step.id, step.attempt));
+          if (n === 0 && !controller.signal.aborted) {
+            slog.warn("heartbeat changed 0 rows: lease lost, stopping the step");
+            controller.abort(new LeaseLostError(step.id, step.attempt));
+          }
         })
         .catch((error) => slog.warn({ err: error }, "heartbeat failed; retrying at the next beat"));
     }, this.lane.heartbeatMs);
@@ -111,7 +114,7 @@ export class StepRunner {
           break;
       }
       if (changed === 0) {
-        slog.warn("settle refused: a newer attempt holds the step");
+        slog.warn({ outcome: settlement.kind }, "settle changed 0 rows: a newer attempt holds the step");
         return "lease_lost";
       }
       slog.info({ result }, "step settled");

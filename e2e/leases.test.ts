@@ -1,0 +1,157 @@
+import { Redis } from "ioredis";
+import { startRun } from "@holdfast/core";
+import {
+  type AppProcess,
+  createTestDatabase,
+  createTestPrefix,
+  type HttpTarget,
+  httpChainGraph,
+  publish,
+  spawnApp,
+  startHttpTarget,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+} from "@holdfast/testkit";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+
+let t: TestDatabase;
+let target: HttpTarget;
+let apps: AppProcess[] = [];
+const prefix = createTestPrefix();
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  target = await startHttpTarget();
+});
+afterEach(async () => {
+  await Promise.all(apps.map((a) => a.stop()));
+  apps = [];
+});
+afterAll(async () => {
+  await target?.close();
+  await prefix.clear();
+  await t?.drop();
+});
+
+const env = (over: Record<string, string> = {}) => ({
+  DATABASE_URL: t.url,
+  REDIS_URL: testRedisUrl,
+  QUEUE_PREFIX: prefix.prefix,
+  DB_POOL_SIZE: "4",
+  RELAY_POLL_MS: "200",
+  SWEEP_INTERVAL_MS: "300",
+  SWEEP_STALE_SECONDS: "2",
+  LEADER_LEASE_MS: "3000",
+  LANE: "io",
+  ...over,
+});
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const start = (automation: string, key: string) =>
+  startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body: {},
+    headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+const stepOf = async (runId: string) => (await q("SELECT id, status, attempt, owner, output FROM steps WHERE run_id = $1", [runId]))[0];
+
+describe("fencing", () => {
+  it("a worker frozen past its lease is fenced out: its heartbeat and settle change 0 rows and it stops", async () => {
+    await publish(t.db, httpChainGraph(target.url, 1), { automation: "fencing" });
+    target.behave({ delayMs: 2_000, delayFirstOnly: true });
+    const lease = { LANE_LEASE_MS: "1500", LANE_HEARTBEAT_MS: "500" };
+    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("sweeper", { env: env() }));
+    const a = spawnApp("lane-worker", { env: env(lease), label: "worker-a" });
+    apps.push(a);
+    await a.waitForOutput(/lane worker ready/);
+    const { runId } = await start("fencing", "fence-1");
+    await waitFor(async () => (await stepOf(runId))?.status === "running", 20_000, "worker A to claim");
+    a.signal("SIGSTOP");
+    const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
+    apps.push(b);
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
+    expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
+    await new Promise((r) => setTimeout(r, 500)); // A's delayed answer is now in its socket
+    a.signal("SIGCONT");
+    await a.waitForOutput(/heartbeat changed 0 rows/, 10_000);
+    await a.waitForOutput(/settle changed 0 rows/, 10_000);
+    const settles = await q("SELECT attempt, worker FROM run_events WHERE run_id = $1 AND type = 'step.succeeded'", [runId]);
+    expect(settles).toHaveLength(1);
+    expect(settles[0].attempt).toBe(2);
+    expect(settles[0].worker).toMatch(/^lane-io@/);
+    expect(a.exits).toEqual([]); // A stopped the step, not the process
+    expect(target.calls.get(`${runId}/call_1/1`)).toBe(2); // same effect key both times
+  });
+});
+
+describe("shutdown", () => {
+  it("on SIGTERM a worker stops claiming, waits the grace period, then releases its lease for another worker at once", async () => {
+    await publish(t.db, httpChainGraph(target.url, 1), { automation: "shutdown" });
+    target.behave({ delayMs: 20_000, delayFirstOnly: true });
+    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }));
+    const a = spawnApp("lane-worker", { env: env({ SHUTDOWN_GRACE_MS: "500", LANE_LEASE_MS: "60000" }), label: "worker-a" });
+    apps.push(a);
+    const { runId } = await start("shutdown", "term-1");
+    await waitFor(async () => (await stepOf(runId))?.status === "running", 20_000, "worker A to claim");
+    const exit = await a.stop();
+    expect(exit.code).toBe(0);
+    expect(await stepOf(runId)).toMatchObject({ status: "ready", owner: null, attempt: 1 });
+    const released = await q("SELECT type FROM run_events WHERE run_id = $1 AND type = 'step.released'", [runId]);
+    expect(released).toHaveLength(1);
+    // No sweeper runs here and the 60 s lease never lapsed: B gets the step because A released it.
+    const b = spawnApp("lane-worker", { env: env(), label: "worker-b" });
+    apps.push(b);
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 20_000, "B to finish");
+    expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
+  });
+});
+
+describe("lost queue messages", () => {
+  it("runs still complete when Redis loses every wake-up: the sweeper finds the quiet runs", async () => {
+    await publish(t.db, httpChainGraph(target.url, 2), { automation: "lossy" });
+    target.behave({ delayMs: 0 });
+    // Relay publishes while no engine is running; then the queue's keys are wiped.
+    const relay = spawnApp("relay", { env: env() });
+    apps.push(relay);
+    const runIds = [];
+    for (let i = 0; i < 5; i++) runIds.push((await start("lossy", `lost-${i}`)).runId);
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL"))[0].n === 0, 20_000, "relay to publish");
+    await prefix.clear();
+    const redis = new Redis(testRedisUrl);
+    expect(await redis.keys(`${prefix.prefix}:*`)).toEqual([]);
+    redis.disconnect();
+    apps.push(spawnApp("engine", { env: env() }), spawnApp("lane-worker", { env: env() }), spawnApp("sweeper", { env: env() }));
+    await waitFor(
+      async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0].n === runIds.length,
+      40_000,
+      "every run to complete",
+    );
+    const rewoken = await q("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'run.rewoken'", [runIds]);
+    expect(rewoken[0].n).toBeGreaterThanOrEqual(runIds.length);
+  });
+});
+
+describe("sweeper election", () => {
+  it("one sweeper leads; when it is killed the standby takes over after the lease lapses", async () => {
+    const e = env({ LEADER_LEASE_MS: "1500", SWEEP_INTERVAL_MS: "200" });
+    const s1 = spawnApp("sweeper", { env: e, label: "sweeper-1" });
+    const s2 = spawnApp("sweeper", { env: e, label: "sweeper-2" });
+    apps.push(s1, s2);
+    const owner = async () => (await q("SELECT owner FROM leader_leases WHERE name = 'sweeper' AND lease_until > now()"))[0]?.owner as string | undefined;
+    const first = await waitFor(owner, 20_000, "a leader");
+    const leader = first.endsWith(`:${s1.pid()}`) ? s1 : s2;
+    const standby = leader === s1 ? s2 : s1;
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await owner()).toBe(first); // renewed, not flapping
+    expect(standby.output()).not.toMatch(/became sweeper leader/);
+    leader.signal("SIGKILL");
+    const second = await waitFor(async () => {
+      const o = await owner();
+      return o && o !== first ? o : undefined;
+    }, 10_000, "the standby to lead");
+    expect(second.endsWith(`:${standby.pid()}`)).toBe(true);
+  });
+});
