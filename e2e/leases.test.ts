@@ -116,7 +116,7 @@ describe("lost queue messages", () => {
     // Relay publishes while no engine is running; then the queue's keys are wiped.
     const relay = spawnApp("relay", { env: env() });
     apps.push(relay);
-    const runIds = [];
+    const runIds: string[] = [];
     for (let i = 0; i < 5; i++) runIds.push((await start("lossy", `lost-${i}`)).runId);
     await waitFor(async () => (await q("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL"))[0].n === 0, 20_000, "relay to publish");
     await prefix.clear();

@@ -160,6 +160,6 @@ export function parseGraph(input: unknown): Graph {
 
 export function triggerOf(graph: Graph): Extract<GraphNode, { kind: "trigger" }> {
   const t = graph.nodes.find((n) => n.kind === "trigger");
-  if (!t || t.kind !== "trigger") throw new InvalidGraphError([{ path: "nodes", message: "no trigger" }]);
+  if (t?.kind !== "trigger") throw new InvalidGraphError([{ path: "nodes", message: "no trigger" }]);
   return t;
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Starts every Holdfast process (relay, engine, sweeper, one lane worker per lane with work, web) as children,
+// prefixes their logs, restarts one that dies, and passes SIGTERM/SIGINT on so each shuts down gracefully.
+// `--dev` runs the web app with `next dev`. Migrations and the demo seed run before this (see package.json).
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const dev = process.argv.includes("--dev");
+const port = process.env.PORT ?? "3000";
+const tsx = ["--import", "tsx"];
+const procs = [
+  { name: "relay", cmd: process.execPath, args: [...tsx, "apps/relay/src/main.ts"] },
+  { name: "engine", cmd: process.execPath, args: [...tsx, "apps/engine/src/main.ts"] },
+  { name: "sweeper", cmd: process.execPath, args: [...tsx, "apps/sweeper/src/main.ts"] },
+  { name: "lane-io", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "io" } },
+  {
+    name: "web",
+    cmd: "pnpm",
+    args: ["--filter", "@holdfast/web", dev ? "dev" : "start"],
+    env: { PORT: port },
+  },
+];
+
+let stopping = false;
+const children = new Map();
+const colours = [36, 35, 33, 32, 34, 31];
+
+function run(p, i) {
+  const child = spawn(p.cmd, p.args, {
+    cwd: root,
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...p.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.set(p.name, child);
+  const tag = `\x1b[${colours[i % colours.length]}m${p.name.padEnd(8)}\x1b[0m|`;
+  const pipe = (stream, out) => {
+    let buf = "";
+    stream.on("data", (d) => {
+      buf += d;
+      const lines = buf.split("\n");
+      buf = lines.pop();
+      for (const line of lines) out.write(`${tag} ${line}\n`);
+    });
+  };
+  pipe(child.stdout, process.stdout);
+  pipe(child.stderr, process.stderr);
+  child.on("exit", (code, signal) => {
+    children.delete(p.name);
+    if (stopping) {
+      if (children.size === 0) process.exit(0);
+      return;
+    }
+    process.stderr.write(`${tag} exited (code ${code}, signal ${signal}); restarting in 1 s\n`);
+    setTimeout(() => run(p, i), 1000);
+  });
+}
+
+procs.forEach(run);
+process.stdout.write(`holdfast: starting ${procs.map((p) => p.name).join(", ")}; web on http://localhost:${port}\n`);
+
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    for (const child of children.values()) child.kill("SIGTERM");
+    setTimeout(() => process.exit(1), 20_000).unref();
+  });
+}
