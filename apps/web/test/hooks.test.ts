@@ -1,0 +1,245 @@
+import { randomBytes } from "node:crypto";
+import { demoGraph, ensurePublished } from "@holdfast/cli/seed";
+import { type Logger, parseGraph, signPayload } from "@holdfast/core";
+import type { Db } from "@holdfast/db";
+import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { handleHook } from "../src/server/hooks";
+
+// This file's own database, cloned from the migrated template (packages/testkit).
+const secret = `whsec_${randomBytes(32).toString("base64")}`;
+const silentLog = { error() {} } as unknown as Logger;
+
+let t: TestDatabase;
+let db: Db;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  db = t.db;
+  await ensurePublished(db, {
+    orgSlug: "demo",
+    orgName: "Demo",
+    automationSlug: "demo-follow-up",
+    automationName: "Demo follow-up",
+    graph: demoGraph("http://127.0.0.1:9/echo"),
+  });
+  const bare = (trigger: Record<string, unknown>) =>
+    parseGraph({
+      nodes: [
+        { id: "start", kind: "trigger", config: trigger },
+        { id: "done", kind: "end" },
+      ],
+      edges: [{ from: "start", to: "done" }],
+    });
+  await ensurePublished(db, {
+    orgSlug: "demo",
+    orgName: "Demo",
+    automationSlug: "signed",
+    automationName: "Signed",
+    graph: bare({ eventIdField: "id" }),
+    webhookSecrets: [secret],
+  });
+  await ensurePublished(db, {
+    orgSlug: "demo",
+    orgName: "Demo",
+    automationSlug: "no-key",
+    automationName: "No event id field",
+    graph: bare({}),
+  });
+  const org = await db.organisation.findUniqueOrThrow({ where: { slug: "demo" } });
+  await db.automation.create({ data: { orgId: org.id, slug: "draft", name: "Never published" } });
+}, 60_000);
+
+afterAll(async () => {
+  await t?.drop();
+});
+
+function post(path: string, body: string, headers: Record<string, string> = {}): Request {
+  return new Request(`http://localhost/api/hooks/${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+}
+
+/** Either body the endpoint answers with; tests read whichever fields the case expects. */
+interface HookBody {
+  runId?: string;
+  duplicate?: boolean;
+  error?: { code: string; message: string };
+}
+
+interface HookResult {
+  status: number;
+  type: string | null;
+  json: HookBody;
+}
+
+async function hook(org: string, automation: string, request: Request): Promise<HookResult> {
+  const response = await handleHook(db, { orgSlug: org, automationSlug: automation }, request, { log: silentLog });
+  const text = await response.text();
+  return { status: response.status, type: response.headers.get("content-type"), json: JSON.parse(text) as HookBody };
+}
+
+async function counts() {
+  const [runs, outbox, events] = await Promise.all([db.run.count(), db.outbox.count(), db.runEvent.count()]);
+  return { runs, outbox, events };
+}
+
+function signed(body: string, id: string, at = Math.floor(Date.now() / 1000), key = secret) {
+  return { "webhook-id": id, "webhook-timestamp": String(at), "webhook-signature": signPayload(key, id, at, body) };
+}
+
+/** Asserts that `fn` answers `status` with error `code` and leaves runs, outbox and run_events untouched. */
+async function refused(status: number, code: string, fn: () => Promise<HookResult>) {
+  const before = await counts();
+  const res = await fn();
+  expect(res.status).toBe(status);
+  expect(res.type).toContain("application/json");
+  expect(res.json.error?.code).toBe(code);
+  expect(typeof res.json.error?.message).toBe("string");
+  expect(await counts()).toEqual(before);
+  return res;
+}
+
+describe("POST /api/hooks/:org/:automation", () => {
+  const body = JSON.stringify({ id: "evt_first", plan: "pro", email: "maya@example.com" });
+
+  it("starts one run on the first delivery, with one outbox row and one timeline event", async () => {
+    const before = await counts();
+    const res = await hook("demo", "demo-follow-up", post("demo/demo-follow-up", body, { "webhook-id": "evt_first" }));
+    expect(res.status).toBe(202);
+    expect(res.json).toEqual({ runId: expect.stringMatching(/^run_/), duplicate: false });
+
+    const run = await db.run.findUniqueOrThrow({ where: { id: res.json.runId } });
+    expect(run.status).toBe("running");
+    expect(run.input).toEqual(JSON.parse(body));
+    expect(await db.outbox.findMany({ where: { runId: run.id } })).toHaveLength(1);
+    const events = await db.runEvent.findMany({ where: { runId: run.id } });
+    expect(events.map((e) => e.type)).toEqual(["run.started"]);
+    expect(await counts()).toEqual({ runs: before.runs + 1, outbox: before.outbox + 1, events: before.events + 1 });
+  });
+
+  it("answers a repeated delivery with the same run and no second outbox row", async () => {
+    const first = await hook("demo", "demo-follow-up", post("demo/demo-follow-up", body, { "webhook-id": "evt_repeat" }));
+    expect(first.status).toBe(202);
+    const before = await counts();
+    const again = await hook("demo", "demo-follow-up", post("demo/demo-follow-up", body, { "webhook-id": "evt_repeat" }));
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual({ runId: first.json.runId, duplicate: true });
+    const after = await counts();
+    expect(after.runs).toBe(before.runs);
+    expect(after.outbox).toBe(before.outbox);
+    expect(await db.outbox.count({ where: { runId: first.json.runId } })).toBe(1);
+    const types = (await db.runEvent.findMany({ where: { runId: first.json.runId }, orderBy: { id: "asc" } })).map((e) => e.type);
+    expect(types).toEqual(["run.started", "run.duplicate_start"]);
+  });
+
+  it("uses the trigger's eventIdField when no webhook-id header is sent", async () => {
+    const payload = JSON.stringify({ id: "evt_from_body", plan: "free" });
+    const first = await hook("demo", "demo-follow-up", post("demo/demo-follow-up", payload));
+    expect(first.status).toBe(202);
+    const run = await db.run.findUniqueOrThrow({ where: { id: first.json.runId } });
+    expect(run.startKey).toMatch(/:ev:evt_from_body$/);
+    const again = await hook("demo", "demo-follow-up", post("demo/demo-follow-up", payload));
+    expect(again).toMatchObject({ status: 200, json: { runId: first.json.runId, duplicate: true } });
+  });
+
+  it("refuses malformed JSON with 400 and writes nothing", async () => {
+    await refused(400, "invalid_json", () =>
+      hook("demo", "demo-follow-up", post("demo/demo-follow-up", '{"id": "evt_bad",', { "webhook-id": "evt_bad" })),
+    );
+  });
+
+  it("refuses JSON that is not an object with 400", async () => {
+    for (const text of ["[1,2]", '"text"', "42", "null"]) {
+      await refused(400, "invalid_payload", () =>
+        hook("demo", "demo-follow-up", post("demo/demo-follow-up", text, { "webhook-id": "evt_scalar" })),
+      );
+    }
+  });
+
+  it("answers 404 for an unknown organisation or automation, and for slugs that cannot exist", async () => {
+    await refused(404, "org_not_found", () => hook("nobody", "demo-follow-up", post("nobody/demo-follow-up", body, { "webhook-id": "e1" })));
+    await refused(404, "automation_not_found", () => hook("demo", "missing", post("demo/missing", body, { "webhook-id": "e1" })));
+    await refused(404, "org_not_found", () => hook("Demo!", "demo-follow-up", post("x/y", body, { "webhook-id": "e1" })));
+    await refused(404, "automation_not_found", () => hook("demo", "a".repeat(80), post("x/y", body, { "webhook-id": "e1" })));
+  });
+
+  it("answers 409 for an automation without a published version", async () => {
+    await refused(409, "no_published_version", () => hook("demo", "draft", post("demo/draft", body, { "webhook-id": "e1" })));
+  });
+
+  it("refuses bodies over the limit with 413, by Content-Length and by the bytes actually sent", async () => {
+    const big = JSON.stringify({ id: "evt_big", pad: "x".repeat(262_144) });
+    await refused(413, "payload_too_large", () =>
+      hook("demo", "demo-follow-up", post("demo/demo-follow-up", big, { "webhook-id": "evt_big" })),
+    );
+    // No Content-Length at all: a streamed body.
+    const streamed = () =>
+      new Request("http://localhost/api/hooks/demo/demo-follow-up", {
+        method: "POST",
+        headers: { "content-type": "application/json", "webhook-id": "evt_big" },
+        body: new ReadableStream({
+          start(controller) {
+            for (let i = 0; i < 40; i++) controller.enqueue(new TextEncoder().encode("x".repeat(8_192)));
+            controller.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+    await refused(413, "payload_too_large", () => hook("demo", "demo-follow-up", streamed()));
+    // A Content-Length that understates the body.
+    const lying = post("demo/demo-follow-up", big, { "webhook-id": "evt_big", "content-length": "10" });
+    await refused(413, "payload_too_large", () => hook("demo", "demo-follow-up", lying));
+    // Just under the limit is accepted.
+    const fits = JSON.stringify({ id: "evt_fits", pad: "x".repeat(200_000) });
+    expect((await hook("demo", "demo-follow-up", post("demo/demo-follow-up", fits))).status).toBe(202);
+  });
+
+  it("answers 400 when no start key can be found", async () => {
+    await refused(400, "missing_start_key", () => hook("demo", "no-key", post("demo/no-key", JSON.stringify({ plan: "pro" }))));
+    const ok = await hook("demo", "no-key", post("demo/no-key", JSON.stringify({ plan: "pro" }), { "webhook-id": "evt_nk" }));
+    expect(ok.status).toBe(202);
+  });
+
+  describe("signed triggers", () => {
+    const payload = JSON.stringify({ id: "evt_signed", amount: 12 });
+
+    it("accepts a valid signature", async () => {
+      const res = await hook("demo", "signed", post("demo/signed", payload, signed(payload, "msg_valid")));
+      expect(res.status).toBe(202);
+      expect(res.json.duplicate).toBe(false);
+    });
+
+    it("refuses a bad signature with 401", async () => {
+      const other = `whsec_${randomBytes(32).toString("base64")}`;
+      await refused(401, "invalid_signature", () =>
+        hook("demo", "signed", post("demo/signed", payload, signed(payload, "msg_bad", undefined, other))),
+      );
+      // Signed over a different body.
+      const headers = signed(JSON.stringify({ id: "evt_signed", amount: 13 }), "msg_bad2");
+      await refused(401, "invalid_signature", () => hook("demo", "signed", post("demo/signed", payload, headers)));
+    });
+
+    it("refuses a timestamp six minutes old with 401", async () => {
+      const old = Math.floor(Date.now() / 1000) - 6 * 60;
+      await refused(401, "invalid_signature", () => hook("demo", "signed", post("demo/signed", payload, signed(payload, "msg_old", old))));
+    });
+
+    it("accepts two space-separated signatures when only the second is valid", async () => {
+      const other = `whsec_${randomBytes(32).toString("base64")}`;
+      const good = signed(payload, "msg_two");
+      const bad = signed(payload, "msg_two", Number(good["webhook-timestamp"]), other);
+      const headers = { ...good, "webhook-signature": `${bad["webhook-signature"]} ${good["webhook-signature"]}` };
+      const res = await hook("demo", "signed", post("demo/signed", payload, headers));
+      expect(res.status).toBe(202);
+    });
+
+    it("refuses a request without the signature headers with 401", async () => {
+      await refused(401, "invalid_signature", () => hook("demo", "signed", post("demo/signed", payload)));
+      const { "webhook-signature": _, ...noSignature } = signed(payload, "msg_nosig");
+      await refused(401, "invalid_signature", () => hook("demo", "signed", post("demo/signed", payload, noSignature)));
+    });
+  });
+});
