@@ -27,11 +27,18 @@ export function onShutdown(log: Logger, stop: () => Promise<void>): void {
   process.on("SIGINT", handler);
 }
 
-export const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
+}
 
 /**
  * The loop every background process shares: call `once` until stopped, pausing `idleMs` when it found nothing

@@ -45,25 +45,26 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
 
   const start = () => {
     const armed = options.crash && kills < options.crash.cycles;
-    const env: Record<string, string> = {
-      ...(process.env as Record<string, string>),
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
       LOG_LEVEL: "info",
       ...options.env,
       ...(armed && options.crash ? { HOLDFAST_CRASH_AT: options.crash.point, HOLDFAST_CRASH_SKIP: String(options.crash.skip ?? 0) } : {}),
     };
     if (!armed) delete env.HOLDFAST_CRASH_AT;
-    child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps", app, "src/main.ts")], {
+    const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps", app, "src/main.ts")], {
       cwd: repoRoot,
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
+    child = proc;
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       for (const w of waiters) w();
     };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.on("exit", (code, signal) => {
+    proc.stdout?.on("data", onData);
+    proc.stderr?.on("data", onData);
+    proc.on("exit", (code, signal) => {
       exits.push({ code, signal });
       if (signal === "SIGKILL") kills++;
       out += `\n[${name} exited code=${code} signal=${signal}]\n`;
