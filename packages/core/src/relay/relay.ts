@@ -10,7 +10,7 @@ export interface RelayResult {
 
 /**
  * One relay batch: claim unsent outbox rows (SKIP LOCKED, so relays never wait on each other), publish each with
- * job id = outbox id, mark them sent, commit. A crash between publish and commit republishes the batch; the job id
+ * job id = outbox id (plus its creation time, so a reset database never reuses an id Redis still holds), mark them sent, commit. A crash between publish and commit republishes the batch; the job id
  * suppresses most repeats and every consumer tolerates the rest.
  */
 export async function relayOnce(db: Db, publisher: Publisher, batchSize: number): Promise<RelayResult> {
@@ -20,7 +20,7 @@ export async function relayOnce(db: Db, publisher: Publisher, batchSize: number)
     await Promise.all(
       rows.map((row) =>
         publisher.publish(queueForTopic(row.topic, row.payload), row.topic, row.payload, {
-          jobId: `obx_${row.id}`,
+          jobId: row.jobId,
           delayMs: row.delayMs,
         }),
       ),

@@ -22,6 +22,8 @@ export async function outboxInsert(tx: Tx, rows: OutboxRow[]): Promise<void> {
 
 export interface UnsentOutboxRow {
   id: bigint;
+  /** Stable per row and unique across database resets (ids restart; Redis may still hold old job ids). */
+  jobId: string;
   topic: string;
   payload: unknown;
   /** Milliseconds until available_at, by the database clock. */
@@ -32,6 +34,7 @@ export interface UnsentOutboxRow {
 export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRow[]> {
   return tx.$queryRaw<UnsentOutboxRow[]>`
     SELECT id, topic, payload,
+           'obx_' || id || '_' || (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint AS "jobId",
            GREATEST(0, EXTRACT(EPOCH FROM (available_at - now())) * 1000)::float8 AS "delayMs"
     FROM outbox
     WHERE sent_at IS NULL
