@@ -59,7 +59,29 @@ const start = (automation: string, key: string) =>
 const stepOf = async (runId: string) => (await q("SELECT id, status, attempt, owner, output FROM steps WHERE run_id = $1", [runId]))[0];
 
 describe("fencing", () => {
-  it("a worker frozen past its lease is fenced out: its heartbeat and settle change 0 rows and it stops", async () => {
+  it("a worker frozen past its lease before settling is fenced out: its settle changes 0 rows", async () => {
+    await publish(t.db, httpChainGraph(target.url, 1), { automation: "fencing-settle" });
+    target.behave({ delayMs: 0 });
+    const lease = { LANE_LEASE_MS: "1500", LANE_HEARTBEAT_MS: "500" };
+    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("sweeper", { env: env() }));
+    // A freezes itself after the HTTP call returned, before its settle (SIGSTOP at worker.before_settle).
+    const a = spawnApp("lane-worker", { env: env({ ...lease, HOLDFAST_PAUSE_AT: "worker.before_settle" }), label: "worker-a" });
+    apps.push(a);
+    await a.waitForOutput(/lane worker ready/);
+    const { runId } = await start("fencing-settle", "fence-settle-1");
+    await a.waitForOutput(/pausepoint worker.before_settle/);
+    const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
+    apps.push(b);
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
+    a.signal("SIGCONT");
+    await a.waitForOutput(/settle changed 0 rows/, 10_000);
+    const settles = await q("SELECT attempt FROM run_events WHERE run_id = $1 AND type = 'step.succeeded'", [runId]);
+    expect(settles).toEqual([{ attempt: 2 }]);
+    expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
+    expect(a.exits).toEqual([]);
+  });
+
+  it("a worker frozen past its lease mid-call is fenced out: its heartbeat changes 0 rows and it stops the step", async () => {
     await publish(t.db, httpChainGraph(target.url, 1), { automation: "fencing" });
     target.behave({ delayMs: 2_000, delayFirstOnly: true });
     const lease = { LANE_LEASE_MS: "1500", LANE_HEARTBEAT_MS: "500" };
@@ -77,7 +99,8 @@ describe("fencing", () => {
     await new Promise((r) => setTimeout(r, 500)); // A's delayed answer is now in its socket
     a.signal("SIGCONT");
     await a.waitForOutput(/heartbeat changed 0 rows/, 10_000);
-    await a.waitForOutput(/settle changed 0 rows/, 10_000);
+    // Whichever comes first after SIGCONT, the aborted call or its answer, A writes nothing.
+    await a.waitForOutput(/stopped without settling|settle changed 0 rows/, 10_000);
     const settles = await q("SELECT attempt, worker FROM run_events WHERE run_id = $1 AND type = 'step.succeeded'", [runId]);
     expect(settles).toHaveLength(1);
     expect(settles[0].attempt).toBe(2);

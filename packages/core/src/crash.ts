@@ -4,6 +4,9 @@
  * this to stop real processes at the worst lines. HOLDFAST_CRASH_SKIP=n lets the first n hits pass.
  */
 const armed = new Set((process.env.HOLDFAST_CRASH_AT ?? "").split(",").filter(Boolean));
+// HOLDFAST_PAUSE_AT freezes the process there instead (SIGSTOP to itself) until a test sends SIGCONT: a worker
+// held between two lines for as long as the test needs, e.g. past its lease.
+const paused = new Set((process.env.HOLDFAST_PAUSE_AT ?? "").split(",").filter(Boolean));
 let skip = Number(process.env.HOLDFAST_CRASH_SKIP ?? 0);
 
 export const crashPoints = [
@@ -17,6 +20,11 @@ export const crashPoints = [
 export type CrashPoint = (typeof crashPoints)[number];
 
 export function crashpoint(name: CrashPoint): void {
+  if (paused.has(name)) {
+    paused.delete(name);
+    process.stderr.write(`pausepoint ${name}: SIGSTOP\n`);
+    process.kill(process.pid, "SIGSTOP");
+  }
   if (!armed.has(name)) return;
   if (skip > 0) {
     skip--;
