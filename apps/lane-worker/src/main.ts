@@ -1,6 +1,6 @@
 import { createLogger, GraphCache, onShutdown, sleep, StepRunner, topics, workerId } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
-import { assertNoEviction, createConsumer, queueNames, redisConnection } from "@holdfast/queue";
+import { assertNoEviction, createConsumer, DelayedError, queueNames, redisConnection } from "@holdfast/queue";
 import { env, lane } from "./env";
 
 const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
@@ -16,13 +16,19 @@ const runner = new StepRunner({ db, graphs: new GraphCache(), worker: id, lane, 
 const consumer = createConsumer(
   { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
   queueNames.lane(lane.name),
-  async (job) => {
+  async (job, token) => {
     const ready = topics["step.ready"].payload.safeParse(job.data);
     if (!ready.success || ready.data.lane !== lane.name) {
       log.error({ jobId: job.id, data: job.data }, "malformed step.ready message dropped");
       return "dropped";
     }
-    return runner.run(ready.data.stepId);
+    const result = await runner.run(ready.data.stepId);
+    if (result.kind === "not_due") {
+      // Come back when the database says the step is due; the sweeper is the backstop if this job is lost.
+      await job.moveToDelayed(Date.now() + result.inMs + 5, token);
+      throw new DelayedError();
+    }
+    return result.kind;
   },
   { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
 );

@@ -93,23 +93,28 @@ describe("the step runner", () => {
 
   it("performs the HTTP call with the effect key and settles it", async () => {
     const { runId, stepId } = await startAndWalk();
-    expect(await runner().run(stepId)).toBe("settled");
+    expect((await runner().run(stepId)).kind).toBe("settled");
     expect(target.calls.get(`${runId}/call_1/1`)).toBe(1);
     const [step] = await rows("SELECT status, output FROM steps WHERE id = $1", [stepId]);
     expect(step).toMatchObject({ status: "done", output: { status: 200, body: { key: `${runId}/call_1/1` } } });
-    expect(await runner().run(stepId)).toBe("not_claimable");
+    expect((await runner().run(stepId)).kind).toBe("not_claimable");
   });
 
   it("schedules a retry with backoff on 503 and fails the step after maxAttempts", async () => {
     target.behave({ failFirst: 99, failStatus: 503 });
     const { stepId } = await startAndWalk();
-    expect(await runner().run(stepId)).toBe("retry_scheduled");
+    expect((await runner().run(stepId)).kind).toBe("retry_scheduled");
     const [ready] = await rows("SELECT status, attempt, available_at > now() - interval '1 second' AS later FROM steps WHERE id = $1", [stepId]);
     expect(ready).toMatchObject({ status: "ready", attempt: 1, later: true });
+    // A wake-up that arrives before available_at (by the database clock) claims nothing and says when to return.
+    await t.sql.query("UPDATE steps SET available_at = now() + interval '5 seconds' WHERE id = $1", [stepId]);
+    const early = await runner().run(stepId);
+    expect(early.kind).toBe("not_due");
+    expect(early.kind === "not_due" && early.inMs > 4000 && early.inMs <= 5000).toBe(true);
     await t.sql.query("UPDATE steps SET available_at = now() WHERE id = $1", [stepId]);
-    expect(await runner().run(stepId)).toBe("retry_scheduled");
+    expect((await runner().run(stepId)).kind).toBe("retry_scheduled");
     await t.sql.query("UPDATE steps SET available_at = now() WHERE id = $1", [stepId]);
-    expect(await runner().run(stepId)).toBe("failed");
+    expect((await runner().run(stepId)).kind).toBe("failed");
     const [failed] = await rows("SELECT status, error FROM steps WHERE id = $1", [stepId]);
     expect(failed).toMatchObject({ status: "failed", error: { code: "http_503", exhausted: true, attempts: 3 } });
   });
@@ -117,12 +122,12 @@ describe("the step runner", () => {
   it("honours Retry-After and never retries a 4xx", async () => {
     target.behave({ failFirst: 1, failStatus: 429, retryAfter: "120" });
     const a = await startAndWalk();
-    expect(await runner().run(a.stepId)).toBe("retry_scheduled");
+    expect((await runner().run(a.stepId)).kind).toBe("retry_scheduled");
     const [r] = await rows("SELECT EXTRACT(EPOCH FROM available_at - updated_at) AS secs FROM steps WHERE id = $1", [a.stepId]);
     expect(Number(r.secs)).toBeCloseTo(120, 0);
     target.behave({ failFirst: 1, failStatus: 404, retryAfter: undefined });
     const b = await startAndWalk();
-    expect(await runner().run(b.stepId)).toBe("failed");
+    expect((await runner().run(b.stepId)).kind).toBe("failed");
   });
 });
 
@@ -161,7 +166,7 @@ describe("the engine walk and the sweeper", () => {
 
     // The step settles but its run.wake is lost: the run is quiet and gets a fresh wake-up.
     const r = new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log });
-    expect(await r.run(stepId)).toBe("settled");
+    expect((await r.run(stepId)).kind).toBe("settled");
     await t.sql.query("UPDATE outbox SET sent_at = now()");
     await t.sql.query("UPDATE runs SET updated_at = now() - interval '10 s' WHERE id = $1", [runId]);
     await t.sql.query("UPDATE steps SET updated_at = now() - interval '10 s' WHERE run_id = $1", [runId]);

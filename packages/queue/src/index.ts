@@ -1,4 +1,4 @@
-import { type Job, type Processor, Queue, Worker } from "bullmq";
+import { DelayedError, type Job, type Processor, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 
 /**
@@ -80,6 +80,7 @@ export interface ConsumerOptions {
 }
 
 export type Consumer = Worker;
+export { DelayedError };
 export type { Job };
 
 export function createConsumer(

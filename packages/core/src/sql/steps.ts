@@ -108,6 +108,14 @@ export async function stepsClaimIfLeaseFree(
   return rows[0];
 }
 
+/** Milliseconds until a ready step is due by the database clock (0 when due), or undefined if it is not ready. */
+export async function stepsReadyDueInMs(tx: Tx, stepId: string): Promise<number | undefined> {
+  const rows = await tx.$queryRaw<{ ms: number }[]>`
+    SELECT GREATEST(0, EXTRACT(EPOCH FROM (available_at - now())) * 1000)::float8 AS ms
+    FROM steps WHERE id = ${stepId} AND status = 'ready'`;
+  return rows[0]?.ms;
+}
+
 /** Extends the lease only while this attempt holds it. 0 rows: the lease was lost, stop working. */
 export function stepsHeartbeatIfToken(tx: Tx, stepId: string, token: number, leaseMs: number): Promise<number> {
   return tx.$executeRaw`

@@ -10,6 +10,7 @@ import {
   stepsClaimIfLeaseFree,
   stepsFailIfToken,
   stepsHeartbeatIfToken,
+  stepsReadyDueInMs,
   stepsReleaseIfToken,
   stepsRetryIfToken,
   stepsSettleIfToken,
@@ -40,7 +41,10 @@ export const defaultHandlers: Record<string, StepHandler> = {
   },
 };
 
-export type RunStepResult = "settled" | "retry_scheduled" | "failed" | "not_claimable" | "lease_lost" | "released";
+export type RunStepResult =
+  | { kind: "settled" | "retry_scheduled" | "failed" | "not_claimable" | "lease_lost" | "released" }
+  /** The wake-up came early (queue and database clocks differ): try again in `inMs`. */
+  | { kind: "not_due"; inMs: number };
 
 class ShutdownAbort extends Error {
   constructor() {
@@ -76,7 +80,11 @@ export class StepRunner {
   async run(stepId: string): Promise<RunStepResult> {
     const { db, worker, log } = this.deps;
     const step = await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs);
-    if (!step) return "not_claimable"; // a duplicate wake-up, a live lease elsewhere, not yet due, or cancelled
+    if (!step) {
+      // A duplicate wake-up, a live lease elsewhere, a cancelled run, or a wake-up that came early.
+      const inMs = await stepsReadyDueInMs(db, stepId);
+      return inMs !== undefined && inMs > 0 ? { kind: "not_due", inMs } : { kind: "not_claimable" };
+    }
     crashpoint("worker.after_claim");
     const slog = log.child({ orgId: step.orgId, runId: step.runId, stepId: step.id, nodeId: step.nodeId, attempt: step.attempt });
     const controller = new AbortController();
@@ -98,7 +106,7 @@ export class StepRunner {
       crashpoint("worker.before_settle");
       const settlement = settlementFor(outcome, step.attempt, step.maxAttempts, this.lane.retry);
       let changed: number;
-      let result: RunStepResult;
+      let result: "settled" | "retry_scheduled" | "failed";
       switch (settlement.kind) {
         case "settle":
           changed = await stepsSettleIfToken(db, step, worker, settlement.output);
@@ -115,10 +123,10 @@ export class StepRunner {
       }
       if (changed === 0) {
         slog.warn({ outcome: settlement.kind }, "settle changed 0 rows: a newer attempt holds the step");
-        return "lease_lost";
+        return { kind: "lease_lost" };
       }
       slog.info({ result }, "step settled");
-      return result;
+      return { kind: result };
     } finally {
       clearInterval(heartbeat);
       this.inFlight.delete(step.id);
@@ -143,10 +151,10 @@ export class StepRunner {
     if (reason instanceof ShutdownAbort) {
       const n = await stepsReleaseIfToken(this.deps.db, step, this.deps.worker);
       slog.info({ released: n }, "released step at shutdown");
-      return n ? "released" : "lease_lost";
+      return { kind: n ? "released" : "lease_lost" };
     }
     slog.warn("lease lost during the step: stopped without settling");
-    return "lease_lost";
+    return { kind: "lease_lost" };
   }
 
   /** Shutdown after the grace period: abort what is still running; each aborted step releases its lease. */
