@@ -4,7 +4,8 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const withUrl = (file) => {
   const text = readFileSync(file, "utf8").replace(
@@ -17,9 +18,10 @@ const withUrl = (file) => {
 };
 
 const from = process.argv[2] ? ["--from-schema-datamodel", withUrl(process.argv[2])] : ["--from-empty"];
+const here = dirname(fileURLToPath(import.meta.url));
 const sql = execFileSync(
-  "prisma",
-  ["migrate", "diff", ...from, "--to-schema-datamodel", withUrl("../../prisma/schema.prisma"), "--script"],
+  join(here, "node_modules/.bin/prisma"),
+  ["migrate", "diff", ...from, "--to-schema-datamodel", withUrl(join(here, "../../prisma/schema.prisma")), "--script"],
   {
     env: {
       ...process.env,

@@ -10,6 +10,13 @@ const raw = loadEnv(
     LANE_HEARTBEAT_MS: z.coerce.number().int().min(50).max(1_200_000).optional(),
     /** On SIGTERM: how long steps in hand may take to finish before their leases are released. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+    /**
+     * Local dispatch: a settle that schedules the next step on this lane holds its wake-up this long while this
+     * worker claims the step itself (no queue hop). 0 turns it off (every step goes through the relay and Redis).
+     */
+    LOCAL_DISPATCH_HOLD_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+    /** Steps one slot runs in a row before handing back to the queue (fairness between runs). */
+    LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
   }),
 );
 

@@ -11,7 +11,16 @@ const redis = redisConnection(env.REDIS_URL);
 await assertNoEviction(redis);
 redis.disconnect();
 
-const runner = new StepRunner({ db, graphs: new GraphCache(), worker: id, lane, log });
+const runner = new StepRunner({
+  db,
+  graphs: new GraphCache(),
+  worker: id,
+  lane,
+  log,
+  ...(env.LOCAL_DISPATCH_HOLD_MS > 0 && env.LOCAL_DISPATCH_MAX_CHAIN > 0
+    ? { localDispatch: { holdMs: env.LOCAL_DISPATCH_HOLD_MS, maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } }
+    : {}),
+});
 // BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
 const consumer = createConsumer(
   { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
@@ -38,6 +47,7 @@ log.info({ worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: 
 
 onShutdown(log, async () => {
   // Stop claiming, let steps in hand finish within the grace period, then release the rest at once.
+  runner.stopChaining();
   const closing = consumer.close();
   const finished = await Promise.race([closing.then(() => true), sleep(env.SHUTDOWN_GRACE_MS).then(() => false)]);
   if (!finished) {

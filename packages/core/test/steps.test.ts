@@ -9,6 +9,7 @@ import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
+import type { InlinePlan } from "../src/walk/plan";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -68,9 +69,13 @@ describe("claim, heartbeat, settle: fenced by the attempt", () => {
     const b = await stepsClaimIfLeaseFree(t.db, stepId, "worker-b", 30_000);
     expect(b?.attempt).toBe(2);
     expect(await stepsHeartbeatIfToken(t.db, stepId, 1, 30_000)).toBe(0);
-    expect(await stepsSettleIfToken(t.db, { id: stepId, attempt: 1 }, "worker-a", { from: "a" })).toBe(0);
+    expect(await stepsSettleIfToken(t.db, { step: { id: stepId, attempt: 1 }, worker: "worker-a", status: "done", output: { from: "a" } })).toEqual({
+      changed: false,
+    });
     expect(await stepsHeartbeatIfToken(t.db, stepId, 2, 30_000)).toBe(1);
-    expect(await stepsSettleIfToken(t.db, { id: stepId, attempt: 2 }, "worker-b", { from: "b" })).toBe(1);
+    expect(
+      (await stepsSettleIfToken(t.db, { step: { id: stepId, attempt: 2 }, worker: "worker-b", status: "done", output: { from: "b" } })).changed,
+    ).toBe(true);
     expect(await rows("SELECT status, output, owner, lease_until FROM steps WHERE id = $1", [stepId])).toEqual([
       { status: "done", output: { from: "b" }, owner: null, lease_until: null },
     ]);
@@ -132,17 +137,50 @@ describe("the step runner", () => {
 });
 
 describe("the engine walk and the sweeper", () => {
-  it("walks a run to completion and ignores repeated wake-ups", async () => {
+  it("a settle moves the run on in the same transaction; the engine's wake-ups then find nothing to do", async () => {
     const { runId, orgId, stepId } = await startAndWalk();
     const r = new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log });
-    await r.run(stepId);
-    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+    expect((await r.run(stepId)).kind).toBe("settled");
+    const [second] = await rows("SELECT id, status FROM steps WHERE run_id = $1 AND node_id = 'call_2'", [runId]);
+    expect(second.status).toBe("ready");
     expect((await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" })).commands).toEqual([]);
-    const [second] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'call_2'", [runId]);
-    await r.run(second.id);
-    const done = await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
-    expect(done).toEqual({ commands: ["mark_advanced", "complete_run"], status: "completed" });
-    expect(await rows("SELECT status FROM steps WHERE run_id = $1", [runId])).toEqual([{ status: "done" }, { status: "done" }]);
+    expect((await r.run(second.id)).kind).toBe("settled");
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
+    const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((e) => e.type);
+    expect(types).toEqual([
+      "run.started",
+      "run.walk_started",
+      "step.scheduled",
+      "step.claimed",
+      "step.succeeded",
+      "step.scheduled",
+      "step.claimed",
+      "step.succeeded",
+      "run.completed",
+    ]);
+    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [runId])).toEqual([{ n: 1 }]);
+  });
+
+  it("leaves the walk to the engine when the run changed after the claim", async () => {
+    const { runId, orgId, stepId } = await startAndWalk();
+    const claimed = await stepsClaimIfLeaseFree(t.db, stepId, "w1", 30_000);
+    if (!claimed) throw new Error("no claim");
+    await t.sql.query("UPDATE runs SET seq = seq + 1 WHERE id = $1", [runId]); // someone else moved the run on
+    const plan: InlinePlan = {
+      steps: [{ nodeId: "call_2", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3, holdMs: 0 }],
+      events: [],
+      finish: null,
+    };
+    const settled = await stepsSettleIfToken(t.db, {
+      step: claimed,
+      worker: "w1",
+      status: "done",
+      output: {},
+      advance: { runSeq: claimed.runSeq, plan },
+    });
+    expect(settled).toEqual({ changed: true, advanced: false, steps: [] });
+    expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [runId])).toEqual([{ n: 1 }]);
+    expect((await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" })).commands).toEqual(["mark_advanced", "schedule_step"]);
   });
 
   it("reclaims an expired lease, re-wakes a lost step wake-up and a stalled run", async () => {
@@ -164,9 +202,10 @@ describe("the engine walk and the sweeper", () => {
     expect(second.stepsRewoken).toBeGreaterThanOrEqual(1);
     expect((await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 })).stepsRewoken).toBe(0);
 
-    // The step settles but its run.wake is lost: the run is quiet and gets a fresh wake-up.
-    const r = new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log });
-    expect((await r.run(stepId)).kind).toBe("settled");
+    // The step settles through the engine path but its run.wake is lost: the run is quiet and gets a fresh wake-up.
+    const again = await stepsClaimIfLeaseFree(t.db, stepId, "w1", 30_000);
+    if (!again) throw new Error("no claim");
+    expect((await stepsSettleIfToken(t.db, { step: again, worker: "w1", status: "done", output: {} })).changed).toBe(true);
     await t.sql.query("UPDATE outbox SET sent_at = now()");
     await t.sql.query("UPDATE runs SET updated_at = now() - interval '10 s' WHERE id = $1", [runId]);
     await t.sql.query("UPDATE steps SET updated_at = now() - interval '10 s' WHERE run_id = $1", [runId]);
@@ -184,7 +223,7 @@ describe("the engine walk and the sweeper", () => {
     const busy = await startAndWalk();
     const claimed = await stepsClaimIfLeaseFree(t.db, busy.stepId, "w1", 30_000);
     expect((await requestCancel(t.db, graphs, busy.orgId, busy.runId, "asked to stop", "test")).state).toBe("requested");
-    await stepsSettleIfToken(t.db, { id: busy.stepId, attempt: claimed?.attempt ?? 0 }, "w1", {});
+    await stepsSettleIfToken(t.db, { step: { id: busy.stepId, attempt: claimed?.attempt ?? 0 }, worker: "w1", status: "done", output: {} });
     expect(await advanceRun(t.db, graphs, { orgId: busy.orgId, runId: busy.runId, reason: "step_settled" })).toMatchObject({ status: "cancelled" });
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [busy.runId])).toEqual([{ n: 1 }]);
   });

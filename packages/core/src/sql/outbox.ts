@@ -26,19 +26,19 @@ export interface UnsentOutboxRow {
   jobId: string;
   topic: string;
   payload: unknown;
-  /** Milliseconds until available_at, by the database clock. */
-  delayMs: number;
 }
 
-/** The relay's batch: the oldest unsent rows no other relay holds. */
+/**
+ * The relay's batch: the oldest due unsent rows no other relay holds. Rows not yet due (a retry's backoff, a
+ * wake-up held for a worker's local dispatch) wait here, by the database clock, not in Redis.
+ */
 export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRow[]> {
   return tx.$queryRaw<UnsentOutboxRow[]>`
     SELECT id, topic, payload,
-           'obx_' || id || '_' || (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint AS "jobId",
-           GREATEST(0, EXTRACT(EPOCH FROM (available_at - now())) * 1000)::float8 AS "delayMs"
+           'obx_' || id || '_' || (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint AS "jobId"
     FROM outbox
-    WHERE sent_at IS NULL
-    ORDER BY id
+    WHERE sent_at IS NULL AND available_at <= now()
+    ORDER BY available_at, id
     LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`;
 }

@@ -39,7 +39,7 @@ export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Pro
 }
 
 export function runsTouch(tx: Tx, runId: string): Promise<number> {
-  return tx.$executeRaw`UPDATE runs SET updated_at = now() WHERE id = ${runId}`;
+  return tx.$executeRaw`UPDATE runs SET updated_at = now(), seq = seq + 1 WHERE id = ${runId}`;
 }
 
 export function runsFinish(
@@ -50,13 +50,13 @@ export function runsFinish(
 ): Promise<number> {
   return tx.$executeRaw`
     UPDATE runs SET status = ${status}, error = ${error ? JSON.stringify(error) : null}::jsonb,
-                    finished_at = now(), updated_at = now()
+                    finished_at = now(), updated_at = now(), seq = seq + 1
     WHERE id = ${runId} AND status = 'running'`;
 }
 
 export function runsRequestCancel(tx: Tx, orgId: string, runId: string, reason: string): Promise<number> {
   return tx.$executeRaw`
-    UPDATE runs SET cancel_requested_at = now(), cancel_reason = ${reason}, updated_at = now()
+    UPDATE runs SET cancel_requested_at = now(), cancel_reason = ${reason}, updated_at = now(), seq = seq + 1
     WHERE org_id = ${orgId} AND id = ${runId} AND status = 'running' AND cancel_requested_at IS NULL`;
 }
 

@@ -1,5 +1,6 @@
 import { Prisma, type Tx } from "@holdfast/db";
 import type { LaneName, StepKind } from "../catalog";
+import type { InlinePlan } from "../walk/plan";
 import type { StepStatus } from "../walk/walk";
 
 /**
@@ -73,6 +74,9 @@ export interface ClaimedStep {
   maxAttempts: number;
   versionId: string;
   input: unknown;
+  /** The run's seq and steps as they were at the claim: the state a worker's inline walk starts from. */
+  runSeq: bigint;
+  runSteps: StepRow[];
 }
 
 /**
@@ -84,6 +88,8 @@ export async function stepsClaimIfLeaseFree(
   stepId: string,
   worker: string,
   leaseMs: number,
+  /** A held wake-up this worker is fulfilling itself (local dispatch): marked sent with the claim. */
+  outboxId?: string,
 ): Promise<ClaimedStep | undefined> {
   const rows = await tx.$queryRaw<ClaimedStep[]>`
     WITH claimed AS (
@@ -97,15 +103,27 @@ export async function stepsClaimIfLeaseFree(
         AND (s.lease_until IS NULL OR s.lease_until < now())
         AND s.available_at <= now()
       RETURNING s.id, s.org_id, s.run_id, s.node_id, s.iteration, s.kind, s.lane, s.attempt, s.max_attempts,
-                r.version_id, r.input
+                r.version_id, r.input, r.seq
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
       SELECT org_id, run_id, id, node_id, attempt, 'step.claimed', lane, ${worker} FROM claimed
+    ), fulfilled AS (
+      UPDATE outbox SET sent_at = now()
+      WHERE id = ${outboxId ?? null}::bigint AND sent_at IS NULL AND EXISTS (SELECT 1 FROM claimed)
     )
-    SELECT id, org_id AS "orgId", run_id AS "runId", node_id AS "nodeId", iteration, kind, lane, attempt,
-           max_attempts AS "maxAttempts", version_id AS "versionId", input
-    FROM claimed`;
-  return rows[0];
+    SELECT c.id, c.org_id AS "orgId", c.run_id AS "runId", c.node_id AS "nodeId", c.iteration, c.kind, c.lane,
+           c.attempt, c.max_attempts AS "maxAttempts", c.version_id AS "versionId", c.input, c.seq AS "runSeq",
+           (SELECT COALESCE(jsonb_agg(jsonb_build_object(
+                     'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,
+                     'output', o.output, 'error', o.error, 'advanced', o.advanced_at IS NOT NULL,
+                     'leased', o.status = 'running' AND o.lease_until >= now()) ORDER BY o.created_at, o.id), '[]')
+            FROM steps o WHERE o.run_id = c.run_id) AS "runSteps"
+    FROM claimed c`;
+  const claimed = rows[0];
+  if (!claimed) return undefined;
+  // Inside the claim statement the step still reads as it was before the UPDATE: show it as this worker's.
+  claimed.runSteps = claimed.runSteps.map((o) => (o.id === claimed.id ? { ...o, status: "running", leased: true } : o));
+  return claimed;
 }
 
 /** Milliseconds until a ready step is due by the database clock (0 when due), or undefined if it is not ready. */
@@ -123,52 +141,42 @@ export function stepsHeartbeatIfToken(tx: Tx, stepId: string, token: number, lea
     WHERE id = ${stepId} AND attempt = ${token} AND status = 'running'`;
 }
 
-/** Records the result and wakes the run, only if this attempt still holds the step. Returns rows changed. */
-export function stepsSettleIfToken(
-  tx: Tx,
-  step: Pick<ClaimedStep, "id" | "attempt">,
-  worker: string,
-  output: unknown,
-): Promise<number> {
-  return fencedTransition(tx, step, worker, {
-    set: Prisma.sql`status = 'done', output = ${JSON.stringify(output ?? null)}::jsonb, error = NULL,
-                    settled_at = now()`,
-    event: "step.succeeded",
-    data: null,
-    wake: "run",
-  });
+export interface SettleRequest {
+  step: Pick<ClaimedStep, "id" | "attempt">;
+  worker: string;
+  /** done: the result; failed: for good; ready: another attempt after delayMs. */
+  status: "done" | "failed" | "ready";
+  output?: unknown;
+  error?: Record<string, unknown> | null;
+  delayMs?: number;
+  /** The walk from the state seen at claim, applied only if the run's seq is still `runSeq`. */
+  advance?: { runSeq: bigint; plan: InlinePlan } | null;
 }
 
-/** Puts the step back to ready for another attempt at now() + delay (full-jitter backoff or Retry-After). */
-export function stepsRetryIfToken(
-  tx: Tx,
-  step: Pick<ClaimedStep, "id" | "attempt">,
-  worker: string,
-  error: Record<string, unknown>,
-  delayMs: number,
-): Promise<number> {
-  return fencedTransition(tx, step, worker, {
-    set: Prisma.sql`status = 'ready', error = ${JSON.stringify(error)}::jsonb,
-                    available_at = now() + make_interval(secs => ${delayMs / 1000})`,
-    event: "step.retry_scheduled",
-    data: { ...error, delayMs: Math.round(delayMs) },
-    wake: "step",
-    delayMs,
-  });
+export interface SettleResult {
+  /** false: a newer attempt holds the step (the fence refused the write). */
+  changed: boolean;
+  /** true: the run moved on in the same transaction; false: a run.wake was written for the engine. */
+  advanced?: boolean;
+  steps?: { id: string; nodeId: string; lane: LaneName; outboxId: string }[];
 }
 
-export function stepsFailIfToken(
-  tx: Tx,
-  step: Pick<ClaimedStep, "id" | "attempt">,
-  worker: string,
-  error: Record<string, unknown>,
-): Promise<number> {
-  return fencedTransition(tx, step, worker, {
-    set: Prisma.sql`status = 'failed', error = ${JSON.stringify(error)}::jsonb, settled_at = now()`,
-    event: "step.failed",
-    data: error,
-    wake: "run",
-  });
+const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "step.retry_scheduled" } as const;
+
+/**
+ * Records the outcome only if this attempt still holds the step (status running, attempt = token), with its
+ * timeline row and what happens next (the inline plan, a run.wake, or a delayed step.ready), in one commit.
+ */
+export async function stepsSettleIfToken(tx: Tx, r: SettleRequest): Promise<SettleResult> {
+  const eventData = r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) };
+  const rows = await tx.$queryRaw<{ result: SettleResult }[]>`
+    SELECT holdfast_step_settle(
+      ${r.step.id}, ${r.step.attempt}::int, ${r.worker}, ${r.status},
+      ${JSON.stringify(r.output ?? null)}::jsonb, ${r.error ? JSON.stringify(r.error) : null}::jsonb,
+      ${r.delayMs ?? 0}::float8, ${settleEvent[r.status]}, ${eventData ? JSON.stringify(eventData) : null}::jsonb,
+      ${r.advance ? String(r.advance.runSeq) : null}::bigint, ${r.advance ? JSON.stringify(r.advance.plan) : null}::jsonb
+    ) AS result`;
+  return rows[0]?.result ?? { changed: false };
 }
 
 /** Shutdown: give the step back at once (lease_until = now) so another worker takes it without waiting. */

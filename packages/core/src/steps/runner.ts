@@ -7,16 +7,16 @@ import { LeaseLostError } from "../errors";
 import type { Logger } from "../log";
 import {
   type ClaimedStep,
+  type SettleRequest,
   stepsClaimIfLeaseFree,
-  stepsFailIfToken,
   stepsHeartbeatIfToken,
   stepsReadyDueInMs,
   stepsReleaseIfToken,
-  stepsRetryIfToken,
   stepsSettleIfToken,
 } from "../sql/steps";
-import type { GraphNode } from "../versions/graph";
+import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
+import { planAfterSettle } from "../walk/plan";
 import { settlementFor, type StepOutcome } from "./retry";
 
 export interface StepContext {
@@ -42,7 +42,7 @@ export const defaultHandlers: Record<string, StepHandler> = {
 };
 
 export type RunStepResult =
-  | { kind: "settled" | "retry_scheduled" | "failed" | "not_claimable" | "lease_lost" | "released" }
+  | { kind: "settled" | "retry_scheduled" | "failed" | "not_claimable" | "lease_lost" | "released"; chained?: number }
   /** The wake-up came early (queue and database clocks differ): try again in `inMs`. */
   | { kind: "not_due"; inMs: number };
 
@@ -68,6 +68,12 @@ export class StepRunner {
       lane: Lane;
       log: Logger;
       handlers?: Record<string, StepHandler>;
+      /**
+       * Local dispatch: when a settle schedules the next step on this lane, this worker claims it itself in the
+       * same slot (no queue hop); the relay publishes the held wake-up only if the worker has not claimed it within
+       * `holdMs`. `maxChain` bounds how many steps one slot runs in a row before handing back to the queue.
+       */
+      localDispatch?: { holdMs: number; maxChain: number };
     },
   ) {
     this.lane = deps.lane ?? lanes.io;
@@ -77,13 +83,38 @@ export class StepRunner {
     return this.inFlight.size;
   }
 
+  private stopping = false;
+
+  /** Stop chaining into new steps (shutdown): steps in hand finish, their successors go through the queue. */
+  stopChaining(): void {
+    this.stopping = true;
+  }
+
   async run(stepId: string): Promise<RunStepResult> {
+    let next: { stepId: string; outboxId?: string } | undefined = { stepId };
+    let first: RunStepResult | undefined;
+    let steps = 0;
+    const maxChain = this.deps.localDispatch?.maxChain ?? 0;
+    for (; next; steps++) {
+      const { result, next: following } = await this.runOne(next.stepId, next.outboxId, steps < maxChain);
+      first ??= result;
+      next = following;
+    }
+    // The first step's outcome answers the queue job; `chained` counts the successors run in the same slot.
+    return first && first.kind !== "not_due" ? { ...first, chained: steps - 1 } : (first ?? { kind: "not_claimable" });
+  }
+
+  private async runOne(
+    stepId: string,
+    outboxId: string | undefined,
+    mayChain: boolean,
+  ): Promise<{ result: RunStepResult; next?: { stepId: string; outboxId: string } }> {
     const { db, worker, log } = this.deps;
-    const step = await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs);
+    const step = await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs, outboxId);
     if (!step) {
       // A duplicate wake-up, a live lease elsewhere, a cancelled run, or a wake-up that came early.
       const inMs = await stepsReadyDueInMs(db, stepId);
-      return inMs !== undefined && inMs > 0 ? { kind: "not_due", inMs } : { kind: "not_claimable" };
+      return { result: inMs !== undefined && inMs > 0 ? { kind: "not_due", inMs } : { kind: "not_claimable" } };
     }
     crashpoint("worker.after_claim");
     const slog = log.child({ orgId: step.orgId, runId: step.runId, stepId: step.id, nodeId: step.nodeId, attempt: step.attempt });
@@ -100,44 +131,47 @@ export class StepRunner {
         .catch((error) => slog.warn({ err: error }, "heartbeat failed; retrying at the next beat"));
     }, this.lane.heartbeatMs);
     try {
-      const outcome = await this.perform(step, controller.signal);
+      const graph = await this.deps.graphs.get(db, step.orgId, step.versionId);
+      const outcome = await this.perform(step, graph, controller.signal);
       clearInterval(heartbeat);
-      if (controller.signal.aborted) return await this.afterAbort(step, controller.signal.reason, slog);
+      if (controller.signal.aborted) return { result: await this.afterAbort(step, controller.signal.reason, slog) };
       crashpoint("worker.before_settle");
       const settlement = settlementFor(outcome, step.attempt, step.maxAttempts, this.lane.retry);
-      let changed: number;
-      let result: "settled" | "retry_scheduled" | "failed";
-      switch (settlement.kind) {
-        case "settle":
-          changed = await stepsSettleIfToken(db, step, worker, settlement.output);
-          result = "settled";
-          break;
-        case "retry":
-          changed = await stepsRetryIfToken(db, step, worker, settlement.error, settlement.delayMs);
-          result = "retry_scheduled";
-          break;
-        case "fail":
-          changed = await stepsFailIfToken(db, step, worker, settlement.error);
-          result = "failed";
-          break;
+      const request: SettleRequest =
+        settlement.kind === "retry"
+          ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }
+          : settlement.kind === "settle"
+            ? { step, worker, status: "done", output: settlement.output }
+            : { step, worker, status: "failed", error: settlement.error };
+      if (request.status !== "ready") {
+        const chain = mayChain && !this.stopping && this.deps.localDispatch;
+        const plan = planAfterSettle(
+          graph,
+          { id: step.runId, status: "running", input: step.input, cancelRequested: false, steps: step.runSteps },
+          { stepId: step.id, status: request.status, output: request.output ?? null, error: request.error ?? null },
+          (lane) => (chain && lane === this.lane.name ? chain.holdMs : 0),
+        );
+        request.advance = plan ? { runSeq: step.runSeq, plan } : null;
       }
-      if (changed === 0) {
-        slog.warn({ outcome: settlement.kind }, "settle changed 0 rows: a newer attempt holds the step");
-        return { kind: "lease_lost" };
+      const settled = await stepsSettleIfToken(db, request);
+      if (!settled.changed) {
+        slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
+        return { result: { kind: "lease_lost" } };
       }
-      slog.info({ result }, "step settled");
-      return { kind: result };
+      const kind = request.status === "done" ? "settled" : request.status === "ready" ? "retry_scheduled" : "failed";
+      slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
+      const held = settled.steps?.find((n) => n.lane === this.lane.name);
+      return { result: { kind }, ...(held && mayChain && !this.stopping ? { next: { stepId: held.id, outboxId: held.outboxId } } : {}) };
     } finally {
       clearInterval(heartbeat);
       this.inFlight.delete(step.id);
     }
   }
 
-  private async perform(step: ClaimedStep, signal: AbortSignal): Promise<StepOutcome> {
+  private async perform(step: ClaimedStep, graph: Graph, signal: AbortSignal): Promise<StepOutcome> {
     const handler = (this.deps.handlers ?? defaultHandlers)[step.kind];
     if (!handler) return { kind: "fail", error: { code: "unknown_kind", message: `no handler for ${step.kind} on this worker` } };
     try {
-      const graph = await this.deps.graphs.get(this.deps.db, step.orgId, step.versionId);
       const node = graph.nodes.find((n) => n.id === step.nodeId);
       if (!node) return { kind: "fail", error: { code: "missing_node", message: `node ${step.nodeId} not in version` } };
       return await handler({ step, node, signal });

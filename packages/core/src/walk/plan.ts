@@ -1,0 +1,77 @@
+import type { LaneName, StepKind } from "../catalog";
+import type { Graph } from "../versions/graph";
+import { decide, type RunState } from "./walk";
+
+/**
+ * What a lane worker writes with its settle so the run moves on in the same transaction, without an engine hop:
+ * the walk's commands for "this step just settled", computed from the run state the worker saw at claim time.
+ * The database applies it only if the run has not changed since (seq) and is not being cancelled.
+ */
+export interface InlinePlan {
+  steps: { nodeId: string; kind: StepKind; lane: LaneName; iteration: number; maxAttempts: number; holdMs: number }[];
+  events: { type: string; nodeId: string | null; data: Record<string, unknown> | null }[];
+  finish: null | {
+    status: "completed" | "failed";
+    error: Record<string, unknown> | null;
+    event: { type: string; nodeId: string | null; data: Record<string, unknown> | null };
+  };
+}
+
+export interface Settled {
+  stepId: string;
+  status: "done" | "failed";
+  output: unknown;
+  error: unknown;
+}
+
+/**
+ * Returns the plan, or null when the engine should walk instead: the run is being cancelled, another step is open
+ * or unwalked, or the walk wants something only the engine does. `holdMsFor` says how long the relay should leave
+ * a new step's wake-up to this worker (local dispatch) before publishing it itself.
+ */
+export function planAfterSettle(
+  graph: Graph,
+  seen: RunState,
+  settled: Settled,
+  holdMsFor: (lane: LaneName) => number,
+): InlinePlan | null {
+  if (seen.status !== "running" || seen.cancelRequested) return null;
+  const others = seen.steps.filter((s) => s.id !== settled.stepId);
+  if (others.some((s) => s.status === "ready" || s.status === "running" || (!s.advanced && (s.status === "done" || s.status === "failed")))) {
+    return null;
+  }
+  const self = seen.steps.find((s) => s.id === settled.stepId);
+  if (!self) return null;
+  const after: RunState = {
+    ...seen,
+    steps: [...others, { ...self, status: settled.status, output: settled.output, error: settled.error, advanced: false, leased: false }],
+  };
+  const plan: InlinePlan = { steps: [], events: [], finish: null };
+  for (const c of decide(graph, after)) {
+    switch (c.type) {
+      case "mark_advanced":
+        if (c.stepId !== settled.stepId) return null;
+        break;
+      case "record":
+        plan.events.push({ type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
+        break;
+      case "schedule_step":
+        plan.steps.push({ nodeId: c.nodeId, kind: c.kind, lane: c.lane, iteration: c.iteration, maxAttempts: c.maxAttempts, holdMs: holdMsFor(c.lane) });
+        break;
+      case "complete_run":
+        plan.finish = { status: "completed", error: null, event: { type: "run.completed", nodeId: c.nodeId, data: null } };
+        break;
+      case "fail_run":
+        plan.finish = {
+          status: "failed",
+          error: { reason: c.reason, nodeId: c.nodeId ?? null },
+          event: { type: "run.failed", nodeId: c.nodeId ?? null, data: { reason: c.reason } },
+        };
+        break;
+      case "cancel_run":
+        return null;
+    }
+  }
+  if (plan.steps.length === 0 && !plan.finish) return null; // nothing to move on to: the engine decides what that means
+  return plan;
+}
