@@ -157,6 +157,26 @@ describe("lost queue messages", () => {
   });
 });
 
+describe("wake-ups without Redis", () => {
+  it("with WAKEUPS=poll and Redis unreachable, runs complete by polling the outbox", async () => {
+    await publish(t.db, httpChainGraph(target.url, 3), { automation: "no-redis" });
+    target.behave({ delayMs: 0, failFirst: 0 });
+    const e = env({ WAKEUPS: "poll", POLL_INTERVAL_MS: "100", REDIS_URL: "redis://127.0.0.1:1" });
+    apps.push(spawnApp("engine", { env: e }), spawnApp("lane-worker", { env: e }), spawnApp("sweeper", { env: e }));
+    const runIds: string[] = [];
+    for (let i = 0; i < 5; i++) runIds.push((await start("no-redis", `poll-${i}`)).runId);
+    await waitFor(
+      async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0].n === runIds.length,
+      30_000,
+      "every run to complete without Redis",
+    );
+    expect(await q("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL AND available_at <= now()")).toEqual([{ n: 0 }]);
+    const relay = spawnApp("relay", { env: e });
+    apps.push(relay);
+    await relay.waitForOutput(/must not run/);
+  });
+});
+
 describe("sweeper election", () => {
   it("one sweeper leads; when it is killed the standby takes over after the lease lapses", async () => {
     const e = env({ LEADER_LEASE_MS: "1500", SWEEP_INTERVAL_MS: "200" });

@@ -11,7 +11,8 @@ const dev = process.argv.includes("--dev");
 const port = process.env.PORT ?? "3000";
 const tsx = ["--import", "tsx"];
 const procs = [
-  { name: "relay", cmd: process.execPath, args: [...tsx, "apps/relay/src/main.ts"] },
+  // WAKEUPS=poll: engine and workers poll the outbox; no relay (and no Redis) is needed.
+  ...(process.env.WAKEUPS === "poll" ? [] : [{ name: "relay", cmd: process.execPath, args: [...tsx, "apps/relay/src/main.ts"] }]),
   { name: "engine", cmd: process.execPath, args: [...tsx, "apps/engine/src/main.ts"] },
   { name: "sweeper", cmd: process.execPath, args: [...tsx, "apps/sweeper/src/main.ts"] },
   { name: "lane-io", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "io" } },

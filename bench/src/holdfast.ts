@@ -33,6 +33,8 @@ export interface Result {
   pgCpuPer1kSteps: number;
   lost: number;
   duplicated: number;
+  /** Node CPU seconds per 1,000 steps, per process. */
+  cpuByApp: Record<string, number>;
 }
 
 export function chainGraph(kind: "http" | "branch", steps: number, url: string): Graph {
@@ -67,15 +69,16 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     QUEUE_PREFIX: env.redisPrefix,
     LOG_LEVEL: "warn",
     DB_POOL_SIZE: "10",
-    ...(s.sweepOnly ? { HOLDFAST_WAKEUPS: "poll" } : {}),
+    ...(s.sweepOnly ? { WAKEUPS: "poll", POLL_INTERVAL_MS: "100" } : {}),
   };
-  const prof = (name: string): Record<string, string> => (s.profileDir ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${s.profileDir} --cpu-prof-name=${name}.cpuprofile` } : {});
+  const prof = (name: string) =>
+    s.profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${s.profileDir}/${name}`] } : {};
   const apps: AppProcess[] = [
-    spawnApp("relay", { env: { ...common, ...prof("relay") } }),
-    spawnApp("engine", { env: { ...common, ENGINE_CONCURRENCY: "16", ...prof("engine") } }),
+    ...(s.sweepOnly ? [] : [spawnApp("relay", { env: common, ...prof("relay") })]),
+    spawnApp("engine", { env: { ...common, ENGINE_CONCURRENCY: "16" }, ...prof("engine") }),
     spawnApp("sweeper", { env: { ...common, SWEEP_INTERVAL_MS: "1000" } }),
     ...Array.from({ length: s.laneWorkers }, (_, i) =>
-      spawnApp("lane-worker", { env: { ...common, LANE: "io", LANE_CONCURRENCY: "32", ...prof(`lane-io-${i}`) }, label: `lane-io-${i}` }),
+      spawnApp("lane-worker", { env: { ...common, LANE: "io", LANE_CONCURRENCY: "32" }, label: `lane-io-${i}`, ...prof(`lane-io-${i}`) }),
     ),
   ];
   await Promise.all(apps.map((a) => a.waitForOutput(/"level":(30|40)|ready/, 30_000).catch(() => {})));
@@ -114,13 +117,15 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
   }
   const sql = new pg.Client({ connectionString: env.url });
   await sql.connect();
-  const deadline = Date.now() + 10 * 60_000;
+  const deadline = Date.now() + 3 * 60_000;
   for (;;) {
     const { rows } = await sql.query(
       "SELECT count(*) FILTER (WHERE status <> 'running')::int AS done, count(*)::int AS n FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1",
       [slug],
     );
     if (rows[0].done >= s.runs) break;
+    const dead = apps.find((a) => a.exits.length > 0);
+    if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
     if (Date.now() > deadline) throw new Error(`${s.label}: only ${rows[0].done}/${s.runs} runs finished`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -181,6 +186,7 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     walBytesPerStep: d.walBytes / totalSteps,
     nodeCpuPer1kSteps: (nodeCpu / totalSteps) * 1000,
     pgCpuPer1kSteps: (d.pgCpu / totalSteps) * 1000,
+    cpuByApp: Object.fromEntries(apps.map((a, i) => [a.name, Number((((cpuAfter[i] ?? 0) - (cpuBefore[i] ?? 0)) / totalSteps * 1000).toFixed(2))])),
     lost: s.runs - completed + (s.kind === "http" ? expectedSteps - stepCheck.rows[0].done : 0),
     duplicated: s.kind === "http" ? stepCheck.rows[0].settles - stepCheck.rows[0].done : 0,
   };

@@ -1,4 +1,4 @@
-import { createLogger, GraphCache, onShutdown, sleep, StepRunner, topics, workerId } from "@holdfast/core";
+import { createLogger, GraphCache, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { assertNoEviction, createConsumer, DelayedError, queueNames, redisConnection } from "@holdfast/queue";
 import { env, lane } from "./env";
@@ -7,9 +7,6 @@ const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
 const id = workerId(`lane-${lane.name}`);
 // One connection per slot plus one for heartbeats: a claimed step never waits for a connection.
 const db = createDb(env.DATABASE_URL, { poolSize: lane.concurrency + 2, applicationName: `holdfast-lane-${lane.name}` });
-const redis = redisConnection(env.REDIS_URL);
-await assertNoEviction(redis);
-redis.disconnect();
 
 const runner = new StepRunner({
   db,
@@ -21,34 +18,69 @@ const runner = new StepRunner({
     ? { localDispatch: { holdMs: env.LOCAL_DISPATCH_HOLD_MS, maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } }
     : {}),
 });
-// BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
-const consumer = createConsumer(
-  { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
-  queueNames.lane(lane.name),
-  async (job, token) => {
-    const ready = topics["step.ready"].payload.safeParse(job.data);
-    if (!ready.success || ready.data.lane !== lane.name) {
-      log.error({ jobId: job.id, data: job.data }, "malformed step.ready message dropped");
-      return "dropped";
-    }
-    const result = await runner.run(ready.data.stepId);
-    if (result.kind === "not_due") {
-      // Come back when the database says the step is due; the sweeper is the backstop if this job is lost.
-      await job.moveToDelayed(Date.now() + result.inMs + 5, token);
-      throw new DelayedError();
-    }
-    return result.kind;
-  },
-  { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
-);
-consumer.on("failed", (job, error) => log.error({ jobId: job?.id, err: error }, "step job failed"));
-await consumer.waitUntilReady();
-log.info({ worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs }, "lane worker ready");
+
+function parse(data: unknown) {
+  const ready = topics["step.ready"].payload.safeParse(data);
+  if (!ready.success || ready.data.lane !== lane.name) {
+    log.error({ data }, "malformed step.ready message dropped");
+    return undefined;
+  }
+  return ready.data;
+}
+
+let stopTaking: () => Promise<void>;
+if (env.WAKEUPS === "poll") {
+  const abort = new AbortController();
+  const polling = pollOutbox({
+    db,
+    topic: "step.ready",
+    lane: lane.name,
+    slots: lane.concurrency,
+    intervalMs: env.POLL_INTERVAL_MS,
+    log,
+    signal: abort.signal,
+    // An early wake-up (not due) is dropped here: its outbox row was due, so the step's own row decides; the
+    // sweeper re-wakes a ready step that nobody claimed.
+    handle: async (payload) => {
+      const ready = parse(payload);
+      return ready ? runner.run(ready.stepId) : "dropped";
+    },
+  });
+  stopTaking = async () => {
+    abort.abort();
+    await polling;
+  };
+} else {
+  const redis = redisConnection(env.REDIS_URL);
+  await assertNoEviction(redis);
+  redis.disconnect();
+  // BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
+  const consumer = createConsumer(
+    { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
+    queueNames.lane(lane.name),
+    async (job, token) => {
+      const ready = parse(job.data);
+      if (!ready) return "dropped";
+      const result = await runner.run(ready.stepId);
+      if (result.kind === "not_due") {
+        // Come back when the database says the step is due; the sweeper is the backstop if this job is lost.
+        await job.moveToDelayed(Date.now() + result.inMs + 5, token);
+        throw new DelayedError();
+      }
+      return result.kind;
+    },
+    { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
+  );
+  consumer.on("failed", (job, error) => log.error({ jobId: job?.id, err: error }, "step job failed"));
+  await consumer.waitUntilReady();
+  stopTaking = () => consumer.close();
+}
+log.info({ worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs, wakeups: env.WAKEUPS }, "lane worker ready");
 
 onShutdown(log, async () => {
   // Stop claiming, let steps in hand finish within the grace period, then release the rest at once.
   runner.stopChaining();
-  const closing = consumer.close();
+  const closing = stopTaking();
   const finished = await Promise.race([closing.then(() => true), sleep(env.SHUTDOWN_GRACE_MS).then(() => false)]);
   if (!finished) {
     const aborted = runner.abortAll();

@@ -5,6 +5,11 @@ import pg from "pg";
 import { env } from "./env";
 
 const log = createLogger("relay", env.LOG_LEVEL);
+if (env.WAKEUPS === "poll") {
+  // With WAKEUPS=poll the engine and lane workers take wake-ups from the outbox themselves; a relay would steal them.
+  log.error("WAKEUPS=poll: consumers poll the outbox, so the relay must not run; exiting");
+  process.exit(78);
+}
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay" });
 const redis = redisConnection(env.REDIS_URL);
 await assertNoEviction(redis);

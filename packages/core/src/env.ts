@@ -7,6 +7,9 @@ export const baseEnv = z.object({
   QUEUE_PREFIX: z.string().min(1).default("holdfast"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /** redis: the relay publishes wake-ups to BullMQ; poll: consumers poll the outbox (no Redis needed, slower). */
+  WAKEUPS: z.enum(["redis", "poll"]).default("redis"),
+  POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
 });
 
 /** Parses the environment against `schema`, exiting with a readable list of problems. */

@@ -1,5 +1,8 @@
 import { hostname } from "node:os";
+import type { Db } from "@holdfast/db";
+import type { Topic } from "./catalog";
 import type { Logger } from "./log";
+import { outboxTakeDue } from "./sql/outbox";
 
 /** A worker identity that is unique per process and readable in the timeline. */
 export function workerId(app: string): string {
@@ -63,4 +66,50 @@ export async function loop(opts: {
       await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)), opts.signal);
     }
   }
+}
+
+/**
+ * Consumes wake-ups by polling the outbox instead of Redis (WAKEUPS=poll): slower to react (up to `intervalMs`)
+ * but needs nothing besides PostgreSQL. Never takes more rows than it has free slots.
+ */
+export function pollOutbox(opts: {
+  db: Db;
+  topic: Topic;
+  lane: string | null;
+  slots: number;
+  intervalMs: number;
+  log: Logger;
+  signal: AbortSignal;
+  handle: (payload: unknown) => Promise<unknown>;
+}): Promise<void> {
+  let busy = 0;
+  let freed: (() => void) | undefined;
+  const inFlight = new Set<Promise<unknown>>();
+  const done = loop({
+    log: opts.log,
+    signal: opts.signal,
+    idleMs: opts.intervalMs,
+    wake: () => new Promise<void>((resolve) => (freed = resolve)),
+    once: async () => {
+      const free = opts.slots - busy;
+      if (free <= 0) return false;
+      const rows = await outboxTakeDue(opts.db, opts.topic, opts.lane, free);
+      for (const { payload } of rows) {
+        busy++;
+        const p = opts
+          .handle(payload)
+          .catch((error) => opts.log.error({ err: error }, "wake-up handler failed; the sweeper will retry"))
+          .finally(() => {
+            busy--;
+            inFlight.delete(p);
+            freed?.();
+          });
+        inFlight.add(p);
+      }
+      return rows.length === free;
+    },
+  });
+  return done.then(async () => {
+    await Promise.all(inFlight);
+  });
 }

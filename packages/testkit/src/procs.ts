@@ -31,6 +31,8 @@ export interface SpawnOptions {
   /** Restart after any exit that was not asked for (default true when crash is set). */
   restart?: boolean;
   label?: string;
+  /** Extra node flags (e.g. --cpu-prof, which NODE_OPTIONS does not accept). */
+  nodeArgs?: string[];
 }
 
 /** Spawns a real app process (tsx, as `pnpm start` does) and supervises it like a process manager would. */
@@ -52,7 +54,7 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
       ...(armed && options.crash ? { HOLDFAST_CRASH_AT: options.crash.point, HOLDFAST_CRASH_SKIP: String(options.crash.skip ?? 0) } : {}),
     };
     if (!armed) delete env.HOLDFAST_CRASH_AT;
-    const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "apps", app, "src/main.ts")], {
+    const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", join(repoRoot, "apps", app, "src/main.ts")], {
       cwd: repoRoot,
       env,
       stdio: ["ignore", "pipe", "pipe"],

@@ -55,3 +55,20 @@ export function outboxDeleteSentBefore(tx: Tx, retentionSeconds: number, limit: 
       WHERE sent_at IS NOT NULL AND sent_at < now() - make_interval(secs => ${retentionSeconds})
       ORDER BY id LIMIT ${limit})`;
 }
+
+/**
+ * Wake-ups without Redis (WAKEUPS=poll): a consumer takes due rows of its topic (and lane) straight from the outbox,
+ * marking them sent as it takes them. SKIP LOCKED lets any number of consumers poll side by side.
+ */
+export function outboxTakeDue(tx: Tx, topic: Topic, lane: string | null, limit: number): Promise<{ payload: unknown }[]> {
+  return tx.$queryRaw<{ payload: unknown }[]>`
+    UPDATE outbox SET sent_at = now()
+    WHERE id IN (
+      SELECT id FROM outbox
+      WHERE sent_at IS NULL AND available_at <= now() AND topic = ${topic}
+        AND (${lane}::text IS NULL OR payload->>'lane' = ${lane}::text)
+      ORDER BY available_at, id
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)
+    RETURNING payload`;
+}

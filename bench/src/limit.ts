@@ -1,0 +1,56 @@
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import pg from "pg";
+import { counters, diff } from "./pg";
+
+/**
+ * The database's limit for Holdfast's step transition, measured with pgbench on copies of the real tables: per step
+ * the two commits the engine makes (claim: step UPDATE + event INSERT; settle-and-advance: step UPDATE + event
+ * INSERT + run UPDATE + next step INSERT + outbox INSERT + event INSERT).
+ */
+export async function measureLimit(url: string, dbName: string, seconds: number, clients: number) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  for (const t of ["steps", "runs", "outbox", "run_events"]) {
+    await c.query(`DROP TABLE IF EXISTS pb_${t}`);
+    await c.query(`CREATE TABLE pb_${t} (LIKE ${t} INCLUDING DEFAULTS INCLUDING INDEXES INCLUDING CONSTRAINTS)`);
+  }
+  await c.query(`INSERT INTO pb_runs (id, org_id, automation_id, version_id, start_key, input)
+                 SELECT 'run_' || g, 'org', 'aut', 'ver', 'k' || g, '{}' FROM generate_series(1, 2000) g`);
+  await c.query(`INSERT INTO pb_steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts)
+                 SELECT 'stp_' || g, 'org', 'run_' || g, 's1', 1, 'http_request', 'io', 8 FROM generate_series(1, 2000) g`);
+  await c.end();
+  const script = `\\set r random(1, 2000)
+\\set n random(2, 2000000000)
+BEGIN;
+UPDATE pb_steps SET status = 'running', owner = 'w', attempt = attempt + 1, lease_until = now() + interval '30 seconds', updated_at = now() WHERE id = 'stp_' || :r;
+INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker) VALUES ('org', 'run_' || :r, 'stp_' || :r, 's1', 1, 'step.claimed', 'io', 'w');
+COMMIT;
+BEGIN;
+UPDATE pb_steps SET status = 'ready', output = '{"status":200,"body":{"ok":true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now() WHERE id = 'stp_' || :r;
+INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker) VALUES ('org', 'run_' || :r, 'stp_' || :r, 's1', 1, 'step.succeeded', 'io', 'w');
+UPDATE pb_runs SET seq = seq + 1, updated_at = now() WHERE id = 'run_' || :r;
+INSERT INTO pb_steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts) VALUES ('org', 'run_' || :r, 's1', :n, 'http_request', 'io', 8);
+INSERT INTO pb_outbox (org_id, run_id, topic, payload, available_at) VALUES ('org', 'run_' || :r, 'step.ready', '{"orgId":"org","runId":"r","stepId":"s","lane":"io"}', now() + interval '5 seconds');
+INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, type, lane, worker, data) VALUES ('org', 'run_' || :r, 'stp_x', 's1', 'step.scheduled', 'io', 'w', '{"iteration":2}');
+COMMIT;
+`;
+  const file = join(tmpdir(), `holdfast-step-${process.pid}.sql`);
+  writeFileSync(file, script);
+  const before = await counters(url, dbName);
+  const u = new URL(url);
+  const out = spawnSync(
+    "pgbench",
+    ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres"), "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", file, dbName],
+    { encoding: "utf8" },
+  );
+  await new Promise((r) => setTimeout(r, 1200));
+  const after = await counters(url, dbName);
+  const tps = Number(/tps = ([\d.]+)/.exec(out.stdout)?.[1] ?? Number.NaN);
+  if (!Number.isFinite(tps)) throw new Error(`pgbench failed: ${out.stderr || out.stdout}`);
+  const d = diff(before, after);
+  const transitions = tps * seconds;
+  return { stepsPerSec: tps, commitsPerStep: d.commits / transitions, walBytesPerStep: d.walBytes / transitions, pgCpuPer1kSteps: (d.pgCpu / transitions) * 1000 };
+}
