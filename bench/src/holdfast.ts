@@ -55,7 +55,7 @@ export function chainGraph(kind: "http" | "branch", steps: number, url: string):
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
 export async function runHoldfast(s: Scenario, env: { url: string; dbName: string; redisPrefix: string; noopUrl: string }): Promise<Result> {
-  const db: Db = createDb(env.url, { poolSize: 20, applicationName: "holdfast-bench" });
+  const db: Db = createDb(env.url, { poolSize: 6, applicationName: "holdfast-bench" });
   const slug = `${s.kind}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
   await ensurePublished(db, {
     orgSlug: "bench",
@@ -67,7 +67,7 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
   const common: Record<string, string> = {
     DATABASE_URL: env.url,
     QUEUE_PREFIX: env.redisPrefix,
-    LOG_LEVEL: "warn",
+    LOG_LEVEL: "info",
     DB_POOL_SIZE: "10",
     ...(s.sweepOnly ? { WAKEUPS: "poll", POLL_INTERVAL_MS: "100" } : {}),
   };
@@ -78,11 +78,11 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     spawnApp("engine", { env: { ...common, ENGINE_CONCURRENCY: "16" }, ...prof("engine") }),
     spawnApp("sweeper", { env: { ...common, SWEEP_INTERVAL_MS: "1000" } }),
     ...Array.from({ length: s.laneWorkers }, (_, i) =>
-      spawnApp("lane-worker", { env: { ...common, LANE: "io", LANE_CONCURRENCY: "32" }, label: `lane-io-${i}`, ...prof(`lane-io-${i}`) }),
+      spawnApp("lane-worker", { env: { ...common, LANE: "io", LANE_CONCURRENCY: String(Math.max(4, Math.floor(32 / s.laneWorkers))) }, label: `lane-io-${i}`, ...prof(`lane-io-${i}`) }),
     ),
   ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/"level":(30|40)|ready/, 30_000).catch(() => {})));
-  await new Promise((r) => setTimeout(r, 1500));
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  await new Promise((r) => setTimeout(r, 500));
   const cpuBefore = apps.map((a) => pidCpu(a.pid()));
   const before: DbCounters = await counters(env.url, env.dbName);
 

@@ -72,10 +72,10 @@ function row(r: Result): string {
   ].join(" ");
 }
 
-const dbName = "holdfast_bench";
+const dbName = process.env.BENCH_DATABASE ?? "holdfast_bench";
 const url = await freshDatabase(dbName);
 const noop = await startNoop();
-const env = { url, dbName, redisPrefix: `hf_bench_${process.pid}`, noopUrl: noop.url };
+const env = { url, dbName, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? `hf_bench_${process.pid}`, noopUrl: noop.url };
 console.log(
   `holdfast bench: ${cpus().length} cores, PostgreSQL synchronous_commit=${await setting(url, "synchronous_commit")}, ` +
     `${runs} runs of 10 steps per scenario${quick ? " (quick)" : ""}\n`,

@@ -91,38 +91,14 @@ export async function stepsClaimIfLeaseFree(
   /** A held wake-up this worker is fulfilling itself (local dispatch): marked sent with the claim. */
   outboxId?: string,
 ): Promise<ClaimedStep | undefined> {
-  const rows = await tx.$queryRaw<ClaimedStep[]>`
-    WITH claimed AS (
-      UPDATE steps s
-      SET status = 'running', owner = ${worker}, attempt = s.attempt + 1,
-          lease_until = now() + make_interval(secs => ${leaseMs / 1000}), updated_at = now()
-      FROM runs r
-      WHERE s.id = ${stepId}
-        AND r.id = s.run_id AND r.status = 'running' AND r.cancel_requested_at IS NULL
-        AND s.status IN ('ready', 'running')
-        AND (s.lease_until IS NULL OR s.lease_until < now())
-        AND s.available_at <= now()
-      RETURNING s.id, s.org_id, s.run_id, s.node_id, s.iteration, s.kind, s.lane, s.attempt, s.max_attempts,
-                r.version_id, r.input, r.seq
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
-      SELECT org_id, run_id, id, node_id, attempt, 'step.claimed', lane, ${worker} FROM claimed
-    ), fulfilled AS (
-      UPDATE outbox SET sent_at = now()
-      WHERE id = ${outboxId ?? null}::bigint AND sent_at IS NULL AND EXISTS (SELECT 1 FROM claimed)
-    )
-    SELECT c.id, c.org_id AS "orgId", c.run_id AS "runId", c.node_id AS "nodeId", c.iteration, c.kind, c.lane,
-           c.attempt, c.max_attempts AS "maxAttempts", c.version_id AS "versionId", c.input, c.seq AS "runSeq",
-           (SELECT COALESCE(jsonb_agg(jsonb_build_object(
-                     'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,
-                     'output', o.output, 'error', o.error, 'advanced', o.advanced_at IS NOT NULL,
-                     'leased', o.status = 'running' AND o.lease_until >= now()) ORDER BY o.created_at, o.id), '[]')
-            FROM steps o WHERE o.run_id = c.run_id) AS "runSteps"
-    FROM claimed c`;
-  const claimed = rows[0];
-  if (!claimed) return undefined;
-  // Inside the claim statement the step still reads as it was before the UPDATE: show it as this worker's.
-  claimed.runSteps = claimed.runSteps.map((o) => (o.id === claimed.id ? { ...o, status: "running", leased: true } : o));
+  // holdfast_step_claim (prisma/migrations/20261129020000_step_claim_function): the fenced UPDATE, its timeline row,
+  // the held outbox row marked sent, and the run's seq, input and steps, in one planned-once statement.
+  const rows = await tx.$queryRaw<{ claimed: (Omit<ClaimedStep, "runSeq"> & { runSeq: string }) | null }[]>`
+    SELECT holdfast_step_claim(${stepId}, ${worker}, ${leaseMs}::float8, ${outboxId ?? null}::bigint) AS claimed`;
+  const raw = rows[0]?.claimed;
+  if (!raw) return undefined;
+  const claimed: ClaimedStep = { ...raw, runSeq: BigInt(raw.runSeq) };
+  // The function read the steps after its UPDATE, so this step already shows as running and leased.
   return claimed;
 }
 
