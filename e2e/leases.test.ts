@@ -90,7 +90,8 @@ describe("fencing", () => {
     apps.push(a);
     await a.waitForOutput(/lane worker ready/);
     const { runId } = await start("fencing", "fence-1");
-    await waitFor(async () => (await stepOf(runId))?.status === "running", 20_000, "worker A to claim");
+    // Freeze A while its call is in flight: the provider has the request, A has no answer yet.
+    await waitFor(async () => target.calls.get(`${runId}/call_1/1`) === 1, 20_000, "worker A's call to reach the provider");
     a.signal("SIGSTOP");
     const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
     apps.push(b);
