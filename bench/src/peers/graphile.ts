@@ -13,6 +13,7 @@ await utils.migrate();
 const runner = await run({
   connectionString: url,
   concurrency: 32,
+  maxPoolSize: 40,
   noHandleSignals: true,
   pollInterval: 1000,
   logger: undefined,
