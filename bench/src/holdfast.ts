@@ -26,7 +26,10 @@ export interface Result {
   runsPerSec: number;
   stepsPerSec: number;
   latencyMs: { p50: number; p95: number; p99: number };
+  /** A step's settle commit to the next step's claim (chained steps: the same commit, so 0 by the database clock). */
   dispatchMs: { p50: number; p99: number } | null;
+  /** The first step of each run: scheduled by the engine's walk to claimed (relay + Redis + lane worker). */
+  firstDispatchMs: { p50: number; p99: number } | null;
   commitsPerStep: number;
   walBytesPerStep: number;
   nodeCpuPer1kSteps: number;
@@ -152,6 +155,7 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     [slug],
   );
   let dispatch: number[] = [];
+  let firstDispatch: number[] = [];
   if (s.kind === "http") {
     const d = await sql.query(
       `WITH ev AS (
@@ -164,6 +168,14 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
       [slug],
     );
     dispatch = d.rows.map((r) => Number(r.ms));
+    const f = await sql.query(
+      `SELECT EXTRACT(EPOCH FROM c.at - s.at) * 1000 AS ms
+       FROM run_events s JOIN run_events c ON c.step_id = s.step_id AND c.type = 'step.claimed' AND c.attempt = 1
+       JOIN runs r ON r.id = s.run_id JOIN automations a ON a.id = r.automation_id
+       WHERE a.slug = $1 AND s.type = 'step.scheduled' AND s.node_id = 's1' ORDER BY 1`,
+      [slug],
+    );
+    firstDispatch = f.rows.map((r) => Number(r.ms));
   }
   await sql.end();
   await db.$disconnect();
@@ -182,6 +194,7 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     stepsPerSec: stepsDone / secs,
     latencyMs: { p50: quantile(lat, 0.5), p95: quantile(lat, 0.95), p99: quantile(lat, 0.99) },
     dispatchMs: dispatch.length ? { p50: quantile(dispatch, 0.5), p99: quantile(dispatch, 0.99) } : null,
+    firstDispatchMs: firstDispatch.length ? { p50: quantile(firstDispatch, 0.5), p99: quantile(firstDispatch, 0.99) } : null,
     commitsPerStep: d.commits / totalSteps,
     walBytesPerStep: d.walBytes / totalSteps,
     nodeCpuPer1kSteps: (nodeCpu / totalSteps) * 1000,

@@ -11,11 +11,10 @@ const raw = loadEnv(
     /** On SIGTERM: how long steps in hand may take to finish before their leases are released. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
     /**
-     * Local dispatch: a settle that schedules the next step on this lane holds its wake-up this long while this
-     * worker claims the step itself (no queue hop). 0 turns it off (every step goes through the relay and Redis).
+     * Local dispatch: a settle that schedules the next step on this lane claims it for this worker in the same
+     * commit, and the slot runs it next (no queue hop). The number of steps one slot runs in a row before handing
+     * back to the queue (fairness between runs); 0 turns local dispatch off.
      */
-    LOCAL_DISPATCH_HOLD_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-    /** Steps one slot runs in a row before handing back to the queue (fairness between runs). */
     LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
   }),
 );

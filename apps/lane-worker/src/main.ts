@@ -14,9 +14,7 @@ const runner = new StepRunner({
   worker: id,
   lane,
   log,
-  ...(env.LOCAL_DISPATCH_HOLD_MS > 0 && env.LOCAL_DISPATCH_MAX_CHAIN > 0
-    ? { localDispatch: { holdMs: env.LOCAL_DISPATCH_HOLD_MS, maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } }
-    : {}),
+  ...(env.LOCAL_DISPATCH_MAX_CHAIN > 0 ? { localDispatch: { maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } } : {}),
 });
 
 function parse(data: unknown) {

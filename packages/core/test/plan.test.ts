@@ -31,30 +31,29 @@ const running = (over: Partial<StepState> = {}): StepState => ({
   ...over,
 });
 const seen = (steps: StepState[], over: Partial<RunState> = {}): RunState => ({ id: "r", status: "running", input: {}, cancelRequested: false, steps, ...over });
-const hold = () => 5000;
 
 describe("the inline plan a worker writes with its settle", () => {
-  it("walks through the branch on the step's own output and schedules the next step, held for local dispatch", () => {
-    expect(planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 200 }, error: null }, hold)).toEqual({
+  it("walks through the branch on the step's own output and schedules the next step", () => {
+    expect(planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 200 }, error: null })).toEqual({
       events: [{ type: "branch.evaluated", nodeId: "ok", data: { result: true } }],
-      steps: [{ nodeId: "b", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 8, holdMs: 5000 }],
+      steps: [{ nodeId: "b", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 8 }],
       finish: null,
     });
   });
 
   it("finishes the run inline when the walk reaches an end, and fails it when the step failed", () => {
-    const done = planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 500 }, error: null }, hold);
+    const done = planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 500 }, error: null });
     expect(done?.finish).toEqual({ status: "completed", error: null, event: { type: "run.completed", nodeId: "e", data: null } });
-    const failed = planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "failed", output: null, error: { code: "x" } }, hold);
+    const failed = planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "failed", output: null, error: { code: "x" } });
     expect(failed?.finish?.status).toBe("failed");
   });
 
   it("leaves the walk to the engine when the run is being cancelled or another step is open or unwalked", () => {
     const settled = { stepId: "s_a", status: "done" as const, output: { status: 200 }, error: null };
-    expect(planAfterSettle(graph, seen([running()], { cancelRequested: true }), settled, hold)).toBeNull();
+    expect(planAfterSettle(graph, seen([running()], { cancelRequested: true }), settled)).toBeNull();
     const other = running({ id: "s_x", nodeId: "b", status: "ready", leased: false });
-    expect(planAfterSettle(graph, seen([running(), other]), settled, hold)).toBeNull();
+    expect(planAfterSettle(graph, seen([running(), other]), settled)).toBeNull();
     const unwalked = running({ id: "s_y", nodeId: "b", status: "done", leased: false, advanced: false });
-    expect(planAfterSettle(graph, seen([running(), unwalked]), settled, hold)).toBeNull();
+    expect(planAfterSettle(graph, seen([running(), unwalked]), settled)).toBeNull();
   });
 });

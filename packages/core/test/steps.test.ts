@@ -69,7 +69,7 @@ describe("claim, heartbeat, settle: fenced by the attempt", () => {
     const b = await stepsClaimIfLeaseFree(t.db, stepId, "worker-b", 30_000);
     expect(b?.attempt).toBe(2);
     expect(await stepsHeartbeatIfToken(t.db, stepId, 1, 30_000)).toBe(0);
-    expect(await stepsSettleIfToken(t.db, { step: { id: stepId, attempt: 1 }, worker: "worker-a", status: "done", output: { from: "a" } })).toEqual({
+    expect(await stepsSettleIfToken(t.db, { step: { id: stepId, attempt: 1 }, worker: "worker-a", status: "done", output: { from: "a" } })).toMatchObject({
       changed: false,
     });
     expect(await stepsHeartbeatIfToken(t.db, stepId, 2, 30_000)).toBe(1);
@@ -167,7 +167,7 @@ describe("the engine walk and the sweeper", () => {
     if (!claimed) throw new Error("no claim");
     await t.sql.query("UPDATE runs SET seq = seq + 1 WHERE id = $1", [runId]); // someone else moved the run on
     const plan: InlinePlan = {
-      steps: [{ nodeId: "call_2", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3, holdMs: 0 }],
+      steps: [{ nodeId: "call_2", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3 }],
       events: [],
       finish: null,
     };
@@ -178,7 +178,7 @@ describe("the engine walk and the sweeper", () => {
       output: {},
       advance: { runSeq: claimed.runSeq, plan },
     });
-    expect(settled).toEqual({ changed: true, advanced: false, steps: [] });
+    expect(settled).toMatchObject({ changed: true, advanced: false, steps: [], claimed: null });
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [runId])).toEqual([{ n: 1 }]);
     expect((await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" })).commands).toEqual(["mark_advanced", "schedule_step"]);
   });
@@ -226,5 +226,18 @@ describe("the engine walk and the sweeper", () => {
     await stepsSettleIfToken(t.db, { step: { id: busy.stepId, attempt: claimed?.attempt ?? 0 }, worker: "w1", status: "done", output: {} });
     expect(await advanceRun(t.db, graphs, { orgId: busy.orgId, runId: busy.runId, reason: "step_settled" })).toMatchObject({ status: "cancelled" });
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [busy.runId])).toEqual([{ n: 1 }]);
+  });
+});
+
+describe("local dispatch", () => {
+  it("a settle claims the next step on the worker's lane in the same commit; the slot runs the whole chain", async () => {
+    const { runId, stepId } = await startAndWalk();
+    const r = new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log, localDispatch: { maxChain: 10 } });
+    expect(await r.run(stepId)).toMatchObject({ kind: "settled", chained: 1 });
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
+    // The chained step needed no wake-up: only the first step's step.ready exists.
+    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'step.ready'", [runId])).toEqual([{ n: 1 }]);
+    const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((e) => e.type);
+    expect(types.slice(-5)).toEqual(["step.succeeded", "step.scheduled", "step.claimed", "step.succeeded", "run.completed"]);
   });
 });

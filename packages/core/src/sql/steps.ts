@@ -93,14 +93,15 @@ export async function stepsClaimIfLeaseFree(
 ): Promise<ClaimedStep | undefined> {
   // holdfast_step_claim (prisma/migrations/20261129020000_step_claim_function): the fenced UPDATE, its timeline row,
   // the held outbox row marked sent, and the run's seq, input and steps, in one planned-once statement.
-  const rows = await tx.$queryRaw<{ claimed: (Omit<ClaimedStep, "runSeq"> & { runSeq: string }) | null }[]>`
+  const rows = await tx.$queryRaw<{ claimed: RawClaim | null }[]>`
     SELECT holdfast_step_claim(${stepId}, ${worker}, ${leaseMs}::float8, ${outboxId ?? null}::bigint) AS claimed`;
   const raw = rows[0]?.claimed;
-  if (!raw) return undefined;
-  const claimed: ClaimedStep = { ...raw, runSeq: BigInt(raw.runSeq) };
   // The function read the steps after its UPDATE, so this step already shows as running and leased.
-  return claimed;
+  return raw ? fromRawClaim(raw) : undefined;
 }
+
+type RawClaim = Omit<ClaimedStep, "runSeq"> & { runSeq: string };
+const fromRawClaim = (raw: RawClaim): ClaimedStep => ({ ...raw, runSeq: BigInt(raw.runSeq) });
 
 /** Milliseconds until a ready step is due by the database clock (0 when due), or undefined if it is not ready. */
 export async function stepsReadyDueInMs(tx: Tx, stepId: string): Promise<number | undefined> {
@@ -127,6 +128,8 @@ export interface SettleRequest {
   delayMs?: number;
   /** The walk from the state seen at claim, applied only if the run's seq is still `runSeq`. */
   advance?: { runSeq: bigint; plan: InlinePlan } | null;
+  /** Local dispatch: claim a step the plan schedules on this lane in the same commit. */
+  claimNext?: { lane: LaneName; leaseMs: number } | null;
 }
 
 export interface SettleResult {
@@ -134,7 +137,9 @@ export interface SettleResult {
   changed: boolean;
   /** true: the run moved on in the same transaction; false: a run.wake was written for the engine. */
   advanced?: boolean;
-  steps?: { id: string; nodeId: string; lane: LaneName; outboxId: string }[];
+  steps?: { id: string; nodeId: string; lane: LaneName }[];
+  /** The next step, already claimed by this worker (local dispatch). */
+  claimed?: ClaimedStep | null;
 }
 
 const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "step.retry_scheduled" } as const;
@@ -150,9 +155,12 @@ export async function stepsSettleIfToken(tx: Tx, r: SettleRequest): Promise<Sett
       ${r.step.id}, ${r.step.attempt}::int, ${r.worker}, ${r.status},
       ${JSON.stringify(r.output ?? null)}::jsonb, ${r.error ? JSON.stringify(r.error) : null}::jsonb,
       ${r.delayMs ?? 0}::float8, ${settleEvent[r.status]}, ${eventData ? JSON.stringify(eventData) : null}::jsonb,
-      ${r.advance ? String(r.advance.runSeq) : null}::bigint, ${r.advance ? JSON.stringify(r.advance.plan) : null}::jsonb
+      ${r.advance ? String(r.advance.runSeq) : null}::bigint, ${r.advance ? JSON.stringify(r.advance.plan) : null}::jsonb,
+      ${r.claimNext?.lane ?? null}::text, ${r.claimNext?.leaseMs ?? 0}::float8
     ) AS result`;
-  return rows[0]?.result ?? { changed: false };
+  const result = rows[0]?.result as (Omit<SettleResult, "claimed"> & { claimed?: RawClaim | null }) | undefined;
+  if (!result) return { changed: false };
+  return { ...result, claimed: result.claimed ? fromRawClaim(result.claimed) : null };
 }
 
 /** Shutdown: give the step back at once (lease_until = now) so another worker takes it without waiting. */

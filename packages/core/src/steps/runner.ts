@@ -69,11 +69,11 @@ export class StepRunner {
       log: Logger;
       handlers?: Record<string, StepHandler>;
       /**
-       * Local dispatch: when a settle schedules the next step on this lane, this worker claims it itself in the
-       * same slot (no queue hop); the relay publishes the held wake-up only if the worker has not claimed it within
-       * `holdMs`. `maxChain` bounds how many steps one slot runs in a row before handing back to the queue.
+       * Local dispatch: when a settle schedules the next step on this lane, the same commit claims it for this
+       * worker, which runs it in the same slot (no queue hop, no extra commit). `maxChain` bounds how many steps one
+       * slot runs in a row before handing back to the queue.
        */
-      localDispatch?: { holdMs: number; maxChain: number };
+      localDispatch?: { maxChain: number };
     },
   ) {
     this.lane = deps.lane ?? lanes.io;
@@ -91,12 +91,12 @@ export class StepRunner {
   }
 
   async run(stepId: string): Promise<RunStepResult> {
-    let next: { stepId: string; outboxId?: string } | undefined = { stepId };
+    let next: string | ClaimedStep | undefined = stepId;
     let first: RunStepResult | undefined;
     let steps = 0;
     const maxChain = this.deps.localDispatch?.maxChain ?? 0;
     for (; next; steps++) {
-      const { result, next: following } = await this.runOne(next.stepId, next.outboxId, steps < maxChain);
+      const { result, next: following } = await this.runOne(next, steps < maxChain);
       first ??= result;
       next = following;
     }
@@ -104,13 +104,11 @@ export class StepRunner {
     return first && first.kind !== "not_due" ? { ...first, chained: steps - 1 } : (first ?? { kind: "not_claimable" });
   }
 
-  private async runOne(
-    stepId: string,
-    outboxId: string | undefined,
-    mayChain: boolean,
-  ): Promise<{ result: RunStepResult; next?: { stepId: string; outboxId: string } }> {
+  /** Claims `target` (or takes the step a settle already claimed for this worker), runs it and settles it. */
+  private async runOne(target: string | ClaimedStep, mayChain: boolean): Promise<{ result: RunStepResult; next?: ClaimedStep }> {
     const { db, worker, log } = this.deps;
-    const step = await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs, outboxId);
+    const stepId = typeof target === "string" ? target : target.id;
+    const step = typeof target === "string" ? await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs) : target;
     if (!step) {
       // A duplicate wake-up, a live lease elsewhere, a cancelled run, or a wake-up that came early.
       const inMs = await stepsReadyDueInMs(db, stepId);
@@ -144,14 +142,14 @@ export class StepRunner {
             ? { step, worker, status: "done", output: settlement.output }
             : { step, worker, status: "failed", error: settlement.error };
       if (request.status !== "ready") {
-        const chain = mayChain && !this.stopping && this.deps.localDispatch;
         const plan = planAfterSettle(
           graph,
           { id: step.runId, status: "running", input: step.input, cancelRequested: false, steps: step.runSteps },
           { stepId: step.id, status: request.status, output: request.output ?? null, error: request.error ?? null },
-          (lane) => (chain && lane === this.lane.name ? chain.holdMs : 0),
         );
         request.advance = plan ? { runSeq: step.runSeq, plan } : null;
+        const chain = mayChain && !this.stopping && this.deps.localDispatch;
+        request.claimNext = chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null;
       }
       const settled = await stepsSettleIfToken(db, request);
       if (!settled.changed) {
@@ -160,8 +158,7 @@ export class StepRunner {
       }
       const kind = request.status === "done" ? "settled" : request.status === "ready" ? "retry_scheduled" : "failed";
       slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
-      const held = settled.steps?.find((n) => n.lane === this.lane.name);
-      return { result: { kind }, ...(held && mayChain && !this.stopping ? { next: { stepId: held.id, outboxId: held.outboxId } } : {}) };
+      return { result: { kind }, ...(settled.claimed ? { next: settled.claimed } : {}) };
     } finally {
       clearInterval(heartbeat);
       this.inFlight.delete(step.id);

@@ -8,7 +8,7 @@ import { decide, type RunState } from "./walk";
  * The database applies it only if the run has not changed since (seq) and is not being cancelled.
  */
 export interface InlinePlan {
-  steps: { nodeId: string; kind: StepKind; lane: LaneName; iteration: number; maxAttempts: number; holdMs: number }[];
+  steps: { nodeId: string; kind: StepKind; lane: LaneName; iteration: number; maxAttempts: number }[];
   events: { type: string; nodeId: string | null; data: Record<string, unknown> | null }[];
   finish: null | {
     status: "completed" | "failed";
@@ -26,14 +26,12 @@ export interface Settled {
 
 /**
  * Returns the plan, or null when the engine should walk instead: the run is being cancelled, another step is open
- * or unwalked, or the walk wants something only the engine does. `holdMsFor` says how long the relay should leave
- * a new step's wake-up to this worker (local dispatch) before publishing it itself.
+ * or unwalked, or the walk wants something only the engine does.
  */
 export function planAfterSettle(
   graph: Graph,
   seen: RunState,
   settled: Settled,
-  holdMsFor: (lane: LaneName) => number,
 ): InlinePlan | null {
   if (seen.status !== "running" || seen.cancelRequested) return null;
   const others = seen.steps.filter((s) => s.id !== settled.stepId);
@@ -56,7 +54,7 @@ export function planAfterSettle(
         plan.events.push({ type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
         break;
       case "schedule_step":
-        plan.steps.push({ nodeId: c.nodeId, kind: c.kind, lane: c.lane, iteration: c.iteration, maxAttempts: c.maxAttempts, holdMs: holdMsFor(c.lane) });
+        plan.steps.push({ nodeId: c.nodeId, kind: c.kind, lane: c.lane, iteration: c.iteration, maxAttempts: c.maxAttempts });
         break;
       case "complete_run":
         plan.finish = { status: "completed", error: null, event: { type: "run.completed", nodeId: c.nodeId, data: null } };
