@@ -113,7 +113,7 @@ console.log("");
 const best = Math.max(...results.filter((r) => r.label.startsWith("http")).map((r) => r.stepsPerSec));
 if (limit) {
   console.log(
-    `database limit (pgbench, the engine's 2 commits per step, 8 clients, 10 s): ${fmt(limit.stepsPerSec)} steps/s, ` +
+    `database limit (pgbench, the writes of a chained step in one commit, 8 clients, 10 s): ${fmt(limit.stepsPerSec)} steps/s, ` +
       `${fmt(limit.commitsPerStep, 2)} commits/step, ${fmt(limit.walBytesPerStep)} WAL bytes/step, ${fmt(limit.pgCpuPer1kSteps, 2)} pg CPU s/1k steps`,
   );
   console.log(`engine / database limit: ${fmt((100 * best) / limit.stepsPerSec, 1)}% (target >= 50%)`);
