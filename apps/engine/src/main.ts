@@ -1,6 +1,6 @@
-import { advanceRun, createLogger, GraphCache, onShutdown, pollOutbox, topics, workerId } from "@holdfast/core";
+import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, workerId } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
-import { assertNoEviction, createConsumer, queueNames, redisConnection } from "@holdfast/queue";
+import { assertNoEviction, createConsumer, DelayedError, queueNames, redisConnection } from "@holdfast/queue";
 import { env } from "./env";
 
 const log = createLogger("engine", env.LOG_LEVEL);
@@ -20,22 +20,27 @@ async function handle(data: unknown) {
   return result;
 }
 
+/** A timer's fast-path job: fire it (if due and current) and walk the run on at once. */
+async function handleTimer(data: unknown) {
+  const due = topics["timer.due"].payload.safeParse(data);
+  if (!due.success) {
+    log.error({ data, issues: due.error.issues }, "malformed timer.due message dropped");
+    return { kind: "dropped" as const };
+  }
+  const result = await fireTimer(db, due.data, id);
+  if (result.kind === "fired") await advanceRun(db, graphs, { orgId: due.data.orgId, runId: due.data.runId, reason: "timer_fired" }, id);
+  return result;
+}
+
 let stop: () => Promise<void>;
 if (env.WAKEUPS === "poll") {
   const abort = new AbortController();
-  const polling = pollOutbox({
-    db,
-    topic: "run.wake",
-    lane: null,
-    slots: env.ENGINE_CONCURRENCY,
-    intervalMs: env.POLL_INTERVAL_MS,
-    log,
-    signal: abort.signal,
-    handle,
-  });
+  const poll = (topic: "run.wake" | "timer.due", run: (data: unknown) => Promise<unknown>) =>
+    pollOutbox({ db, topic, lane: null, slots: env.ENGINE_CONCURRENCY, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: run });
+  const polling = [poll("run.wake", handle), poll("timer.due", handleTimer)];
   stop = async () => {
     abort.abort();
-    await polling;
+    await Promise.all(polling);
   };
 } else {
   const redis = redisConnection(env.REDIS_URL);
@@ -44,7 +49,16 @@ if (env.WAKEUPS === "poll") {
   const consumer = createConsumer(
     { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
     queueNames.engine,
-    (job) => handle(job.data),
+    async (job, token) => {
+      if (job.name !== "timer.due") return handle(job.data);
+      const result = await handleTimer(job.data);
+      if (result.kind === "not_due") {
+        // The queue delivered early by the database's clock: come back when it is due.
+        await job.moveToDelayed(Date.now() + result.inMs + 5, token);
+        throw new DelayedError();
+      }
+      return result;
+    },
     { concurrency: env.ENGINE_CONCURRENCY },
   );
   consumer.on("failed", (job, error) => log.error({ jobId: job?.id, err: error }, "run wake-up failed"));

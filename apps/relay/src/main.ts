@@ -19,11 +19,29 @@ const publisher = createPublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_P
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
 let notified: (() => void) | undefined;
 const wake = () => new Promise<void>((resolve) => (notified = resolve));
-const listener = new pg.Client({ connectionString: env.DATABASE_URL, application_name: "holdfast-relay-listen" });
-listener.on("notification", () => notified?.());
-listener.on("error", (error) => log.warn({ err: error }, "LISTEN connection lost; polling only"));
-await listener.connect();
-await listener.query("LISTEN holdfast_outbox");
+let listener: pg.Client | undefined;
+let closing = false;
+async function listen(): Promise<void> {
+  const client = new pg.Client({ connectionString: env.DATABASE_URL, application_name: "holdfast-relay-listen" });
+  const again = (error?: Error) => {
+    if (closing || listener !== client) return;
+    listener = undefined;
+    log.warn({ err: error }, "LISTEN connection lost; polling until it is back");
+    client.end().catch(() => {});
+    setTimeout(() => listen().catch(() => {}), 1_000);
+  };
+  listener = client;
+  client.on("notification", () => notified?.());
+  client.on("error", again);
+  client.on("end", () => again());
+  try {
+    await client.connect();
+    await client.query("LISTEN holdfast_outbox");
+  } catch (error) {
+    again(error as Error);
+  }
+}
+await listen();
 
 const stop = new AbortController();
 let total = 0;
@@ -45,7 +63,8 @@ onShutdown(log, async () => {
   notified?.();
   await running;
   log.info({ total }, "relay stopped");
-  await listener.end().catch(() => {});
+  closing = true;
+  await listener?.end().catch(() => {});
   await publisher.close();
   await db.$disconnect();
 });

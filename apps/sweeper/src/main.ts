@@ -21,8 +21,10 @@ const running = loop({
       staleSeconds: env.SWEEP_STALE_SECONDS,
       batchSize: env.SWEEP_BATCH_SIZE,
       outboxRetentionSeconds: env.OUTBOX_RETENTION_SECONDS,
+      timers: { orgs: env.TIMER_SWEEP_ORGS, perOrg: env.TIMER_SWEEP_PER_ORG, batch: env.TIMER_SWEEP_BATCH, maxBatches: env.TIMER_SWEEP_MAX_BATCHES },
     });
     if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken) log.info(result, "sweep found stopped work");
+    if (result.timersFired) log.debug({ timersFired: result.timersFired }, "due sweep fired timers");
     // A full batch means more is waiting: go again after a short breath rather than a whole interval.
     const full = Math.max(result.leasesReclaimed, result.stepsRewoken, result.runsRewoken) >= env.SWEEP_BATCH_SIZE;
     if (full) await sleep(50);

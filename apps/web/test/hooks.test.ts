@@ -151,6 +151,12 @@ describe("POST /api/hooks/:org/:automation", () => {
     );
   });
 
+  it("refuses text the database cannot store (U+0000, unpaired surrogates) with 400 instead of failing with 500", async () => {
+    for (const text of ['{"id":"evt_nul","note":"a\\u0000b"}', '{"id":"evt_sur","note":"\\ud800"}']) {
+      await refused(400, "invalid_payload", () => hook("demo", "demo-follow-up", post("demo/demo-follow-up", text, { "webhook-id": "evt_nul" })));
+    }
+  });
+
   it("refuses JSON that is not an object with 400", async () => {
     for (const text of ["[1,2]", '"text"', "42", "null"]) {
       await refused(400, "invalid_payload", () =>

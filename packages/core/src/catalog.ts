@@ -37,6 +37,8 @@ export const nodeKinds = {
   branch: { inline: true },
   end: { inline: true },
   http_request: { inline: false, lane: "io" },
+  /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
+  wait: { inline: false, lane: "human" },
 } as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName }>;
 export type NodeKind = keyof typeof nodeKinds;
 export type StepKind = { [K in NodeKind]: (typeof nodeKinds)[K] extends { inline: false } ? K : never }[NodeKind];
@@ -52,7 +54,7 @@ export const topics = {
     payload: z.object({
       orgId: z.string().min(1),
       runId: z.string().min(1),
-      reason: z.enum(["started", "step_settled", "cancel", "sweep"]),
+      reason: z.enum(["started", "step_settled", "cancel", "sweep", "timer_fired"]),
     }),
   },
   "step.ready": {
@@ -64,13 +66,24 @@ export const topics = {
       lane: z.enum(laneNames),
     }),
   },
+  "timer.due": {
+    queue: "engine",
+    payload: z.object({
+      orgId: z.string().min(1),
+      runId: z.string().min(1),
+      timerId: z.string().min(1),
+      wake: z.number().int().min(1),
+      dueAt: z.string().min(1),
+    }),
+  },
 } as const;
 export type Topic = keyof typeof topics;
+export type TimerDue = z.infer<(typeof topics)["timer.due"]["payload"]>;
 export type RunWake = z.infer<(typeof topics)["run.wake"]["payload"]>;
 export type StepReady = z.infer<(typeof topics)["step.ready"]["payload"]>;
 
 export function queueForTopic(topic: string, payload: unknown): string {
-  if (topic === "run.wake") return topics["run.wake"].queue;
+  if (topic === "run.wake" || topic === "timer.due") return topics[topic].queue;
   if (topic === "step.ready") return topics["step.ready"].queue(topics["step.ready"].payload.parse(payload).lane);
   throw new Error(`unknown outbox topic ${topic}`);
 }

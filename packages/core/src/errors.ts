@@ -31,6 +31,12 @@ export class NoPublishedVersionError extends HoldfastError {
   }
 }
 
+export class InvalidPayloadError extends HoldfastError {
+  constructor(detail: string) {
+    super("invalid_payload", detail);
+  }
+}
+
 export class InvalidGraphError extends HoldfastError {
   constructor(readonly problems: { path: string; message: string }[]) {
     super("invalid_graph", `invalid graph: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);

@@ -59,7 +59,15 @@ export async function loop(opts: {
     try {
       const busy = await opts.once();
       failures = 0;
-      if (!busy) await Promise.race([sleep(opts.idleMs, opts.signal), opts.wake?.() ?? new Promise(() => {})]);
+      if (!busy) {
+        // One nap per idle pause, cancelled when a wake-up wins, so no timer or listener outlives its pause.
+        const nap = new AbortController();
+        const stop = () => nap.abort();
+        opts.signal.addEventListener("abort", stop, { once: true });
+        await Promise.race([sleep(opts.idleMs, nap.signal), opts.wake?.() ?? new Promise<void>(() => {})]);
+        nap.abort();
+        opts.signal.removeEventListener("abort", stop);
+      }
     } catch (error) {
       failures++;
       opts.log.error({ err: error, failures }, "loop iteration failed");

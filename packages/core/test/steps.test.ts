@@ -241,3 +241,45 @@ describe("local dispatch", () => {
     expect(types.slice(-5)).toEqual(["step.succeeded", "step.scheduled", "step.claimed", "step.succeeded", "run.completed"]);
   });
 });
+
+describe("cancellation whatever the step in flight does next", () => {
+  it("a retry of a step whose run is being cancelled wakes the engine, which finishes the cancel", async () => {
+    const { runId, orgId, stepId } = await startAndWalk();
+    const claimed = await stepsClaimIfLeaseFree(t.db, stepId, "w1", 30_000);
+    if (!claimed) throw new Error("no claim");
+    expect((await requestCancel(t.db, graphs, orgId, runId, "stop", "test")).state).toBe("requested");
+    const settled = await stepsSettleIfToken(t.db, { step: claimed, worker: "w1", status: "ready", error: { code: "http_503", message: "x" }, delayMs: 1000 });
+    expect(settled.changed).toBe(true);
+    expect(await rows("SELECT payload->>'reason' AS reason FROM outbox WHERE run_id = $1 AND topic = 'run.wake' ORDER BY id DESC LIMIT 1", [runId])).toEqual([
+      { reason: "cancel" },
+    ]);
+    expect(await advanceRun(t.db, graphs, { orgId, runId, reason: "cancel" })).toMatchObject({ status: "cancelled" });
+  });
+
+  it("a run whose cancel waits on a step that was released or lost is found by the sweeper and cancelled", async () => {
+    const { runId, orgId, stepId } = await startAndWalk();
+    await stepsClaimIfLeaseFree(t.db, stepId, "w1", 30_000);
+    await requestCancel(t.db, graphs, orgId, runId, "stop", "test");
+    // The worker died: its lease lapses and the sweeper reclaims the step (ready again, nobody may claim it).
+    await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
+    await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 });
+    await t.sql.query("UPDATE outbox SET sent_at = now()");
+    await t.sql.query("UPDATE runs SET updated_at = now() - interval '10 s' WHERE id = $1", [runId]);
+    expect((await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 })).runsRewoken).toBe(1);
+    expect(await advanceRun(t.db, graphs, { orgId, runId, reason: "sweep" })).toMatchObject({ status: "cancelled" });
+  });
+
+  it("records a provider answer jsonb cannot store, cleaned, instead of retrying it forever", async () => {
+    const { stepId } = await startAndWalk();
+    const r = new StepRunner({
+      db: t.db,
+      graphs,
+      worker: "w1",
+      lane: lanes.io,
+      log,
+      handlers: { http_request: async () => ({ kind: "done", output: { body: "a\u0000b\ud800c" } }) },
+    });
+    expect((await r.run(stepId)).kind).toBe("settled");
+    expect(await rows("SELECT output->>'body' AS body FROM steps WHERE id = $1", [stepId])).toEqual([{ body: "a\ufffdb\ufffdc" }]);
+  });
+});

@@ -25,6 +25,7 @@ const statusByCode: Record<string, number> = {
   no_published_version: 409,
   invalid_signature: 401,
   missing_start_key: 400,
+  invalid_payload: 400,
   invalid_graph: 500,
 };
 

@@ -5,8 +5,11 @@ import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsFinish, runsLockForWalk, runsTouch } from "../sql/runs";
 import { stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
+import { timersInsert } from "../sql/timers";
+import { timerFor } from "../timers/plan";
+import type { Graph } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
-import { type Command, decide, type RunState } from "../walk/walk";
+import { type Command, decide, isOpen, type RunState } from "../walk/walk";
 
 export interface AdvanceResult {
   /** What the walk decided; empty when the wake-up was a duplicate or the run had nothing new. */
@@ -35,12 +38,12 @@ export async function advanceLocked(tx: Tx, graphs: GraphCache, run: RunRow, act
   const steps = await stepsForRun(tx, run.orgId, run.id);
   const state: RunState = { id: run.id, status: run.status, input: run.input, cancelRequested: run.cancelRequested, steps };
   let commands = decide(graph, state);
-  const open = steps.some((s) => s.status === "ready" || s.status === "running");
+  const open = steps.some((s) => isOpen(s.status));
   if (commands.length === 0 && !open) {
     // Nothing ready, nothing running, nothing new settled: this run has no way forward. Say so where a person sees it.
     commands = [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
   }
-  await apply(tx, run, commands, actor);
+  await apply(tx, graph, run, commands, actor);
   return { commands: commands.map((c) => c.type), status: statusAfter(commands) };
 }
 
@@ -53,7 +56,7 @@ function statusAfter(commands: Command[]): RunState["status"] {
   return "running";
 }
 
-async function apply(tx: Tx, run: RunRow, commands: Command[], actor: string): Promise<void> {
+async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], actor: string): Promise<void> {
   if (commands.length === 0) return;
   const base = { orgId: run.orgId, runId: run.id, worker: actor };
   const events: RunEventRow[] = [];
@@ -68,8 +71,25 @@ async function apply(tx: Tx, run: RunRow, commands: Command[], actor: string): P
         events.push({ ...base, type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
         break;
       case "schedule_step": {
-        const [step] = await stepsInsert(tx, [{ ...c, orgId: run.orgId, runId: run.id }]);
+        const waits = c.kind === "wait";
+        const [step] = await stepsInsert(tx, [{ ...c, orgId: run.orgId, runId: run.id }], waits ? "waiting" : "ready");
         if (!step) break; // already scheduled by an earlier walk of the same settle
+        if (waits) {
+          // The intent and the instant, computed from the database clock, with its fast-path wake-up.
+          const node = graph.nodes.find((n) => n.id === c.nodeId);
+          if (node?.kind !== "wait") throw new Error(`node ${c.nodeId} is not a wait`);
+          const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
+          const timer = timerFor(node.config, run.id, run.input, now);
+          const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
+          events.push({
+            ...base,
+            type: "timer.scheduled",
+            stepId: step.id,
+            nodeId: c.nodeId,
+            data: { timerId: written.id, rule: timer.rule, zone: timer.zone, zoneSource: timer.zoneSource, dueAt: timer.dueAt.toISOString(), spreadOffsetSeconds: timer.spreadOffsetSeconds },
+          });
+          break;
+        }
         events.push({ ...base, type: "step.scheduled", stepId: step.id, nodeId: c.nodeId, lane: c.lane, data: { iteration: c.iteration } });
         outbox.push({ orgId: run.orgId, runId: run.id, topic: "step.ready", payload: { orgId: run.orgId, runId: run.id, stepId: step.id, lane: c.lane } });
         break;

@@ -19,7 +19,7 @@ export async function relayOnce(db: Db, publisher: Publisher, batchSize: number)
     if (rows.length === 0) return { published: 0 };
     await Promise.all(
       rows.map((row) =>
-        publisher.publish(queueForTopic(row.topic, row.payload), row.topic, row.payload, { jobId: row.jobId }),
+        publisher.publish(queueForTopic(row.topic, row.payload), row.topic, row.payload, { jobId: row.jobId, delayMs: row.delayMs }),
       ),
     );
     crashpoint("relay.after_publish");

@@ -22,8 +22,10 @@ export async function outboxInsert(tx: Tx, rows: OutboxRow[]): Promise<void> {
 
 export interface UnsentOutboxRow {
   id: bigint;
-  /** Stable per row and unique across database resets (ids restart; Redis may still hold old job ids). */
+  /** Stable per row and unique across database resets (ids restart; Redis may still hold old job ids); a timer's
+   * wake-up is named by its timer id and wake number, so a recompute's new job never collides with the old one. */
   jobId: string;
+  delayMs: number;
   topic: string;
   payload: unknown;
 }
@@ -35,7 +37,12 @@ export interface UnsentOutboxRow {
 export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRow[]> {
   return tx.$queryRaw<UnsentOutboxRow[]>`
     SELECT id, topic, payload,
-           'obx_' || id || '_' || (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint AS "jobId"
+           CASE WHEN topic = 'timer.due' THEN 'tmr_' || (payload->>'timerId') || '_' || (payload->>'wake')
+                ELSE 'obx_' || id || '_' || (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint END AS "jobId",
+           -- A timer's fast path: published now, delivered by the queue at due_at (by the database clock).
+           CASE WHEN topic = 'timer.due'
+                THEN GREATEST(0, EXTRACT(EPOCH FROM ((payload->>'dueAt')::timestamptz - now())) * 1000)
+                ELSE 0 END::float8 AS "delayMs"
     FROM outbox
     WHERE sent_at IS NULL AND available_at <= now()
     ORDER BY available_at, id
@@ -66,6 +73,7 @@ export function outboxTakeDue(tx: Tx, topic: Topic, lane: string | null, limit: 
     WHERE id IN (
       SELECT id FROM outbox
       WHERE sent_at IS NULL AND available_at <= now() AND topic = ${topic}
+        AND (topic <> 'timer.due' OR (payload->>'dueAt')::timestamptz <= now())
         AND (${lane}::text IS NULL OR payload->>'lane' = ${lane}::text)
       ORDER BY available_at, id
       LIMIT ${limit}

@@ -66,8 +66,8 @@ export interface StalledRun {
 }
 
 /**
- * Sweeper: running runs with no way forward right now: no ready or running step, no unsent outbox row, and no
- * progress for `staleSeconds`. Typically a settled step whose run.wake was lost, or a start whose wake-up was
+ * Sweeper: running runs with no way forward right now: no open step (or a cancel waiting on no step in flight), no
+ * unsent outbox row, and no progress for `staleSeconds`. Typically a settled step whose run.wake was lost, or a start whose wake-up was
  * dropped. They get a fresh run.wake (at most once per `staleSeconds`, by swept_at).
  */
 export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Promise<StalledRun[]> {
@@ -77,9 +77,13 @@ export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Pr
       WHERE r.status = 'running'
         AND r.updated_at < now() - make_interval(secs => ${staleSeconds})
         AND (r.swept_at IS NULL OR r.swept_at < now() - make_interval(secs => ${staleSeconds}))
-        AND NOT EXISTS (
-          SELECT 1 FROM steps s WHERE s.run_id = r.id
-            AND (s.status IN ('ready', 'running') OR s.updated_at >= now() - make_interval(secs => ${staleSeconds})))
+        AND (
+          NOT EXISTS (
+            SELECT 1 FROM steps s WHERE s.run_id = r.id
+              AND (s.status IN ('ready', 'running', 'waiting') OR s.updated_at >= now() - make_interval(secs => ${staleSeconds})))
+          -- A cancel waits only for a step in flight; once none holds a live lease the engine must finish it.
+          OR (r.cancel_requested_at IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'running' AND s.lease_until >= now())))
         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = r.id AND o.sent_at IS NULL)
       ORDER BY r.updated_at
       LIMIT ${limit}

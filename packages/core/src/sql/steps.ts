@@ -19,12 +19,16 @@ export interface NewStep {
   maxAttempts: number;
 }
 
-export function stepsInsert(tx: Tx, steps: NewStep[]): Promise<{ id: string; nodeId: string; lane: LaneName }[]> {
+export function stepsInsert(
+  tx: Tx,
+  steps: NewStep[],
+  status: "ready" | "waiting" = "ready",
+): Promise<{ id: string; nodeId: string; lane: LaneName }[]> {
   const values = steps.map(
-    (s) => Prisma.sql`(${s.orgId}, ${s.runId}, ${s.nodeId}, ${s.iteration}, ${s.kind}, ${s.lane}, ${s.maxAttempts})`,
+    (s) => Prisma.sql`(${s.orgId}, ${s.runId}, ${s.nodeId}, ${s.iteration}, ${s.kind}, ${s.lane}, ${s.maxAttempts}, ${status})`,
   );
   return tx.$queryRaw`
-    INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
+    INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status)
     VALUES ${Prisma.join(values)}
     ON CONFLICT (run_id, node_id, iteration) DO NOTHING
     RETURNING id, node_id AS "nodeId", lane`;
@@ -58,7 +62,7 @@ export function stepsCancelOpen(tx: Tx, stepIds: string[]): Promise<number> {
   return tx.$executeRaw`
     UPDATE steps SET status = 'cancelled', owner = NULL, lease_until = NULL, updated_at = now(),
                      settled_at = now(), advanced_at = now()
-    WHERE id = ANY(${stepIds}::text[]) AND status IN ('ready', 'running')`;
+    WHERE id = ANY(${stepIds}::text[]) AND status IN ('ready', 'running', 'waiting')`;
 }
 
 export interface ClaimedStep {
@@ -261,6 +265,8 @@ export function stepsRewakeStale(tx: Tx, staleSeconds: number, limit: number): P
         AND s.updated_at < now() - make_interval(secs => ${staleSeconds})
         AND (s.woken_at IS NULL OR s.woken_at < now() - make_interval(secs => ${staleSeconds}))
         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = s.run_id AND o.sent_at IS NULL)
+        -- Steps of a run being cancelled are nobody's to claim: runsFindStalled hands the run to the engine.
+        AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.cancel_requested_at IS NOT NULL)
       ORDER BY s.available_at
       LIMIT ${limit}
       FOR UPDATE OF s SKIP LOCKED

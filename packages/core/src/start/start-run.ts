@@ -1,6 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import { crashpoint } from "../crash";
-import { NoPublishedVersionError, NotFoundError } from "../errors";
+import { InvalidPayloadError, NoPublishedVersionError, NotFoundError } from "../errors";
+import { hasUnstorableText } from "../json";
 import { automationsFindStartTarget } from "../sql/automations";
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
@@ -31,6 +32,9 @@ export interface StartOutcome {
  * commit in one transaction; a repeated delivery finds the same run and writes only a timeline note.
  */
 export async function startRun(db: Db, request: StartRequest): Promise<StartOutcome> {
+  if (hasUnstorableText(request.body)) {
+    throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
+  }
   const outcome = await inTx(db, async (tx) => {
     const found = await automationsFindStartTarget(tx, request.orgSlug, request.automationSlug);
     if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);

@@ -17,6 +17,7 @@ import {
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
 import { planAfterSettle } from "../walk/plan";
+import { storable } from "../json";
 import { settlementFor, type StepOutcome } from "./retry";
 
 export interface StepContext {
@@ -134,7 +135,8 @@ export class StepRunner {
       clearInterval(heartbeat);
       if (controller.signal.aborted) return { result: await this.afterAbort(step, controller.signal.reason, slog) };
       crashpoint("worker.before_settle");
-      const settlement = settlementFor(outcome, step.attempt, step.maxAttempts, this.lane.retry);
+      // A provider's answer is recorded whatever it contains: text jsonb cannot hold is cleaned, not a reason to retry.
+      const settlement = settlementFor(storable(outcome), step.attempt, step.maxAttempts, this.lane.retry);
       const request: SettleRequest =
         settlement.kind === "retry"
           ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }

@@ -4,8 +4,11 @@ import { leaderLeasesAcquireOrRenew } from "../sql/leader-leases";
 import { outboxDeleteSentBefore } from "../sql/outbox";
 import { runsFindStalled } from "../sql/runs";
 import { stepsReclaimExpired, stepsRewakeStale } from "../sql/steps";
+import { timersFireDueFairly } from "../sql/timers";
 
 export interface SweepConfig {
+  /** The due sweep: organisations per batch, timers per organisation, timers per batch, batches per tick. */
+  timers?: { orgs: number; perOrg: number; batch: number; maxBatches: number };
   /** How long a ready step or a quiet run may sit before the sweeper assumes its wake-up was lost. */
   staleSeconds: number;
   batchSize: number;
@@ -13,6 +16,7 @@ export interface SweepConfig {
 }
 
 export interface SweepResult {
+  timersFired: number;
   leasesReclaimed: number;
   stepsRewoken: number;
   runsRewoken: number;
@@ -24,12 +28,20 @@ export interface SweepResult {
  * durable wake-up (an outbox row), each in its own short transaction.
  */
 export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResult> {
+  const t = config.timers ?? { orgs: 20, perOrg: 50, batch: 500, maxBatches: 20 };
+  let timersFired = 0;
+  for (let i = 0; i < t.maxBatches; i++) {
+    const batch = await inTx(db, (tx) => timersFireDueFairly(tx, t.orgs, t.perOrg, t.batch, "sweeper"));
+    const n = batch.fired.reduce((a, f) => a + f.count, 0);
+    timersFired += n;
+    if (n === 0) break; // keep draining a backlog (rotating organisations) up to maxBatches per tick
+  }
   const reclaimed = await inTx(db, (tx) => stepsReclaimExpired(tx, config.batchSize));
   const rewoken = await inTx(db, (tx) => stepsRewakeStale(tx, config.staleSeconds, config.batchSize));
   const runs = await inTx(db, (tx) => runsFindStalled(tx, config.staleSeconds, config.batchSize));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
-  return { leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted };
+  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted };
 }
 
 export const sweeperLeaderName = "sweeper";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InvalidGraphError } from "../errors";
+import { isValidZone, waitRuleSchema } from "../timers/schedule";
 
 /**
  * A published version's graph. Node ids are stable, human-readable slugs: they name steps in the database and in
@@ -62,10 +63,29 @@ export const httpRequestConfig = z
   })
   .strict();
 
+const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
+
+export const waitConfig = z
+  .object({
+    rule: waitRuleSchema,
+    /** A fixed IANA zone; also the fallback when `zoneFrom` finds no valid zone on the run. */
+    zone: ianaZone.optional(),
+    /** Where the contact's zone is on the run: a dotted path into the input, e.g. "input.contact.timezone". */
+    zoneFrom: z.string().regex(/^input(\.[A-Za-z0-9_-]+)+$/, "a path starting with input.").optional(),
+    /** Deterministic spread for human schedules: hash(run id) mod spreadSeconds. 0 = off. */
+    spreadSeconds: z.number().int().min(0).max(86_400).default(0),
+  })
+  .strict()
+  .refine((c) => c.rule.kind === "duration" || c.zone !== undefined || c.zoneFrom !== undefined, {
+    message: "a calendar wait needs a zone or zoneFrom",
+  });
+export type WaitConfig = z.infer<typeof waitConfig>;
+
 export const graphNodeSchema = z.discriminatedUnion("kind", [
   z.object({ ...base, kind: z.literal("trigger"), config: triggerConfig.default({ payloadHashFallback: false }) }).strict(),
   z.object({ ...base, kind: z.literal("branch"), config: z.object({ condition: conditionSchema }).strict() }).strict(),
   z.object({ ...base, kind: z.literal("http_request"), config: httpRequestConfig }).strict(),
+  z.object({ ...base, kind: z.literal("wait"), config: waitConfig }).strict(),
   z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
 ]);
 

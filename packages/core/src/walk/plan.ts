@@ -1,6 +1,6 @@
 import type { LaneName, StepKind } from "../catalog";
 import type { Graph } from "../versions/graph";
-import { decide, type RunState } from "./walk";
+import { decide, isOpen, type RunState } from "./walk";
 
 /**
  * What a lane worker writes with its settle so the run moves on in the same transaction, without an engine hop:
@@ -35,7 +35,7 @@ export function planAfterSettle(
 ): InlinePlan | null {
   if (seen.status !== "running" || seen.cancelRequested) return null;
   const others = seen.steps.filter((s) => s.id !== settled.stepId);
-  if (others.some((s) => s.status === "ready" || s.status === "running" || (!s.advanced && (s.status === "done" || s.status === "failed")))) {
+  if (others.some((s) => isOpen(s.status) || (!s.advanced && (s.status === "done" || s.status === "failed")))) {
     return null;
   }
   const self = seen.steps.find((s) => s.id === settled.stepId);
@@ -54,6 +54,7 @@ export function planAfterSettle(
         plan.events.push({ type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
         break;
       case "schedule_step":
+        if (c.kind === "wait") return null; // a timer is computed and written by the engine
         plan.steps.push({ nodeId: c.nodeId, kind: c.kind, lane: c.lane, iteration: c.iteration, maxAttempts: c.maxAttempts });
         break;
       case "complete_run":

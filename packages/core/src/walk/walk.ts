@@ -7,7 +7,7 @@ import { evaluate, type WalkContext } from "./condition";
  * clock. The engine's shell loads the state, calls `decide`, and applies the commands in one transaction.
  */
 
-export type StepStatus = "ready" | "running" | "done" | "failed" | "cancelled";
+export type StepStatus = "ready" | "running" | "waiting" | "done" | "failed" | "cancelled";
 
 export interface StepState {
   id: string;
@@ -41,6 +41,11 @@ export type Command =
 /** A walk that passes this many inline nodes without reaching a step or an end is a loop with no step in it. */
 export const maxInlineHops = 200;
 
+/** A step that still has a way forward of its own: ready, running, or waiting on a timer. */
+export function isOpen(status: StepStatus): boolean {
+  return status === "ready" || status === "running" || status === "waiting";
+}
+
 export function isTerminal(status: RunState["status"]): boolean {
   return status !== "running";
 }
@@ -72,7 +77,7 @@ export function decide(graph: Graph, run: RunState): Command[] {
 function onCancelRequested(run: RunState): Command[] {
   // An effect may be in flight: cancellation waits for its settle (which wakes the run again).
   if (run.steps.some((s) => s.status === "running" && s.leased)) return [];
-  const open = run.steps.filter((s) => s.status === "ready" || s.status === "running").map((s) => s.id);
+  const open = run.steps.filter((s) => isOpen(s.status)).map((s) => s.id);
   return [{ type: "cancel_run", stepIds: open }];
 }
 
@@ -98,13 +103,14 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
         break;
       }
       case "http_request":
+      case "wait":
         return [...commands, schedule(node, run, [...earlier, ...commands])];
     }
   }
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
 }
 
-function schedule(node: Extract<GraphNode, { kind: "http_request" }>, run: RunState, earlier: Command[]): Command {
+function schedule(node: Extract<GraphNode, { kind: "http_request" | "wait" }>, run: RunState, earlier: Command[]): Command {
   const previous = Math.max(
     0,
     ...run.steps.filter((s) => s.nodeId === node.id).map((s) => s.iteration),
@@ -117,7 +123,7 @@ function schedule(node: Extract<GraphNode, { kind: "http_request" }>, run: RunSt
     kind: node.kind,
     lane,
     iteration: previous + 1,
-    maxAttempts: node.config.maxAttempts ?? lanes[lane].retry.maxAttempts,
+    maxAttempts: (node.kind === "http_request" ? node.config.maxAttempts : 1) ?? lanes[lane].retry.maxAttempts,
   };
 }
 

@@ -1,0 +1,23 @@
+/**
+ * PostgreSQL's jsonb cannot store U+0000 or unpaired UTF-16 surrogates (22P05), though JSON.parse accepts both.
+ * Values we receive from outside are either refused at the edge (`hasUnstorableText`) or, for a provider's answer
+ * we must record whatever it was, cleaned (`storable`).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding U+0000 is the point
+const nul = /\u0000/g;
+
+export function hasUnstorableText(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\u0000") || !value.isWellFormed();
+  if (Array.isArray(value)) return value.some(hasUnstorableText);
+  if (value && typeof value === "object") return Object.entries(value).some(([k, v]) => hasUnstorableText(k) || hasUnstorableText(v));
+  return false;
+}
+
+export function storable<T>(value: T): T {
+  if (typeof value === "string") return value.replace(nul, "\uFFFD").toWellFormed() as T;
+  if (Array.isArray(value)) return value.map(storable) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storable(v)])) as T;
+  }
+  return value;
+}

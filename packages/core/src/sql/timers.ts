@@ -1,0 +1,172 @@
+import { Prisma, type Tx } from "@holdfast/db";
+
+export interface NewTimer {
+  orgId: string;
+  runId: string;
+  stepId: string;
+  rule: unknown;
+  zone: string;
+  spreadSeconds: number;
+  spreadOffsetSeconds: number;
+  anchorAt: Date;
+  dueAt: Date;
+}
+
+/** Writes the timer and its fast-path wake-up (published at once, delivered at due_at) in the caller's transaction. */
+export async function timersInsert(tx: Tx, t: NewTimer): Promise<{ id: string; wake: number }> {
+  const rows = await tx.$queryRaw<{ id: string; wake: number }[]>`
+    WITH timer AS (
+      INSERT INTO timers (org_id, run_id, step_id, rule, zone, spread_seconds, spread_offset_seconds, anchor_at, due_at)
+      VALUES (${t.orgId}, ${t.runId}, ${t.stepId}, ${JSON.stringify(t.rule)}::jsonb, ${t.zone}, ${t.spreadSeconds}::int,
+              ${t.spreadOffsetSeconds}::int, ${t.anchorAt}::timestamptz, ${t.dueAt}::timestamptz)
+      RETURNING id, org_id, run_id, wake, due_at
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'timer.due',
+             jsonb_build_object('orgId', org_id, 'runId', run_id, 'timerId', id, 'wake', wake, 'dueAt', due_at)
+      FROM timer
+    )
+    SELECT id, wake FROM timer`;
+  return rows[0] as { id: string; wake: number };
+}
+
+export interface FiredTimer {
+  timerId: string;
+  orgId: string;
+  runId: string;
+  stepId: string;
+}
+
+/**
+ * Fires one timer if it is due by the database clock, unfired, and `wake` is still its current wake number: the
+ * wait step settles, the run gets its run.wake, and the timeline records the lateness, in one statement. Whichever
+ * path comes first (the fast-path job or the due sweep) fires it; the other finds nothing.
+ */
+export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string): Promise<FiredTimer[]> {
+  return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by);
+}
+
+function fire(tx: Tx, which: Prisma.Sql, by: string): Promise<FiredTimer[]> {
+  return tx.$queryRaw<FiredTimer[]>`
+    WITH fired AS (
+      UPDATE timers SET fired_at = now(), fired_by = ${by}, updated_at = now(),
+                        lateness_ms = GREATEST(0, EXTRACT(EPOCH FROM now() - due_at) * 1000)
+      WHERE ${which} AND fired_at IS NULL AND due_at <= now()
+      RETURNING id, org_id, run_id, step_id, due_at, lateness_ms
+    ), settled AS (
+      UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
+                         output = jsonb_build_object('dueAt', f.due_at, 'firedAt', now(), 'latenessMs', f.lateness_ms)
+      FROM fired f WHERE s.id = f.step_id AND s.status = 'waiting'
+      RETURNING s.id
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'timer_fired')
+      FROM fired
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)
+      SELECT org_id, run_id, step_id, 'timer.fired', ${by},
+             jsonb_build_object('timerId', id, 'dueAt', due_at, 'latenessMs', round(lateness_ms::numeric, 1))
+      FROM fired
+    )
+    SELECT id AS "timerId", org_id AS "orgId", run_id AS "runId", step_id AS "stepId" FROM fired`;
+}
+
+export interface SweepBatch {
+  fired: { orgId: string; count: number; maxLatenessMs: number }[];
+}
+
+/**
+ * The fair due sweep: a bounded, rotated set of organisations with due work (least recently served first), at most
+ * `perOrg` due timers from each (a short index scan on (org_id, due_at) per organisation, SKIP LOCKED so concurrent
+ * sweeps never take the same timer), fired in this transaction, and each served organisation stamped.
+ */
+export async function timersFireDueFairly(tx: Tx, orgLimit: number, perOrg: number, total: number, by: string): Promise<SweepBatch> {
+  const fired = await fire(
+    tx,
+    Prisma.sql`id IN (
+      SELECT t.id
+      FROM (
+        SELECT o.id FROM organisations o
+        WHERE EXISTS (SELECT 1 FROM timers d WHERE d.org_id = o.id AND d.fired_at IS NULL AND d.due_at <= now())
+        ORDER BY o.last_timer_served_at NULLS FIRST, o.id
+        LIMIT ${orgLimit}
+      ) AS o
+      CROSS JOIN LATERAL (
+        SELECT id, due_at FROM timers
+        WHERE timers.org_id = o.id AND timers.fired_at IS NULL AND timers.due_at <= now()
+        ORDER BY timers.due_at
+        LIMIT ${perOrg}
+        FOR UPDATE SKIP LOCKED
+      ) AS t
+      ORDER BY o.id, t.due_at
+      LIMIT ${total})`,
+    by,
+  );
+  const byOrg = new Map<string, number>();
+  for (const f of fired) byOrg.set(f.orgId, (byOrg.get(f.orgId) ?? 0) + 1);
+  if (byOrg.size) {
+    await tx.$executeRaw`UPDATE organisations SET last_timer_served_at = now() WHERE id = ANY(${[...byOrg.keys()]}::text[])`;
+  }
+  const lateness = byOrg.size
+    ? await tx.$queryRaw<{ orgId: string; max: number }[]>`
+        SELECT org_id AS "orgId", max(lateness_ms)::float8 AS max FROM timers
+        WHERE id = ANY(${fired.map((f) => f.timerId)}::text[]) GROUP BY org_id`
+    : [];
+  const late = new Map(lateness.map((l) => [l.orgId, l.max]));
+  return { fired: [...byOrg].map(([orgId, count]) => ({ orgId, count, maxLatenessMs: late.get(orgId) ?? 0 })) };
+}
+
+export interface PendingTimer {
+  id: string;
+  orgId: string;
+  runId: string;
+  rule: unknown;
+  zone: string;
+  spreadSeconds: number;
+  spreadOffsetSeconds: number;
+  anchorAt: Date;
+  dueAt: Date;
+  wake: number;
+}
+
+export function timersPending(tx: Tx, filter: { orgId?: string; runId?: string }, limit: number, afterId = ""): Promise<PendingTimer[]> {
+  return tx.$queryRaw<PendingTimer[]>`
+    SELECT id, org_id AS "orgId", run_id AS "runId", rule, zone, spread_seconds AS "spreadSeconds",
+           spread_offset_seconds AS "spreadOffsetSeconds", anchor_at AS "anchorAt", due_at AS "dueAt", wake
+    FROM timers
+    WHERE fired_at IS NULL AND id > ${afterId}
+      AND (${filter.orgId ?? null}::text IS NULL OR org_id = ${filter.orgId ?? null}::text)
+      AND (${filter.runId ?? null}::text IS NULL OR run_id = ${filter.runId ?? null}::text)
+    ORDER BY id LIMIT ${limit}`;
+}
+
+/** Moves a pending timer to a new instant (and zone): a new wake number, a new fast-path job, a timeline entry. */
+export async function timersReschedule(tx: Tx, t: PendingTimer, zone: string, dueAt: Date, reason: string): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    WITH moved AS (
+      UPDATE timers SET due_at = ${dueAt}::timestamptz, zone = ${zone}, wake = wake + 1, updated_at = now()
+      WHERE id = ${t.id} AND fired_at IS NULL AND wake = ${t.wake}::int
+      RETURNING id, org_id, run_id, step_id, wake, due_at
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'timer.due',
+             jsonb_build_object('orgId', org_id, 'runId', run_id, 'timerId', id, 'wake', wake, 'dueAt', due_at)
+      FROM moved
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)
+      SELECT org_id, run_id, step_id, 'timer.recomputed', 'holdfast',
+             jsonb_build_object('timerId', id, 'reason', ${reason}::text, 'oldDueAt', ${t.dueAt}::timestamptz,
+                                'newDueAt', due_at, 'oldZone', ${t.zone}::text, 'zone', ${zone}::text, 'wake', wake)
+      FROM moved
+    )
+    SELECT id FROM moved`;
+  return rows.length > 0;
+}
+
+/** The seed's dashboard query: how far behind the sweep is. */
+export async function timersOverdue(tx: Tx, graceSeconds: number): Promise<{ overdue: number; oldestDueAt: Date | null }> {
+  const rows = await tx.$queryRaw<{ overdue: number; oldestDueAt: Date | null }[]>`
+    SELECT count(*)::int AS overdue, min(due_at) AS "oldestDueAt" FROM timers
+    WHERE fired_at IS NULL AND due_at < now() - make_interval(secs => ${graceSeconds})`;
+  return rows[0] ?? { overdue: 0, oldestDueAt: null };
+}

@@ -1,0 +1,55 @@
+import { type Db, inTx } from "@holdfast/db";
+import type { TimerDue } from "../catalog";
+import { type PendingTimer, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
+import { isValidZone, type WaitRule } from "./schedule";
+import { instantFor } from "./plan";
+
+export type FireResult = { kind: "fired"; runId: string } | { kind: "not_due"; inMs: number } | { kind: "stale" };
+
+/** The fast path: a timer's delayed job arrived. Fires it if it is due and its wake number is current. */
+export async function fireTimer(db: Db, due: TimerDue, by: string): Promise<FireResult> {
+  return inTx(db, async (tx) => {
+    const fired = await timersFireIfDue(tx, due.timerId, due.wake, by);
+    if (fired[0]) return { kind: "fired", runId: fired[0].runId };
+    // Early (the queue's clock and the database's differ) or already fired / recomputed since.
+    const rows = await tx.$queryRaw<{ ms: number }[]>`
+      SELECT GREATEST(0, EXTRACT(EPOCH FROM due_at - now()) * 1000)::float8 AS ms
+      FROM timers WHERE id = ${due.timerId} AND fired_at IS NULL AND wake = ${due.wake}::int`;
+    return rows[0] && rows[0].ms > 0 ? { kind: "not_due", inMs: rows[0].ms } : { kind: "stale" };
+  });
+}
+
+export interface RecomputeReport {
+  checked: number;
+  moved: number;
+}
+
+/**
+ * Recomputes pending timers from their stored intent (rule, zone, spread, anchor): after a tz database update
+ * (`zone` omitted), or when a contact's zone changed (`zone` given, for one run's timers). Every moved timer gets a
+ * new wake number and fast-path job, and its old and new instants go on the run's timeline.
+ */
+export async function recomputeTimers(db: Db, filter: { orgId?: string; runId?: string }, zone?: string): Promise<RecomputeReport> {
+  if (zone !== undefined && !isValidZone(zone)) throw new Error(`"${zone}" is not an IANA time zone`);
+  let checked = 0;
+  let moved = 0;
+  let after = "";
+  for (;;) {
+    const page: PendingTimer[] = await timersPending(db, filter, 500, after);
+    if (page.length === 0) return { checked, moved };
+    for (const t of page) {
+      checked++;
+      const next = instantFor({
+        rule: t.rule as WaitRule,
+        zone: zone ?? t.zone,
+        spreadSeconds: t.spreadSeconds,
+        runId: t.runId,
+        anchorAt: t.anchorAt,
+      });
+      if (next.dueAt.getTime() === t.dueAt.getTime() && next.zone === t.zone) continue;
+      const reason = zone !== undefined ? "zone changed" : "recomputed with the current tz rules";
+      if (await inTx(db, (tx) => timersReschedule(tx, t, next.zone, next.dueAt, reason))) moved++;
+    }
+    after = page.at(-1)?.id ?? after;
+  }
+}
