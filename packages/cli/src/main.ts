@@ -5,9 +5,11 @@ import {
   GraphCache,
   HoldfastError,
   loadEnv,
+  recomputeTimers,
   requestCancel,
   runEventsForRun,
   startRun,
+  timersOverdue,
 } from "@holdfast/core";
 import { createDb, ensureDatabase, migrate } from "@holdfast/db";
 import { z } from "zod";
@@ -23,6 +25,9 @@ commands:
   runs start <org> <automation> --key <eventId> [--input '{"plan":"pro"}']
                                   start a run as a webhook delivery with webhook-id <eventId> would
   runs cancel <runId> [--reason text]
+  timers recompute [--org slug]   recompute every pending timer from its rule and zone (after a tz database update)
+  timers set-zone <runId> <zone>  the contact moved: recompute that run's pending timers in the new IANA zone
+  timers status                   overdue timers and the oldest due instant (the sweep's lag)
 
 environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
 
@@ -69,6 +74,33 @@ async function main(argv: string[]): Promise<void> {
       });
       console.log(`demo/demo-follow-up published as version ${seeded.version} (${seeded.versionId})`);
       return;
+    }
+    if (command === "timers") {
+      switch (sub) {
+        case "recompute": {
+          if (rest.length) throw new UsageError("timers recompute [--org slug]");
+          const filter = values.org ? { orgId: (await orgBySlug(db, values.org)).id } : {};
+          const report = await recomputeTimers(db, filter);
+          console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
+          return;
+        }
+        case "set-zone": {
+          const [runId, zone] = rest;
+          if (!runId || !zone || rest.length !== 2) throw new UsageError("timers set-zone <runId> <zone>");
+          const run = await db.run.findUnique({ where: { id: runId } });
+          if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
+          const report = await recomputeTimers(db, { orgId: run.orgId, runId }, zone);
+          console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
+          return;
+        }
+        case "status": {
+          const lag = await timersOverdue(db, 0);
+          console.log(`overdue ${lag.overdue}, oldest due ${lag.oldestDueAt?.toISOString() ?? "-"}`);
+          return;
+        }
+        default:
+          throw new UsageError(`unknown subcommand "timers ${sub ?? ""}"`);
+      }
     }
     if (command !== "runs") throw new UsageError(`unknown command "${command}"`);
     switch (sub) {

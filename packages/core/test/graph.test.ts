@@ -72,3 +72,27 @@ describe("graph validation on publish", () => {
     ).toMatch(/cannot reach an end/);
   });
 });
+
+describe("wait nodes on publish", () => {
+  const withWait = (config: unknown) => ({
+    nodes: [
+      { id: "t", kind: "trigger" },
+      { id: "w", kind: "wait", config },
+      { id: "e", kind: "end" },
+    ],
+    edges: [
+      { from: "t", to: "w" },
+      { from: "w", to: "e" },
+    ],
+  });
+  it("refuses an invalid zone with a clear error, and a calendar wait with no zone at all", () => {
+    expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlim" })).join()).toMatch(
+      /"Europe\/Berlim" is not an IANA time zone/,
+    );
+    expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" } })).join()).toMatch(/needs a zone or zoneFrom/);
+    expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "25:00" }, zone: "UTC" })).join()).toMatch(/HH:MM/);
+  });
+  it("accepts a contact zone with a fixed fallback and a spread", () => {
+    expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.contact.timezone", zone: "Europe/Berlin", spreadSeconds: 600 }))).toEqual([]);
+  });
+});

@@ -58,7 +58,11 @@ export function stepsMarkAdvanced(tx: Tx, stepIds: string[]): Promise<number> {
   return tx.$executeRaw`UPDATE steps SET advanced_at = now() WHERE id = ANY(${stepIds}::text[]) AND advanced_at IS NULL`;
 }
 
-export function stepsCancelOpen(tx: Tx, stepIds: string[]): Promise<number> {
+export async function stepsCancelOpen(tx: Tx, stepIds: string[]): Promise<number> {
+  // A cancelled wait's timer is closed too, so it neither fires later nor counts as overdue.
+  await tx.$executeRaw`
+    UPDATE timers SET fired_at = now(), fired_by = 'cancelled', lateness_ms = 0, updated_at = now()
+    WHERE step_id = ANY(${stepIds}::text[]) AND fired_at IS NULL`;
   return tx.$executeRaw`
     UPDATE steps SET status = 'cancelled', owner = NULL, lease_until = NULL, updated_at = now(),
                      settled_at = now(), advanced_at = now()

@@ -1,5 +1,6 @@
 import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../catalog";
+import { HoldfastError } from "../errors";
 import { type PendingTimer, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
 import { isValidZone, type WaitRule } from "./schedule";
 import { instantFor } from "./plan";
@@ -30,7 +31,7 @@ export interface RecomputeReport {
  * new wake number and fast-path job, and its old and new instants go on the run's timeline.
  */
 export async function recomputeTimers(db: Db, filter: { orgId?: string; runId?: string }, zone?: string): Promise<RecomputeReport> {
-  if (zone !== undefined && !isValidZone(zone)) throw new Error(`"${zone}" is not an IANA time zone`);
+  if (zone !== undefined && !isValidZone(zone)) throw new HoldfastError("invalid_zone", `"${zone}" is not an IANA time zone`);
   let checked = 0;
   let moved = 0;
   let after = "";

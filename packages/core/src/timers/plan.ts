@@ -12,6 +12,7 @@ export interface TimerPlan {
   dueAt: Date;
 }
 
+/** Reads "input.a.b" from the run input (the leading "input" names the input itself). */
 function readPath(value: unknown, path: string): unknown {
   let v = value;
   for (const part of path.split(".").slice(1)) {
@@ -23,7 +24,7 @@ function readPath(value: unknown, path: string): unknown {
 
 /** The contact's zone from the run when it is a valid IANA zone, else the node's fixed zone, else UTC. */
 export function zoneFor(config: Pick<WaitConfig, "zone" | "zoneFrom">, input: unknown): { zone: string; source: TimerPlan["zoneSource"] } {
-  const fromRun = config.zoneFrom ? readPath({ input }, config.zoneFrom) : undefined;
+  const fromRun = config.zoneFrom ? readPath(input, config.zoneFrom) : undefined;
   if (typeof fromRun === "string" && isValidZone(fromRun)) return { zone: fromRun, source: "run" };
   if (config.zone) return { zone: config.zone, source: "node" };
   return { zone: "UTC", source: "default" };
