@@ -5,7 +5,7 @@ import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type Result, runHoldfast, type Scenario } from "./holdfast";
+import { type Result, runHoldfast } from "./holdfast";
 import { measureLimit } from "./limit";
 import { dropDatabase, freshDatabase, pidCpu, setting } from "./pg";
 
