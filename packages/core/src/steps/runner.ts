@@ -1,4 +1,6 @@
 import type { Db } from "@holdfast/db";
+import { runEffect } from "../effects/ledger";
+import { effectsHeartbeat } from "../sql/effects";
 import { lanes, type Lane } from "../catalog";
 import { crashpoint } from "../crash";
 import { effectKey } from "../effects/keys";
@@ -21,8 +23,11 @@ import { storable } from "../json";
 import { settlementFor, type StepOutcome } from "./retry";
 
 export interface StepContext {
+  db: Db;
   step: ClaimedStep;
   node: GraphNode;
+  /** The effect lease: as long as the step's, extended by the same heartbeat. */
+  leaseMs: number;
   /** Aborted when the lease is lost or the worker shuts down: stop, do not settle. */
   signal: AbortSignal;
 }
@@ -30,17 +35,25 @@ export interface StepContext {
 export type StepHandler = (ctx: StepContext) => Promise<StepOutcome>;
 
 export const defaultHandlers: Record<string, StepHandler> = {
-  http_request: async ({ step, node, signal }) => {
+  http_request: async ({ db, step, node, signal, leaseMs }) => {
     if (node.kind !== "http_request") throw new Error(`node ${node.id} is ${node.kind}, not http_request`);
-    return performHttpRequest({
-      config: node.config,
-      idempotencyKey: effectKey(step.runId, step.nodeId, step.iteration),
+    return runEffect(db, {
+      orgId: step.orgId,
       runId: step.runId,
-      input: step.input,
+      stepId: step.id,
+      key: effectKey(step.runId, step.nodeId, step.iteration),
+      kind: "http_request",
+      owner: effectOwner(step),
+      leaseMs,
+      providerIdempotent: node.config.idempotent,
       signal,
+      perform: (key) => performHttpRequest({ config: node.config, idempotencyKey: key, runId: step.runId, input: step.input, signal }),
     });
   },
 };
+
+/** The effect owner token of one attempt of a step. */
+export const effectOwner = (step: Pick<ClaimedStep, "id" | "attempt">) => `${step.id}:${step.attempt}`;
 
 export type RunStepResult =
   | { kind: "settled" | "retry_scheduled" | "failed" | "not_claimable" | "lease_lost" | "released"; chained?: number }
@@ -128,6 +141,7 @@ export class StepRunner {
           }
         })
         .catch((error) => slog.warn({ err: error }, "heartbeat failed; retrying at the next beat"));
+      effectsHeartbeat(db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step), this.lane.leaseMs).catch(() => {});
     }, this.lane.heartbeatMs);
     try {
       const graph = await this.deps.graphs.get(db, step.orgId, step.versionId);
@@ -173,7 +187,7 @@ export class StepRunner {
     try {
       const node = graph.nodes.find((n) => n.id === step.nodeId);
       if (!node) return { kind: "fail", error: { code: "missing_node", message: `node ${step.nodeId} not in version` } };
-      return await handler({ step, node, signal });
+      return await handler({ db: this.deps.db, step, node, signal, leaseMs: this.lane.leaseMs });
     } catch (error) {
       // An unexpected throw is treated as transient: the step is retried within its attempts, never lost.
       return { kind: "retry", error: { code: "handler_error", message: (error as Error).message } };

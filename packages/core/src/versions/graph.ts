@@ -60,6 +60,11 @@ export const httpRequestConfig = z
     sendInput: z.boolean().default(false),
     timeoutMs: z.number().int().min(100).max(300_000).default(10_000),
     maxAttempts: z.number().int().min(1).max(20).optional(),
+    /**
+     * The target honours Idempotency-Key (a repeat with the same key returns the first result), so a call whose
+     * outcome is unknown may be re-sent. false: an uncertain call is parked for a person (needs_review).
+     */
+    idempotent: z.boolean().default(true),
   })
   .strict();
 

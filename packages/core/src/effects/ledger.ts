@@ -1,0 +1,106 @@
+import { type Db, inTx } from "@holdfast/db";
+import { sleep } from "../process";
+import {
+  type EffectClaim,
+  effectsBeginAttempt,
+  effectsClaimOrRead,
+  effectsExpireLease,
+  effectsMarkUnknown,
+  effectsNeedsReview,
+  effectsSettle,
+  effectsSettleReconciled,
+} from "../sql/effects";
+import type { StepOutcome } from "../steps/retry";
+
+/**
+ * At least once, made idempotent. Every outside effect runs through its key (run/node/iteration):
+ * - settled: the stored answer is returned, the provider is not called again;
+ * - in flight under a live lease (another attempt may be calling right now): wait, never overlap;
+ * - lease lapsed without a settle: outcome_unknown. Reconcile by key first; else re-send with the same key where
+ *   the provider honours it; else park it as needs_review with what is known. Never a fresh effect.
+ */
+export interface EffectSpec extends EffectClaim {
+  /** Calls the provider with the effect key as its idempotency key. */
+  perform: (key: string) => Promise<StepOutcome>;
+  /** Looks the effect up at the provider by key; null when it is not there. */
+  reconcile?: (key: string) => Promise<unknown | null>;
+  signal: AbortSignal;
+}
+
+export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> {
+  const { orgId, key, owner, leaseMs } = spec;
+  for (let round = 0; round < 10_000 && !spec.signal.aborted; round++) {
+    const found = await inTx(db, (tx) => effectsClaimOrRead(tx, spec));
+    if (found.claimed) return attempt(db, spec);
+    const row = found.row;
+    switch (row.status) {
+      case "settled":
+        return replay(row.result, row.error);
+      case "needs_review":
+        return needsReview(spec, row.firstAttemptAt, row.attempts, row.error);
+      case "in_flight":
+        if (row.owner === owner) return attempt(db, spec); // our own claim (a repeated call in this attempt)
+        if (row.leaseLeftMs > 0) {
+          // Another attempt may be calling the provider right now: do not overlap it.
+          await sleep(Math.min(row.leaseLeftMs + 5, 250), spec.signal);
+          continue;
+        }
+        await inTx(db, (tx) => effectsExpireLease(tx, orgId, key));
+        continue;
+      case "outcome_unknown": {
+        if (spec.reconcile) {
+          const there = await spec.reconcile(key);
+          if (there !== null && there !== undefined) {
+            await inTx(db, (tx) => effectsSettleReconciled(tx, orgId, key, there));
+            return { kind: "done", output: there };
+          }
+        }
+        if (row.providerIdempotent) {
+          const began = await inTx(db, (tx) => effectsBeginAttempt(tx, orgId, key, owner, leaseMs));
+          if (began) return attempt(db, spec);
+          continue; // someone else began first: read again
+        }
+        await inTx(db, (tx) => effectsNeedsReview(tx, orgId, key));
+        return needsReview(spec, row.firstAttemptAt, row.attempts, row.error);
+      }
+    }
+  }
+  return { kind: "retry", error: { code: "effect_busy", message: `effect ${key} is still held by another attempt` } };
+}
+
+async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
+  const { orgId, key, owner } = spec;
+  const outcome = await spec.perform(key);
+  if (outcome.kind === "retry") {
+    // No definite answer (network error, timeout, 5xx, 429): the effect may have happened.
+    await inTx(db, (tx) => effectsMarkUnknown(tx, orgId, key, owner, outcome.error));
+    return outcome;
+  }
+  // A definite answer, success or refusal, is the effect's result; a repeat replays it.
+  const settled = await inTx(db, (tx) =>
+    effectsSettle(tx, orgId, key, owner, outcome.kind === "done" ? outcome.output : null, outcome.kind === "fail" ? outcome.error : null),
+  );
+  if (!settled) return { kind: "retry", error: { code: "effect_lease_lost", message: `effect ${key} was taken over while calling` } };
+  return outcome;
+}
+
+function replay(result: unknown, error: unknown): StepOutcome {
+  if (error && typeof error === "object" && "code" in error) {
+    return { kind: "fail", error: { ...(error as Record<string, unknown>), code: String((error as { code: unknown }).code), message: String((error as { message?: unknown }).message ?? ""), replayed: true } };
+  }
+  return { kind: "done", output: result };
+}
+
+function needsReview(spec: EffectSpec, firstAttemptAt: Date, attempts: number, error: unknown): StepOutcome {
+  return {
+    kind: "fail",
+    error: {
+      code: "needs_review",
+      message: `effect ${spec.key} may or may not have happened; the provider cannot deduplicate it, so a person must check`,
+      key: spec.key,
+      firstAttemptAt: new Date(firstAttemptAt).toISOString(),
+      attempts,
+      lastError: error ?? null,
+    },
+  };
+}

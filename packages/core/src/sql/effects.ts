@@ -1,0 +1,99 @@
+import type { Tx } from "@holdfast/db";
+
+export type EffectStatus = "in_flight" | "settled" | "outcome_unknown" | "needs_review";
+
+export interface EffectRow {
+  key: string;
+  status: EffectStatus;
+  owner: string | null;
+  /** Milliseconds left on an in_flight lease by the database clock (0 when lapsed or none). */
+  leaseLeftMs: number;
+  attempts: number;
+  providerIdempotent: boolean;
+  result: unknown;
+  error: unknown;
+  firstAttemptAt: Date;
+}
+
+export interface EffectClaim {
+  orgId: string;
+  runId: string;
+  stepId: string;
+  key: string;
+  kind: string;
+  /** The attempt's owner token: step id + attempt, so only this attempt can settle what it began. */
+  owner: string;
+  leaseMs: number;
+  providerIdempotent: boolean;
+}
+
+const columns = `key, status, owner, attempts, provider_idempotent AS "providerIdempotent", result, error,
+  first_attempt_at AS "firstAttemptAt",
+  GREATEST(0, EXTRACT(EPOCH FROM lease_until - now()) * 1000)::float8 AS "leaseLeftMs"`;
+
+/** Claims the key for this attempt if nobody has, or reads what is there. */
+export async function effectsClaimOrRead(tx: Tx, c: EffectClaim): Promise<{ claimed: true } | { claimed: false; row: EffectRow }> {
+  const inserted = await tx.$queryRaw<{ key: string }[]>`
+    INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent)
+    VALUES (${c.orgId}, ${c.runId}, ${c.stepId}, ${c.key}, ${c.kind}, 'in_flight', ${c.owner},
+            now() + make_interval(secs => ${c.leaseMs / 1000}), ${c.providerIdempotent})
+    ON CONFLICT (org_id, key) DO NOTHING
+    RETURNING key`;
+  if (inserted.length) return { claimed: true };
+  const rows = await tx.$queryRawUnsafe<EffectRow[]>(`SELECT ${columns} FROM effects WHERE org_id = $1 AND key = $2`, c.orgId, c.key);
+  if (!rows[0]) throw new Error(`effect ${c.key} conflicted but cannot be read`);
+  return { claimed: false, row: rows[0] };
+}
+
+/** An in_flight claim whose lease lapsed: the call may or may not have reached the provider. */
+export function effectsExpireLease(tx: Tx, orgId: string, key: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'outcome_unknown', owner = NULL, lease_until = NULL, updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND status = 'in_flight' AND lease_until < now()`;
+}
+
+/** Another attempt of an uncertain effect, with the same key (only where the provider honours it). */
+export function effectsBeginAttempt(tx: Tx, orgId: string, key: string, owner: string, leaseMs: number): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'in_flight', owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseMs / 1000}),
+                       attempts = attempts + 1, updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND status = 'outcome_unknown'`;
+}
+
+/** Records the provider's answer, fenced by the owner token. */
+export function effectsSettle(tx: Tx, orgId: string, key: string, owner: string, result: unknown, error: unknown = null): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'settled', result = ${JSON.stringify(result ?? null)}::jsonb,
+                       error = ${error ? JSON.stringify(error) : null}::jsonb,
+                       owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
+}
+
+/** Reconciliation found the effect at the provider: settle it with what was found. */
+export function effectsSettleReconciled(tx: Tx, orgId: string, key: string, result: unknown): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'settled', result = ${JSON.stringify(result ?? null)}::jsonb, settled_at = now(), updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND status = 'outcome_unknown'`;
+}
+
+/** The call failed without a definite answer: uncertain, never retried blindly. */
+export function effectsMarkUnknown(tx: Tx, orgId: string, key: string, owner: string, error: unknown): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'outcome_unknown', error = ${JSON.stringify(error ?? null)}::jsonb,
+                       owner = NULL, lease_until = NULL, updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
+}
+
+/** Neither an idempotent provider nor a way to reconcile: park it for a person with what is known. */
+export function effectsNeedsReview(tx: Tx, orgId: string, key: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'needs_review', updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND status = 'outcome_unknown'`;
+}
+
+/** Extends the effect's lease with the step's heartbeat, only while this owner holds it. */
+export function effectsHeartbeat(tx: Tx, orgId: string, key: string, owner: string, leaseMs: number): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
+    WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
+}

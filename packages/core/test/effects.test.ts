@@ -1,0 +1,132 @@
+import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lanes } from "../src/catalog";
+import { runEffect } from "../src/effects/ledger";
+import { advanceRun } from "../src/engine/advance";
+import { createLogger } from "../src/log";
+import { startRun } from "../src/start/start-run";
+import { StepRunner } from "../src/steps/runner";
+import { parseGraph } from "../src/versions/graph";
+import { GraphCache } from "../src/versions/graph-cache";
+
+let t: TestDatabase;
+let target: HttpTarget;
+const graphs = new GraphCache();
+const log = createLogger("test", "silent");
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+let n = 0;
+
+const oneCall = (automation: string, idempotent: boolean) =>
+  publish(
+    t.db,
+    parseGraph({
+      nodes: [
+        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+        { id: "call", kind: "http_request", config: { url: target.url, idempotent, maxAttempts: 3 } },
+        { id: "e", kind: "end" },
+      ],
+      edges: [
+        { from: "t", to: "call" },
+        { from: "call", to: "e" },
+      ],
+    }),
+    { automation },
+  );
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  target = await startHttpTarget();
+  await oneCall("idem", true);
+  await oneCall("plain", false);
+});
+afterAll(async () => {
+  await target?.close();
+  await t?.drop();
+});
+
+async function readyStep(automation: string) {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body: { id: `e${++n}` },
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  const [{ org_id: orgId }] = await rows("SELECT org_id FROM runs WHERE id = $1", [runId]);
+  await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
+  const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1", [runId]);
+  return { runId, orgId: orgId as string, stepId: stepId as string, key: `${runId}/call/1` };
+}
+const runner = () => new StepRunner({ db: t.db, graphs, worker: "w", lane: { ...lanes.io, leaseMs: 2_000, heartbeatMs: 600 }, log });
+
+describe("the effect ledger", () => {
+  it("a settled effect is replayed to a later attempt without calling the provider again", async () => {
+    const { stepId, key } = await readyStep("idem");
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(target.calls.get(key)).toBe(1);
+    // The step is retried (say its settle was lost): the effect's stored answer comes back, no second call.
+    await t.sql.query("UPDATE steps SET status = 'ready', advanced_at = NULL WHERE id = $1", [stepId]);
+    await t.sql.query("UPDATE runs SET status = 'running', finished_at = NULL WHERE id = (SELECT run_id FROM steps WHERE id = $1)", [stepId]);
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(target.calls.get(key)).toBe(1);
+    expect(await rows("SELECT status, attempts FROM effects WHERE key = $1", [key])).toEqual([{ status: "settled", attempts: 1 }]);
+  });
+
+  it("never overlaps a live claim: a second attempt waits until the first one's lease lapses", async () => {
+    const { runId, orgId, stepId, key } = await readyStep("idem");
+    await t.sql.query(
+      `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent)
+       VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'someone-else', now() + interval '800 milliseconds', true)`,
+      [orgId, runId, stepId, key],
+    );
+    const started = performance.now();
+    let calledAt = 0;
+    const outcome = await runEffect(t.db, {
+      orgId,
+      runId,
+      stepId,
+      key,
+      kind: "http_request",
+      owner: "me",
+      leaseMs: 2_000,
+      providerIdempotent: true,
+      signal: new AbortController().signal,
+      perform: async () => {
+        calledAt = performance.now() - started;
+        return { kind: "done", output: { ok: true } };
+      },
+    });
+    expect(outcome).toEqual({ kind: "done", output: { ok: true } });
+    expect(calledAt).toBeGreaterThanOrEqual(700); // only after the other claim's lease lapsed
+    expect(await rows("SELECT status, attempts FROM effects WHERE key = $1", [key])).toEqual([{ status: "settled", attempts: 2 }]);
+  });
+
+  it("an uncertain call to a provider that honours the key is re-sent with the same key; the provider acts once", async () => {
+    const { runId, orgId, stepId, key } = await readyStep("idem");
+    await fetch(target.url, { method: "POST", headers: { "idempotency-key": key }, body: "{}" }); // the first attempt's call got through
+    await t.sql.query(
+      `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent)
+       VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'crashed', now() - interval '1 second', true)`,
+      [orgId, runId, stepId, key],
+    );
+    const effectsBefore = target.effects();
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(target.calls.get(key)).toBe(2);
+    expect(target.effects()).toBe(effectsBefore); // the repeat was answered from the first result
+  });
+
+  it("an uncertain call to a provider that cannot deduplicate is parked as needs_review and never re-sent", async () => {
+    const { runId, orgId, stepId, key } = await readyStep("plain");
+    await t.sql.query(
+      `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent)
+       VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'crashed', now() - interval '1 second', false)`,
+      [orgId, runId, stepId, key],
+    );
+    expect((await runner().run(stepId)).kind).toBe("failed");
+    expect(target.calls.get(key)).toBeUndefined();
+    expect(await rows("SELECT status FROM effects WHERE key = $1", [key])).toEqual([{ status: "needs_review" }]);
+    const [step] = await rows("SELECT error FROM steps WHERE id = $1", [stepId]);
+    expect(step.error).toMatchObject({ code: "needs_review", key, attempts: 1 });
+  });
+});
