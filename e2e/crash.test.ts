@@ -193,3 +193,55 @@ describe("crash point start.after_commit", () => {
     }
   });
 });
+
+describe("crash point worker.before_settle, provider without idempotency", () => {
+  it(`kills the worker ${cycles} times after its call returned: each uncertain effect is parked as needs_review and nothing is sent twice`, async () => {
+    const name = "no-idempotency";
+    const graph = httpChainGraph(target.url, 1);
+    const node = graph.nodes.find((x) => x.kind === "http_request");
+    if (node?.kind === "http_request") node.config.idempotent = false;
+    await publish(t.db, graph, { automation: name });
+    const prefix = createTestPrefix();
+    prefixes.push(prefix);
+    const apps = await startProcesses(envFor(prefix.prefix), { app: "lane-worker", point: "worker.before_settle" });
+    const worker = apps.find((a) => a.name === "lane-worker") as AppProcess;
+    const runIds: string[] = [];
+    try {
+      await waitFor(
+        async () => {
+          const { runId } = await startRun(t.db, {
+            orgSlug: "acme",
+            automationSlug: name,
+            rawBody: "{}",
+            body: {},
+            headers: { "webhook-id": `${name}-${runIds.length}`, "webhook-timestamp": null, "webhook-signature": null },
+            via: "crash-test",
+          });
+          runIds.push(runId);
+          await new Promise((r) => setTimeout(r, 250));
+          return worker.kills() >= cycles;
+        },
+        60_000 + cycles * 4_000,
+        `${cycles} kills`,
+      );
+      await waitFor(
+        async () => (await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status <> 'running'", [runIds])).rows[0].n === runIds.length,
+        90_000,
+        "every run to finish",
+      );
+      const { rows } = await t.sql.query(
+        "SELECT r.status, e.status AS effect FROM runs r JOIN effects e ON e.run_id = r.id WHERE r.id = ANY($1)",
+        [runIds],
+      );
+      const parked = rows.filter((r) => r.effect === "needs_review");
+      // Every effect in flight in a killed process is uncertain, not only the one at the crash point.
+      expect(parked.length).toBeGreaterThanOrEqual(cycles);
+      for (const r of parked) expect(r.status).toBe("failed");
+      for (const r of rows.filter((x) => x.effect !== "needs_review")) expect(r).toEqual({ status: "completed", effect: "settled" });
+      for (const runId of runIds) expect(target.calls.get(`${runId}/call_1/1`) ?? 0).toBeLessThanOrEqual(1);
+      report["worker.before_settle (no idempotency)"] = { kills: worker.kills(), runs: runIds.length, extraAttempts: parked.length, repeatedCalls: 0 };
+    } finally {
+      await Promise.all(apps.map((a) => a.stop()));
+    }
+  });
+});
