@@ -10,6 +10,7 @@ import {
   runEventsForRun,
   startRun,
   timersOverdue,
+  waitRuleSchema,
 } from "@holdfast/core";
 import { createDb, ensureDatabase, migrate } from "@holdfast/db";
 import { z } from "zod";
@@ -27,6 +28,7 @@ commands:
   runs cancel <runId> [--reason text]
   timers recompute [--org slug]   recompute every pending timer from its rule and zone (after a tz database update)
   timers set-zone <runId> <zone>  the contact moved: recompute that run's pending timers in the new IANA zone
+  timers set-rule <runId> <json>  a run's pending wait gets a new rule, e.g. '{"kind":"duration","seconds":3600}'
   timers status                   overdue timers and the oldest due instant (the sweep's lag)
 
 environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
@@ -90,6 +92,23 @@ async function main(argv: string[]): Promise<void> {
           const run = await db.run.findUnique({ where: { id: runId } });
           if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
           const report = await recomputeTimers(db, { orgId: run.orgId, runId }, zone);
+          console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
+          return;
+        }
+        case "set-rule": {
+          const [runId, json] = rest;
+          if (!runId || !json || rest.length !== 2) throw new UsageError("timers set-rule <runId> <json>");
+          let rule: unknown;
+          try {
+            rule = JSON.parse(json);
+          } catch {
+            throw new UsageError("the rule must be JSON");
+          }
+          const parsed = waitRuleSchema.safeParse(rule);
+          if (!parsed.success) throw new UsageError(`not a wait rule: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+          const run = await db.run.findUnique({ where: { id: runId } });
+          if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
+          const report = await recomputeTimers(db, { orgId: run.orgId, runId }, undefined, parsed.data);
           console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
           return;
         }

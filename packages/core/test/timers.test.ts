@@ -89,6 +89,18 @@ describe("timers on a run", () => {
     expect(await advanceRun(t.db, graphs, { orgId, runId, reason: "timer_fired" })).toMatchObject({ status: "completed" });
   });
 
+  it("a changed rule recomputes from the same anchor and records the old rule and instant", async () => {
+    const { runId, orgId } = await waitingRun("e", "Europe/Berlin");
+    const [before] = await rows("SELECT due_at, anchor_at, spread_offset_seconds FROM timers WHERE run_id = $1", [runId]);
+    const report = await recomputeTimers(t.db, { orgId, runId }, undefined, { kind: "duration", seconds: 3600 });
+    expect(report).toEqual({ checked: 1, moved: 1 });
+    const [after] = await rows("SELECT due_at, rule, wake FROM timers WHERE run_id = $1", [runId]);
+    expect(after.rule).toEqual({ kind: "duration", seconds: 3600 });
+    expect(after.due_at.getTime()).toBe(before.anchor_at.getTime() + 3600_000 + before.spread_offset_seconds * 1000);
+    const [event] = await rows("SELECT data FROM run_events WHERE run_id = $1 AND type = 'timer.recomputed'", [runId]);
+    expect(event.data).toMatchObject({ reason: "rule changed", oldRule: { kind: "next_weekday", at: "09:00" }, rule: { kind: "duration", seconds: 3600 } });
+  });
+
   it("a timer that is not due yet does not fire; cancelling the waiting run closes its timer", async () => {
     const { runId, orgId } = await waitingRun("d", "Europe/Berlin");
     const [timer] = await rows("SELECT id FROM timers WHERE run_id = $1", [runId]);

@@ -141,10 +141,18 @@ export function timersPending(tx: Tx, filter: { orgId?: string; runId?: string }
 }
 
 /** Moves a pending timer to a new instant (and zone): a new wake number, a new fast-path job, a timeline entry. */
-export async function timersReschedule(tx: Tx, t: PendingTimer, zone: string, dueAt: Date, reason: string): Promise<boolean> {
+export async function timersReschedule(
+  tx: Tx,
+  t: PendingTimer,
+  zone: string,
+  dueAt: Date,
+  reason: string,
+  rule: unknown = t.rule,
+): Promise<boolean> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
     WITH moved AS (
-      UPDATE timers SET due_at = ${dueAt}::timestamptz, zone = ${zone}, wake = wake + 1, updated_at = now()
+      UPDATE timers SET due_at = ${dueAt}::timestamptz, zone = ${zone}, rule = ${JSON.stringify(rule)}::jsonb,
+                        wake = wake + 1, updated_at = now()
       WHERE id = ${t.id} AND fired_at IS NULL AND wake = ${t.wake}::int
       RETURNING id, org_id, run_id, step_id, wake, due_at
     ), wake AS (
@@ -156,7 +164,8 @@ export async function timersReschedule(tx: Tx, t: PendingTimer, zone: string, du
       INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)
       SELECT org_id, run_id, step_id, 'timer.recomputed', 'holdfast',
              jsonb_build_object('timerId', id, 'reason', ${reason}::text, 'oldDueAt', ${t.dueAt}::timestamptz,
-                                'newDueAt', due_at, 'oldZone', ${t.zone}::text, 'zone', ${zone}::text, 'wake', wake)
+                                'newDueAt', due_at, 'oldZone', ${t.zone}::text, 'zone', ${zone}::text, 'wake', wake,
+                                'oldRule', ${JSON.stringify(t.rule)}::jsonb, 'rule', ${JSON.stringify(rule)}::jsonb)
       FROM moved
     )
     SELECT id FROM moved`;

@@ -2,7 +2,7 @@ import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../catalog";
 import { HoldfastError } from "../errors";
 import { type PendingTimer, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
-import { isValidZone, type WaitRule } from "./schedule";
+import { isValidZone, type WaitRule, waitRuleSchema } from "./schedule";
 import { instantFor } from "./plan";
 
 export type FireResult = { kind: "fired"; runId: string } | { kind: "not_due"; inMs: number } | { kind: "stale" };
@@ -30,8 +30,15 @@ export interface RecomputeReport {
  * (`zone` omitted), or when a contact's zone changed (`zone` given, for one run's timers). Every moved timer gets a
  * new wake number and fast-path job, and its old and new instants go on the run's timeline.
  */
-export async function recomputeTimers(db: Db, filter: { orgId?: string; runId?: string }, zone?: string): Promise<RecomputeReport> {
+export async function recomputeTimers(
+  db: Db,
+  filter: { orgId?: string; runId?: string },
+  zone?: string,
+  /** A changed rule for these pending timers (a run migrated to an edited wait, or an operator's fix). */
+  rule?: WaitRule,
+): Promise<RecomputeReport> {
   if (zone !== undefined && !isValidZone(zone)) throw new HoldfastError("invalid_zone", `"${zone}" is not an IANA time zone`);
+  if (rule !== undefined && !waitRuleSchema.safeParse(rule).success) throw new HoldfastError("invalid_rule", "not a wait rule");
   let checked = 0;
   let moved = 0;
   let after = "";
@@ -41,15 +48,16 @@ export async function recomputeTimers(db: Db, filter: { orgId?: string; runId?: 
     for (const t of page) {
       checked++;
       const next = instantFor({
-        rule: t.rule as WaitRule,
+        rule: rule ?? (t.rule as WaitRule),
         zone: zone ?? t.zone,
         spreadSeconds: t.spreadSeconds,
         runId: t.runId,
         anchorAt: t.anchorAt,
       });
-      if (next.dueAt.getTime() === t.dueAt.getTime() && next.zone === t.zone) continue;
-      const reason = zone !== undefined ? "zone changed" : "recomputed with the current tz rules";
-      if (await inTx(db, (tx) => timersReschedule(tx, t, next.zone, next.dueAt, reason))) moved++;
+      const ruleChanged = rule !== undefined && JSON.stringify(rule) !== JSON.stringify(t.rule);
+      if (next.dueAt.getTime() === t.dueAt.getTime() && next.zone === t.zone && !ruleChanged) continue;
+      const reason = ruleChanged ? "rule changed" : zone !== undefined ? "zone changed" : "recomputed with the current tz rules";
+      if (await inTx(db, (tx) => timersReschedule(tx, t, next.zone, next.dueAt, reason, next.rule))) moved++;
     }
     after = page.at(-1)?.id ?? after;
   }
