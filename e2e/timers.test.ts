@@ -90,7 +90,7 @@ describe("waking up on time", () => {
       return row as { id: string; wake: number } | undefined;
     }, 10_000, "the timer's job to be published");
     const queue = new Queue("engine", { connection: { url: testRedisUrl }, prefix: prefix.prefix });
-    const job = await queue.getJob(`tmr_${timer.id}_${timer.wake}`);
+    const job = await queue.getJob(`${timer.id}_${timer.wake}`);
     expect(job).toBeTruthy();
     await job?.remove();
     await queue.close();

@@ -97,9 +97,10 @@ describe("the effect ledger", () => {
         return { kind: "done", output: { ok: true } };
       },
     });
-    expect(outcome).toEqual({ kind: "done", output: { ok: true } });
+    // The answer is handed back to be recorded with the step's settle, under this attempt's owner token.
+    expect(outcome).toEqual({ kind: "done", output: { ok: true }, effect: { orgId, key, owner: "me" } });
     expect(calledAt).toBeGreaterThanOrEqual(700); // only after the other claim's lease lapsed
-    expect(await rows("SELECT status, attempts FROM effects WHERE key = $1", [key])).toEqual([{ status: "settled", attempts: 2 }]);
+    expect(await rows("SELECT status, owner, attempts FROM effects WHERE key = $1", [key])).toEqual([{ status: "in_flight", owner: "me", attempts: 2 }]);
   });
 
   it("an uncertain call to a provider that honours the key is re-sent with the same key; the provider acts once", async () => {
@@ -114,6 +115,20 @@ describe("the effect ledger", () => {
     expect((await runner().run(stepId)).kind).toBe("settled");
     expect(target.calls.get(key)).toBe(2);
     expect(target.effects()).toBe(effectsBefore); // the repeat was answered from the first result
+  });
+
+  it("a refusal (503) from a provider that cannot deduplicate is retried as a plain first attempt, not parked", async () => {
+    const { stepId, key } = await readyStep("plain");
+    target.behave({ failFirst: 1, failStatus: 503 });
+    try {
+      expect((await runner().run(stepId)).kind).toBe("retry_scheduled");
+      expect(await rows("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).toEqual([{ n: 0 }]); // given back
+      await t.sql.query("UPDATE steps SET available_at = now() WHERE id = $1", [stepId]);
+      expect((await runner().run(stepId)).kind).toBe("settled");
+      expect(await rows("SELECT status, attempts FROM effects WHERE key = $1", [key])).toEqual([{ status: "settled", attempts: 1 }]);
+    } finally {
+      target.behave({ failFirst: 0 });
+    }
   });
 
   it("an uncertain call to a provider that cannot deduplicate is parked as needs_review and never re-sent", async () => {

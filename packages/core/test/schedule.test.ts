@@ -73,6 +73,20 @@ describe.each(["2026-01-15T12:00:00Z", "2026-07-15T12:00:00Z"])("with the clock 
     expect(iso(dueInstant(rule, "Europe/Berlin", at("2026-03-24T08:00:00Z")))).toBe("2026-03-25T08:00:00Z");
   });
 
+  it("a repeated local time whose first occurrence has passed takes the second, not tomorrow's", () => {
+    pin();
+    const sunday0230 = waitRuleSchema.parse({ kind: "next_weekdays", days: [7], at: "02:30" });
+    // Berlin, 2026-10-25 02:10 CET (01:10Z): 02:30 CEST (00:30Z) has passed, 02:30 CET (01:30Z) is still ahead.
+    expect(iso(dueInstant(sunday0230, "Europe/Berlin", at("2026-10-25T01:10:00Z")))).toBe("2026-10-25T01:30:00Z");
+    expect(iso(dueInstant(sunday0230, "Europe/Berlin", at("2026-10-25T00:10:00Z")))).toBe("2026-10-25T00:30:00Z");
+  });
+
+  it("refuses a local date that is not on the calendar", () => {
+    expect(waitRuleSchema.safeParse({ kind: "local_datetime", at: "2026-02-31T09:00" }).success).toBe(false);
+    expect(waitRuleSchema.safeParse({ kind: "local_datetime", at: "2026-13-01T09:00" }).success).toBe(false);
+    expect(waitRuleSchema.safeParse({ kind: "local_datetime", at: "2028-02-29T09:00" }).success).toBe(true);
+  });
+
   it("chosen weekdays, a fixed local date-time and a duration", () => {
     pin();
     const tueThu = waitRuleSchema.parse({ kind: "next_weekdays", days: [2, 4], at: "18:30" });

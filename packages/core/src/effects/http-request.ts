@@ -30,9 +30,11 @@ export async function performHttpRequest({ config, idempotencyKey, runId, input,
       ...(hasBody ? { "Content-Type": "application/json" } : {}),
     }, hasBody ? JSON.stringify(body) : undefined, signal);
   } catch (error) {
-    const e = error as Error;
+    const e = error as Error & { code?: string };
     const timedOut = e.name === "TimeoutError";
-    return { kind: "retry", error: { code: timedOut ? "timeout" : "network", message: e.message } };
+    // A connection that was never made cannot have delivered the request: the effect certainly did not happen.
+    const notPerformed = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(e.code ?? "");
+    return { kind: "retry", error: { code: timedOut ? "timeout" : "network", message: e.message, ...(notPerformed ? { notPerformed: true } : {}) } };
   }
   const header = (name: string) => {
     const v = response.headers[name];
@@ -44,7 +46,9 @@ export async function performHttpRequest({ config, idempotencyKey, runId, input,
   const error = { code: `http_${response.status}`, message: `${config.method} ${config.url} answered ${response.status}`, status: response.status };
   if (response.status === 429 || response.status === 408 || response.status === 425 || response.status >= 500) {
     const retryAfterMs = parseRetryAfter(header("retry-after"), header("date"), Date.now());
-    return { kind: "retry", error, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+    // 429, 503 and 425 say the request was refused, not processed; 500, 502, 504 and 408 leave it uncertain.
+    const refused = response.status === 429 || response.status === 503 || response.status === 425;
+    return { kind: "retry", error: { ...error, ...(refused ? { notPerformed: true } : {}) }, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
   return { kind: "fail", error: { ...error, permanent: true, authorisation: response.status === 401 || response.status === 403 } };
 }

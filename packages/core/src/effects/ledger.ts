@@ -1,4 +1,5 @@
-import { type Db, inTx } from "@holdfast/db";
+// Each ledger write is one statement, so each commits on its own without an interactive transaction's round trips.
+import type { Db } from "@holdfast/db";
 import { sleep } from "../process";
 import {
   type EffectClaim,
@@ -7,7 +8,7 @@ import {
   effectsExpireLease,
   effectsMarkUnknown,
   effectsNeedsReview,
-  effectsSettle,
+  effectsRelease,
   effectsSettleReconciled,
 } from "../sql/effects";
 import type { StepOutcome } from "../steps/retry";
@@ -30,7 +31,7 @@ export interface EffectSpec extends EffectClaim {
 export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner, leaseMs } = spec;
   for (let round = 0; round < 10_000 && !spec.signal.aborted; round++) {
-    const found = await inTx(db, (tx) => effectsClaimOrRead(tx, spec));
+    const found = await effectsClaimOrRead(db, spec);
     if (found.claimed) return attempt(db, spec);
     const row = found.row;
     switch (row.status) {
@@ -45,22 +46,22 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
           await sleep(Math.min(row.leaseLeftMs + 5, 250), spec.signal);
           continue;
         }
-        await inTx(db, (tx) => effectsExpireLease(tx, orgId, key));
+        await effectsExpireLease(db, orgId, key);
         continue;
       case "outcome_unknown": {
         if (spec.reconcile) {
           const there = await spec.reconcile(key);
           if (there !== null && there !== undefined) {
-            await inTx(db, (tx) => effectsSettleReconciled(tx, orgId, key, there));
+            await effectsSettleReconciled(db, orgId, key, there);
             return { kind: "done", output: there };
           }
         }
         if (row.providerIdempotent) {
-          const began = await inTx(db, (tx) => effectsBeginAttempt(tx, orgId, key, owner, leaseMs));
+          const began = await effectsBeginAttempt(db, orgId, key, owner, leaseMs);
           if (began) return attempt(db, spec);
           continue; // someone else began first: read again
         }
-        await inTx(db, (tx) => effectsNeedsReview(tx, orgId, key));
+        await effectsNeedsReview(db, orgId, key);
         return needsReview(spec, row.firstAttemptAt, row.attempts, row.error);
       }
     }
@@ -72,16 +73,19 @@ async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner } = spec;
   const outcome = await spec.perform(key);
   if (outcome.kind === "retry") {
-    // No definite answer (network error, timeout, 5xx, 429): the effect may have happened.
-    await inTx(db, (tx) => effectsMarkUnknown(tx, orgId, key, owner, outcome.error));
+    if (outcome.error.notPerformed) {
+      // Certainly not performed (no connection, or refused): a first claim is given back, so the retry is a plain
+      // first attempt; after an earlier uncertain attempt the effect stays uncertain.
+      if (!(await effectsRelease(db, orgId, key, owner))) await effectsMarkUnknown(db, orgId, key, owner, outcome.error);
+      return outcome;
+    }
+    // No definite answer (timeout, reset, 500/502/504): the effect may have happened.
+    await effectsMarkUnknown(db, orgId, key, owner, outcome.error);
     return outcome;
   }
-  // A definite answer, success or refusal, is the effect's result; a repeat replays it.
-  const settled = await inTx(db, (tx) =>
-    effectsSettle(tx, orgId, key, owner, outcome.kind === "done" ? outcome.output : null, outcome.kind === "fail" ? outcome.error : null),
-  );
-  if (!settled) return { kind: "retry", error: { code: "effect_lease_lost", message: `effect ${key} was taken over while calling` } };
-  return outcome;
+  // A definite answer, success or refusal, is the effect's result (a repeat replays it). It is recorded with the
+  // step's settle, in the same commit, fenced by this owner token.
+  return { ...outcome, effect: { orgId, key, owner } };
 }
 
 function replay(result: unknown, error: unknown): StepOutcome {

@@ -60,7 +60,10 @@ export function effectsBeginAttempt(tx: Tx, orgId: string, key: string, owner: s
     WHERE org_id = ${orgId} AND key = ${key} AND status = 'outcome_unknown'`;
 }
 
-/** Records the provider's answer, fenced by the owner token. */
+/**
+ * Records the provider's answer, fenced by the owner token. Normally holdfast_step_settle does this in the step's
+ * own commit (sql/steps.ts, `effect`); this is for an answer whose step settle was refused or aborted.
+ */
 export function effectsSettle(tx: Tx, orgId: string, key: string, owner: string, result: unknown, error: unknown = null): Promise<number> {
   return tx.$executeRaw`
     UPDATE effects SET status = 'settled', result = ${JSON.stringify(result ?? null)}::jsonb,
@@ -69,10 +72,19 @@ export function effectsSettle(tx: Tx, orgId: string, key: string, owner: string,
     WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
 }
 
+/** The provider certainly did not act (no connection, or it refused: 429/503): give the key back, unused. */
+export function effectsRelease(tx: Tx, orgId: string, key: string, owner: string): Promise<number> {
+  return tx.$executeRaw`
+    DELETE FROM effects WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight' AND attempts = 1`;
+}
+
+/** A later attempt's refusal after an earlier uncertain one: back to uncertain, never forgotten. */
+
 /** Reconciliation found the effect at the provider: settle it with what was found. */
 export function effectsSettleReconciled(tx: Tx, orgId: string, key: string, result: unknown): Promise<number> {
   return tx.$executeRaw`
-    UPDATE effects SET status = 'settled', result = ${JSON.stringify(result ?? null)}::jsonb, settled_at = now(), updated_at = now()
+    UPDATE effects SET status = 'settled', result = ${JSON.stringify(result ?? null)}::jsonb, error = NULL,
+                       settled_at = now(), updated_at = now()
     WHERE org_id = ${orgId} AND key = ${key} AND status = 'outcome_unknown'`;
 }
 

@@ -37,7 +37,7 @@ export interface UnsentOutboxRow {
 export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRow[]> {
   return tx.$queryRaw<UnsentOutboxRow[]>`
     SELECT id, topic, payload,
-           CASE WHEN topic = 'timer.due' THEN 'tmr_' || (payload->>'timerId') || '_' || (payload->>'wake')
+           CASE WHEN topic = 'timer.due' THEN (payload->>'timerId') || '_' || (payload->>'wake')
                 ELSE 'obx_' || id || '_' || (EXTRACT(EPOCH FROM created_at) * 1000000)::bigint END AS "jobId",
            -- A timer's fast path: published now, delivered by the queue at due_at (by the database clock).
            CASE WHEN topic = 'timer.due'

@@ -1,5 +1,6 @@
 import { Prisma, type Tx } from "@holdfast/db";
 import type { LaneName, StepKind } from "../catalog";
+import { pgErrorCode } from "../errors";
 import type { InlinePlan } from "../walk/plan";
 import type { StepStatus } from "../walk/walk";
 
@@ -138,6 +139,8 @@ export interface SettleRequest {
   advance?: { runSeq: bigint; plan: InlinePlan } | null;
   /** Local dispatch: claim a step the plan schedules on this lane in the same commit. */
   claimNext?: { lane: LaneName; leaseMs: number } | null;
+  /** The effect this attempt performed: its answer is recorded in the same commit, fenced by its owner token. */
+  effect?: { orgId: string; key: string; owner: string; result: unknown; error: unknown } | null;
 }
 
 export interface SettleResult {
@@ -158,14 +161,22 @@ const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "ste
  */
 export async function stepsSettleIfToken(tx: Tx, r: SettleRequest): Promise<SettleResult> {
   const eventData = r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) };
-  const rows = await tx.$queryRaw<{ result: SettleResult }[]>`
+  let rows: { result: SettleResult }[];
+  try {
+    rows = await tx.$queryRaw<{ result: SettleResult }[]>`
     SELECT holdfast_step_settle(
       ${r.step.id}, ${r.step.attempt}::int, ${r.worker}, ${r.status},
       ${JSON.stringify(r.output ?? null)}::jsonb, ${r.error ? JSON.stringify(r.error) : null}::jsonb,
       ${r.delayMs ?? 0}::float8, ${settleEvent[r.status]}, ${eventData ? JSON.stringify(eventData) : null}::jsonb,
       ${r.advance ? String(r.advance.runSeq) : null}::bigint, ${r.advance ? JSON.stringify(r.advance.plan) : null}::jsonb,
-      ${r.claimNext?.lane ?? null}::text, ${r.claimNext?.leaseMs ?? 0}::float8
+      ${r.claimNext?.lane ?? null}::text, ${r.claimNext?.leaseMs ?? 0}::float8,
+      ${r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null}::jsonb
     ) AS result`;
+  } catch (error) {
+    // HF002: the effect was taken over by a newer attempt, so this attempt's settle is refused as a whole.
+    if (pgErrorCode(error) === "HF002") return { changed: false };
+    throw error;
+  }
   const result = rows[0]?.result as (Omit<SettleResult, "claimed"> & { claimed?: RawClaim | null }) | undefined;
   if (!result) return { changed: false };
   return { ...result, claimed: result.claimed ? fromRawClaim(result.claimed) : null };

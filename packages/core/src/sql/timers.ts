@@ -155,6 +155,10 @@ export async function timersReschedule(
                         wake = wake + 1, updated_at = now()
       WHERE id = ${t.id} AND fired_at IS NULL AND wake = ${t.wake}::int
       RETURNING id, org_id, run_id, step_id, wake, due_at
+    ), superseded AS (
+      -- The old wake-up is void: mark it sent so it neither fires nor holds back the sweeper's checks of this run.
+      UPDATE outbox o SET sent_at = now() FROM moved m
+      WHERE o.run_id = m.run_id AND o.topic = 'timer.due' AND o.sent_at IS NULL AND o.payload->>'timerId' = m.id
     ), wake AS (
       INSERT INTO outbox (org_id, run_id, topic, payload)
       SELECT org_id, run_id, 'timer.due',

@@ -23,12 +23,19 @@ export function parseRetryAfter(value: string | null, responseDate: string | nul
   return Math.min(maxRetryAfterMs, Math.max(0, at - (Number.isNaN(reference) ? nowMs : reference)));
 }
 
+/** An effect claimed by this attempt whose answer is to be recorded with the step's settle (same commit). */
+export interface PendingEffect {
+  orgId: string;
+  key: string;
+  owner: string;
+}
+
 export type StepOutcome =
-  | { kind: "done"; output: unknown }
+  | { kind: "done"; output: unknown; effect?: PendingEffect }
   /** Worth another attempt: network errors, timeouts, 5xx, 429 (with the provider's Retry-After when given). */
   | { kind: "retry"; error: StepError; retryAfterMs?: number }
   /** Will not change by retrying: 4xx, authorisation, bad configuration. */
-  | { kind: "fail"; error: StepError };
+  | { kind: "fail"; error: StepError; effect?: PendingEffect };
 
 export interface StepError {
   [key: string]: unknown;

@@ -1,6 +1,6 @@
 import type { Db } from "@holdfast/db";
 import { runEffect } from "../effects/ledger";
-import { effectsHeartbeat } from "../sql/effects";
+import { effectsHeartbeat, effectsSettle } from "../sql/effects";
 import { lanes, type Lane } from "../catalog";
 import { crashpoint } from "../crash";
 import { effectKey } from "../effects/keys";
@@ -135,28 +135,39 @@ export class StepRunner {
     const heartbeat = setInterval(() => {
       stepsHeartbeatIfToken(db, step.id, step.attempt, this.lane.leaseMs)
         .then((n) => {
+          if (n === 1) {
+            // The effect's lease lives exactly as long as the step's: extended only by a heartbeat that held.
+            effectsHeartbeat(db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step), this.lane.leaseMs).catch(() => {});
+          }
           if (n === 0 && !controller.signal.aborted) {
             slog.warn("heartbeat changed 0 rows: lease lost, stopping the step");
             controller.abort(new LeaseLostError(step.id, step.attempt));
           }
         })
         .catch((error) => slog.warn({ err: error }, "heartbeat failed; retrying at the next beat"));
-      effectsHeartbeat(db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step), this.lane.leaseMs).catch(() => {});
     }, this.lane.heartbeatMs);
     try {
       const graph = await this.deps.graphs.get(db, step.orgId, step.versionId);
       const outcome = await this.perform(step, graph, controller.signal);
       clearInterval(heartbeat);
-      if (controller.signal.aborted) return { result: await this.afterAbort(step, controller.signal.reason, slog) };
+      if (controller.signal.aborted) {
+        await this.keepAnswer(outcome);
+        return { result: await this.afterAbort(step, controller.signal.reason, slog) };
+      }
       crashpoint("worker.before_settle");
       // A provider's answer is recorded whatever it contains: text jsonb cannot hold is cleaned, not a reason to retry.
       const settlement = settlementFor(storable(outcome), step.attempt, step.maxAttempts, this.lane.retry);
+      const effect =
+        outcome.kind !== "retry" && outcome.effect
+          ? { ...outcome.effect, result: outcome.kind === "done" ? storable(outcome.output) : null, error: outcome.kind === "fail" ? storable(outcome.error) : null }
+          : null;
       const request: SettleRequest =
         settlement.kind === "retry"
           ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }
           : settlement.kind === "settle"
             ? { step, worker, status: "done", output: settlement.output }
             : { step, worker, status: "failed", error: settlement.error };
+      request.effect = effect;
       if (request.status !== "ready") {
         const plan = planAfterSettle(
           graph,
@@ -169,6 +180,7 @@ export class StepRunner {
       }
       const settled = await stepsSettleIfToken(db, request);
       if (!settled.changed) {
+        await this.keepAnswer(outcome);
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
         return { result: { kind: "lease_lost" } };
       }
@@ -192,6 +204,13 @@ export class StepRunner {
       // An unexpected throw is treated as transient: the step is retried within its attempts, never lost.
       return { kind: "retry", error: { code: "handler_error", message: (error as Error).message } };
     }
+  }
+
+  /** A provider's definite answer is never thrown away: if the step cannot settle, the effect still records it. */
+  private async keepAnswer(outcome: StepOutcome): Promise<void> {
+    if (outcome.kind === "retry" || !outcome.effect) return;
+    const { orgId, key, owner } = outcome.effect;
+    await effectsSettle(this.deps.db, orgId, key, owner, outcome.kind === "done" ? storable(outcome.output) : null, outcome.kind === "fail" ? storable(outcome.error) : null).catch(() => {});
   }
 
   private async afterAbort(step: ClaimedStep, reason: unknown, slog: Logger): Promise<RunStepResult> {

@@ -1,6 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../catalog";
 import { HoldfastError } from "../errors";
+import { canonicalJson } from "../start/start-key";
 import { type PendingTimer, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
 import { isValidZone, type WaitRule, waitRuleSchema } from "./schedule";
 import { instantFor } from "./plan";
@@ -54,7 +55,7 @@ export async function recomputeTimers(
         runId: t.runId,
         anchorAt: t.anchorAt,
       });
-      const ruleChanged = rule !== undefined && JSON.stringify(rule) !== JSON.stringify(t.rule);
+      const ruleChanged = rule !== undefined && canonicalJson(rule) !== canonicalJson(t.rule);
       if (next.dueAt.getTime() === t.dueAt.getTime() && next.zone === t.zone && !ruleChanged) continue;
       const reason = ruleChanged ? "rule changed" : zone !== undefined ? "zone changed" : "recomputed with the current tz rules";
       if (await inTx(db, (tx) => timersReschedule(tx, t, next.zone, next.dueAt, reason, next.rule))) moved++;

@@ -22,7 +22,17 @@ export const waitRuleSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("next_weekday"), at: hhmm }).strict(),
   z.object({ kind: z.literal("next_weekdays"), days: z.array(weekday).min(1).max(7), at: hhmm }).strict(),
   z
-    .object({ kind: z.literal("local_datetime"), at: z.string().regex(/^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d$/, "YYYY-MM-DDTHH:MM") })
+    .object({
+      kind: z.literal("local_datetime"),
+      at: z
+        .string()
+        .regex(/^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d$/, "YYYY-MM-DDTHH:MM")
+        .refine((at) => {
+          const [y, m, d] = at.slice(0, 10).split("-").map(Number) as [number, number, number];
+          const date = new Date(Date.UTC(y, m - 1, d));
+          return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+        }, "not a calendar date"),
+    })
     .strict(),
 ]);
 export type WaitRule = z.infer<typeof waitRuleSchema>;
@@ -41,6 +51,11 @@ interface Wall {
 
 /** The UTC instant of a local wall time in `zone`, with the gap and overlap policy above. */
 export function instantOf(wall: Wall, zone: string): Date {
+  return instantsOf(wall, zone)[0] as Date;
+}
+
+/** Every instant a wall time happens (two in the autumn overlap), or its gap-moved instant; earliest first. */
+export function instantsOf(wall: Wall, zone: string): Date[] {
   const asUtc = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
   const iana = IANAZone.create(zone);
   // The offsets in force a day either side bracket any transition near this wall time.
@@ -49,9 +64,9 @@ export function instantOf(wall: Wall, zone: string): Date {
     .map((o) => asUtc - o * 60_000)
     .filter((t) => iana.offset(t) * 60_000 === asUtc - t) // the wall time really happens at t
     .sort((a, b) => a - b);
-  if (matches.length > 0) return new Date(matches[0] as number); // overlap: first occurrence
+  if (matches.length > 0) return matches.map((m) => new Date(m)); // an overlap has two: first occurrence first
   // Gap: the wall time never happens. Move forward by the gap: read it with the offset in force before the jump.
-  return new Date(asUtc - iana.offset(asUtc - 36 * 3600_000) * 60_000);
+  return [new Date(asUtc - iana.offset(asUtc - 36 * 3600_000) * 60_000)];
 }
 
 function wallOf(instant: Date, zone: string): Wall & { weekday: number } {
@@ -77,8 +92,9 @@ function nextOn(days: number[], at: string, zone: string, now: Date): Date {
   for (let i = 0; i <= 8; i++) {
     const date = addDays(today, i);
     if (!days.includes(isoWeekday(date))) continue;
-    const due = instantOf({ ...date, hour, minute }, zone);
-    if (due.getTime() > now.getTime()) return due;
+    // The first occurrence, unless it has passed while a second (autumn overlap) is still ahead today.
+    const due = instantsOf({ ...date, hour, minute }, zone).find((d) => d.getTime() > now.getTime());
+    if (due) return due;
   }
   throw new Error(`no ${days.join(",")} at ${at} within 8 days`); // unreachable with days non-empty
 }
