@@ -100,7 +100,7 @@ export async function stepsClaimIfLeaseFree(
   /** A held wake-up this worker is fulfilling itself (local dispatch): marked sent with the claim. */
   outboxId?: string,
 ): Promise<ClaimedStep | undefined> {
-  // holdfast_step_claim (prisma/migrations/20261129020000_step_claim_function): the fenced UPDATE, its timeline row,
+  // holdfast_step_claim (prisma/migrations/20261129080000_step_functions): the fenced UPDATE, its timeline row,
   // the held outbox row marked sent, and the run's seq, input and steps, in one planned-once statement.
   const rows = await tx.$queryRaw<{ claimed: RawClaim | null }[]>`
     SELECT holdfast_step_claim(${stepId}, ${worker}, ${leaseMs}::float8, ${outboxId ?? null}::bigint) AS claimed`;

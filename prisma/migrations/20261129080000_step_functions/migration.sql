@@ -1,7 +1,11 @@
--- Fixes found in review: a cancel must finish whatever the step in flight does next (retry, release, lease
--- expiry), and a claim must not slip in under a cancel that has already read the run's steps.
+-- The two statements of a step's life, as functions (PL/pgSQL keeps their plans per connection).
 
-CREATE OR REPLACE FUNCTION holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms float8, p_outbox_id bigint)
+-- The claim as a function: PL/pgSQL keeps its plans per connection, so the hottest statement is planned once
+-- instead of on every call (the same fenced UPDATE, timeline row and outbox fulfilment as before).
+-- Returns null when the step cannot be claimed (live lease elsewhere, not due, settled, run finished or cancelling).
+-- A claim takes the run FOR SHARE: a cancel that locked the run first is seen here; one that comes after sees this
+-- step running with a live lease and waits for its settle instead of cancelling it under the worker.
+CREATE FUNCTION holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms float8, p_outbox_id bigint)
 RETURNS jsonb AS $$
 DECLARE
   s record;
@@ -42,10 +46,22 @@ BEGIN
 END;
 $$ LANGUAGE plpgsql;
 
-CREATE OR REPLACE FUNCTION holdfast_step_settle(
+-- Settles a step fenced by its attempt and, in the same transaction, moves the run on by the plan the worker's walk
+-- computed from the state it saw at claim time, provided the run has not changed since (seq) and is not being
+-- cancelled. Otherwise it leaves the walk to the engine (a run.wake outbox row). One round trip, one commit.
+--   p_status: 'done' | 'failed' | 'ready' (another attempt after p_delay_ms)
+--   p_plan:   {"steps": [{"nodeId","kind","lane","iteration","maxAttempts","holdMs"}],
+--              "events": [{"type","nodeId","data"}], "finish": null | {"status","error","event"}}
+-- Returns {"changed": bool, "advanced": bool, "steps": [{"id","nodeId","lane","outboxId"}]}.
+-- One commit per step on the hot path: the run is locked before the step (the engine's and cancel's order, so a
+-- settle and a cancel never deadlock); a retry of a run being cancelled wakes the engine instead of the lane; the
+-- effect's answer commits with the step's (fenced by the effect's owner token, HF002 when it was taken over); and
+-- the settle claims the next step when it is on the settling worker's lane (p_claim_lane; NULL = never),
+-- returning it as holdfast_step_claim does, with no outbox row for it.
+CREATE FUNCTION holdfast_step_settle(
   p_step_id text, p_token int, p_worker text, p_status text, p_output jsonb, p_error jsonb,
   p_delay_ms float8, p_event text, p_event_data jsonb, p_run_seq bigint, p_plan jsonb,
-  p_claim_lane text, p_lease_ms float8
+  p_claim_lane text, p_lease_ms float8, p_effect jsonb
 ) RETURNS jsonb AS $$
 DECLARE
   s record;
@@ -55,6 +71,8 @@ DECLARE
   outbox_id bigint;
   claim_id text;
 BEGIN
+  -- Lock order run -> step, as the engine and cancel take them: a settle and a cancel never deadlock.
+  PERFORM 1 FROM runs WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
   UPDATE steps SET
     status = p_status,
     output = CASE WHEN p_status = 'done' THEN p_output ELSE output END,
@@ -66,6 +84,17 @@ BEGIN
   RETURNING org_id, run_id, node_id, attempt, lane INTO s;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('changed', false);
+  END IF;
+
+  -- The effect's answer commits with the step's: fenced by the effect's owner token as the step is by its attempt.
+  IF p_effect IS NOT NULL THEN
+    UPDATE effects SET status = 'settled', result = p_effect->'result',
+                       error = CASE WHEN jsonb_typeof(p_effect->'error') = 'null' THEN NULL ELSE p_effect->'error' END,
+                       owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
+    WHERE org_id = p_effect->>'orgId' AND key = p_effect->>'key' AND owner = p_effect->>'owner' AND status = 'in_flight';
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'effect % was taken over by another attempt', p_effect->>'key' USING ERRCODE = 'HF002';
+    END IF;
   END IF;
 
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
