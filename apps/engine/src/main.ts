@@ -1,6 +1,6 @@
 import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, workerId } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
-import { assertNoEviction, createConsumer, DelayedError, queueNames, redisConnection } from "@holdfast/queue";
+import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env } from "./env";
 
 const log = createLogger("engine", env.LOG_LEVEL);
@@ -43,9 +43,7 @@ if (env.WAKEUPS === "poll") {
     await Promise.all(polling);
   };
 } else {
-  const redis = redisConnection(env.REDIS_URL);
-  await assertNoEviction(redis);
-  redis.disconnect();
+  await checkRedis(env.REDIS_URL);
   const consumer = createConsumer(
     { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
     queueNames.engine,

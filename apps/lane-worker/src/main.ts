@@ -1,6 +1,6 @@
 import { createLogger, GraphCache, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
-import { assertNoEviction, createConsumer, DelayedError, queueNames, redisConnection } from "@holdfast/queue";
+import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
 
 const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
@@ -49,9 +49,7 @@ if (env.WAKEUPS === "poll") {
     await polling;
   };
 } else {
-  const redis = redisConnection(env.REDIS_URL);
-  await assertNoEviction(redis);
-  redis.disconnect();
+  await checkRedis(env.REDIS_URL);
   // BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
   const consumer = createConsumer(
     { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },

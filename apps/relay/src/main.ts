@@ -1,6 +1,6 @@
 import { createLogger, loop, onShutdown, relayOnce } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
-import { assertNoEviction, createPublisher, redisConnection } from "@holdfast/queue";
+import { checkRedis, createPublisher } from "@holdfast/queue";
 import pg from "pg";
 import { env } from "./env";
 
@@ -11,9 +11,7 @@ if (env.WAKEUPS === "poll") {
   process.exit(78);
 }
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay" });
-const redis = redisConnection(env.REDIS_URL);
-await assertNoEviction(redis);
-redis.disconnect();
+await checkRedis(env.REDIS_URL);
 const publisher = createPublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
 
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.

@@ -26,6 +26,16 @@ export async function assertNoEviction(redis: Redis): Promise<void> {
   }
 }
 
+/** At start-up: Redis answers and will not evict; exits the check with a clear error otherwise. */
+export async function checkRedis(redisUrl: string): Promise<void> {
+  const redis = redisConnection(redisUrl);
+  try {
+    await assertNoEviction(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
 export interface PublishOptions {
   /** Job id: the outbox id for relayed intents, so a republished row is suppressed while the queue remembers it. */
   jobId: string;

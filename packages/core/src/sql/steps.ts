@@ -2,7 +2,7 @@ import { Prisma, type Tx } from "@holdfast/db";
 import type { LaneName, StepKind } from "../catalog";
 import { pgErrorCode } from "../errors";
 import type { InlinePlan } from "../walk/plan";
-import type { StepStatus } from "../walk/walk";
+import type { StepState } from "../walk/walk";
 
 /**
  * Step transitions. Every write by a lease holder is fenced by its attempt number (the token from the claim), and
@@ -35,16 +35,8 @@ export function stepsInsert(
     RETURNING id, node_id AS "nodeId", lane`;
 }
 
-export interface StepRow {
-  id: string;
-  nodeId: string;
-  iteration: number;
-  status: StepStatus;
-  output: unknown;
-  error: unknown;
-  advanced: boolean;
-  leased: boolean;
-}
+/** A step as the walk sees it (walk/walk.ts), read straight from the table. */
+export type StepRow = StepState;
 
 export function stepsForRun(tx: Tx, orgId: string, runId: string): Promise<StepRow[]> {
   return tx.$queryRaw<StepRow[]>`
@@ -231,6 +223,23 @@ async function fencedTransition(
   return Number(rows[0]?.n ?? 0);
 }
 
+/**
+ * The sweeper's common tail: each step in the `moved` CTE gets a fresh step.ready outbox row and a timeline row,
+ * in the same statement.
+ */
+function wakeMoved(event: string): Prisma.Sql {
+  return Prisma.sql`, wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'step.ready',
+             jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)
+      FROM moved
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+      SELECT org_id, run_id, id, node_id, attempt, ${event}, lane, 'sweeper' FROM moved
+    )
+    SELECT id AS "stepId", org_id AS "orgId", run_id AS "runId", lane FROM moved`;
+}
+
 export interface StepWake {
   orgId: string;
   runId: string;
@@ -255,16 +264,7 @@ export function stepsReclaimExpired(tx: Tx, limit: number): Promise<StepWake[]> 
                          updated_at = now(), woken_at = now()
       FROM expired e WHERE s.id = e.id
       RETURNING s.id, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
-    ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, run_id, 'step.ready',
-             jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)
-      FROM moved
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
-      SELECT org_id, run_id, id, node_id, attempt, 'step.lease_expired', lane, 'sweeper' FROM moved
-    )
-    SELECT id AS "stepId", org_id AS "orgId", run_id AS "runId", lane FROM moved`;
+    )${wakeMoved("step.lease_expired")}`;
 }
 
 /**
@@ -288,14 +288,5 @@ export function stepsRewakeStale(tx: Tx, staleSeconds: number, limit: number): P
     ), moved AS (
       UPDATE steps s SET woken_at = now() FROM stale WHERE s.id = stale.id
       RETURNING s.id, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
-    ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, run_id, 'step.ready',
-             jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)
-      FROM moved
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
-      SELECT org_id, run_id, id, node_id, attempt, 'step.rewoken', lane, 'sweeper' FROM moved
-    )
-    SELECT id AS "stepId", org_id AS "orgId", run_id AS "runId", lane FROM moved`;
+    )${wakeMoved("step.rewoken")}`;
 }
