@@ -36,11 +36,17 @@ export const nodeKinds = {
   trigger: { inline: true },
   branch: { inline: true },
   end: { inline: true },
-  http_request: { inline: false, lane: "io" },
+  /** `effect`: acts on the outside world through the effect ledger; its step claim also claims the effect key. */
+  http_request: { inline: false, lane: "io", effect: true },
   /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
   wait: { inline: false, lane: "human" },
-} as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName }>;
+} as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;
 export type NodeKind = keyof typeof nodeKinds;
+
+/** The step kinds whose claim also claims (or reads) the effect ledger row, in the same commit. */
+export const effectKinds: string[] = Object.entries(nodeKinds)
+  .filter(([, k]) => "effect" in k && k.effect)
+  .map(([name]) => name);
 export type StepKind = { [K in NodeKind]: (typeof nodeKinds)[K] extends { inline: false } ? K : never }[NodeKind];
 
 export function laneOf(kind: StepKind): LaneName {

@@ -5,6 +5,7 @@ import { runEffect } from "../src/effects/ledger";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { startRun } from "../src/start/start-run";
+import { stepsClaimIfLeaseFree } from "../src/sql/steps";
 import { StepRunner } from "../src/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
@@ -143,5 +144,30 @@ describe("the effect ledger", () => {
     expect(await rows("SELECT status FROM effects WHERE key = $1", [key])).toEqual([{ status: "needs_review" }]);
     const [step] = await rows("SELECT error FROM steps WHERE id = $1", [stepId]);
     expect(step.error).toMatchObject({ code: "needs_review", key, attempts: 1 });
+  });
+
+  it("the step claim takes the effect key in its own commit; a step that never calls the provider gives it back", async () => {
+    const { stepId, key } = await readyStep("plain");
+    const claimed = await stepsClaimIfLeaseFree(t.db, stepId, "w", 2_000);
+    expect(claimed?.effect).toEqual({ claimed: true });
+    expect(await rows("SELECT status, owner, provider_idempotent FROM effects WHERE key = $1", [key])).toEqual([
+      { status: "in_flight", owner: `${stepId}:1`, provider_idempotent: null },
+    ]);
+    // A second claim while the first holds the step is refused as a whole (no effect read, no second owner).
+    expect(await stepsClaimIfLeaseFree(t.db, stepId, "w2", 2_000)).toBeUndefined();
+    await t.sql.query("UPDATE steps SET status = 'ready', owner = NULL, lease_until = NULL, available_at = now() WHERE id = $1", [stepId]);
+    await t.sql.query("DELETE FROM effects WHERE key = $1", [key]);
+    // A handler that decides not to act (a skipped send, a bad template) never uses the claim: it is given back.
+    const skipping = new StepRunner({
+      db: t.db,
+      graphs,
+      worker: "w",
+      lane: { ...lanes.io, leaseMs: 2_000, heartbeatMs: 600 },
+      log,
+      handlers: { http_request: async () => ({ kind: "done", output: { skipped: true } }) },
+    });
+    expect((await skipping.run(stepId)).kind).toBe("settled");
+    expect(await rows("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).toEqual([{ n: 0 }]);
+    expect(target.calls.get(key)).toBeUndefined();
   });
 });

@@ -36,7 +36,8 @@ describe("the outbox relay", () => {
     expect(await relayOnce(t.db, p, 2)).toEqual({ published: 1 });
     expect(await relayOnce(t.db, p, 2)).toEqual({ published: 0 });
     await p.close();
-    const queue = new Queue("engine", { connection: { url: testRedisUrl }, prefix: prefix.prefix });
+    // A start's first walk commits with it, so its wake-up is the first step's step.ready on its lane.
+    const queue = new Queue("lane-io", { connection: { url: testRedisUrl }, prefix: prefix.prefix });
     const jobs = await queue.getJobs(["waiting"]);
     expect(jobs.map((j) => j.data.runId).sort()).toEqual(runs.map((r) => r.runId).sort());
     // The outbox id alone repeats after a database reset while Redis still remembers old job ids.

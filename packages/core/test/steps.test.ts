@@ -40,14 +40,17 @@ async function startAndWalk() {
 const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
 
 describe("starting once", () => {
-  it("commits the run with one outbox row and one timeline row; a repeat finds the same run", async () => {
+  it("commits the run with its first walk (step, step.ready outbox row, timeline); a repeat finds the same run", async () => {
     const a = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test" });
     const b = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test" });
     expect(a.duplicate).toBe(false);
     expect(b).toEqual({ ...a, duplicate: true });
-    expect(await rows("SELECT topic FROM outbox WHERE run_id = $1", [a.runId])).toEqual([{ topic: "run.wake" }]);
+    expect(await rows("SELECT topic FROM outbox WHERE run_id = $1", [a.runId])).toEqual([{ topic: "step.ready" }]);
+    expect(await rows("SELECT node_id, status FROM steps WHERE run_id = $1", [a.runId])).toEqual([{ node_id: "call_1", status: "ready" }]);
     expect((await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [a.runId])).map((r) => r.type)).toEqual([
       "run.started",
+      "run.walk_started",
+      "step.scheduled",
       "run.duplicate_start",
     ]);
   });
@@ -81,15 +84,12 @@ describe("claim, heartbeat, settle: fenced by the attempt", () => {
     ]);
     const events = await rows("SELECT type, attempt, worker FROM run_events WHERE step_id = $1 ORDER BY id", [stepId]);
     expect(events).toEqual([
-      { type: "step.scheduled", attempt: null, worker: "engine" },
+      { type: "step.scheduled", attempt: null, worker: "start" },
       { type: "step.claimed", attempt: 1, worker: "worker-a" },
       { type: "step.claimed", attempt: 2, worker: "worker-b" },
       { type: "step.succeeded", attempt: 2, worker: "worker-b" },
     ]);
-    expect(await rows("SELECT payload->>'reason' AS reason FROM outbox WHERE run_id = (SELECT run_id FROM steps WHERE id = $1) AND topic = 'run.wake' ORDER BY id", [stepId])).toEqual([
-      { reason: "started" },
-      { reason: "step_settled" },
-    ]);
+    expect(await rows("SELECT payload->>'reason' AS reason FROM outbox WHERE run_id = (SELECT run_id FROM steps WHERE id = $1) AND topic = 'run.wake' ORDER BY id", [stepId])).toEqual([{ reason: "step_settled" }]);
   });
 });
 
@@ -158,7 +158,8 @@ describe("the engine walk and the sweeper", () => {
       "step.succeeded",
       "run.completed",
     ]);
-    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [runId])).toEqual([{ n: 1 }]);
+    // Neither the start nor the settles needed the engine: no run.wake at all.
+    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [runId])).toEqual([{ n: 0 }]);
   });
 
   it("leaves the walk to the engine when the run changed after the claim", async () => {

@@ -3,6 +3,7 @@ import type { Db } from "@holdfast/db";
 import { sleep } from "../process";
 import {
   type EffectClaim,
+  type EffectClaimOrRead,
   effectsBeginAttempt,
   effectsClaimOrRead,
   effectsExpireLease,
@@ -26,12 +27,21 @@ export interface EffectSpec extends EffectClaim {
   /** Looks the effect up at the provider by key; null when it is not there. */
   reconcile?: (key: string) => Promise<unknown | null>;
   signal: AbortSignal;
+  /**
+   * The claim-or-read the step claim already made for this key in its own commit (holdfast_step_claim): the first
+   * round uses it instead of a statement of its own. `used` tells the runner the claim was taken up.
+   */
+  preclaimed?: PreClaim | null;
 }
+
+export type PreClaim = EffectClaimOrRead & { used?: boolean };
 
 export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner, leaseMs } = spec;
   for (let round = 0; round < 10_000 && !spec.signal.aborted; round++) {
-    const found = await effectsClaimOrRead(db, spec);
+    const pre = round === 0 ? spec.preclaimed : null;
+    if (pre) pre.used = true;
+    const found = pre ?? (await effectsClaimOrRead(db, spec));
     if (found.claimed) return attempt(db, spec);
     const row = found.row;
     switch (row.status) {
@@ -56,7 +66,7 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
             return { kind: "done", output: there };
           }
         }
-        if (row.providerIdempotent) {
+        if (row.providerIdempotent ?? spec.providerIdempotent) {
           const began = await effectsBeginAttempt(db, orgId, key, owner, leaseMs);
           if (began) return attempt(db, spec);
           continue; // someone else began first: read again
@@ -76,11 +86,11 @@ async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
     if (outcome.error.notPerformed) {
       // Certainly not performed (no connection, or refused): a first claim is given back, so the retry is a plain
       // first attempt; after an earlier uncertain attempt the effect stays uncertain.
-      if (!(await effectsRelease(db, orgId, key, owner))) await effectsMarkUnknown(db, orgId, key, owner, outcome.error);
+      if (!(await effectsRelease(db, orgId, key, owner))) await effectsMarkUnknown(db, orgId, key, owner, outcome.error, spec.providerIdempotent);
       return outcome;
     }
     // No definite answer (timeout, reset, 500/502/504): the effect may have happened.
-    await effectsMarkUnknown(db, orgId, key, owner, outcome.error);
+    await effectsMarkUnknown(db, orgId, key, owner, outcome.error, spec.providerIdempotent);
     return outcome;
   }
   // A definite answer, success or refusal, is the effect's result (a repeat replays it). It is recorded with the

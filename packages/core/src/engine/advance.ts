@@ -4,7 +4,7 @@ import { crashpoint } from "../crash";
 import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsFinish, runsLockForWalk, runsTouch } from "../sql/runs";
-import { stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
+import { type StepRow, stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
 import { timersInsert } from "../sql/timers";
 import { timerFor } from "../timers/plan";
 import type { Graph } from "../versions/graph";
@@ -36,6 +36,18 @@ export async function advanceLocked(tx: Tx, graphs: GraphCache, run: RunRow, act
   if (run.status !== "running") return { commands: [], status: run.status };
   const graph = await graphs.get(tx, run.orgId, run.versionId);
   const steps = await stepsForRun(tx, run.orgId, run.id);
+  return walkAndApply(tx, graph, run, steps, actor);
+}
+
+/**
+ * The first walk of a run inserted in `tx` (its start, same transaction): it has no steps yet, so nothing is read.
+ * The run's first steps, their wake-ups and timeline rows commit with the run row itself; no engine hop.
+ */
+export function walkStarted(tx: Tx, graph: Graph, run: RunRow, actor: string): Promise<AdvanceResult> {
+  return walkAndApply(tx, graph, run, [], actor);
+}
+
+async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], actor: string): Promise<AdvanceResult> {
   const state: RunState = { id: run.id, status: run.status, input: run.input, cancelRequested: run.cancelRequested, steps };
   let commands = decide(graph, state);
   const open = steps.some((s) => isOpen(s.status));

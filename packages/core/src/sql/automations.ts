@@ -7,7 +7,8 @@ export interface StartTarget {
   /** The newest published version, if any. */
   versionId: string | null;
   version: number | null;
-  graph: unknown;
+  /** The database clock (epoch seconds): webhook signatures are checked against it. */
+  now: number;
 }
 
 /** Resolves a trigger URL (org slug, automation slug) to the newest published version. */
@@ -19,11 +20,11 @@ export async function automationsFindStartTarget(
   const rows = await tx.$queryRaw<(StartTarget & { automationFound: boolean })[]>`
     SELECT o.id AS "orgId", a.id AS "automationId", a.id IS NOT NULL AS "automationFound",
            COALESCE(a.webhook_secrets, '{}') AS "webhookSecrets",
-           v.id AS "versionId", v.version, v.graph
+           v.id AS "versionId", v.version, EXTRACT(EPOCH FROM now())::float8 AS now
     FROM organisations o
     LEFT JOIN automations a ON a.org_id = o.id AND a.slug = ${automationSlug}
     LEFT JOIN LATERAL (
-      SELECT id, version, graph FROM automation_versions
+      SELECT id, version FROM automation_versions
       WHERE org_id = o.id AND automation_id = a.id AND published_at IS NOT NULL
       ORDER BY version DESC LIMIT 1
     ) v ON true

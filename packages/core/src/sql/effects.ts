@@ -9,7 +9,8 @@ export interface EffectRow {
   /** Milliseconds left on an in_flight lease by the database clock (0 when lapsed or none). */
   leaseLeftMs: number;
   attempts: number;
-  providerIdempotent: boolean;
+  /** null: not recorded (the step claim took the key); the node's connector decides. */
+  providerIdempotent: boolean | null;
   result: unknown;
   error: unknown;
   firstAttemptAt: Date;
@@ -31,8 +32,13 @@ const columns = `key, status, owner, attempts, provider_idempotent AS "providerI
   first_attempt_at AS "firstAttemptAt",
   GREATEST(0, EXTRACT(EPOCH FROM lease_until - now()) * 1000)::float8 AS "leaseLeftMs"`;
 
-/** Claims the key for this attempt if nobody has, or reads what is there. */
-export async function effectsClaimOrRead(tx: Tx, c: EffectClaim): Promise<{ claimed: true } | { claimed: false; row: EffectRow }> {
+export type EffectClaimOrRead = { claimed: true } | { claimed: false; row: EffectRow };
+
+/**
+ * Claims the key for this attempt if nobody has, or reads what is there. The step claim does the same for effect
+ * kinds (holdfast_step_claim); this is for a repeated read and for effects outside a step claim.
+ */
+export async function effectsClaimOrRead(tx: Tx, c: EffectClaim): Promise<EffectClaimOrRead> {
   const inserted = await tx.$queryRaw<{ key: string }[]>`
     INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent)
     VALUES (${c.orgId}, ${c.runId}, ${c.stepId}, ${c.key}, ${c.kind}, 'in_flight', ${c.owner},
@@ -89,9 +95,10 @@ export function effectsSettleReconciled(tx: Tx, orgId: string, key: string, resu
 }
 
 /** The call failed without a definite answer: uncertain, never retried blindly. */
-export function effectsMarkUnknown(tx: Tx, orgId: string, key: string, owner: string, error: unknown): Promise<number> {
+export function effectsMarkUnknown(tx: Tx, orgId: string, key: string, owner: string, error: unknown, providerIdempotent: boolean): Promise<number> {
   return tx.$executeRaw`
     UPDATE effects SET status = 'outcome_unknown', error = ${JSON.stringify(error ?? null)}::jsonb,
+                       provider_idempotent = COALESCE(provider_idempotent, ${providerIdempotent}),
                        owner = NULL, lease_until = NULL, updated_at = now()
     WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
 }

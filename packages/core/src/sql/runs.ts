@@ -1,4 +1,5 @@
 import type { Tx } from "@holdfast/db";
+import type { InlinePlan } from "../walk/plan";
 
 export interface RunRow {
   id: string;
@@ -26,6 +27,23 @@ export async function runsInsertIfNew(
     SELECT id FROM runs WHERE org_id = ${run.orgId} AND start_key = ${run.startKey}`;
   if (!existing[0]) throw new Error(`start key ${run.startKey} conflicted but no run holds it`);
   return { id: existing[0].id, inserted: false };
+}
+
+/**
+ * One statement starts a run with its first walk (holdfast_run_start): the run row, run.started, the plan's events,
+ * first steps and their step.ready outbox rows. A repeat of the start key records run.duplicate_start instead.
+ */
+export async function runsStartWithPlan(
+  db: Tx,
+  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown; eventData: Record<string, unknown>; plan: InlinePlan },
+): Promise<{ runId: string; inserted: boolean }> {
+  const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
+    SELECT holdfast_run_start(${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
+      ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.plan)}::jsonb,
+      'start') AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
+  return r;
 }
 
 /** The engine's lock: one walk of a run at a time, across every engine process. */

@@ -1,5 +1,6 @@
 import { Prisma, type Tx } from "@holdfast/db";
-import type { LaneName, StepKind } from "../catalog";
+import { effectKinds, type LaneName, type StepKind } from "../catalog";
+import type { EffectClaimOrRead } from "./effects";
 import { pgErrorCode } from "../errors";
 import type { InlinePlan } from "../walk/plan";
 import type { StepState } from "../walk/walk";
@@ -78,6 +79,8 @@ export interface ClaimedStep {
   /** The run's seq and steps as they were at the claim: the state a worker's inline walk starts from. */
   runSeq: bigint;
   runSteps: StepRow[];
+  /** For effect kinds: the ledger's claim-or-read of this attempt's effect key, made in the claim's commit. */
+  effect?: EffectClaimOrRead | null;
 }
 
 /**
@@ -95,7 +98,7 @@ export async function stepsClaimIfLeaseFree(
   // holdfast_step_claim (prisma/migrations/20261129080000_step_functions): the fenced UPDATE, its timeline row,
   // the held outbox row marked sent, and the run's seq, input and steps, in one planned-once statement.
   const rows = await tx.$queryRaw<{ claimed: RawClaim | null }[]>`
-    SELECT holdfast_step_claim(${stepId}, ${worker}, ${leaseMs}::float8, ${outboxId ?? null}::bigint) AS claimed`;
+    SELECT holdfast_step_claim(${stepId}, ${worker}, ${leaseMs}::float8, ${outboxId ?? null}::bigint, ${effectKinds}::text[]) AS claimed`;
   const raw = rows[0]?.claimed;
   // The function read the steps after its UPDATE, so this step already shows as running and leased.
   return raw ? fromRawClaim(raw) : undefined;
@@ -131,8 +134,11 @@ export interface SettleRequest {
   advance?: { runSeq: bigint; plan: InlinePlan } | null;
   /** Local dispatch: claim a step the plan schedules on this lane in the same commit. */
   claimNext?: { lane: LaneName; leaseMs: number } | null;
-  /** The effect this attempt performed: its answer is recorded in the same commit, fenced by its owner token. */
-  effect?: { orgId: string; key: string; owner: string; result: unknown; error: unknown } | null;
+  /**
+   * The effect this attempt performed: its answer is recorded in the same commit, fenced by its owner token. With
+   * `release`, the attempt claimed the key but never called the provider: the claim is given back.
+   */
+  effect?: { orgId: string; key: string; owner: string; result: unknown; error: unknown; release?: boolean } | null;
 }
 
 export interface SettleResult {
@@ -162,7 +168,8 @@ export async function stepsSettleIfToken(tx: Tx, r: SettleRequest): Promise<Sett
       ${r.delayMs ?? 0}::float8, ${settleEvent[r.status]}, ${eventData ? JSON.stringify(eventData) : null}::jsonb,
       ${r.advance ? String(r.advance.runSeq) : null}::bigint, ${r.advance ? JSON.stringify(r.advance.plan) : null}::jsonb,
       ${r.claimNext?.lane ?? null}::text, ${r.claimNext?.leaseMs ?? 0}::float8,
-      ${r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null}::jsonb
+      ${r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null}::jsonb,
+      ${effectKinds}::text[]
     ) AS result`;
   } catch (error) {
     // HF002: the effect was taken over by a newer attempt, so this attempt's settle is refused as a whole.

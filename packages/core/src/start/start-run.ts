@@ -3,10 +3,12 @@ import { crashpoint } from "../crash";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError } from "../errors";
 import { hasUnstorableText } from "../json";
 import { automationsFindStartTarget } from "../sql/automations";
-import { outboxInsert } from "../sql/outbox";
+import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
-import { runsInsertIfNew } from "../sql/runs";
-import { parseGraph, triggerOf } from "../versions/graph";
+import { runsInsertIfNew, runsStartWithPlan } from "../sql/runs";
+import { planAtStart } from "../walk/plan";
+import { triggerOf } from "../versions/graph";
+import { GraphCache } from "../versions/graph-cache";
 import { resolveStartKey } from "./start-key";
 import { type SignedHeaders, verifySignature } from "./signature";
 
@@ -21,6 +23,9 @@ export interface StartRequest {
   via: string;
 }
 
+/** Published versions are immutable, so a process parses each one once. */
+const startGraphs = new GraphCache();
+
 export interface StartOutcome {
   runId: string;
   duplicate: boolean;
@@ -28,53 +33,43 @@ export interface StartOutcome {
 }
 
 /**
- * Starts one logical run per event. The run row, its first outbox row (run.wake) and its first timeline event
- * commit in one transaction; a repeated delivery finds the same run and writes only a timeline note.
+ * Starts one logical run per event. The run row, its timeline event and its first walk (first steps with their
+ * step.ready outbox rows, or its timer) commit together; a repeated delivery finds the same run and writes only a
+ * timeline note. The common case is one statement (holdfast_run_start) after one read; a first walk that needs the
+ * engine's transaction (a timer computed from the database clock) takes the transactional path.
  */
 export async function startRun(db: Db, request: StartRequest): Promise<StartOutcome> {
   if (hasUnstorableText(request.body)) {
     throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
   }
-  const outcome = await inTx(db, async (tx) => {
-    const found = await automationsFindStartTarget(tx, request.orgSlug, request.automationSlug);
-    if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
-    const target = found.target;
-    if (!target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
-    if (!target.versionId || target.version === null) throw new NoPublishedVersionError(request.automationSlug);
+  const found = await automationsFindStartTarget(db, request.orgSlug, request.automationSlug);
+  if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
+  const target = found.target;
+  if (!target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
+  const { versionId, version } = target;
+  if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
+  if (target.webhookSecrets.length > 0) verifySignature(target.webhookSecrets, request.rawBody, request.headers, target.now);
 
-    if (target.webhookSecrets.length > 0) {
-      const [{ now }] = (await tx.$queryRaw<{ now: number }[]>`SELECT EXTRACT(EPOCH FROM now())::float8 AS now`) as [
-        { now: number },
-      ];
-      verifySignature(target.webhookSecrets, request.rawBody, request.headers, now);
-    }
-    const graph = parseGraph(target.graph);
-    const startKey = resolveStartKey(target.automationId, triggerOf(graph).config, {
-      webhookId: request.headers["webhook-id"],
-      body: request.body,
-    });
-    const run = await runsInsertIfNew(tx, {
-      orgId: target.orgId,
-      automationId: target.automationId,
-      versionId: target.versionId,
-      startKey,
-      input: request.body,
-    });
-    if (run.inserted) {
-      await outboxInsert(tx, [
-        { orgId: target.orgId, runId: run.id, topic: "run.wake", payload: { orgId: target.orgId, runId: run.id, reason: "started" } },
-      ]);
-    }
-    await runEventsInsert(tx, [
-      {
-        orgId: target.orgId,
-        runId: run.id,
-        type: run.inserted ? "run.started" : "run.duplicate_start",
-        data: { startKey, via: request.via, version: target.version },
-      },
-    ]);
-    return { runId: run.id, duplicate: !run.inserted, version: target.version };
+  const graph = await startGraphs.get(db, target.orgId, versionId);
+  const startKey = resolveStartKey(target.automationId, triggerOf(graph).config, {
+    webhookId: request.headers["webhook-id"],
+    body: request.body,
   });
+  const eventData = { startKey, via: request.via, version };
+  const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: request.body };
+  const plan = planAtStart(graph, request.body);
+  const started = plan
+    ? await runsStartWithPlan(db, { ...run, eventData, plan })
+    : await inTx(db, async (tx) => {
+        const inserted = await runsInsertIfNew(tx, run);
+        await runEventsInsert(tx, [
+          { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
+        ]);
+        if (inserted.inserted) {
+          await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false }, "start");
+        }
+        return { runId: inserted.id, inserted: inserted.inserted };
+      });
   crashpoint("start.after_commit");
-  return outcome;
+  return { runId: started.runId, duplicate: !started.inserted, version };
 }

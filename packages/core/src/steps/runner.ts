@@ -1,6 +1,6 @@
 import type { Db } from "@holdfast/db";
-import { runEffect } from "../effects/ledger";
-import { effectsHeartbeat, effectsSettle } from "../sql/effects";
+import { type PreClaim, runEffect } from "../effects/ledger";
+import { effectsHeartbeat, effectsRelease, effectsSettle } from "../sql/effects";
 import { lanes, type Lane } from "../catalog";
 import { crashpoint } from "../crash";
 import { effectKey } from "../effects/keys";
@@ -46,11 +46,15 @@ export const defaultHandlers: Record<string, StepHandler> = {
       owner: effectOwner(step),
       leaseMs,
       providerIdempotent: node.config.idempotent,
+      preclaimed: step.effect,
       signal,
       perform: (key) => performHttpRequest({ config: node.config, idempotencyKey: key, runId: step.runId, input: step.input, signal }),
     });
   },
 };
+
+/** The step claim took the effect key for this attempt, and nothing called the provider with it. */
+const unusedClaim = (step: ClaimedStep) => step.effect?.claimed === true && !(step.effect as PreClaim).used;
 
 /** The effect owner token of one attempt of a step. */
 export const effectOwner = (step: Pick<ClaimedStep, "id" | "attempt">) => `${step.id}:${step.attempt}`;
@@ -151,7 +155,7 @@ export class StepRunner {
       const outcome = await this.perform(step, graph, controller.signal);
       clearInterval(heartbeat);
       if (controller.signal.aborted) {
-        await this.keepAnswer(outcome);
+        await this.keepAnswer(step, outcome);
         return { result: await this.afterAbort(step, controller.signal.reason, slog) };
       }
       crashpoint("worker.before_settle");
@@ -160,7 +164,9 @@ export class StepRunner {
       const effect =
         outcome.kind !== "retry" && outcome.effect
           ? { ...outcome.effect, result: outcome.kind === "done" ? storable(outcome.output) : null, error: outcome.kind === "fail" ? storable(outcome.error) : null }
-          : null;
+          : unusedClaim(step)
+            ? { orgId: step.orgId, key: effectKey(step.runId, step.nodeId, step.iteration), owner: effectOwner(step), result: null, error: null, release: true }
+            : null;
       const request: SettleRequest =
         settlement.kind === "retry"
           ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }
@@ -180,7 +186,7 @@ export class StepRunner {
       }
       const settled = await stepsSettleIfToken(db, request);
       if (!settled.changed) {
-        await this.keepAnswer(outcome);
+        await this.keepAnswer(step, outcome);
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
         return { result: { kind: "lease_lost" } };
       }
@@ -206,8 +212,15 @@ export class StepRunner {
     }
   }
 
-  /** A provider's definite answer is never thrown away: if the step cannot settle, the effect still records it. */
-  private async keepAnswer(outcome: StepOutcome): Promise<void> {
+  /**
+   * A provider's definite answer is never thrown away: if the step cannot settle, the effect still records it. A
+   * claim the step never used (the provider was not called) is given back.
+   */
+  private async keepAnswer(step: ClaimedStep, outcome: StepOutcome): Promise<void> {
+    if (unusedClaim(step)) {
+      await effectsRelease(this.deps.db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step)).catch(() => {});
+      return;
+    }
     if (outcome.kind === "retry" || !outcome.effect) return;
     const { orgId, key, owner } = outcome.effect;
     await effectsSettle(this.deps.db, orgId, key, owner, outcome.kind === "done" ? storable(outcome.output) : null, outcome.kind === "fail" ? storable(outcome.error) : null).catch(() => {});

@@ -13,6 +13,13 @@ export class GraphCache {
     if (cached) return cached;
     const raw = await versionsGraph(tx, orgId, versionId);
     if (raw === undefined) throw new Error(`version ${versionId} not found`);
+    return this.parsed(versionId, raw);
+  }
+
+  /** The graph of a version whose stored JSON the caller already read: parsed once per version. */
+  parsed(versionId: string, raw: unknown): Graph {
+    const cached = this.graphs.get(versionId);
+    if (cached) return cached;
     const graph = parseGraph(raw);
     if (this.graphs.size >= this.capacity) this.graphs.delete(this.graphs.keys().next().value as string);
     this.graphs.set(versionId, graph);

@@ -44,11 +44,24 @@ export function planAfterSettle(
     ...seen,
     steps: [...others, { ...self, status: settled.status, output: settled.output, error: settled.error, advanced: false, leased: false }],
   };
+  return planOf(decide(graph, after), settled.stepId);
+}
+
+/**
+ * The plan of a run's first walk, from its graph and input alone (a new run has no steps), so a start can commit it
+ * with the run row in one statement. null when the walk needs the engine (a first step that waits on a timer).
+ */
+export function planAtStart(graph: Graph, input: unknown): InlinePlan | null {
+  return planOf(decide(graph, { id: "", status: "running", input, cancelRequested: false, steps: [] }), null);
+}
+
+/** The walk's commands as a plan the database applies, or null when one of them is the engine's to do. */
+function planOf(commands: ReturnType<typeof decide>, settledStepId: string | null): InlinePlan | null {
   const plan: InlinePlan = { steps: [], events: [], finish: null };
-  for (const c of decide(graph, after)) {
+  for (const c of commands) {
     switch (c.type) {
       case "mark_advanced":
-        if (c.stepId !== settled.stepId) return null;
+        if (c.stepId !== settledStepId) return null;
         break;
       case "record":
         plan.events.push({ type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });

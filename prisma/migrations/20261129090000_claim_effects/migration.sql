@@ -1,0 +1,283 @@
+-- The effect ledger's claim moves into the step's claim (issue 3: one commit per chained effect step, not two).
+-- holdfast_step_claim takes the kinds that run through the ledger; for those it claims or reads the effect row in
+-- the same commit as the step. provider_idempotent is now written by the worker when it learns it (the claim does
+-- not read node config); NULL means "decided by the node's connector".
+-- holdfast_step_settle checks the run's seq before it writes the step (one write of the step row, not two), inserts
+-- a locally dispatched next step already claimed (no insert-then-update), claims its effect, and can give an
+-- unused effect claim back (p_effect.release).
+
+ALTER TABLE effects ALTER COLUMN provider_idempotent DROP NOT NULL;
+
+DROP FUNCTION holdfast_step_settle(text, int, text, text, jsonb, jsonb, float8, text, jsonb, bigint, jsonb, text, float8, jsonb);
+DROP FUNCTION holdfast_step_claim(text, text, float8, bigint);
+
+-- The effect ledger's claim-or-read for one attempt of an effect step: key run/node/iteration (never the attempt),
+-- owner step:attempt, the step's lease. Returns {"claimed": true} or {"claimed": false, "row": {...}} (what is there).
+CREATE FUNCTION holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration int,
+                                      p_kind text, p_attempt int, p_lease_ms float8)
+RETURNS jsonb AS $$
+DECLARE
+  eff_key text := p_run_id || '/' || p_node_id || '/' || p_iteration;
+  found_row jsonb;
+BEGIN
+  INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
+  VALUES (p_org_id, p_run_id, p_step_id, eff_key, p_kind, 'in_flight', p_step_id || ':' || p_attempt,
+          now() + make_interval(secs => p_lease_ms / 1000))
+  ON CONFLICT (org_id, key) DO NOTHING;
+  IF FOUND THEN
+    RETURN jsonb_build_object('claimed', true);
+  END IF;
+  SELECT jsonb_build_object(
+           'key', e.key, 'status', e.status, 'owner', e.owner, 'attempts', e.attempts,
+           'providerIdempotent', e.provider_idempotent, 'result', e.result, 'error', e.error,
+           'firstAttemptAt', e.first_attempt_at,
+           'leaseLeftMs', GREATEST(0, EXTRACT(EPOCH FROM e.lease_until - now()) * 1000)::float8)
+    INTO found_row FROM effects e WHERE e.org_id = p_org_id AND e.key = eff_key;
+  RETURN jsonb_build_object('claimed', false, 'row', found_row);
+END;
+$$ LANGUAGE plpgsql;
+
+-- The run's steps as the walk sees them (walk/walk.ts StepState), for a worker's inline walk after its step.
+CREATE FUNCTION holdfast_run_steps(p_run_id text) RETURNS jsonb AS $$
+  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+           'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,
+           'output', o.output, 'error', o.error, 'advanced', o.advanced_at IS NOT NULL,
+           'leased', o.status = 'running' AND o.lease_until >= now()) ORDER BY o.created_at, o.id), '[]'::jsonb)
+  FROM steps o WHERE o.run_id = p_run_id;
+$$ LANGUAGE sql STABLE;
+
+
+CREATE FUNCTION holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms float8, p_outbox_id bigint, p_effect_kinds text[])
+RETURNS jsonb AS $$
+DECLARE
+  s record;
+  r record;
+  seen jsonb;
+  effect jsonb;
+BEGIN
+  -- FOR SHARE: a cancel that locked the run first is seen here (we wait for it); one that comes after sees this
+  -- step running with a live lease and waits for its settle instead of cancelling it under the worker.
+  SELECT id, version_id, input, seq INTO r FROM runs
+  WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
+    AND status = 'running' AND cancel_requested_at IS NULL
+  FOR SHARE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
+                   lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
+  WHERE id = p_step_id AND status IN ('ready', 'running')
+    AND (lease_until IS NULL OR lease_until < now()) AND available_at <= now()
+  RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts INTO s;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+  VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt, 'step.claimed', s.lane, p_worker);
+  IF s.kind = ANY(p_effect_kinds) THEN
+    effect := holdfast_effect_claim(s.org_id, s.run_id, s.id, s.node_id, s.iteration, s.kind, s.attempt, p_lease_ms);
+  END IF;
+  IF p_outbox_id IS NOT NULL THEN
+    UPDATE outbox SET sent_at = now() WHERE id = p_outbox_id AND sent_at IS NULL;
+  END IF;
+  seen := holdfast_run_steps(s.run_id);
+  RETURN jsonb_build_object(
+    'id', s.id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', s.node_id, 'iteration', s.iteration,
+    'kind', s.kind, 'lane', s.lane, 'attempt', s.attempt, 'maxAttempts', s.max_attempts,
+    'versionId', r.version_id, 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect);
+END;
+$$ LANGUAGE plpgsql;
+
+-- Settles a step fenced by its attempt and, in the same transaction, moves the run on by the plan the worker's walk
+-- computed from the state it saw at claim time, provided the run has not changed since (seq) and is not being
+-- cancelled. Otherwise it leaves the walk to the engine (a run.wake outbox row). One round trip, one commit.
+--   p_status: 'done' | 'failed' | 'ready' (another attempt after p_delay_ms)
+--   p_plan:   {"steps": [{"nodeId","kind","lane","iteration","maxAttempts"}],
+--              "events": [{"type","nodeId","data"}], "finish": null | {"status","error","event"}}
+--   p_effect: the effect's answer {"orgId","key","owner","result","error"}, or {"release": true} to give back a
+--             claim the step never used.
+-- Returns {"changed": bool, "advanced": bool, "steps": [{"id","nodeId","lane"}], "claimed": <claim> | null}.
+-- The run is locked first (the engine's and cancel's order, so a settle and a cancel never deadlock) and its seq is
+-- checked before the step is written, so the step row is written once. A step the plan schedules on the settling
+-- worker's lane (p_claim_lane) is inserted already claimed by it (attempt 1, its lease, its effect claimed), with
+-- no outbox row: local dispatch in the same commit. If the worker dies, the lease lapses and the sweeper hands the
+-- step on.
+CREATE FUNCTION holdfast_step_settle(
+  p_step_id text, p_token int, p_worker text, p_status text, p_output jsonb, p_error jsonb,
+  p_delay_ms float8, p_event text, p_event_data jsonb, p_run_seq bigint, p_plan jsonb,
+  p_claim_lane text, p_lease_ms float8, p_effect jsonb, p_effect_kinds text[]
+) RETURNS jsonb AS $$
+DECLARE
+  r record;
+  s record;
+  n record;
+  advance boolean;
+  new_steps jsonb := '[]'::jsonb;
+  new_id text;
+  claimed jsonb;
+  effect jsonb;
+BEGIN
+  SELECT id, seq, status, cancel_requested_at IS NOT NULL AS cancelling, version_id, input INTO r FROM runs
+  WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
+  advance := p_status <> 'ready' AND p_plan IS NOT NULL AND r.seq = p_run_seq AND r.status = 'running' AND NOT r.cancelling;
+  UPDATE steps SET
+    status = p_status,
+    output = CASE WHEN p_status = 'done' THEN p_output ELSE output END,
+    error = CASE WHEN p_status = 'done' THEN NULL ELSE p_error END,
+    settled_at = CASE WHEN p_status = 'ready' THEN NULL ELSE now() END,
+    available_at = CASE WHEN p_status = 'ready' THEN now() + make_interval(secs => p_delay_ms / 1000) ELSE available_at END,
+    advanced_at = CASE WHEN advance THEN now() ELSE advanced_at END,
+    owner = NULL, lease_until = NULL, updated_at = now()
+  WHERE id = p_step_id AND attempt = p_token AND status = 'running'
+  RETURNING org_id, run_id, node_id, attempt, lane INTO s;
+  IF NOT FOUND THEN
+    RETURN jsonb_build_object('changed', false);
+  END IF;
+
+  -- The effect's answer commits with the step's: fenced by the effect's owner token as the step is by its attempt.
+  IF p_effect IS NOT NULL AND (p_effect->>'release')::boolean IS TRUE THEN
+    DELETE FROM effects
+    WHERE org_id = p_effect->>'orgId' AND key = p_effect->>'key' AND owner = p_effect->>'owner'
+      AND status = 'in_flight' AND attempts = 1;
+  ELSIF p_effect IS NOT NULL THEN
+    UPDATE effects SET status = 'settled', result = p_effect->'result',
+                       error = CASE WHEN jsonb_typeof(p_effect->'error') = 'null' THEN NULL ELSE p_effect->'error' END,
+                       owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
+    WHERE org_id = p_effect->>'orgId' AND key = p_effect->>'key' AND owner = p_effect->>'owner' AND status = 'in_flight';
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'effect % was taken over by another attempt', p_effect->>'key' USING ERRCODE = 'HF002';
+    END IF;
+  END IF;
+
+  INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
+  VALUES (s.org_id, s.run_id, p_step_id, s.node_id, s.attempt, p_event, s.lane, p_worker, p_event_data);
+
+  IF p_status = 'ready' AND r.cancelling THEN
+    -- Nobody will claim the retry of a run being cancelled: the engine finishes the cancellation instead.
+    INSERT INTO outbox (org_id, run_id, topic, payload)
+    VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'cancel'));
+    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+  END IF;
+
+  IF p_status = 'ready' THEN
+    INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
+    VALUES (s.org_id, s.run_id, 'step.ready',
+            jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'stepId', p_step_id, 'lane', s.lane),
+            now() + make_interval(secs => p_delay_ms / 1000));
+    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+  END IF;
+
+  IF NOT advance THEN
+    INSERT INTO outbox (org_id, run_id, topic, payload)
+    VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'step_settled'));
+    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+  END IF;
+
+  UPDATE runs SET
+    seq = seq + 1, updated_at = now(),
+    status = COALESCE(p_plan->'finish'->>'status', status),
+    error = CASE WHEN p_plan->'finish' IS NULL OR jsonb_typeof(p_plan->'finish') = 'null' THEN error ELSE p_plan->'finish'->'error' END,
+    finished_at = CASE WHEN p_plan->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
+  WHERE id = s.run_id;
+  -- Timeline order follows the walk: inline nodes, then the steps it scheduled, then how the run ended.
+  INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
+  SELECT s.org_id, s.run_id, e."nodeId", e.type, p_worker, e.data
+  FROM jsonb_to_recordset(COALESCE(p_plan->'events', '[]'::jsonb)) AS e(type text, "nodeId" text, data jsonb);
+  FOR n IN SELECT * FROM jsonb_to_recordset(COALESCE(p_plan->'steps', '[]'::jsonb))
+             AS x("nodeId" text, kind text, lane text, iteration int, "maxAttempts" int)
+  LOOP
+    IF claimed IS NULL AND n.lane = p_claim_lane THEN
+      -- Local dispatch: inserted already claimed by this worker (attempt 1 is its fencing token).
+      INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until)
+      VALUES (s.org_id, s.run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts", 'running', p_worker, 1,
+              now() + make_interval(secs => p_lease_ms / 1000))
+      RETURNING id INTO new_id;
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, type, lane, worker, data)
+      VALUES (s.org_id, s.run_id, new_id, n."nodeId", 'step.scheduled', n.lane, p_worker, jsonb_build_object('iteration', n.iteration));
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+      VALUES (s.org_id, s.run_id, new_id, n."nodeId", 1, 'step.claimed', n.lane, p_worker);
+      effect := CASE WHEN n.kind = ANY(p_effect_kinds)
+                     THEN holdfast_effect_claim(s.org_id, s.run_id, new_id, n."nodeId", n.iteration, n.kind, 1, p_lease_ms) END;
+      claimed := jsonb_build_object(
+        'id', new_id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', n."nodeId", 'iteration', n.iteration,
+        'kind', n.kind, 'lane', n.lane, 'attempt', 1, 'maxAttempts', n."maxAttempts",
+        'versionId', r.version_id, 'input', r.input, 'runSeq', (r.seq + 1)::text, 'effect', effect);
+    ELSE
+      INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
+      VALUES (s.org_id, s.run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts")
+      RETURNING id INTO new_id;
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      VALUES (s.org_id, s.run_id, 'step.ready',
+              jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'stepId', new_id, 'lane', n.lane));
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, type, lane, worker, data)
+      VALUES (s.org_id, s.run_id, new_id, n."nodeId", 'step.scheduled', n.lane, p_worker, jsonb_build_object('iteration', n.iteration));
+    END IF;
+    new_steps := new_steps || jsonb_build_object('id', new_id, 'nodeId', n."nodeId", 'lane', n.lane);
+  END LOOP;
+  IF p_plan->'finish'->'event' IS NOT NULL THEN
+    INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
+    SELECT s.org_id, s.run_id, e."nodeId", e.type, p_worker, e.data
+    FROM jsonb_to_record(p_plan->'finish'->'event') AS e(type text, "nodeId" text, data jsonb);
+  END IF;
+  IF claimed IS NOT NULL THEN
+    -- The run's steps as the next step's inline walk will see them (read after every write above).
+    claimed := claimed || jsonb_build_object('runSteps', holdfast_run_steps(s.run_id));
+  END IF;
+  RETURN jsonb_build_object('changed', true, 'advanced', true, 'steps', new_steps, 'claimed', claimed);
+END;
+$$ LANGUAGE plpgsql;
+
+-- Starts one logical run per (org, start_key) in one statement: the run row, its run.started event and its first
+-- walk (the plan the starter's walk computed from the graph and the input alone: inline nodes' events, the first
+-- steps with their step.ready outbox rows, or how the run ended). A repeat finds the run and records only a
+-- run.duplicate_start. A first walk that needs the engine (a timer) takes the transactional path in TypeScript.
+-- Returns {"runId": text, "inserted": bool}.
+CREATE FUNCTION holdfast_run_start(
+  p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb,
+  p_event_data jsonb, p_plan jsonb, p_worker text
+) RETURNS jsonb AS $$
+DECLARE
+  run_id text;
+  n record;
+  new_id text;
+BEGIN
+  INSERT INTO runs (org_id, automation_id, version_id, start_key, input, seq)
+  VALUES (p_org_id, p_automation_id, p_version_id, p_start_key, p_input, 1)
+  ON CONFLICT (org_id, start_key) DO NOTHING
+  RETURNING id INTO run_id;
+  IF run_id IS NULL THEN
+    -- ON CONFLICT waited for the other start to commit; in PL/pgSQL each statement takes a fresh snapshot
+    -- (READ COMMITTED), so this SELECT sees the committed row.
+    SELECT id INTO run_id FROM runs WHERE org_id = p_org_id AND start_key = p_start_key;
+    IF run_id IS NULL THEN
+      RAISE EXCEPTION 'start key % conflicted but no run holds it', p_start_key;
+    END IF;
+    INSERT INTO run_events (org_id, run_id, type, data) VALUES (p_org_id, run_id, 'run.duplicate_start', p_event_data);
+    RETURN jsonb_build_object('runId', run_id, 'inserted', false);
+  END IF;
+  INSERT INTO run_events (org_id, run_id, type, data) VALUES (p_org_id, run_id, 'run.started', p_event_data);
+  INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
+  SELECT p_org_id, run_id, e."nodeId", e.type, p_worker, e.data
+  FROM jsonb_to_recordset(COALESCE(p_plan->'events', '[]'::jsonb)) AS e(type text, "nodeId" text, data jsonb);
+  FOR n IN SELECT * FROM jsonb_to_recordset(COALESCE(p_plan->'steps', '[]'::jsonb))
+             AS x("nodeId" text, kind text, lane text, iteration int, "maxAttempts" int)
+  LOOP
+    INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
+    VALUES (p_org_id, run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts")
+    RETURNING id INTO new_id;
+    INSERT INTO outbox (org_id, run_id, topic, payload)
+    VALUES (p_org_id, run_id, 'step.ready', jsonb_build_object('orgId', p_org_id, 'runId', run_id, 'stepId', new_id, 'lane', n.lane));
+    INSERT INTO run_events (org_id, run_id, step_id, node_id, type, lane, worker, data)
+    VALUES (p_org_id, run_id, new_id, n."nodeId", 'step.scheduled', n.lane, p_worker, jsonb_build_object('iteration', n.iteration));
+  END LOOP;
+  IF p_plan->'finish' IS NOT NULL AND jsonb_typeof(p_plan->'finish') <> 'null' THEN
+    UPDATE runs SET status = p_plan->'finish'->>'status', error = p_plan->'finish'->'error', finished_at = now(),
+                    seq = seq + 1, updated_at = now()
+    WHERE id = run_id;
+    INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
+    SELECT p_org_id, run_id, e."nodeId", e.type, p_worker, e.data
+    FROM jsonb_to_record(p_plan->'finish'->'event') AS e(type text, "nodeId" text, data jsonb);
+  END IF;
+  RETURN jsonb_build_object('runId', run_id, 'inserted', true);
+END;
+$$ LANGUAGE plpgsql;
