@@ -11,7 +11,7 @@ import { counters, diff } from "./pg";
  * next transaction on it can settle it again (and the same for its effect), which costs pgbench two writes more than
  * the engine.
  */
-export async function measureLimit(url: string, dbName: string, seconds: number, clients: number) {
+export async function measureLimit(url: string, dbName: string, seconds: number, clients: number, withEffects = true) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   for (const t of ["steps", "runs", "outbox", "run_events", "effects"]) {
@@ -22,18 +22,18 @@ export async function measureLimit(url: string, dbName: string, seconds: number,
                  SELECT 'run_' || g, 'org', 'aut', 'ver', 'k' || g, '{}' FROM generate_series(1, 2000) g`);
   await c.query(`INSERT INTO pb_steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts)
                  SELECT 'stp_' || g, 'org', 'run_' || g, 's1', 1, 'http_request', 'io', 8 FROM generate_series(1, 2000) g`);
-  await c.end();
   await c.query(`INSERT INTO pb_effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
                  SELECT 'org', 'run_' || g, 'stp_' || g, 'k_' || g, 'http_request', 'in_flight', 'w', now() + interval '1 day'
                  FROM generate_series(1, 2000) g`);
+  await c.end();
   // One transaction per step, as a chained effect step commits: the settle (step UPDATE + its event + its effect's
   // answer), the run's seq, the next step inserted already claimed by this worker with its scheduled and claimed
   // events and its effect claimed.
-  const script = `\\set r random(1, 2000)
+  let script = `\\set r random(1, 2000)
 \\set n random(2, 2000000000)
 BEGIN;
-UPDATE pb_steps SET status = 'done', output = '{"status":200,"body":{"ok":true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now(), advanced_at = now() WHERE id = 'stp_' || :r;
-UPDATE pb_effects SET status = 'settled', result = '{"status":200,"body":{"ok":true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now() WHERE org_id = 'org' AND key = 'k_' || :r;
+UPDATE pb_steps SET status = 'done', output = '{"status": 200, "body": {"ok": true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now(), advanced_at = now() WHERE id = 'stp_' || :r;
+UPDATE pb_effects SET status = 'settled', result = '{"status": 200, "body": {"ok": true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now() WHERE org_id = 'org' AND key = 'k_' || :r;
 INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker) VALUES ('org', 'run_' || :r, 'stp_' || :r, 's1', 1, 'step.succeeded', 'io', 'w');
 UPDATE pb_runs SET seq = seq + 1, updated_at = now() WHERE id = 'run_' || :r;
 INSERT INTO pb_steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until) VALUES ('org', 'run_' || :r, 's1', :n, 'http_request', 'io', 8, 'running', 'w', 1, now() + interval '30 seconds');
@@ -44,13 +44,14 @@ UPDATE pb_effects SET status = 'in_flight', owner = 'w', lease_until = now() + i
 UPDATE pb_steps SET status = 'running', owner = 'w', lease_until = now() + interval '30 seconds', settled_at = NULL, advanced_at = NULL WHERE id = 'stp_' || :r;
 COMMIT;
 `;
+  if (!withEffects) script = script.split("\n").filter((l) => !l.includes("pb_effects")).join("\n");
   const file = join(tmpdir(), `holdfast-step-${process.pid}.sql`);
   writeFileSync(file, script);
   const before = await counters(url, dbName);
   const u = new URL(url);
   const out = spawnSync(
     "pgbench",
-    ["-n", "-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres"), "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", file, dbName],
+    ["-n", "-M", "prepared", "-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres"), "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", file, dbName],
     { encoding: "utf8" },
   );
   await new Promise((r) => setTimeout(r, 1200));

@@ -92,6 +92,7 @@ show(peak);
 show(await runHoldfast({ label: "branch x10 (inline)", kind: "branch", runs, steps: 10, laneWorkers: 1 }, env));
 
 let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
+let limitNoEffects: Awaited<ReturnType<typeof measureLimit>> | undefined;
 const peers: Awaited<ReturnType<typeof peer>>[] = [];
 if (!quick) {
   for (const workers of [2, 4]) show(await runHoldfast({ label: `http x10, ${workers} lane workers`, kind: "http", runs, steps: 10, laneWorkers: workers }, env));
@@ -99,6 +100,7 @@ if (!quick) {
   const half = Math.max(1, peak.runsPerSec / 2);
   show(await runHoldfast({ label: `http x10 at half peak (${fmt(half, 1)} runs/s)`, kind: "http", runs: Math.min(runs, Math.round(half * 20)), steps: 10, laneWorkers: 1, rate: half }, env));
   limit = await measureLimit(url, dbName, 10, 8);
+  limitNoEffects = await measureLimit(url, dbName, 10, 8, false);
   if (!values["skip-peers"]) {
     peers.push(await peer("dbos", runs));
     peers.push(await peer("graphile", runs));
@@ -113,9 +115,15 @@ console.log("");
 const best = Math.max(...results.filter((r) => r.label.startsWith("http")).map((r) => r.stepsPerSec));
 if (limit) {
   console.log(
-    `database limit (pgbench, the writes of a chained step in one commit, 8 clients, 10 s): ${fmt(limit.stepsPerSec)} steps/s, ` +
+    `database limit (pgbench -M prepared, the writes of a chained effect step in one commit, 8 clients, 10 s): ${fmt(limit.stepsPerSec)} steps/s, ` +
       `${fmt(limit.commitsPerStep, 2)} commits/step, ${fmt(limit.walBytesPerStep)} WAL bytes/step, ${fmt(limit.pgCpuPer1kSteps, 2)} pg CPU s/1k steps`,
   );
+  if (limitNoEffects) {
+    console.log(
+      `  (the same without the effect ledger's two writes: ${fmt(limitNoEffects.stepsPerSec)} steps/s, ${fmt(limitNoEffects.walBytesPerStep)} WAL bytes/step, ` +
+        `${fmt(limitNoEffects.pgCpuPer1kSteps, 2)} pg CPU s/1k steps; engine / that: ${fmt((100 * best) / limitNoEffects.stepsPerSec, 1)}%)`,
+    );
+  }
   console.log(`engine / database limit: ${fmt((100 * best) / limit.stepsPerSec, 1)}% (target >= 50%)`);
 }
 for (const p of peers) {

@@ -48,8 +48,9 @@ export function pgErrorCode(error: unknown): string | undefined {
   let e: unknown = error;
   for (let i = 0; i < 5 && e && typeof e === "object"; i++) {
     const o = e as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: unknown }; cause?: unknown };
-    if (typeof o.code === "string" && /^[0-9A-Z]{5}$/.test(o.code)) return o.code;
+    // A Prisma error's own code (P2010 "raw query failed") wraps the database's SQLSTATE in meta: look there first.
     if (typeof o.meta?.code === "string") return o.meta.code;
+    if (typeof o.code === "string" && /^[0-9A-Z]{5}$/.test(o.code) && !/^P[1-9]\d{3}$/.test(o.code)) return o.code;
     e = o.meta?.driverAdapterError ?? o.cause;
   }
   return undefined;

@@ -5,7 +5,7 @@ import { runEffect } from "../src/effects/ledger";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { startRun } from "../src/start/start-run";
-import { stepsClaimIfLeaseFree } from "../src/sql/steps";
+import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../src/sql/steps";
 import { StepRunner } from "../src/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
@@ -169,5 +169,22 @@ describe("the effect ledger", () => {
     expect((await skipping.run(stepId)).kind).toBe("settled");
     expect(await rows("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).toEqual([{ n: 0 }]);
     expect(target.calls.get(key)).toBeUndefined();
+  });
+
+  it("a settle whose effect was taken over by a newer attempt is refused as a whole (HF002)", async () => {
+    const { stepId, key, orgId } = await readyStep("idem");
+    const claimed = await stepsClaimIfLeaseFree(t.db, stepId, "w", 2_000);
+    expect(claimed?.effect).toEqual({ claimed: true });
+    await t.sql.query("UPDATE effects SET owner = 'newer:2' WHERE key = $1", [key]);
+    const settled = await stepsSettleIfToken(t.db, {
+      step: { id: stepId, attempt: 1 },
+      worker: "w",
+      status: "done",
+      output: { ok: true },
+      effect: { orgId, key, owner: `${stepId}:1`, result: { ok: true }, error: null },
+    });
+    expect(settled.changed).toBe(false);
+    expect(await rows("SELECT status FROM steps WHERE id = $1", [stepId])).toEqual([{ status: "running" }]);
+    expect(await rows("SELECT status, owner FROM effects WHERE key = $1", [key])).toEqual([{ status: "in_flight", owner: "newer:2" }]);
   });
 });

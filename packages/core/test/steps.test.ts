@@ -93,6 +93,31 @@ describe("claim, heartbeat, settle: fenced by the attempt", () => {
   });
 });
 
+describe("a stale settle that carries a plan", () => {
+  it("is refused as a whole: the run's seq, its steps and its timeline are as before", async () => {
+    const { runId, stepId } = await startAndWalk();
+    const a = await stepsClaimIfLeaseFree(t.db, stepId, "worker-a", 30_000);
+    await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
+    const b = await stepsClaimIfLeaseFree(t.db, stepId, "worker-b", 30_000);
+    expect(a && b).toBeTruthy();
+    const before = await rows("SELECT seq, status FROM runs WHERE id = $1", [runId]);
+    const events = await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [runId]);
+    // worker-a's plan was computed at its claim, when the run's seq was what it still is: the run update matches,
+    // the step fence does not, and everything the statement did is undone.
+    const stale = await stepsSettleIfToken(t.db, {
+      step: { id: stepId, attempt: 1 },
+      worker: "worker-a",
+      status: "done",
+      output: {},
+      advance: { runSeq: a?.runSeq ?? 0n, plan: { steps: [], events: [], finish: { status: "completed", error: null, event: { type: "run.completed", nodeId: null, data: null } } } },
+    });
+    expect(stale.changed).toBe(false);
+    expect(await rows("SELECT seq, status FROM runs WHERE id = $1", [runId])).toEqual(before);
+    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [runId])).toEqual(events);
+    expect(await rows("SELECT status, attempt FROM steps WHERE id = $1", [stepId])).toEqual([{ status: "running", attempt: 2 }]);
+  });
+});
+
 describe("the step runner", () => {
   const runner = () => new StepRunner({ db: t.db, graphs, worker: "w1", lane: { ...lanes.io, retry: { maxAttempts: 3, baseMs: 10, capMs: 20 } }, log });
 

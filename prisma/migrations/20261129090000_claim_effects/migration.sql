@@ -97,8 +97,8 @@ $$ LANGUAGE plpgsql;
 --   p_effect: the effect's answer {"orgId","key","owner","result","error"}, or {"release": true} to give back a
 --             claim the step never used.
 -- Returns {"changed": bool, "advanced": bool, "steps": [{"id","nodeId","lane"}], "claimed": <claim> | null}.
--- The run is locked first (the engine's and cancel's order, so a settle and a cancel never deadlock) and its seq is
--- checked before the step is written, so the step row is written once. A step the plan schedules on the settling
+-- The run is locked first (the engine's and cancel's order, so a settle and a cancel never deadlock): when the plan
+-- applies, by its own seq update (one write of the run row), else FOR UPDATE; then the step is written once. A step the plan schedules on the settling
 -- worker's lane (p_claim_lane) is inserted already claimed by it (attempt 1, its lease, its effect claimed), with
 -- no outbox row: local dispatch in the same commit. If the worker dies, the lease lapses and the sweeper hands the
 -- step on.
@@ -117,9 +117,25 @@ DECLARE
   claimed jsonb;
   effect jsonb;
 BEGIN
-  SELECT id, seq, status, cancel_requested_at IS NOT NULL AS cancelling, version_id, input INTO r FROM runs
-  WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
-  advance := p_status <> 'ready' AND p_plan IS NOT NULL AND r.seq = p_run_seq AND r.status = 'running' AND NOT r.cancelling;
+  -- The run is locked before the step (the engine's and cancel's order). When the worker's plan still applies
+  -- (same seq, running, not cancelling), the run's own update is the lock: one write of the run row, not a lock
+  -- and then a write.
+  advance := false;
+  IF p_status <> 'ready' AND p_plan IS NOT NULL THEN
+    UPDATE runs SET
+      seq = seq + 1, updated_at = now(),
+      status = COALESCE(p_plan->'finish'->>'status', status),
+      error = CASE WHEN p_plan->'finish' IS NULL OR jsonb_typeof(p_plan->'finish') = 'null' THEN error ELSE p_plan->'finish'->'error' END,
+      finished_at = CASE WHEN p_plan->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
+    WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
+      AND seq = p_run_seq AND status = 'running' AND cancel_requested_at IS NULL
+    RETURNING id, seq, false AS cancelling, version_id, input INTO r;
+    advance := FOUND;
+  END IF;
+  IF NOT advance THEN
+    SELECT id, seq, cancel_requested_at IS NOT NULL AS cancelling, version_id, input INTO r FROM runs
+    WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
+  END IF;
   UPDATE steps SET
     status = p_status,
     output = CASE WHEN p_status = 'done' THEN p_output ELSE output END,
@@ -131,6 +147,11 @@ BEGIN
   WHERE id = p_step_id AND attempt = p_token AND status = 'running'
   RETURNING org_id, run_id, node_id, attempt, lane INTO s;
   IF NOT FOUND THEN
+    -- A newer attempt holds the step. If the run was already moved on for this settle, undo it all (HF003: the
+    -- caller reads it as "not changed").
+    IF advance THEN
+      RAISE EXCEPTION 'step % attempt % no longer holds its lease', p_step_id, p_token USING ERRCODE = 'HF003';
+    END IF;
     RETURN jsonb_build_object('changed', false);
   END IF;
 
@@ -173,12 +194,6 @@ BEGIN
     RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
   END IF;
 
-  UPDATE runs SET
-    seq = seq + 1, updated_at = now(),
-    status = COALESCE(p_plan->'finish'->>'status', status),
-    error = CASE WHEN p_plan->'finish' IS NULL OR jsonb_typeof(p_plan->'finish') = 'null' THEN error ELSE p_plan->'finish'->'error' END,
-    finished_at = CASE WHEN p_plan->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
-  WHERE id = s.run_id;
   -- Timeline order follows the walk: inline nodes, then the steps it scheduled, then how the run ended.
   INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
   SELECT s.org_id, s.run_id, e."nodeId", e.type, p_worker, e.data
@@ -201,7 +216,7 @@ BEGIN
       claimed := jsonb_build_object(
         'id', new_id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', n."nodeId", 'iteration', n.iteration,
         'kind', n.kind, 'lane', n.lane, 'attempt', 1, 'maxAttempts', n."maxAttempts",
-        'versionId', r.version_id, 'input', r.input, 'runSeq', (r.seq + 1)::text, 'effect', effect);
+        'versionId', r.version_id, 'input', r.input, 'runSeq', r.seq::text, 'effect', effect);
     ELSE
       INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
       VALUES (s.org_id, s.run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts")

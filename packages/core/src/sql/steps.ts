@@ -172,8 +172,10 @@ export async function stepsSettleIfToken(tx: Tx, r: SettleRequest): Promise<Sett
       ${effectKinds}::text[]
     ) AS result`;
   } catch (error) {
-    // HF002: the effect was taken over by a newer attempt, so this attempt's settle is refused as a whole.
-    if (pgErrorCode(error) === "HF002") return { changed: false };
+    // HF002: the effect was taken over by a newer attempt; HF003: the step was (after the run had been moved on in
+    // the same statement, which is undone). Either way this attempt's settle is refused as a whole.
+    const code = pgErrorCode(error);
+    if (code === "HF002" || code === "HF003") return { changed: false };
     throw error;
   }
   const result = rows[0]?.result as (Omit<SettleResult, "claimed"> & { claimed?: RawClaim | null }) | undefined;
