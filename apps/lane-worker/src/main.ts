@@ -1,15 +1,18 @@
 import { createLogger, GraphCache, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId } from "@holdfast/core";
-import { createDb } from "@holdfast/db";
+import { createDb, createPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
 
 const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
 const id = workerId(`lane-${lane.name}`);
-// One connection per slot plus one for heartbeats: a claimed step never waits for a connection.
-const db = createDb(env.DATABASE_URL, { poolSize: lane.concurrency + 2, applicationName: `holdfast-lane-${lane.name}` });
+// The hot path (claim, settle, heartbeat) has one connection per slot plus one for heartbeats, so a claimed step never
+// waits for a connection; Prisma's pool serves the rest (effect ledger, graphs, outbox polling).
+const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, applicationName: `holdfast-lane-${lane.name}` });
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}` });
 
 const runner = new StepRunner({
   db,
+  sql,
   graphs: new GraphCache(),
   worker: id,
   lane,
@@ -83,5 +86,5 @@ onShutdown(log, async () => {
     log.info({ aborted }, "grace period over: releasing leases");
     await Promise.race([closing, sleep(5_000)]);
   }
-  await db.$disconnect();
+  await Promise.all([db.$disconnect(), sql.end()]);
 });

@@ -1,4 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { type Prisma, PrismaClient } from "./generated/client";
 
 export type Db = InstanceType<typeof PrismaClient>;
@@ -27,4 +28,25 @@ export function createDb(connectionString: string, options: DbOptions = {}): Db 
 /** Runs `fn` in one transaction: the unit in which a state change, its outbox row and its timeline row commit. */
 export function inTx<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   return db.$transaction(fn);
+}
+
+/**
+ * The hot path's connection: plain `pg` with named prepared statements (parsed and planned once per connection),
+ * for the two statements every step runs (claim and settle) and the heartbeat. Everything else goes through Prisma.
+ */
+export interface Sql {
+  query<R = Record<string, unknown>>(statement: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: R[] }>;
+}
+
+export function createPool(connectionString: string, options: DbOptions = {}): pg.Pool & Sql {
+  return new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" });
+}
+
+/** The same statements through Prisma's connection (tests and processes without a hot-path pool). */
+export function prismaSql(db: Db | Tx): Sql {
+  return {
+    query: async <R>(statement: { text: string; values?: unknown[] }) => ({
+      rows: (await db.$queryRawUnsafe(statement.text, ...(statement.values ?? []))) as R[],
+    }),
+  };
 }

@@ -1,3 +1,3 @@
-export { createDb, inTx, type Db, type DbOptions, type Tx } from "./client";
+export { createDb, createPool, inTx, prismaSql, type Db, type DbOptions, type Sql, type Tx } from "./client";
 export { ensureDatabase, migrate, migrationsDir, type MigrationResult } from "./migrate";
 export { Prisma } from "./generated/client";

@@ -3,15 +3,22 @@ import { type Graph, parseGraph } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 
 /** trigger -> n http_request steps in a chain -> end. */
-export function httpChainGraph(url: string, steps: number, extra: { maxAttempts?: number; timeoutMs?: number } = {}): Graph {
+export function httpChainGraph(
+  url: string,
+  steps: number,
+  extra: { maxAttempts?: number; timeoutMs?: number; /** A timer wait of this many seconds after the first call. */ pauseSeconds?: number } = {},
+): Graph {
+  const { pauseSeconds, ...config } = extra;
   const ids = Array.from({ length: steps }, (_, i) => `call_${i + 1}`);
+  const order = pauseSeconds !== undefined ? [ids[0] as string, "pause", ...ids.slice(1)] : ids;
   return parseGraph({
     nodes: [
       { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-      ...ids.map((id) => ({ id, kind: "http_request", config: { url, method: "POST", body: { step: id }, ...extra } })),
+      ...ids.map((id) => ({ id, kind: "http_request", config: { url, method: "POST", body: { step: id }, ...config } })),
+      ...(pauseSeconds !== undefined ? [{ id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds: pauseSeconds } } }] : []),
       { id: "finish", kind: "end" },
     ],
-    edges: ["start", ...ids].map((from, i) => ({ from, to: ids[i] ?? "finish" })),
+    edges: ["start", ...order].map((from, i) => ({ from, to: order[i] ?? "finish" })),
   });
 }
 

@@ -1,4 +1,4 @@
-import { Prisma, type Tx } from "@holdfast/db";
+import { Prisma, type Sql, type Tx } from "@holdfast/db";
 import { effectKinds, type LaneName, type StepKind } from "../catalog";
 import type { EffectClaimOrRead } from "./effects";
 import { pgErrorCode } from "../errors";
@@ -88,17 +88,21 @@ export interface ClaimedStep {
  * The attempt number it returns is the worker's fencing token. The claim is on the timeline (extra attempts show).
  */
 export async function stepsClaimIfLeaseFree(
-  tx: Tx,
+  sql: Sql,
   stepId: string,
   worker: string,
   leaseMs: number,
   /** A held wake-up this worker is fulfilling itself (local dispatch): marked sent with the claim. */
   outboxId?: string,
 ): Promise<ClaimedStep | undefined> {
-  // holdfast_step_claim (prisma/migrations/20261129080000_step_functions): the fenced UPDATE, its timeline row,
-  // the held outbox row marked sent, and the run's seq, input and steps, in one planned-once statement.
-  const rows = await tx.$queryRaw<{ claimed: RawClaim | null }[]>`
-    SELECT holdfast_step_claim(${stepId}, ${worker}, ${leaseMs}::float8, ${outboxId ?? null}::bigint, ${effectKinds}::text[]) AS claimed`;
+  // holdfast_step_claim (prisma/migrations/20261129090000_claim_effects): the fenced UPDATE, its timeline row, the
+  // effect claim for effect kinds, the held outbox row marked sent, and the run's seq, input and steps, in one
+  // planned-once statement.
+  const { rows } = await sql.query<{ claimed: RawClaim | null }>({
+    name: "holdfast_step_claim",
+    text: "SELECT holdfast_step_claim($1::text, $2::text, $3::float8, $4::bigint, $5::text[]) AS claimed",
+    values: [stepId, worker, leaseMs, outboxId ?? null, effectKinds],
+  });
   const raw = rows[0]?.claimed;
   // The function read the steps after its UPDATE, so this step already shows as running and leased.
   return raw ? fromRawClaim(raw) : undefined;
@@ -116,10 +120,16 @@ export async function stepsReadyDueInMs(tx: Tx, stepId: string): Promise<number 
 }
 
 /** Extends the lease only while this attempt holds it. 0 rows: the lease was lost, stop working. */
-export function stepsHeartbeatIfToken(tx: Tx, stepId: string, token: number, leaseMs: number): Promise<number> {
-  return tx.$executeRaw`
-    UPDATE steps SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
-    WHERE id = ${stepId} AND attempt = ${token} AND status = 'running'`;
+export async function stepsHeartbeatIfToken(sql: Sql, stepId: string, token: number, leaseMs: number): Promise<number> {
+  const { rows } = await sql.query<{ n: number }>({
+    name: "holdfast_step_heartbeat",
+    text: `WITH beat AS (
+             UPDATE steps SET lease_until = now() + make_interval(secs => $3::float8 / 1000)
+             WHERE id = $1::text AND attempt = $2::int AND status = 'running' RETURNING 1)
+           SELECT count(*)::int AS n FROM beat`,
+    values: [stepId, token, leaseMs],
+  });
+  return rows[0]?.n ?? 0;
 }
 
 export interface SettleRequest {
@@ -157,20 +167,32 @@ const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "ste
  * Records the outcome only if this attempt still holds the step (status running, attempt = token), with its
  * timeline row and what happens next (the inline plan, a run.wake, or a delayed step.ready), in one commit.
  */
-export async function stepsSettleIfToken(tx: Tx, r: SettleRequest): Promise<SettleResult> {
+export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<SettleResult> {
   const eventData = r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) };
   let rows: { result: SettleResult }[];
   try {
-    rows = await tx.$queryRaw<{ result: SettleResult }[]>`
-    SELECT holdfast_step_settle(
-      ${r.step.id}, ${r.step.attempt}::int, ${r.worker}, ${r.status},
-      ${JSON.stringify(r.output ?? null)}::jsonb, ${r.error ? JSON.stringify(r.error) : null}::jsonb,
-      ${r.delayMs ?? 0}::float8, ${settleEvent[r.status]}, ${eventData ? JSON.stringify(eventData) : null}::jsonb,
-      ${r.advance ? String(r.advance.runSeq) : null}::bigint, ${r.advance ? JSON.stringify(r.advance.plan) : null}::jsonb,
-      ${r.claimNext?.lane ?? null}::text, ${r.claimNext?.leaseMs ?? 0}::float8,
-      ${r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null}::jsonb,
-      ${effectKinds}::text[]
-    ) AS result`;
+    ({ rows } = await sql.query<{ result: SettleResult }>({
+      name: "holdfast_step_settle",
+      text: `SELECT holdfast_step_settle($1::text, $2::int, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::float8, $8::text,
+               $9::jsonb, $10::bigint, $11::jsonb, $12::text, $13::float8, $14::jsonb, $15::text[]) AS result`,
+      values: [
+        r.step.id,
+        r.step.attempt,
+        r.worker,
+        r.status,
+        JSON.stringify(r.output ?? null),
+        r.error ? JSON.stringify(r.error) : null,
+        r.delayMs ?? 0,
+        settleEvent[r.status],
+        eventData ? JSON.stringify(eventData) : null,
+        r.advance ? String(r.advance.runSeq) : null,
+        r.advance ? JSON.stringify(r.advance.plan) : null,
+        r.claimNext?.lane ?? null,
+        r.claimNext?.leaseMs ?? 0,
+        r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null,
+        effectKinds,
+      ],
+    }));
   } catch (error) {
     // HF002: the effect was taken over by a newer attempt; HF003: the step was (after the run had been moved on in
     // the same statement, which is undone). Either way this attempt's settle is refused as a whole.

@@ -1,4 +1,4 @@
-import type { Db } from "@holdfast/db";
+import { type Db, prismaSql, type Sql } from "@holdfast/db";
 import { type PreClaim, runEffect } from "../effects/ledger";
 import { effectsHeartbeat, effectsRelease, effectsSettle } from "../sql/effects";
 import { lanes, type Lane } from "../catalog";
@@ -81,6 +81,8 @@ export class StepRunner {
   constructor(
     private readonly deps: {
       db: Db;
+      /** The claim, settle and heartbeat connection (named prepared statements); Prisma's when absent. */
+      sql?: Sql;
       graphs: GraphCache;
       worker: string;
       lane: Lane;
@@ -95,7 +97,10 @@ export class StepRunner {
     },
   ) {
     this.lane = deps.lane ?? lanes.io;
+    this.sql = deps.sql ?? prismaSql(deps.db);
   }
+
+  private readonly sql: Sql;
 
   get busy(): number {
     return this.inFlight.size;
@@ -126,7 +131,7 @@ export class StepRunner {
   private async runOne(target: string | ClaimedStep, mayChain: boolean): Promise<{ result: RunStepResult; next?: ClaimedStep }> {
     const { db, worker, log } = this.deps;
     const stepId = typeof target === "string" ? target : target.id;
-    const step = typeof target === "string" ? await stepsClaimIfLeaseFree(db, stepId, worker, this.lane.leaseMs) : target;
+    const step = typeof target === "string" ? await stepsClaimIfLeaseFree(this.sql, stepId, worker, this.lane.leaseMs) : target;
     if (!step) {
       // A duplicate wake-up, a live lease elsewhere, a cancelled run, or a wake-up that came early.
       const inMs = await stepsReadyDueInMs(db, stepId);
@@ -137,7 +142,7 @@ export class StepRunner {
     const controller = new AbortController();
     this.inFlight.set(step.id, { step, controller });
     const heartbeat = setInterval(() => {
-      stepsHeartbeatIfToken(db, step.id, step.attempt, this.lane.leaseMs)
+      stepsHeartbeatIfToken(this.sql, step.id, step.attempt, this.lane.leaseMs)
         .then((n) => {
           if (n === 1) {
             // The effect's lease lives exactly as long as the step's: extended only by a heartbeat that held.
@@ -184,7 +189,7 @@ export class StepRunner {
         const chain = mayChain && !this.stopping && this.deps.localDispatch;
         request.claimNext = chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null;
       }
-      const settled = await stepsSettleIfToken(db, request);
+      const settled = await stepsSettleIfToken(this.sql, request);
       if (!settled.changed) {
         await this.keepAnswer(step, outcome);
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
