@@ -38,6 +38,8 @@ export const nodeKinds = {
   end: { inline: true },
   /** `effect`: acts on the outside world through the effect ledger; its step claim also claims the effect key. */
   http_request: { inline: false, lane: "io", effect: true },
+  /** An email through the organisation's SMTP connection (effects/send-email.ts). */
+  send_email: { inline: false, lane: "io", effect: true },
   /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
   wait: { inline: false, lane: "human" },
 } as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;

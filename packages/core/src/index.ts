@@ -26,3 +26,9 @@ export { dueInstant, instantOf, isValidZone, spreadOffsetSeconds, waitRuleSchema
 export { instantFor, timerFor, zoneFor } from "./timers/plan";
 export { timersFireDueFairly, timersOverdue } from "./sql/timers";
 export { hasUnstorableText, storable } from "./json";
+export { createConnection, reconnectConnection } from "./connections/connect";
+export { decryptSecret, encryptSecret, secretKey } from "./connections/secrets";
+export { connectionsByName, connectionsMarkNeedsReconnect } from "./sql/connections";
+export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/contacts";
+export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnectionConfig } from "./effects/send-email";
+export { renderTemplate, templateProblems, TemplateError } from "./templates/render";

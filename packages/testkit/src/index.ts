@@ -3,3 +3,4 @@ export * from "./factories";
 export * from "./http-target";
 export * from "./procs";
 export * from "./redis";
+export * from "./smtp";

@@ -91,7 +91,7 @@ $$ LANGUAGE plpgsql;
 -- Settles a step fenced by its attempt and, in the same transaction, moves the run on by the plan the worker's walk
 -- computed from the state it saw at claim time, provided the run has not changed since (seq) and is not being
 -- cancelled. Otherwise it leaves the walk to the engine (a run.wake outbox row). One round trip, one commit.
---   p_status: 'done' | 'failed' | 'ready' (another attempt after p_delay_ms)
+--   p_status: 'done' | 'failed' | 'ready' (another attempt after p_delay_ms) | 'parked' (waits for a person)
 --   p_plan:   {"steps": [{"nodeId","kind","lane","iteration","maxAttempts"}],
 --              "events": [{"type","nodeId","data"}], "finish": null | {"status","error","event"}}
 --   p_effect: the effect's answer {"orgId","key","owner","result","error"}, or {"release": true} to give back a
@@ -140,7 +140,7 @@ BEGIN
     status = p_status,
     output = CASE WHEN p_status = 'done' THEN p_output ELSE output END,
     error = CASE WHEN p_status = 'done' THEN NULL ELSE p_error END,
-    settled_at = CASE WHEN p_status = 'ready' THEN NULL ELSE now() END,
+    settled_at = CASE WHEN p_status IN ('ready', 'parked') THEN NULL ELSE now() END,
     available_at = CASE WHEN p_status = 'ready' THEN now() + make_interval(secs => p_delay_ms / 1000) ELSE available_at END,
     advanced_at = CASE WHEN advance THEN now() ELSE advanced_at END,
     owner = NULL, lease_until = NULL, updated_at = now()
@@ -172,6 +172,16 @@ BEGIN
 
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
   VALUES (s.org_id, s.run_id, p_step_id, s.node_id, s.attempt, p_event, s.lane, p_worker, p_event_data);
+
+  IF p_status = 'parked' THEN
+    -- Waits for a person (p_error says why and which connection resumes it); a run being cancelled goes on to
+    -- its cancellation instead.
+    IF r.cancelling THEN
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'cancel'));
+    END IF;
+    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+  END IF;
 
   IF p_status = 'ready' AND r.cancelling THEN
     -- Nobody will claim the retry of a run being cancelled: the engine finishes the cancellation instead.
@@ -242,57 +252,3 @@ BEGIN
 END;
 $$ LANGUAGE plpgsql;
 
--- Starts one logical run per (org, start_key) in one statement: the run row, its run.started event and its first
--- walk (the plan the starter's walk computed from the graph and the input alone: inline nodes' events, the first
--- steps with their step.ready outbox rows, or how the run ended). A repeat finds the run and records only a
--- run.duplicate_start. A first walk that needs the engine (a timer) takes the transactional path in TypeScript.
--- Returns {"runId": text, "inserted": bool}.
-CREATE FUNCTION holdfast_run_start(
-  p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb,
-  p_event_data jsonb, p_plan jsonb, p_worker text
-) RETURNS jsonb AS $$
-DECLARE
-  run_id text;
-  n record;
-  new_id text;
-BEGIN
-  INSERT INTO runs (org_id, automation_id, version_id, start_key, input, seq)
-  VALUES (p_org_id, p_automation_id, p_version_id, p_start_key, p_input, 1)
-  ON CONFLICT (org_id, start_key) DO NOTHING
-  RETURNING id INTO run_id;
-  IF run_id IS NULL THEN
-    -- ON CONFLICT waited for the other start to commit; in PL/pgSQL each statement takes a fresh snapshot
-    -- (READ COMMITTED), so this SELECT sees the committed row.
-    SELECT id INTO run_id FROM runs WHERE org_id = p_org_id AND start_key = p_start_key;
-    IF run_id IS NULL THEN
-      RAISE EXCEPTION 'start key % conflicted but no run holds it', p_start_key;
-    END IF;
-    INSERT INTO run_events (org_id, run_id, type, data) VALUES (p_org_id, run_id, 'run.duplicate_start', p_event_data);
-    RETURN jsonb_build_object('runId', run_id, 'inserted', false);
-  END IF;
-  INSERT INTO run_events (org_id, run_id, type, data) VALUES (p_org_id, run_id, 'run.started', p_event_data);
-  INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
-  SELECT p_org_id, run_id, e."nodeId", e.type, p_worker, e.data
-  FROM jsonb_to_recordset(COALESCE(p_plan->'events', '[]'::jsonb)) AS e(type text, "nodeId" text, data jsonb);
-  FOR n IN SELECT * FROM jsonb_to_recordset(COALESCE(p_plan->'steps', '[]'::jsonb))
-             AS x("nodeId" text, kind text, lane text, iteration int, "maxAttempts" int)
-  LOOP
-    INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
-    VALUES (p_org_id, run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts")
-    RETURNING id INTO new_id;
-    INSERT INTO outbox (org_id, run_id, topic, payload)
-    VALUES (p_org_id, run_id, 'step.ready', jsonb_build_object('orgId', p_org_id, 'runId', run_id, 'stepId', new_id, 'lane', n.lane));
-    INSERT INTO run_events (org_id, run_id, step_id, node_id, type, lane, worker, data)
-    VALUES (p_org_id, run_id, new_id, n."nodeId", 'step.scheduled', n.lane, p_worker, jsonb_build_object('iteration', n.iteration));
-  END LOOP;
-  IF p_plan->'finish' IS NOT NULL AND jsonb_typeof(p_plan->'finish') <> 'null' THEN
-    UPDATE runs SET status = p_plan->'finish'->>'status', error = p_plan->'finish'->'error', finished_at = now(),
-                    seq = seq + 1, updated_at = now()
-    WHERE id = run_id;
-    INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
-    SELECT p_org_id, run_id, e."nodeId", e.type, p_worker, e.data
-    FROM jsonb_to_record(p_plan->'finish'->'event') AS e(type text, "nodeId" text, data jsonb);
-  END IF;
-  RETURN jsonb_build_object('runId', run_id, 'inserted', true);
-END;
-$$ LANGUAGE plpgsql;

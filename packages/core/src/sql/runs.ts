@@ -14,11 +14,11 @@ export interface RunRow {
 /** One logical run per (org_id, start_key): the unique key refuses the second start, whoever races. */
 export async function runsInsertIfNew(
   tx: Tx,
-  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown },
+  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown; contactId?: string | null },
 ): Promise<{ id: string; inserted: boolean }> {
   const inserted = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO runs (org_id, automation_id, version_id, start_key, input)
-    VALUES (${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey}, ${JSON.stringify(run.input)}::jsonb)
+    INSERT INTO runs (org_id, automation_id, version_id, start_key, input, contact_id)
+    VALUES (${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey}, ${JSON.stringify(run.input)}::jsonb, ${run.contactId ?? null})
     ON CONFLICT (org_id, start_key) DO NOTHING
     RETURNING id`;
   if (inserted[0]) return { id: inserted[0].id, inserted: true };
@@ -35,12 +35,21 @@ export async function runsInsertIfNew(
  */
 export async function runsStartWithPlan(
   db: Tx,
-  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown; eventData: Record<string, unknown>; plan: InlinePlan },
+  run: {
+    orgId: string;
+    automationId: string;
+    versionId: string;
+    startKey: string;
+    input: unknown;
+    eventData: Record<string, unknown>;
+    plan: InlinePlan;
+    contact: { email: string; timeZone: string | null } | null;
+  },
 ): Promise<{ runId: string; inserted: boolean }> {
   const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
     SELECT holdfast_run_start(${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
       ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.plan)}::jsonb,
-      'start') AS r`;
+      'start', holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
   return r;
@@ -115,4 +124,10 @@ export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Pr
       INSERT INTO run_events (org_id, run_id, type, worker) SELECT org_id, id, 'run.rewoken', 'sweeper' FROM moved
     )
     SELECT org_id AS "orgId", id AS "runId" FROM moved`;
+}
+
+/** The run's contact: one row per (org, lower-cased email), created on first sight (holdfast_contact_resolve). */
+export async function contactsResolve(tx: Tx, orgId: string, email: string, timeZone: string | null): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ id: string | null }[]>`SELECT holdfast_contact_resolve(${orgId}, ${email}, ${timeZone}::text) AS id`;
+  return rows[0]?.id ?? null;
 }

@@ -60,7 +60,7 @@ export async function stepsCancelOpen(tx: Tx, stepIds: string[]): Promise<number
   return tx.$executeRaw`
     UPDATE steps SET status = 'cancelled', owner = NULL, lease_until = NULL, updated_at = now(),
                      settled_at = now(), advanced_at = now()
-    WHERE id = ANY(${stepIds}::text[]) AND status IN ('ready', 'running', 'waiting')`;
+    WHERE id = ANY(${stepIds}::text[]) AND status IN ('ready', 'running', 'waiting', 'parked')`;
 }
 
 export interface ClaimedStep {
@@ -135,8 +135,10 @@ export async function stepsHeartbeatIfToken(sql: Sql, stepId: string, token: num
 export interface SettleRequest {
   step: Pick<ClaimedStep, "id" | "attempt">;
   worker: string;
-  /** done: the result; failed: for good; ready: another attempt after delayMs. */
-  status: "done" | "failed" | "ready";
+  /** done: the result; failed: for good; ready: another attempt after delayMs; parked: waits for a person. */
+  status: "done" | "failed" | "ready" | "parked";
+  /** The timeline row, when it is not the status's own (step.skipped). */
+  event?: { type: string; data: Record<string, unknown> | null };
   output?: unknown;
   error?: Record<string, unknown> | null;
   delayMs?: number;
@@ -161,14 +163,15 @@ export interface SettleResult {
   claimed?: ClaimedStep | null;
 }
 
-const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "step.retry_scheduled" } as const;
+const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "step.retry_scheduled", parked: "step.parked" } as const;
 
 /**
  * Records the outcome only if this attempt still holds the step (status running, attempt = token), with its
  * timeline row and what happens next (the inline plan, a run.wake, or a delayed step.ready), in one commit.
  */
 export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<SettleResult> {
-  const eventData = r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) };
+  const eventData =
+    r.event?.data ?? (r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) });
   let rows: { result: SettleResult }[];
   try {
     ({ rows } = await sql.query<{ result: SettleResult }>({
@@ -183,7 +186,7 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
         JSON.stringify(r.output ?? null),
         r.error ? JSON.stringify(r.error) : null,
         r.delayMs ?? 0,
-        settleEvent[r.status],
+        r.event?.type ?? settleEvent[r.status],
         eventData ? JSON.stringify(eventData) : null,
         r.advance ? String(r.advance.runSeq) : null,
         r.advance ? JSON.stringify(r.advance.plan) : null,

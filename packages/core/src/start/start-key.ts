@@ -20,13 +20,13 @@ export interface StartKeySource {
  * when the trigger opts in) a hash of the payload, which merges two genuinely separate but identical submissions.
  * Keys are scoped to the automation: one event may start runs of two automations.
  */
-export function resolveStartKey(automationId: string, trigger: TriggerConfig, source: StartKeySource): string {
+export function resolveStartKey(automationId: string, trigger: Pick<TriggerConfig, "eventIdField" | "payloadHashFallback">, source: StartKeySource): string {
   const key = keyFrom(trigger, source);
   if (key.length > 300) throw new MissingStartKeyError("the event id is longer than 300 characters");
   return `${automationId}:${key}`;
 }
 
-function keyFrom(trigger: TriggerConfig, source: StartKeySource): string {
+function keyFrom(trigger: Pick<TriggerConfig, "eventIdField" | "payloadHashFallback">, source: StartKeySource): string {
   if (source.webhookId) return `wh:${source.webhookId}`;
   if (trigger.eventIdField) {
     const value = readDotted(source.body, trigger.eventIdField);
@@ -40,7 +40,7 @@ function keyFrom(trigger: TriggerConfig, source: StartKeySource): string {
   throw new MissingStartKeyError("send a webhook-id header (Standard Webhooks) so repeated deliveries start one run");
 }
 
-function readDotted(value: unknown, path: string): unknown {
+export function readDotted(value: unknown, path: string): unknown {
   let v = value;
   for (const part of path.split(".")) {
     if (v === null || typeof v !== "object") return undefined;

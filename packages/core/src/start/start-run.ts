@@ -5,11 +5,12 @@ import { hasUnstorableText } from "../json";
 import { automationsFindStartTarget } from "../sql/automations";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
-import { runsInsertIfNew, runsStartWithPlan } from "../sql/runs";
+import { contactsResolve, runsInsertIfNew, runsStartWithPlan } from "../sql/runs";
 import { planAtStart } from "../walk/plan";
-import { triggerOf } from "../versions/graph";
+import { isValidZone } from "../timers/schedule";
+import { type TriggerConfig, triggerOf } from "../versions/graph";
+import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
-import { resolveStartKey } from "./start-key";
 import { type SignedHeaders, verifySignature } from "./signature";
 
 export interface StartRequest {
@@ -21,6 +22,14 @@ export interface StartRequest {
   headers: SignedHeaders;
   /** Where the start came from, for the timeline ("webhook", "cli"). */
   via: string;
+}
+
+/** The contact named by the trigger payload (an email address), if any. */
+function contactOf(trigger: TriggerConfig, body: unknown): { email: string; timeZone: string | null } | null {
+  const email = readDotted(body, trigger.contactEmailField);
+  if (typeof email !== "string" || !/^[^\s@]+@[^\s@]+$/.test(email.trim())) return null;
+  const zone = trigger.contactTimeZoneField ? readDotted(body, trigger.contactTimeZoneField) : undefined;
+  return { email: email.trim().toLowerCase(), timeZone: typeof zone === "string" && isValidZone(zone) ? zone : null };
 }
 
 /** Published versions are immutable, so a process parses each one once. */
@@ -55,13 +64,15 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
     webhookId: request.headers["webhook-id"],
     body: request.body,
   });
-  const eventData = { startKey, via: request.via, version };
+  const contact = contactOf(triggerOf(graph).config, request.body);
+  const eventData = { startKey, via: request.via, version, ...(contact ? { contact: contact.email } : {}) };
   const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: request.body };
   const plan = planAtStart(graph, request.body);
   const started = plan
-    ? await runsStartWithPlan(db, { ...run, eventData, plan })
+    ? await runsStartWithPlan(db, { ...run, eventData, plan, contact })
     : await inTx(db, async (tx) => {
-        const inserted = await runsInsertIfNew(tx, run);
+        const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, contact.timeZone) : null;
+        const inserted = await runsInsertIfNew(tx, { ...run, contactId });
         await runEventsInsert(tx, [
           { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
         ]);

@@ -31,11 +31,14 @@ export interface PendingEffect {
 }
 
 export type StepOutcome =
-  | { kind: "done"; output: unknown; effect?: PendingEffect }
+  /** `skipped`: the step decided not to act (a suppressed contact); the timeline says why. */
+  | { kind: "done"; output: unknown; effect?: PendingEffect; skipped?: { reason: string } }
   /** Worth another attempt: network errors, timeouts, 5xx, 429 (with the provider's Retry-After when given). */
   | { kind: "retry"; error: StepError; retryAfterMs?: number }
   /** Will not change by retrying: 4xx, authorisation, bad configuration. */
-  | { kind: "fail"; error: StepError; effect?: PendingEffect };
+  | { kind: "fail"; error: StepError; effect?: PendingEffect }
+  /** Waits for a person (reconnect the mailbox): not retried, not failed; resumed from the same step. */
+  | { kind: "park"; error: StepError & { reason: string; connectionId: string } };
 
 export interface StepError {
   [key: string]: unknown;
@@ -46,7 +49,8 @@ export interface StepError {
 export type Settlement =
   | { kind: "settle"; output: unknown }
   | { kind: "retry"; error: StepError; delayMs: number }
-  | { kind: "fail"; error: StepError };
+  | { kind: "fail"; error: StepError }
+  | { kind: "park"; error: StepError };
 
 /** What to write for an outcome: retries stop at maxAttempts; the provider's Retry-After wins over the schedule. */
 export function settlementFor(
@@ -61,6 +65,8 @@ export function settlementFor(
       return { kind: "settle", output: outcome.output };
     case "fail":
       return { kind: "fail", error: outcome.error };
+    case "park":
+      return { kind: "park", error: outcome.error };
     case "retry":
       if (attempt >= maxAttempts) {
         return { kind: "fail", error: { ...outcome.error, exhausted: true, attempts: attempt } };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InvalidGraphError } from "../errors";
+import { templateProblems } from "../templates/render";
 import { isValidZone, waitRuleSchema } from "../timers/schedule";
 
 /**
@@ -47,6 +48,10 @@ export const triggerConfig = z
     eventIdField: z.string().min(1).max(200).optional(),
     /** Fall back to a hash of the payload: two identical submissions then collapse into one run. */
     payloadHashFallback: z.boolean().default(false),
+    /** Dotted path to the contact's email in the body: the run's contact is resolved (or created) from it. */
+    contactEmailField: z.string().min(1).max(200).default("email"),
+    /** Dotted path to the contact's IANA time zone, kept on a new contact. */
+    contactTimeZoneField: z.string().min(1).max(200).optional(),
   })
   .strict();
 
@@ -68,6 +73,27 @@ export const httpRequestConfig = z
   })
   .strict();
 
+/**
+ * An email through the organisation's SMTP connection. `to`, `subject`, `text` and `html` are templates over the
+ * run's input, its contact and earlier steps' outputs (`{{contact.email}}`, `{{steps.draft.output.text}}`); the
+ * HTML body is escaped. Consent and the suppression list are checked when the step runs, not when the run starts.
+ */
+export const sendEmailConfig = z
+  .object({
+    /** The name of an SMTP connection of the organisation (Settings -> Connections). */
+    connection: z.string().min(1).max(100),
+    to: z.string().min(1).max(500).default("{{contact.email}}"),
+    subject: z.string().min(1).max(1_000),
+    text: z.string().max(100_000).optional(),
+    html: z.string().max(200_000).optional(),
+    /** true: only contacts whose consent is "granted" are written to; otherwise anyone not withdrawn or suppressed. */
+    requireConsent: z.boolean().default(false),
+    maxAttempts: z.number().int().min(1).max(20).optional(),
+  })
+  .strict()
+  .refine((c) => c.text !== undefined || c.html !== undefined, { message: "an email needs a text or an html body" });
+export type SendEmailConfig = z.infer<typeof sendEmailConfig>;
+
 const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
 
 export const waitConfig = z
@@ -87,10 +113,11 @@ export const waitConfig = z
 export type WaitConfig = z.infer<typeof waitConfig>;
 
 export const graphNodeSchema = z.discriminatedUnion("kind", [
-  z.object({ ...base, kind: z.literal("trigger"), config: triggerConfig.default({ payloadHashFallback: false }) }).strict(),
+  z.object({ ...base, kind: z.literal("trigger"), config: triggerConfig.default({ payloadHashFallback: false, contactEmailField: "email" }) }).strict(),
   z.object({ ...base, kind: z.literal("branch"), config: z.object({ condition: conditionSchema }).strict() }).strict(),
   z.object({ ...base, kind: z.literal("http_request"), config: httpRequestConfig }).strict(),
   z.object({ ...base, kind: z.literal("wait"), config: waitConfig }).strict(),
+  z.object({ ...base, kind: z.literal("send_email"), config: sendEmailConfig }).strict(),
   z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
 ]);
 
@@ -151,6 +178,16 @@ export function graphProblems(graph: Graph): GraphProblem[] {
     } else {
       if (edges.length !== 1) problems.push({ path: `node:${node.id}`, message: `needs exactly one outgoing edge, has ${edges.length}` });
       if (edges.some((e) => e.label)) problems.push({ path: `node:${node.id}`, message: "only branch edges carry labels" });
+    }
+  }
+  // Template references that cannot resolve are publish-time errors where they can be detected.
+  const ids = new Set(graph.nodes.map((n) => n.id));
+  for (const node of graph.nodes) {
+    if (node.kind !== "send_email") continue;
+    for (const field of ["to", "subject", "text", "html"] as const) {
+      const template = node.config[field];
+      if (template === undefined) continue;
+      for (const message of templateProblems(template, ids)) problems.push({ path: `node:${node.id}.config.${field}`, message });
     }
   }
   if (problems.length) return problems;

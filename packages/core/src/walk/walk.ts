@@ -7,7 +7,7 @@ import { evaluate, type WalkContext } from "./condition";
  * clock. The engine's shell loads the state, calls `decide`, and applies the commands in one transaction.
  */
 
-export type StepStatus = "ready" | "running" | "waiting" | "done" | "failed" | "cancelled";
+export type StepStatus = "ready" | "running" | "waiting" | "parked" | "done" | "failed" | "cancelled";
 
 export interface StepState {
   id: string;
@@ -41,9 +41,9 @@ export type Command =
 /** A walk that passes this many inline nodes without reaching a step or an end is a loop with no step in it. */
 export const maxInlineHops = 200;
 
-/** A step that still has a way forward of its own: ready, running, or waiting on a timer. */
+/** A step that still has a way forward of its own: ready, running, waiting on a timer, or parked for a person. */
 export function isOpen(status: StepStatus): boolean {
-  return status === "ready" || status === "running" || status === "waiting";
+  return status === "ready" || status === "running" || status === "waiting" || status === "parked";
 }
 
 export function isTerminal(status: RunState["status"]): boolean {
@@ -103,6 +103,7 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
         break;
       }
       case "http_request":
+      case "send_email":
       case "wait":
         return [...commands, schedule(node, run, [...earlier, ...commands])];
     }
@@ -110,7 +111,7 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
 }
 
-function schedule(node: Extract<GraphNode, { kind: "http_request" | "wait" }>, run: RunState, earlier: Command[]): Command {
+function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email" | "wait" }>, run: RunState, earlier: Command[]): Command {
   const previous = Math.max(
     0,
     ...run.steps.filter((s) => s.nodeId === node.id).map((s) => s.iteration),
@@ -123,7 +124,7 @@ function schedule(node: Extract<GraphNode, { kind: "http_request" | "wait" }>, r
     kind: node.kind,
     lane,
     iteration: previous + 1,
-    maxAttempts: (node.kind === "http_request" ? node.config.maxAttempts : 1) ?? lanes[lane].retry.maxAttempts,
+    maxAttempts: (node.kind === "wait" ? 1 : node.config.maxAttempts) ?? lanes[lane].retry.maxAttempts,
   };
 }
 

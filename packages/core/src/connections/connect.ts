@@ -1,0 +1,23 @@
+import { type Db, inTx } from "@holdfast/db";
+import { type ConnectionKind, connectionsInsert, connectionsReconnect, connectionsSetSecret } from "../sql/connections";
+import { encryptSecret } from "./secrets";
+
+/** A new connection: the row, then its secret encrypted under its own id, in one transaction. */
+export function createConnection(
+  db: Db,
+  c: { orgId: string; kind: ConnectionKind; name: string; config: Record<string, unknown>; secret: string | null },
+): Promise<string> {
+  return inTx(db, async (tx) => {
+    const id = await connectionsInsert(tx, c);
+    if (c.secret !== null) await connectionsSetSecret(tx, c.orgId, id, encryptSecret(c.secret, c.orgId, id));
+    return id;
+  });
+}
+
+/**
+ * Reconnect with a new secret: the connection is healthy again and every step parked on it resumes from where it
+ * stopped (same step, same effect key), in one statement. Returns how many steps resumed.
+ */
+export function reconnectConnection(db: Db, orgId: string, connectionId: string, secret: string, actor: string): Promise<number> {
+  return connectionsReconnect(db, orgId, connectionId, encryptSecret(secret, orgId, connectionId), actor);
+}

@@ -1,0 +1,105 @@
+import { createHash } from "node:crypto";
+import nodemailer from "nodemailer";
+import { z } from "zod";
+import type { StepOutcome } from "../steps/retry";
+
+/** An SMTP connection's non-secret settings (connections.config); the password is the encrypted secret. */
+export const smtpConnectionConfig = z
+  .object({
+    host: z.string().min(1),
+    port: z.number().int().min(1).max(65_535).default(587),
+    /** implicit: TLS from the first byte (465); starttls: upgrade required; none: plain (local relays, tests). */
+    tls: z.enum(["implicit", "starttls", "none"]).default("starttls"),
+    user: z.string().min(1).optional(),
+    from: z.string().min(3),
+    /**
+     * The provider (or the relay in front of it) drops a second message with a Message-ID it has already accepted,
+     * so an uncertain send may be repeated with the same Message-ID. false: an uncertain send is parked for review.
+     */
+    dedupesMessageId: z.boolean().default(false),
+    timeoutMs: z.number().int().min(1_000).max(120_000).default(30_000),
+  })
+  .strict();
+export type SmtpConnectionConfig = z.infer<typeof smtpConnectionConfig>;
+
+export interface EmailMessage {
+  to: string;
+  subject: string;
+  text?: string;
+  html?: string;
+}
+
+/** The Message-ID is a function of the effect key: every attempt of one effect sends the same one. */
+export function messageIdFor(key: string, from: string): string {
+  const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? "holdfast.invalid";
+  return `<hf.${createHash("sha256").update(key).digest("hex").slice(0, 40)}@${domain}>`;
+}
+
+export const effectKeyHeader = "X-Holdfast-Effect-Key";
+
+/**
+ * One message through nodemailer over SMTP. The provider's message id (the server's answer to DATA, and our
+ * Message-ID, the correlation key for replies) is the effect's result. Errors are classified by where the SMTP
+ * conversation stopped: before DATA nothing was sent (given back), a refusal with a code is definite, and a lost
+ * connection or timeout after the body was sent is uncertain.
+ */
+export async function performSendEmail(input: {
+  config: SmtpConnectionConfig;
+  password: string | null;
+  message: EmailMessage;
+  idempotencyKey: string;
+  runId: string;
+}): Promise<StepOutcome> {
+  const { config, password, message, idempotencyKey } = input;
+  const messageId = messageIdFor(idempotencyKey, config.from);
+  const transport = nodemailer.createTransport({
+    host: config.host,
+    port: config.port,
+    secure: config.tls === "implicit",
+    requireTLS: config.tls === "starttls",
+    ignoreTLS: config.tls === "none",
+    ...(config.user ? { auth: { user: config.user, pass: password ?? "" } } : {}),
+    connectionTimeout: config.timeoutMs,
+    greetingTimeout: config.timeoutMs,
+    socketTimeout: config.timeoutMs,
+  });
+  try {
+    const info = await transport.sendMail({
+      from: config.from,
+      to: message.to,
+      subject: message.subject,
+      ...(message.text !== undefined ? { text: message.text } : {}),
+      ...(message.html !== undefined ? { html: message.html } : {}),
+      messageId,
+      headers: { [effectKeyHeader]: idempotencyKey, "X-Holdfast-Run-Id": input.runId },
+    });
+    return {
+      kind: "done",
+      output: { messageId, to: message.to, accepted: info.accepted.map(String), rejected: info.rejected.map(String), response: info.response },
+    };
+  } catch (error) {
+    return classify(error as Error & { code?: string; responseCode?: number; command?: string });
+  } finally {
+    transport.close();
+  }
+}
+
+const beforeData = /^(CONN|API|EHLO|HELO|LHLO|STARTTLS|AUTH|MAIL FROM|RCPT TO)/;
+
+function classify(e: Error & { code?: string; responseCode?: number; command?: string }): StepOutcome {
+  const base = { message: e.message, smtpCode: e.responseCode ?? null, command: e.command ?? null };
+  if (e.code === "EAUTH") {
+    return { kind: "fail", error: { ...base, code: "authorisation", authorisation: true, notPerformed: true, reason: "the mailbox refused our login: reconnect it" } };
+  }
+  const refusedCode = typeof e.responseCode === "number" ? e.responseCode : undefined;
+  if (refusedCode !== undefined && (e.code === "EENVELOPE" || e.code === "EMESSAGE" || beforeData.test(e.command ?? ""))) {
+    // The server answered with a code: it did not take the message.
+    if (refusedCode >= 500) return { kind: "fail", error: { ...base, code: `smtp_${refusedCode}`, permanent: true, notPerformed: true } };
+    return { kind: "retry", error: { ...base, code: `smtp_${refusedCode}`, notPerformed: true } };
+  }
+  if (beforeData.test(e.command ?? "") || e.code === "ECONNECTION" || e.code === "EDNS") {
+    return { kind: "retry", error: { ...base, code: "smtp_unreachable", notPerformed: true } };
+  }
+  // Lost connection or timeout once the body may have been sent: the server may have accepted it.
+  return { kind: "retry", error: { ...base, code: e.code === "ETIMEDOUT" ? "timeout" : "smtp_uncertain" } };
+}

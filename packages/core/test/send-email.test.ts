@@ -1,0 +1,175 @@
+import { createTestDatabase, publish, type SmtpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lanes } from "../src/catalog";
+import { createConnection, reconnectConnection } from "../src/connections/connect";
+import { messageIdFor } from "../src/effects/send-email";
+import { InvalidGraphError } from "../src/errors";
+import { createLogger } from "../src/log";
+import { contactsUnsubscribe } from "../src/sql/contacts";
+import { startRun } from "../src/start/start-run";
+import { StepRunner } from "../src/steps/runner";
+import { parseGraph } from "../src/versions/graph";
+import { GraphCache } from "../src/versions/graph-cache";
+
+let t: TestDatabase;
+let smtp: SmtpTarget;
+let orgId: string;
+const log = createLogger("test", "silent");
+const graphs = new GraphCache();
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+let n = 0;
+
+const emailGraph = (connection: string, extra: Record<string, unknown> = {}) =>
+  parseGraph({
+    nodes: [
+      { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+      {
+        id: "send",
+        kind: "send_email",
+        config: { connection, subject: "Hello {{input.name}}", text: "Hi {{input.name}}", html: "<p>{{input.note}}</p>", ...extra },
+      },
+      { id: "e", kind: "end" },
+    ],
+    edges: [
+      { from: "t", to: "send" },
+      { from: "send", to: "e" },
+    ],
+  });
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  smtp = await startSmtpTarget({ credentials: { user: "sam", pass: "right" } });
+  const seeded = await publish(t.db, emailGraph("mailbox"), { automation: "mail" });
+  orgId = seeded.orgId;
+  const config = { host: "127.0.0.1", port: smtp.port, tls: "none", user: "sam", from: "Acme <hello@acme.test>" };
+  await createConnection(t.db, { orgId, kind: "smtp", name: "mailbox", config, secret: "right" });
+});
+afterAll(async () => {
+  await smtp?.close();
+  await t?.drop();
+});
+
+const runner = () => new StepRunner({ db: t.db, graphs, worker: "w", lane: { ...lanes.io, leaseMs: 5_000, heartbeatMs: 1_500 }, log });
+
+async function start(automation: string, body: Record<string, unknown>) {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body: { id: `m${++n}`, ...body },
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
+  return { runId, stepId: stepId as string, key: `${runId}/send/1` };
+}
+
+describe("send_email over SMTP", () => {
+  it("sends one message with a Message-ID from the effect key, the key in a header, the body escaped; a repeat replays", async () => {
+    const { runId, stepId, key } = await start("mail", { email: "Maya@Example.com", name: "Maya", note: "<b>hi</b>" });
+    const [run] = await rows("SELECT c.email FROM runs r JOIN contacts c ON c.id = r.contact_id WHERE r.id = $1", [runId]);
+    expect(run.email).toBe("maya@example.com"); // the contact was resolved at the start
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    const sent = smtp.received.filter((m) => m.effectKey === key);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.messageId).toBe(messageIdFor(key, "Acme <hello@acme.test>"));
+    expect(sent[0]?.to).toEqual(["maya@example.com"]);
+    expect(sent[0]?.raw).toContain("&lt;b&gt;hi&lt;/b&gt;");
+    const [effect] = await rows("SELECT status, result FROM effects WHERE key = $1", [key]);
+    expect(effect).toMatchObject({ status: "settled", result: { messageId: sent[0]?.messageId, to: "maya@example.com" } });
+    // The step is run again (its settle was lost): the stored answer comes back, no second message.
+    await t.sql.query("UPDATE steps SET status = 'ready', advanced_at = NULL WHERE id = $1", [stepId]);
+    await t.sql.query("UPDATE runs SET status = 'running', finished_at = NULL WHERE id = $1", [runId]);
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(smtp.received.filter((m) => m.effectKey === key)).toHaveLength(1);
+  });
+
+  it("a suppressed contact's step is skipped with the reason on the timeline and nothing is sent", async () => {
+    const { runId, stepId, key } = await start("mail", { email: "gone@example.com", name: "Gone", note: "x" });
+    await contactsUnsubscribe(t.db, orgId, "GONE@example.com");
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(smtp.received.filter((m) => m.effectKey === key)).toHaveLength(0);
+    const events = await rows("SELECT type, data FROM run_events WHERE step_id = $1 AND type = 'step.skipped'", [stepId]);
+    expect(events).toEqual([{ type: "step.skipped", data: { reason: "suppressed: unsubscribed" } }]);
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
+  });
+
+  it("100 races of unsubscribe against send: no message goes out after an unsubscribe committed", async () => {
+    const races = await Promise.all(Array.from({ length: 100 }, (_, i) => start("mail", { email: `race${i}@example.com`, name: `R${i}`, note: "x" })));
+    const r = runner();
+    const unsubscribedAt = new Map<string, number>();
+    await Promise.all(
+      races.map(async (race, i) => {
+        const email = `race${i}@example.com`;
+        const [send] = await Promise.all([
+          r.run(race.stepId),
+          (async () => {
+            await new Promise((res) => setTimeout(res, (i * 13) % 700)); // spread: some sends win, some unsubscribes
+            await contactsUnsubscribe(t.db, orgId, email);
+            // An instant after the unsubscribe committed, by the database clock.
+            const [{ at }] = await rows("SELECT clock_timestamp() AS at");
+            unsubscribedAt.set(race.key, new Date(at).getTime());
+          })(),
+        ]);
+        expect(send.kind).toBe("settled");
+      }),
+    );
+    let sentCount = 0;
+    for (const race of races) {
+      const [step] = await rows("SELECT output FROM steps WHERE id = $1", [race.stepId]);
+      const checkedAt = new Date(step.output.consentCheckedAt).getTime();
+      const received = smtp.received.filter((m) => m.effectKey === race.key).length;
+      if (received) {
+        sentCount++;
+        // A send happened only if its consent check ran before the unsubscribe had committed.
+        expect(checkedAt).toBeLessThanOrEqual(unsubscribedAt.get(race.key) as number);
+        expect(received).toBe(1);
+      } else {
+        expect(step.output).toMatchObject({ skipped: true, reason: "suppressed: unsubscribed" });
+      }
+    }
+    console.log(`unsubscribe vs send races: ${sentCount} sent before the unsubscribe, ${100 - sentCount} skipped, 0 after`);
+  });
+
+  it("a revoked password parks the run with a reason; reconnecting resumes the same step and one message arrives", async () => {
+    smtp.setCredentials({ user: "sam", pass: "rotated" });
+    try {
+      const { runId, stepId, key } = await start("mail", { email: "parked@example.com", name: "P", note: "x" });
+      expect((await runner().run(stepId)).kind).toBe("parked");
+      const [step] = await rows("SELECT status, error FROM steps WHERE id = $1", [stepId]);
+      expect(step.status).toBe("parked");
+      expect(step.error.reason).toMatch(/reconnect it/);
+      const [conn] = await rows("SELECT id, status, status_reason FROM connections WHERE org_id = $1 AND name = 'mailbox'", [orgId]);
+      expect(conn.status).toBe("needs_reconnect");
+      expect(await rows("SELECT count(*)::int AS n FROM effects WHERE key = $1", [key])).toEqual([{ n: 0 }]); // nothing was sent
+      expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "running" }]);
+      // Another run reaching the broken connection parks at once, without trying.
+      const other = await start("mail", { email: "parked2@example.com", name: "P2", note: "x" });
+      expect((await runner().run(other.stepId)).kind).toBe("parked");
+
+      expect(await reconnectConnection(t.db, orgId, conn.id, "rotated", "test")).toBe(2);
+      expect(await rows("SELECT type FROM run_events WHERE step_id = $1 AND type IN ('step.parked', 'step.resumed') ORDER BY id", [stepId])).toEqual([
+        { type: "step.parked" },
+        { type: "step.resumed" },
+      ]);
+      expect((await runner().run(stepId)).kind).toBe("settled");
+      expect((await runner().run(other.stepId)).kind).toBe("settled");
+      expect(smtp.received.filter((m) => m.effectKey === key)).toHaveLength(1);
+      expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
+    } finally {
+      smtp.setCredentials({ user: "sam", pass: "right" });
+      await t.sql.query("UPDATE connections SET status = 'ok' WHERE org_id = $1", [orgId]);
+    }
+  });
+
+  it("a template reference that cannot resolve is refused at publish, or fails the step without a retry or a send", async () => {
+    expect(() => emailGraph("mailbox", { text: "{{steps.nowhere.output}}" })).toThrow(InvalidGraphError);
+    expect(() => emailGraph("mailbox", { text: "{{secrets.password}}" })).toThrow(InvalidGraphError);
+    await publish(t.db, emailGraph("mailbox", { text: "Hi {{input.profile.first_name}}" }), { automation: "mail-missing" });
+    const { stepId, key } = await start("mail-missing", { email: "tpl@example.com", name: "T", note: "x" });
+    expect((await runner().run(stepId)).kind).toBe("failed");
+    const [step] = await rows("SELECT error, attempt FROM steps WHERE id = $1", [stepId]);
+    expect(step).toMatchObject({ attempt: 1, error: { code: "template_error" } });
+    expect(smtp.received.filter((m) => m.effectKey === key)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,98 @@
+import { type AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+
+export interface ReceivedEmail {
+  messageId: string | null;
+  effectKey: string | null;
+  to: string[];
+  subject: string | null;
+  raw: string;
+  at: number;
+}
+
+/**
+ * A real SMTP server on 127.0.0.1 (the smtp-server package) that records every message it accepts. Options: a
+ * required login (`credentials`, to test revoked passwords), dropping a second message with a Message-ID it has
+ * already accepted (`dedupeMessageId`, a provider that honours it), and the highest number of concurrent sessions.
+ */
+export interface SmtpTarget {
+  port: number;
+  received: ReceivedEmail[];
+  /** Messages per effect key. */
+  byKey(): Map<string, number>;
+  maxConcurrent(): number;
+  setCredentials(c: { user: string; pass: string } | null): void;
+  close(): Promise<void>;
+}
+
+export async function startSmtpTarget(options: { credentials?: { user: string; pass: string }; dedupeMessageId?: boolean } = {}): Promise<SmtpTarget> {
+  let credentials = options.credentials ?? null;
+  const received: ReceivedEmail[] = [];
+  const seen = new Set<string>();
+  let open = 0;
+  let maxOpen = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    logger: false,
+    onConnect(_session, cb) {
+      open++;
+      maxOpen = Math.max(maxOpen, open);
+      cb();
+    },
+    onClose() {
+      open--;
+    },
+    onAuth(auth, _session, cb) {
+      if (credentials && auth.username === credentials.user && auth.password === credentials.pass) return cb(null, { user: auth.username });
+      const error = new Error("Invalid username or password") as Error & { responseCode: number };
+      error.responseCode = 535;
+      return cb(error);
+    },
+    onMailFrom(_address, session, cb) {
+      if (credentials && !session.user) {
+        const error = new Error("Authentication required") as Error & { responseCode: number };
+        error.responseCode = 530;
+        return cb(error);
+      }
+      cb();
+    },
+    onData(stream, session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("end", () => {
+        const raw = Buffer.concat(chunks).toString("utf8");
+        const head = raw.split(/\r?\n\r?\n/)[0] ?? "";
+        const header = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, "im").exec(head)?.[1]?.trim() ?? null;
+        const messageId = header("Message-ID");
+        if (options.dedupeMessageId && messageId && seen.has(messageId)) return cb(null); // accepted again, not delivered twice
+        if (messageId) seen.add(messageId);
+        received.push({
+          messageId,
+          effectKey: header("X-Holdfast-Effect-Key"),
+          to: session.envelope.rcptTo.map((r) => r.address),
+          subject: header("Subject"),
+          raw,
+          at: Date.now(),
+        });
+        cb(null);
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return {
+    port,
+    received,
+    byKey() {
+      const m = new Map<string, number>();
+      for (const r of received) if (r.effectKey) m.set(r.effectKey, (m.get(r.effectKey) ?? 0) + 1);
+      return m;
+    },
+    maxConcurrent: () => maxOpen,
+    setCredentials(c) {
+      credentials = c;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
