@@ -79,6 +79,8 @@ export async function startSmtpTarget(options: { credentials?: { user: string; p
       });
     },
   });
+  // A client killed mid-session (the crash tests) resets its socket: expected, not a test failure.
+  server.on("error", () => {});
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as AddressInfo).port;
   return {

@@ -86,7 +86,7 @@ async function sendEmail({ db, step, node, signal, leaseMs }: StepContext): Prom
   if (node.kind !== "send_email") throw new Error(`node ${node.id} is ${node.kind}, not send_email`);
   const { config } = node;
   const connection = await connectionsByName(db, step.orgId, config.connection);
-  if (!connection || connection.kind !== "smtp") {
+  if (connection?.kind !== "smtp") {
     return { kind: "fail", error: { code: "missing_connection", message: `no SMTP connection named "${config.connection}"`, permanent: true } };
   }
   const park = (reason: string): StepOutcome => ({

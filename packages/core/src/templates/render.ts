@@ -25,11 +25,11 @@ const roots = new Set(["input", "contact", "steps", "run"]);
 const compiled = new Map<string, HandlebarsTemplateDelegate>();
 const hb = Handlebars.create();
 
-export function renderTemplate(template: string, context: TemplateContext, escape: "html" | "text"): string {
-  const cacheKey = `${escape}\u0000${template}`;
+export function renderTemplate(template: string, context: TemplateContext, mode: "html" | "text"): string {
+  const cacheKey = `${mode}\u0000${template}`;
   let fn = compiled.get(cacheKey);
   if (!fn) {
-    fn = hb.compile(template, { strict: true, noEscape: escape === "text", knownHelpersOnly: true });
+    fn = hb.compile(template, { strict: true, noEscape: mode === "text", knownHelpersOnly: true });
     if (compiled.size > 5_000) compiled.clear();
     compiled.set(cacheKey, fn);
   }
