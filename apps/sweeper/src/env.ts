@@ -14,5 +14,7 @@ export const env = loadEnv(
     TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50),
     TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
     TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20),
+    /** The connection health probe: each connection is logged into at most this often (0 = off). */
+    CONNECTION_PROBE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
   }),
 );

@@ -1,4 +1,15 @@
-import { acquireLeadership, createLogger, leaderLeasesRelease, loop, onShutdown, sleep, sweeperLeaderName, sweepOnce, workerId } from "@holdfast/core";
+import {
+  acquireLeadership,
+  createLogger,
+  leaderLeasesRelease,
+  loop,
+  onShutdown,
+  probeStaleConnections,
+  sleep,
+  sweeperLeaderName,
+  sweepOnce,
+  workerId,
+} from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { env } from "./env";
 
@@ -25,6 +36,14 @@ const running = loop({
     });
     if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken) log.info(result, "sweep found stopped work");
     if (result.timersFired) log.debug({ timersFired: result.timersFired }, "due sweep fired timers");
+    if (env.CONNECTION_PROBE_SECONDS > 0) {
+      // A few per tick, so a slow mail server never holds up the sweep; failures are logged, never fatal.
+      const probed = await probeStaleConnections(db, env.CONNECTION_PROBE_SECONDS, 5).catch((err) => {
+        log.warn({ err }, "connection probe failed");
+        return null;
+      });
+      if (probed && (probed.needs_reconnect || probed.unreachable)) log.warn(probed, "connection probe found broken connections");
+    }
     // A full batch means more is waiting: go again after a short breath rather than a whole interval.
     const full = Math.max(result.leasesReclaimed, result.stepsRewoken, result.runsRewoken) >= env.SWEEP_BATCH_SIZE;
     if (full) await sleep(50);

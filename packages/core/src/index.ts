@@ -32,3 +32,4 @@ export { connectionsByName, connectionsMarkNeedsReconnect } from "./sql/connecti
 export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/contacts";
 export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnectionConfig } from "./effects/send-email";
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
+export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";

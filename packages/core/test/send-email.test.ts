@@ -2,6 +2,8 @@ import { createTestDatabase, publish, type SmtpTarget, startSmtpTarget, type Tes
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanes } from "../src/catalog";
 import { createConnection, reconnectConnection } from "../src/connections/connect";
+import { probeConnection } from "../src/connections/probe";
+import { connectionsByName } from "../src/sql/connections";
 import { messageIdFor } from "../src/effects/send-email";
 import { InvalidGraphError } from "../src/errors";
 import { createLogger } from "../src/log";
@@ -171,5 +173,26 @@ describe("send_email over SMTP", () => {
     const [step] = await rows("SELECT error, attempt FROM steps WHERE id = $1", [stepId]);
     expect(step).toMatchObject({ attempt: 1, error: { code: "template_error" } });
     expect(smtp.received.filter((m) => m.effectKey === key)).toHaveLength(0);
+  });
+
+  it("the health probe marks a revoked mailbox before a run reaches it, and clears the mark (resuming parked steps) once it works", async () => {
+    const [conn] = await rows("SELECT id FROM connections WHERE org_id = $1 AND name = 'mailbox'", [orgId]);
+    const row = async () => (await connectionsByName(t.db, orgId, "mailbox")) as NonNullable<Awaited<ReturnType<typeof connectionsByName>>>;
+    await reconnectConnection(t.db, orgId, conn.id, "probe-pass", "test"); // a known stored password
+    smtp.setCredentials({ user: "sam", pass: "revoked-by-provider" });
+    try {
+      const before = smtp.received.length;
+      expect(await probeConnection(t.db, await row())).toMatchObject({ status: "needs_reconnect" });
+      const { stepId, key } = await start("mail", { email: "probe@example.com", name: "Pr", note: "x" });
+      expect((await runner().run(stepId)).kind).toBe("parked"); // parked at once: no login attempt, no send
+      expect(smtp.received.length).toBe(before);
+      smtp.setCredentials({ user: "sam", pass: "probe-pass" }); // the provider restores the account (the stored password)
+      expect(await probeConnection(t.db, await row())).toEqual({ status: "ok", resumed: 1 });
+      expect(await rows("SELECT status FROM connections WHERE id = $1", [conn.id])).toEqual([{ status: "ok" }]);
+      expect((await runner().run(stepId)).kind).toBe("settled");
+      expect(smtp.received.filter((m) => m.effectKey === key)).toHaveLength(1);
+    } finally {
+      smtp.setCredentials({ user: "sam", pass: "probe-pass" });
+    }
   });
 });

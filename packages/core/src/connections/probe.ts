@@ -1,0 +1,68 @@
+import type { Db } from "@holdfast/db";
+import nodemailer from "nodemailer";
+import { smtpConnectionConfig } from "../effects/send-email";
+import { type ConnectionRow, connectionsMarkHealthy, connectionsMarkNeedsReconnect, connectionsReconnect } from "../sql/connections";
+import { decryptSecret } from "./secrets";
+
+export type ProbeResult = { status: "ok"; resumed: number } | { status: "needs_reconnect"; reason: string } | { status: "unreachable"; reason: string };
+
+/**
+ * The connection health probe: logs in without sending (SMTP EHLO + AUTH), so a revoked password is found before a
+ * run reaches it. A refused login marks the connection (runs then park at once, without trying); a login that works
+ * again clears the mark and resumes the steps parked on it. An unreachable server changes nothing: that is the
+ * retry policy's business, not a person's.
+ */
+export async function probeConnection(db: Db, connection: ConnectionRow): Promise<ProbeResult> {
+  if (connection.kind !== "smtp") return { status: "ok", resumed: 0 };
+  const parsed = smtpConnectionConfig.safeParse(connection.config);
+  if (!parsed.success) {
+    const reason = `the connection's settings are invalid: ${parsed.error.issues[0]?.message}`;
+    await connectionsMarkNeedsReconnect(db, connection.orgId, connection.id, reason);
+    return { status: "needs_reconnect", reason };
+  }
+  const config = parsed.data;
+  const password = connection.secret ? decryptSecret(connection.secret, connection.orgId, connection.id) : null;
+  const transport = nodemailer.createTransport({
+    host: config.host,
+    port: config.port,
+    secure: config.tls === "implicit",
+    requireTLS: config.tls === "starttls",
+    ignoreTLS: config.tls === "none",
+    ...(config.user ? { auth: { user: config.user, pass: password ?? "" } } : {}),
+    connectionTimeout: config.timeoutMs,
+    greetingTimeout: config.timeoutMs,
+    socketTimeout: config.timeoutMs,
+  });
+  try {
+    await transport.verify();
+  } catch (error) {
+    const e = error as Error & { code?: string };
+    if (e.code === "EAUTH") {
+      const reason = `the mailbox "${connection.name}" refused our login: reconnect it (${e.message})`;
+      await connectionsMarkNeedsReconnect(db, connection.orgId, connection.id, reason);
+      return { status: "needs_reconnect", reason };
+    }
+    return { status: "unreachable", reason: e.message };
+  } finally {
+    transport.close();
+  }
+  if (connection.status === "needs_reconnect" && connection.secret) {
+    // It works again (the provider restored the account): resume what parked on it, with the same secret.
+    return { status: "ok", resumed: await connectionsReconnect(db, connection.orgId, connection.id, connection.secret, "probe") };
+  }
+  await connectionsMarkHealthy(db, connection.orgId, connection.id);
+  return { status: "ok", resumed: 0 };
+}
+
+/** The sweeper's schedule: connections not checked for `staleSeconds`, oldest first, across organisations. */
+export async function probeStaleConnections(db: Db, staleSeconds: number, limit: number): Promise<Record<ProbeResult["status"], number>> {
+  const rows = await db.$queryRaw<ConnectionRow[]>`
+    SELECT id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason"
+    FROM connections
+    WHERE kind = 'smtp' AND (checked_at IS NULL OR checked_at < now() - make_interval(secs => ${staleSeconds}))
+    ORDER BY checked_at NULLS FIRST
+    LIMIT ${limit}`;
+  const counts = { ok: 0, needs_reconnect: 0, unreachable: 0 };
+  for (const row of rows) counts[(await probeConnection(db, row)).status]++;
+  return counts;
+}
