@@ -82,8 +82,7 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
 async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner } = spec;
   const outcome = await spec.perform(key);
-  if (outcome.kind === "park") return outcome;
-  if (outcome.kind === "fail" && outcome.error.notPerformed) {
+  if (outcome.kind === "park" || (outcome.kind === "fail" && outcome.error.notPerformed)) {
     // A refusal before anything was sent (a login refused, an address rejected): nothing to remember about the
     // effect, so the claim is given back and a later attempt (after a reconnect) is a plain first attempt.
     if (!(await effectsRelease(db, orgId, key, owner))) await effectsMarkUnknown(db, orgId, key, owner, outcome.error, spec.providerIdempotent);

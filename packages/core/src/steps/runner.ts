@@ -1,15 +1,11 @@
 import { type Db, prismaSql, type Sql } from "@holdfast/db";
-import { type PreClaim, runEffect } from "../effects/ledger";
+import { type Connector, connectorHandler, effectOwner } from "../connectors/connector";
+import { connectors } from "../connectors/registry";
+import type { PreClaim } from "../effects/ledger";
 import { effectsHeartbeat, effectsRelease, effectsSettle } from "../sql/effects";
 import { lanes, type Lane } from "../catalog";
 import { crashpoint } from "../crash";
 import { effectKey } from "../effects/keys";
-import { performHttpRequest } from "../effects/http-request";
-import { type EmailMessage, performSendEmail, smtpConnectionConfig } from "../effects/send-email";
-import { decryptSecret } from "../connections/secrets";
-import { connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
-import { contactsMaySend, contactsOfRun } from "../sql/contacts";
-import { renderTemplate, TemplateError, type TemplateContext } from "../templates/render";
 import { LeaseLostError } from "../errors";
 import type { Logger } from "../log";
 import {
@@ -39,110 +35,15 @@ export interface StepContext {
 
 export type StepHandler = (ctx: StepContext) => Promise<StepOutcome>;
 
-export const defaultHandlers: Record<string, StepHandler> = {
-  http_request: async ({ db, step, node, signal, leaseMs }) => {
-    if (node.kind !== "http_request") throw new Error(`node ${node.id} is ${node.kind}, not http_request`);
-    return runEffect(db, {
-      orgId: step.orgId,
-      runId: step.runId,
-      stepId: step.id,
-      key: effectKey(step.runId, step.nodeId, step.iteration),
-      kind: "http_request",
-      owner: effectOwner(step),
-      leaseMs,
-      providerIdempotent: node.config.idempotent,
-      preclaimed: step.effect,
-      signal,
-      perform: (key) => performHttpRequest({ config: node.config, idempotencyKey: key, runId: step.runId, input: step.input, signal }),
-    });
-  },
-  send_email: sendEmail,
-};
+/** Every connector's handler, by node kind (connectors/). */
+export const defaultHandlers: Record<string, StepHandler> = Object.fromEntries(
+  connectors.map((c) => [c.kind, connectorHandler(c as Connector) as StepHandler]),
+);
+
+export { effectOwner };
 
 /** The step claim took the effect key for this attempt, and nothing called the provider with it. */
 const unusedClaim = (step: ClaimedStep) => step.effect?.claimed === true && !(step.effect as PreClaim).used;
-
-/** What templates see: the run's input, its contact now, earlier steps' outputs (latest iteration), the run id. */
-async function templateContext(db: Db, step: ClaimedStep): Promise<TemplateContext> {
-  const contact = await contactsOfRun(db, step.orgId, step.runId);
-  const steps: TemplateContext["steps"] = {};
-  for (const s of [...step.runSteps].sort((a, b) => a.iteration - b.iteration)) {
-    if (s.status === "done") steps[s.nodeId] = { output: s.output };
-  }
-  return {
-    input: step.input,
-    contact: contact ? { id: contact.id, email: contact.email, time_zone: contact.timeZone, consent: contact.consent } : null,
-    steps,
-    run: { id: step.runId },
-  };
-}
-
-/**
- * send_email: the connection (parked at once if it already needs a reconnect), then inside the effect, at the
- * moment of sending: templates rendered, consent and suppression checked by the database, the message sent with a
- * Message-ID derived from the effect key. A refused login marks the connection and parks the step.
- */
-async function sendEmail({ db, step, node, signal, leaseMs }: StepContext): Promise<StepOutcome> {
-  if (node.kind !== "send_email") throw new Error(`node ${node.id} is ${node.kind}, not send_email`);
-  const { config } = node;
-  const connection = await connectionsByName(db, step.orgId, config.connection);
-  if (connection?.kind !== "smtp") {
-    return { kind: "fail", error: { code: "missing_connection", message: `no SMTP connection named "${config.connection}"`, permanent: true } };
-  }
-  const park = (reason: string): StepOutcome => ({
-    kind: "park",
-    error: { code: "needs_reconnect", message: reason, reason, connectionId: connection.id, connection: connection.name },
-  });
-  if (connection.status === "needs_reconnect") return park(connection.statusReason ?? `reconnect the mailbox "${connection.name}"`);
-  const smtp = smtpConnectionConfig.safeParse(connection.config);
-  if (!smtp.success) return { kind: "fail", error: { code: "bad_connection", message: `connection "${connection.name}": ${smtp.error.issues[0]?.message}`, permanent: true } };
-  const outcome = await runEffect(db, {
-    orgId: step.orgId,
-    runId: step.runId,
-    stepId: step.id,
-    key: effectKey(step.runId, step.nodeId, step.iteration),
-    kind: "send_email",
-    owner: effectOwner(step),
-    leaseMs,
-    providerIdempotent: smtp.data.dedupesMessageId,
-    preclaimed: step.effect,
-    signal,
-    perform: async (key) => {
-      let message: EmailMessage;
-      try {
-        const context = await templateContext(db, step);
-        const text = (t: string | undefined) => (t === undefined ? undefined : renderTemplate(t, context, "text"));
-        message = {
-          to: renderTemplate(config.to, context, "text").trim(),
-          subject: renderTemplate(config.subject, context, "text"),
-          ...(config.text !== undefined ? { text: text(config.text) } : {}),
-          ...(config.html !== undefined ? { html: renderTemplate(config.html, context, "html") } : {}),
-        };
-      } catch (error) {
-        if (!(error instanceof TemplateError)) throw error;
-        return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
-      }
-      const permission = await contactsMaySend(db, step.orgId, message.to, config.requireConsent);
-      const checkedAt = permission.checkedAt.toISOString();
-      if (!permission.allowed) {
-        const reason = permission.reason ?? "not allowed";
-        return { kind: "done", output: { skipped: true, reason, to: message.to, consentCheckedAt: checkedAt }, skipped: { reason } };
-      }
-      const password = connection.secret ? decryptSecret(connection.secret, connection.orgId, connection.id) : null;
-      const sent = await performSendEmail({ config: smtp.data, password, message, idempotencyKey: key, runId: step.runId });
-      return sent.kind === "done" ? { ...sent, output: { ...(sent.output as object), consentCheckedAt: checkedAt } } : sent;
-    },
-  });
-  if (outcome.kind === "fail" && outcome.error.authorisation) {
-    const reason = `the mailbox "${connection.name}" refused our login: reconnect it (${outcome.error.message})`;
-    await connectionsMarkNeedsReconnect(db, step.orgId, connection.id, reason);
-    return park(reason);
-  }
-  return outcome;
-}
-
-/** The effect owner token of one attempt of a step. */
-export const effectOwner = (step: Pick<ClaimedStep, "id" | "attempt">) => `${step.id}:${step.attempt}`;
 
 export type RunStepResult =
   | { kind: "settled" | "retry_scheduled" | "failed" | "parked" | "not_claimable" | "lease_lost" | "released"; chained?: number }

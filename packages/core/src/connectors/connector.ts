@@ -1,0 +1,115 @@
+import type { Db } from "@holdfast/db";
+import { decryptSecret } from "../connections/secrets";
+import { effectKey } from "../effects/keys";
+import { runEffect } from "../effects/ledger";
+import { type ConnectionKind, type ConnectionRow, connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
+import { contactsOfRun } from "../sql/contacts";
+import type { ClaimedStep } from "../sql/steps";
+import type { StepOutcome } from "../steps/retry";
+import type { TemplateContext } from "../templates/render";
+import type { GraphNode } from "../versions/graph";
+
+/**
+ * One interface for every outside effect. A connector performs with the effect key as the provider's idempotency
+ * key, may reconcile by key (look the effect up at the provider), and classifies its errors into the outcome kinds:
+ * retry (with the provider's Retry-After when rate-limited), fail with `authorisation` (never retried: the step is
+ * parked and the connection marked), or fail `permanent`. `connectorHandler` puts it on the effect ledger.
+ */
+export interface ConnectorContext<N extends GraphNode = GraphNode> {
+  db: Db;
+  step: ClaimedStep;
+  node: N;
+  signal: AbortSignal;
+  /** The organisation's connection the node names, with its secret decrypted; null for kinds without one. */
+  connection: (ConnectionRow & { password: string | null }) | null;
+  /** What templates see: input, contact (as it is now), earlier steps' outputs, run id. */
+  templates(): Promise<TemplateContext>;
+}
+
+export interface Connector<K extends GraphNode["kind"] = GraphNode["kind"]> {
+  kind: K;
+  connection: { kind: ConnectionKind; name(node: Extract<GraphNode, { kind: K }>): string } | null;
+  /** The provider returns the first result for a repeated key: an uncertain attempt may be re-sent. */
+  providerIdempotent(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>): boolean;
+  perform(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>, key: string): Promise<StepOutcome>;
+  reconcile?(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>, key: string): Promise<unknown | null>;
+}
+
+/** The effect owner token of one attempt of a step. */
+export const effectOwner = (step: Pick<ClaimedStep, "id" | "attempt">) => `${step.id}:${step.attempt}`;
+
+export async function templateContext(db: Db, step: ClaimedStep): Promise<TemplateContext> {
+  const contact = await contactsOfRun(db, step.orgId, step.runId);
+  const steps: TemplateContext["steps"] = {};
+  for (const s of [...step.runSteps].sort((a, b) => a.iteration - b.iteration)) {
+    if (s.status === "done") steps[s.nodeId] = { output: s.output };
+  }
+  return {
+    input: step.input,
+    contact: contact ? { id: contact.id, email: contact.email, time_zone: contact.timeZone, consent: contact.consent } : null,
+    steps,
+    run: { id: step.runId },
+  };
+}
+
+/** Parks the step on a connection until a person reconnects it (or the probe sees it working again). */
+export const parkOnConnection = (connection: Pick<ConnectionRow, "id" | "name">, reason: string): StepOutcome => ({
+  kind: "park",
+  error: { code: "needs_reconnect", message: reason, reason, connectionId: connection.id, connection: connection.name },
+});
+
+export interface HandlerContext {
+  db: Db;
+  step: ClaimedStep;
+  node: GraphNode;
+  signal: AbortSignal;
+  leaseMs: number;
+}
+
+/** A step handler for a connector: connection, effect ledger, and what an authorisation failure means. */
+export function connectorHandler<K extends GraphNode["kind"]>(connector: Connector<K>) {
+  return async ({ db, step, node, signal, leaseMs }: HandlerContext): Promise<StepOutcome> => {
+    if (node.kind !== connector.kind) throw new Error(`node ${node.id} is ${node.kind}, not ${connector.kind}`);
+    const typed = node as Extract<GraphNode, { kind: K }>;
+    let connection: ConnectorContext["connection"] = null;
+    if (connector.connection) {
+      const name = connector.connection.name(typed);
+      const row = await connectionsByName(db, step.orgId, name);
+      if (row?.kind !== connector.connection.kind) {
+        return { kind: "fail", error: { code: "missing_connection", message: `no ${connector.connection.kind} connection named "${name}"`, permanent: true } };
+      }
+      if (row.status === "needs_reconnect") return parkOnConnection(row, row.statusReason ?? `reconnect "${row.name}"`);
+      connection = { ...row, password: row.secret ? decryptSecret(row.secret, row.orgId, row.id) : null };
+    }
+    let context: Promise<TemplateContext> | undefined;
+    const ctx: ConnectorContext<Extract<GraphNode, { kind: K }>> = {
+      db,
+      step,
+      node: typed,
+      signal,
+      connection,
+      templates: () => (context ??= templateContext(db, step)),
+    };
+    const reconcile = connector.reconcile;
+    const outcome = await runEffect(db, {
+      orgId: step.orgId,
+      runId: step.runId,
+      stepId: step.id,
+      key: effectKey(step.runId, step.nodeId, step.iteration),
+      kind: connector.kind,
+      owner: effectOwner(step),
+      leaseMs,
+      providerIdempotent: connector.providerIdempotent(ctx),
+      preclaimed: step.effect,
+      signal,
+      perform: (key) => connector.perform(ctx, key),
+      ...(reconcile ? { reconcile: (key: string) => reconcile(ctx, key) } : {}),
+    });
+    if (outcome.kind === "fail" && outcome.error.authorisation && connection) {
+      const reason = `"${connection.name}" refused our credentials: reconnect it (${outcome.error.message})`;
+      await connectionsMarkNeedsReconnect(db, step.orgId, connection.id, reason);
+      return parkOnConnection(connection, reason);
+    }
+    return outcome;
+  };
+}

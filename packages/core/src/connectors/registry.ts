@@ -1,0 +1,5 @@
+import { httpRequestConnector } from "./http-request";
+import { sendEmailConnector } from "./send-email";
+
+/** Every connector the workers know; each node kind with `effect: true` in the catalog has one here. */
+export const connectors = [httpRequestConnector, sendEmailConnector] as const;

@@ -1,0 +1,46 @@
+import { type EmailMessage, performSendEmail, smtpConnectionConfig } from "../effects/send-email";
+import { contactsMaySend } from "../sql/contacts";
+import type { StepOutcome } from "../steps/retry";
+import { renderTemplate, TemplateError } from "../templates/render";
+import type { Connector } from "./connector";
+
+/**
+ * send_email: at the moment of sending, the templates are rendered, consent and the suppression list are checked by
+ * the database, and the message goes out with a Message-ID derived from the effect key. SMTP cannot be asked what
+ * it received, so there is no reconcile; a repeat is safe only where the provider drops a repeated Message-ID.
+ */
+export const sendEmailConnector: Connector<"send_email"> = {
+  kind: "send_email",
+  connection: { kind: "smtp", name: (node) => node.config.connection },
+  providerIdempotent: ({ connection }) => smtpConnectionConfig.safeParse(connection?.config).data?.dedupesMessageId ?? false,
+  async perform(ctx, key): Promise<StepOutcome> {
+    const { node, step, db } = ctx;
+    const connection = ctx.connection;
+    const smtp = smtpConnectionConfig.safeParse(connection?.config);
+    if (!connection || !smtp.success) {
+      return { kind: "fail", error: { code: "bad_connection", message: `connection "${node.config.connection}": ${smtp.error?.issues[0]?.message}`, permanent: true, notPerformed: true } };
+    }
+    const { config } = node;
+    let message: EmailMessage;
+    try {
+      const context = await ctx.templates();
+      message = {
+        to: renderTemplate(config.to, context, "text").trim(),
+        subject: renderTemplate(config.subject, context, "text"),
+        ...(config.text !== undefined ? { text: renderTemplate(config.text, context, "text") } : {}),
+        ...(config.html !== undefined ? { html: renderTemplate(config.html, context, "html") } : {}),
+      };
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
+    }
+    const permission = await contactsMaySend(db, step.orgId, message.to, config.requireConsent);
+    const checkedAt = permission.checkedAt.toISOString();
+    if (!permission.allowed) {
+      const reason = permission.reason ?? "not allowed";
+      return { kind: "done", output: { skipped: true, reason, to: message.to, consentCheckedAt: checkedAt }, skipped: { reason } };
+    }
+    const sent = await performSendEmail({ config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId });
+    return sent.kind === "done" ? { ...sent, output: { ...(sent.output as object), consentCheckedAt: checkedAt } } : sent;
+  },
+};
