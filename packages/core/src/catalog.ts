@@ -40,6 +40,8 @@ export const nodeKinds = {
   http_request: { inline: false, lane: "io", effect: true },
   /** An email through the organisation's SMTP connection (effects/send-email.ts). */
   send_email: { inline: false, lane: "io", effect: true },
+  /** Upserts a CRM record by external id = effect key (connectors/crm-upsert.ts). */
+  crm_upsert: { inline: false, lane: "io", effect: true },
   /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
   wait: { inline: false, lane: "human" },
 } as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;

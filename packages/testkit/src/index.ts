@@ -4,3 +4,4 @@ export * from "./http-target";
 export * from "./procs";
 export * from "./redis";
 export * from "./smtp";
+export * from "./crm";

@@ -50,7 +50,9 @@ export async function performHttpRequest({ config, idempotencyKey, runId, input,
     const refused = response.status === 429 || response.status === 503 || response.status === 425;
     return { kind: "retry", error: { ...error, ...(refused ? { notPerformed: true } : {}) }, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
-  return { kind: "fail", error: { ...error, permanent: true, authorisation: response.status === 401 || response.status === 403 } };
+  // 401/403: the provider refused our credentials and did nothing; the step waits for a reconnect, not a replay.
+  const authorisation = response.status === 401 || response.status === 403;
+  return { kind: "fail", error: { ...error, permanent: true, authorisation, ...(authorisation ? { notPerformed: true } : {}) } };
 }
 
 function parseBody(text: string, contentType: string | null): unknown {

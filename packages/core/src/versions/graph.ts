@@ -94,6 +94,16 @@ export const sendEmailConfig = z
   .refine((c) => c.text !== undefined || c.html !== undefined, { message: "an email needs a text or an html body" });
 export type SendEmailConfig = z.infer<typeof sendEmailConfig>;
 
+/** Upserts a CRM record whose external id is the effect key; field values are templates. */
+export const crmUpsertConfig = z
+  .object({
+    connection: z.string().min(1).max(100),
+    object: z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, "a CRM object name: lowercase letters, digits, _"),
+    fields: z.record(z.string().min(1).max(100), z.string().max(10_000)).refine((f) => Object.keys(f).length > 0, "at least one field"),
+    maxAttempts: z.number().int().min(1).max(20).optional(),
+  })
+  .strict();
+
 const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
 
 export const waitConfig = z
@@ -118,6 +128,7 @@ export const graphNodeSchema = z.discriminatedUnion("kind", [
   z.object({ ...base, kind: z.literal("http_request"), config: httpRequestConfig }).strict(),
   z.object({ ...base, kind: z.literal("wait"), config: waitConfig }).strict(),
   z.object({ ...base, kind: z.literal("send_email"), config: sendEmailConfig }).strict(),
+  z.object({ ...base, kind: z.literal("crm_upsert"), config: crmUpsertConfig }).strict(),
   z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
 ]);
 
@@ -183,9 +194,13 @@ export function graphProblems(graph: Graph): GraphProblem[] {
   // Template references that cannot resolve are publish-time errors where they can be detected.
   const ids = new Set(graph.nodes.map((n) => n.id));
   for (const node of graph.nodes) {
-    if (node.kind !== "send_email") continue;
-    for (const field of ["to", "subject", "text", "html"] as const) {
-      const template = node.config[field];
+    const templates: [string, string | undefined][] =
+      node.kind === "send_email"
+        ? (["to", "subject", "text", "html"] as const).map((f) => [f, node.config[f]])
+        : node.kind === "crm_upsert"
+          ? Object.entries(node.config.fields).map(([f, t]) => [`fields.${f}`, t])
+          : [];
+    for (const [field, template] of templates) {
       if (template === undefined) continue;
       for (const message of templateProblems(template, ids)) problems.push({ path: `node:${node.id}.config.${field}`, message });
     }

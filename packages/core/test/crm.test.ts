@@ -1,0 +1,128 @@
+import { type CrmTarget, createTestDatabase, publish, startCrmTarget, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lanes } from "../src/catalog";
+import { createConnection, reconnectConnection } from "../src/connections/connect";
+import { createLogger } from "../src/log";
+import { startRun } from "../src/start/start-run";
+import { StepRunner } from "../src/steps/runner";
+import { parseGraph } from "../src/versions/graph";
+import { GraphCache } from "../src/versions/graph-cache";
+
+let t: TestDatabase;
+let crm: CrmTarget;
+let orgId: string;
+let connectionId: string;
+const log = createLogger("test", "silent");
+const graphs = new GraphCache();
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+let n = 0;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  crm = await startCrmTarget(["token-1"]);
+  const seeded = await publish(
+    t.db,
+    parseGraph({
+      nodes: [
+        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+        { id: "sync", kind: "crm_upsert", config: { connection: "crm", object: "leads", fields: { email: "{{contact.email}}", plan: "{{input.plan}}" } } },
+        { id: "e", kind: "end" },
+      ],
+      edges: [
+        { from: "t", to: "sync" },
+        { from: "sync", to: "e" },
+      ],
+    }),
+    { automation: "crm" },
+  );
+  orgId = seeded.orgId;
+  connectionId = await createConnection(t.db, { orgId, kind: "crm", name: "crm", config: { baseUrl: crm.baseUrl }, secret: "token-1" });
+});
+afterAll(async () => {
+  await crm?.close();
+  await t?.drop();
+});
+
+const runner = (worker = "w") => new StepRunner({ db: t.db, graphs, worker, lane: { ...lanes.io, leaseMs: 3_000, heartbeatMs: 1_000 }, log });
+
+async function start() {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: "crm",
+    rawBody: "{}",
+    body: { id: `c${++n}`, email: `lead${n}@example.com`, plan: "pro" },
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1", [runId]);
+  return { runId, stepId: stepId as string, key: `${runId}/sync/1` };
+}
+
+describe("crm_upsert", () => {
+  it("upserts one record with the effect key as its external id; a repeat of the step replays without a call", async () => {
+    const { runId, stepId, key } = await start();
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(crm.records.get(key)).toMatchObject({ externalId: key, fields: { email: `lead${n}@example.com`, plan: "pro" }, version: 1 });
+    expect(await rows("SELECT output FROM steps WHERE id = $1", [stepId])).toEqual([{ output: expect.objectContaining({ externalId: key }) }]);
+    await t.sql.query("UPDATE steps SET status = 'ready', advanced_at = NULL WHERE id = $1", [stepId]);
+    await t.sql.query("UPDATE runs SET status = 'running', finished_at = NULL WHERE id = $1", [runId]);
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(crm.upserts.get(key)).toBe(1);
+  });
+
+  it("an uncertain upsert is reconciled by searching for its key: settled from the CRM's record, no second call", async () => {
+    const { runId, stepId, key } = await start();
+    // A first attempt's call reached the CRM, then its worker died before recording anything.
+    await fetch(`${crm.baseUrl}/objects/leads/records/${encodeURIComponent(key)}`, {
+      method: "PUT",
+      headers: { authorization: "Bearer token-1", "content-type": "application/json" },
+      body: JSON.stringify({ fields: { email: "first@example.com" } }),
+    });
+    await t.sql.query(
+      `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
+       VALUES ($1, $2, $3, $4, 'crm_upsert', 'in_flight', 'dead:1', now() - interval '1 second')`,
+      [orgId, runId, stepId, key],
+    );
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(crm.upserts.get(key)).toBe(1);
+    expect(await rows("SELECT status, result->>'externalId' AS ext FROM effects WHERE key = $1", [key])).toEqual([{ status: "settled", ext: key }]);
+  });
+
+  it("a 429 with Retry-After: 7 is retried no earlier than 7 s later", async () => {
+    const { stepId } = await start();
+    crm.behave({ failFirst: 1, failStatus: 429, retryAfter: "7" });
+    try {
+      expect((await runner().run(stepId)).kind).toBe("retry_scheduled");
+      const [{ wait }] = await rows("SELECT EXTRACT(EPOCH FROM available_at - now())::float8 AS wait FROM steps WHERE id = $1", [stepId]);
+      expect(wait).toBeGreaterThan(6.5);
+      expect(wait).toBeLessThanOrEqual(7);
+    } finally {
+      crm.behave({ failFirst: 0 });
+    }
+  });
+
+  it("two workers handed the same steps at once never call the CRM twice for one key", async () => {
+    crm.behave({ delayMs: 150 });
+    try {
+      const steps = await Promise.all(Array.from({ length: 20 }, () => start()));
+      const a = runner("worker-a");
+      const b = runner("worker-b");
+      await Promise.all(steps.flatMap((s) => [a.run(s.stepId), b.run(s.stepId)]));
+      for (const s of steps) expect(crm.upserts.get(s.key)).toBe(1);
+      expect(await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'done'", [steps.map((s) => s.stepId)])).toEqual([{ n: 20 }]);
+    } finally {
+      crm.behave({ delayMs: 0 });
+    }
+  });
+
+  it("a revoked token parks the step; reconnecting resumes it and the record is written once", async () => {
+    crm.setTokens(["token-2"]);
+    const { stepId, key } = await start();
+    expect((await runner().run(stepId)).kind).toBe("parked");
+    expect(await rows("SELECT status FROM connections WHERE id = $1", [connectionId])).toEqual([{ status: "needs_reconnect" }]);
+    expect(crm.records.has(key)).toBe(false);
+    expect(await reconnectConnection(t.db, orgId, connectionId, "token-2", "test")).toBe(1);
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(crm.records.get(key)?.version).toBe(1);
+  });
+});
