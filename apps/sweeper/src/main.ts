@@ -4,6 +4,7 @@ import {
   leaderLeasesRelease,
   loop,
   onShutdown,
+  budgetsSettleAbandoned,
   probeStaleConnections,
   sleep,
   sweeperLeaderName,
@@ -44,6 +45,9 @@ const running = loop({
       });
       if (probed && (probed.needs_reconnect || probed.unreachable)) log.warn(probed, "connection probe found broken connections");
     }
+    // Model budget reservations whose attempt ended without a settle (a worker died mid-call): counted as spent.
+    const abandoned = await budgetsSettleAbandoned(db, 600);
+    if (abandoned) log.info({ abandoned }, "settled abandoned model budget reservations");
     // A full batch means more is waiting: go again after a short breath rather than a whole interval.
     const full = Math.max(result.leasesReclaimed, result.stepsRewoken, result.runsRewoken) >= env.SWEEP_BATCH_SIZE;
     if (full) await sleep(50);

@@ -42,6 +42,8 @@ export const nodeKinds = {
   send_email: { inline: false, lane: "io", effect: true },
   /** Upserts a CRM record by external id = effect key (connectors/crm-upsert.ts). */
   crm_upsert: { inline: false, lane: "io", effect: true },
+  /** Drafts text with a model endpoint against the organisation's budget (connectors/model-draft.ts). */
+  model_draft: { inline: false, lane: "slow", effect: true },
   /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
   wait: { inline: false, lane: "human" },
 } as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;

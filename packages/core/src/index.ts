@@ -33,3 +33,4 @@ export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/conta
 export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnectionConfig } from "./effects/send-email";
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
+export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";

@@ -5,3 +5,4 @@ export * from "./procs";
 export * from "./redis";
 export * from "./smtp";
 export * from "./crm";
+export * from "./model";

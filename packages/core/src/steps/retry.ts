@@ -38,7 +38,7 @@ export type StepOutcome =
   /** Will not change by retrying: 4xx, authorisation, bad configuration. */
   | { kind: "fail"; error: StepError; effect?: PendingEffect }
   /** Waits for a person (reconnect the mailbox): not retried, not failed; resumed from the same step. */
-  | { kind: "park"; error: StepError & { reason: string; connectionId: string } };
+  | { kind: "park"; error: StepError & { reason: string; connectionId?: string } };
 
 export interface StepError {
   [key: string]: unknown;

@@ -104,6 +104,18 @@ export const crmUpsertConfig = z
   })
   .strict();
 
+/** Drafts text with the organisation's model endpoint; at most 2 attempts (each one costs). */
+export const modelDraftConfig = z
+  .object({
+    connection: z.string().min(1).max(100),
+    prompt: z.string().min(1).max(50_000),
+    system: z.string().max(20_000).optional(),
+    maxTokens: z.number().int().min(1).max(32_000).default(800),
+    temperature: z.number().min(0).max(2).optional(),
+    maxAttempts: z.number().int().min(1).max(2).optional(),
+  })
+  .strict();
+
 const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
 
 export const waitConfig = z
@@ -129,6 +141,7 @@ export const graphNodeSchema = z.discriminatedUnion("kind", [
   z.object({ ...base, kind: z.literal("wait"), config: waitConfig }).strict(),
   z.object({ ...base, kind: z.literal("send_email"), config: sendEmailConfig }).strict(),
   z.object({ ...base, kind: z.literal("crm_upsert"), config: crmUpsertConfig }).strict(),
+  z.object({ ...base, kind: z.literal("model_draft"), config: modelDraftConfig }).strict(),
   z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
 ]);
 
@@ -199,7 +212,9 @@ export function graphProblems(graph: Graph): GraphProblem[] {
         ? (["to", "subject", "text", "html"] as const).map((f) => [f, node.config[f]])
         : node.kind === "crm_upsert"
           ? Object.entries(node.config.fields).map(([f, t]) => [`fields.${f}`, t])
-          : [];
+          : node.kind === "model_draft"
+            ? [["prompt", node.config.prompt], ["system", node.config.system]]
+            : [];
     for (const [field, template] of templates) {
       if (template === undefined) continue;
       for (const message of templateProblems(template, ids)) problems.push({ path: `node:${node.id}.config.${field}`, message });

@@ -105,6 +105,7 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
       case "http_request":
       case "send_email":
       case "crm_upsert":
+      case "model_draft":
       case "wait":
         return [...commands, schedule(node, run, [...earlier, ...commands])];
     }
@@ -112,7 +113,7 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
 }
 
-function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email" | "crm_upsert" | "wait" }>, run: RunState, earlier: Command[]): Command {
+function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email" | "crm_upsert" | "model_draft" | "wait" }>, run: RunState, earlier: Command[]): Command {
   const previous = Math.max(
     0,
     ...run.steps.filter((s) => s.nodeId === node.id).map((s) => s.iteration),

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { performHttpRequest } from "../effects/http-request";
+import { budgetsReserve, budgetsSettle } from "../sql/budgets";
+import type { StepOutcome } from "../steps/retry";
+import { renderTemplate, TemplateError } from "../templates/render";
+import { type Connector, effectOwner } from "./connector";
+
+/** A model endpoint: an OpenAI-compatible chat-completions API, its prices, and the API key as the secret. */
+export const modelConnectionConfig = z
+  .object({
+    /** The API base, e.g. https://api.openai.com/v1 (POST {baseUrl}/chat/completions). */
+    baseUrl: z.string().url().refine((u) => /^https?:/.test(u), "only http and https URLs"),
+    model: z.string().min(1),
+    /** Prices in micros (millionths of a US dollar) per million tokens. */
+    inputMicrosPerMTok: z.number().min(0),
+    outputMicrosPerMTok: z.number().min(0),
+    timeoutMs: z.number().int().min(1_000).max(300_000).default(60_000),
+  })
+  .strict();
+export type ModelConnectionConfig = z.infer<typeof modelConnectionConfig>;
+
+/** A conservative token estimate for text we have not sent yet (about 4 characters per token, rounded up). */
+export const estimateTokens = (text: string) => Math.ceil(text.length / 3);
+
+export function costMicros(config: ModelConnectionConfig, inputTokens: number, outputTokens: number): number {
+  return (inputTokens * config.inputMicrosPerMTok + outputTokens * config.outputMicrosPerMTok) / 1_000_000;
+}
+
+/**
+ * model_draft: drafts text from a prompt template over the run's data. Before the call it reserves the worst case
+ * (the prompt's estimated tokens plus maxTokens of output) against the organisation's budget; a reservation the
+ * budget cannot cover parks the step with the reason (raising the budget resumes it). After the call the real cost
+ * (the provider's usage) is settled. A repeated draft has no outside effect, only a cost, so an uncertain attempt
+ * is simply made again; the slow lane allows at most 2 attempts.
+ */
+export const modelDraftConnector: Connector<"model_draft"> = {
+  kind: "model_draft",
+  connection: { kind: "model", name: (node) => node.config.connection },
+  providerIdempotent: () => true,
+  async perform(ctx, key): Promise<StepOutcome> {
+    const { node, step, db } = ctx;
+    const parsed = modelConnectionConfig.safeParse(ctx.connection?.config);
+    if (!parsed.success) return { kind: "fail", error: { code: "bad_connection", message: `connection "${node.config.connection}" is not a model endpoint`, permanent: true, notPerformed: true } };
+    const config = parsed.data;
+    let prompt: string;
+    let system: string | undefined;
+    try {
+      const context = await ctx.templates();
+      prompt = renderTemplate(node.config.prompt, context, "text");
+      system = node.config.system === undefined ? undefined : renderTemplate(node.config.system, context, "text");
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
+    }
+    const owner = effectOwner(step);
+    const estimate = costMicros(config, estimateTokens(`${system ?? ""}${prompt}`) + 16, node.config.maxTokens);
+    const left = await budgetsReserve(db, step.orgId, key, owner, estimate);
+    if (left === null) {
+      const reason = `the organisation's model budget cannot cover this draft (up to ${(estimate / 1e6).toFixed(4)} USD): raise the budget`;
+      return { kind: "park", error: { code: "budget_exhausted", message: reason, reason, estimateMicros: Math.ceil(estimate) } };
+    }
+    const outcome = await performHttpRequest({
+      config: {
+        url: `${config.baseUrl.replace(/\/$/, "")}/chat/completions`,
+        method: "POST",
+        headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {},
+        body: {
+          model: config.model,
+          max_tokens: node.config.maxTokens,
+          ...(node.config.temperature !== undefined ? { temperature: node.config.temperature } : {}),
+          messages: [...(system !== undefined ? [{ role: "system", content: system }] : []), { role: "user", content: prompt }],
+        },
+        sendInput: false,
+        timeoutMs: config.timeoutMs,
+        idempotent: true,
+      },
+      idempotencyKey: key,
+      runId: step.runId,
+      input: null,
+      signal: ctx.signal,
+    });
+    if (outcome.kind !== "done") {
+      // Refused before any work (429/503/401...): nothing was charged. Otherwise the reservation counts as spent.
+      await budgetsSettle(db, step.orgId, key, owner, outcome.kind !== "park" && outcome.error.notPerformed ? 0 : null);
+      return outcome;
+    }
+    const body = (outcome.output as { body: unknown }).body as {
+      choices?: { message?: { content?: string } }[];
+      usage?: { prompt_tokens?: number; completion_tokens?: number };
+    };
+    const text = body.choices?.[0]?.message?.content;
+    const usage = { input: body.usage?.prompt_tokens ?? null, output: body.usage?.completion_tokens ?? null };
+    const actual = usage.input !== null && usage.output !== null ? costMicros(config, usage.input, usage.output) : null;
+    await budgetsSettle(db, step.orgId, key, owner, actual);
+    if (typeof text !== "string") {
+      return { kind: "fail", error: { code: "model_bad_answer", message: "the model's answer has no choices[0].message.content", permanent: true } };
+    }
+    return { kind: "done", output: { text, model: config.model, usage, costMicros: actual === null ? Math.ceil(estimate) : Math.ceil(actual) } };
+  },
+};
