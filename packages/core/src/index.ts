@@ -34,3 +34,4 @@ export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnecti
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
 export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";
+export { eraseContact, type EraseOutcome } from "./contacts/erase";

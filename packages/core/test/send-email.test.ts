@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanes } from "../src/catalog";
 import { createConnection, reconnectConnection } from "../src/connections/connect";
 import { probeConnection } from "../src/connections/probe";
+import { eraseContact } from "../src/contacts/erase";
 import { connectionsByName } from "../src/sql/connections";
 import { messageIdFor } from "../src/effects/send-email";
 import { InvalidGraphError } from "../src/errors";
@@ -194,5 +195,29 @@ describe("send_email over SMTP", () => {
     } finally {
       smtp.setCredentials({ user: "sam", pass: "probe-pass" });
     }
+  });
+
+  it("erasing a contact cancels its runs, scrubs their stored data, and still never writes to the address again", async () => {
+    const done = await start("mail", { email: "erase-me@example.com", name: "Eve", note: "secret note" });
+    expect((await runner().run(done.stepId)).kind).toBe("settled");
+    await contactsUnsubscribe(t.db, orgId, "erase-me@example.com");
+    const waiting = await start("mail", { email: "Erase-Me@example.com", name: "Eve", note: "second" });
+    const outcome = await eraseContact(t.db, graphs, orgId, "erase-me@example.com", "test");
+    expect(outcome).toEqual({ found: true, cancelled: 1, cancelRequested: 0, scrubbed: 2 });
+    expect(await rows("SELECT status, input FROM runs WHERE id = $1", [waiting.runId])).toEqual([{ status: "cancelled", input: { erased: true } }]);
+    expect(await rows("SELECT input FROM runs WHERE id = $1", [done.runId])).toEqual([{ input: { erased: true } }]);
+    expect(await rows("SELECT output FROM steps WHERE id = $1", [done.stepId])).toEqual([{ output: { erased: true } }]);
+    expect(await rows("SELECT result FROM effects WHERE key = $1", [done.key])).toEqual([{ result: { erased: true } }]);
+    const leftovers = await rows(
+      "SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND data::text ILIKE '%erase-me%'",
+      [[done.runId, waiting.runId]],
+    );
+    expect(leftovers).toEqual([{ n: 0 }]);
+    expect(await rows("SELECT count(*)::int AS n FROM contacts WHERE email = 'erase-me@example.com'")).toEqual([{ n: 0 }]);
+    expect(await rows("SELECT email FROM suppressions WHERE org_id = $1 AND email LIKE 'sha256:%'", [orgId])).toHaveLength(1);
+    // The person comes back through a new trigger: the hashed suppression still stops the send.
+    const again = await start("mail", { email: "erase-me@example.com", name: "Eve", note: "third" });
+    expect((await runner().run(again.stepId)).kind).toBe("settled");
+    expect(smtp.received.filter((m) => m.effectKey === again.key)).toHaveLength(0);
   });
 });

@@ -32,7 +32,10 @@ export interface SendPermission {
  */
 export async function contactsMaySend(tx: Tx, orgId: string, email: string, requireConsent: boolean): Promise<SendPermission> {
   const rows = await tx.$queryRaw<{ suppressed: string | null; consent: Consent | null; checkedAt: Date }[]>`
-    SELECT (SELECT reason FROM suppressions WHERE org_id = ${orgId} AND email = lower(${email})) AS suppressed,
+    SELECT (SELECT reason FROM suppressions
+            WHERE org_id = ${orgId}
+              AND email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))
+            LIMIT 1) AS suppressed,
            (SELECT consent FROM contacts WHERE org_id = ${orgId} AND email = lower(${email})) AS consent,
            clock_timestamp() AS "checkedAt"`;
   const row = rows[0] as { suppressed: string | null; consent: Consent | null; checkedAt: Date };
@@ -54,4 +57,43 @@ export async function contactsUnsubscribe(tx: Tx, orgId: string, email: string, 
     )
     SELECT clock_timestamp() AS at`;
   return (rows[0] as { at: Date }).at;
+}
+
+/**
+ * The contact's data removed from everything stored about its runs, in one transaction: run inputs, step outputs
+ * and errors, effect results and errors, timeline data (an `contact.erased` row remains), the contact row itself;
+ * its suppression entry becomes a hash of the address. Runs keep their ids, steps and statuses for the audit trail.
+ */
+export async function contactsEraseData(tx: Tx, orgId: string, email: string, by: string): Promise<{ found: boolean; scrubbed: number }> {
+  const contact = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM contacts WHERE org_id = ${orgId} AND email = lower(${email}) FOR UPDATE`;
+  const hashed = await tx.$queryRaw<{ h: string }[]>`SELECT 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex') AS h`;
+  const hash = (hashed[0] as { h: string }).h;
+  await tx.$executeRaw`
+    INSERT INTO suppressions (org_id, email, reason)
+    SELECT org_id, ${hash}, reason FROM suppressions WHERE org_id = ${orgId} AND email = lower(${email})
+    ON CONFLICT (org_id, email) DO NOTHING`;
+  await tx.$executeRaw`DELETE FROM suppressions WHERE org_id = ${orgId} AND email = lower(${email})`;
+  const id = contact[0]?.id;
+  if (!id) return { found: false, scrubbed: 0 };
+  const erased = JSON.stringify({ erased: true });
+  const runs = await tx.$queryRaw<{ id: string }[]>`
+    UPDATE runs SET input = ${erased}::jsonb, error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END, updated_at = now()
+    WHERE org_id = ${orgId} AND contact_id = ${id}
+    RETURNING id`;
+  const runIds = runs.map((r) => r.id);
+  await tx.$executeRaw`
+    UPDATE steps SET output = CASE WHEN output IS NULL THEN NULL ELSE ${erased}::jsonb END,
+                     error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END
+    WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[])`;
+  await tx.$executeRaw`
+    UPDATE effects SET result = CASE WHEN result IS NULL THEN NULL ELSE ${erased}::jsonb END,
+                       error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END
+    WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[])`;
+  await tx.$executeRaw`
+    UPDATE run_events SET data = NULL WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[]) AND data IS NOT NULL`;
+  await tx.$executeRaw`
+    INSERT INTO run_events (org_id, run_id, type, worker)
+    SELECT ${orgId}, id, 'contact.erased', ${by} FROM unnest(${runIds}::text[]) AS id`;
+  await tx.$executeRaw`DELETE FROM contacts WHERE id = ${id}`;
+  return { found: true, scrubbed: runIds.length };
 }
