@@ -14,6 +14,8 @@ export const crashPoints = [
   "relay.after_publish",
   "worker.after_claim",
   "worker.before_settle",
+  /** While an effect's provider call is in flight (HOLDFAST_CRASH_DURING_MS after it began). */
+  "effect.during_call",
   "engine.after_commit",
   "sweeper.after_commit",
 ] as const;
@@ -33,3 +35,6 @@ export function crashpoint(name: CrashPoint): void {
   process.stderr.write(`crashpoint ${name}: SIGKILL\n`);
   process.kill(process.pid, "SIGKILL");
 }
+
+/** Whether a crash point is armed in this process (so callers can avoid scheduling work for it otherwise). */
+export const crashArmed = (name: CrashPoint): boolean => armed.has(name) || paused.has(name);

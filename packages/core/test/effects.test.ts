@@ -132,11 +132,24 @@ describe("the effect ledger", () => {
     }
   });
 
-  it("an uncertain call to a provider that cannot deduplicate is parked as needs_review and never re-sent", async () => {
+  it("a lapsed first claim whose call never began (a crash after the claim) is forgotten: one plain first attempt", async () => {
     const { runId, orgId, stepId, key } = await readyStep("plain");
     await t.sql.query(
       `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent)
        VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'crashed', now() - interval '1 second', false)`,
+      [orgId, runId, stepId, key],
+    );
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    expect(target.calls.get(key)).toBe(1);
+    expect(await rows("SELECT status, attempts FROM effects WHERE key = $1", [key])).toEqual([{ status: "settled", attempts: 1 }]);
+  });
+
+  it("an uncertain call to a provider that cannot deduplicate is parked as needs_review and never re-sent", async () => {
+    const { runId, orgId, stepId, key } = await readyStep("plain");
+    // The call began (started_at), then its worker died: it may or may not have reached the provider.
+    await t.sql.query(
+      `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent, started_at)
+       VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'crashed', now() - interval '1 second', false, now() - interval '2 seconds')`,
       [orgId, runId, stepId, key],
     );
     expect((await runner().run(stepId)).kind).toBe("failed");

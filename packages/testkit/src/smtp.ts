@@ -25,7 +25,9 @@ export interface SmtpTarget {
   close(): Promise<void>;
 }
 
-export async function startSmtpTarget(options: { credentials?: { user: string; pass: string }; dedupeMessageId?: boolean } = {}): Promise<SmtpTarget> {
+export async function startSmtpTarget(
+  options: { credentials?: { user: string; pass: string }; dedupeMessageId?: boolean; /** Before the final 250, after the message is kept. */ replyDelayMs?: number } = {},
+): Promise<SmtpTarget> {
   let credentials = options.credentials ?? null;
   const received: ReceivedEmail[] = [];
   const seen = new Set<string>();
@@ -65,7 +67,8 @@ export async function startSmtpTarget(options: { credentials?: { user: string; p
         const head = raw.split(/\r?\n\r?\n/)[0] ?? "";
         const header = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, "im").exec(head)?.[1]?.trim() ?? null;
         const messageId = header("Message-ID");
-        if (options.dedupeMessageId && messageId && seen.has(messageId)) return cb(null); // accepted again, not delivered twice
+        const reply = () => (options.replyDelayMs ? setTimeout(() => cb(null), options.replyDelayMs) : cb(null));
+        if (options.dedupeMessageId && messageId && seen.has(messageId)) return reply(); // accepted again, not delivered twice
         if (messageId) seen.add(messageId);
         received.push({
           messageId,
@@ -75,7 +78,8 @@ export async function startSmtpTarget(options: { credentials?: { user: string; p
           raw,
           at: Date.now(),
         });
-        cb(null);
+        // Kept (delivered) before the answer: a client that dies while waiting for it cannot tell.
+        reply();
       });
     },
   });

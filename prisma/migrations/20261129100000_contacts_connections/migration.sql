@@ -145,3 +145,7 @@ BEGIN
   RETURN jsonb_build_object('runId', run_id, 'inserted', true);
 END;
 $$ LANGUAGE plpgsql;
+
+-- When the provider call of an effect that cannot be repeated safely began (written just before the call). A lapsed
+-- first claim that never began is simply forgotten (the call never happened), not made uncertain.
+ALTER TABLE "effects" ADD COLUMN "started_at" TIMESTAMPTZ(6);

@@ -1,5 +1,6 @@
 // Each ledger write is one statement, so each commits on its own without an interactive transaction's round trips.
 import type { Db } from "@holdfast/db";
+import { crashArmed, crashpoint } from "../crash";
 import { sleep } from "../process";
 import {
   type EffectClaim,
@@ -7,6 +8,7 @@ import {
   effectsBeginAttempt,
   effectsClaimOrRead,
   effectsExpireLease,
+  effectsMarkStarted,
   effectsMarkUnknown,
   effectsNeedsReview,
   effectsRelease,
@@ -56,7 +58,7 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
           await sleep(Math.min(row.leaseLeftMs + 5, 250), spec.signal);
           continue;
         }
-        await effectsExpireLease(db, orgId, key);
+        await effectsExpireLease(db, orgId, key, row.providerIdempotent ?? spec.providerIdempotent);
         continue;
       case "outcome_unknown": {
         if (spec.reconcile) {
@@ -81,7 +83,15 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
 
 async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner } = spec;
-  const outcome = await spec.perform(key);
+  if (!spec.providerIdempotent && !(await effectsMarkStarted(db, orgId, key, owner))) {
+    // The claim was taken over before the call began: this attempt does nothing.
+    return { kind: "retry", error: { code: "effect_taken_over", message: `effect ${key} is held by another attempt`, notPerformed: true } };
+  }
+  // Crash tests: die while the provider is working on the call (after it began, before its answer).
+  const during = crashArmed("effect.during_call")
+    ? setTimeout(() => crashpoint("effect.during_call"), Number(process.env.HOLDFAST_CRASH_DURING_MS ?? 50))
+    : undefined;
+  const outcome = await spec.perform(key).finally(() => clearTimeout(during));
   if (outcome.kind === "park" || (outcome.kind === "fail" && outcome.error.notPerformed)) {
     // A refusal before anything was sent (a login refused, an address rejected): nothing to remember about the
     // effect, so the claim is given back and a later attempt (after a reconnect) is a plain first attempt.

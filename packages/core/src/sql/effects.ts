@@ -51,18 +51,36 @@ export async function effectsClaimOrRead(tx: Tx, c: EffectClaim): Promise<Effect
   return { claimed: false, row: rows[0] };
 }
 
-/** An in_flight claim whose lease lapsed: the call may or may not have reached the provider. */
-export function effectsExpireLease(tx: Tx, orgId: string, key: string): Promise<number> {
+/**
+ * An in_flight claim whose lease lapsed. A first claim whose call never began (no `started_at`: only written for
+ * providers that cannot take a repeat) is forgotten, so the next attempt is a plain first attempt; otherwise the
+ * call may or may not have reached the provider: outcome_unknown.
+ */
+export async function effectsExpireLease(tx: Tx, orgId: string, key: string, providerIdempotent: boolean): Promise<number> {
+  if (!providerIdempotent) {
+    const forgotten = await tx.$executeRaw`
+      DELETE FROM effects
+      WHERE org_id = ${orgId} AND key = ${key} AND status = 'in_flight' AND lease_until < now()
+        AND started_at IS NULL AND attempts = 1`;
+    if (forgotten) return forgotten;
+  }
   return tx.$executeRaw`
     UPDATE effects SET status = 'outcome_unknown', owner = NULL, lease_until = NULL, updated_at = now()
     WHERE org_id = ${orgId} AND key = ${key} AND status = 'in_flight' AND lease_until < now()`;
+}
+
+/** Just before the provider call of an effect that cannot be repeated safely: from here on a lapse is uncertain. */
+export function effectsMarkStarted(tx: Tx, orgId: string, key: string, owner: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET started_at = now(), updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
 }
 
 /** Another attempt of an uncertain effect, with the same key (only where the provider honours it). */
 export function effectsBeginAttempt(tx: Tx, orgId: string, key: string, owner: string, leaseMs: number): Promise<number> {
   return tx.$executeRaw`
     UPDATE effects SET status = 'in_flight', owner = ${owner}, lease_until = now() + make_interval(secs => ${leaseMs / 1000}),
-                       attempts = attempts + 1, updated_at = now()
+                       attempts = attempts + 1, started_at = NULL, updated_at = now()
     WHERE org_id = ${orgId} AND key = ${key} AND status = 'outcome_unknown'`;
 }
 
