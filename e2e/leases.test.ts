@@ -111,6 +111,32 @@ describe("fencing", () => {
   });
 });
 
+describe("two workers on one effect key", () => {
+  it("never overlap at the provider: B waits out frozen A's effect lease, then re-sends only after A's call was answered", async () => {
+    await publish(t.db, httpChainGraph(target.url, 1), { automation: "race" });
+    // The provider answers within the lease (800 ms < 2 s): the bound that makes "no overlap" hold.
+    target.behave({ delayMs: 800, delayFirstOnly: false });
+    const lease = { LANE_LEASE_MS: "2000", LANE_HEARTBEAT_MS: "500" };
+    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("sweeper", { env: env() }));
+    const a = spawnApp("lane-worker", { env: env(lease), label: "worker-a" });
+    apps.push(a);
+    await a.waitForOutput(/lane worker ready/);
+    const { runId } = await start("race", "race-1");
+    const key = `${runId}/call_1/1`;
+    await waitFor(async () => target.calls.get(key) === 1, 20_000, "worker A's call to reach the provider");
+    a.signal("SIGSTOP");
+    const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
+    apps.push(b);
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
+    a.signal("SIGCONT");
+    expect(target.calls.get(key)).toBe(2); // B re-sent with the same key (the provider answered A's into a frozen socket)
+    expect(target.maxConcurrent(key)).toBe(1); // ... but never while A's call was still being processed
+    expect(target.effects()).toBeGreaterThanOrEqual(1);
+    const [effect] = await q("SELECT status, attempts FROM effects WHERE key = $1", [key]);
+    expect(effect).toEqual({ status: "settled", attempts: 2 });
+  });
+});
+
 describe("shutdown", () => {
   it("on SIGTERM a worker stops claiming, waits the grace period, then releases its lease for another worker at once", async () => {
     await publish(t.db, httpChainGraph(target.url, 1), { automation: "shutdown" });

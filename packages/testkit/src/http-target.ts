@@ -11,6 +11,8 @@ export interface HttpTarget {
   calls: Map<string, number>;
   /** Distinct keys acted on: the effects a customer would see. */
   effects(): number;
+  /** The most calls with one key that were being processed at the same time (1 = never overlapped). */
+  maxConcurrent(key: string): number;
   /** How to answer the next calls: delay, or a status for the first n calls of each key. */
   behave(b: Partial<TargetBehaviour>): void;
   close(): Promise<void>;
@@ -28,6 +30,8 @@ export interface TargetBehaviour {
 export async function startHttpTarget(port = 0): Promise<HttpTarget> {
   const calls = new Map<string, number>();
   const results = new Map<string, string>();
+  const inFlight = new Map<string, number>();
+  const maxInFlight = new Map<string, number>();
   let behaviour: TargetBehaviour = { delayMs: 0, delayFirstOnly: false, failFirst: 0, failStatus: 503 };
   const server: Server = createServer(async (req: IncomingMessage, res) => {
     const body = await new Promise<string>((resolve) => {
@@ -38,6 +42,10 @@ export async function startHttpTarget(port = 0): Promise<HttpTarget> {
     const key = String(req.headers["idempotency-key"] ?? "none");
     const n = (calls.get(key) ?? 0) + 1;
     calls.set(key, n);
+    const now = (inFlight.get(key) ?? 0) + 1;
+    inFlight.set(key, now);
+    maxInFlight.set(key, Math.max(maxInFlight.get(key) ?? 0, now));
+    res.on("close", () => inFlight.set(key, (inFlight.get(key) ?? 1) - 1));
     if (behaviour.delayMs && (!behaviour.delayFirstOnly || n === 1)) await new Promise((r) => setTimeout(r, behaviour.delayMs));
     if (n <= behaviour.failFirst) {
       res.writeHead(behaviour.failStatus, behaviour.retryAfter ? { "retry-after": behaviour.retryAfter } : {});
@@ -58,6 +66,7 @@ export async function startHttpTarget(port = 0): Promise<HttpTarget> {
     url: `http://127.0.0.1:${bound}/effect`,
     calls,
     effects: () => results.size,
+    maxConcurrent: (key) => maxInFlight.get(key) ?? 0,
     behave: (b) => (behaviour = { ...behaviour, ...b }),
     close: () =>
       new Promise((resolve) => {
