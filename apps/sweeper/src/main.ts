@@ -4,6 +4,7 @@ import {
   leaderLeasesRelease,
   loop,
   onShutdown,
+  breakersWakeProbes,
   budgetsSettleAbandoned,
   probeStaleConnections,
   sleep,
@@ -45,6 +46,9 @@ const running = loop({
       });
       if (probed && (probed.needs_reconnect || probed.unreachable)) log.warn(probed, "connection probe found broken connections");
     }
+    // Breakers open past their cool-down with steps parked on them: wake one step to be the half-open probe.
+    const probes = await breakersWakeProbes(db, "sweeper");
+    if (probes) log.info({ probes }, "woke breaker probes");
     // Model budget reservations whose attempt ended without a settle (a worker died mid-call): counted as spent.
     const abandoned = await budgetsSettleAbandoned(db, 600);
     if (abandoned) log.info({ abandoned }, "settled abandoned model budget reservations");

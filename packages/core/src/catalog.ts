@@ -24,12 +24,56 @@ export interface Lane {
 export const laneNames = ["fast", "io", "slow", "human"] as const;
 export type LaneName = (typeof laneNames)[number];
 
-export const lanes: Record<LaneName, Lane> = {
+const defaultLanes: Record<LaneName, Lane> = {
   fast: { name: "fast", concurrency: 32, leaseMs: 15_000, heartbeatMs: 5_000, retry: { maxAttempts: 5, baseMs: 200, capMs: 10_000 } },
   io: { name: "io", concurrency: 16, leaseMs: 30_000, heartbeatMs: 10_000, retry: { maxAttempts: 8, baseMs: 1_000, capMs: 300_000 } },
   slow: { name: "slow", concurrency: 4, leaseMs: 60_000, heartbeatMs: 20_000, retry: { maxAttempts: 2, baseMs: 5_000, capMs: 60_000 } },
   human: { name: "human", concurrency: 8, leaseMs: 30_000, heartbeatMs: 10_000, retry: { maxAttempts: 3, baseMs: 1_000, capMs: 60_000 } },
 };
+
+/**
+ * Per-deployment overrides of the lane catalog: HOLDFAST_LANES='{"io":{"concurrency":32,"retry":{"capMs":60000}}}'.
+ * Validated when the process starts (every process reads the same value); the slow lane never allows more than 2
+ * attempts, and a heartbeat must be shorter than its lease.
+ */
+const laneOverride = z
+  .object({
+    concurrency: z.number().int().min(1).max(1_000),
+    leaseMs: z.number().int().min(200).max(3_600_000),
+    heartbeatMs: z.number().int().min(50).max(1_200_000),
+    retry: z
+      .object({ maxAttempts: z.number().int().min(1).max(100), baseMs: z.number().int().min(1).max(3_600_000), capMs: z.number().int().min(1).max(86_400_000) })
+      .partial()
+      .strict(),
+  })
+  .partial()
+  .strict();
+export const laneOverrides = z.partialRecord(z.enum(laneNames), laneOverride);
+
+export function resolveLanes(raw: string | undefined): Record<LaneName, Lane> {
+  if (!raw) return defaultLanes;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error("HOLDFAST_LANES is not JSON");
+  }
+  const parsed = laneOverrides.safeParse(json);
+  if (!parsed.success) throw new Error(`HOLDFAST_LANES: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const out = { ...defaultLanes };
+  for (const [name, o] of Object.entries(parsed.data) as [LaneName, z.infer<typeof laneOverride>][]) {
+    const base = defaultLanes[name];
+    const lane: Lane = { ...base, ...o, name, retry: { ...base.retry, ...o.retry } };
+    if (o.leaseMs !== undefined && o.heartbeatMs === undefined) lane.heartbeatMs = Math.round(lane.leaseMs / 3);
+    if (lane.heartbeatMs >= lane.leaseMs) throw new Error(`HOLDFAST_LANES: ${name}.heartbeatMs must be shorter than its leaseMs`);
+    if (lane.retry.baseMs > lane.retry.capMs) throw new Error(`HOLDFAST_LANES: ${name}.retry.baseMs must not exceed capMs`);
+    if (name === "slow" && lane.retry.maxAttempts > 2) throw new Error("HOLDFAST_LANES: the slow lane allows at most 2 attempts");
+    out[name] = lane;
+  }
+  return out;
+}
+
+export const lanes: Record<LaneName, Lane> = resolveLanes(process.env.HOLDFAST_LANES);
 
 /** Node kinds. `inline` kinds are evaluated by the engine inside its transaction; the rest become steps on a lane. */
 export const nodeKinds = {
@@ -58,6 +102,11 @@ export type StepKind = { [K in NodeKind]: (typeof nodeKinds)[K] extends { inline
 export function laneOf(kind: StepKind): LaneName {
   return nodeKinds[kind].lane;
 }
+
+/** The node kinds each lane serves (every step kind maps to exactly one lane). */
+export const laneKinds: Record<LaneName, StepKind[]> = Object.fromEntries(
+  laneNames.map((l) => [l, (Object.keys(nodeKinds) as NodeKind[]).filter((k) => !nodeKinds[k].inline && laneOf(k as StepKind) === l)]),
+) as Record<LaneName, StepKind[]>;
 
 /** Queue topics. The relay routes each outbox row by topic; consumers validate the payload at the edge. */
 export const topics = {

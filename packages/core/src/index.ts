@@ -35,3 +35,5 @@ export { renderTemplate, templateProblems, TemplateError } from "./templates/ren
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
 export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";
 export { eraseContact, type EraseOutcome } from "./contacts/erase";
+export { breakersWakeProbes, stepsResumeParked } from "./sql/connection-limits";
+export { connectionLimits, limitsOf, type ConnectionLimits } from "./connections/limits";

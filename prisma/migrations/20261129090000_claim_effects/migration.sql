@@ -8,6 +8,10 @@
 
 ALTER TABLE effects ALTER COLUMN provider_idempotent DROP NOT NULL;
 
+-- Times a claimed step was given back unstarted because its connection had no free slot (issue 6): they are not
+-- attempts, so the retry budget counts attempt - deferrals while the fencing token (attempt) still only grows.
+ALTER TABLE steps ADD COLUMN deferrals INTEGER NOT NULL DEFAULT 0;
+
 DROP FUNCTION holdfast_step_settle(text, int, text, text, jsonb, jsonb, float8, text, jsonb, bigint, jsonb, text, float8, jsonb);
 DROP FUNCTION holdfast_step_claim(text, text, float8, bigint);
 
@@ -68,7 +72,7 @@ BEGIN
                    lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
   WHERE id = p_step_id AND status IN ('ready', 'running')
     AND (lease_until IS NULL OR lease_until < now()) AND available_at <= now()
-  RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts INTO s;
+  RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
   IF NOT FOUND THEN
     RETURN NULL;
   END IF;
@@ -83,7 +87,7 @@ BEGIN
   seen := holdfast_run_steps(s.run_id);
   RETURN jsonb_build_object(
     'id', s.id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', s.node_id, 'iteration', s.iteration,
-    'kind', s.kind, 'lane', s.lane, 'attempt', s.attempt, 'maxAttempts', s.max_attempts,
+    'kind', s.kind, 'lane', s.lane, 'attempt', s.attempt, 'maxAttempts', s.max_attempts, 'deferrals', s.deferrals,
     'versionId', r.version_id, 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect);
 END;
 $$ LANGUAGE plpgsql;
@@ -143,6 +147,8 @@ BEGIN
     settled_at = CASE WHEN p_status IN ('ready', 'parked') THEN NULL ELSE now() END,
     available_at = CASE WHEN p_status = 'ready' THEN now() + make_interval(secs => p_delay_ms / 1000) ELSE available_at END,
     advanced_at = CASE WHEN advance THEN now() ELSE advanced_at END,
+    -- A step given back for want of a connection slot (event step.deferred) did not use an attempt.
+    deferrals = deferrals + CASE WHEN p_event = 'step.deferred' THEN 1 ELSE 0 END,
     owner = NULL, lease_until = NULL, updated_at = now()
   WHERE id = p_step_id AND attempt = p_token AND status = 'running'
   RETURNING org_id, run_id, node_id, attempt, lane INTO s;
@@ -225,7 +231,7 @@ BEGIN
                      THEN holdfast_effect_claim(s.org_id, s.run_id, new_id, n."nodeId", n.iteration, n.kind, 1, p_lease_ms) END;
       claimed := jsonb_build_object(
         'id', new_id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', n."nodeId", 'iteration', n.iteration,
-        'kind', n.kind, 'lane', n.lane, 'attempt', 1, 'maxAttempts', n."maxAttempts",
+        'kind', n.kind, 'lane', n.lane, 'attempt', 1, 'maxAttempts', n."maxAttempts", 'deferrals', 0,
         'versionId', r.version_id, 'input', r.input, 'runSeq', r.seq::text, 'effect', effect);
     ELSE
       INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)

@@ -1,14 +1,17 @@
 import { type Db, inTx } from "@holdfast/db";
 import { type ConnectionKind, connectionsInsert, connectionsReconnect, connectionsSetSecret } from "../sql/connections";
+import { connectionLimits } from "./limits";
 import { encryptSecret } from "./secrets";
+
+type ConnectionLimitsInput = Parameters<typeof connectionLimits.parse>[0];
 
 /** A new connection: the row, then its secret encrypted under its own id, in one transaction. */
 export function createConnection(
   db: Db,
-  c: { orgId: string; kind: ConnectionKind; name: string; config: Record<string, unknown>; secret: string | null },
+  c: { orgId: string; kind: ConnectionKind; name: string; config: Record<string, unknown>; secret: string | null; limits?: ConnectionLimitsInput },
 ): Promise<string> {
   return inTx(db, async (tx) => {
-    const id = await connectionsInsert(tx, c);
+    const id = await connectionsInsert(tx, { ...c, limits: connectionLimits.parse(c.limits ?? {}) });
     if (c.secret !== null) await connectionsSetSecret(tx, c.orgId, id, encryptSecret(c.secret, c.orgId, id));
     return id;
   });

@@ -57,7 +57,9 @@ export async function probeConnection(db: Db, connection: ConnectionRow): Promis
 /** The sweeper's schedule: connections not checked for `staleSeconds`, oldest first, across organisations. */
 export async function probeStaleConnections(db: Db, staleSeconds: number, limit: number): Promise<Record<ProbeResult["status"], number>> {
   const rows = await db.$queryRaw<ConnectionRow[]>`
-    SELECT id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason"
+    SELECT id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason", limits,
+           breaker_state AS "breakerState", breaker_probe AS "breakerProbe",
+           (EXTRACT(EPOCH FROM now() - breaker_opened_at) * 1000)::float8 AS "breakerOpenForMs"
     FROM connections
     WHERE kind = 'smtp' AND (checked_at IS NULL OR checked_at < now() - make_interval(secs => ${staleSeconds}))
     ORDER BY checked_at NULLS FIRST

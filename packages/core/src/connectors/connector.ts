@@ -2,6 +2,8 @@ import type { Db } from "@holdfast/db";
 import { decryptSecret } from "../connections/secrets";
 import { effectKey } from "../effects/keys";
 import { runEffect } from "../effects/ledger";
+import { type ConnectionLimits, limitsOf } from "../connections/limits";
+import { breakerRecord, breakerTakeProbe, slotsAcquire, slotsExtend, slotsRelease, stepsResumeParked } from "../sql/connection-limits";
 import { type ConnectionKind, type ConnectionRow, connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { contactsOfRun } from "../sql/contacts";
 import type { ClaimedStep } from "../sql/steps";
@@ -81,6 +83,36 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       if (row.status === "needs_reconnect") return parkOnConnection(row, row.statusReason ?? `reconnect "${row.name}"`);
       connection = { ...row, password: row.secret ? decryptSecret(row.secret, row.orgId, row.id) : null };
     }
+    const owner = effectOwner(step);
+    const limits = connection ? limitsOf(connection.limits) : null;
+    if (connection && limits) {
+      // The breaker first: an open breaker parks the step without a call (no retry burnt); after the cool-down one
+      // attempt becomes the half-open probe.
+      const gate = await breakerGate(db, connection, limits, owner);
+      if (gate) return gate;
+    }
+    let slot: { connectionId: string; beat: NodeJS.Timeout } | null = null;
+    if (connection && limits?.maxConcurrent) {
+      // The cap across all workers: no free slot means the step goes back unstarted, it never waits holding a lease.
+      const taken = await slotsAcquire(db, step.orgId, connection.id, limits.maxConcurrent, owner, leaseMs);
+      if (taken === null) {
+        return { kind: "defer", reason: `"${connection.name}" has ${limits.maxConcurrent} calls in flight`, delayMs: 100 + Math.random() * 400 };
+      }
+      const connectionId = connection.id;
+      slot = { connectionId, beat: setInterval(() => slotsExtend(db, connectionId, owner, leaseMs).catch(() => {}), Math.max(100, leaseMs / 3)) };
+    }
+    try {
+      const outcome = await perform();
+      if (connection && limits) await recordForBreaker(db, connection, limits, owner, outcome);
+      return outcome;
+    } finally {
+      if (slot) {
+        clearInterval(slot.beat);
+        await slotsRelease(db, slot.connectionId, owner).catch(() => {});
+      }
+    }
+
+    async function perform(): Promise<StepOutcome> {
     let context: Promise<TemplateContext> | undefined;
     const ctx: ConnectorContext<Extract<GraphNode, { kind: K }>> = {
       db,
@@ -111,5 +143,40 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       return parkOnConnection(connection, reason);
     }
     return outcome;
+    }
   };
+}
+
+const parkOnBreaker = (connection: Pick<ConnectionRow, "id" | "name">, reason: string): StepOutcome => ({
+  kind: "park",
+  error: { code: "breaker_open", message: reason, reason, connectionId: connection.id, connection: connection.name },
+});
+
+/** null: go ahead (closed, or this attempt is the probe); otherwise the step parks until the breaker closes. */
+async function breakerGate(db: Db, connection: ConnectionRow, limits: ConnectionLimits, owner: string): Promise<StepOutcome | null> {
+  const { coolDownMs } = limits.breaker;
+  const reason = `"${connection.name}" is failing: calls are paused (circuit breaker open) and resume when a probe call succeeds`;
+  switch (connection.breakerState) {
+    case "closed":
+      return null;
+    case "half_open":
+      return connection.breakerProbe === owner ? null : parkOnBreaker(connection, reason);
+    case "open":
+      if ((connection.breakerOpenForMs ?? 0) >= coolDownMs && (await breakerTakeProbe(db, connection.id, owner, coolDownMs))) return null;
+      return parkOnBreaker(connection, reason);
+  }
+}
+
+/**
+ * A call's outcome for the breaker: a retryable failure (5xx, timeout, reset, unreachable; not a 429, which the
+ * provider's Retry-After already paces) counts against it, a definite answer for it. A probe's success closes it
+ * and resumes every step parked on it.
+ */
+async function recordForBreaker(db: Db, connection: ConnectionRow, limits: ConnectionLimits, owner: string, outcome: StepOutcome): Promise<void> {
+  if (outcome.kind === "park" || outcome.kind === "defer") return;
+  if (outcome.kind === "fail" && outcome.error.authorisation) return;
+  const failed = outcome.kind === "retry" && outcome.error.code !== "http_429";
+  const before = connection.breakerState;
+  const after = await breakerRecord(db, connection.id, !failed, owner, limits.breaker);
+  if (before !== "closed" && after === "closed") await stepsResumeParked(db, connection.orgId, connection.id, "breaker_open", "breaker");
 }

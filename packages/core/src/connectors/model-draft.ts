@@ -81,7 +81,7 @@ export const modelDraftConnector: Connector<"model_draft"> = {
     });
     if (outcome.kind !== "done") {
       // Refused before any work (429/503/401...): nothing was charged. Otherwise the reservation counts as spent.
-      await budgetsSettle(db, step.orgId, key, owner, outcome.kind !== "park" && outcome.error.notPerformed ? 0 : null);
+      await budgetsSettle(db, step.orgId, key, owner, (outcome.kind === "retry" || outcome.kind === "fail") && outcome.error.notPerformed ? 0 : null);
       return outcome;
     }
     const body = (outcome.output as { body: unknown }).body as {

@@ -92,10 +92,11 @@ async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
     ? setTimeout(() => crashpoint("effect.during_call"), Number(process.env.HOLDFAST_CRASH_DURING_MS ?? 50))
     : undefined;
   const outcome = await spec.perform(key).finally(() => clearTimeout(during));
-  if (outcome.kind === "park" || (outcome.kind === "fail" && outcome.error.notPerformed)) {
+  if (outcome.kind === "park" || outcome.kind === "defer" || (outcome.kind === "fail" && outcome.error.notPerformed)) {
     // A refusal before anything was sent (a login refused, an address rejected): nothing to remember about the
     // effect, so the claim is given back and a later attempt (after a reconnect) is a plain first attempt.
-    if (!(await effectsRelease(db, orgId, key, owner))) await effectsMarkUnknown(db, orgId, key, owner, outcome.error, spec.providerIdempotent);
+    const reason = outcome.kind === "defer" ? { code: "deferred", message: outcome.reason } : outcome.error;
+    if (!(await effectsRelease(db, orgId, key, owner))) await effectsMarkUnknown(db, orgId, key, owner, reason, spec.providerIdempotent);
     return outcome;
   }
   if (outcome.kind === "retry") {

@@ -12,9 +12,17 @@ export interface ConnectionRow {
   secret: string | null;
   status: "ok" | "needs_reconnect";
   statusReason: string | null;
+  /** connections/limits.ts: the cap and the breaker's settings. */
+  limits: unknown;
+  breakerState: "closed" | "open" | "half_open";
+  breakerProbe: string | null;
+  /** How long the breaker has been open, by the database clock (null when it is not). */
+  breakerOpenForMs: number | null;
 }
 
-const columns = `id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason"`;
+const columns = `id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason", limits,
+  breaker_state AS "breakerState", breaker_probe AS "breakerProbe",
+  (EXTRACT(EPOCH FROM now() - breaker_opened_at) * 1000)::float8 AS "breakerOpenForMs"`;
 
 export async function connectionsByName(tx: Tx, orgId: string, name: string): Promise<ConnectionRow | null> {
   const rows = await tx.$queryRawUnsafe<ConnectionRow[]>(`SELECT ${columns} FROM connections WHERE org_id = $1 AND name = $2`, orgId, name);
@@ -24,10 +32,11 @@ export async function connectionsByName(tx: Tx, orgId: string, name: string): Pr
 /** Creates the row first (its id binds the ciphertext), then stores the encrypted secret. */
 export async function connectionsInsert(
   tx: Tx,
-  c: { orgId: string; kind: ConnectionKind; name: string; config: Record<string, unknown> },
+  c: { orgId: string; kind: ConnectionKind; name: string; config: Record<string, unknown>; limits?: unknown },
 ): Promise<string> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO connections (org_id, kind, name, config) VALUES (${c.orgId}, ${c.kind}, ${c.name}, ${JSON.stringify(c.config)}::jsonb)
+    INSERT INTO connections (org_id, kind, name, config, limits)
+    VALUES (${c.orgId}, ${c.kind}, ${c.name}, ${JSON.stringify(c.config)}::jsonb, ${JSON.stringify(c.limits ?? {})}::jsonb)
     RETURNING id`;
   return (rows[0] as { id: string }).id;
 }

@@ -74,6 +74,8 @@ export interface ClaimedStep {
   /** The fencing token: only this attempt may heartbeat or settle. */
   attempt: number;
   maxAttempts: number;
+  /** Times the step was given back unstarted for want of a connection slot (not attempts). */
+  deferrals?: number;
   versionId: string;
   input: unknown;
   /** The run's seq and steps as they were at the claim: the state a worker's inline walk starts from. */

@@ -38,7 +38,9 @@ export type StepOutcome =
   /** Will not change by retrying: 4xx, authorisation, bad configuration. */
   | { kind: "fail"; error: StepError; effect?: PendingEffect }
   /** Waits for a person (reconnect the mailbox): not retried, not failed; resumed from the same step. */
-  | { kind: "park"; error: StepError & { reason: string; connectionId?: string } };
+  | { kind: "park"; error: StepError & { reason: string; connectionId?: string } }
+  /** Not started: no free slot on its connection. Given back at once (no attempt used), tried again after delayMs. */
+  | { kind: "defer"; reason: string; delayMs: number };
 
 export interface StepError {
   [key: string]: unknown;
@@ -50,9 +52,13 @@ export type Settlement =
   | { kind: "settle"; output: unknown }
   | { kind: "retry"; error: StepError; delayMs: number }
   | { kind: "fail"; error: StepError }
-  | { kind: "park"; error: StepError };
+  | { kind: "park"; error: StepError }
+  | { kind: "defer"; reason: string; delayMs: number };
 
-/** What to write for an outcome: retries stop at maxAttempts; the provider's Retry-After wins over the schedule. */
+/**
+ * What to write for an outcome: retries stop at maxAttempts; the provider's Retry-After wins over the schedule.
+ * `attempt` is the number of real attempts (the claim's token minus deferrals).
+ */
 export function settlementFor(
   outcome: StepOutcome,
   attempt: number,
@@ -67,6 +73,8 @@ export function settlementFor(
       return { kind: "fail", error: outcome.error };
     case "park":
       return { kind: "park", error: outcome.error };
+    case "defer":
+      return { kind: "defer", reason: outcome.reason, delayMs: outcome.delayMs };
     case "retry":
       if (attempt >= maxAttempts) {
         return { kind: "fail", error: { ...outcome.error, exhausted: true, attempts: attempt } };

@@ -46,7 +46,7 @@ export { effectOwner };
 const unusedClaim = (step: ClaimedStep) => step.effect?.claimed === true && !(step.effect as PreClaim).used;
 
 export type RunStepResult =
-  | { kind: "settled" | "retry_scheduled" | "failed" | "parked" | "not_claimable" | "lease_lost" | "released"; chained?: number }
+  | { kind: "settled" | "retry_scheduled" | "deferred" | "failed" | "parked" | "not_claimable" | "lease_lost" | "released"; chained?: number }
   /** The wake-up came early (queue and database clocks differ): try again in `inMs`. */
   | { kind: "not_due"; inMs: number };
 
@@ -151,7 +151,8 @@ export class StepRunner {
       }
       crashpoint("worker.before_settle");
       // A provider's answer is recorded whatever it contains: text jsonb cannot hold is cleaned, not a reason to retry.
-      const settlement = settlementFor(storable(outcome), step.attempt, step.maxAttempts, this.lane.retry);
+      // Deferrals (no connection slot) gave the step back unstarted: they do not count against its attempts.
+      const settlement = settlementFor(storable(outcome), step.attempt - (step.deferrals ?? 0), step.maxAttempts, this.lane.retry);
       const effect =
         (outcome.kind === "done" || outcome.kind === "fail") && outcome.effect
           ? { ...outcome.effect, result: outcome.kind === "done" ? storable(outcome.output) : null, error: outcome.kind === "fail" ? storable(outcome.error) : null }
@@ -165,7 +166,9 @@ export class StepRunner {
             ? { step, worker, status: "done", output: settlement.output }
             : settlement.kind === "park"
               ? { step, worker, status: "parked", error: settlement.error }
-              : { step, worker, status: "failed", error: settlement.error };
+              : settlement.kind === "defer"
+                ? { step, worker, status: "ready", delayMs: settlement.delayMs, event: { type: "step.deferred", data: { reason: settlement.reason, delayMs: Math.round(settlement.delayMs) } } }
+                : { step, worker, status: "failed", error: settlement.error };
       request.effect = effect;
       if (outcome.kind === "done" && outcome.skipped) request.event = { type: "step.skipped", data: { reason: outcome.skipped.reason } };
       if (request.status === "done" || request.status === "failed") {
@@ -184,7 +187,16 @@ export class StepRunner {
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
         return { result: { kind: "lease_lost" } };
       }
-      const kind = request.status === "done" ? "settled" : request.status === "ready" ? "retry_scheduled" : request.status === "parked" ? "parked" : "failed";
+      const kind =
+        request.status === "done"
+          ? "settled"
+          : request.event?.type === "step.deferred"
+            ? "deferred"
+            : request.status === "ready"
+              ? "retry_scheduled"
+              : request.status === "parked"
+                ? "parked"
+                : "failed";
       slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
       return { result: { kind }, ...(settled.claimed ? { next: settled.claimed } : {}) };
     } finally {
