@@ -23,6 +23,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * run must complete, every step must have exactly one settled result, and the timeline must show the extra attempts.
  */
 const cycles = Number(process.env.HOLDFAST_CRASH_CYCLES ?? 3);
+/** Each kill costs a restart (about 2-3 s here) and the backlog it leaves must drain. */
+const testTimeout = 120_000 + cycles * 8_000;
 const stepsPerRun = 3;
 
 let t: TestDatabase;
@@ -153,7 +155,7 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
     } finally {
       await Promise.all(apps.map((a) => a.stop()));
     }
-  });
+  }, testTimeout);
 });
 
 describe("crash point start.after_commit", () => {
@@ -195,7 +197,7 @@ describe("crash point start.after_commit", () => {
     } finally {
       await Promise.all(apps.map((a) => a.stop()));
     }
-  });
+  }, testTimeout);
 });
 
 describe("crash point worker.before_settle, provider without idempotency", () => {
@@ -247,5 +249,5 @@ describe("crash point worker.before_settle, provider without idempotency", () =>
     } finally {
       await Promise.all(apps.map((a) => a.stop()));
     }
-  });
+  }, testTimeout);
 });
