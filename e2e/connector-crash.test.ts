@@ -1,6 +1,7 @@
 import { createConnection, parseGraph, startRun } from "@holdfast/core";
 import {
   type AppProcess,
+  appEnv,
   type CrmTarget,
   createTestDatabase,
   createTestPrefix,
@@ -82,21 +83,8 @@ function graphFor(kind: "http_request" | "send_email" | "crm_upsert", connection
   });
 }
 
-const env = (prefix: string, point: Point): Record<string, string> => ({
-  DATABASE_URL: t.url,
-  REDIS_URL: testRedisUrl,
-  QUEUE_PREFIX: prefix,
-  DB_POOL_SIZE: "4",
-  RELAY_POLL_MS: "200",
-  SWEEP_INTERVAL_MS: "300",
-  SWEEP_STALE_SECONDS: "2",
-  LEADER_LEASE_MS: "3000",
-  LANE: "io",
-  LANE_LEASE_MS: "2000",
-  SHUTDOWN_GRACE_MS: "2000",
-  CONNECTION_PROBE_SECONDS: "0",
-  ...(point === "effect.during_call" ? { HOLDFAST_CRASH_DURING_MS: "150" } : {}),
-});
+const env = (prefix: string, point: Point) =>
+  appEnv(t.url, prefix, { CONNECTION_PROBE_SECONDS: "0", ...(point === "effect.during_call" ? { HOLDFAST_CRASH_DURING_MS: "150" } : {}) });
 
 interface Scenario {
   name: string;

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { startRun } from "@holdfast/core";
 import {
   type AppProcess,
+  appEnv,
   createTestDatabase,
   createTestPrefix,
   type HttpTarget,
@@ -43,21 +44,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-function envFor(prefix: string): Record<string, string> {
-  return {
-    DATABASE_URL: t.url,
-    REDIS_URL: testRedisUrl,
-    QUEUE_PREFIX: prefix,
-    DB_POOL_SIZE: "4",
-    RELAY_POLL_MS: "200",
-    SWEEP_INTERVAL_MS: "300",
-    SWEEP_STALE_SECONDS: "2",
-    LEADER_LEASE_MS: "3000",
-    LANE: "io",
-    LANE_LEASE_MS: "2000",
-    SHUTDOWN_GRACE_MS: "2000",
-  };
-}
+const envFor = (prefix: string) => appEnv(t.url, prefix);
 
 type Point = "relay.after_publish" | "worker.after_claim" | "worker.before_settle" | "engine.after_commit";
 const victim: Record<Point, "relay" | "lane-worker" | "engine"> = {

@@ -1,6 +1,7 @@
 import { budgetsSetAllowed, createConnection, parseGraph, startRun } from "@holdfast/core";
 import {
   type AppProcess,
+  appEnv,
   type CrmTarget,
   createTestDatabase,
   createTestPrefix,
@@ -63,18 +64,8 @@ afterAll(async () => {
   await t?.drop();
 });
 
-function env(prefix: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    DATABASE_URL: t.url,
-    REDIS_URL: testRedisUrl,
-    QUEUE_PREFIX: prefix,
-    DB_POOL_SIZE: "4",
-    RELAY_POLL_MS: "200",
-    SWEEP_INTERVAL_MS: "500",
-    CONNECTION_PROBE_SECONDS: "0",
-    ...extra,
-  };
-}
+const env = (prefix: string, extra: Record<string, string> = {}) =>
+  appEnv(t.url, prefix, { SWEEP_INTERVAL_MS: "500", LANE_LEASE_MS: "30000", CONNECTION_PROBE_SECONDS: "0", ...extra });
 
 let n = 0;
 const start = async (automation: string) =>

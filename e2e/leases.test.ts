@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { startRun } from "@holdfast/core";
 import {
   type AppProcess,
+  appEnv,
   createTestDatabase,
   createTestPrefix,
   type HttpTarget,
@@ -34,18 +35,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const env = (over: Record<string, string> = {}) => ({
-  DATABASE_URL: t.url,
-  REDIS_URL: testRedisUrl,
-  QUEUE_PREFIX: prefix.prefix,
-  DB_POOL_SIZE: "4",
-  RELAY_POLL_MS: "200",
-  SWEEP_INTERVAL_MS: "300",
-  SWEEP_STALE_SECONDS: "2",
-  LEADER_LEASE_MS: "3000",
-  LANE: "io",
-  ...over,
-});
+const env = (over: Record<string, string> = {}) => appEnv(t.url, prefix.prefix, { LANE_LEASE_MS: "30000", SHUTDOWN_GRACE_MS: "10000", ...over });
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 const start = (automation: string, key: string) =>
   startRun(t.db, {

@@ -213,6 +213,8 @@ describe("the circuit breaker", () => {
     crm.behave({ failFirst: 0 });
     expect(await wakeProbe()).toBe(1);
     await drain(workers, ids, async () => (await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'done'", [ids]))[0].n === 30, 4, 30_000);
+    const left = await rows("SELECT id, status, error, attempt, deferrals, available_at > now() AS later FROM steps WHERE id = ANY($1) AND status <> 'done'", [ids]);
+    if (left.length) console.log("not done:", JSON.stringify(left), JSON.stringify(await rows("SELECT breaker_state, breaker_probe FROM connections WHERE name = 'flaky'")));
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'done'", [ids])).toEqual([{ n: 30 }]);
     expect(await rows("SELECT breaker_state FROM connections WHERE name = 'flaky'")).toEqual([{ breaker_state: "closed" }]);
     console.log(`breaker: ${failedCalls} calls before it opened, ${probes} probe calls while down, ${callsTo()} calls in all for 30 steps`);

@@ -1,3 +1,4 @@
+import { testRedisUrl } from "./redis";
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -131,4 +132,25 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
+
+/**
+ * The environment for the real apps in a test: this file's database and Redis prefix, and timings short enough that
+ * sweeps, lease lapses and leader hand-overs happen within a test (2 s leases, 300 ms sweeps, 2 s staleness).
+ */
+export function appEnv(databaseUrl: string, queuePrefix: string, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: testRedisUrl,
+    QUEUE_PREFIX: queuePrefix,
+    DB_POOL_SIZE: "4",
+    RELAY_POLL_MS: "200",
+    SWEEP_INTERVAL_MS: "300",
+    SWEEP_STALE_SECONDS: "2",
+    LEADER_LEASE_MS: "3000",
+    LANE: "io",
+    LANE_LEASE_MS: "2000",
+    SHUTDOWN_GRACE_MS: "2000",
+    ...overrides,
+  };
 }

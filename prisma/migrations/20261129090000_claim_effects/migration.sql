@@ -120,7 +120,33 @@ DECLARE
   new_id text;
   claimed jsonb;
   effect jsonb;
+  cause record;
 BEGIN
+  -- A park whose cause was cleared while this attempt ran (the connection reconnected, the breaker closed, the
+  -- budget raised) becomes a plain return to ready. The cause's row is read under a share lock before anything else
+  -- is locked: a reconnect, breaker close or budget change either committed first (seen here) or waits for this
+  -- commit and then resumes the parked step itself.
+  IF p_status = 'parked' THEN
+    IF p_error->>'code' IN ('needs_reconnect', 'breaker_open') THEN
+      SELECT status, breaker_state INTO cause FROM connections WHERE id = p_error->>'connectionId' FOR SHARE;
+      IF (p_error->>'code' = 'needs_reconnect' AND cause.status = 'ok')
+         OR (p_error->>'code' = 'breaker_open' AND cause.breaker_state = 'closed') THEN
+        p_status := 'ready';
+      END IF;
+    ELSIF p_error->>'code' = 'budget_exhausted' THEN
+      SELECT b.allowed_micros - b.reserved_micros - b.spent_micros AS left_micros INTO cause
+      FROM org_budgets b WHERE b.org_id = (SELECT org_id FROM steps WHERE id = p_step_id) FOR SHARE;
+      IF cause.left_micros >= COALESCE((p_error->>'estimateMicros')::bigint, 0) THEN
+        p_status := 'ready';
+      END IF;
+    END IF;
+    IF p_status = 'ready' THEN
+      p_delay_ms := 0;
+      p_event := 'step.deferred';
+      p_event_data := jsonb_build_object('reason', 'what it waited for was resolved while it ran');
+    END IF;
+  END IF;
+
   -- The run is locked before the step (the engine's and cancel's order). When the worker's plan still applies
   -- (same seq, running, not cancelling), the run's own update is the lock: one write of the run row, not a lock
   -- and then a write.
@@ -147,8 +173,8 @@ BEGIN
     settled_at = CASE WHEN p_status IN ('ready', 'parked') THEN NULL ELSE now() END,
     available_at = CASE WHEN p_status = 'ready' THEN now() + make_interval(secs => p_delay_ms / 1000) ELSE available_at END,
     advanced_at = CASE WHEN advance THEN now() ELSE advanced_at END,
-    -- A step given back for want of a connection slot (event step.deferred) did not use an attempt.
-    deferrals = deferrals + CASE WHEN p_event = 'step.deferred' THEN 1 ELSE 0 END,
+    -- A step given back for want of a connection slot (step.deferred) or parked for a person did not use an attempt.
+    deferrals = deferrals + CASE WHEN p_event = 'step.deferred' OR p_status = 'parked' THEN 1 ELSE 0 END,
     owner = NULL, lease_until = NULL, updated_at = now()
   WHERE id = p_step_id AND attempt = p_token AND status = 'running'
   RETURNING org_id, run_id, node_id, attempt, lane INTO s;

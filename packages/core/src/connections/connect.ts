@@ -1,5 +1,6 @@
 import { type Db, inTx } from "@holdfast/db";
-import { type ConnectionKind, connectionsInsert, connectionsReconnect, connectionsSetSecret } from "../sql/connections";
+import { stepsResumeParked } from "../sql/connection-limits";
+import { type ConnectionKind, connectionsInsert, connectionsSetHealthySecret, connectionsSetSecret } from "../sql/connections";
 import { connectionLimits } from "./limits";
 import { encryptSecret } from "./secrets";
 
@@ -22,5 +23,13 @@ export function createConnection(
  * stopped (same step, same effect key), in one statement. Returns how many steps resumed.
  */
 export function reconnectConnection(db: Db, orgId: string, connectionId: string, secret: string, actor: string): Promise<number> {
-  return connectionsReconnect(db, orgId, connectionId, encryptSecret(secret, orgId, connectionId), actor);
+  return resumeConnection(db, orgId, connectionId, encryptSecret(secret, orgId, connectionId), actor);
+}
+
+/** The connection healthy with this (encrypted) secret and its parked steps resumed, in one transaction. */
+export function resumeConnection(db: Db, orgId: string, connectionId: string, ciphertext: string, actor: string): Promise<number> {
+  return inTx(db, async (tx) => {
+    if (!(await connectionsSetHealthySecret(tx, orgId, connectionId, ciphertext))) return 0;
+    return stepsResumeParked(tx, orgId, { code: "needs_reconnect", connectionId }, actor);
+  });
 }

@@ -1,7 +1,7 @@
 import type { Db } from "@holdfast/db";
-import nodemailer from "nodemailer";
-import { smtpConnectionConfig } from "../effects/send-email";
-import { type ConnectionRow, connectionsMarkHealthy, connectionsMarkNeedsReconnect, connectionsReconnect } from "../sql/connections";
+import { smtpConnectionConfig, smtpTransport } from "../effects/send-email";
+import { type ConnectionRow, connectionsMarkHealthy, connectionsMarkNeedsReconnect } from "../sql/connections";
+import { resumeConnection } from "./connect";
 import { decryptSecret } from "./secrets";
 
 export type ProbeResult = { status: "ok"; resumed: number } | { status: "needs_reconnect"; reason: string } | { status: "unreachable"; reason: string };
@@ -22,17 +22,7 @@ export async function probeConnection(db: Db, connection: ConnectionRow): Promis
   }
   const config = parsed.data;
   const password = connection.secret ? decryptSecret(connection.secret, connection.orgId, connection.id) : null;
-  const transport = nodemailer.createTransport({
-    host: config.host,
-    port: config.port,
-    secure: config.tls === "implicit",
-    requireTLS: config.tls === "starttls",
-    ignoreTLS: config.tls === "none",
-    ...(config.user ? { auth: { user: config.user, pass: password ?? "" } } : {}),
-    connectionTimeout: config.timeoutMs,
-    greetingTimeout: config.timeoutMs,
-    socketTimeout: config.timeoutMs,
-  });
+  const transport = smtpTransport(config, password);
   try {
     await transport.verify();
   } catch (error) {
@@ -48,7 +38,7 @@ export async function probeConnection(db: Db, connection: ConnectionRow): Promis
   }
   if (connection.status === "needs_reconnect" && connection.secret) {
     // It works again (the provider restored the account): resume what parked on it, with the same secret.
-    return { status: "ok", resumed: await connectionsReconnect(db, connection.orgId, connection.id, connection.secret, "probe") };
+    return { status: "ok", resumed: await resumeConnection(db, connection.orgId, connection.id, connection.secret, "probe") };
   }
   await connectionsMarkHealthy(db, connection.orgId, connection.id);
   return { status: "ok", resumed: 0 };

@@ -3,7 +3,15 @@ import { decryptSecret } from "../connections/secrets";
 import { effectKey } from "../effects/keys";
 import { runEffect } from "../effects/ledger";
 import { type ConnectionLimits, limitsOf } from "../connections/limits";
-import { breakerRecord, breakerTakeProbe, slotsAcquire, slotsExtend, slotsRelease, stepsResumeParked } from "../sql/connection-limits";
+import {
+  breakerRecord,
+  breakerReleaseProbe,
+  breakerTakeProbe,
+  slotsAcquire,
+  slotsExtend,
+  slotsRelease,
+  stepsResumeParked,
+} from "../sql/connection-limits";
 import { type ConnectionKind, type ConnectionRow, connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { contactsOfRun } from "../sql/contacts";
 import type { ClaimedStep } from "../sql/steps";
@@ -33,9 +41,16 @@ export interface Connector<K extends GraphNode["kind"] = GraphNode["kind"]> {
   connection: { kind: ConnectionKind; name(node: Extract<GraphNode, { kind: K }>): string } | null;
   /** The provider returns the first result for a repeated key: an uncertain attempt may be re-sent. */
   providerIdempotent(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>): boolean;
-  perform(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>, key: string): Promise<StepOutcome>;
+  /** Must `await begin()` right before calling the provider, and stop with `takenOver` when it says false. */
+  perform(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>, key: string, begin: () => Promise<boolean>): Promise<StepOutcome>;
   reconcile?(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>, key: string): Promise<unknown | null>;
 }
+
+/** begin() said false: another attempt took the effect over before this one called the provider. */
+export const takenOver = (key: string): StepOutcome => ({
+  kind: "retry",
+  error: { code: "effect_taken_over", message: `effect ${key} is held by another attempt`, notPerformed: true },
+});
 
 /** The effect owner token of one attempt of a step. */
 export const effectOwner = (step: Pick<ClaimedStep, "id" | "attempt">) => `${step.id}:${step.attempt}`;
@@ -91,25 +106,29 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       const gate = await breakerGate(db, connection, limits, owner);
       if (gate) return gate;
     }
+    let called = false;
     let slot: { connectionId: string; beat: NodeJS.Timeout } | null = null;
-    if (connection && limits?.maxConcurrent) {
-      // The cap across all workers: no free slot means the step goes back unstarted, it never waits holding a lease.
-      const taken = await slotsAcquire(db, step.orgId, connection.id, limits.maxConcurrent, owner, leaseMs);
-      if (taken === null) {
-        return { kind: "defer", reason: `"${connection.name}" has ${limits.maxConcurrent} calls in flight`, delayMs: 100 + Math.random() * 400 };
-      }
-      const connectionId = connection.id;
-      slot = { connectionId, beat: setInterval(() => slotsExtend(db, connectionId, owner, leaseMs).catch(() => {}), Math.max(100, leaseMs / 3)) };
-    }
     try {
+      if (connection && limits?.maxConcurrent) {
+        // The cap across all workers: no free slot means the step goes back unstarted; it never waits holding a lease.
+        const taken = await slotsAcquire(db, step.orgId, connection.id, limits.maxConcurrent, owner, leaseMs);
+        if (taken === null) {
+          return { kind: "defer", reason: `"${connection.name}" has ${limits.maxConcurrent} calls in flight`, delayMs: 100 + Math.random() * 400 };
+        }
+        const connectionId = connection.id;
+        slot = { connectionId, beat: setInterval(() => slotsExtend(db, connectionId, owner, leaseMs).catch(() => {}), Math.max(100, leaseMs / 3)) };
+      }
       const outcome = await perform();
-      if (connection && limits) await recordForBreaker(db, connection, limits, owner, outcome);
+      // Bookkeeping after the provider answered never replaces its answer: the effect must be recorded with it.
+      if (connection && limits && called) await recordForBreaker(db, connection, limits, owner, outcome).catch(() => {});
       return outcome;
     } finally {
       if (slot) {
         clearInterval(slot.beat);
         await slotsRelease(db, slot.connectionId, owner).catch(() => {});
       }
+      // A probe that made no call (deferred, parked, thrown) gives the probe back so another attempt can take it.
+      if (connection && !called) await breakerReleaseProbe(db, connection.id, owner).catch(() => {});
     }
 
     async function perform(): Promise<StepOutcome> {
@@ -134,7 +153,12 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       providerIdempotent: connector.providerIdempotent(ctx),
       preclaimed: step.effect,
       signal,
-      perform: (key) => connector.perform(ctx, key),
+      perform: (key, begin) =>
+        connector.perform(ctx, key, async () => {
+          const ok = await begin();
+          called = ok;
+          return ok;
+        }),
       ...(reconcile ? { reconcile: (key: string) => reconcile(ctx, key) } : {}),
     });
     if (outcome.kind === "fail" && outcome.error.authorisation && connection) {
@@ -160,8 +184,9 @@ async function breakerGate(db: Db, connection: ConnectionRow, limits: Connection
     case "closed":
       return null;
     case "half_open":
-      return connection.breakerProbe === owner ? null : parkOnBreaker(connection, reason);
     case "open":
+      if (connection.breakerState === "half_open" && connection.breakerProbe === owner) return null;
+      // Open past its cool-down, or a probe that never answered within one: this attempt becomes the probe.
       if ((connection.breakerOpenForMs ?? 0) >= coolDownMs && (await breakerTakeProbe(db, connection.id, owner, coolDownMs))) return null;
       return parkOnBreaker(connection, reason);
   }
@@ -178,5 +203,5 @@ async function recordForBreaker(db: Db, connection: ConnectionRow, limits: Conne
   const failed = outcome.kind === "retry" && outcome.error.code !== "http_429";
   const before = connection.breakerState;
   const after = await breakerRecord(db, connection.id, !failed, owner, limits.breaker);
-  if (before !== "closed" && after === "closed") await stepsResumeParked(db, connection.orgId, connection.id, "breaker_open", "breaker");
+  if (before !== "closed" && after === "closed") await stepsResumeParked(db, connection.orgId, { code: "breaker_open", connectionId: connection.id }, "breaker");
 }

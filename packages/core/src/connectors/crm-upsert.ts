@@ -2,7 +2,7 @@ import { z } from "zod";
 import { performHttpRequest } from "../effects/http-request";
 import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";
-import type { Connector } from "./connector";
+import { type Connector, takenOver } from "./connector";
 
 /** A CRM connection: its API base URL; the API token is the encrypted secret (sent as a bearer token). */
 export const crmConnectionConfig = z
@@ -24,7 +24,7 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
   kind: "crm_upsert",
   connection: { kind: "crm", name: (node) => node.config.connection },
   providerIdempotent: () => true,
-  async perform(ctx, key): Promise<StepOutcome> {
+  async perform(ctx, key, begin): Promise<StepOutcome> {
     const crm = crmConnectionConfig.safeParse(ctx.connection?.config);
     if (!crm.success) return { kind: "fail", error: { code: "bad_connection", message: `connection "${ctx.node.config.connection}" is not a CRM connection`, permanent: true, notPerformed: true } };
     let fields: Record<string, string>;
@@ -35,6 +35,7 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
     }
+    if (!(await begin())) return takenOver(key);
     const outcome = await performHttpRequest({
       config: {
         url: recordUrl(crm.data.baseUrl, ctx.node.config.object, key),

@@ -1,11 +1,13 @@
 import { performHttpRequest } from "../effects/http-request";
-import type { Connector } from "./connector";
+import { type Connector, takenOver } from "./connector";
 
 /** A plain HTTP call with `Idempotency-Key`; whether the target honours it is the node's `idempotent` setting. */
 export const httpRequestConnector: Connector<"http_request"> = {
   kind: "http_request",
   connection: null,
   providerIdempotent: ({ node }) => node.config.idempotent,
-  perform: ({ node, step, signal }, key) =>
-    performHttpRequest({ config: node.config, idempotencyKey: key, runId: step.runId, input: step.input, signal }),
+  perform: async ({ node, step, signal }, key, begin) =>
+    (await begin())
+      ? performHttpRequest({ config: node.config, idempotencyKey: key, runId: step.runId, input: step.input, signal })
+      : takenOver(key),
 };

@@ -3,7 +3,7 @@ import { performHttpRequest } from "../effects/http-request";
 import { budgetsReserve, budgetsSettle } from "../sql/budgets";
 import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";
-import { type Connector, effectOwner } from "./connector";
+import { type Connector, effectOwner, takenOver } from "./connector";
 
 /** A model endpoint: an OpenAI-compatible chat-completions API, its prices, and the API key as the secret. */
 export const modelConnectionConfig = z
@@ -37,7 +37,7 @@ export const modelDraftConnector: Connector<"model_draft"> = {
   kind: "model_draft",
   connection: { kind: "model", name: (node) => node.config.connection },
   providerIdempotent: () => true,
-  async perform(ctx, key): Promise<StepOutcome> {
+  async perform(ctx, key, begin): Promise<StepOutcome> {
     const { node, step, db } = ctx;
     const parsed = modelConnectionConfig.safeParse(ctx.connection?.config);
     if (!parsed.success) return { kind: "fail", error: { code: "bad_connection", message: `connection "${node.config.connection}" is not a model endpoint`, permanent: true, notPerformed: true } };
@@ -58,6 +58,10 @@ export const modelDraftConnector: Connector<"model_draft"> = {
     if (left === null) {
       const reason = `the organisation's model budget cannot cover this draft (up to ${(estimate / 1e6).toFixed(4)} USD): raise the budget`;
       return { kind: "park", error: { code: "budget_exhausted", message: reason, reason, estimateMicros: Math.ceil(estimate) } };
+    }
+    if (!(await begin())) {
+      await budgetsSettle(db, step.orgId, key, owner, 0);
+      return takenOver(key);
     }
     const outcome = await performHttpRequest({
       config: {

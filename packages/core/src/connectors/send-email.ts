@@ -2,7 +2,7 @@ import { type EmailMessage, performSendEmail, smtpConnectionConfig } from "../ef
 import { contactsMaySend } from "../sql/contacts";
 import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";
-import type { Connector } from "./connector";
+import { type Connector, takenOver } from "./connector";
 
 /**
  * send_email: at the moment of sending, the templates are rendered, consent and the suppression list are checked by
@@ -13,7 +13,7 @@ export const sendEmailConnector: Connector<"send_email"> = {
   kind: "send_email",
   connection: { kind: "smtp", name: (node) => node.config.connection },
   providerIdempotent: ({ connection }) => smtpConnectionConfig.safeParse(connection?.config).data?.dedupesMessageId ?? false,
-  async perform(ctx, key): Promise<StepOutcome> {
+  async perform(ctx, key, begin): Promise<StepOutcome> {
     const { node, step, db } = ctx;
     const connection = ctx.connection;
     const smtp = smtpConnectionConfig.safeParse(connection?.config);
@@ -34,12 +34,18 @@ export const sendEmailConnector: Connector<"send_email"> = {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
     }
+    // Exactly one bare address: consent and suppression are checked for it, and nodemailer sends to nothing else
+    // (a rendered "a@x, b@y" or "Name <b@y>" would otherwise reach someone never checked).
+    if (!/^[^\s@,;<>"()]+@[^\s@,;<>"()]+\.[^\s@,;<>"()]+$/.test(message.to)) {
+      return { kind: "fail", error: { code: "bad_recipient", message: `"${message.to}" is not one email address`, permanent: true, notPerformed: true } };
+    }
     const permission = await contactsMaySend(db, step.orgId, message.to, config.requireConsent);
     const checkedAt = permission.checkedAt.toISOString();
     if (!permission.allowed) {
       const reason = permission.reason ?? "not allowed";
       return { kind: "done", output: { skipped: true, reason, to: message.to, consentCheckedAt: checkedAt }, skipped: { reason } };
     }
+    if (!(await begin())) return takenOver(key);
     const sent = await performSendEmail({ config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId });
     return sent.kind === "done" ? { ...sent, output: { ...(sent.output as object), consentCheckedAt: checkedAt } } : sent;
   },

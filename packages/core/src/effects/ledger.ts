@@ -24,8 +24,12 @@ import type { StepOutcome } from "../steps/retry";
  *   the provider honours it; else park it as needs_review with what is known. Never a fresh effect.
  */
 export interface EffectSpec extends EffectClaim {
-  /** Calls the provider with the effect key as its idempotency key. */
-  perform: (key: string) => Promise<StepOutcome>;
+  /**
+   * Calls the provider with the effect key as its idempotency key. `begin()` must be awaited right before the
+   * provider call (after templates, consent checks and budget reservations): for providers that cannot take a
+   * repeat it records that the call began; false means the claim was taken over and nothing may be sent.
+   */
+  perform: (key: string, begin: () => Promise<boolean>) => Promise<StepOutcome>;
   /** Looks the effect up at the provider by key; null when it is not there. */
   reconcile?: (key: string) => Promise<unknown | null>;
   signal: AbortSignal;
@@ -83,15 +87,12 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
 
 async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner } = spec;
-  if (!spec.providerIdempotent && !(await effectsMarkStarted(db, orgId, key, owner))) {
-    // The claim was taken over before the call began: this attempt does nothing.
-    return { kind: "retry", error: { code: "effect_taken_over", message: `effect ${key} is held by another attempt`, notPerformed: true } };
-  }
   // Crash tests: die while the provider is working on the call (after it began, before its answer).
   const during = crashArmed("effect.during_call")
     ? setTimeout(() => crashpoint("effect.during_call"), Number(process.env.HOLDFAST_CRASH_DURING_MS ?? 50))
     : undefined;
-  const outcome = await spec.perform(key).finally(() => clearTimeout(during));
+  const begin = async () => spec.providerIdempotent || (await effectsMarkStarted(db, orgId, key, owner)) === 1;
+  const outcome = await spec.perform(key, begin).finally(() => clearTimeout(during));
   if (outcome.kind === "park" || outcome.kind === "defer" || (outcome.kind === "fail" && outcome.error.notPerformed)) {
     // A refusal before anything was sent (a login refused, an address rejected): nothing to remember about the
     // effect, so the claim is given back and a later attempt (after a reconnect) is a plain first attempt.

@@ -37,6 +37,21 @@ export function messageIdFor(key: string, from: string): string {
 
 export const effectKeyHeader = "X-Holdfast-Effect-Key";
 
+/** A nodemailer SMTP transport for a connection (one conversation per send or probe; closed by the caller). */
+export function smtpTransport(config: SmtpConnectionConfig, password: string | null) {
+  return nodemailer.createTransport({
+    host: config.host,
+    port: config.port,
+    secure: config.tls === "implicit",
+    requireTLS: config.tls === "starttls",
+    ignoreTLS: config.tls === "none",
+    ...(config.user ? { auth: { user: config.user, pass: password ?? "" } } : {}),
+    connectionTimeout: config.timeoutMs,
+    greetingTimeout: config.timeoutMs,
+    socketTimeout: config.timeoutMs,
+  });
+}
+
 /**
  * One message through nodemailer over SMTP. The provider's message id (the server's answer to DATA, and our
  * Message-ID, the correlation key for replies) is the effect's result. Errors are classified by where the SMTP
@@ -52,17 +67,7 @@ export async function performSendEmail(input: {
 }): Promise<StepOutcome> {
   const { config, password, message, idempotencyKey } = input;
   const messageId = messageIdFor(idempotencyKey, config.from);
-  const transport = nodemailer.createTransport({
-    host: config.host,
-    port: config.port,
-    secure: config.tls === "implicit",
-    requireTLS: config.tls === "starttls",
-    ignoreTLS: config.tls === "none",
-    ...(config.user ? { auth: { user: config.user, pass: password ?? "" } } : {}),
-    connectionTimeout: config.timeoutMs,
-    greetingTimeout: config.timeoutMs,
-    socketTimeout: config.timeoutMs,
-  });
+  const transport = smtpTransport(config, password);
   try {
     const info = await transport.sendMail({
       from: config.from,

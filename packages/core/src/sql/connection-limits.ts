@@ -33,25 +33,51 @@ export async function breakerRecord(
   return rows[0]?.state ?? null;
 }
 
-/** After the cool-down, the first attempt to ask becomes the half-open probe. */
+/**
+ * After the cool-down, the first attempt to ask becomes the half-open probe. A probe that has not answered within
+ * another cool-down (its worker died, it lost its lease) is taken over (breaker_opened_at marks when it started).
+ */
 export async function breakerTakeProbe(tx: Tx, connectionId: string, holder: string, coolDownMs: number): Promise<boolean> {
   const n = await tx.$executeRaw`
-    UPDATE connections SET breaker_state = 'half_open', breaker_probe = ${holder}, updated_at = now()
-    WHERE id = ${connectionId} AND breaker_state = 'open' AND breaker_opened_at <= now() - make_interval(secs => ${coolDownMs / 1000})`;
+    UPDATE connections SET breaker_state = 'half_open', breaker_probe = ${holder}, breaker_opened_at = now(), updated_at = now()
+    WHERE id = ${connectionId} AND breaker_state IN ('open', 'half_open')
+      AND breaker_opened_at <= now() - make_interval(secs => ${coolDownMs / 1000})`;
   return n === 1;
 }
 
+/** A probe that made no call gives the probe back (open again, past its cool-down: the next attempt may probe). */
+export function breakerReleaseProbe(tx: Tx, connectionId: string, holder: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE connections SET breaker_state = 'open', breaker_probe = NULL, updated_at = now()
+    WHERE id = ${connectionId} AND breaker_state = 'half_open' AND breaker_probe = ${holder}`;
+}
+
 /**
- * Steps parked on a connection for `code` (needs_reconnect, breaker_open) back to ready with a wake-up and a
- * `step.resumed` row, in one statement. Returns how many.
+ * Steps parked for `code` (needs_reconnect and breaker_open on a connection; budget_exhausted on the organisation)
+ * back to ready with a wake-up and a `step.resumed` row, in one statement. Returns how many.
  */
-export async function stepsResumeParked(tx: Tx, orgId: string, connectionId: string, code: string, actor: string, limit = 100_000): Promise<number> {
+export async function stepsResumeParked(
+  tx: Tx,
+  orgId: string,
+  on: { code: string; connectionId?: string },
+  actor: string,
+  limit = 100_000,
+): Promise<number> {
+  const connectionId = on.connectionId ?? null;
   const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH picked AS (
-      SELECT id FROM steps
-      WHERE org_id = ${orgId} AND status = 'parked' AND error->>'connectionId' = ${connectionId} AND error->>'code' = ${code}
+    WITH candidates AS (
+      SELECT id, run_id FROM steps
+      WHERE org_id = ${orgId} AND status = 'parked' AND error->>'code' = ${on.code}
+        AND (${connectionId}::text IS NULL OR error->>'connectionId' = ${connectionId}::text)
       ORDER BY updated_at LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED
+    ), runs_first AS (
+      -- Runs before steps, the engine's and cancel's lock order: a cancel holding a run is waited for, never
+      -- deadlocked with (the timeline insert below needs the run).
+      SELECT r.id FROM runs r WHERE r.id IN (SELECT run_id FROM candidates) ORDER BY r.id FOR KEY SHARE
+    ), picked AS (
+      SELECT s.id FROM steps s JOIN candidates c ON c.id = s.id JOIN runs_first rf ON rf.id = s.run_id
+      WHERE s.status = 'parked'
+      FOR UPDATE OF s SKIP LOCKED
     ), moved AS (
       UPDATE steps s SET status = 'ready', available_at = now(), error = NULL, updated_at = now(), woken_at = now()
       FROM picked WHERE s.id = picked.id
@@ -62,7 +88,8 @@ export async function stepsResumeParked(tx: Tx, orgId: string, connectionId: str
       FROM moved
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
-      SELECT org_id, run_id, id, node_id, attempt, 'step.resumed', lane, ${actor}, jsonb_build_object('connectionId', ${connectionId}::text, 'was', ${code}::text)
+      SELECT org_id, run_id, id, node_id, attempt, 'step.resumed', lane, ${actor},
+             jsonb_build_object('was', ${on.code}::text, 'connectionId', ${connectionId}::text)
       FROM moved
     )
     SELECT count(*)::int AS n FROM moved`;
@@ -76,12 +103,12 @@ export async function stepsResumeParked(tx: Tx, orgId: string, connectionId: str
 export async function breakersWakeProbes(tx: Tx, actor: string): Promise<number> {
   const open = await tx.$queryRaw<{ id: string; orgId: string }[]>`
     SELECT c.id, c.org_id AS "orgId" FROM connections c
-    WHERE c.breaker_state = 'open'
+    WHERE c.breaker_state IN ('open', 'half_open')
       AND c.breaker_opened_at <= now() - make_interval(secs => COALESCE((c.limits->'breaker'->>'coolDownMs')::float8, 30000) / 1000)
       AND EXISTS (SELECT 1 FROM steps s WHERE s.org_id = c.org_id AND s.status = 'parked'
                   AND s.error->>'connectionId' = c.id AND s.error->>'code' = 'breaker_open')
     LIMIT 100`;
   let woken = 0;
-  for (const c of open) woken += await stepsResumeParked(tx, c.orgId, c.id, "breaker_open", actor, 1);
+  for (const c of open) woken += await stepsResumeParked(tx, c.orgId, { code: "breaker_open", connectionId: c.id }, actor, 1);
   return woken;
 }

@@ -58,31 +58,9 @@ export function connectionsMarkHealthy(tx: Tx, orgId: string, id: string): Promi
     WHERE org_id = ${orgId} AND id = ${id}`;
 }
 
-/**
- * Reconnect: the new secret, status ok, and every step parked on this connection back to ready with a fresh
- * wake-up and a timeline row, in one statement. The steps resume from where they stopped (same step, same effect
- * key). Returns how many steps were resumed.
- */
-export async function connectionsReconnect(tx: Tx, orgId: string, id: string, ciphertext: string, actor: string): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH c AS (
-      UPDATE connections SET secret = ${ciphertext}, status = 'ok', status_reason = NULL, checked_at = now(), updated_at = now()
-      WHERE org_id = ${orgId} AND id = ${id}
-      RETURNING id
-    ), moved AS (
-      UPDATE steps s SET status = 'ready', available_at = now(), error = NULL, updated_at = now(), woken_at = now()
-      FROM c
-      WHERE s.org_id = ${orgId} AND s.status = 'parked' AND s.error->>'connectionId' = c.id
-      RETURNING s.id, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
-    ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, run_id, 'step.ready', jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)
-      FROM moved
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
-      SELECT org_id, run_id, id, node_id, attempt, 'step.resumed', lane, ${actor}, jsonb_build_object('connectionId', ${id}::text)
-      FROM moved
-    )
-    SELECT count(*)::int AS n FROM moved`;
-  return rows[0]?.n ?? 0;
+/** Reconnect's first half: the new secret and status ok (connections/connect.ts resumes the parked steps with it). */
+export function connectionsSetHealthySecret(tx: Tx, orgId: string, id: string, ciphertext: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE connections SET secret = ${ciphertext}, status = 'ok', status_reason = NULL, checked_at = now(), updated_at = now()
+    WHERE org_id = ${orgId} AND id = ${id}`;
 }
