@@ -13,7 +13,6 @@ import {
   spawnApp,
   startHttpTarget,
   type TestDatabase,
-  testRedisUrl,
   waitFor,
 } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

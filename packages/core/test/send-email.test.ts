@@ -219,5 +219,8 @@ describe("send_email over SMTP", () => {
     const again = await start("mail", { email: "erase-me@example.com", name: "Eve", note: "third" });
     expect((await runner().run(again.stepId)).kind).toBe("settled");
     expect(smtp.received.filter((m) => m.effectKey === again.key)).toHaveLength(0);
+    // Erasing again finds every run through the tombstone, the earlier ones too.
+    expect(await eraseContact(t.db, graphs, orgId, "erase-me@example.com", "test")).toMatchObject({ found: true, scrubbed: 3 });
+    expect(await rows("SELECT count(*)::int AS n FROM contacts WHERE org_id = $1 AND email LIKE 'sha256:%'", [orgId])).toEqual([{ n: 1 }]);
   });
 });

@@ -27,9 +27,9 @@ export function reconnectConnection(db: Db, orgId: string, connectionId: string,
 }
 
 /** The connection healthy with this (encrypted) secret and its parked steps resumed, in one transaction. */
-export function resumeConnection(db: Db, orgId: string, connectionId: string, ciphertext: string, actor: string): Promise<number> {
+export function resumeConnection(db: Db, orgId: string, connectionId: string, ciphertext: string, actor: string, ifSecret?: string): Promise<number> {
   return inTx(db, async (tx) => {
-    if (!(await connectionsSetHealthySecret(tx, orgId, connectionId, ciphertext))) return 0;
+    if (!(await connectionsSetHealthySecret(tx, orgId, connectionId, ciphertext, ifSecret))) return 0;
     return stepsResumeParked(tx, orgId, { code: "needs_reconnect", connectionId }, actor);
   });
 }

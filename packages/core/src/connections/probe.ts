@@ -1,6 +1,6 @@
 import type { Db } from "@holdfast/db";
 import { smtpConnectionConfig, smtpTransport } from "../effects/send-email";
-import { type ConnectionRow, connectionsMarkHealthy, connectionsMarkNeedsReconnect } from "../sql/connections";
+import { type ConnectionRow, connectionsMarkChecked, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { resumeConnection } from "./connect";
 import { decryptSecret } from "./secrets";
 
@@ -38,9 +38,10 @@ export async function probeConnection(db: Db, connection: ConnectionRow): Promis
   }
   if (connection.status === "needs_reconnect" && connection.secret) {
     // It works again (the provider restored the account): resume what parked on it, with the same secret.
-    return { status: "ok", resumed: await resumeConnection(db, connection.orgId, connection.id, connection.secret, "probe") };
+    // ... unless a person reconnected with a new secret meanwhile (then their reconnect resumed the steps).
+    return { status: "ok", resumed: await resumeConnection(db, connection.orgId, connection.id, connection.secret, "probe", connection.secret) };
   }
-  await connectionsMarkHealthy(db, connection.orgId, connection.id);
+  await connectionsMarkChecked(db, connection.orgId, connection.id);
   return { status: "ok", resumed: 0 };
 }
 

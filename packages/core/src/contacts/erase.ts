@@ -16,14 +16,15 @@ export interface EraseOutcome {
 /**
  * Erasing a contact (a right-to-erasure request): every running run about the contact is cancelled (waiting runs at
  * once; a run with an effect in flight when that effect settles), then its data is removed from stored payloads,
- * step outputs and errors, effect results and timeline data, and the contact row is deleted. The suppression entry
- * is kept as a hash of the address, so the person is still never written to again. Idempotent: run it again after
- * the in-flight effects settled to scrub what they recorded.
+ * step outputs and errors, effect results and timeline data; the contact row stays as a tombstone keyed by the
+ * address's hash, and the suppression entry becomes that hash, so the person is still never written to again.
+ * Idempotent: run it again after the in-flight effects settled to scrub what they recorded.
  */
 export async function eraseContact(db: Db, graphs: GraphCache, orgId: string, email: string, by: string): Promise<EraseOutcome> {
   const runs = await db.$queryRaw<{ id: string }[]>`
     SELECT r.id FROM runs r JOIN contacts c ON c.id = r.contact_id
-    WHERE c.org_id = ${orgId} AND c.email = lower(${email}) AND r.status = 'running'`;
+    WHERE c.org_id = ${orgId} AND r.status = 'running'
+      AND c.email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))`;
   let cancelled = 0;
   let cancelRequested = 0;
   for (const run of runs) {

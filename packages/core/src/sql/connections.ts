@@ -52,15 +52,18 @@ export function connectionsMarkNeedsReconnect(tx: Tx, orgId: string, id: string,
     WHERE org_id = ${orgId} AND id = ${id}`;
 }
 
-export function connectionsMarkHealthy(tx: Tx, orgId: string, id: string): Promise<number> {
+/** A probe that logged in: only the check time, and only if nobody marked the connection broken meanwhile. */
+export function connectionsMarkChecked(tx: Tx, orgId: string, id: string): Promise<number> {
   return tx.$executeRaw`
-    UPDATE connections SET status = 'ok', status_reason = NULL, checked_at = now(), updated_at = now()
-    WHERE org_id = ${orgId} AND id = ${id}`;
+    UPDATE connections SET checked_at = now() WHERE org_id = ${orgId} AND id = ${id} AND status = 'ok'`;
 }
 
-/** Reconnect's first half: the new secret and status ok (connections/connect.ts resumes the parked steps with it). */
-export function connectionsSetHealthySecret(tx: Tx, orgId: string, id: string, ciphertext: string): Promise<number> {
+/**
+ * Reconnect's first half: the new secret and status ok (connections/connect.ts resumes the parked steps with it).
+ * `ifSecret`: only if the stored secret is still this one (a probe must not overwrite a secret a person just set).
+ */
+export function connectionsSetHealthySecret(tx: Tx, orgId: string, id: string, ciphertext: string, ifSecret?: string): Promise<number> {
   return tx.$executeRaw`
     UPDATE connections SET secret = ${ciphertext}, status = 'ok', status_reason = NULL, checked_at = now(), updated_at = now()
-    WHERE org_id = ${orgId} AND id = ${id}`;
+    WHERE org_id = ${orgId} AND id = ${id} AND (${ifSecret ?? null}::text IS NULL OR secret = ${ifSecret ?? null}::text)`;
 }

@@ -61,11 +61,11 @@ export async function contactsUnsubscribe(tx: Tx, orgId: string, email: string, 
 
 /**
  * The contact's data removed from everything stored about its runs, in one transaction: run inputs, step outputs
- * and errors, effect results and errors, timeline data (an `contact.erased` row remains), the contact row itself;
- * its suppression entry becomes a hash of the address. Runs keep their ids, steps and statuses for the audit trail.
+ * and errors, effect results and errors, timeline data (a `contact.erased` row remains). The contact row is kept as a
+ * tombstone whose email is the address's hash (no time zone, consent withdrawn), so erasing again (after effects that
+ * were in flight settled and recorded something) finds its runs; its suppression entry becomes the hash too.
  */
 export async function contactsEraseData(tx: Tx, orgId: string, email: string, by: string): Promise<{ found: boolean; scrubbed: number }> {
-  const contact = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM contacts WHERE org_id = ${orgId} AND email = lower(${email}) FOR UPDATE`;
   const hashed = await tx.$queryRaw<{ h: string }[]>`SELECT 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex') AS h`;
   const hash = (hashed[0] as { h: string }).h;
   await tx.$executeRaw`
@@ -73,12 +73,17 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
     SELECT org_id, ${hash}, reason FROM suppressions WHERE org_id = ${orgId} AND email = lower(${email})
     ON CONFLICT (org_id, email) DO NOTHING`;
   await tx.$executeRaw`DELETE FROM suppressions WHERE org_id = ${orgId} AND email = lower(${email})`;
-  const id = contact[0]?.id;
-  if (!id) return { found: false, scrubbed: 0 };
+  const contacts = await tx.$queryRaw<{ id: string; tomb: boolean }[]>`
+    SELECT id, email = ${hash} AS tomb FROM contacts WHERE org_id = ${orgId} AND email IN (lower(${email}), ${hash})
+    ORDER BY (email = ${hash}) DESC, created_at FOR UPDATE`;
+  const first = contacts[0];
+  if (!first) return { found: false, scrubbed: 0 };
+  const ids = contacts.map((c) => c.id);
   const erased = JSON.stringify({ erased: true });
   const runs = await tx.$queryRaw<{ id: string }[]>`
-    UPDATE runs SET input = ${erased}::jsonb, error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END, updated_at = now()
-    WHERE org_id = ${orgId} AND contact_id = ${id}
+    UPDATE runs SET input = ${erased}::jsonb, error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END,
+                    contact_id = ${first.id}, updated_at = now()
+    WHERE org_id = ${orgId} AND contact_id = ANY(${ids}::text[])
     RETURNING id`;
   const runIds = runs.map((r) => r.id);
   await tx.$executeRaw`
@@ -94,6 +99,9 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
   await tx.$executeRaw`
     INSERT INTO run_events (org_id, run_id, type, worker)
     SELECT ${orgId}, id, 'contact.erased', ${by} FROM unnest(${runIds}::text[]) AS id`;
-  await tx.$executeRaw`DELETE FROM contacts WHERE id = ${id}`;
+  await tx.$executeRaw`DELETE FROM contacts WHERE id = ANY(${ids}::text[]) AND id <> ${first.id}`;
+  await tx.$executeRaw`
+    UPDATE contacts SET email = ${hash}, time_zone = NULL, consent = 'withdrawn', consent_changed_at = now(), updated_at = now()
+    WHERE id = ${first.id}`;
   return { found: true, scrubbed: runIds.length };
 }
