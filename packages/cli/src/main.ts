@@ -14,6 +14,7 @@ import {
 } from "@holdfast/core";
 import { createDb, ensureDatabase, migrate } from "@holdfast/db";
 import { z } from "zod";
+import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand } from "./admin";
 import { demoGraph, ensurePublished } from "./seed";
 
 const usage = `usage: holdfast <command> [options]
@@ -30,6 +31,13 @@ commands:
   timers set-zone <runId> <zone>  the contact moved: recompute that run's pending timers in the new IANA zone
   timers set-rule <runId> <json>  a run's pending wait gets a new rule, e.g. '{"kind":"duration","seconds":3600}'
   timers status                   overdue timers and the oldest due instant (the sweep's lag)
+  connections add <org> <smtp|crm|model|slack> <name> --config JSON [--limits JSON] [--secret-env VAR]
+  connections reconnect <org> <name> --secret-env VAR
+                                  new secret; every step parked on the connection resumes
+  connections show <org> <name>   settings, status, breaker (never the secret)
+  budgets show <org> | budgets set <org> <USD>
+                                  the organisation's model budget; raising it resumes parked drafts
+  contacts unsubscribe <org> <email> | contacts erase <org> <email>
 
 environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
 
@@ -50,6 +58,9 @@ async function main(argv: string[]): Promise<void> {
       key: { type: "string" },
       input: { type: "string" },
       reason: { type: "string" },
+      config: { type: "string" },
+      limits: { type: "string" },
+      "secret-env": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -75,6 +86,20 @@ async function main(argv: string[]): Promise<void> {
         graph: demoGraph(env.DEMO_ECHO_URL),
       });
       console.log(`demo/demo-follow-up published as version ${seeded.version} (${seeded.versionId})`);
+      return;
+    }
+    if (command === "connections" || command === "budgets" || command === "contacts") {
+      const [orgSlug, ...args] = rest;
+      if (!orgSlug) throw new UsageError(`${command} ${sub ?? "<subcommand>"} <org> ...`);
+      const orgId = (await orgBySlug(db, orgSlug)).id;
+      try {
+        if (command === "connections") await connectionsCommand(db, orgId, sub, args, values);
+        else if (command === "budgets") await budgetsCommand(db, orgId, sub, args);
+        else await contactsCommand(db, orgId, sub, args);
+      } catch (error) {
+        if (error instanceof AdminUsageError) throw new UsageError(error.message);
+        throw error;
+      }
       return;
     }
     if (command === "timers") {

@@ -1,0 +1,110 @@
+import {
+  budgetsOf,
+  budgetsSetAllowed,
+  connectionLimits,
+  connectionsByName,
+  contactsUnsubscribe,
+  createConnection,
+  eraseContact,
+  GraphCache,
+  HoldfastError,
+  reconnectConnection,
+} from "@holdfast/core";
+import type { Db } from "@holdfast/db";
+import { z } from "zod";
+
+/** Operators' commands for issue 5 and 6 state: connections, model budgets, contacts. Secrets only from the env. */
+export class AdminUsageError extends Error {}
+
+export interface AdminOptions {
+  config?: string;
+  limits?: string;
+  "secret-env"?: string;
+}
+
+const json = (raw: string | undefined, what: string): unknown => {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new AdminUsageError(`${what} must be JSON`);
+  }
+};
+
+function secretFrom(values: AdminOptions): string | null {
+  const name = values["secret-env"];
+  if (!name) return null;
+  const secret = process.env[name];
+  if (!secret) throw new AdminUsageError(`environment variable ${name} is empty: the secret is read from it, never from the command line`);
+  return secret;
+}
+
+export async function connectionsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[], values: AdminOptions): Promise<void> {
+  switch (sub) {
+    case "add": {
+      const [kind, name] = rest;
+      const kinds = z.enum(["smtp", "crm", "model", "slack"]);
+      if (!kind || !name || rest.length !== 2 || !kinds.safeParse(kind).success) {
+        throw new AdminUsageError("connections add <org> <smtp|crm|model|slack> <name> --config JSON [--limits JSON] [--secret-env VAR]");
+      }
+      const config = json(values.config, "--config") ?? {};
+      const limits = connectionLimits.safeParse(json(values.limits, "--limits") ?? {});
+      if (!limits.success) throw new AdminUsageError(`--limits: ${limits.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+      const id = await createConnection(db, { orgId, kind: kinds.parse(kind), name, config: config as Record<string, unknown>, secret: secretFrom(values), limits: limits.data });
+      console.log(`connection ${name} (${kind}) added: ${id}`);
+      return;
+    }
+    case "reconnect": {
+      const [name] = rest;
+      const secret = secretFrom(values);
+      if (!name || rest.length !== 1 || secret === null) throw new AdminUsageError("connections reconnect <org> <name> --secret-env VAR");
+      const row = await connectionsByName(db, orgId, name);
+      if (!row) throw new HoldfastError("connection_not_found", `connection "${name}" not found`);
+      const resumed = await reconnectConnection(db, orgId, row.id, secret, "cli");
+      console.log(`connection ${name} reconnected; ${resumed} parked steps resumed`);
+      return;
+    }
+    case "show": {
+      const [name] = rest;
+      if (!name || rest.length !== 1) throw new AdminUsageError("connections show <org> <name>");
+      const row = await connectionsByName(db, orgId, name);
+      if (!row) throw new HoldfastError("connection_not_found", `connection "${name}" not found`);
+      const { secret, ...shown } = row;
+      console.log(JSON.stringify({ ...shown, secret: secret ? "(set, encrypted)" : null }, null, 2));
+      return;
+    }
+    default:
+      throw new AdminUsageError(`unknown subcommand "connections ${sub ?? ""}"`);
+  }
+}
+
+export async function budgetsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[]): Promise<void> {
+  if (sub === "show" && rest.length === 0) {
+    const b = await budgetsOf(db, orgId);
+    console.log(b ? `allowed ${b.allowedMicros / 1e6} USD, reserved ${b.reservedMicros / 1e6}, spent ${b.spentMicros / 1e6}` : "no model budget set");
+    return;
+  }
+  if (sub === "set" && rest.length === 1) {
+    const usd = z.coerce.number().min(0).max(1e9).safeParse(rest[0]);
+    if (!usd.success) throw new AdminUsageError("budgets set <org> <USD>: a number of US dollars");
+    const resumed = await budgetsSetAllowed(db, orgId, Math.round(usd.data * 1e6), "cli");
+    console.log(`model budget set to ${usd.data} USD; ${resumed} parked steps resumed`);
+    return;
+  }
+  throw new AdminUsageError("budgets show <org> | budgets set <org> <USD>");
+}
+
+export async function contactsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[]): Promise<void> {
+  const [email] = rest;
+  if (!email || rest.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new AdminUsageError("contacts unsubscribe|erase <org> <email>");
+  if (sub === "unsubscribe") {
+    await contactsUnsubscribe(db, orgId, email);
+    console.log(`${email} unsubscribed and suppressed`);
+    return;
+  }
+  if (sub === "erase") {
+    console.log(JSON.stringify(await eraseContact(db, new GraphCache(), orgId, email, "cli")));
+    return;
+  }
+  throw new AdminUsageError(`unknown subcommand "contacts ${sub ?? ""}"`);
+}
