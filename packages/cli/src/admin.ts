@@ -8,6 +8,8 @@ import {
   eraseContact,
   GraphCache,
   HoldfastError,
+  inboundEmail,
+  ingestEmailReply,
   reconnectConnection,
 } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
@@ -107,4 +109,12 @@ export async function contactsCommand(db: Db, orgId: string, sub: string | undef
     return;
   }
   throw new AdminUsageError(`unknown subcommand "contacts ${sub ?? ""}"`);
+}
+
+/** `signals email <org> --input JSON`: hands an inbound email to the engine as the webhook does (operators, tests). */
+export async function signalsCommand(db: Db, orgSlug: string, sub: string | undefined, input: string | undefined): Promise<void> {
+  if (sub !== "email") throw new AdminUsageError("signals email <org> --input JSON");
+  const email = inboundEmail.safeParse(json(input, "--input"));
+  if (!email.success) throw new AdminUsageError(`--input: ${email.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`);
+  console.log(JSON.stringify(await ingestEmailReply(db, orgSlug, email.data)));
 }

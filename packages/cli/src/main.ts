@@ -14,7 +14,7 @@ import {
 } from "@holdfast/core";
 import { createDb, ensureDatabase, migrate } from "@holdfast/db";
 import { z } from "zod";
-import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand } from "./admin";
+import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand } from "./admin";
 import { demoGraph, ensurePublished } from "./seed";
 
 const usage = `usage: holdfast <command> [options]
@@ -38,6 +38,8 @@ commands:
   budgets show <org> | budgets set <org> <USD>
                                   the organisation's model budget; raising it resumes parked drafts
   contacts unsubscribe <org> <email> | contacts erase <org> <email>
+  signals email <org> --input JSON
+                                  an inbound email (messageId, from, subject, inReplyTo, references, text)
 
 environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
 
@@ -86,6 +88,17 @@ async function main(argv: string[]): Promise<void> {
         graph: demoGraph(env.DEMO_ECHO_URL),
       });
       console.log(`demo/demo-follow-up published as version ${seeded.version} (${seeded.versionId})`);
+      return;
+    }
+    if (command === "signals") {
+      const [orgSlug] = rest;
+      if (!orgSlug || rest.length !== 1) throw new UsageError("signals email <org> --input JSON");
+      try {
+        await signalsCommand(db, orgSlug, sub, values.input);
+      } catch (error) {
+        if (error instanceof AdminUsageError) throw new UsageError(error.message);
+        throw error;
+      }
       return;
     }
     if (command === "connections" || command === "budgets" || command === "contacts") {

@@ -90,6 +90,8 @@ export const nodeKinds = {
   model_draft: { inline: false, lane: "slow", effect: true },
   /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
   wait: { inline: false, lane: "human" },
+  /** Waits for a reply to an email the run sent (signals), racing its deadline (a timer). */
+  wait_for_reply: { inline: false, lane: "human" },
 } as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;
 export type NodeKind = keyof typeof nodeKinds;
 
@@ -115,7 +117,7 @@ export const topics = {
     payload: z.object({
       orgId: z.string().min(1),
       runId: z.string().min(1),
-      reason: z.enum(["started", "step_settled", "cancel", "sweep", "timer_fired"]),
+      reason: z.enum(["started", "step_settled", "cancel", "sweep", "timer_fired", "signal"]),
     }),
   },
   "step.ready": {

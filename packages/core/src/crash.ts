@@ -17,6 +17,8 @@ export const crashPoints = [
   /** While an effect's provider call is in flight (HOLDFAST_CRASH_DURING_MS after it began). */
   "effect.during_call",
   "engine.after_commit",
+  /** Inside a signal's transaction, after it was stored (and consumed), before the commit. */
+  "signal.before_commit",
   "sweeper.after_commit",
 ] as const;
 export type CrashPoint = (typeof crashPoints)[number];

@@ -37,3 +37,4 @@ export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budg
 export { eraseContact, type EraseOutcome } from "./contacts/erase";
 export { breakersWakeProbes, stepsResumeParked } from "./sql/connection-limits";
 export { connectionLimits, limitsOf, type ConnectionLimits } from "./connections/limits";
+export { ingestEmailReply, inboundEmail, messageIds, type InboundEmail, type IngestOutcome } from "./signals/email";

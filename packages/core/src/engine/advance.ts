@@ -5,6 +5,7 @@ import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsFinish, runsLockForWalk, runsTouch } from "../sql/runs";
 import { type StepRow, stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
+import { signalsConsumeWaiting, signalsCorrelate } from "../sql/signals";
 import { timersInsert } from "../sql/timers";
 import { timerFor } from "../timers/plan";
 import type { Graph } from "../versions/graph";
@@ -83,15 +84,18 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], act
         events.push({ ...base, type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
         break;
       case "schedule_step": {
-        const waits = c.kind === "wait";
+        const waits = c.kind === "wait" || c.kind === "wait_for_reply";
         const [step] = await stepsInsert(tx, [{ ...c, orgId: run.orgId, runId: run.id }], waits ? "waiting" : "ready");
         if (!step) break; // already scheduled by an earlier walk of the same settle
         if (waits) {
           // The intent and the instant, computed from the database clock, with its fast-path wake-up.
           const node = graph.nodes.find((n) => n.id === c.nodeId);
-          if (node?.kind !== "wait") throw new Error(`node ${c.nodeId} is not a wait`);
+          if (node?.kind !== "wait" && node?.kind !== "wait_for_reply") throw new Error(`node ${c.nodeId} is not a wait`);
           const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
-          const timer = timerFor(node.config, run.id, run.input, now);
+          // A reply wait's deadline is a timer too: whichever settles the step first (signal or timer) wins.
+          const waitConfig =
+            node.kind === "wait" ? node.config : { rule: { kind: "duration" as const, seconds: node.config.timeoutSeconds }, spreadSeconds: 0 };
+          const timer = timerFor(waitConfig, run.id, run.input, now);
           const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
           events.push({
             ...base,
@@ -100,6 +104,13 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], act
             nodeId: c.nodeId,
             data: { timerId: written.id, rule: timer.rule, zone: timer.zone, zoneSource: timer.zoneSource, dueAt: timer.dueAt.toISOString(), spreadOffsetSeconds: timer.spreadOffsetSeconds },
           });
+          if (node.kind === "wait_for_reply") {
+            // Correlate with the email it waits on; a reply that arrived before the run got here is consumed now.
+            const key = await signalsCorrelate(tx, run.orgId, run.id, step.id, node.config.replyTo);
+            events.push({ ...base, type: "reply.awaited", stepId: step.id, nodeId: c.nodeId, data: { correlationKey: key } });
+            // (its run.wake is written by the consume itself)
+            if (key) await signalsConsumeWaiting(tx, run.orgId, step.id, "walk");
+          }
           break;
         }
         events.push({ ...base, type: "step.scheduled", stepId: step.id, nodeId: c.nodeId, lane: c.lane, data: { iteration: c.iteration } });

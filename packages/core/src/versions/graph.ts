@@ -116,6 +116,17 @@ export const modelDraftConfig = z
   })
   .strict();
 
+/**
+ * Waits for a reply to the email sent by `replyTo` (a send_email node earlier in the graph), until `timeoutSeconds`
+ * pass. Two outgoing edges: "reply" (a reply arrived first) and "timeout" (the deadline came first). Exactly one wins.
+ */
+export const waitForReplyConfig = z
+  .object({
+    replyTo: nodeId,
+    timeoutSeconds: z.number().int().min(1).max(90 * 86_400),
+  })
+  .strict();
+
 const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
 
 export const waitConfig = z
@@ -142,6 +153,7 @@ export const graphNodeSchema = z.discriminatedUnion("kind", [
   z.object({ ...base, kind: z.literal("send_email"), config: sendEmailConfig }).strict(),
   z.object({ ...base, kind: z.literal("crm_upsert"), config: crmUpsertConfig }).strict(),
   z.object({ ...base, kind: z.literal("model_draft"), config: modelDraftConfig }).strict(),
+  z.object({ ...base, kind: z.literal("wait_for_reply"), config: waitForReplyConfig }).strict(),
   z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
 ]);
 
@@ -149,8 +161,8 @@ export const graphEdgeSchema = z
   .object({
     from: nodeId,
     to: nodeId,
-    /** Branch outputs are labelled "true" or "false". */
-    label: z.enum(["true", "false"]).optional(),
+    /** Branch outputs are labelled "true" or "false"; a reply wait's "reply" or "timeout". */
+    label: z.enum(["true", "false", "reply", "timeout"]).optional(),
   })
   .strict();
 
@@ -199,6 +211,12 @@ export function graphProblems(graph: Graph): GraphProblem[] {
       const labels = edges.map((e) => e.label).sort();
       if (labels.join(",") !== "false,true")
         problems.push({ path: `node:${node.id}`, message: 'a branch needs exactly one "true" and one "false" edge' });
+    } else if (node.kind === "wait_for_reply") {
+      const labels = edges.map((e) => e.label).sort();
+      if (labels.join(",") !== "reply,timeout")
+        problems.push({ path: `node:${node.id}`, message: 'a reply wait needs exactly one "reply" and one "timeout" edge' });
+      if (byId.get(node.config.replyTo)?.kind !== "send_email")
+        problems.push({ path: `node:${node.id}.config.replyTo`, message: `"${node.config.replyTo}" is not a send_email node of this graph` });
     } else {
       if (edges.length !== 1) problems.push({ path: `node:${node.id}`, message: `needs exactly one outgoing edge, has ${edges.length}` });
       if (edges.some((e) => e.label)) problems.push({ path: `node:${node.id}`, message: "only branch edges carry labels" });

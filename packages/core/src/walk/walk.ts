@@ -68,7 +68,11 @@ export function decide(graph: Graph, run: RunState): Command[] {
       commands.push({ type: "fail_run", reason: `step ${step.nodeId} failed`, nodeId: step.nodeId });
       return commands;
     }
-    commands.push(...walkFrom(graph, run, step.nodeId, commands));
+    // A reply wait goes on along its "reply" edge when a signal settled it, else along "timeout".
+    const settledNode = graph.nodes.find((n) => n.id === step.nodeId);
+    const label =
+      settledNode?.kind === "wait_for_reply" ? ((step.output as { outcome?: string } | null)?.outcome === "reply" ? "reply" : "timeout") : undefined;
+    commands.push(...walkFrom(graph, run, step.nodeId, commands, label));
     if (commands.some((c) => c.type === "complete_run" || c.type === "fail_run")) return commands;
   }
   return commands;
@@ -82,10 +86,10 @@ function onCancelRequested(run: RunState): Command[] {
 }
 
 /** Follows edges from `fromId` through inline nodes until a step is scheduled or the run ends. */
-function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[]): Command[] {
+function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[], label?: EdgeLabel): Command[] {
   const commands: Command[] = [];
   const context = contextOf(run);
-  let current = nextNodeId(graph, fromId, undefined);
+  let current = nextNodeId(graph, fromId, label);
   for (let hops = 0; hops < maxInlineHops; hops++) {
     if (current === undefined) return [...commands, { type: "fail_run", reason: `node ${fromId} has no way forward` }];
     const node = graph.nodes.find((n) => n.id === current);
@@ -107,13 +111,14 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
       case "crm_upsert":
       case "model_draft":
       case "wait":
+      case "wait_for_reply":
         return [...commands, schedule(node, run, [...earlier, ...commands])];
     }
   }
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
 }
 
-function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email" | "crm_upsert" | "model_draft" | "wait" }>, run: RunState, earlier: Command[]): Command {
+function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email" | "crm_upsert" | "model_draft" | "wait" | "wait_for_reply" }>, run: RunState, earlier: Command[]): Command {
   const previous = Math.max(
     0,
     ...run.steps.filter((s) => s.nodeId === node.id).map((s) => s.iteration),
@@ -126,11 +131,13 @@ function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email"
     kind: node.kind,
     lane,
     iteration: previous + 1,
-    maxAttempts: (node.kind === "wait" ? 1 : node.config.maxAttempts) ?? lanes[lane].retry.maxAttempts,
+    maxAttempts: (node.kind === "wait" || node.kind === "wait_for_reply" ? 1 : node.config.maxAttempts) ?? lanes[lane].retry.maxAttempts,
   };
 }
 
-function nextNodeId(graph: Graph, fromId: string, label: "true" | "false" | undefined): string | undefined {
+type EdgeLabel = "true" | "false" | "reply" | "timeout";
+
+function nextNodeId(graph: Graph, fromId: string, label: EdgeLabel | undefined): string | undefined {
   return graph.edges.find((e) => e.from === fromId && (label === undefined || e.label === label))?.to;
 }
 

@@ -1,0 +1,81 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { advanceRun, createConnection, createLogger, GraphCache, lanes, parseGraph, StepRunner, startRun } from "@holdfast/core";
+import { createTestDatabase, publish, repoRoot, type SmtpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/** A reply handed over by a process that is SIGKILLed between consuming the signal and committing loses nothing. */
+let t: TestDatabase;
+let smtp: SmtpTarget;
+let orgId = "";
+const graphs = new GraphCache();
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  smtp = await startSmtpTarget();
+  orgId = (
+    await publish(
+      t.db,
+      parseGraph({
+        nodes: [
+          { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+          { id: "send", kind: "send_email", config: { connection: "mail", subject: "Hi", text: "Hello" } },
+          { id: "await_reply", kind: "wait_for_reply", config: { replyTo: "send", timeoutSeconds: 3600 } },
+          { id: "replied", kind: "end" },
+          { id: "silent", kind: "end" },
+        ],
+        edges: [
+          { from: "t", to: "send" },
+          { from: "send", to: "await_reply" },
+          { from: "await_reply", to: "replied", label: "reply" },
+          { from: "await_reply", to: "silent", label: "timeout" },
+        ],
+      }),
+      { automation: "ask" },
+    )
+  ).orgId;
+  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });
+});
+afterAll(async () => {
+  await smtp?.close();
+  await t?.drop();
+});
+
+const cli = (input: string, crash: boolean) =>
+  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "signals", "email", "acme", "--input", input], {
+    cwd: repoRoot,
+    env: { ...process.env, DATABASE_URL: t.url, ...(crash ? { HOLDFAST_CRASH_AT: "signal.before_commit" } : {}) },
+    encoding: "utf8",
+  });
+
+describe("a signal's transaction", () => {
+  it("SIGKILL after consuming, before the commit: nothing is stored; the provider's retry is consumed once", async () => {
+    const { runId } = await startRun(t.db, {
+      orgSlug: "acme",
+      automationSlug: "ask",
+      rawBody: "{}",
+      body: { id: "k1", email: "maya@example.com" },
+      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+    });
+    const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
+    const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
+    expect((await runner.run(send.id)).kind).toBe("settled");
+    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+    const [{ output }] = await q("SELECT output FROM steps WHERE id = $1", [send.id]);
+    const input = JSON.stringify({ messageId: "<reply-1@mail.example.com>", from: "maya@example.com", subject: "Re: Hi", inReplyTo: output.messageId, text: "Sure" });
+
+    const killed = cli(input, true);
+    expect(killed.signal).toBe("SIGKILL");
+    expect(await q("SELECT count(*)::int AS n FROM signals")).toEqual([{ n: 0 }]);
+    expect(await q("SELECT status FROM steps WHERE run_id = $1 AND node_id = 'await_reply'", [runId])).toEqual([{ status: "waiting" }]);
+
+    const retried = cli(input, false);
+    expect(JSON.parse(retried.stdout)).toMatchObject({ duplicate: false, consumed: true, runId });
+    expect(JSON.parse(cli(input, false).stdout)).toMatchObject({ duplicate: true, consumed: false });
+    await advanceRun(t.db, graphs, { orgId, runId, reason: "signal" });
+    expect(await q("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
+    expect(await q("SELECT node_id FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [runId])).toEqual([{ node_id: "replied" }]);
+  });
+});

@@ -1,0 +1,78 @@
+import type { Tx } from "@holdfast/db";
+
+/**
+ * Signals: insert once per (org, identity); correlate a waiting step with its key; consume a signal for a waiting
+ * step in one statement that also closes the step's deadline timer. The timer is taken before the step (the order
+ * the timer firing uses), so a reply and its deadline never deadlock and exactly one of them settles the step.
+ */
+export async function signalsInsert(
+  tx: Tx,
+  s: { orgId: string; kind: "email_reply"; identity: string; correlationKeys: string[]; payload: unknown },
+): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO signals (org_id, kind, identity, correlation_keys, payload)
+    VALUES (${s.orgId}, ${s.kind}, ${s.identity}, ${s.correlationKeys}::text[], ${JSON.stringify(s.payload)}::jsonb)
+    ON CONFLICT (org_id, identity) DO NOTHING
+    RETURNING id`;
+  return rows[0]?.id ?? null;
+}
+
+/** The waiting step's key: the Message-ID of the latest email its `replyTo` node sent in this run (null if none). */
+export async function signalsCorrelate(tx: Tx, orgId: string, runId: string, stepId: string, replyTo: string): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ key: string | null }[]>`
+    UPDATE steps SET correlation_key = (
+      SELECT output->>'messageId' FROM steps
+      WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${replyTo} AND status = 'done'
+      ORDER BY iteration DESC LIMIT 1)
+    WHERE org_id = ${orgId} AND id = ${stepId}
+    RETURNING correlation_key AS key`;
+  return rows[0]?.key ?? null;
+}
+
+/** Waiting steps listening for any of these keys (an inbound reply's In-Reply-To and References). */
+export async function signalsWaitingFor(tx: Tx, orgId: string, keys: string[]): Promise<{ id: string; runId: string }[]> {
+  if (keys.length === 0) return [];
+  return tx.$queryRaw<{ id: string; runId: string }[]>`
+    SELECT id, run_id AS "runId" FROM steps
+    WHERE org_id = ${orgId} AND status = 'waiting' AND correlation_key = ANY(${keys}::text[])
+    ORDER BY created_at`;
+}
+
+/**
+ * Consumes the oldest unconsumed signal for a waiting step: the deadline timer closed (fired_by 'signal'), the step
+ * settled `done` with `{outcome: "reply", reply}`, the signal marked consumed, a run.wake and the timeline rows, in
+ * one statement. Nothing happens if the timer already fired (the deadline won) or the step is no longer waiting.
+ */
+export async function signalsConsumeWaiting(tx: Tx, orgId: string, stepId: string, actor: string): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH st AS (
+      SELECT id, run_id, node_id, correlation_key FROM steps
+      WHERE org_id = ${orgId} AND id = ${stepId} AND status = 'waiting' AND correlation_key IS NOT NULL
+    ), sig AS (
+      SELECT s.id, s.payload FROM signals s, st
+      WHERE s.org_id = ${orgId} AND s.consumed_at IS NULL AND st.correlation_key = ANY(s.correlation_keys)
+      ORDER BY s.received_at LIMIT 1
+      FOR UPDATE OF s SKIP LOCKED
+    ), timer AS (
+      UPDATE timers t SET fired_at = now(), fired_by = 'signal', lateness_ms = 0, updated_at = now()
+      FROM sig WHERE t.org_id = ${orgId} AND t.step_id = ${stepId} AND t.fired_at IS NULL
+      RETURNING t.id
+    ), settled AS (
+      UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
+                         output = jsonb_build_object('outcome', 'reply', 'signalId', sig.id, 'reply', sig.payload)
+      FROM sig, timer WHERE s.id = ${stepId} AND s.status = 'waiting'
+      RETURNING s.id, s.org_id, s.run_id, s.node_id, sig.id AS signal_id
+    ), used AS (
+      UPDATE signals g SET consumed_at = now(), run_id = settled.run_id, step_id = settled.id
+      FROM settled WHERE g.id = settled.signal_id
+      RETURNING g.id
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'signal') FROM settled
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, type, worker, data)
+      SELECT org_id, run_id, id, node_id, 'signal.consumed', ${actor}, jsonb_build_object('signalId', signal_id) FROM settled
+    )
+    SELECT count(*)::int AS n FROM used`;
+  return (rows[0]?.n ?? 0) > 0;
+}
