@@ -174,19 +174,19 @@ describe("retries", () => {
 });
 
 describe("the circuit breaker", () => {
-  it("opens after the threshold and parks the rest; one probe after the cool-down closes it and every step completes", { timeout: 120_000 }, async () => {
+  it("opens after the threshold and parks the rest; one probe after the cool-down closes it and every step completes", { timeout: 240_000 }, async () => {
     crm.behave({ failFirst: 1_000, failStatus: 500 });
     const steps = await Promise.all(Array.from({ length: 30 }, () => start("flaky")));
     const ids = steps.map((s) => s.stepId);
     const workers = [runner("a"), runner("b")];
     const callsTo = () => [...crm.upserts.entries()].filter(([k]) => steps.some((s) => k.startsWith(s.runId))).reduce((a, [, c]) => a + c, 0);
     // A first pass: calls fail until the breaker opens; the rest park without calling.
-    await drain(workers, ids, async () => (await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'parked'", [ids]))[0].n >= 17, 4, 20_000);
+    await drain(workers, ids, async () => (await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'parked'", [ids]))[0].n >= 17, 4, 40_000);
     const [conn] = await rows("SELECT breaker_state FROM connections WHERE name = 'flaky'");
     expect(conn.breaker_state).toBe("open");
     // Let the calls that passed the gate before it opened finish, and the earlier failures' retries park.
     const settledAgain = async () => (await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status IN ('ready', 'running')", [ids]))[0].n === 0;
-    await drain(workers, ids, settledAgain, 4, 20_000);
+    await drain(workers, ids, settledAgain, 4, 40_000);
     const failedCalls = callsTo();
     expect(failedCalls).toBeLessThanOrEqual(5 + 8); // the threshold (5) and the calls already in flight (2 workers x 4 slots)
     // While it stays down, each cool-down lets one probe through, which fails and re-opens it: calls grow by at most
@@ -203,7 +203,7 @@ describe("the circuit breaker", () => {
     };
     expect(await wakeProbe()).toBe(1);
     await new Promise((r) => setTimeout(r, 100));
-    await drain(workers, ids, settledAgain, 4, 20_000);
+    await drain(workers, ids, settledAgain, 4, 40_000);
     expect(await rows("SELECT breaker_state FROM connections WHERE name = 'flaky'")).toEqual([{ breaker_state: "open" }]);
     const probes = callsTo() - failedCalls;
     const coolDowns = Math.ceil((Date.now() - downSince) / 800);
@@ -212,7 +212,7 @@ describe("the circuit breaker", () => {
     // The provider recovers: after the next cool-down the probe succeeds, the breaker closes, parked steps resume.
     crm.behave({ failFirst: 0 });
     expect(await wakeProbe()).toBe(1);
-    await drain(workers, ids, async () => (await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'done'", [ids]))[0].n === 30, 4, 30_000);
+    await drain(workers, ids, async () => (await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'done'", [ids]))[0].n === 30, 4, 40_000);
     const left = await rows("SELECT id, status, error, attempt, deferrals, available_at > now() AS later FROM steps WHERE id = ANY($1) AND status <> 'done'", [ids]);
     if (left.length) console.log("not done:", JSON.stringify(left), JSON.stringify(await rows("SELECT breaker_state, breaker_probe FROM connections WHERE name = 'flaky'")));
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE id = ANY($1) AND status = 'done'", [ids])).toEqual([{ n: 30 }]);
