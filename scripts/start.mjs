@@ -16,6 +16,8 @@ const procs = [
   { name: "engine", cmd: process.execPath, args: [...tsx, "apps/engine/src/main.ts"] },
   { name: "sweeper", cmd: process.execPath, args: [...tsx, "apps/sweeper/src/main.ts"] },
   { name: "lane-io", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "io" } },
+  // Model drafts run on their own lane, so a burst of slow calls never holds up emails and CRM calls.
+  { name: "lane-slow", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "slow" } },
   {
     name: "web",
     cmd: "pnpm",
