@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { advanceRun, createConnection, createLogger, GraphCache, lanes, parseGraph, StepRunner, startRun } from "@holdfast/core";
-import { createTestDatabase, publish, repoRoot, type SmtpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, publish, repoRoot, type SmtpTarget, spawnApp, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
+import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** A reply handed over by a process that is SIGKILLed between consuming the signal and committing loses nothing. */
@@ -77,5 +78,48 @@ describe("a signal's transaction", () => {
     await advanceRun(t.db, graphs, { orgId, runId, reason: "signal" });
     expect(await q("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
     expect(await q("SELECT node_id FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [runId])).toEqual([{ node_id: "replied" }]);
+  });
+
+  it("the self-hosted SMTP receiver turns a reply sent to reply+<org>@ into the same signal", async () => {
+    const { runId } = await startRun(t.db, {
+      orgSlug: "acme",
+      automationSlug: "ask",
+      rawBody: "{}",
+      body: { id: "k2", email: "lee@example.com" },
+      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+    });
+    const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
+    const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
+    expect((await runner.run(send.id)).kind).toBe("settled");
+    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+    const [{ output }] = await q("SELECT output FROM steps WHERE id = $1", [send.id]);
+
+    const mailIn = spawnApp("mail-in", { env: { DATABASE_URL: t.url, INBOUND_SMTP_PORT: "0", LOG_LEVEL: "info" } });
+    try {
+      await mailIn.waitForOutput(/mail-in ready on port \d+/, 30_000);
+      const port = Number(/mail-in ready on port (\d+)/.exec(mailIn.output())?.[1]);
+      const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true });
+      const send2 = () =>
+        transport.sendMail({
+          from: "lee@example.com",
+          to: "reply+acme@inbound.example.com",
+          subject: "Re: Hi",
+          text: "Count me in",
+          messageId: "<lee-reply@mail.example.com>",
+          inReplyTo: output.messageId,
+          references: [output.messageId],
+        });
+      await send2();
+      await send2(); // the sending server retried: stored once
+      await expect(transport.sendMail({ from: "x@y.z", to: "not a mailbox@inbound.example.com", text: "x" })).rejects.toThrow();
+      transport.close();
+      expect(await q("SELECT count(*)::int AS n FROM signals WHERE identity = '<lee-reply@mail.example.com>'")).toEqual([{ n: 1 }]);
+      expect(await q("SELECT status, output->>'outcome' AS outcome FROM steps WHERE run_id = $1 AND node_id = 'await_reply'", [runId])).toEqual([
+        { status: "done", outcome: "reply" },
+      ]);
+    } finally {
+      await mailIn.stop();
+    }
   });
 });

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-export type AppName = "engine" | "relay" | "sweeper" | "lane-worker";
+export type AppName = "engine" | "relay" | "sweeper" | "lane-worker" | "mail-in";
 
 export interface Exit {
   code: number | null;
