@@ -50,22 +50,28 @@ const cli = (input: string, crash: boolean) =>
     encoding: "utf8",
   });
 
+/** A run whose email went out and which now waits for the reply: its id and the sent Message-ID. */
+async function waitingForReply(key: string, email: string): Promise<{ runId: string; messageId: string }> {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: "ask",
+    rawBody: "{}",
+    body: { id: key, email },
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
+  const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
+  expect((await runner.run(send.id)).kind).toBe("settled");
+  await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+  const [{ output }] = await q("SELECT output FROM steps WHERE id = $1", [send.id]);
+  return { runId, messageId: output.messageId as string };
+}
+
 describe("a signal's transaction", () => {
   it("SIGKILL after consuming, before the commit: nothing is stored; the provider's retry is consumed once", async () => {
-    const { runId } = await startRun(t.db, {
-      orgSlug: "acme",
-      automationSlug: "ask",
-      rawBody: "{}",
-      body: { id: "k1", email: "maya@example.com" },
-      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-      via: "test",
-    });
-    const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
-    const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
-    expect((await runner.run(send.id)).kind).toBe("settled");
-    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
-    const [{ output }] = await q("SELECT output FROM steps WHERE id = $1", [send.id]);
-    const input = JSON.stringify({ messageId: "<reply-1@mail.example.com>", from: "maya@example.com", subject: "Re: Hi", inReplyTo: output.messageId, text: "Sure" });
+    const { runId, messageId } = await waitingForReply("k1", "maya@example.com");
+    const input = JSON.stringify({ messageId: "<reply-1@mail.example.com>", from: "maya@example.com", subject: "Re: Hi", inReplyTo: messageId, text: "Sure" });
 
     const killed = cli(input, true);
     expect(killed.signal).toBe("SIGKILL");
@@ -81,19 +87,7 @@ describe("a signal's transaction", () => {
   });
 
   it("the self-hosted SMTP receiver turns a reply sent to reply+<org>@ into the same signal", async () => {
-    const { runId } = await startRun(t.db, {
-      orgSlug: "acme",
-      automationSlug: "ask",
-      rawBody: "{}",
-      body: { id: "k2", email: "lee@example.com" },
-      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-      via: "test",
-    });
-    const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
-    const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
-    expect((await runner.run(send.id)).kind).toBe("settled");
-    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
-    const [{ output }] = await q("SELECT output FROM steps WHERE id = $1", [send.id]);
+    const { runId, messageId } = await waitingForReply("k2", "lee@example.com");
 
     const mailIn = spawnApp("mail-in", { env: { DATABASE_URL: t.url, INBOUND_SMTP_PORT: "0", LOG_LEVEL: "info" } });
     try {
@@ -107,8 +101,8 @@ describe("a signal's transaction", () => {
           subject: "Re: Hi",
           text: "Count me in",
           messageId: "<lee-reply@mail.example.com>",
-          inReplyTo: output.messageId,
-          references: [output.messageId],
+          inReplyTo: messageId,
+          references: [messageId],
         });
       await send2();
       await send2(); // the sending server retried: stored once
