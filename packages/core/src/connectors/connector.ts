@@ -4,6 +4,7 @@ import { effectKey } from "../effects/keys";
 import { runEffect } from "../effects/ledger";
 import { type ConnectionLimits, limitsOf } from "../connections/limits";
 import {
+  type BreakerState,
   breakerRecord,
   breakerReleaseProbe,
   breakerTakeProbe,
@@ -120,7 +121,12 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       }
       const outcome = await perform();
       // Bookkeeping after the provider answered never replaces its answer: the effect must be recorded with it.
-      if (connection && limits && called) await recordForBreaker(db, connection, limits, owner, outcome).catch(() => {});
+      const breaker = connection && limits && called ? await recordForBreaker(db, connection, limits, owner, outcome).catch(() => null) : null;
+      if (connection && breaker === "open" && outcome.kind === "retry") {
+        // This failure opened the breaker (or a probe failed): the step parks with the others instead of burning
+        // its attempts on backoff; the breaker's close resumes it.
+        return parkOnBreaker(connection, breakerReason(connection));
+      }
       return outcome;
     } finally {
       if (slot) {
@@ -171,6 +177,9 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
   };
 }
 
+const breakerReason = (connection: Pick<ConnectionRow, "name">) =>
+  `"${connection.name}" is failing: calls are paused (circuit breaker open) and resume when a probe call succeeds`;
+
 const parkOnBreaker = (connection: Pick<ConnectionRow, "id" | "name">, reason: string): StepOutcome => ({
   kind: "park",
   error: { code: "breaker_open", message: reason, reason, connectionId: connection.id, connection: connection.name },
@@ -179,7 +188,7 @@ const parkOnBreaker = (connection: Pick<ConnectionRow, "id" | "name">, reason: s
 /** null: go ahead (closed, or this attempt is the probe); otherwise the step parks until the breaker closes. */
 async function breakerGate(db: Db, connection: ConnectionRow, limits: ConnectionLimits, owner: string): Promise<StepOutcome | null> {
   const { coolDownMs } = limits.breaker;
-  const reason = `"${connection.name}" is failing: calls are paused (circuit breaker open) and resume when a probe call succeeds`;
+  const reason = breakerReason(connection);
   switch (connection.breakerState) {
     case "closed":
       return null;
@@ -197,11 +206,12 @@ async function breakerGate(db: Db, connection: ConnectionRow, limits: Connection
  * provider's Retry-After already paces) counts against it, a definite answer for it. A probe's success closes it
  * and resumes every step parked on it.
  */
-async function recordForBreaker(db: Db, connection: ConnectionRow, limits: ConnectionLimits, owner: string, outcome: StepOutcome): Promise<void> {
-  if (outcome.kind === "park" || outcome.kind === "defer") return;
-  if (outcome.kind === "fail" && outcome.error.authorisation) return;
+async function recordForBreaker(db: Db, connection: ConnectionRow, limits: ConnectionLimits, owner: string, outcome: StepOutcome): Promise<BreakerState | null> {
+  if (outcome.kind === "park" || outcome.kind === "defer") return null;
+  if (outcome.kind === "fail" && outcome.error.authorisation) return null;
   const failed = outcome.kind === "retry" && outcome.error.code !== "http_429";
   const before = connection.breakerState;
   const after = await breakerRecord(db, connection.id, !failed, owner, limits.breaker);
   if (before !== "closed" && after === "closed") await stepsResumeParked(db, connection.orgId, { code: "breaker_open", connectionId: connection.id }, "breaker");
+  return after;
 }
