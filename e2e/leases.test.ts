@@ -136,6 +136,8 @@ describe("shutdown", () => {
     apps.push(a);
     const { runId } = await start("shutdown", "term-1");
     await waitFor(async () => (await stepOf(runId))?.status === "running", 20_000, "worker A to claim");
+    // A's call must be in flight when it is told to stop (otherwise B's call is the provider's slow first one).
+    await waitFor(async () => target.calls.get(`${runId}/call_1/1`) === 1, 20_000, "worker A's call to reach the provider");
     const exit = await a.stop();
     expect(exit.code).toBe(0);
     expect(await stepOf(runId)).toMatchObject({ status: "ready", owner: null, attempt: 1 });
