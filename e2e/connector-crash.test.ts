@@ -12,6 +12,7 @@ import {
   startCrmTarget,
   startHttpTarget,
   startSmtpTarget,
+  startUntilKilled,
   type TestDatabase,
   waitFor,
 } from "@holdfast/testkit";
@@ -108,26 +109,19 @@ async function crashRuns(s: Scenario, point: Point) {
     spawnApp("lane-worker", { env: env(prefix.prefix, point), crash: { point, cycles } }),
   ];
   const worker = apps[2] as AppProcess;
-  const runIds: string[] = [];
   try {
-    await waitFor(
-      async () => {
-        const n = runIds.length;
-        const { runId } = await startRun(t.db, {
+    const start = async (n: number) =>
+      (
+        await startRun(t.db, {
           orgSlug: "acme",
           automationSlug: name,
           rawBody: "{}",
           body: { id: `${name}-${n}`, n, email: `p${n}@example.com` },
           headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
           via: "crash-test",
-        });
-        runIds.push(runId);
-        await new Promise((r) => setTimeout(r, 200));
-        return worker.kills() >= cycles;
-      },
-      60_000 + cycles * 5_000,
-      `${cycles} kills at ${point}`,
-    );
+        })
+      ).runId;
+    const runIds = await startUntilKilled(worker, cycles, start, { everyMs: 200, timeoutMs: 60_000 + cycles * 5_000, what: `${cycles} kills at ${point}` });
     await waitFor(
       async () => (await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status <> 'running'", [runIds])).rows[0].n === runIds.length,
       90_000 + cycles * 1_000,

@@ -12,6 +12,7 @@ import {
   repoRoot,
   spawnApp,
   startHttpTarget,
+  startUntilKilled,
   type TestDatabase,
   waitFor,
 } from "@holdfast/testkit";
@@ -44,6 +45,19 @@ afterAll(async () => {
 });
 
 const envFor = (prefix: string) => appEnv(t.url, prefix);
+
+/** One delivery of the automation's trigger, as a webhook with this webhook-id would make it. */
+const startOne = async (automation: string, body: Record<string, unknown>, webhookId: string) =>
+  (
+    await startRun(t.db, {
+      orgSlug: "acme",
+      automationSlug: automation,
+      rawBody: "{}",
+      body,
+      headers: { "webhook-id": webhookId, "webhook-timestamp": null, "webhook-signature": null },
+      via: "crash-test",
+    })
+  ).runId;
 
 type Point = "relay.after_publish" | "worker.after_claim" | "worker.before_settle" | "engine.after_commit";
 const victim: Record<Point, "relay" | "lane-worker" | "engine"> = {
@@ -93,26 +107,14 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
     prefixes.push(prefix);
     const apps: AppProcess[] = await startProcesses(envFor(prefix.prefix), { app: victim[point], point });
     const crashing = apps.find((a) => a.name === victim[point]) as AppProcess;
-    const runIds: string[] = [];
+    let runIds: string[] = [];
     try {
       // Feed runs until the crash point has fired `cycles` times: each restart is armed again.
-      await waitFor(
-        async () => {
-          const { runId } = await startRun(t.db, {
-            orgSlug: "acme",
-            automationSlug: name,
-            rawBody: "{}",
-            body: { n: runIds.length },
-            headers: { "webhook-id": `${name}-${runIds.length}`, "webhook-timestamp": null, "webhook-signature": null },
-            via: "crash-test",
-          });
-          runIds.push(runId);
-          await new Promise((r) => setTimeout(r, 250));
-          return crashing.kills() >= cycles;
-        },
-        60_000 + cycles * 4_000,
-        `${cycles} kills at ${point}`,
-      );
+      runIds = await startUntilKilled(crashing, cycles, (n) => startOne(name, { n }, `${name}-${n}`), {
+        everyMs: 250,
+        timeoutMs: 60_000 + cycles * 4_000,
+        what: `${cycles} kills at ${point}`,
+      });
       await waitFor(
         async () => {
           const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
@@ -197,25 +199,13 @@ describe("crash point worker.before_settle, provider without idempotency", () =>
     prefixes.push(prefix);
     const apps = await startProcesses(envFor(prefix.prefix), { app: "lane-worker", point: "worker.before_settle" });
     const worker = apps.find((a) => a.name === "lane-worker") as AppProcess;
-    const runIds: string[] = [];
+    let runIds: string[] = [];
     try {
-      await waitFor(
-        async () => {
-          const { runId } = await startRun(t.db, {
-            orgSlug: "acme",
-            automationSlug: name,
-            rawBody: "{}",
-            body: {},
-            headers: { "webhook-id": `${name}-${runIds.length}`, "webhook-timestamp": null, "webhook-signature": null },
-            via: "crash-test",
-          });
-          runIds.push(runId);
-          await new Promise((r) => setTimeout(r, 250));
-          return worker.kills() >= cycles;
-        },
-        60_000 + cycles * 4_000,
-        `${cycles} kills`,
-      );
+      runIds = await startUntilKilled(worker, cycles, (n) => startOne(name, {}, `${name}-${n}`), {
+        everyMs: 250,
+        timeoutMs: 60_000 + cycles * 4_000,
+        what: `${cycles} kills`,
+      });
       await waitFor(
         async () => (await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status <> 'running'", [runIds])).rows[0].n === runIds.length,
         90_000,

@@ -154,3 +154,26 @@ export function appEnv(databaseUrl: string, queuePrefix: string, overrides: Reco
     ...overrides,
   };
 }
+
+/**
+ * Crash tests: starts runs one after another (`start(n)` for n = 0, 1, ...), `everyMs` apart, until `victim` has been
+ * killed `cycles` times by its crash point. Returns the ids of every run started.
+ */
+export async function startUntilKilled(
+  victim: AppProcess,
+  cycles: number,
+  start: (n: number) => Promise<string>,
+  options: { everyMs: number; timeoutMs: number; what: string },
+): Promise<string[]> {
+  const runIds: string[] = [];
+  await waitFor(
+    async () => {
+      runIds.push(await start(runIds.length));
+      await new Promise((r) => setTimeout(r, options.everyMs));
+      return victim.kills() >= cycles;
+    },
+    options.timeoutMs,
+    options.what,
+  );
+  return runIds;
+}

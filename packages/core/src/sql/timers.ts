@@ -116,16 +116,8 @@ export async function timersFireDueFairly(tx: Tx, orgLimit: number, perOrg: numb
   return { fired: [...byOrg].map(([orgId, count]) => ({ orgId, count, maxLatenessMs: late.get(orgId) ?? 0 })) };
 }
 
-export interface PendingTimer {
+export interface PendingTimer extends Omit<NewTimer, "stepId"> {
   id: string;
-  orgId: string;
-  runId: string;
-  rule: unknown;
-  zone: string;
-  spreadSeconds: number;
-  spreadOffsetSeconds: number;
-  anchorAt: Date;
-  dueAt: Date;
   wake: number;
 }
 
