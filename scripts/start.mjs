@@ -18,6 +18,8 @@ const procs = [
   { name: "lane-io", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "io" } },
   // Model drafts run on their own lane, so a burst of slow calls never holds up emails and CRM calls.
   { name: "lane-slow", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "slow" } },
+  // Approvals' Slack messages (posted on request, updated on decision) go out from the human lane.
+  { name: "lane-human", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "human" } },
   // The self-hosted inbound email receiver, when a port is configured (replies to reply+<org>@this host).
   ...(process.env.INBOUND_SMTP_PORT ? [{ name: "mail-in", cmd: process.execPath, args: [...tsx, "apps/mail-in/src/main.ts"] }] : []),
   {

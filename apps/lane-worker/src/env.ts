@@ -15,6 +15,8 @@ const raw = loadEnv(
      * commit, and the slot runs it next (no queue hop). The number of steps one slot runs in a row before handing
      * back to the queue (fairness between runs); 0 turns local dispatch off.
      */
+    /** The web app's public address (the human lane links approvals' Slack messages to their runs). */
+    HOLDFAST_PUBLIC_URL: z.string().url().optional(),
     LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
   }),
 );

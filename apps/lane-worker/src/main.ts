@@ -1,4 +1,4 @@
-import { createLogger, GraphCache, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId } from "@holdfast/core";
+import { createLogger, GraphCache, notifyApproval, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId } from "@holdfast/core";
 import { createDb, createPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
@@ -29,6 +29,17 @@ function parse(data: unknown) {
   return ready.data;
 }
 
+/** The human lane also keeps approvals' Slack messages up to date (approval.notify, core/approvals/notify.ts). */
+const notifies = lane.name === "human";
+async function notify(data: unknown): Promise<string> {
+  const msg = topics["approval.notify"].payload.safeParse(data);
+  if (!msg.success) {
+    log.error({ data }, "malformed approval.notify message dropped");
+    return "dropped";
+  }
+  return notifyApproval(db, msg.data, { log, publicUrl: env.HOLDFAST_PUBLIC_URL ?? null, worker: id });
+}
+
 let stopTaking: () => Promise<void>;
 if (env.WAKEUPS === "poll") {
   const abort = new AbortController();
@@ -47,9 +58,12 @@ if (env.WAKEUPS === "poll") {
       return ready ? runner.run(ready.stepId) : "dropped";
     },
   });
+  const notifyPolling = notifies
+    ? pollOutbox({ db, topic: "approval.notify", lane: null, slots: 4, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: notify })
+    : Promise.resolve();
   stopTaking = async () => {
     abort.abort();
-    await polling;
+    await Promise.all([polling, notifyPolling]);
   };
 } else {
   await checkRedis(env.REDIS_URL);
@@ -58,6 +72,7 @@ if (env.WAKEUPS === "poll") {
     { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
     queueNames.lane(lane.name),
     async (job, token) => {
+      if (job.name === "approval.notify" && notifies) return notify(job.data);
       const ready = parse(job.data);
       if (!ready) return "dropped";
       const result = await runner.run(ready.stepId);

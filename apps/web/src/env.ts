@@ -14,6 +14,10 @@ export const webEnv = baseEnv.extend({
    * configured with it. Unset: the endpoint refuses every request (it would otherwise accept forged replies).
    */
   INBOUND_EMAIL_TOKEN: z.string().min(16).optional(),
+  /** The Slack app's signing secret: interactivity requests (POST /api/slack/interactions) are verified with it. */
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  /** Session cookies are marked Secure unless the app is served over plain http (local development, tests). */
+  HOLDFAST_PUBLIC_URL: z.string().url().default("http://localhost:3000"),
 });
 
 export type WebEnv = z.infer<typeof webEnv>;

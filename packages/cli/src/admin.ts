@@ -11,6 +11,8 @@ import {
   inboundEmail,
   ingestEmailReply,
   reconnectConnection,
+  removeMember,
+  upsertMember,
 } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
@@ -22,6 +24,10 @@ export interface AdminOptions {
   config?: string;
   limits?: string;
   "secret-env"?: string;
+  name?: string;
+  role?: string;
+  "password-env"?: string;
+  "slack-user"?: string;
 }
 
 const json = (raw: string | undefined, what: string): unknown => {
@@ -117,4 +123,33 @@ export async function signalsCommand(db: Db, orgSlug: string, sub: string | unde
   const email = inboundEmail.safeParse(json(input, "--input"));
   if (!email.success) throw new AdminUsageError(`--input: ${email.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")}`);
   console.log(JSON.stringify(await ingestEmailReply(db, orgSlug, email.data)));
+}
+
+const roles = z.enum(["owner", "editor", "approver", "viewer"]);
+
+/** People: a user's membership and role in one organisation (passwords only from the environment). */
+export async function usersCommand(db: Db, orgId: string, sub: string | undefined, rest: string[], values: AdminOptions): Promise<void> {
+  const [email] = rest;
+  const emailOk = email !== undefined && rest.length === 1 && z.string().email().safeParse(email).success;
+  switch (sub) {
+    case "add": {
+      const role = roles.safeParse(values.role);
+      if (!emailOk || !role.success || !values.name) {
+        throw new AdminUsageError("users add <org> <email> --name NAME --role owner|editor|approver|viewer [--password-env VAR] [--slack-user U...]");
+      }
+      const passwordVar = values["password-env"];
+      const password = passwordVar ? process.env[passwordVar] : undefined;
+      if (passwordVar && (!password || password.length < 10)) throw new AdminUsageError(`environment variable ${passwordVar} must hold a password of 10 characters or more`);
+      const id = await upsertMember(db, { orgId, email, name: values.name, password: password ?? null, role: role.data, slackUserId: values["slack-user"] ?? null });
+      console.log(`${email} is ${role.data} (${id})`);
+      return;
+    }
+    case "remove": {
+      if (!emailOk) throw new AdminUsageError("users remove <org> <email>");
+      console.log((await removeMember(db, orgId, email)) ? `${email} removed` : `${email} was not a member`);
+      return;
+    }
+    default:
+      throw new AdminUsageError("users add|remove <org> <email> ...");
+  }
 }

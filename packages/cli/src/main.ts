@@ -14,8 +14,9 @@ import {
 } from "@holdfast/core";
 import { createDb, ensureDatabase, migrate } from "@holdfast/db";
 import { z } from "zod";
-import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand } from "./admin";
+import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
 import { demoGraph, ensurePublished } from "./seed";
+import { upsertMember } from "@holdfast/core";
 
 const usage = `usage: holdfast <command> [options]
 
@@ -39,6 +40,8 @@ commands:
                                   the organisation's model budget; raising it resumes parked drafts
   contacts unsubscribe <org> <email> | contacts erase <org> <email>
   signals email <org> --input JSON
+  users add <org> <email> --name NAME --role owner|editor|approver|viewer [--password-env VAR] [--slack-user U...]
+  users remove <org> <email>      takes the user's access away (their decisions are refused from then on)
                                   an inbound email (messageId, from, subject, inReplyTo, references, text)
 
 environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
@@ -63,6 +66,10 @@ async function main(argv: string[]): Promise<void> {
       config: { type: "string" },
       limits: { type: "string" },
       "secret-env": { type: "string" },
+      name: { type: "string" },
+      role: { type: "string" },
+      "password-env": { type: "string" },
+      "slack-user": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -88,6 +95,12 @@ async function main(argv: string[]): Promise<void> {
         graph: demoGraph(env.DEMO_ECHO_URL),
       });
       console.log(`demo/demo-follow-up published as version ${seeded.version} (${seeded.versionId})`);
+      if (process.env.NODE_ENV !== "production") {
+        // A development sign-in for the web app (approvals inbox); never seeded in production.
+        const password = process.env.HOLDFAST_DEMO_PASSWORD ?? "holdfast-demo";
+        await upsertMember(db, { orgId: seeded.orgId, email: "demo@holdfast.local", name: "Demo Owner", password, role: "owner" });
+        console.log(`sign in as demo@holdfast.local with password ${process.env.HOLDFAST_DEMO_PASSWORD ? "$HOLDFAST_DEMO_PASSWORD" : password}`);
+      }
       return;
     }
     if (command === "signals") {
@@ -101,13 +114,14 @@ async function main(argv: string[]): Promise<void> {
       }
       return;
     }
-    if (command === "connections" || command === "budgets" || command === "contacts") {
+    if (command === "connections" || command === "budgets" || command === "contacts" || command === "users") {
       const [orgSlug, ...args] = rest;
       if (!orgSlug) throw new UsageError(`${command} ${sub ?? "<subcommand>"} <org> ...`);
       const orgId = (await orgBySlug(db, orgSlug)).id;
       try {
         if (command === "connections") await connectionsCommand(db, orgId, sub, args, values);
         else if (command === "budgets") await budgetsCommand(db, orgId, sub, args);
+        else if (command === "users") await usersCommand(db, orgId, sub, args, values);
         else await contactsCommand(db, orgId, sub, args);
       } catch (error) {
         if (error instanceof AdminUsageError) throw new UsageError(error.message);

@@ -92,6 +92,8 @@ export const nodeKinds = {
   wait: { inline: false, lane: "human" },
   /** Waits for a reply to an email the run sent (signals), racing its deadline (a timer). */
   wait_for_reply: { inline: false, lane: "human" },
+  /** Waits for a person's decision on exact content (approvals/), racing its deadline (a timer). */
+  approval: { inline: false, lane: "human" },
 } as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;
 export type NodeKind = keyof typeof nodeKinds;
 
@@ -139,14 +141,20 @@ export const topics = {
       dueAt: z.string().min(1),
     }),
   },
+  /** An approval's Slack message is owed (posted on request, updated on decision): the human lane posts it. */
+  "approval.notify": {
+    queue: "lane-human",
+    payload: z.object({ orgId: z.string().min(1), approvalId: z.string().min(1) }),
+  },
 } as const;
 export type Topic = keyof typeof topics;
+export type ApprovalNotify = z.infer<(typeof topics)["approval.notify"]["payload"]>;
 export type TimerDue = z.infer<(typeof topics)["timer.due"]["payload"]>;
 export type RunWake = z.infer<(typeof topics)["run.wake"]["payload"]>;
 export type StepReady = z.infer<(typeof topics)["step.ready"]["payload"]>;
 
 export function queueForTopic(topic: string, payload: unknown): string {
-  if (topic === "run.wake" || topic === "timer.due") return topics[topic].queue;
+  if (topic === "run.wake" || topic === "timer.due" || topic === "approval.notify") return topics[topic].queue;
   if (topic === "step.ready") return topics["step.ready"].queue(topics["step.ready"].payload.parse(payload).lane);
   throw new Error(`unknown outbox topic ${topic}`);
 }

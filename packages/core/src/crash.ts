@@ -19,6 +19,10 @@ export const crashPoints = [
   "engine.after_commit",
   /** Inside a signal's transaction, after it was stored (and consumed), before the commit. */
   "signal.before_commit",
+  /** Inside an approval decision's transaction, after the decision, its signal and the step's settle, before the commit. */
+  "approval.before_commit",
+  /** After an approval's Slack message was posted, before its place was stored. */
+  "notify.after_post",
   "sweeper.after_commit",
 ] as const;
 export type CrashPoint = (typeof crashPoints)[number];

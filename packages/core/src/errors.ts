@@ -20,7 +20,7 @@ export class LeaseLostError extends HoldfastError {
 }
 
 export class NotFoundError extends HoldfastError {
-  constructor(code: "org_not_found" | "automation_not_found" | "run_not_found", what: string) {
+  constructor(code: "org_not_found" | "automation_not_found" | "run_not_found" | "approval_not_found" | "user_not_found", what: string) {
     super(code, `${what} not found`);
   }
 }

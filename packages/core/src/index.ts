@@ -38,3 +38,22 @@ export { eraseContact, type EraseOutcome } from "./contacts/erase";
 export { breakersWakeProbes, stepsResumeParked } from "./sql/connection-limits";
 export { connectionLimits, limitsOf, type ConnectionLimits } from "./connections/limits";
 export { ingestEmailReply, inboundEmail, messageIds, type InboundEmail, type IngestOutcome } from "./signals/email";
+export { decideApproval, reviseApproval, type DecisionActor, type DecisionRequest, type DecisionResult } from "./approvals/decide";
+export { contentDigest } from "./approvals/digest";
+export { describeOutcome, judge, mayDecide, type Decider, type Refusal, type Role } from "./approvals/judge";
+export { notifyApproval, slackClient, slackConnectionConfig, type NotifyOptions, type NotifyResult, type SlackConnectionConfig } from "./approvals/notify";
+export { approvalMessage, approveActionId, rejectActionId } from "./approvals/slack-blocks";
+export { issueButtonToken, verifyButtonToken, type ButtonClaims, type TokenCheck } from "./approvals/token";
+export {
+  approvalsBySlackMessage,
+  approvalsForRun,
+  approvalsGet,
+  approvalsList,
+  approvalsRewakeNotify,
+  type ApprovalRow,
+  type ApprovalStatus,
+} from "./sql/approvals";
+export { hashPassword, verifyPassword } from "./auth/password";
+export { sessionCookie, sessionDays, sessionUser, signIn, signOut, type SessionUser } from "./auth/sessions";
+export { removeMember, upsertMember } from "./auth/users";
+export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";

@@ -1,6 +1,8 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import type { RunWake } from "../catalog";
+import { requestApproval } from "../approvals/request";
 import { crashpoint } from "../crash";
+import { approvalsClose } from "../sql/approvals";
 import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsFinish, runsLockForWalk, runsTouch } from "../sql/runs";
@@ -56,9 +58,16 @@ async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[],
     // Nothing ready, nothing running, nothing new settled: this run has no way forward. Say so where a person sees it.
     commands = [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
   }
-  await apply(tx, graph, run, commands, actor);
+  await apply(tx, graph, run, steps, commands, actor);
   return { commands: commands.map((c) => c.type), status: statusAfter(commands) };
 }
+
+const notifyRow = (run: RunRow, approvalId: string): OutboxRow => ({
+  orgId: run.orgId,
+  runId: run.id,
+  topic: "approval.notify",
+  payload: { orgId: run.orgId, approvalId },
+});
 
 function statusAfter(commands: Command[]): RunState["status"] {
   for (const c of commands) {
@@ -69,7 +78,7 @@ function statusAfter(commands: Command[]): RunState["status"] {
   return "running";
 }
 
-async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], actor: string): Promise<void> {
+async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], commands: Command[], actor: string): Promise<void> {
   if (commands.length === 0) return;
   const base = { orgId: run.orgId, runId: run.id, worker: actor };
   const events: RunEventRow[] = [];
@@ -84,9 +93,17 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], act
         events.push({ ...base, type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
         break;
       case "schedule_step": {
-        const waits = c.kind === "wait" || c.kind === "wait_for_reply";
+        const waits = c.kind === "wait" || c.kind === "wait_for_reply" || c.kind === "approval";
         const [step] = await stepsInsert(tx, [{ ...c, orgId: run.orgId, runId: run.id }], waits ? "waiting" : "ready");
         if (!step) break; // already scheduled by an earlier walk of the same settle
+        if (c.kind === "approval") {
+          const node = graph.nodes.find((n) => n.id === c.nodeId);
+          if (node?.kind !== "approval") throw new Error(`node ${c.nodeId} is not an approval`);
+          const requested = await requestApproval(tx, run, step, node, c.stage ?? 1, steps, actor);
+          events.push(...requested.events);
+          outbox.push(...requested.outbox);
+          break;
+        }
         if (waits) {
           // The intent and the instant, computed from the database clock, with its fast-path wake-up.
           const node = graph.nodes.find((n) => n.id === c.nodeId);
@@ -117,6 +134,12 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], act
         outbox.push({ orgId: run.orgId, runId: run.id, topic: "step.ready", payload: { orgId: run.orgId, runId: run.id, stepId: step.id, lane: c.lane } });
         break;
       }
+      case "close_approval": {
+        const via = c.status === "approved" || c.status === "rejected" ? "the deadline (default decision)" : "the deadline";
+        const owed = await approvalsClose(tx, run.orgId, { stepId: c.stepId }, c.status, "deadline", via);
+        outbox.push(...owed.map((id) => notifyRow(run, id)));
+        break;
+      }
       case "complete_run":
         await runsFinish(tx, run.id, "completed", null);
         events.push({ ...base, type: "run.completed", nodeId: c.nodeId });
@@ -133,6 +156,11 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, commands: Command[], act
     }
   }
   if (advanced.length) await stepsMarkAdvanced(tx, advanced);
+  if (commands.some((c) => c.type === "fail_run" || c.type === "cancel_run")) {
+    // A stopped run closes its open approvals: a later click is refused, and the Slack message says why.
+    const owed = await approvalsClose(tx, run.orgId, { runId: run.id }, "cancelled", "run", "the run stopped");
+    outbox.push(...owed.map((id) => notifyRow(run, id)));
+  }
   if (!commands.some((c) => c.type === "complete_run" || c.type === "fail_run" || c.type === "cancel_run")) {
     await runsTouch(tx, run.id);
   }

@@ -7,7 +7,7 @@ import type { Tx } from "@holdfast/db";
  */
 export async function signalsInsert(
   tx: Tx,
-  s: { orgId: string; kind: "email_reply"; identity: string; correlationKeys: string[]; payload: unknown },
+  s: { orgId: string; kind: "email_reply" | "approval"; identity: string; correlationKeys: string[]; payload: unknown },
 ): Promise<string | null> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO signals (org_id, kind, identity, correlation_keys, payload)
@@ -40,7 +40,7 @@ export async function signalsWaitingFor(tx: Tx, orgId: string, keys: string[]): 
 
 /**
  * Consumes the oldest unconsumed signal for a waiting step: the deadline timer closed (fired_by 'signal'), the step
- * settled `done` with `{outcome: "reply", reply}`, the signal marked consumed, a run.wake and the timeline rows, in
+ * settled `done` with `{outcome: "reply", reply}` (over what the step held, an approval's stage), the signal marked consumed, a run.wake and the timeline rows, in
  * one statement. Nothing happens if the timer already fired (the deadline won) or the step is no longer waiting.
  */
 export async function signalsConsumeWaiting(tx: Tx, orgId: string, stepId: string, actor: string): Promise<boolean> {
@@ -59,7 +59,8 @@ export async function signalsConsumeWaiting(tx: Tx, orgId: string, stepId: strin
       RETURNING t.id
     ), settled AS (
       UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
-                         output = jsonb_build_object('outcome', 'reply', 'signalId', sig.id, 'reply', sig.payload)
+                         output = COALESCE(s.output, '{}'::jsonb)
+                                  || jsonb_build_object('outcome', 'reply', 'signalId', sig.id, 'reply', sig.payload)
       FROM sig, timer WHERE s.id = ${stepId} AND s.status = 'waiting'
       RETURNING s.id, s.org_id, s.run_id, s.node_id, sig.id AS signal_id
     ), used AS (

@@ -55,7 +55,8 @@ function fire(tx: Tx, which: Prisma.Sql, by: string): Promise<FiredTimer[]> {
       RETURNING id, org_id, run_id, step_id, due_at, lateness_ms
     ), settled AS (
       UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
-                         output = jsonb_build_object('dueAt', f.due_at, 'firedAt', now(), 'latenessMs', f.lateness_ms)
+                         output = COALESCE(s.output, '{}'::jsonb)
+                                  || jsonb_build_object('dueAt', f.due_at, 'firedAt', now(), 'latenessMs', f.lateness_ms)
       FROM fired f WHERE s.id = f.step_id AND s.status = 'waiting'
       RETURNING s.id
     ), wake AS (

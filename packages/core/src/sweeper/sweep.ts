@@ -1,5 +1,6 @@
 import { type Db, inTx } from "@holdfast/db";
 import { crashpoint } from "../crash";
+import { approvalsRewakeNotify } from "../sql/approvals";
 import { leaderLeasesAcquireOrRenew } from "../sql/leader-leases";
 import { outboxDeleteSentBefore } from "../sql/outbox";
 import { runsFindStalled } from "../sql/runs";
@@ -21,6 +22,8 @@ export interface SweepResult {
   stepsRewoken: number;
   runsRewoken: number;
   outboxDeleted: number;
+  /** Approvals whose Slack post or update was owed and not taken (lost wake-up, dead notifier, Slack down). */
+  notifiesRewoken: number;
 }
 
 /**
@@ -39,9 +42,10 @@ export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResul
   const reclaimed = await inTx(db, (tx) => stepsReclaimExpired(tx, config.batchSize));
   const rewoken = await inTx(db, (tx) => stepsRewakeStale(tx, config.staleSeconds, config.batchSize));
   const runs = await inTx(db, (tx) => runsFindStalled(tx, config.staleSeconds, config.batchSize));
+  const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
-  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted };
+  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted, notifiesRewoken: notifies };
 }
 
 export const sweeperLeaderName = "sweeper";

@@ -127,6 +127,55 @@ export const waitForReplyConfig = z
   })
   .strict();
 
+/** Who may decide: named users (by email) and/or everyone holding a role (an owner may always decide). */
+export const approversSchema = z
+  .object({
+    users: z.array(z.string().email().max(320).transform((e) => e.toLowerCase())).max(50).default([]),
+    role: z.enum(["owner", "editor", "approver"]).optional(),
+  })
+  .strict()
+  .refine((a) => a.users.length > 0 || a.role !== undefined, { message: "name at least one approver or a role" });
+export type Approvers = z.infer<typeof approversSchema>;
+
+const decisionSchema = z.enum(["approved", "rejected"]);
+export type Decision = z.infer<typeof decisionSchema>;
+
+/** What happens when an approval's deadline passes with no decision. */
+export const onDeadlineSchema = z.discriminatedUnion("action", [
+  /** Ask other people, with a deadline of their own; when that passes too, `then` applies. */
+  z
+    .object({
+      action: z.literal("escalate"),
+      to: approversSchema,
+      deadlineSeconds: z.number().int().min(1).max(30 * 86_400),
+      then: z.union([decisionSchema, z.literal("stop")]).default("stop"),
+    })
+    .strict(),
+  /** Take this decision in everyone's name ("decided by the deadline"). */
+  z.object({ action: z.literal("default"), decision: decisionSchema }).strict(),
+  /** Stop the run with a visible reason. */
+  z.object({ action: z.literal("stop") }).strict(),
+]);
+export type OnDeadline = z.infer<typeof onDeadlineSchema>;
+
+/**
+ * Asks a person to approve exact content (`content`, a template over earlier steps' outputs such as a drafted email)
+ * before the run goes on. The decision binds the content's digest. Posted to Slack when `slack` is set, and always
+ * listed in the approvals inbox. Two outgoing edges: "approved" and "rejected".
+ */
+export const approvalConfig = z
+  .object({
+    approvers: approversSchema,
+    title: z.string().min(1).max(300),
+    content: z.string().min(1).max(50_000),
+    deadlineSeconds: z.number().int().min(1).max(30 * 86_400),
+    onDeadline: onDeadlineSchema.default({ action: "stop" }),
+    /** A Slack connection of the organisation and the channel (C...) or user (U...) to post to. */
+    slack: z.object({ connection: z.string().min(1).max(100), channel: z.string().min(1).max(100) }).strict().optional(),
+  })
+  .strict();
+export type ApprovalConfig = z.infer<typeof approvalConfig>;
+
 const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
 
 export const waitConfig = z
@@ -154,6 +203,7 @@ export const graphNodeSchema = z.discriminatedUnion("kind", [
   z.object({ ...base, kind: z.literal("crm_upsert"), config: crmUpsertConfig }).strict(),
   z.object({ ...base, kind: z.literal("model_draft"), config: modelDraftConfig }).strict(),
   z.object({ ...base, kind: z.literal("wait_for_reply"), config: waitForReplyConfig }).strict(),
+  z.object({ ...base, kind: z.literal("approval"), config: approvalConfig }).strict(),
   z.object({ ...base, kind: z.literal("end"), config: z.object({}).strict().default({}) }).strict(),
 ]);
 
@@ -161,8 +211,8 @@ export const graphEdgeSchema = z
   .object({
     from: nodeId,
     to: nodeId,
-    /** Branch outputs are labelled "true" or "false"; a reply wait's "reply" or "timeout". */
-    label: z.enum(["true", "false", "reply", "timeout"]).optional(),
+    /** Branch outputs are labelled "true" or "false"; a reply wait's "reply" or "timeout"; an approval's "approved" or "rejected". */
+    label: z.enum(["true", "false", "reply", "timeout", "approved", "rejected"]).optional(),
   })
   .strict();
 
@@ -217,6 +267,10 @@ export function graphProblems(graph: Graph): GraphProblem[] {
         problems.push({ path: `node:${node.id}`, message: 'a reply wait needs exactly one "reply" and one "timeout" edge' });
       if (byId.get(node.config.replyTo)?.kind !== "send_email")
         problems.push({ path: `node:${node.id}.config.replyTo`, message: `"${node.config.replyTo}" is not a send_email node of this graph` });
+    } else if (node.kind === "approval") {
+      const labels = edges.map((e) => e.label).sort();
+      if (labels.join(",") !== "approved,rejected")
+        problems.push({ path: `node:${node.id}`, message: 'an approval needs exactly one "approved" and one "rejected" edge' });
     } else {
       if (edges.length !== 1) problems.push({ path: `node:${node.id}`, message: `needs exactly one outgoing edge, has ${edges.length}` });
       if (edges.some((e) => e.label)) problems.push({ path: `node:${node.id}`, message: "only branch edges carry labels" });
@@ -232,7 +286,9 @@ export function graphProblems(graph: Graph): GraphProblem[] {
           ? Object.entries(node.config.fields).map(([f, t]) => [`fields.${f}`, t])
           : node.kind === "model_draft"
             ? [["prompt", node.config.prompt], ["system", node.config.system]]
-            : [];
+            : node.kind === "approval"
+              ? [["title", node.config.title], ["content", node.config.content]]
+              : [];
     for (const [field, template] of templates) {
       if (template === undefined) continue;
       for (const message of templateProblems(template, ids)) problems.push({ path: `node:${node.id}.config.${field}`, message });

@@ -67,7 +67,7 @@ function planOf(commands: ReturnType<typeof decide>, settledStepId: string | nul
         plan.events.push({ type: c.event, nodeId: c.nodeId ?? null, data: c.data ?? null });
         break;
       case "schedule_step":
-        if (c.kind === "wait" || c.kind === "wait_for_reply") return null; // a timer is computed and written by the engine
+        if (c.kind === "wait" || c.kind === "wait_for_reply" || c.kind === "approval") return null; // a timer is computed and written by the engine
         plan.steps.push({ nodeId: c.nodeId, kind: c.kind, lane: c.lane, iteration: c.iteration, maxAttempts: c.maxAttempts });
         break;
       case "complete_run":
@@ -81,6 +81,7 @@ function planOf(commands: ReturnType<typeof decide>, settledStepId: string | nul
         };
         break;
       case "cancel_run":
+      case "close_approval":
         return null;
     }
   }

@@ -1,5 +1,5 @@
 import { laneOf, lanes, type LaneName, type StepKind } from "../catalog";
-import type { Graph, GraphNode } from "../versions/graph";
+import type { Decision, Graph, GraphNode } from "../versions/graph";
 import { evaluate, type WalkContext } from "./condition";
 
 /**
@@ -31,7 +31,9 @@ export interface RunState {
 }
 
 export type Command =
-  | { type: "schedule_step"; nodeId: string; kind: StepKind; lane: LaneName; iteration: number; maxAttempts: number }
+  | { type: "schedule_step"; nodeId: string; kind: StepKind; lane: LaneName; iteration: number; maxAttempts: number; stage?: number }
+  /** An approval whose deadline passed: its request is closed as escalated, decided by the deadline, or expired. */
+  | { type: "close_approval"; stepId: string; status: "escalated" | "expired" | Decision }
   | { type: "mark_advanced"; stepId: string }
   | { type: "record"; event: string; nodeId?: string; data?: Record<string, unknown> }
   | { type: "complete_run"; nodeId: string }
@@ -70,12 +72,64 @@ export function decide(graph: Graph, run: RunState): Command[] {
     }
     // A reply wait goes on along its "reply" edge when a signal settled it, else along "timeout".
     const settledNode = graph.nodes.find((n) => n.id === step.nodeId);
-    const label =
-      settledNode?.kind === "wait_for_reply" ? ((step.output as { outcome?: string } | null)?.outcome === "reply" ? "reply" : "timeout") : undefined;
+    let label: EdgeLabel | undefined;
+    if (settledNode?.kind === "wait_for_reply") label = (step.output as { outcome?: string } | null)?.outcome === "reply" ? "reply" : "timeout";
+    if (settledNode?.kind === "approval") {
+      const next = afterApproval(settledNode, step, run, commands);
+      commands.push(...next.commands);
+      if (next.label === undefined) {
+        if (commands.some((c) => c.type === "fail_run")) return commands;
+        continue; // escalated: a new approval step was scheduled
+      }
+      label = next.label;
+    }
     commands.push(...walkFrom(graph, run, step.nodeId, commands, label));
     if (commands.some((c) => c.type === "complete_run" || c.type === "fail_run")) return commands;
   }
   return commands;
+}
+
+type ApprovalNode = Extract<GraphNode, { kind: "approval" }>;
+
+/**
+ * Where a settled approval step leads. A decision (a signal) goes along its edge. A deadline (the step's timer)
+ * applies the node's `onDeadline`: escalate once (a new step, stage 2, to the escalation approvers), take the default
+ * decision, or stop the run with a visible reason. After an escalation's own deadline its `then` applies.
+ */
+function afterApproval(node: ApprovalNode, step: StepState, run: RunState, earlier: Command[]): { commands: Command[]; label?: EdgeLabel } {
+  const output = (step.output ?? {}) as { outcome?: string; reply?: { decision?: Decision }; stage?: number };
+  if (output.outcome === "reply" && (output.reply?.decision === "approved" || output.reply?.decision === "rejected")) {
+    return { commands: [], label: output.reply.decision };
+  }
+  const stage = output.stage ?? 1;
+  const rule = node.config.onDeadline;
+  const then: Decision | "stop" | "escalate" =
+    rule.action === "escalate" ? (stage === 1 ? "escalate" : rule.then) : rule.action === "default" ? rule.decision : "stop";
+  if (then === "escalate") {
+    const next = schedule(node, run, earlier);
+    return {
+      commands: [
+        { type: "close_approval", stepId: step.id, status: "escalated" },
+        { type: "record", event: "approval.escalated", nodeId: node.id, data: { fromStage: stage, toStage: stage + 1 } },
+        { ...next, stage: stage + 1 } as Command,
+      ],
+    };
+  }
+  if (then === "stop") {
+    return {
+      commands: [
+        { type: "close_approval", stepId: step.id, status: "expired" },
+        { type: "fail_run", reason: `approval ${node.id}: the deadline passed with no decision`, nodeId: node.id },
+      ],
+    };
+  }
+  return {
+    commands: [
+      { type: "close_approval", stepId: step.id, status: then },
+      { type: "record", event: "approval.defaulted", nodeId: node.id, data: { decision: then, stage } },
+    ],
+    label: then,
+  };
 }
 
 function onCancelRequested(run: RunState): Command[] {
@@ -112,13 +166,16 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
       case "model_draft":
       case "wait":
       case "wait_for_reply":
+      case "approval":
         return [...commands, schedule(node, run, [...earlier, ...commands])];
     }
   }
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
 }
 
-function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email" | "crm_upsert" | "model_draft" | "wait" | "wait_for_reply" }>, run: RunState, earlier: Command[]): Command {
+type StepNode = Extract<GraphNode, { kind: StepKind }>;
+
+function schedule(node: StepNode, run: RunState, earlier: Command[]): Extract<Command, { type: "schedule_step" }> {
   const previous = Math.max(
     0,
     ...run.steps.filter((s) => s.nodeId === node.id).map((s) => s.iteration),
@@ -131,11 +188,11 @@ function schedule(node: Extract<GraphNode, { kind: "http_request" | "send_email"
     kind: node.kind,
     lane,
     iteration: previous + 1,
-    maxAttempts: (node.kind === "wait" || node.kind === "wait_for_reply" ? 1 : node.config.maxAttempts) ?? lanes[lane].retry.maxAttempts,
+    maxAttempts: ("maxAttempts" in node.config ? node.config.maxAttempts : 1) ?? lanes[lane].retry.maxAttempts,
   };
 }
 
-type EdgeLabel = "true" | "false" | "reply" | "timeout";
+type EdgeLabel = "true" | "false" | "reply" | "timeout" | Decision;
 
 function nextNodeId(graph: Graph, fromId: string, label: EdgeLabel | undefined): string | undefined {
   return graph.edges.find((e) => e.from === fromId && (label === undefined || e.label === label))?.to;

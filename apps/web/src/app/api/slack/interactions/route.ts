@@ -1,0 +1,38 @@
+import { handleSlackInteraction, postEphemeral } from "@holdfast/core";
+import { db } from "../../../../server/db";
+import { errorResponse } from "../../../../server/hooks";
+import { env } from "../../../../env";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+/** Largest interactivity body accepted (Slack's block_actions payloads are a few KB). */
+const maxBytes = 64 * 1024;
+
+/**
+ * Slack's interactivity endpoint: an Approve / Reject button pressed on an approval message. The exact bytes are
+ * verified (signature, 5-minute window), then the button's token, then the decision (core/approvals).
+ */
+export async function POST(request: Request): Promise<Response> {
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > maxBytes) return errorResponse(413, "payload_too_large", `at most ${maxBytes} bytes`);
+  const reply = await handleSlackInteraction(
+    db,
+    {
+      body: new TextDecoder().decode(bytes),
+      signature: request.headers.get("x-slack-signature"),
+      timestamp: request.headers.get("x-slack-request-timestamp"),
+    },
+    env.SLACK_SIGNING_SECRET ?? "",
+  );
+  if (reply.ephemeral) void postEphemeral(reply.ephemeral);
+  if (reply.status >= 400) return errorResponse(reply.status, reply.body.error ?? "refused", reply.body.message);
+  return Response.json(reply.body, { status: reply.status });
+}
+
+const notAllowed = () => errorResponse(405, "method_not_allowed", "Slack interactions are POSTed", { allow: "POST" });
+
+export const GET = notAllowed;
+export const PUT = notAllowed;
+export const PATCH = notAllowed;
+export const DELETE = notAllowed;

@@ -1,0 +1,178 @@
+import { type Db, inTx } from "@holdfast/db";
+import { z } from "zod";
+import type { ApprovalNotify } from "../catalog";
+import { decryptSecret } from "../connections/secrets";
+import { crashpoint } from "../crash";
+import type { Logger } from "../log";
+import {
+  type ApprovalRow,
+  approvalsNotified,
+  approvalsNotifyFailed,
+  approvalsTakeNotify,
+  type SlackMessage,
+} from "../sql/approvals";
+import { connectionsByName } from "../sql/connections";
+import { runEventsInsert } from "../sql/run-events";
+import { approvalMessage } from "./slack-blocks";
+import { issueButtonToken } from "./token";
+
+/** A Slack connection: the workspace (team) it belongs to, and the Web API's base URL (a local server in tests). */
+export const slackConnectionConfig = z
+  .object({
+    teamId: z.string().min(1).max(50),
+    apiUrl: z
+      .string()
+      .url()
+      .default("https://slack.com/api/")
+      .transform((u) => (u.endsWith("/") ? u : `${u}/`)),
+  })
+  .strict();
+export type SlackConnectionConfig = z.infer<typeof slackConnectionConfig>;
+
+type WebClient = InstanceType<Awaited<typeof import("@slack/bolt")>["webApi"]["WebClient"]>;
+
+/** Bolt's Web API client, loaded on first use (Bolt is heavy; processes that never post to Slack never load it). */
+export async function slackClient(token: string, apiUrl: string): Promise<WebClient> {
+  const { webApi } = await import("@slack/bolt");
+  return new webApi.WebClient(token, {
+    slackApiUrl: apiUrl,
+    // Retries are ours (the lease and the sweeper), each one after a lookup, so the client never repeats a post.
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    timeout: 10_000,
+    logLevel: webApi.LogLevel.ERROR,
+  });
+}
+
+export type NotifyResult = "posted" | "updated" | "skipped" | "failed" | "retry";
+
+export interface NotifyOptions {
+  log: Logger;
+  /** The web app's public address, for the run link in the message. */
+  publicUrl: string | null;
+  worker: string;
+}
+
+/**
+ * Brings an approval's Slack message up to date with its row: posts it (with Approve / Reject buttons) when it was
+ * never posted, else updates it to show the outcome. The row is taken for 30 s first. A post is not repeatable (Slack
+ * has no idempotency key), so an attempt that follows an uncertain one looks the message up by its metadata (the
+ * approval id) before posting: a message is posted at most once. Errors Slack will repeat (a missing channel, a
+ * revoked token) mark the notification failed, visibly; others leave it for the sweeper to wake again.
+ */
+export async function notifyApproval(db: Db, msg: ApprovalNotify, opts: NotifyOptions): Promise<NotifyResult> {
+  let result: NotifyResult = "skipped";
+  // A change while we posted leaves the row owing an update: go round again (bounded).
+  for (let round = 0; round < 3; round++) {
+    const a = await inTx(db, (tx) => approvalsTakeNotify(tx, msg.orgId, msg.approvalId));
+    if (!a?.slack) return result;
+    const outcome = await notifyOnce(db, a, opts);
+    if (outcome.result !== "posted" && outcome.result !== "updated") return outcome.result;
+    result = result === "posted" ? "posted" : outcome.result;
+    if (outcome.state !== "update") return result;
+  }
+  return result;
+}
+
+async function notifyOnce(
+  db: Db,
+  a: ApprovalRow & { uncertain: boolean },
+  opts: NotifyOptions,
+): Promise<{ result: NotifyResult; state?: string }> {
+  const target = a.slack as NonNullable<ApprovalRow["slack"]>;
+  const fail = async (error: string, final: boolean) => {
+    await inTx(db, async (tx) => {
+      await approvalsNotifyFailed(tx, a.orgId, a.id, error, final);
+      if (final) {
+        await runEventsInsert(tx, [
+          { orgId: a.orgId, runId: a.runId, stepId: a.stepId, nodeId: a.nodeId, type: "approval.notify_failed", worker: opts.worker, data: { approvalId: a.id, error } },
+        ]);
+      }
+    });
+    opts.log.warn({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, error, final }, "slack notification failed");
+    return { result: final ? ("failed" as const) : ("retry" as const) };
+  };
+  const connection = await connectionsByName(db, a.orgId, target.connection);
+  if (!connection || connection.kind !== "slack" || !connection.secret) return fail(`no Slack connection named "${target.connection}"`, true);
+  const config = slackConnectionConfig.safeParse(connection.config);
+  if (!config.success) return fail(`Slack connection "${target.connection}" is misconfigured`, true);
+  const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl);
+
+  const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
+  const token = (decision: "approved" | "rejected") =>
+    issueButtonToken({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, decision, digest: a.digest }, a.deadlineAt, now);
+  const body = approvalMessage(a, a.status === "pending" ? { approve: token("approved"), reject: token("rejected") } : null, {
+    runUrl: opts.publicUrl ? `${opts.publicUrl.replace(/\/$/, "")}/runs/${a.runId}` : null,
+  });
+
+  let message: SlackMessage | null = a.slackMessage;
+  let posted = false;
+  try {
+    if (!message && a.uncertain) message = await findPosted(client, target.channel, a.id, a.createdAt);
+    if (message) {
+      await client.chat.update({ channel: message.channel, ts: message.ts, text: body.text, blocks: body.blocks as never });
+    } else {
+      if (a.status !== "pending") {
+        // Decided before it was ever posted: nothing to ask anyone.
+        await db.$executeRaw`
+          UPDATE approvals SET notify_state = 'done', notify_attempted_at = NULL
+          WHERE org_id = ${a.orgId} AND id = ${a.id} AND slack_message IS NULL AND status <> 'pending'`;
+        return { result: "skipped" };
+      }
+      const res = await client.chat.postMessage({ channel: target.channel, text: body.text, blocks: body.blocks as never, metadata: body.metadata });
+      if (!res.channel || !res.ts) return fail("Slack answered a post without channel and ts", false);
+      message = { channel: res.channel, ts: res.ts };
+      posted = true;
+      crashpoint("notify.after_post");
+    }
+  } catch (error) {
+    const e = error as { code?: string; data?: { error?: string }; message?: string };
+    const slackError = e.data?.error;
+    const final = e.code === "slack_webapi_platform_error" && slackError !== "ratelimited" && slackError !== "internal_error" && slackError !== "fatal_error";
+    return fail(slackError ?? e.message ?? String(error), final);
+  }
+  const found = message;
+  const state = await inTx(db, async (tx) => {
+    const s = await approvalsNotified(tx, a.orgId, a.id, found, a.updatedAt);
+    await runEventsInsert(tx, [
+      {
+        orgId: a.orgId,
+        runId: a.runId,
+        stepId: a.stepId,
+        nodeId: a.nodeId,
+        type: posted ? "approval.posted" : "approval.message_updated",
+        worker: opts.worker,
+        data: { approvalId: a.id, channel: found.channel, ts: found.ts, status: a.status },
+      },
+    ]);
+    return s;
+  });
+  opts.log.info({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, channel: found.channel, posted }, "slack message up to date");
+  return { result: posted ? "posted" : "updated", state };
+}
+
+/** The message an earlier, uncertain attempt may have posted: found by its metadata (the approval id). */
+async function findPosted(client: WebClient, channel: string, approvalId: string, since: Date): Promise<SlackMessage | null> {
+  let id = channel;
+  if (/^[UW]/.test(channel)) {
+    const opened = await client.conversations.open({ users: channel });
+    id = opened.channel?.id ?? channel;
+  }
+  let cursor: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const res = await client.conversations.history({
+      channel: id,
+      oldest: String(Math.floor(since.getTime() / 1000) - 60),
+      include_all_metadata: true,
+      limit: 200,
+      ...(cursor ? { cursor } : {}),
+    });
+    for (const m of res.messages ?? []) {
+      const meta = (m as { metadata?: { event_type?: string; event_payload?: { approval_id?: string } } }).metadata;
+      if (meta?.event_type === "holdfast_approval" && meta.event_payload?.approval_id === approvalId && m.ts) return { channel: id, ts: m.ts };
+    }
+    cursor = res.response_metadata?.next_cursor || undefined;
+    if (!cursor) return null;
+  }
+  return null;
+}

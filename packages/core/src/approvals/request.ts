@@ -1,0 +1,110 @@
+import type { Tx } from "@holdfast/db";
+import { approvalsInsert } from "../sql/approvals";
+import { contactsOfRun } from "../sql/contacts";
+import type { OutboxRow } from "../sql/outbox";
+import type { RunEventRow } from "../sql/run-events";
+import type { StepRow } from "../sql/steps";
+import { timersInsert } from "../sql/timers";
+import { renderTemplate, type TemplateContext } from "../templates/render";
+import { timerFor } from "../timers/plan";
+import type { GraphNode } from "../versions/graph";
+import { contentDigest } from "./digest";
+
+type ApprovalNode = Extract<GraphNode, { kind: "approval" }>;
+
+export interface ApprovalRequested {
+  events: RunEventRow[];
+  outbox: OutboxRow[];
+}
+
+/**
+ * A run reached an approval step (inserted `waiting` in this transaction): render the exact content under review,
+ * take its digest, write the approval (stage 1, or 2 for an escalation: other approvers, their own deadline), the
+ * deadline's timer on the step, the step's signal key, the Slack post owed, and the timeline rows. All in the
+ * engine's transaction: a crash before its commit leaves no half-made request.
+ */
+export async function requestApproval(
+  tx: Tx,
+  run: { id: string; orgId: string; input: unknown },
+  step: { id: string },
+  node: ApprovalNode,
+  stage: number,
+  steps: StepRow[],
+  actor: string,
+): Promise<ApprovalRequested> {
+  const base = { orgId: run.orgId, runId: run.id, worker: actor, stepId: step.id, nodeId: node.id };
+  const escalation = stage > 1 && node.config.onDeadline.action === "escalate" ? node.config.onDeadline : null;
+  const approvers = escalation ? escalation.to : node.config.approvers;
+  const deadlineSeconds = escalation ? escalation.deadlineSeconds : node.config.deadlineSeconds;
+
+  const context = await templateContextInTx(tx, run, steps);
+  let title: string;
+  let content: string;
+  try {
+    title = renderTemplate(node.config.title, context, "text");
+    content = renderTemplate(node.config.content, context, "text");
+  } catch (error) {
+    // The content cannot be known: the step fails (visible), and the next walk stops the run on it.
+    await tx.$executeRaw`
+      UPDATE steps SET status = 'failed', settled_at = now(), updated_at = now(),
+                       error = ${JSON.stringify({ code: "template", message: (error as Error).message })}::jsonb
+      WHERE id = ${step.id}`;
+    return {
+      events: [{ ...base, type: "approval.content_failed", data: { message: (error as Error).message } }],
+      outbox: [{ orgId: run.orgId, runId: run.id, topic: "run.wake", payload: { orgId: run.orgId, runId: run.id, reason: "step_settled" } }],
+    };
+  }
+  const digest = contentDigest(title, content);
+  await tx.$executeRaw`UPDATE steps SET output = ${JSON.stringify({ stage })}::jsonb WHERE id = ${step.id}`;
+  const approval = await approvalsInsert(tx, {
+    orgId: run.orgId,
+    runId: run.id,
+    stepId: step.id,
+    nodeId: node.id,
+    stage,
+    approvers,
+    title,
+    content,
+    digest,
+    deadlineSeconds,
+    onDeadline: node.config.onDeadline,
+    slack: node.config.slack ?? null,
+  });
+  const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
+  const timer = timerFor({ rule: { kind: "duration", seconds: deadlineSeconds }, spreadSeconds: 0 }, run.id, run.input, now);
+  const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
+  const outbox: OutboxRow[] = node.config.slack
+    ? [{ orgId: run.orgId, runId: run.id, topic: "approval.notify", payload: { orgId: run.orgId, approvalId: approval.id } }]
+    : [];
+  return {
+    events: [
+      {
+        ...base,
+        type: "approval.requested",
+        data: {
+          approvalId: approval.id,
+          stage,
+          approvers,
+          digest: digest.slice(0, 12),
+          deadlineAt: approval.deadlineAt.toISOString(),
+          onDeadline: node.config.onDeadline.action,
+          slack: node.config.slack?.channel ?? null,
+        },
+      },
+      { ...base, type: "timer.scheduled", data: { timerId: written.id, rule: timer.rule, zone: timer.zone, dueAt: timer.dueAt.toISOString(), purpose: "approval deadline" } },
+    ],
+    outbox,
+  };
+}
+
+async function templateContextInTx(tx: Tx, run: { id: string; orgId: string; input: unknown }, steps: StepRow[]): Promise<TemplateContext> {
+  const contact = await contactsOfRun(tx, run.orgId, run.id);
+  const done: TemplateContext["steps"] = {};
+  for (const s of [...steps].sort((a, b) => a.iteration - b.iteration)) if (s.status === "done") done[s.nodeId] = { output: s.output };
+  return {
+    input: run.input,
+    contact: contact ? { id: contact.id, email: contact.email, time_zone: contact.timeZone, consent: contact.consent } : null,
+    steps: done,
+    run: { id: run.id },
+  };
+}

@@ -1,0 +1,68 @@
+import type { ApprovalRow } from "../sql/approvals";
+import { describeOutcome } from "./judge";
+
+/**
+ * The Slack message of an approval, as a pure function of its row: the exact content under review, its deadline and
+ * run, and either the Approve / Reject buttons (each carrying its own single-purpose token) or the outcome.
+ */
+export const approveActionId = "holdfast.approval.approve";
+export const rejectActionId = "holdfast.approval.reject";
+
+/** Slack's limit for a section's text is 3000 characters; longer content says where to read it whole. */
+const maxText = 2_800;
+
+export interface SlackMessageBody {
+  text: string;
+  blocks: unknown[];
+  metadata: { event_type: string; event_payload: Record<string, string> };
+}
+
+export function approvalMessage(
+  a: Pick<ApprovalRow, "id" | "runId" | "title" | "content" | "deadlineAt" | "status" | "decidedByName" | "decidedAt" | "decidedVia" | "stage">,
+  tokens: { approve: string; reject: string } | null,
+  links: { runUrl: string | null },
+): SlackMessageBody {
+  const content = a.content.length > maxText ? `${a.content.slice(0, maxText)}\n… (${a.content.length - maxText} more characters in the inbox)` : a.content;
+  const deadline = Math.floor(a.deadlineAt.getTime() / 1000);
+  const blocks: unknown[] = [
+    { type: "header", text: { type: "plain_text", text: a.title.slice(0, 150), emoji: false } },
+    { type: "section", text: { type: "mrkdwn", text: quote(content) } },
+    {
+      type: "context",
+      elements: [
+        {
+          type: "mrkdwn",
+          text: `Decide by <!date^${deadline}^{date_short_pretty} at {time}|${a.deadlineAt.toISOString()}>${a.stage > 1 ? " (escalated)" : ""}${links.runUrl ? ` · <${links.runUrl}|run ${a.runId}>` : ""}`,
+        },
+      ],
+    },
+  ];
+  if (a.status === "pending" && tokens) {
+    blocks.push({
+      type: "actions",
+      block_id: `approval:${a.id}`,
+      elements: [
+        { type: "button", action_id: approveActionId, style: "primary", text: { type: "plain_text", text: "Approve" }, value: tokens.approve },
+        { type: "button", action_id: rejectActionId, style: "danger", text: { type: "plain_text", text: "Reject" }, value: tokens.reject },
+      ],
+    });
+  } else {
+    blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: `*${outcomeLine(a)}*` }] });
+  }
+  return {
+    text: a.status === "pending" ? `Approval needed: ${a.title}` : `${a.title}: ${outcomeLine(a)}`,
+    blocks,
+    metadata: { event_type: "holdfast_approval", event_payload: { approval_id: a.id } },
+  };
+}
+
+function outcomeLine(a: Parameters<typeof describeOutcome>[0] & { decidedAt: Date | null }): string {
+  const text = describeOutcome(a);
+  if (!a.decidedAt) return capitalise(text);
+  // Slack shows the time in each reader's own zone; the UTC text is the fallback.
+  const unix = Math.floor(a.decidedAt.getTime() / 1000);
+  return capitalise(text.replace(/ at \d\d:\d\d UTC on \d{4}-\d\d-\d\d$/, ` <!date^${unix}^{date_short_pretty} at {time}|${a.decidedAt.toISOString()}>`));
+}
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const quote = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").split("\n").map((l) => `>${l}`).join("\n");

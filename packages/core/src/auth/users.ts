@@ -1,0 +1,29 @@
+import { type Db, inTx } from "@holdfast/db";
+import type { Role } from "../approvals/judge";
+import { hashPassword } from "./password";
+
+/** Creates (or updates) a user and their membership of one organisation, in one transaction. */
+export async function upsertMember(
+  db: Db,
+  m: { orgId: string; email: string; name: string; password: string | null; role: Role; slackUserId?: string | null },
+): Promise<string> {
+  const hash = m.password === null ? null : await hashPassword(m.password);
+  return inTx(db, async (tx) => {
+    const users = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO users (email, name, password_hash) VALUES (${m.email.trim().toLowerCase()}, ${m.name}, ${hash})
+      ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name, password_hash = COALESCE(EXCLUDED.password_hash, users.password_hash)
+      RETURNING id`;
+    const userId = (users[0] as { id: string }).id;
+    await tx.$executeRaw`
+      INSERT INTO memberships (org_id, user_id, role, slack_user_id) VALUES (${m.orgId}, ${userId}, ${m.role}, ${m.slackUserId ?? null})
+      ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role, slack_user_id = COALESCE(EXCLUDED.slack_user_id, memberships.slack_user_id)`;
+    return userId;
+  });
+}
+
+/** Takes a user's access to an organisation away; decisions they try from now on are refused. */
+export async function removeMember(db: Db, orgId: string, email: string): Promise<boolean> {
+  const n = await db.$executeRaw`
+    DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = (SELECT id FROM users WHERE email = ${email.trim().toLowerCase()})`;
+  return n > 0;
+}

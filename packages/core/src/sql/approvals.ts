@@ -1,0 +1,277 @@
+import type { Tx } from "@holdfast/db";
+import type { Approvers, Decision, OnDeadline } from "../versions/graph";
+
+export type ApprovalStatus = "pending" | "approved" | "rejected" | "escalated" | "expired" | "cancelled";
+export type DecidedVia = "slack" | "inbox" | "deadline" | "run";
+export type NotifyState = "none" | "post" | "update" | "done" | "failed";
+
+export interface SlackTarget {
+  connection: string;
+  channel: string;
+}
+export interface SlackMessage {
+  channel: string;
+  ts: string;
+}
+
+export interface ApprovalRow {
+  id: string;
+  orgId: string;
+  runId: string;
+  stepId: string;
+  nodeId: string;
+  stage: number;
+  approvers: Approvers;
+  title: string;
+  content: string;
+  digest: string;
+  deadlineAt: Date;
+  onDeadline: OnDeadline;
+  status: ApprovalStatus;
+  decidedBy: string | null;
+  decidedByName: string | null;
+  decidedVia: DecidedVia | null;
+  decidedAt: Date | null;
+  slack: SlackTarget | null;
+  slackMessage: SlackMessage | null;
+  notifyState: NotifyState;
+  notifyError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const columns = `a.id, a.org_id AS "orgId", a.run_id AS "runId", a.step_id AS "stepId", a.node_id AS "nodeId", a.stage,
+  a.approvers, a.title, a.content, a.digest, a.deadline_at AS "deadlineAt", a.on_deadline AS "onDeadline", a.status,
+  a.decided_by AS "decidedBy", a.decided_by_name AS "decidedByName", a.decided_via AS "decidedVia",
+  a.decided_at AS "decidedAt", a.slack, a.slack_message AS "slackMessage", a.notify_state AS "notifyState",
+  a.notify_error AS "notifyError", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+
+export interface NewApproval {
+  orgId: string;
+  runId: string;
+  stepId: string;
+  nodeId: string;
+  stage: number;
+  approvers: Approvers;
+  title: string;
+  content: string;
+  digest: string;
+  deadlineSeconds: number;
+  onDeadline: OnDeadline;
+  slack: SlackTarget | null;
+}
+
+/** The request for a decision, due `deadlineSeconds` from the database's now; its step listens for `approval:<id>`. */
+export async function approvalsInsert(tx: Tx, a: NewApproval): Promise<{ id: string; deadlineAt: Date }> {
+  const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
+    INSERT INTO approvals (org_id, run_id, step_id, node_id, stage, approvers, title, content, digest, deadline_at,
+                           on_deadline, slack, notify_state)
+    VALUES (${a.orgId}, ${a.runId}, ${a.stepId}, ${a.nodeId}, ${a.stage}, ${JSON.stringify(a.approvers)}::jsonb,
+            ${a.title}, ${a.content}, ${a.digest}, now() + make_interval(secs => ${a.deadlineSeconds}),
+            ${JSON.stringify(a.onDeadline)}::jsonb, ${a.slack ? JSON.stringify(a.slack) : null}::jsonb,
+            ${a.slack ? "post" : "none"})
+    RETURNING id, deadline_at AS "deadlineAt"`;
+  const row = rows[0];
+  if (!row) throw new Error(`approval for step ${a.stepId} not inserted`);
+  await tx.$executeRaw`UPDATE steps SET correlation_key = ${approvalKey(row.id)} WHERE org_id = ${a.orgId} AND id = ${a.stepId}`;
+  return row;
+}
+
+/** The signal key an approval step listens for. */
+export const approvalKey = (approvalId: string) => `approval:${approvalId}`;
+
+/** Locks one approval (decisions on it serialise here) with what a decision needs to know about its run. */
+export async function approvalsLockForDecision(
+  tx: Tx,
+  orgId: string,
+  approvalId: string,
+): Promise<(ApprovalRow & { runStatus: string; cancelRequested: boolean; pastDeadline: boolean }) | undefined> {
+  const rows = await tx.$queryRawUnsafe<(ApprovalRow & { runStatus: string; cancelRequested: boolean; pastDeadline: boolean })[]>(
+    `SELECT ${columns}, r.status AS "runStatus", r.cancel_requested AS "cancelRequested", a.deadline_at <= now() AS "pastDeadline"
+     FROM approvals a JOIN runs r ON r.id = a.run_id AND r.org_id = a.org_id
+     WHERE a.org_id = $1 AND a.id = $2
+     FOR UPDATE OF a`,
+    orgId,
+    approvalId,
+  );
+  return rows[0];
+}
+
+export async function approvalsGet(tx: Tx, orgId: string, approvalId: string): Promise<ApprovalRow | undefined> {
+  const rows = await tx.$queryRawUnsafe<ApprovalRow[]>(`SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.id = $2`, orgId, approvalId);
+  return rows[0];
+}
+
+/** The approval a Slack message carries (its channel and ts), within the organisations of one workspace. */
+export async function approvalsBySlackMessage(tx: Tx, orgIds: string[], message: SlackMessage): Promise<ApprovalRow | undefined> {
+  const rows = await tx.$queryRawUnsafe<ApprovalRow[]>(
+    `SELECT ${columns} FROM approvals a
+     WHERE a.org_id = ANY($1::text[]) AND a.slack_message->>'channel' = $2 AND a.slack_message->>'ts' = $3`,
+    orgIds,
+    message.channel,
+    message.ts,
+  );
+  return rows[0];
+}
+
+export async function approvalsForRun(tx: Tx, orgId: string, runId: string): Promise<ApprovalRow[]> {
+  return tx.$queryRawUnsafe<ApprovalRow[]>(`SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.run_id = $2 ORDER BY a.created_at`, orgId, runId);
+}
+
+/** The approvals of one organisation: pending (soonest deadline first) or decided (latest first). */
+export async function approvalsList(tx: Tx, orgId: string, which: "pending" | "decided", limit = 100): Promise<ApprovalRow[]> {
+  return which === "pending"
+    ? tx.$queryRawUnsafe<ApprovalRow[]>(
+        `SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.status = 'pending' ORDER BY a.deadline_at, a.id LIMIT $2`,
+        orgId,
+        limit,
+      )
+    : tx.$queryRawUnsafe<ApprovalRow[]>(
+        `SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.status <> 'pending' ORDER BY a.decided_at DESC, a.id LIMIT $2`,
+        orgId,
+        limit,
+      );
+}
+
+/** What a Slack message must show after a change: post it if never posted (and still worth posting), else update. */
+const notifyAfterChange = `CASE WHEN slack IS NULL THEN 'none'
+  WHEN slack_message IS NULL THEN (CASE WHEN notify_state = 'post' THEN 'post' ELSE 'done' END)
+  ELSE 'update' END`;
+
+/** Records the decision (the row is locked by approvalsLockForDecision and still pending). */
+export async function approvalsDecide(
+  tx: Tx,
+  orgId: string,
+  approvalId: string,
+  d: { status: Decision; by: string | null; byName: string; via: DecidedVia },
+): Promise<{ notify: boolean }> {
+  const rows = await tx.$queryRawUnsafe<{ notifyState: NotifyState }[]>(
+    `UPDATE approvals SET status = $3, decided_by = $4, decided_by_name = $5, decided_via = $6, decided_at = now(),
+            notify_state = ${notifyAfterChange}, updated_at = now()
+     WHERE org_id = $1 AND id = $2 AND status = 'pending'
+     RETURNING notify_state AS "notifyState"`,
+    orgId,
+    approvalId,
+    d.status,
+    d.by,
+    d.byName,
+    d.via,
+  );
+  const row = rows[0];
+  if (!row) throw new Error(`approval ${approvalId} was not pending`);
+  return { notify: row.notifyState === "post" || row.notifyState === "update" };
+}
+
+/**
+ * Closes the pending approval of a step whose deadline passed (escalated, expired, or decided by the default), or
+ * every pending approval of a run that stopped (cancelled). Returns the ids whose Slack message now owes an update.
+ */
+export async function approvalsClose(
+  tx: Tx,
+  orgId: string,
+  which: { stepId: string } | { runId: string },
+  status: Exclude<ApprovalStatus, "pending">,
+  via: DecidedVia,
+  byName: string,
+): Promise<string[]> {
+  const [column, value] = "stepId" in which ? ["step_id", which.stepId] : ["run_id", which.runId];
+  const rows = await tx.$queryRawUnsafe<{ id: string; notifyState: NotifyState }[]>(
+    `UPDATE approvals SET status = $3, decided_via = $4, decided_by_name = $5, decided_at = now(),
+            notify_state = ${notifyAfterChange}, updated_at = now()
+     WHERE org_id = $1 AND ${column} = $2 AND status = 'pending'
+     RETURNING id, notify_state AS "notifyState"`,
+    orgId,
+    value,
+    status,
+    via,
+    byName,
+  );
+  return rows.filter((r) => r.notifyState === "post" || r.notifyState === "update").map((r) => r.id);
+}
+
+/** New content under review (and its digest): decisions bound to the old digest are refused from now on. */
+export async function approvalsRevise(tx: Tx, orgId: string, approvalId: string, content: string, digest: string): Promise<ApprovalRow | undefined> {
+  const rows = await tx.$queryRawUnsafe<ApprovalRow[]>(
+    `UPDATE approvals a SET content = $3, digest = $4, updated_at = now(),
+            notify_state = CASE WHEN slack IS NULL THEN 'none' WHEN slack_message IS NULL THEN 'post' ELSE 'update' END
+     WHERE org_id = $1 AND id = $2 AND status = 'pending'
+     RETURNING ${columns}`,
+    orgId,
+    approvalId,
+    content,
+    digest,
+  );
+  return rows[0];
+}
+
+/**
+ * Takes the Slack notification of an approval for 30 s (a lease: a notifier that dies leaves it to be taken again).
+ * `uncertain`: an earlier attempt took it and may have posted, so the post is looked up before posting again.
+ */
+export async function approvalsTakeNotify(
+  tx: Tx,
+  orgId: string,
+  approvalId: string,
+): Promise<(ApprovalRow & { uncertain: boolean }) | undefined> {
+  const rows = await tx.$queryRawUnsafe<(ApprovalRow & { uncertain: boolean })[]>(
+    `WITH before AS (SELECT id, notify_attempted_at FROM approvals WHERE org_id = $1 AND id = $2 FOR UPDATE)
+     UPDATE approvals a SET notify_attempted_at = now()
+     FROM before b
+     WHERE a.id = b.id AND a.notify_state IN ('post', 'update')
+       AND (a.notify_attempted_at IS NULL OR a.notify_attempted_at < now() - interval '30 seconds')
+     RETURNING ${columns}, b.notify_attempted_at IS NOT NULL AS uncertain`,
+    orgId,
+    approvalId,
+  );
+  return rows[0];
+}
+
+/** The notifier's answer: the message's place, and 'done' unless the row changed since it was read (then 'update'). */
+export async function approvalsNotified(
+  tx: Tx,
+  orgId: string,
+  approvalId: string,
+  message: SlackMessage,
+  readAt: Date,
+): Promise<NotifyState | undefined> {
+  const rows = await tx.$queryRawUnsafe<{ notifyState: NotifyState }[]>(
+    `UPDATE approvals SET slack_message = $3::jsonb, notify_error = NULL, notify_attempted_at = NULL,
+            notify_state = CASE WHEN updated_at = $4 THEN 'done' ELSE 'update' END
+     WHERE org_id = $1 AND id = $2
+     RETURNING notify_state AS "notifyState"`,
+    orgId,
+    approvalId,
+    JSON.stringify(message),
+    readAt,
+  );
+  return rows[0]?.notifyState;
+}
+
+export async function approvalsNotifyFailed(tx: Tx, orgId: string, approvalId: string, error: string, final: boolean): Promise<void> {
+  await tx.$executeRawUnsafe(
+    `UPDATE approvals SET notify_error = $3, notify_state = CASE WHEN $4 THEN 'failed' ELSE notify_state END,
+            notify_attempted_at = CASE WHEN $4 THEN NULL ELSE notify_attempted_at END
+     WHERE org_id = $1 AND id = $2`,
+    orgId,
+    approvalId,
+    error,
+    final,
+  );
+}
+
+/** Slack notifications owed and not taken for a while (the wake-up was lost, or the notifier died): wake them again. */
+export async function approvalsRewakeNotify(tx: Tx, limit: number): Promise<number> {
+  return tx.$executeRawUnsafe(
+    `WITH owed AS (
+       SELECT id, org_id, run_id FROM approvals
+       WHERE notify_state IN ('post', 'update') AND updated_at < now() - interval '10 seconds'
+         AND (notify_attempted_at IS NULL OR notify_attempted_at < now() - interval '30 seconds')
+         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.topic = 'approval.notify' AND o.sent_at IS NULL
+                         AND o.payload->>'approvalId' = approvals.id)
+       ORDER BY updated_at LIMIT $1
+     )
+     INSERT INTO outbox (org_id, run_id, topic, payload)
+     SELECT org_id, run_id, 'approval.notify', jsonb_build_object('orgId', org_id, 'approvalId', id) FROM owed`,
+    limit,
+  );
+}
