@@ -1,17 +1,15 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { createServer } from "node:net";
-import { join } from "node:path";
 import { demoGraph, ensurePublished } from "@holdfast/cli/seed";
 import {
   type AppProcess,
   createTestDatabase,
   createTestPrefix,
-  repoRoot,
+  freePort,
   spawnApp,
+  startWeb,
   type TestDatabase,
   testRedisUrl,
   waitFor,
+  type WebServer,
 } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -20,32 +18,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * sweeper, all real processes on this file's own database and Redis prefix.
  */
 let t: TestDatabase;
-let web: ChildProcess | undefined;
-let webLog = "";
+let web: WebServer | undefined;
 let apps: AppProcess[] = [];
 let base = "";
 const prefix = createTestPrefix();
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
 beforeAll(async () => {
   t = await createTestDatabase();
-  const webDir = join(repoRoot, "apps/web");
-  if (process.env.HOLDFAST_SKIP_WEB_BUILD !== "1" || !existsSync(join(webDir, ".next/BUILD_ID"))) {
-    const build = spawnSync("pnpm", ["--filter", "@holdfast/web", "build"], {
-      cwd: repoRoot,
-      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
-      encoding: "utf8",
-    });
-    if (build.status !== 0) throw new Error(`next build failed:\n${build.stdout}\n${build.stderr}`);
-  }
+  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
+  // The demo automation calls the web app's own echo route: publish it once the port is known.
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   await ensurePublished(t.db, {
@@ -55,26 +36,18 @@ beforeAll(async () => {
     automationName: "Demo follow-up",
     graph: demoGraph(`${base}/api/demo/echo`),
   });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = spawn(join(webDir, "node_modules/.bin/next"), ["start", "-p", String(port), "-H", "127.0.0.1"], {
-    cwd: webDir,
-    env: { ...process.env, ...env, NEXT_TELEMETRY_DISABLED: "1" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  web.stdout?.on("data", (d) => (webLog += d));
-  web.stderr?.on("data", (d) => (webLog += d));
+  web = await startWeb({ ...env, PORT: String(port) }, port);
   apps = [
     spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "500" } }),
     spawnApp("engine", { env }),
     spawnApp("lane-worker", { env: { ...env, LANE: "io" } }),
     spawnApp("sweeper", { env }),
   ];
-  await waitFor(async () => (await fetch(`${base}/api/health`)).ok, 60_000, `web to answer\n${webLog}`);
   await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
 });
 
 afterAll(async () => {
-  web?.kill("SIGTERM");
+  await web?.stop();
   await Promise.all(apps.map((a) => a.stop()));
   await prefix.clear();
   await t?.drop();

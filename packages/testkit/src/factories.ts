@@ -36,3 +36,30 @@ export function publish(
     ...(o.webhookSecrets ? { webhookSecrets: o.webhookSecrets } : {}),
   });
 }
+
+/** trigger -> approval (content from the input) -> "approved" / "rejected" ends. */
+export function approvalGraph(config: Record<string, unknown> = {}): Graph {
+  return parseGraph({
+    nodes: [
+      { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+      {
+        id: "review",
+        kind: "approval",
+        config: {
+          approvers: { users: ["sam@acme.test"] },
+          title: "Send the follow-up to {{input.email}}?",
+          content: "{{input.draft}}",
+          deadlineSeconds: 3600,
+          ...config,
+        },
+      },
+      { id: "sent", kind: "end" },
+      { id: "dropped", kind: "end" },
+    ],
+    edges: [
+      { from: "t", to: "review" },
+      { from: "review", to: "sent", label: "approved" },
+      { from: "review", to: "dropped", label: "rejected" },
+    ],
+  });
+}

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { migrate } from "@holdfast/db";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
@@ -39,5 +41,6 @@ export default async function setup(project: TestProject) {
     );
     for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await c.end();
+    rmSync(join(import.meta.dirname, "../../../apps/web", `.next-built-${runTag}`), { force: true });
   };
 }

@@ -6,3 +6,5 @@ export * from "./redis";
 export * from "./smtp";
 export * from "./crm";
 export * from "./model";
+export * from "./web";
+export * from "./slack";

@@ -1,11 +1,14 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
+import { currentUser } from "../server/session";
 import "./globals.css";
+import { signOutAction } from "./signin/actions";
 
 export const metadata: Metadata = { title: "Holdfast", description: "Durable automation runs" };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const user = await currentUser();
   return (
     <html lang="en">
       <body>
@@ -13,7 +16,24 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <Link href="/" className="brand">
             Holdfast
           </Link>
-          <span className="muted">durable automation engine</span>
+          <nav className="nav">
+            <Link href="/">Runs</Link>
+            <Link href="/approvals">Approvals</Link>
+            <span className="me">
+              {user ? (
+                <>
+                  <span className="muted small">{user.name}</span>
+                  <form action={signOutAction}>
+                    <button type="submit" className="linklike">
+                      Sign out
+                    </button>
+                  </form>
+                </>
+              ) : (
+                <Link href="/signin">Sign in</Link>
+              )}
+            </span>
+          </nav>
         </header>
         <main>{children}</main>
       </body>

@@ -87,7 +87,7 @@ export async function approvalsLockForDecision(
   approvalId: string,
 ): Promise<(ApprovalRow & { runStatus: string; cancelRequested: boolean; pastDeadline: boolean }) | undefined> {
   const rows = await tx.$queryRawUnsafe<(ApprovalRow & { runStatus: string; cancelRequested: boolean; pastDeadline: boolean })[]>(
-    `SELECT ${columns}, r.status AS "runStatus", r.cancel_requested AS "cancelRequested", a.deadline_at <= now() AS "pastDeadline"
+    `SELECT ${columns}, r.status AS "runStatus", r.cancel_requested_at IS NOT NULL AS "cancelRequested", a.deadline_at <= now() AS "pastDeadline"
      FROM approvals a JOIN runs r ON r.id = a.run_id AND r.org_id = a.org_id
      WHERE a.org_id = $1 AND a.id = $2
      FOR UPDATE OF a`,

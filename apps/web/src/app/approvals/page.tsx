@@ -1,0 +1,104 @@
+import { describeOutcome } from "@holdfast/core";
+import Link from "next/link";
+import { inboxFor } from "../../server/approvals";
+import { db } from "../../server/db";
+import { requireUser } from "../../server/session";
+import { StatusBadge, Time } from "../ui";
+import { decideAction } from "./actions";
+
+export const dynamic = "force-dynamic";
+
+function approversText(a: { approvers: { users: string[]; role?: string } }): string {
+  const parts = [...a.approvers.users];
+  if (a.approvers.role) parts.push(`anyone with role ${a.approvers.role}`);
+  return parts.join(", ");
+}
+
+export default async function ApprovalsPage({ searchParams }: { searchParams: Promise<{ done?: string; error?: string }> }) {
+  const user = await requireUser("/approvals");
+  const { done, error } = await searchParams;
+  const { pending, decided } = await inboxFor(db, user);
+  return (
+    <>
+      <h1>Approvals</h1>
+      {done ? (
+        <p className="flash flash-ok" role="status">
+          {done}
+        </p>
+      ) : null}
+      {error ? (
+        <p className="flash flash-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <h2>Waiting for you ({pending.length})</h2>
+      {pending.length === 0 ? (
+        <p className="empty muted">Nothing is waiting for your decision. Approvals that runs ask you for appear here, and in Slack when the step posts there.</p>
+      ) : (
+        <ul className="cards">
+          {pending.map((a) => (
+            <li key={a.id} className="card" data-approval={a.id}>
+              <div className="card-head">
+                <strong className="card-title">{a.title}</strong>
+                <span className="muted small">
+                  {a.orgName} · <Link href={`/runs/${a.runId}`}>run {a.runId}</Link> · step {a.nodeId}
+                  {a.stage > 1 ? " · escalated" : ""}
+                </span>
+              </div>
+              <pre className="content">{a.content}</pre>
+              <p className="small muted">
+                Decide by <Time at={a.deadlineAt} /> UTC · approvers: {approversText(a)} · content digest <code>{a.digest.slice(0, 12)}</code>
+              </p>
+              <form action={decideAction} className="decide">
+                <input type="hidden" name="approvalId" value={a.id} />
+                <input type="hidden" name="orgId" value={a.orgId} />
+                <input type="hidden" name="digest" value={a.digest} />
+                <button type="submit" name="decision" value="approved" className="primary">
+                  Approve
+                </button>
+                <button type="submit" name="decision" value="rejected" className="danger">
+                  Reject
+                </button>
+              </form>
+            </li>
+          ))}
+        </ul>
+      )}
+      <h2>Decided</h2>
+      {decided.length === 0 ? (
+        <p className="empty muted">No decisions yet.</p>
+      ) : (
+        <table className="decided">
+          <thead>
+            <tr>
+              <th>Approval</th>
+              <th>Outcome</th>
+              <th>By</th>
+              <th>When (UTC)</th>
+              <th>Run</th>
+            </tr>
+          </thead>
+          <tbody>
+            {decided.map((a) => (
+              <tr key={a.id} data-approval={a.id}>
+                <td>{a.title}</td>
+                <td>
+                  <StatusBadge status={a.status} /> <span className="small muted">{describeOutcome(a)}</span>
+                </td>
+                <td>{a.decidedByName ?? "-"}{a.decidedVia ? <span className="muted small"> via {a.decidedVia}</span> : null}</td>
+                <td>
+                  <Time at={a.decidedAt} />
+                </td>
+                <td>
+                  <Link href={`/runs/${a.runId}`} className="mono small">
+                    {a.runId}
+                  </Link>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

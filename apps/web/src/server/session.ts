@@ -1,0 +1,26 @@
+import { type SessionUser, sessionCookie, sessionUser } from "@holdfast/core";
+import { cookies } from "next/headers";
+import { redirect } from "next/navigation";
+import { env } from "../env";
+import { db } from "./db";
+
+/** The signed-in user of this request (from the httpOnly session cookie), or null. */
+export async function currentUser(): Promise<SessionUser | null> {
+  const jar = await cookies();
+  return sessionUser(db, jar.get(sessionCookie)?.value);
+}
+
+/** The signed-in user, or a redirect to the sign-in page that comes back to `next`. */
+export async function requireUser(next: string): Promise<SessionUser> {
+  const user = await currentUser();
+  if (!user) redirect(`/signin?next=${encodeURIComponent(next)}`);
+  return user;
+}
+
+/** Secure cookies everywhere but plain-http development and tests (browsers drop Secure cookies over http). */
+export const secureCookies = env.HOLDFAST_PUBLIC_URL.startsWith("https:");
+
+/** Only same-site paths are followed after signing in (no open redirect). */
+export function safeNext(next: unknown): string {
+  return typeof next === "string" && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/approvals";
+}

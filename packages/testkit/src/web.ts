@@ -1,0 +1,85 @@
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { inject } from "vitest";
+import { repoRoot, waitFor } from "./procs";
+
+const webDir = join(repoRoot, "apps/web");
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+/**
+ * `next build` once per `vitest run`, whichever test file needs the web app first (a lock directory; the others
+ * wait for the marker). HOLDFAST_SKIP_WEB_BUILD=1 reuses an existing build while iterating locally.
+ */
+export async function ensureWebBuilt(): Promise<void> {
+  if (process.env.HOLDFAST_SKIP_WEB_BUILD === "1" && existsSync(join(webDir, ".next/BUILD_ID"))) return;
+  const marker = join(webDir, `.next-built-${inject("runTag")}`);
+  const lock = join(webDir, ".next-build.lock");
+  for (;;) {
+    if (existsSync(marker)) return;
+    try {
+      mkdirSync(lock);
+    } catch {
+      // A lock left by a killed run goes after 15 minutes; otherwise wait for the build in progress.
+      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 15 * 60_000) rmSync(lock, { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 1_000));
+      continue;
+    }
+    try {
+      if (existsSync(marker)) return;
+      const build = spawnSync("pnpm", ["--filter", "@holdfast/web", "build"], {
+        cwd: repoRoot,
+        env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+        encoding: "utf8",
+      });
+      if (build.status !== 0) throw new Error(`next build failed:\n${build.stdout}\n${build.stderr}`);
+      writeFileSync(marker, new Date().toISOString());
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+}
+
+export interface WebServer {
+  base: string;
+  port: number;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** The built Next.js server (`next start`) on a free port with this environment; resolves when it answers. */
+export async function startWeb(env: Record<string, string>, portWanted?: number): Promise<WebServer> {
+  await ensureWebBuilt();
+  const port = portWanted ?? (await freePort());
+  const base = `http://127.0.0.1:${port}`;
+  let log = "";
+  const web: ChildProcess = spawn(join(webDir, "node_modules/.bin/next"), ["start", "-p", String(port), "-H", "127.0.0.1"], {
+    cwd: webDir,
+    env: { ...process.env, HOLDFAST_PUBLIC_URL: base, ...env, NEXT_TELEMETRY_DISABLED: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  web.stdout?.on("data", (d) => (log += d));
+  web.stderr?.on("data", (d) => (log += d));
+  await waitFor(async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok, 60_000, `web to answer\n${log}`);
+  return {
+    base,
+    port,
+    log: () => log,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (web.exitCode !== null) return resolve();
+        web.once("exit", () => resolve());
+        web.kill("SIGTERM");
+        setTimeout(() => web.kill("SIGKILL"), 5_000).unref();
+      }),
+  };
+}
