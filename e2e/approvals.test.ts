@@ -32,12 +32,12 @@ beforeAll(async () => {
   await publish(t.db, approvalGraph({ approvers: { role: "approver" } }), { automation: "role" });
   await publish(
     t.db,
-    approvalGraph({ deadlineSeconds: 1, onDeadline: { action: "escalate", to: { users: ["olivia@acme.test"] }, deadlineSeconds: 3600, then: "rejected" } }),
+    approvalGraph({ deadlineSeconds: 1, onDeadline: { action: "escalate", to: { users: ["olivia@acme.test"] }, deadlineSeconds: 3600, afterwards: "rejected" } }),
     { automation: "escalate" },
   );
   await publish(
     t.db,
-    approvalGraph({ deadlineSeconds: 1, onDeadline: { action: "escalate", to: { users: ["olivia@acme.test"] }, deadlineSeconds: 1, then: "stop" } }),
+    approvalGraph({ deadlineSeconds: 1, onDeadline: { action: "escalate", to: { users: ["olivia@acme.test"] }, deadlineSeconds: 1, afterwards: "stop" } }),
     { automation: "escalate-stop" },
   );
   const people = [

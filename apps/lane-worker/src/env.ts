@@ -17,6 +17,8 @@ const raw = loadEnv(
      */
     /** The web app's public address (the human lane links approvals' Slack messages to their runs). */
     HOLDFAST_PUBLIC_URL: z.string().url().optional(),
+    /** How long one attempt at an approval's Slack post holds it before another may look it up and take over. */
+    APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce.number().min(0.1).max(3_600).default(30),
     LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
   }),
 );

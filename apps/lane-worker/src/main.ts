@@ -37,7 +37,7 @@ async function notify(data: unknown): Promise<string> {
     log.error({ data }, "malformed approval.notify message dropped");
     return "dropped";
   }
-  return notifyApproval(db, msg.data, { log, publicUrl: env.HOLDFAST_PUBLIC_URL ?? null, worker: id });
+  return notifyApproval(db, msg.data, { log, publicUrl: env.HOLDFAST_PUBLIC_URL ?? null, worker: id, leaseSeconds: env.APPROVAL_NOTIFY_LEASE_SECONDS });
 }
 
 let stopTaking: () => Promise<void>;

@@ -9,6 +9,8 @@ export const env = loadEnv(
     SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
     LEADER_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(10_000),
     OUTBOX_RETENTION_SECONDS: z.coerce.number().int().min(60).default(86_400),
+    /** An approval's Slack post or update not finished within this many seconds is woken again (as the human lane's lease). */
+    APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce.number().min(0.1).max(3_600).default(30),
     /** The fair due sweep: organisations per batch, timers per organisation, timers per batch, batches per tick. */
     TIMER_SWEEP_ORGS: z.coerce.number().int().min(1).max(1_000).default(20),
     TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50),

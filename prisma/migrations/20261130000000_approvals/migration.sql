@@ -61,6 +61,8 @@ CREATE TABLE "approvals" (
     "notify_state" TEXT NOT NULL DEFAULT 'none',
     "notify_error" TEXT,
     "notify_attempted_at" TIMESTAMPTZ(6),
+    -- Bumped by every change the Slack message must show: the notifier marks it done only for the revision it showed.
+    "revision" INTEGER NOT NULL DEFAULT 1,
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "approvals_pkey" PRIMARY KEY ("id"),

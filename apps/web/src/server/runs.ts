@@ -1,4 +1,4 @@
-import { runEventsForRun, type TimelineEntry } from "@holdfast/core";
+import { approvalsForRun, runEventsForRun, type TimelineEntry } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 
 export interface RunListItem {
@@ -31,10 +31,11 @@ export async function recentRuns(db: Db, limit = 50): Promise<RunListItem[]> {
 export async function runDetail(db: Db, id: string) {
   const run = await db.run.findUnique({ where: { id } });
   if (!run) return null;
-  const [names, steps, timeline] = await Promise.all([
+  const [names, steps, timeline, approvals] = await Promise.all([
     namesFor(db, [run]),
     db.step.findMany({ where: { orgId: run.orgId, runId: run.id }, orderBy: [{ createdAt: "asc" }, { iteration: "asc" }] }),
     runEventsForRun(db, run.orgId, run.id),
+    approvalsForRun(db, run.orgId, run.id),
   ]);
   return {
     run,
@@ -43,6 +44,7 @@ export async function runDetail(db: Db, id: string) {
     version: names.versions.get(run.versionId) ?? null,
     steps,
     timeline: timeline as TimelineEntry[],
+    approvals,
   };
 }
 

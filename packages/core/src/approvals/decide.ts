@@ -148,4 +148,4 @@ export async function reviseApproval(db: Db, orgId: string, approvalId: string, 
   });
 }
 
-export { type Role };
+export type { Role };

@@ -51,11 +51,13 @@ export interface NotifyOptions {
   /** The web app's public address, for the run link in the message. */
   publicUrl: string | null;
   worker: string;
+  /** How long one attempt holds the notification before another may take it (default 30 s). */
+  leaseSeconds?: number;
 }
 
 /**
  * Brings an approval's Slack message up to date with its row: posts it (with Approve / Reject buttons) when it was
- * never posted, else updates it to show the outcome. The row is taken for 30 s first. A post is not repeatable (Slack
+ * never posted, else updates it to show the outcome. The row is taken for a lease first (30 s). A post is not repeatable (Slack
  * has no idempotency key), so an attempt that follows an uncertain one looks the message up by its metadata (the
  * approval id) before posting: a message is posted at most once. Errors Slack will repeat (a missing channel, a
  * revoked token) mark the notification failed, visibly; others leave it for the sweeper to wake again.
@@ -64,7 +66,7 @@ export async function notifyApproval(db: Db, msg: ApprovalNotify, opts: NotifyOp
   let result: NotifyResult = "skipped";
   // A change while we posted leaves the row owing an update: go round again (bounded).
   for (let round = 0; round < 3; round++) {
-    const a = await inTx(db, (tx) => approvalsTakeNotify(tx, msg.orgId, msg.approvalId));
+    const a = await inTx(db, (tx) => approvalsTakeNotify(tx, msg.orgId, msg.approvalId, opts.leaseSeconds ?? 30));
     if (!a?.slack) return result;
     const outcome = await notifyOnce(db, a, opts);
     if (outcome.result !== "posted" && outcome.result !== "updated") return outcome.result;
@@ -93,7 +95,7 @@ async function notifyOnce(
     return { result: final ? ("failed" as const) : ("retry" as const) };
   };
   const connection = await connectionsByName(db, a.orgId, target.connection);
-  if (!connection || connection.kind !== "slack" || !connection.secret) return fail(`no Slack connection named "${target.connection}"`, true);
+  if (connection?.kind !== "slack" || !connection.secret) return fail(`no Slack connection named "${target.connection}"`, true);
   const config = slackConnectionConfig.safeParse(connection.config);
   if (!config.success) return fail(`Slack connection "${target.connection}" is misconfigured`, true);
   const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl);
@@ -133,7 +135,7 @@ async function notifyOnce(
   }
   const found = message;
   const state = await inTx(db, async (tx) => {
-    const s = await approvalsNotified(tx, a.orgId, a.id, found, a.updatedAt);
+    const s = await approvalsNotified(tx, a.orgId, a.id, found, a.revision);
     await runEventsInsert(tx, [
       {
         orgId: a.orgId,

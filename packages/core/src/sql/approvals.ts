@@ -36,6 +36,7 @@ export interface ApprovalRow {
   slackMessage: SlackMessage | null;
   notifyState: NotifyState;
   notifyError: string | null;
+  revision: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -44,7 +45,7 @@ const columns = `a.id, a.org_id AS "orgId", a.run_id AS "runId", a.step_id AS "s
   a.approvers, a.title, a.content, a.digest, a.deadline_at AS "deadlineAt", a.on_deadline AS "onDeadline", a.status,
   a.decided_by AS "decidedBy", a.decided_by_name AS "decidedByName", a.decided_via AS "decidedVia",
   a.decided_at AS "decidedAt", a.slack, a.slack_message AS "slackMessage", a.notify_state AS "notifyState",
-  a.notify_error AS "notifyError", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+  a.notify_error AS "notifyError", a.revision, a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
 
 export interface NewApproval {
   orgId: string;
@@ -147,7 +148,7 @@ export async function approvalsDecide(
 ): Promise<{ notify: boolean }> {
   const rows = await tx.$queryRawUnsafe<{ notifyState: NotifyState }[]>(
     `UPDATE approvals SET status = $3, decided_by = $4, decided_by_name = $5, decided_via = $6, decided_at = now(),
-            notify_state = ${notifyAfterChange}, updated_at = now()
+            notify_state = ${notifyAfterChange}, revision = revision + 1, updated_at = now()
      WHERE org_id = $1 AND id = $2 AND status = 'pending'
      RETURNING notify_state AS "notifyState"`,
     orgId,
@@ -177,7 +178,7 @@ export async function approvalsClose(
   const [column, value] = "stepId" in which ? ["step_id", which.stepId] : ["run_id", which.runId];
   const rows = await tx.$queryRawUnsafe<{ id: string; notifyState: NotifyState }[]>(
     `UPDATE approvals SET status = $3, decided_via = $4, decided_by_name = $5, decided_at = now(),
-            notify_state = ${notifyAfterChange}, updated_at = now()
+            notify_state = ${notifyAfterChange}, revision = revision + 1, updated_at = now()
      WHERE org_id = $1 AND ${column} = $2 AND status = 'pending'
      RETURNING id, notify_state AS "notifyState"`,
     orgId,
@@ -192,7 +193,7 @@ export async function approvalsClose(
 /** New content under review (and its digest): decisions bound to the old digest are refused from now on. */
 export async function approvalsRevise(tx: Tx, orgId: string, approvalId: string, content: string, digest: string): Promise<ApprovalRow | undefined> {
   const rows = await tx.$queryRawUnsafe<ApprovalRow[]>(
-    `UPDATE approvals a SET content = $3, digest = $4, updated_at = now(),
+    `UPDATE approvals a SET content = $3, digest = $4, revision = revision + 1, updated_at = now(),
             notify_state = CASE WHEN slack IS NULL THEN 'none' WHEN slack_message IS NULL THEN 'post' ELSE 'update' END
      WHERE org_id = $1 AND id = $2 AND status = 'pending'
      RETURNING ${columns}`,
@@ -205,23 +206,25 @@ export async function approvalsRevise(tx: Tx, orgId: string, approvalId: string,
 }
 
 /**
- * Takes the Slack notification of an approval for 30 s (a lease: a notifier that dies leaves it to be taken again).
+ * Takes the Slack notification of an approval for `leaseSeconds` (a lease: a notifier that dies leaves it to be taken again).
  * `uncertain`: an earlier attempt took it and may have posted, so the post is looked up before posting again.
  */
 export async function approvalsTakeNotify(
   tx: Tx,
   orgId: string,
   approvalId: string,
+  leaseSeconds = 30,
 ): Promise<(ApprovalRow & { uncertain: boolean }) | undefined> {
   const rows = await tx.$queryRawUnsafe<(ApprovalRow & { uncertain: boolean })[]>(
     `WITH before AS (SELECT id, notify_attempted_at FROM approvals WHERE org_id = $1 AND id = $2 FOR UPDATE)
      UPDATE approvals a SET notify_attempted_at = now()
      FROM before b
      WHERE a.id = b.id AND a.notify_state IN ('post', 'update')
-       AND (a.notify_attempted_at IS NULL OR a.notify_attempted_at < now() - interval '30 seconds')
+       AND (a.notify_attempted_at IS NULL OR a.notify_attempted_at < now() - make_interval(secs => $3))
      RETURNING ${columns}, b.notify_attempted_at IS NOT NULL AS uncertain`,
     orgId,
     approvalId,
+    leaseSeconds,
   );
   return rows[0];
 }
@@ -232,17 +235,17 @@ export async function approvalsNotified(
   orgId: string,
   approvalId: string,
   message: SlackMessage,
-  readAt: Date,
+  shownRevision: number,
 ): Promise<NotifyState | undefined> {
   const rows = await tx.$queryRawUnsafe<{ notifyState: NotifyState }[]>(
     `UPDATE approvals SET slack_message = $3::jsonb, notify_error = NULL, notify_attempted_at = NULL,
-            notify_state = CASE WHEN updated_at = $4 THEN 'done' ELSE 'update' END
+            notify_state = CASE WHEN revision = $4 THEN 'done' ELSE 'update' END
      WHERE org_id = $1 AND id = $2
      RETURNING notify_state AS "notifyState"`,
     orgId,
     approvalId,
     JSON.stringify(message),
-    readAt,
+    shownRevision,
   );
   return rows[0]?.notifyState;
 }
@@ -260,12 +263,12 @@ export async function approvalsNotifyFailed(tx: Tx, orgId: string, approvalId: s
 }
 
 /** Slack notifications owed and not taken for a while (the wake-up was lost, or the notifier died): wake them again. */
-export async function approvalsRewakeNotify(tx: Tx, limit: number): Promise<number> {
+export async function approvalsRewakeNotify(tx: Tx, limit: number, leaseSeconds = 30): Promise<number> {
   return tx.$executeRawUnsafe(
     `WITH owed AS (
        SELECT id, org_id, run_id FROM approvals
        WHERE notify_state IN ('post', 'update') AND updated_at < now() - interval '10 seconds'
-         AND (notify_attempted_at IS NULL OR notify_attempted_at < now() - interval '30 seconds')
+         AND (notify_attempted_at IS NULL OR notify_attempted_at < now() - make_interval(secs => $2))
          AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.topic = 'approval.notify' AND o.sent_at IS NULL
                          AND o.payload->>'approvalId' = approvals.id)
        ORDER BY updated_at LIMIT $1
@@ -273,5 +276,6 @@ export async function approvalsRewakeNotify(tx: Tx, limit: number): Promise<numb
      INSERT INTO outbox (org_id, run_id, topic, payload)
      SELECT org_id, run_id, 'approval.notify', jsonb_build_object('orgId', org_id, 'approvalId', id) FROM owed`,
     limit,
+    leaseSeconds,
   );
 }

@@ -14,6 +14,8 @@ export interface SweepConfig {
   staleSeconds: number;
   batchSize: number;
   outboxRetentionSeconds: number;
+  /** An approval's Slack notification not finished within this many seconds is taken again (default 30). */
+  notifyLeaseSeconds?: number;
 }
 
 export interface SweepResult {
@@ -42,7 +44,7 @@ export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResul
   const reclaimed = await inTx(db, (tx) => stepsReclaimExpired(tx, config.batchSize));
   const rewoken = await inTx(db, (tx) => stepsRewakeStale(tx, config.staleSeconds, config.batchSize));
   const runs = await inTx(db, (tx) => runsFindStalled(tx, config.staleSeconds, config.batchSize));
-  const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize));
+  const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize, config.notifyLeaseSeconds ?? 30));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
   return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted, notifiesRewoken: notifies };

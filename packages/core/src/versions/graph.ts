@@ -142,13 +142,13 @@ export type Decision = z.infer<typeof decisionSchema>;
 
 /** What happens when an approval's deadline passes with no decision. */
 export const onDeadlineSchema = z.discriminatedUnion("action", [
-  /** Ask other people, with a deadline of their own; when that passes too, `then` applies. */
+  /** Ask other people, with a deadline of their own; when that passes too, `afterwards` applies. */
   z
     .object({
       action: z.literal("escalate"),
       to: approversSchema,
       deadlineSeconds: z.number().int().min(1).max(30 * 86_400),
-      then: z.union([decisionSchema, z.literal("stop")]).default("stop"),
+      afterwards: z.union([decisionSchema, z.literal("stop")]).default("stop"),
     })
     .strict(),
   /** Take this decision in everyone's name ("decided by the deadline"). */

@@ -94,7 +94,7 @@ type ApprovalNode = Extract<GraphNode, { kind: "approval" }>;
 /**
  * Where a settled approval step leads. A decision (a signal) goes along its edge. A deadline (the step's timer)
  * applies the node's `onDeadline`: escalate once (a new step, stage 2, to the escalation approvers), take the default
- * decision, or stop the run with a visible reason. After an escalation's own deadline its `then` applies.
+ * decision, or stop the run with a visible reason. After an escalation's own deadline its `afterwards` applies.
  */
 function afterApproval(node: ApprovalNode, step: StepState, run: RunState, earlier: Command[]): { commands: Command[]; label?: EdgeLabel } {
   const output = (step.output ?? {}) as { outcome?: string; reply?: { decision?: Decision }; stage?: number };
@@ -104,7 +104,7 @@ function afterApproval(node: ApprovalNode, step: StepState, run: RunState, earli
   const stage = output.stage ?? 1;
   const rule = node.config.onDeadline;
   const then: Decision | "stop" | "escalate" =
-    rule.action === "escalate" ? (stage === 1 ? "escalate" : rule.then) : rule.action === "default" ? rule.decision : "stop";
+    rule.action === "escalate" ? (stage === 1 ? "escalate" : rule.afterwards) : rule.action === "default" ? rule.decision : "stop";
   if (then === "escalate") {
     const next = schedule(node, run, earlier);
     return {

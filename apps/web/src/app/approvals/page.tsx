@@ -83,7 +83,8 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
               <tr key={a.id} data-approval={a.id}>
                 <td>{a.title}</td>
                 <td>
-                  <StatusBadge status={a.status} /> <span className="small muted">{describeOutcome(a)}</span>
+                  <StatusBadge status={a.status} />
+                  {a.decidedVia === "deadline" || a.decidedVia === "run" ? <span className="small muted"> {describeOutcome(a)}</span> : null}
                 </td>
                 <td>{a.decidedByName ?? "-"}{a.decidedVia ? <span className="muted small"> via {a.decidedVia}</span> : null}</td>
                 <td>

@@ -1,3 +1,4 @@
+import { describeOutcome } from "@holdfast/core";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
@@ -20,7 +21,7 @@ export default async function RunPage({ params }: Props) {
   const { id } = await params;
   const detail = id.length <= 100 ? await runDetail(db, id) : null;
   if (!detail) notFound();
-  const { run, steps, timeline } = detail;
+  const { run, steps, timeline, approvals } = detail;
   const live = run.status === "running";
 
   return (
@@ -117,6 +118,47 @@ export default async function RunPage({ params }: Props) {
             ))}
           </tbody>
         </table>
+      )}
+
+      {approvals.length > 0 && (
+        <>
+          <h2>Approvals</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>Step</th>
+                <th>Stage</th>
+                <th>Status</th>
+                <th>Outcome</th>
+                <th>Deadline</th>
+                <th>Content (digest)</th>
+                <th>Slack</th>
+              </tr>
+            </thead>
+            <tbody>
+              {approvals.map((a) => (
+                <tr key={a.id}>
+                  <td className="mono">{a.nodeId}</td>
+                  <td>{a.stage}</td>
+                  <td>
+                    <StatusBadge status={a.status} />
+                  </td>
+                  <td className="small">{describeOutcome(a)}</td>
+                  <td>
+                    <Time at={a.deadlineAt} />
+                  </td>
+                  <td>
+                    <pre className="content small">{a.content}</pre>
+                    <code className="small muted">{a.digest.slice(0, 12)}</code>
+                  </td>
+                  <td className="small">
+                    {a.slack ? `${a.slack.channel}: ${a.notifyState}${a.notifyError ? ` (${a.notifyError})` : ""}` : "-"}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
       )}
 
       <h2>Timeline</h2>

@@ -1,0 +1,101 @@
+import { createConnection, startRun, upsertMember } from "@holdfast/core";
+import {
+  type AppProcess,
+  approvalGraph,
+  createTestDatabase,
+  createTestPrefix,
+  publish,
+  type SlackApi,
+  spawnApp,
+  startSlackApi,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+} from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * An approval's Slack post is not repeatable (Slack takes no idempotency key). The human lane is SIGKILLed right
+ * after Slack accepted the post and before its place was stored: the next attempt finds the message by its metadata
+ * instead of posting again. Errors Slack will repeat are marked failed on the timeline; passing ones are retried.
+ */
+let t: TestDatabase;
+let slack: SlackApi;
+let apps: AppProcess[] = [];
+let lane: AppProcess;
+const prefix = createTestPrefix();
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  slack = await startSlackApi();
+  const { orgId } = await publish(t.db, approvalGraph({ slack: { connection: "slack", channel: "C0APPROVALS" } }), { automation: "slack" });
+  await publish(t.db, approvalGraph({ slack: { connection: "slack", channel: "C0NOSUCH" } }), { automation: "nochannel" });
+  await createConnection(t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
+  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: null, role: "approver" });
+  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info", APPROVAL_NOTIFY_LEASE_SECONDS: "1" };
+  lane = spawnApp("lane-worker", { env: { ...env, LANE: "human" }, crash: { point: "notify.after_post", cycles: 1 } });
+  apps = [spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }), spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }), lane];
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+});
+
+afterAll(async () => {
+  await Promise.all(apps.map((a) => a.stop()));
+  await slack?.close();
+  await prefix.clear();
+  await t?.drop();
+});
+
+let seq = 0;
+async function requested(automation: string): Promise<{ runId: string; approvalId: string }> {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body: { id: `evt_${++seq}`, email: "maya@example.com", draft: "Hello" },
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  const [a] = await q("SELECT id FROM approvals WHERE run_id = $1", [runId]);
+  return { runId, approvalId: a.id };
+}
+
+describe("the Slack post", () => {
+  it("SIGKILL after Slack accepted the post, before it was stored: found by its metadata, never posted twice", async () => {
+    const a = await requested("slack");
+    await waitFor(async () => lane.kills() === 1, 30_000, "the lane worker to die after posting");
+    expect(slack.posts).toBe(1);
+    const [row] = await waitFor(async () => {
+      const r = await q("SELECT notify_state, slack_message FROM approvals WHERE id = $1", [a.approvalId]);
+      return r[0]?.notify_state === "done" ? r : undefined;
+    }, 40_000, "the notification to be found and stored");
+    expect(slack.posts).toBe(1);
+    expect(slack.messages).toHaveLength(1);
+    expect(row.slack_message).toEqual({ channel: "C0APPROVALS", ts: slack.messages[0]?.ts });
+    expect((await q("SELECT type FROM run_events WHERE run_id = $1 AND type LIKE 'approval.%' ORDER BY id", [a.runId])).map((r) => r.type)).toEqual([
+      "approval.requested",
+      "approval.message_updated",
+    ]);
+  });
+
+  it("a passing Slack error is retried; one Slack will repeat (no such channel) fails visibly on the timeline", async () => {
+    slack.failNextPosts(1, "ratelimited");
+    const before = slack.posts;
+    const retried = await requested("slack");
+    await waitFor(async () => (await q("SELECT notify_state FROM approvals WHERE id = $1", [retried.approvalId]))[0]?.notify_state === "done", 40_000, "the retried post");
+    expect(slack.posts - before).toBe(2);
+    expect(slack.messages.filter((m) => m.metadata?.event_payload.approval_id === retried.approvalId)).toHaveLength(1);
+
+    const broken = await requested("nochannel");
+    const [row] = await waitFor(async () => {
+      const r = await q("SELECT notify_state, notify_error FROM approvals WHERE id = $1", [broken.approvalId]);
+      return r[0]?.notify_state === "failed" ? r : undefined;
+    }, 30_000, "the post to fail");
+    expect(row.notify_error).toBe("channel_not_found");
+    expect(await q("SELECT data->>'error' AS error FROM run_events WHERE run_id = $1 AND type = 'approval.notify_failed'", [broken.runId])).toEqual([
+      { error: "channel_not_found" },
+    ]);
+    // The approval itself still waits: it can be decided in the inbox.
+    expect(await q("SELECT status FROM approvals WHERE id = $1", [broken.approvalId])).toEqual([{ status: "pending" }]);
+  });
+});

@@ -1,0 +1,258 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { approveActionId, createConnection, decideApproval, issueButtonToken, rejectActionId, startRun, upsertMember } from "@holdfast/core";
+import {
+  type AppProcess,
+  approvalGraph,
+  createTestDatabase,
+  createTestPrefix,
+  publish,
+  repoRoot,
+  type SlackApi,
+  slackInteraction,
+  spawnApp,
+  startSlackApi,
+  startWeb,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+  type WebServer,
+} from "@holdfast/testkit";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Approvals through the product's real edges: the built Next server's Slack interactivity endpoint (signature,
+ * timestamp window, button tokens), the human lane posting and updating messages on a local Slack Web API, and the
+ * approvals inbox in Chromium. Every process is real, on this file's own database and Redis prefix.
+ */
+const signingSecret = "slack-signing-secret-for-tests";
+let t: TestDatabase;
+let slack: SlackApi;
+let web: WebServer;
+let apps: AppProcess[] = [];
+let orgId = "";
+const prefix = createTestPrefix();
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const artifacts = join(repoRoot, "e2e/artifacts");
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  slack = await startSlackApi();
+  orgId = (
+    await publish(
+      t.db,
+      approvalGraph({ approvers: { role: "approver" }, slack: { connection: "slack", channel: "C0APPROVALS" } }),
+      { automation: "slack" },
+    )
+  ).orgId;
+  await publish(t.db, approvalGraph({ approvers: { users: ["sam@acme.test"] } }), { automation: "inbox" });
+  await createConnection(t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
+  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "approver", slackUserId: "U0SAM" });
+  await upsertMember(t.db, { orgId, email: "alex@acme.test", name: "Alex", password: "correct horse battery", role: "approver", slackUserId: "U0ALEX" });
+  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
+  web = await startWeb({ ...env, SLACK_SIGNING_SECRET: signingSecret });
+  apps = [
+    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
+    spawnApp("engine", { env }),
+    spawnApp("lane-worker", { env: { ...env, LANE: "human", HOLDFAST_PUBLIC_URL: web.base } }),
+    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
+  ];
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+});
+
+afterAll(async () => {
+  await web?.stop();
+  await Promise.all(apps.map((a) => a.stop()));
+  await slack?.close();
+  await prefix.clear();
+  await t?.drop();
+});
+
+let seq = 0;
+async function startApproval(automation: string, draft = "Hi Maya, shall we meet on Thursday?") {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body: { id: `evt_${++seq}`, email: "maya@example.com", draft },
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  const [a] = await waitFor(async () => {
+    const r = await q("SELECT id, digest, step_id FROM approvals WHERE run_id = $1", [runId]);
+    return r.length ? r : undefined;
+  }, 15_000, "the approval");
+  return { runId, approvalId: a.id as string, digest: a.digest as string, stepId: a.step_id as string };
+}
+
+/** The approval's Slack message (posted by the human lane) and its buttons' tokens. */
+async function posted(approvalId: string) {
+  const m = await waitFor(async () => slack.messages.find((x) => x.metadata?.event_payload.approval_id === approvalId), 15_000, "the Slack post");
+  const actions = m.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] };
+  const value = (id: string) => actions.elements.find((e) => e.action_id === id)?.value as string;
+  return { message: m, approve: value(approveActionId), reject: value(rejectActionId) };
+}
+
+const click = (req: { body: string; headers: Record<string, string> }) =>
+  fetch(`${web.base}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body });
+
+/** Everything a refused request must leave unchanged. */
+const snapshot = async (approvalId: string, runId: string) => ({
+  approval: await q("SELECT status, decided_at, updated_at FROM approvals WHERE id = $1", [approvalId]),
+  events: await q("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [runId]),
+  signals: await q("SELECT count(*)::int AS n FROM signals"),
+});
+
+describe("Slack", () => {
+  it("posts the request with its content and buttons; refuses every bad request with no state change; a signed click decides and the message shows it", async () => {
+    const a = await startApproval("slack");
+    const { message, approve } = await posted(a.approvalId);
+    expect(message.channel).toBe("C0APPROVALS");
+    expect(JSON.stringify(message.blocks)).toContain("Hi Maya, shall we meet on Thursday?");
+    const other = await startApproval("slack", "A different draft");
+    const otherButtons = await posted(other.approvalId);
+
+    const base = { teamId: slack.teamId, userId: "U0SAM", channel: message.channel, ts: message.ts, actionId: approveActionId, value: approve };
+    const before = await snapshot(a.approvalId, a.runId);
+    // The window is judged by the database clock: the timestamps are set against it, whole seconds as Slack sends.
+    const [{ db }] = await q("SELECT EXTRACT(EPOCH FROM now())::float8 AS db");
+    const now = Math.floor(db);
+    const good = slackInteraction(signingSecret, base, now);
+    const tampered = { ...good, body: good.body.replace("U0SAM", "U0SAN") }; // one byte changed after signing
+    const old = slackInteraction(signingSecret, base, now - 301);
+    const future = slackInteraction(signingSecret, base, Math.ceil(db) + 301);
+    const unsigned = { body: good.body, headers: { "content-type": good.headers["content-type"] as string } };
+    const otherStep = slackInteraction(signingSecret, { ...base, value: otherButtons.approve }, now);
+    const expired = slackInteraction(
+      signingSecret,
+      {
+        ...base,
+        value: issueButtonToken(
+          { orgId, runId: a.runId, stepId: a.stepId, approvalId: a.approvalId, decision: "approved", digest: a.digest },
+          new Date(Date.now() - 1_000),
+          new Date(),
+        ),
+      },
+      now,
+    );
+    const swapped = slackInteraction(signingSecret, { ...base, actionId: rejectActionId }, now); // the approve token on the reject button
+    const cases: [string, { body: string; headers: Record<string, string> }, number, string][] = [
+      ["1-byte body change", tampered, 401, "bad_signature"],
+      ["timestamp 301 s old", old, 401, "stale_request"],
+      ["timestamp 301 s in the future", future, 401, "stale_request"],
+      ["missing signature", unsigned, 401, "missing_signature"],
+      ["token for another step", otherStep, 403, "token_not_for_this_message"],
+      ["expired token", expired, 403, "token_expired"],
+      ["token for the other button", swapped, 403, "token_mismatch"],
+    ];
+    for (const [what, req, status, code] of cases) {
+      const res = await click(req);
+      const body = (await res.json()) as { error?: { code: string } };
+      expect({ what, status: res.status, code: body.error?.code ?? JSON.stringify(body) }).toEqual({ what, status, code });
+    }
+    expect(await snapshot(a.approvalId, a.runId)).toEqual(before);
+
+    const res = await click(good);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ok: true, message: "approved by Sam" });
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [a.runId]))[0]?.status === "completed", 15_000, "the run to complete");
+    expect(await q("SELECT node_id FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [a.runId])).toEqual([{ node_id: "sent" }]);
+    // The message now shows the outcome and has no buttons.
+    await waitFor(async () => slack.updates.some((u) => u.ts === message.ts && u.text.includes("Approved by Sam")), 15_000, "the Slack update");
+    expect(message.blocks.some((b) => (b as { type: string }).type === "actions")).toBe(false);
+    expect(slack.messages.filter((m) => m.metadata?.event_payload.approval_id === a.approvalId)).toHaveLength(1);
+  });
+
+  it("100 concurrent clicks from Slack (two people, two buttons) and the inbox: exactly one decision, 99 read-backs of it", async () => {
+    const a = await startApproval("slack");
+    const { message, approve, reject } = await posted(a.approvalId);
+    const slackClick = (i: number) =>
+      click(
+        slackInteraction(signingSecret, {
+          teamId: slack.teamId,
+          userId: i % 4 === 0 ? "U0SAM" : "U0ALEX",
+          channel: message.channel,
+          ts: message.ts,
+          actionId: i % 2 === 0 ? approveActionId : rejectActionId,
+          value: i % 2 === 0 ? approve : reject,
+          responseUrl: `${slack.origin}/response/${i}`,
+        }),
+      ).then(async (r) => ({ status: r.status, ...((await r.json()) as { ok: boolean; message: string }) }));
+    const [samId] = (await q("SELECT id FROM users WHERE email = 'sam@acme.test'")).map((r) => r.id as string);
+    const inboxClick = () =>
+      decideApproval(t.db, { orgId, approvalId: a.approvalId, decision: "rejected", digest: a.digest, via: "inbox", actor: { userId: samId as string } }).then(
+        (r) => ({ status: 200, ok: r.ok, message: r.ok ? `${r.status} by ${r.by}` : r.refusal.message }),
+      );
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? slackClick(i / 2) : inboxClick())));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const winners = results.filter((r) => r.ok);
+    expect(winners).toHaveLength(1);
+    const [decision] = await q("SELECT status, decided_by_name AS by FROM approvals WHERE id = $1", [a.approvalId]);
+    const readBack = new RegExp(`^${decision.status} by ${decision.by} \\((slack|inbox)\\) at `);
+    expect(results.filter((r) => !r.ok && readBack.test(r.message))).toHaveLength(99);
+    expect(await q("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'approval.decided'", [a.runId])).toEqual([{ n: 1 }]);
+    // The people whose Slack clicks lost were told, privately, what won.
+    await waitFor(async () => slack.ephemerals.length >= 49, 10_000, "the ephemeral notes");
+    expect((slack.ephemerals[0] as { body: { text: string } }).body.text).toMatch(/^Not recorded: (approved|rejected) by (Sam|Alex)/);
+  });
+});
+
+describe("the approvals inbox in Chromium", () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    mkdirSync(artifacts, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    });
+  });
+  afterAll(async () => browser?.close());
+
+  it("signs in, shows the exact content and deadline, approves one and rejects another; decided ones show who and when", async () => {
+    const first = await startApproval("inbox", "Draft one: Thursday at 10?");
+    const second = await startApproval("inbox", "Draft two: a discount for Maya");
+    const page = await browser.newPage();
+    await page.goto(`${web.base}/approvals`);
+    await page.waitForURL(/\/signin/);
+    await page.screenshot({ path: join(artifacts, "approvals-signin.png"), fullPage: true });
+    await page.fill('input[name="email"]', "sam@acme.test");
+    await page.fill('input[name="password"]', "wrong password");
+    await page.click('button[type="submit"]');
+    await page.waitForSelector("text=do not match an account");
+    await page.fill('input[name="email"]', "sam@acme.test");
+    await page.fill('input[name="password"]', "correct horse battery");
+    await page.click('button[type="submit"]');
+    await page.waitForURL(/\/approvals$/);
+    const card = (id: string) => page.locator(`li[data-approval="${id}"]`);
+    await expect(card(first.approvalId).locator("pre.content").textContent()).resolves.toBe("Draft one: Thursday at 10?");
+    await expect(card(second.approvalId).locator("pre.content").textContent()).resolves.toBe("Draft two: a discount for Maya");
+    expect(await card(first.approvalId).textContent()).toContain("Decide by");
+    await page.screenshot({ path: join(artifacts, "approvals-inbox.png"), fullPage: true });
+
+    await card(first.approvalId).locator('button[value="approved"]').click();
+    await page.waitForSelector("text=Approved: the run goes on.");
+    await card(second.approvalId).locator('button[value="rejected"]').click();
+    await page.waitForSelector("text=Rejected: the run goes on.");
+    const decided = page.locator("table.decided");
+    expect(await decided.locator(`tr[data-approval="${first.approvalId}"]`).textContent()).toMatch(/approved.*Sam.*inbox/);
+    expect(await decided.locator(`tr[data-approval="${second.approvalId}"]`).textContent()).toMatch(/rejected.*Sam.*inbox/);
+    await page.screenshot({ path: join(artifacts, "approvals-decided.png"), fullPage: true });
+    for (const [run, end] of [
+      [first.runId, "sent"],
+      [second.runId, "dropped"],
+    ] as const) {
+      await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [run]))[0]?.status === "completed", 15_000, "the run to complete");
+      expect(await q("SELECT node_id FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [run])).toEqual([{ node_id: end }]);
+    }
+
+    // A stale page: the approval was decided elsewhere since it loaded. The click is refused with the winner shown.
+    const third = await startApproval("inbox");
+    await page.goto(`${web.base}/approvals`);
+    await decideApproval(t.db, { orgId, approvalId: third.approvalId, decision: "rejected", digest: third.digest, via: "slack", actor: { slackUserId: "U0SAM" } });
+    await card(third.approvalId).locator('button[value="approved"]').click();
+    await page.waitForSelector("text=Not recorded: rejected by Sam (slack)");
+    await page.screenshot({ path: join(artifacts, "approvals-refused.png"), fullPage: true });
+    await page.close();
+  });
+});
