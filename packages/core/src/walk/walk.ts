@@ -188,7 +188,9 @@ function schedule(node: StepNode, run: RunState, earlier: Command[]): Extract<Co
     kind: node.kind,
     lane,
     iteration: previous + 1,
-    maxAttempts: ("maxAttempts" in node.config ? node.config.maxAttempts : 1) ?? lanes[lane].retry.maxAttempts,
+    // A wait (timer, reply, approval) is never attempted: it settles by its timer or a signal.
+    maxAttempts:
+      node.kind === "wait" || node.kind === "wait_for_reply" || node.kind === "approval" ? 1 : (node.config.maxAttempts ?? lanes[lane].retry.maxAttempts),
   };
 }
 
