@@ -57,3 +57,4 @@ export { hashPassword, verifyPassword } from "./auth/password";
 export { sessionCookie, sessionDays, sessionUser, signIn, signOut, type SessionUser } from "./auth/sessions";
 export { removeMember, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
+export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";

@@ -2,6 +2,7 @@ import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type Tes
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanes } from "../src/catalog";
 import { runEffect } from "../src/effects/ledger";
+import { resolveNeedsReview } from "../src/runs/resolve";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { startRun } from "../src/start/start-run";
@@ -152,11 +153,47 @@ describe("the effect ledger", () => {
        VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'crashed', now() - interval '1 second', false, now() - interval '2 seconds')`,
       [orgId, runId, stepId, key],
     );
-    expect((await runner().run(stepId)).kind).toBe("failed");
+    expect((await runner().run(stepId)).kind).toBe("parked");
     expect(target.calls.get(key)).toBeUndefined();
     expect(await rows("SELECT status FROM effects WHERE key = $1", [key])).toEqual([{ status: "needs_review" }]);
-    const [step] = await rows("SELECT error FROM steps WHERE id = $1", [stepId]);
-    expect(step.error).toMatchObject({ code: "needs_review", key, attempts: 1 });
+    const [step] = await rows("SELECT status, error FROM steps WHERE id = $1", [stepId]);
+    expect(step).toMatchObject({ status: "parked", error: { code: "needs_review", key, attempts: 1 } });
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "running" }]);
+  });
+
+  it("a person resolves needs_review: retry sends once with the same key; done walks on with the note; abandon stops the run", async () => {
+    const uncertain = async () => {
+      const s = await readyStep("plain");
+      await t.sql.query(
+        `INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until, provider_idempotent, started_at)
+         VALUES ($1, $2, $3, $4, 'http_request', 'in_flight', 'crashed', now() - interval '1 second', false, now() - interval '2 seconds')`,
+        [s.orgId, s.runId, s.stepId, s.key],
+      );
+      expect((await runner().run(s.stepId)).kind).toBe("parked");
+      return s;
+    };
+    const resolve = (s: { orgId: string; runId: string; stepId: string }, action: "done" | "retry" | "abandon", note: string) =>
+      resolveNeedsReview(t.db, graphs, { ...s, action, note, by: "sam@acme.test" });
+
+    const retried = await uncertain();
+    await expect(resolve(retried, "retry", " ")).rejects.toThrow(/note is required/);
+    expect(await resolve(retried, "retry", "not in the provider's log")).toEqual({ status: "running" });
+    expect((await runner().run(retried.stepId)).kind).toBe("settled");
+    expect(target.calls.get(retried.key)).toBe(1);
+    await expect(resolve(retried, "retry", "again")).rejects.toThrow(/the run is completed/);
+
+    const done = await uncertain();
+    expect(await resolve(done, "done", "found it in the provider's dashboard")).toEqual({ status: "completed" });
+    expect(target.calls.get(done.key)).toBeUndefined();
+    expect(await rows("SELECT status, result->>'note' AS note FROM effects WHERE key = $1", [done.key])).toEqual([
+      { status: "settled", note: "found it in the provider's dashboard" },
+    ]);
+
+    const abandoned = await uncertain();
+    expect(await resolve(abandoned, "abandon", "customer asked us to stop")).toEqual({ status: "failed" });
+    const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [abandoned.runId])).map((r) => r.type);
+    expect(types).toContain("review.abandoned");
+    expect(types.at(-1)).toBe("run.failed");
   });
 
   it("the step claim takes the effect key in its own commit; a step that never calls the provider gives it back", async () => {

@@ -124,11 +124,15 @@ function replay(result: unknown, error: unknown): StepOutcome {
 }
 
 function needsReview(spec: EffectSpec, firstAttemptAt: Date, attempts: number, error: unknown): StepOutcome {
+  // Parked, not failed: the run waits (visibly, "needs review") for a person to check the provider and resolve it
+  // (runs/resolve.ts: mark done with a note, send again with the same key, or abandon the step).
+  const message = `effect ${spec.key} may or may not have happened; the provider cannot deduplicate it, so a person must check`;
   return {
-    kind: "fail",
+    kind: "park",
     error: {
       code: "needs_review",
-      message: `effect ${spec.key} may or may not have happened; the provider cannot deduplicate it, so a person must check`,
+      message,
+      reason: message,
       key: spec.key,
       firstAttemptAt: new Date(firstAttemptAt).toISOString(),
       attempts,

@@ -1,0 +1,119 @@
+import { type Db, inTx, type Tx } from "@holdfast/db";
+import { advanceLocked } from "../engine/advance";
+import { HoldfastError, NotFoundError } from "../errors";
+import { outboxInsert } from "../sql/outbox";
+import { runEventsInsert } from "../sql/run-events";
+import { runsLockForWalk } from "../sql/runs";
+import type { GraphCache } from "../versions/graph-cache";
+
+/**
+ * What a person does about a run that waits for them. Each action locks the run, checks the step is still in the
+ * state the person saw, changes it, records who did what (with their note) on the timeline, and wakes the run, in
+ * one transaction. Nothing here claims an outside action was undone: resolving says what a person found out.
+ */
+export type ReviewAction =
+  /** The person checked the provider: it happened. The step is done with their note as its output. */
+  | "done"
+  /** The person checked: it did not happen. The step runs again with the same effect key. */
+  | "retry"
+  /** Give up on this step: it fails with the note, and the run stops along with it. */
+  | "abandon";
+
+export class ActionRefusedError extends HoldfastError {
+  constructor(message: string) {
+    super("action_refused", message);
+  }
+}
+
+interface ParkedStep {
+  id: string;
+  nodeId: string;
+  error: { code?: string; key?: string } | null;
+}
+
+async function parkedStep(tx: Tx, orgId: string, runId: string, stepId: string): Promise<ParkedStep> {
+  const rows = await tx.$queryRaw<(ParkedStep & { status: string })[]>`
+    SELECT id, node_id AS "nodeId", status, error FROM steps WHERE org_id = ${orgId} AND run_id = ${runId} AND id = ${stepId} FOR UPDATE`;
+  const step = rows[0];
+  if (!step) throw new NotFoundError("run_not_found", `step ${stepId} of run ${runId}`);
+  if (step.status !== "parked" || step.error?.code !== "needs_review") throw new ActionRefusedError(`step ${step.nodeId} is not waiting for a review (it is ${step.status})`);
+  return step;
+}
+
+export async function resolveNeedsReview(
+  db: Db,
+  graphs: GraphCache,
+  r: { orgId: string; runId: string; stepId: string; action: ReviewAction; note: string; by: string },
+): Promise<{ status: string }> {
+  const note = r.note.trim();
+  if (!note) throw new ActionRefusedError("say what you found (a note is required)");
+  return inTx(db, async (tx) => {
+    const run = await runsLockForWalk(tx, r.orgId, r.runId);
+    if (!run) throw new NotFoundError("run_not_found", `run ${r.runId}`);
+    if (run.status !== "running") throw new ActionRefusedError(`the run is ${run.status}`);
+    const step = await parkedStep(tx, r.orgId, r.runId, r.stepId);
+    const key = step.error?.key ?? null;
+    const base = { orgId: r.orgId, runId: r.runId, stepId: step.id, nodeId: step.nodeId, worker: r.by };
+    if (r.action === "done") {
+      const output = { resolved: "done", note, by: r.by };
+      if (key) {
+        await tx.$executeRaw`
+          UPDATE effects SET status = 'settled', result = ${JSON.stringify(output)}::jsonb, owner = NULL, lease_until = NULL,
+                             settled_at = now(), updated_at = now()
+          WHERE org_id = ${r.orgId} AND key = ${key} AND status = 'needs_review'`;
+      }
+      await tx.$executeRaw`
+        UPDATE steps SET status = 'done', output = ${JSON.stringify(output)}::jsonb, settled_at = now(), updated_at = now()
+        WHERE id = ${step.id}`;
+      await runEventsInsert(tx, [{ ...base, type: "review.marked_done", data: { key, note } }]);
+      await advanceLocked(tx, graphs, run, r.by);
+    } else if (r.action === "retry") {
+      // The person found it did not happen: the ledger forgets the uncertain attempt, so the next claim is a first
+      // attempt with the same key (a provider that honours the key still answers once).
+      if (key) await tx.$executeRaw`DELETE FROM effects WHERE org_id = ${r.orgId} AND key = ${key} AND status = 'needs_review'`;
+      await tx.$executeRaw`
+        UPDATE steps SET status = 'ready', error = NULL, available_at = now(), updated_at = now() WHERE id = ${step.id}`;
+      await runEventsInsert(tx, [{ ...base, type: "review.retry", data: { key, note } }]);
+      const [lane] = await tx.$queryRaw<{ lane: string }[]>`SELECT lane FROM steps WHERE id = ${step.id}`;
+      await outboxInsert(tx, [
+        { orgId: r.orgId, runId: r.runId, topic: "step.ready", payload: { orgId: r.orgId, runId: r.runId, stepId: step.id, lane: lane?.lane ?? "io" } },
+      ]);
+    } else {
+      await tx.$executeRaw`
+        UPDATE steps SET status = 'failed', settled_at = now(), updated_at = now(),
+                         error = ${JSON.stringify({ code: "abandoned", message: `abandoned by ${r.by}: ${note}`, key, note })}::jsonb
+        WHERE id = ${step.id}`;
+      await runEventsInsert(tx, [{ ...base, type: "review.abandoned", data: { key, note } }]);
+      await advanceLocked(tx, graphs, run, r.by);
+    }
+    const [after] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM runs WHERE id = ${r.runId}`;
+    return { status: after?.status ?? "running" };
+  });
+}
+
+/**
+ * Resumes a run's parked steps (a connection, breaker or budget park) now: each goes back to ready with a wake-up.
+ * If the cause is still there the step parks again, with the reason, at no attempt's cost. Steps parked for a review
+ * are not resumed here: they need `resolveNeedsReview`.
+ */
+export async function resumeRun(db: Db, r: { orgId: string; runId: string; by: string }): Promise<{ resumed: number }> {
+  return inTx(db, async (tx) => {
+    const run = await runsLockForWalk(tx, r.orgId, r.runId);
+    if (!run) throw new NotFoundError("run_not_found", `run ${r.runId}`);
+    if (run.status !== "running") throw new ActionRefusedError(`the run is ${run.status}`);
+    const steps = await tx.$queryRaw<{ id: string; nodeId: string; lane: string; reason: string | null }[]>`
+      UPDATE steps SET status = 'ready', available_at = now(), updated_at = now()
+      WHERE org_id = ${r.orgId} AND run_id = ${r.runId} AND status = 'parked' AND COALESCE(error->>'code', '') <> 'needs_review'
+      RETURNING id, node_id AS "nodeId", lane, error->>'reason' AS reason`;
+    if (steps.length === 0) throw new ActionRefusedError("nothing in this run is parked (a step that needs a review is resolved, not resumed)");
+    await runEventsInsert(
+      tx,
+      steps.map((s) => ({ orgId: r.orgId, runId: r.runId, stepId: s.id, nodeId: s.nodeId, type: "step.resumed", worker: r.by, data: { parkedFor: s.reason } })),
+    );
+    await outboxInsert(
+      tx,
+      steps.map((s) => ({ orgId: r.orgId, runId: r.runId, topic: "step.ready" as const, payload: { orgId: r.orgId, runId: r.runId, stepId: s.id, lane: s.lane } })),
+    );
+    return { resumed: steps.length };
+  });
+}
