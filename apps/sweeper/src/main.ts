@@ -37,7 +37,7 @@ const running = loop({
       notifyLeaseSeconds: env.APPROVAL_NOTIFY_LEASE_SECONDS,
       timers: { orgs: env.TIMER_SWEEP_ORGS, perOrg: env.TIMER_SWEEP_PER_ORG, batch: env.TIMER_SWEEP_BATCH, maxBatches: env.TIMER_SWEEP_MAX_BATCHES },
     });
-    if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken || result.notifiesRewoken) log.info(result, "sweep found stopped work");
+    if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken || result.runsExpired || result.notifiesRewoken) log.info(result, "sweep found stopped work");
     if (result.timersFired) log.debug({ timersFired: result.timersFired }, "due sweep fired timers");
     if (env.CONNECTION_PROBE_SECONDS > 0) {
       // A few per tick, so a slow mail server never holds up the sweep; failures are logged, never fatal.

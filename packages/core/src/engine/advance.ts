@@ -51,7 +51,15 @@ export function walkStarted(tx: Tx, graph: Graph, run: RunRow, actor: string): P
 }
 
 async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], actor: string): Promise<AdvanceResult> {
-  const state: RunState = { id: run.id, status: run.status, input: run.input, cancelRequested: run.cancelRequested, steps };
+  const state: RunState = {
+    id: run.id,
+    status: run.status,
+    input: run.input,
+    cancelRequested: run.cancelRequested,
+    steps,
+    maxSteps: run.maxSteps ?? null,
+    expired: run.expired ?? false,
+  };
   let commands = decide(graph, state);
   const open = steps.some((s) => isOpen(s.status));
   if (commands.length === 0 && !open) {
@@ -145,8 +153,10 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], comman
         events.push({ ...base, type: "run.completed", nodeId: c.nodeId });
         break;
       case "fail_run":
-        await runsFinish(tx, run.id, "failed", { reason: c.reason, nodeId: c.nodeId ?? null });
-        events.push({ ...base, type: "run.failed", nodeId: c.nodeId ?? null, data: { reason: c.reason } });
+        // A budget stop closes the run's open steps (waits and their timers) as a cancel does.
+        if (c.stepIds?.length) await stepsCancelOpen(tx, c.stepIds);
+        await runsFinish(tx, run.id, "failed", { reason: c.reason, nodeId: c.nodeId ?? null, ...(c.budget ? { budget: c.budget } : {}) });
+        events.push({ ...base, type: "run.failed", nodeId: c.nodeId ?? null, data: { reason: c.reason, ...(c.budget ? { budget: c.budget } : {}) } });
         break;
       case "cancel_run":
         if (c.stepIds.length) await stepsCancelOpen(tx, c.stepIds);

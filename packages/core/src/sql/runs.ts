@@ -9,6 +9,9 @@ export interface RunRow {
   status: "running" | "completed" | "failed" | "cancelled";
   input: unknown;
   cancelRequested: boolean;
+  /** Budgets (set at start): steps it may execute (null: none set), and whether its age limit has passed. */
+  maxSteps?: number | null;
+  expired?: boolean;
 }
 
 /** One logical run per (org_id, start_key): the unique key refuses the second start, whoever races. */
@@ -59,7 +62,8 @@ export async function runsStartWithPlan(
 export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Promise<RunRow | undefined> {
   const rows = await tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
-           cancel_requested_at IS NOT NULL AS "cancelRequested"
+           cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
+           COALESCE(expires_at <= now(), false) AS expired
     FROM runs WHERE org_id = ${orgId} AND id = ${runId}
     FOR UPDATE`;
   return rows[0];
@@ -122,6 +126,29 @@ export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Pr
       SELECT org_id, id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', id, 'reason', 'sweep') FROM moved
     ), event AS (
       INSERT INTO run_events (org_id, run_id, type, worker) SELECT org_id, id, 'run.rewoken', 'sweeper' FROM moved
+    )
+    SELECT org_id AS "orgId", id AS "runId" FROM moved`;
+}
+
+/**
+ * Sweeper: running runs past their age budget (`expires_at`), however quiet (a long wait): each gets a run.wake so
+ * the engine's walk stops it with the reason (at most once per `staleSeconds`, by swept_at).
+ */
+export function runsWakeExpired(tx: Tx, staleSeconds: number, limit: number): Promise<StalledRun[]> {
+  return tx.$queryRaw<StalledRun[]>`
+    WITH expired AS (
+      SELECT r.id FROM runs r
+      WHERE r.status = 'running' AND r.expires_at <= now()
+        AND (r.swept_at IS NULL OR r.swept_at < now() - make_interval(secs => ${staleSeconds}))
+        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = r.id AND o.sent_at IS NULL AND o.topic = 'run.wake')
+      ORDER BY r.expires_at
+      LIMIT ${limit}
+      FOR UPDATE OF r SKIP LOCKED
+    ), moved AS (
+      UPDATE runs r SET swept_at = now() FROM expired WHERE r.id = expired.id RETURNING r.id, r.org_id
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', id, 'reason', 'sweep') FROM moved
     )
     SELECT org_id AS "orgId", id AS "runId" FROM moved`;
 }

@@ -78,6 +78,9 @@ export interface ClaimedStep {
   deferrals?: number;
   versionId: string;
   input: unknown;
+  /** The run's budgets as the claim read them: steps it may execute (null: no limit), age limit passed. */
+  maxSteps?: number | null;
+  expired?: boolean;
   /** The run's seq and steps as they were at the claim: the state a worker's inline walk starts from. */
   runSeq: bigint;
   runSteps: StepRow[];

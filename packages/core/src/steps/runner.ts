@@ -174,7 +174,15 @@ export class StepRunner {
       if (request.status === "done" || request.status === "failed") {
         const plan = planAfterSettle(
           graph,
-          { id: step.runId, status: "running", input: step.input, cancelRequested: false, steps: step.runSteps },
+          {
+            id: step.runId,
+            status: "running",
+            input: step.input,
+            cancelRequested: false,
+            steps: step.runSteps,
+            maxSteps: step.maxSteps ?? null,
+            expired: step.expired ?? false,
+          },
           { stepId: step.id, status: request.status, output: request.output ?? null, error: request.error ?? null },
         );
         request.advance = plan ? { runSeq: step.runSeq, plan } : null;

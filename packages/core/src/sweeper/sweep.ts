@@ -3,7 +3,7 @@ import { crashpoint } from "../crash";
 import { approvalsRewakeNotify } from "../sql/approvals";
 import { leaderLeasesAcquireOrRenew } from "../sql/leader-leases";
 import { outboxDeleteSentBefore } from "../sql/outbox";
-import { runsFindStalled } from "../sql/runs";
+import { runsFindStalled, runsWakeExpired } from "../sql/runs";
 import { stepsReclaimExpired, stepsRewakeStale } from "../sql/steps";
 import { timersFireDueFairly } from "../sql/timers";
 
@@ -24,6 +24,8 @@ export interface SweepResult {
   stepsRewoken: number;
   runsRewoken: number;
   outboxDeleted: number;
+  /** Runs past their age budget woken so the engine stops them. */
+  runsExpired: number;
   /** Approvals whose Slack post or update was owed and not taken (lost wake-up, dead notifier, Slack down). */
   notifiesRewoken: number;
 }
@@ -44,10 +46,11 @@ export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResul
   const reclaimed = await inTx(db, (tx) => stepsReclaimExpired(tx, config.batchSize));
   const rewoken = await inTx(db, (tx) => stepsRewakeStale(tx, config.staleSeconds, config.batchSize));
   const runs = await inTx(db, (tx) => runsFindStalled(tx, config.staleSeconds, config.batchSize));
+  const expired = await inTx(db, (tx) => runsWakeExpired(tx, config.staleSeconds, config.batchSize));
   const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize, config.notifyLeaseSeconds ?? 30));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
-  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, outboxDeleted: deleted, notifiesRewoken: notifies };
+  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, runsExpired: expired.length, outboxDeleted: deleted, notifiesRewoken: notifies };
 }
 
 export const sweeperLeaderName = "sweeper";

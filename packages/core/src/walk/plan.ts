@@ -74,10 +74,11 @@ function planOf(commands: ReturnType<typeof decide>, settledStepId: string | nul
         plan.finish = { status: "completed", error: null, event: { type: "run.completed", nodeId: c.nodeId, data: null } };
         break;
       case "fail_run":
+        if (c.stepIds?.length) return null; // open steps to close: the engine's walk
         plan.finish = {
           status: "failed",
-          error: { reason: c.reason, nodeId: c.nodeId ?? null },
-          event: { type: "run.failed", nodeId: c.nodeId ?? null, data: { reason: c.reason } },
+          error: { reason: c.reason, nodeId: c.nodeId ?? null, ...(c.budget ? { budget: c.budget } : {}) },
+          event: { type: "run.failed", nodeId: c.nodeId ?? null, data: { reason: c.reason, ...(c.budget ? { budget: c.budget } : {}) } },
         };
         break;
       case "cancel_run":

@@ -28,6 +28,9 @@ export interface RunState {
   input: unknown;
   cancelRequested: boolean;
   steps: StepState[];
+  /** Run budgets: the steps it may execute (null or absent: no limit) and whether its age limit has passed. */
+  maxSteps?: number | null;
+  expired?: boolean;
 }
 
 export type Command =
@@ -37,7 +40,7 @@ export type Command =
   | { type: "mark_advanced"; stepId: string }
   | { type: "record"; event: string; nodeId?: string; data?: Record<string, unknown> }
   | { type: "complete_run"; nodeId: string }
-  | { type: "fail_run"; reason: string; nodeId?: string }
+  | { type: "fail_run"; reason: string; nodeId?: string; budget?: "steps" | "age"; stepIds?: string[] }
   | { type: "cancel_run"; stepIds: string[] };
 
 /** A walk that passes this many inline nodes without reaching a step or an end is a loop with no step in it. */
@@ -55,6 +58,7 @@ export function isTerminal(status: RunState["status"]): boolean {
 export function decide(graph: Graph, run: RunState): Command[] {
   if (isTerminal(run.status)) return [];
   if (run.cancelRequested) return onCancelRequested(run);
+  if (run.expired) return onAgeBudget(run);
   const trigger = graph.nodes.find((n) => n.kind === "trigger");
   if (!trigger) return [{ type: "fail_run", reason: "the graph has no trigger" }];
   if (run.steps.length === 0) return [{ type: "record", event: "run.walk_started" }, ...walkFrom(graph, run, trigger.id, [])];
@@ -106,7 +110,8 @@ function afterApproval(node: ApprovalNode, step: StepState, run: RunState, earli
   const then: Decision | "stop" | "escalate" =
     rule.action === "escalate" ? (stage === 1 ? "escalate" : rule.afterwards) : rule.action === "default" ? rule.decision : "stop";
   if (then === "escalate") {
-    const next = schedule(node, run, earlier);
+    const next = scheduleWithinBudget(node, run, earlier);
+    if (next.type !== "schedule_step") return { commands: [next] };
     return {
       commands: [
         { type: "close_approval", stepId: step.id, status: "escalated" },
@@ -130,6 +135,13 @@ function afterApproval(node: ApprovalNode, step: StepState, run: RunState, earli
     ],
     label: then,
   };
+}
+
+/** Older than its age budget: stop (its open waits close) once nothing is in flight, with the reason on the run. */
+function onAgeBudget(run: RunState): Command[] {
+  if (run.steps.some((s) => s.status === "running" && s.leased)) return [];
+  const open = run.steps.filter((s) => isOpen(s.status)).map((s) => s.id);
+  return [{ type: "fail_run", reason: "age budget: the run is older than its limit", budget: "age", stepIds: open }];
 }
 
 function onCancelRequested(run: RunState): Command[] {
@@ -167,13 +179,22 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
       case "wait":
       case "wait_for_reply":
       case "approval":
-        return [...commands, schedule(node, run, [...earlier, ...commands])];
+        return [...commands, scheduleWithinBudget(node, run, [...earlier, ...commands])];
     }
   }
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
 }
 
 type StepNode = Extract<GraphNode, { kind: StepKind }>;
+
+/** The next step, unless the run has executed its step budget: then it stops there, saying so. */
+function scheduleWithinBudget(node: StepNode, run: RunState, earlier: Command[]): Command {
+  const scheduled = run.steps.length + earlier.filter((c) => c.type === "schedule_step").length;
+  if (run.maxSteps !== undefined && run.maxSteps !== null && scheduled >= run.maxSteps) {
+    return { type: "fail_run", reason: `step budget: ${scheduled} steps executed, the limit is ${run.maxSteps}`, nodeId: node.id, budget: "steps" };
+  }
+  return schedule(node, run, earlier);
+}
 
 function schedule(node: StepNode, run: RunState, earlier: Command[]): Extract<Command, { type: "schedule_step" }> {
   const previous = Math.max(
