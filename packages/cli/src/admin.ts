@@ -12,6 +12,7 @@ import {
   ingestEmailReply,
   reconnectConnection,
   removeMember,
+  setRunBudgets,
   upsertMember,
 } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
@@ -28,6 +29,8 @@ export interface AdminOptions {
   role?: string;
   "password-env"?: string;
   "slack-user"?: string;
+  "max-steps"?: string;
+  "max-age-seconds"?: string;
 }
 
 const json = (raw: string | undefined, what: string): unknown => {
@@ -86,7 +89,19 @@ export async function connectionsCommand(db: Db, orgId: string, sub: string | un
   }
 }
 
-export async function budgetsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[]): Promise<void> {
+export async function budgetsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[], values: AdminOptions = {}): Promise<void> {
+  if (sub === "runs" && rest.length <= 1) {
+    const positive = z.coerce.number().int().min(1).max(2_000_000_000);
+    const steps = values["max-steps"] === undefined ? undefined : positive.safeParse(values["max-steps"]);
+    const age = values["max-age-seconds"] === undefined ? undefined : positive.safeParse(values["max-age-seconds"]);
+    if (steps?.success === false || age?.success === false) throw new AdminUsageError("--max-steps and --max-age-seconds take whole numbers of 1 or more");
+    const set = await setRunBudgets(db, orgId, rest[0] ?? null, {
+      ...(steps?.success ? { maxSteps: steps.data } : {}),
+      ...(age?.success ? { maxAgeSeconds: age.data } : {}),
+    });
+    console.log(`run budgets for new runs of ${rest[0] ?? "the organisation"}: max steps ${set.maxSteps ?? "(organisation's)"}, max age ${set.maxAgeSeconds ?? "(organisation's)"} s`);
+    return;
+  }
   if (sub === "show" && rest.length === 0) {
     const b = await budgetsOf(db, orgId);
     console.log(b ? `allowed ${b.allowedMicros / 1e6} USD, reserved ${b.reservedMicros / 1e6}, spent ${b.spentMicros / 1e6}` : "no model budget set");
@@ -99,7 +114,7 @@ export async function budgetsCommand(db: Db, orgId: string, sub: string | undefi
     console.log(`model budget set to ${usd.data} USD; ${resumed} parked steps resumed`);
     return;
   }
-  throw new AdminUsageError("budgets show <org> | budgets set <org> <USD>");
+  throw new AdminUsageError("budgets show <org> | budgets set <org> <USD> | budgets runs <org> [automation] [--max-steps N] [--max-age-seconds S]");
 }
 
 export async function contactsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[]): Promise<void> {

@@ -36,7 +36,8 @@ commands:
   connections reconnect <org> <name> --secret-env VAR
                                   new secret; every step parked on the connection resumes
   connections show <org> <name>   settings, status, breaker (never the secret)
-  budgets show <org> | budgets set <org> <USD>
+  budgets show <org> | budgets set <org> <USD>   (model spend)
+  budgets runs <org> [automation] [--max-steps N] [--max-age-seconds S]   run budgets for new runs
                                   the organisation's model budget; raising it resumes parked drafts
   contacts unsubscribe <org> <email> | contacts erase <org> <email>
   signals email <org> --input JSON
@@ -70,6 +71,8 @@ async function main(argv: string[]): Promise<void> {
       role: { type: "string" },
       "password-env": { type: "string" },
       "slack-user": { type: "string" },
+      "max-steps": { type: "string" },
+      "max-age-seconds": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -120,7 +123,7 @@ async function main(argv: string[]): Promise<void> {
       const orgId = (await orgBySlug(db, orgSlug)).id;
       try {
         if (command === "connections") await connectionsCommand(db, orgId, sub, args, values);
-        else if (command === "budgets") await budgetsCommand(db, orgId, sub, args);
+        else if (command === "budgets") await budgetsCommand(db, orgId, sub, args, values);
         else if (command === "users") await usersCommand(db, orgId, sub, args, values);
         else await contactsCommand(db, orgId, sub, args);
       } catch (error) {

@@ -58,3 +58,4 @@ export { sessionCookie, sessionDays, sessionUser, signIn, signOut, type SessionU
 export { removeMember, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
+export { setRunBudgets, type RunBudgets } from "./runs/budgets";
