@@ -4,7 +4,7 @@ const config: NextConfig = {
   // Workspace packages export their TypeScript source, so Next compiles them like app code.
   transpilePackages: ["@holdfast/core", "@holdfast/db", "@holdfast/queue"],
   // Node-only libraries (native bindings, worker threads, dynamic requires) load from node_modules at run time.
-  serverExternalPackages: ["pg", "pino", "@prisma/adapter-pg", "@prisma/client", "bullmq", "ioredis", "@slack/bolt"],
+  serverExternalPackages: ["pg", "pino", "@prisma/adapter-pg", "@prisma/client", "bullmq", "ioredis", "@slack/bolt", "prom-client"],
   poweredByHeader: false,
 };
 

@@ -1,4 +1,5 @@
 import {
+  GraphCache,
   acquireLeadership,
   createLogger,
   leaderLeasesRelease,
@@ -19,6 +20,7 @@ const log = createLogger("sweeper", env.LOG_LEVEL);
 const id = workerId("sweeper");
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper" });
 const stop = new AbortController();
+const graphs = new GraphCache();
 let leading = false;
 
 const running = loop({
@@ -36,8 +38,8 @@ const running = loop({
       outboxRetentionSeconds: env.OUTBOX_RETENTION_SECONDS,
       notifyLeaseSeconds: env.APPROVAL_NOTIFY_LEASE_SECONDS,
       timers: { orgs: env.TIMER_SWEEP_ORGS, perOrg: env.TIMER_SWEEP_PER_ORG, batch: env.TIMER_SWEEP_BATCH, maxBatches: env.TIMER_SWEEP_MAX_BATCHES },
-    });
-    if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken || result.runsExpired || result.notifiesRewoken) log.info(result, "sweep found stopped work");
+    }, graphs);
+    if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken || result.runsExpired || result.timersRecreated || result.notifiesRewoken) log.info(result, "sweep found stopped work");
     if (result.timersFired) log.debug({ timersFired: result.timersFired }, "due sweep fired timers");
     if (env.CONNECTION_PROBE_SECONDS > 0) {
       // A few per tick, so a slow mail server never holds up the sweep; failures are logged, never fatal.

@@ -6,7 +6,9 @@ import {
   HoldfastError,
   loadEnv,
   recomputeTimers,
+  repairAll,
   requestCancel,
+  runChecks,
   runEventsForRun,
   startRun,
   timersOverdue,
@@ -41,6 +43,8 @@ commands:
                                   the organisation's model budget; raising it resumes parked drafts
   contacts unsubscribe <org> <email> | contacts erase <org> <email>
   signals email <org> --input JSON
+  doctor [--repair] [--json]      the silent-failure checks (stuck waits, overdue timers, lapsed leases, lost wake-ups,
+                                  runs with no way forward...); --repair re-wakes what can be re-woken safely
   users add <org> <email> --name NAME --role owner|editor|approver|viewer [--password-env VAR] [--slack-user U...]
   users remove <org> <email>      takes the user's access away (their decisions are refused from then on)
                                   an inbound email (messageId, from, subject, inReplyTo, references, text)
@@ -73,6 +77,8 @@ async function main(argv: string[]): Promise<void> {
       "slack-user": { type: "string" },
       "max-steps": { type: "string" },
       "max-age-seconds": { type: "string" },
+      repair: { type: "boolean" },
+      json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -176,6 +182,23 @@ async function main(argv: string[]): Promise<void> {
           throw new UsageError(`unknown subcommand "timers ${sub ?? ""}"`);
       }
     }
+    if (command === "doctor") {
+      if (sub !== undefined) throw new UsageError("doctor [--repair] [--json]");
+      const before = await runChecks(db, 5);
+      const repaired = values.repair ? await repairAll(db, new GraphCache(), "doctor") : null;
+      if (values.json) {
+        console.log(JSON.stringify({ findings: before, repaired }, null, 2));
+      } else {
+        for (const f of before) {
+          console.log(`${f.count === 0 ? "ok  " : "FIND"}  ${f.check.padEnd(22)} ${String(f.count).padStart(6)}${f.count ? `  repair: ${f.repair}` : ""}`);
+          for (const e of f.examples) console.log(`        ${e.runId}  ${e.detail}`);
+        }
+        if (repaired) console.log(`repaired: ${Object.entries(repaired).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+        else if (before.some((f) => f.count > 0)) console.log("run with --repair to re-wake what can be re-woken safely");
+      }
+      process.exitCode = before.some((f) => f.count > 0) && !repaired ? 1 : 0;
+      return;
+    }
     if (command !== "runs") throw new UsageError(`unknown command "${command}"`);
     switch (sub) {
       case "list": {
@@ -255,7 +278,7 @@ async function orgBySlug(db: ReturnType<typeof createDb>, slug: string) {
 }
 
 main(process.argv.slice(2)).then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
       if (error instanceof Error && error.message) console.error(`holdfast: ${error.message}\n`);

@@ -59,3 +59,5 @@ export { removeMember, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";
+export { checkNames, repairAll, repairMissingTimers, runChecks, type CheckName, type Finding, type RepairReport } from "./ops/doctor";
+export { healthFigures, readiness, type HealthFigures, type Readiness } from "./ops/health";

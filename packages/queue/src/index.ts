@@ -26,6 +26,23 @@ export async function assertNoEviction(redis: Redis): Promise<void> {
   }
 }
 
+/** For readiness checks: Redis's eviction policy, or why it could not be read (never throws, gives up after timeoutMs). */
+export async function redisPolicy(redisUrl: string, timeoutMs = 3_000): Promise<{ ok: boolean; policy: string | null; problem: string | null }> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: timeoutMs, retryStrategy: () => null });
+  redis.on("error", () => undefined);
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timed out")), timeoutMs).unref());
+  try {
+    await Promise.race([redis.connect(), timeout]);
+    const reply = (await Promise.race([redis.config("GET", "maxmemory-policy"), timeout])) as string[];
+    const policy = reply[1] ?? null;
+    return { ok: policy === "noeviction", policy, problem: policy === "noeviction" ? null : `maxmemory-policy is ${policy}; BullMQ needs noeviction` };
+  } catch (error) {
+    return { ok: false, policy: null, problem: `redis: ${(error as Error).message}` };
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** At start-up: Redis answers and will not evict; exits the check with a clear error otherwise. */
 export async function checkRedis(redisUrl: string): Promise<void> {
   const redis = redisConnection(redisUrl);

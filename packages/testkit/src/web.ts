@@ -69,7 +69,7 @@ export async function startWeb(env: Record<string, string>, portWanted?: number)
   });
   web.stdout?.on("data", (d) => (log += d));
   web.stderr?.on("data", (d) => (log += d));
-  await waitFor(async () => (await fetch(`${base}/api/health`).catch(() => null))?.ok, 60_000, `web to answer\n${log}`);
+  await waitFor(async () => (await fetch(`${base}/api/health?live=1`).catch(() => null))?.ok, 60_000, `web to answer\n${log}`);
   return {
     base,
     port,

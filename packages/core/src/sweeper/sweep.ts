@@ -1,5 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import { crashpoint } from "../crash";
+import { repairMissingTimers } from "../ops/doctor";
+import type { GraphCache } from "../versions/graph-cache";
 import { approvalsRewakeNotify } from "../sql/approvals";
 import { leaderLeasesAcquireOrRenew } from "../sql/leader-leases";
 import { outboxDeleteSentBefore } from "../sql/outbox";
@@ -24,6 +26,8 @@ export interface SweepResult {
   stepsRewoken: number;
   runsRewoken: number;
   outboxDeleted: number;
+  /** Waits whose timer was missing, given it back. */
+  timersRecreated: number;
   /** Runs past their age budget woken so the engine stops them. */
   runsExpired: number;
   /** Approvals whose Slack post or update was owed and not taken (lost wake-up, dead notifier, Slack down). */
@@ -34,7 +38,7 @@ export interface SweepResult {
  * The silent-failure sweep: every check looks for work that stopped moving without an error and gives it a fresh,
  * durable wake-up (an outbox row), each in its own short transaction.
  */
-export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResult> {
+export async function sweepOnce(db: Db, config: SweepConfig, graphs?: GraphCache): Promise<SweepResult> {
   const t = config.timers ?? { orgs: 20, perOrg: 50, batch: 500, maxBatches: 20 };
   let timersFired = 0;
   for (let i = 0; i < t.maxBatches; i++) {
@@ -47,10 +51,12 @@ export async function sweepOnce(db: Db, config: SweepConfig): Promise<SweepResul
   const rewoken = await inTx(db, (tx) => stepsRewakeStale(tx, config.staleSeconds, config.batchSize));
   const runs = await inTx(db, (tx) => runsFindStalled(tx, config.staleSeconds, config.batchSize));
   const expired = await inTx(db, (tx) => runsWakeExpired(tx, config.staleSeconds, config.batchSize));
+  // A wait whose timer row is gone (the doctor's first check): its timer is re-created from the node's rule.
+  const timersRecreated = graphs ? await repairMissingTimers(db, graphs, "sweeper", config.batchSize) : 0;
   const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize, config.notifyLeaseSeconds ?? 30));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
-  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, runsExpired: expired.length, outboxDeleted: deleted, notifiesRewoken: notifies };
+  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, runsExpired: expired.length, timersRecreated, outboxDeleted: deleted, notifiesRewoken: notifies };
 }
 
 export const sweeperLeaderName = "sweeper";
