@@ -115,45 +115,40 @@ describe("Slack", () => {
 
     const base = { teamId: slack.teamId, userId: "U0SAM", channel: message.channel, ts: message.ts, actionId: approveActionId, value: approve };
     const before = await snapshot(a.approvalId, a.runId);
-    // The window is judged by the database clock: the timestamps are set against it, whole seconds as Slack sends.
-    const [{ db }] = await q("SELECT EXTRACT(EPOCH FROM now())::float8 AS db");
-    const now = Math.floor(db);
-    const good = slackInteraction(signingSecret, base, now);
-    const tampered = { ...good, body: good.body.replace("U0SAM", "U0SAN") }; // one byte changed after signing
-    const old = slackInteraction(signingSecret, base, now - 301);
-    const future = slackInteraction(signingSecret, base, Math.ceil(db) + 301);
-    const unsigned = { body: good.body, headers: { "content-type": good.headers["content-type"] as string } };
-    const otherStep = slackInteraction(signingSecret, { ...base, value: otherButtons.approve }, now);
-    const expired = slackInteraction(
-      signingSecret,
-      {
-        ...base,
-        value: issueButtonToken(
-          { orgId, runId: a.runId, stepId: a.stepId, approvalId: a.approvalId, decision: "approved", digest: a.digest },
-          new Date(Date.now() - 1_000),
-          new Date(),
-        ),
-      },
-      now,
+    // The window is judged by the database clock: each request's timestamp is set against it just before it is
+    // sent, in whole seconds as Slack sends them.
+    const dbNow = async () => ((await q("SELECT EXTRACT(EPOCH FROM now())::float8 AS db"))[0] as { db: number }).db;
+    const signed = (at: (db: number) => number, over: Partial<typeof base> = {}) => async () =>
+      slackInteraction(signingSecret, { ...base, ...over }, at(await dbNow()));
+    const now = Math.floor;
+    const expiredToken = issueButtonToken(
+      { orgId, runId: a.runId, stepId: a.stepId, approvalId: a.approvalId, decision: "approved", digest: a.digest },
+      new Date(Date.now() - 1_000),
+      new Date(),
     );
-    const swapped = slackInteraction(signingSecret, { ...base, actionId: rejectActionId }, now); // the approve token on the reject button
-    const cases: [string, { body: string; headers: Record<string, string> }, number, string][] = [
-      ["1-byte body change", tampered, 401, "bad_signature"],
-      ["timestamp 301 s old", old, 401, "stale_request"],
-      ["timestamp 301 s in the future", future, 401, "stale_request"],
-      ["missing signature", unsigned, 401, "missing_signature"],
-      ["token for another step", otherStep, 403, "token_not_for_this_message"],
-      ["expired token", expired, 403, "token_expired"],
-      ["token for the other button", swapped, 403, "token_mismatch"],
+    const cases: [string, () => Promise<{ body: string; headers: Record<string, string> }>, number, string][] = [
+      ["1-byte body change", async () => {
+        const good = await signed(now)();
+        return { ...good, body: good.body.replace("U0SAM", "U0SAN") }; // one byte changed after signing
+      }, 401, "bad_signature"],
+      ["timestamp 301 s old", signed((db) => Math.floor(db) - 301), 401, "stale_request"],
+      ["timestamp 301 s in the future", signed((db) => Math.ceil(db) + 301), 401, "stale_request"],
+      ["missing signature", async () => {
+        const good = await signed(now)();
+        return { body: good.body, headers: { "content-type": good.headers["content-type"] as string } };
+      }, 401, "missing_signature"],
+      ["token for another step", signed(now, { value: otherButtons.approve }), 403, "token_not_for_this_message"],
+      ["expired token", signed(now, { value: expiredToken }), 403, "token_expired"],
+      ["token for the other button", signed(now, { actionId: rejectActionId }), 403, "token_mismatch"], // the approve token on Reject
     ];
-    for (const [what, req, status, code] of cases) {
-      const res = await click(req);
+    for (const [what, make, status, code] of cases) {
+      const res = await click(await make());
       const body = (await res.json()) as { error?: { code: string } };
       expect({ what, status: res.status, code: body.error?.code ?? JSON.stringify(body) }).toEqual({ what, status, code });
     }
     expect(await snapshot(a.approvalId, a.runId)).toEqual(before);
 
-    const res = await click(good);
+    const res = await click(await signed(now)());
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ ok: true, message: "approved by Sam" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [a.runId]))[0]?.status === "completed", 15_000, "the run to complete");

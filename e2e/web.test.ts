@@ -4,6 +4,7 @@ import {
   createTestDatabase,
   createTestPrefix,
   freePort,
+  sessionCookieFor,
   spawnApp,
   startWeb,
   type TestDatabase,
@@ -11,6 +12,7 @@ import {
   waitFor,
   type WebServer,
 } from "@holdfast/testkit";
+import { upsertMember } from "@holdfast/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -112,11 +114,24 @@ describe("the webhook, end to end", () => {
     );
     const step = (await t.sql.query("SELECT status, attempt, output FROM steps WHERE run_id = $1", [lastRun])).rows[0];
     expect(step).toMatchObject({ status: "done", attempt: 1, output: { status: 200, body: { idempotencyKey: `${lastRun}/notify_crm/1` } } });
-    const list = await (await fetch(`${base}/`)).text();
+    // The pages need a signed-in member of the run's organisation; anyone else is sent to sign in, or finds nothing.
+    const anonymous = await fetch(`${base}/runs/${lastRun}`, { redirect: "manual" });
+    expect(anonymous.status).toBe(307);
+    expect(anonymous.headers.get("location")).toMatch(/\/signin\?next=/);
+    const [demo] = (await t.sql.query("SELECT id FROM organisations WHERE slug = 'demo'")).rows;
+    await upsertMember(t.db, { orgId: demo.id, email: "ops@demo.test", name: "Ops", password: "a long enough password", role: "viewer" });
+    const [other] = (await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('other', 'Other') RETURNING id")).rows;
+    await upsertMember(t.db, { orgId: other.id, email: "stranger@other.test", name: "Stranger", password: "a long enough password", role: "owner" });
+    const member = await sessionCookieFor(t.db, "ops@demo.test", "a long enough password");
+    const list = await (await fetch(`${base}/`, { headers: { cookie: member } })).text();
     expect(list).toContain(lastRun);
-    const page = await (await fetch(`${base}/runs/${lastRun}`)).text();
+    const page = await (await fetch(`${base}/runs/${lastRun}`, { headers: { cookie: member } })).text();
     expect(page).toContain("run.completed");
     expect(page).toContain("notify_crm");
+    expect(page).not.toContain("Cancel run"); // a viewer sees, and cannot act
+    const stranger = await sessionCookieFor(t.db, "stranger@other.test", "a long enough password");
+    expect((await fetch(`${base}/runs/${lastRun}`, { headers: { cookie: stranger } })).status).toBe(404);
+    expect(await (await fetch(`${base}/`, { headers: { cookie: stranger } })).text()).not.toContain(lastRun);
   });
 
   it("refuses bad input with clear JSON errors and writes nothing", async () => {

@@ -2,6 +2,8 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { sessionCookie, signIn } from "@holdfast/core";
+import type { Db } from "@holdfast/db";
 import { inject } from "vitest";
 import { repoRoot, waitFor } from "./procs";
 
@@ -82,4 +84,11 @@ export async function startWeb(env: Record<string, string>, portWanted?: number)
         setTimeout(() => web.kill("SIGKILL"), 5_000).unref();
       }),
   };
+}
+
+/** A signed-in browser's cookie for this user (a real session through core's signIn), for fetch requests. */
+export async function sessionCookieFor(db: Db, email: string, password: string): Promise<string> {
+  const session = await signIn(db, email, password);
+  if (!session) throw new Error(`cannot sign in as ${email}`);
+  return `${sessionCookie}=${session.token}`;
 }

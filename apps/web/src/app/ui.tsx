@@ -18,3 +18,18 @@ export function Json({ value }: { value: unknown }): ReactNode {
   if (value === null || value === undefined) return <span className="muted">-</span>;
   return <pre className="json">{JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v), 2)}</pre>;
 }
+
+/** One line of JSON (the timeline's details): short values inline, longer ones folded behind a summary. */
+export function InlineJson({ value }: { value: unknown }): ReactNode {
+  if (value === null || value === undefined) return <span className="muted">-</span>;
+  const text = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? v.toString() : v));
+  if (text.length <= 140) return <code className="inline-json">{text}</code>;
+  return (
+    <details className="inline-json">
+      <summary>
+        <code>{text.slice(0, 120)}…</code>
+      </summary>
+      <Json value={value} />
+    </details>
+  );
+}

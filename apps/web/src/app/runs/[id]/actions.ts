@@ -1,0 +1,79 @@
+"use server";
+
+import { ActionRefusedError, HoldfastError, requestCancel, resolveNeedsReview, resumeRun } from "@holdfast/core";
+import { redirect } from "next/navigation";
+import { z } from "zod";
+import { db } from "../../../server/db";
+import { graphs } from "../../../server/graphs";
+import { mayActOnRuns } from "../../../server/runs";
+import { requireUser } from "../../../server/session";
+
+/**
+ * The run page's actions. Each one: the signed-in user, their role in the run's organisation now (owners and editors
+ * may act), zod on the form, the core action (which records who did it on the run's timeline), and the outcome back
+ * on the page as a message that never claims an outside action was undone.
+ */
+const ids = z.object({ runId: z.string().regex(/^run_[0-9a-f]{32}$/), orgId: z.string().regex(/^org_[0-9a-f]{32}$/) });
+
+async function actor(data: FormData) {
+  const parsed = ids.safeParse({ runId: data.get("runId"), orgId: data.get("orgId") });
+  if (!parsed.success) redirect("/?error=invalid+form");
+  const user = await requireUser(`/runs/${parsed.data.runId}`);
+  const role = user.memberships.find((m) => m.orgId === parsed.data.orgId)?.role;
+  const back = (kind: "done" | "error", message: string): never => redirect(`/runs/${parsed.data.runId}?${kind}=${encodeURIComponent(message)}`);
+  if (!role) redirect("/"); // not this user's organisation: as if the run did not exist
+  if (!mayActOnRuns(role)) back("error", "Only owners and editors can act on runs.");
+  return { ...parsed.data, by: `user:${user.email}`, back };
+}
+
+async function attempt(back: (kind: "done" | "error", message: string) => never, work: () => Promise<string>): Promise<never> {
+  let message: string;
+  try {
+    message = await work();
+  } catch (error) {
+    if (error instanceof ActionRefusedError || error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
+    throw error;
+  }
+  return back("done", message);
+}
+
+export async function cancelAction(data: FormData): Promise<void> {
+  const { runId, orgId, by, back } = await actor(data);
+  const reason = z.string().trim().max(500).catch("").parse(data.get("reason")) || "cancelled from the run page";
+  await attempt(back, async () => {
+    const out = await requestCancel(db, graphs, orgId, runId, reason, by);
+    if (out.state === "already_finished") return `The run had already finished (${out.status}).`;
+    if (out.state === "requested")
+      return "Cancel requested: an outside call is in flight. The run stops as soon as it settles; what it did is recorded, not undone.";
+    return "Cancelled. Waits and approvals are closed; anything already sent or written stays as it is.";
+  });
+}
+
+export async function resumeAction(data: FormData): Promise<void> {
+  const { runId, orgId, by, back } = await actor(data);
+  await attempt(back, async () => {
+    const { resumed } = await resumeRun(db, { orgId, runId, by });
+    return `Resumed ${resumed} parked step${resumed === 1 ? "" : "s"}. If the cause is still there it parks again, with the reason.`;
+  });
+}
+
+const review = z.object({
+  stepId: z.string().regex(/^stp_[0-9a-f]{32}$/),
+  action: z.enum(["done", "retry", "abandon"]),
+  note: z.string().max(2_000),
+});
+
+export async function resolveAction(data: FormData): Promise<void> {
+  const { runId, orgId, by, back } = await actor(data);
+  const parsed = review.safeParse({ stepId: data.get("stepId"), action: data.get("action"), note: data.get("note") ?? "" });
+  if (!parsed.success) back("error", "Not done: the form was not valid.");
+  const { stepId, action, note } = parsed.data as z.infer<typeof review>;
+  await attempt(back, async () => {
+    const out = await resolveNeedsReview(db, graphs, { orgId, runId, stepId, action, note, by });
+    return action === "done"
+      ? `Marked as done with your note; the run goes on (${out.status}).`
+      : action === "retry"
+        ? "Sent again with the same key: a provider that honours it still acts once."
+        : `Step abandoned; the run is ${out.status}.`;
+  });
+}

@@ -1,0 +1,104 @@
+import type { Graph } from "@holdfast/core";
+
+/**
+ * The automation's graph as the run went through it: nodes in layers by distance from the trigger, each coloured by
+ * its latest step's status; the run's current position (an open step: ready, running, waiting, parked) is ringed.
+ * Plain SVG from the server: it renders on every refresh with no client code.
+ */
+const W = 150;
+const H = 44;
+const GX = 60;
+const GY = 26;
+
+const fill: Record<string, string> = {
+  done: "#e5f6ea",
+  failed: "#fde8e8",
+  cancelled: "#f3ecdf",
+  running: "#e6f0ff",
+  ready: "#eef0f4",
+  waiting: "#fff6e0",
+  parked: "#fff0d6",
+};
+
+export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string, string> }) {
+  const trigger = graph.nodes.find((n) => n.kind === "trigger");
+  const depth = new Map<string, number>();
+  const queue: string[] = trigger ? [trigger.id] : [];
+  if (trigger) depth.set(trigger.id, 0);
+  while (queue.length) {
+    const id = queue.shift() as string;
+    for (const e of graph.edges.filter((x) => x.from === id)) {
+      if (!depth.has(e.to)) {
+        depth.set(e.to, (depth.get(id) ?? 0) + 1);
+        queue.push(e.to);
+      }
+    }
+  }
+  const layers = new Map<number, string[]>();
+  for (const n of graph.nodes) {
+    const d = depth.get(n.id) ?? 0;
+    layers.set(d, [...(layers.get(d) ?? []), n.id]);
+  }
+  const pos = new Map<string, { x: number; y: number }>();
+  for (const [d, ids] of layers) ids.forEach((id, i) => pos.set(id, { x: 10 + d * (W + GX), y: 10 + i * (H + GY) }));
+  const width = 20 + Math.max(...[...layers.keys()].map((d) => d + 1)) * (W + GX) - GX;
+  const height = 20 + Math.max(...[...layers.values()].map((l) => l.length)) * (H + GY) - GY;
+  const open = new Set(["ready", "running", "waiting", "parked"]);
+  return (
+    <svg className="graph" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="the automation's graph with the run's position">
+      <defs>
+        <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+          <path d="M 0 0 L 10 5 L 0 10 z" fill="#8a93a6" />
+        </marker>
+      </defs>
+      {graph.edges.map((e) => {
+        const a = pos.get(e.from);
+        const b = pos.get(e.to);
+        if (!a || !b) return null;
+        const back = b.x <= a.x;
+        const x1 = a.x + W;
+        const y1 = a.y + H / 2;
+        const x2 = back ? b.x + W / 2 : b.x;
+        const y2 = back ? b.y + H : b.y + H / 2;
+        const d = back ? `M ${x1} ${y1} C ${x1 + 40} ${y1 + 60}, ${x2} ${y2 + 60}, ${x2} ${y2}` : `M ${x1} ${y1} C ${x1 + GX / 2} ${y1}, ${x2 - GX / 2} ${y2}, ${x2} ${y2}`;
+        return (
+          <g key={`${e.from}-${e.to}-${e.label ?? ""}`}>
+            <path d={d} fill="none" stroke="#8a93a6" strokeWidth="1.3" markerEnd="url(#arrow)" />
+            {e.label ? (
+              <text x={(x1 + x2) / 2} y={(y1 + y2) / 2 - 4} fontSize="10" fill="#6b7385" textAnchor="middle">
+                {e.label}
+              </text>
+            ) : null}
+          </g>
+        );
+      })}
+      {graph.nodes.map((n) => {
+        const p = pos.get(n.id);
+        if (!p) return null;
+        const status = latest.get(n.id);
+        const here = status !== undefined && open.has(status);
+        return (
+          <g key={n.id} data-node={n.id} data-status={status ?? "none"} className={here ? "here" : undefined}>
+            <rect
+              x={p.x}
+              y={p.y}
+              width={W}
+              height={H}
+              rx="7"
+              fill={status ? (fill[status] ?? "#fff") : "#fff"}
+              stroke={here ? "#1f5fbf" : "#c9ceda"}
+              strokeWidth={here ? 3 : 1}
+            />
+            <text x={p.x + 10} y={p.y + 18} fontSize="12" fontWeight="600" fill="#1d2330">
+              {n.id.length > 20 ? `${n.id.slice(0, 19)}…` : n.id}
+            </text>
+            <text x={p.x + 10} y={p.y + 34} fontSize="10" fill="#6b7385">
+              {n.kind}
+              {status ? ` · ${status}` : ""}
+            </text>
+          </g>
+        );
+      })}
+    </svg>
+  );
+}

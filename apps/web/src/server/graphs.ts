@@ -1,0 +1,6 @@
+import { GraphCache } from "@holdfast/core";
+
+// Published versions are immutable: one cache per process (kept on globalThis across `next dev` reloads).
+const cache = globalThis as typeof globalThis & { holdfastGraphs?: GraphCache };
+export const graphs: GraphCache = cache.holdfastGraphs ?? new GraphCache();
+cache.holdfastGraphs = graphs;

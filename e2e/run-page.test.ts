@@ -1,0 +1,207 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createConnection, encryptSecret, parseGraph, startRun, upsertMember } from "@holdfast/core";
+import {
+  type AppProcess,
+  createTestDatabase,
+  createTestPrefix,
+  type HttpTarget,
+  publish,
+  repoRoot,
+  type SmtpTarget,
+  spawnApp,
+  startHttpTarget,
+  startSmtpTarget,
+  startWeb,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+  type WebServer,
+} from "@holdfast/testkit";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Sam asks what happened to Maya's run: one screen. A run that went through a retry (the CRM answered 503 once), a
+ * timer, an approval (decided in the inbox) and a parked state (the mailbox's password was wrong) shows each on its
+ * timeline; Resume and Cancel work from the screen. Screenshots go to e2e/artifacts.
+ */
+let t: TestDatabase;
+let target: HttpTarget;
+let smtp: SmtpTarget;
+let web: WebServer;
+let apps: AppProcess[] = [];
+let browser: Browser;
+let orgId = "";
+let mailId = "";
+const prefix = createTestPrefix();
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const artifacts = join(repoRoot, "e2e/artifacts");
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  t = await createTestDatabase();
+  target = await startHttpTarget();
+  target.behave({ failFirst: 1, failStatus: 503 });
+  smtp = await startSmtpTarget({ credentials: { user: "sam", pass: "right" } });
+  orgId = (
+    await publish(
+      t.db,
+      parseGraph({
+        nodes: [
+          { id: "start", kind: "trigger", config: { eventIdField: "id" } },
+          { id: "update_crm", kind: "http_request", config: { url: target.url, maxAttempts: 3 } },
+          { id: "nap", kind: "wait", config: { rule: { kind: "duration", seconds: 1 } } },
+          {
+            id: "review",
+            kind: "approval",
+            config: { approvers: { users: ["sam@acme.test"] }, title: "Email {{input.email}}?", content: "Hi Maya, shall we talk on Thursday?", deadlineSeconds: 3600 },
+          },
+          { id: "send", kind: "send_email", config: { connection: "mail", subject: "Thursday", text: "Hi Maya, shall we talk on Thursday?" } },
+          { id: "sent", kind: "end" },
+          { id: "dropped", kind: "end" },
+        ],
+        edges: [
+          { from: "start", to: "update_crm" },
+          { from: "update_crm", to: "nap" },
+          { from: "nap", to: "review" },
+          { from: "review", to: "send", label: "approved" },
+          { from: "review", to: "dropped", label: "rejected" },
+          { from: "send", to: "sent" },
+        ],
+      }),
+      { automation: "follow-up" },
+    )
+  ).orgId;
+  await publish(
+    t.db,
+    parseGraph({
+      nodes: [
+        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
+        { id: "long_wait", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } },
+        { id: "done", kind: "end" },
+      ],
+      edges: [
+        { from: "start", to: "long_wait" },
+        { from: "long_wait", to: "done" },
+      ],
+    }),
+    { automation: "slow-burn" },
+  );
+  // The mailbox's stored password is wrong: the send parks until someone fixes it.
+  mailId = await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test", user: "sam" }, secret: "wrong" });
+  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
+  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
+  web = await startWeb(env);
+  apps = [
+    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
+    spawnApp("engine", { env }),
+    spawnApp("lane-worker", { env: { ...env, LANE: "io", LANE_LEASE_MS: "3000" } }),
+    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
+  ];
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await Promise.all(apps.map((a) => a.stop()));
+  await target?.close();
+  await smtp?.close();
+  await prefix.clear();
+  await t?.drop();
+});
+
+const start = async (automation: string, key: string) =>
+  (
+    await startRun(t.db, {
+      orgSlug: "acme",
+      automationSlug: automation,
+      rawBody: "{}",
+      body: { id: key, email: "maya@example.com" },
+      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+    })
+  ).runId;
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(`${web.base}/signin`);
+  await page.fill('input[name="email"]', "sam@acme.test");
+  await page.fill('input[name="password"]', "correct horse battery");
+  await page.click('button[type="submit"]');
+  await page.waitForURL(/\/approvals$/);
+}
+
+const types = async (page: Page) => page.locator("table.timeline tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-type")));
+
+describe("the run page", () => {
+  it("shows a retry, a timer, an approval and a parked state on the timeline; Resume from the screen finishes the run", async () => {
+    const runId = await start("follow-up", "maya-1");
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await signIn(page);
+    // The approval arrives after the CRM retry and the timer; Sam approves it in the inbox.
+    await waitFor(async () => (await q("SELECT 1 FROM approvals WHERE run_id = $1 AND status = 'pending'", [runId])).length > 0, 30_000, "the approval");
+    await page.goto(`${web.base}/approvals`);
+    await page.locator("li.card", { hasText: "Email maya@example.com?" }).locator('button[value="approved"]').click();
+    await page.waitForSelector("text=Approved: the run goes on.");
+    await waitFor(async () => (await q("SELECT status FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]))[0]?.status === "parked", 30_000, "the send to park");
+
+    await page.goto(`${web.base}/runs/${runId}`);
+    await expect(page.locator("h1 .badge").textContent()).resolves.toBe("parked");
+    const seen = await types(page);
+    for (const type of ["step.retry_scheduled", "timer.scheduled", "timer.fired", "approval.requested", "approval.decided", "step.parked"]) expect(seen).toContain(type);
+    expect(await page.locator('svg.graph g[data-node="send"]').getAttribute("class")).toBe("here");
+    expect(await page.locator('svg.graph g[data-node="update_crm"]').getAttribute("data-status")).toBe("done");
+    expect(await page.locator("table.timers").textContent()).toContain("duration");
+    expect(await page.locator("table.effects").textContent()).toContain(`${runId}/update_crm/1`);
+    await page.screenshot({ path: join(artifacts, "run-parked.png"), fullPage: true });
+
+    // Resume while the password is still wrong: it parks again, saying why. Fixed, resumed: it completes.
+    await page.click('button:has-text("Resume")');
+    await page.waitForSelector("text=If the cause is still there it parks again");
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'step.parked'", [runId]))[0].n >= 2, 30_000, "the second park");
+    await t.sql.query("UPDATE connections SET secret = $1, status = 'ok' WHERE id = $2", [encryptSecret("right", orgId, mailId), mailId]);
+    await page.goto(`${web.base}/runs/${runId}`);
+    await page.click('button:has-text("Resume")');
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "the run to complete");
+    await page.goto(`${web.base}/runs/${runId}`);
+    await expect(page.locator("h1 .badge").textContent()).resolves.toBe("completed");
+    const finalTypes = await types(page);
+    expect(finalTypes.filter((x) => x === "step.resumed").length).toBe(2);
+    expect(finalTypes.at(-1)).toBe("run.completed");
+    expect(await q("SELECT worker FROM run_events WHERE run_id = $1 AND type = 'step.resumed' ORDER BY id", [runId])).toEqual([
+      { worker: "user:sam@acme.test" },
+      { worker: "user:sam@acme.test" },
+    ]);
+    expect(smtp.received).toHaveLength(1);
+    await page.screenshot({ path: join(artifacts, "run-completed.png"), fullPage: true });
+
+    // The runs list finds it by status, automation and contact.
+    await page.goto(`${web.base}/?status=completed&automation=follow-up&contact=maya`);
+    expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(1);
+    await page.goto(`${web.base}/?status=parked`);
+    expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(0);
+    await page.screenshot({ path: join(artifacts, "runs-list.png"), fullPage: true });
+    await page.close();
+  });
+
+  it("cancels a waiting run from the screen, saying nothing outside is undone", async () => {
+    const runId = await start("slow-burn", "maya-2");
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await signIn(page);
+    await page.goto(`${web.base}/?status=waiting`);
+    await page.click(`tr[data-run="${runId}"] a`);
+    await page.fill('input[name="reason"]', "Maya replied on the phone");
+    await page.click('button:has-text("Cancel run")');
+    await page.waitForSelector("text=anything already sent or written stays as it is");
+    await expect(page.locator("h1 .badge").textContent()).resolves.toBe("cancelled");
+    expect(await q("SELECT status, cancel_reason FROM runs WHERE id = $1", [runId])).toEqual([{ status: "cancelled", cancel_reason: "Maya replied on the phone" }]);
+    expect(await q("SELECT worker FROM run_events WHERE run_id = $1 AND type = 'run.cancel_requested'", [runId])).toEqual([{ worker: "user:sam@acme.test" }]);
+    await page.screenshot({ path: join(artifacts, "run-cancelled.png"), fullPage: true });
+    await page.close();
+  });
+});
