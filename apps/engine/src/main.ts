@@ -59,7 +59,7 @@ if (env.WAKEUPS === "poll") {
     },
     { concurrency: env.ENGINE_CONCURRENCY },
   );
-  consumer.on("failed", (job, error) => log.error({ jobId: job?.id, err: error }, "run wake-up failed"));
+  consumer.on("failed", (job, error) => log.error({ jobId: job?.id, ...runFields(job?.data), err: error }, "run wake-up failed"));
   await consumer.waitUntilReady();
   stop = () => consumer.close();
 }
@@ -69,3 +69,10 @@ onShutdown(log, async () => {
   await stop();
   await db.$disconnect();
 });
+
+/** The run a queue message is about, for the log line (orgId, runId, stepId when the payload has them). */
+function runFields(data: unknown): Record<string, unknown> {
+  if (!data || typeof data !== "object") return {};
+  const { orgId, runId, stepId, timerId } = data as Record<string, unknown>;
+  return { orgId, runId, stepId, timerId };
+}

@@ -85,7 +85,10 @@ if (env.WAKEUPS === "poll") {
     },
     { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
   );
-  consumer.on("failed", (job, error) => log.error({ jobId: job?.id, err: error }, "step job failed"));
+  consumer.on("failed", (job, error) => {
+    const { orgId, runId, stepId, approvalId } = (job?.data ?? {}) as Record<string, unknown>;
+    log.error({ jobId: job?.id, orgId, runId, stepId, approvalId, err: error }, "step job failed");
+  });
   await consumer.waitUntilReady();
   stopTaking = () => consumer.close();
 }

@@ -39,7 +39,9 @@ const running = loop({
       notifyLeaseSeconds: env.APPROVAL_NOTIFY_LEASE_SECONDS,
       timers: { orgs: env.TIMER_SWEEP_ORGS, perOrg: env.TIMER_SWEEP_PER_ORG, batch: env.TIMER_SWEEP_BATCH, maxBatches: env.TIMER_SWEEP_MAX_BATCHES },
     }, graphs);
-    if (result.leasesReclaimed || result.stepsRewoken || result.runsRewoken || result.runsExpired || result.timersRecreated || result.notifiesRewoken) log.info(result, "sweep found stopped work");
+    const { repaired, ...counts } = result;
+    if (repaired.length || result.timersRecreated || result.notifiesRewoken) log.info(counts, "sweep found stopped work");
+    for (const r of repaired) log.info(r, `sweep repaired a run: ${r.what}`);
     if (result.timersFired) log.debug({ timersFired: result.timersFired }, "due sweep fired timers");
     if (env.CONNECTION_PROBE_SECONDS > 0) {
       // A few per tick, so a slow mail server never holds up the sweep; failures are logged, never fatal.

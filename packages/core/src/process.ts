@@ -106,7 +106,10 @@ export function pollOutbox(opts: {
         busy++;
         const p = opts
           .handle(payload)
-          .catch((error) => opts.log.error({ err: error }, "wake-up handler failed; the sweeper will retry"))
+          .catch((error) => {
+            const { orgId, runId, stepId } = (payload ?? {}) as Record<string, unknown>;
+            opts.log.error({ orgId, runId, stepId, err: error }, "wake-up handler failed; the sweeper will retry");
+          })
           .finally(() => {
             busy--;
             inFlight.delete(p);

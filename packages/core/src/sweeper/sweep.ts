@@ -30,6 +30,8 @@ export interface SweepResult {
   timersRecreated: number;
   /** Runs past their age budget woken so the engine stops them. */
   runsExpired: number;
+  /** Each run the sweep repaired, for one log line per run (orgId, runId, stepId). */
+  repaired: { what: "lease_expired" | "step_rewoken" | "run_rewoken" | "run_expired"; orgId: string; runId: string; stepId?: string }[];
   /** Approvals whose Slack post or update was owed and not taken (lost wake-up, dead notifier, Slack down). */
   notifiesRewoken: number;
 }
@@ -56,7 +58,23 @@ export async function sweepOnce(db: Db, config: SweepConfig, graphs?: GraphCache
   const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize, config.notifyLeaseSeconds ?? 30));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
-  return { timersFired, leasesReclaimed: reclaimed.length, stepsRewoken: rewoken.length, runsRewoken: runs.length, runsExpired: expired.length, timersRecreated, outboxDeleted: deleted, notifiesRewoken: notifies };
+  const repaired: SweepResult["repaired"] = [
+    ...reclaimed.map((w) => ({ what: "lease_expired" as const, orgId: w.orgId, runId: w.runId, stepId: w.stepId })),
+    ...rewoken.map((w) => ({ what: "step_rewoken" as const, orgId: w.orgId, runId: w.runId, stepId: w.stepId })),
+    ...runs.map((r) => ({ what: "run_rewoken" as const, orgId: r.orgId, runId: r.runId })),
+    ...expired.map((r) => ({ what: "run_expired" as const, orgId: r.orgId, runId: r.runId })),
+  ];
+  return {
+    timersFired,
+    leasesReclaimed: reclaimed.length,
+    stepsRewoken: rewoken.length,
+    runsRewoken: runs.length,
+    runsExpired: expired.length,
+    timersRecreated,
+    outboxDeleted: deleted,
+    notifiesRewoken: notifies,
+    repaired,
+  };
 }
 
 export const sweeperLeaderName = "sweeper";
