@@ -61,3 +61,16 @@ export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } 
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";
 export { checkNames, repairAll, repairMissingTimers, runChecks, type CheckName, type Finding, type RepairReport } from "./ops/doctor";
 export { healthFigures, readiness, type HealthFigures, type Readiness } from "./ops/health";
+export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, saveDraft, type Draft, type Published } from "./versions/drafts";
+export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
+export {
+  applyMigration,
+  landingFor,
+  migrationInput,
+  planMigration,
+  removedRule,
+  type ApplyReport,
+  type Landing,
+  type MigrationInput,
+  type MigrationPlan,
+} from "./versions/migrate";

@@ -86,6 +86,11 @@ function statusAfter(commands: Command[]): RunState["status"] {
   return "running";
 }
 
+/** Carries out walk commands for a run locked in `tx` (the engine's own walk, and a migration's "move to step"). */
+export async function applyCommands(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], commands: Command[], actor: string): Promise<void> {
+  return apply(tx, graph, run, steps, commands, actor);
+}
+
 async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], commands: Command[], actor: string): Promise<void> {
   if (commands.length === 0) return;
   const base = { orgId: run.orgId, runId: run.id, worker: actor };

@@ -40,7 +40,9 @@ export const conditionSchema: z.ZodType<Condition> = z.lazy(() =>
   ]),
 );
 
-const base = { id: nodeId, name: z.string().max(200).optional() };
+/** Where the editor drew the node (layout only: ignored by the engine and by version diffs). */
+const position = z.object({ x: z.number().finite(), y: z.number().finite() }).strict();
+const base = { id: nodeId, name: z.string().max(200).optional(), position: position.optional() };
 
 export const triggerConfig = z
   .object({

@@ -1,4 +1,4 @@
-import { laneOf, lanes, type LaneName, type StepKind } from "../catalog";
+import { laneOf, lanes, type LaneName, nodeKinds, type StepKind } from "../catalog";
 import type { Decision, Graph, GraphNode } from "../versions/graph";
 import { evaluate, type WalkContext } from "./condition";
 
@@ -226,4 +226,14 @@ function contextOf(run: RunState): WalkContext {
   const latest = [...run.steps].filter((s) => s.status === "done").sort((a, b) => a.iteration - b.iteration);
   for (const s of latest) steps[s.nodeId] = { output: s.output };
   return { input: run.input, steps };
+}
+
+/**
+ * A run moved onto `nodeId` by a person (a version migration's "move to this step"): the step to schedule there, as
+ * the walk would have scheduled it. Only step kinds (an inline node has no step to wait on).
+ */
+export function scheduleAt(graph: Graph, run: RunState, nodeId: string): Extract<Command, { type: "schedule_step" }> | null {
+  const node = graph.nodes.find((n) => n.id === nodeId);
+  if (!node || nodeKinds[node.kind].inline) return null;
+  return schedule(node as StepNode, run, []);
 }

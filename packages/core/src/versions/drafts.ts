@@ -1,0 +1,116 @@
+import { type Db, inTx } from "@holdfast/db";
+import { HoldfastError, NotFoundError } from "../errors";
+import { canonicalJson } from "../start/start-key";
+import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
+
+/**
+ * Drafts and publishing. A draft is saved as the editor has it, valid or not (an autosave never loses an edit),
+ * guarded by its revision: a save based on an older revision is refused with the current draft, so two tabs never
+ * overwrite each other silently. Publishing validates the draft fully and copies it into a new version (N+1),
+ * immutable from then on (a trigger refuses UPDATE and DELETE of published versions).
+ */
+export interface Draft {
+  automationId: string;
+  graph: unknown;
+  revision: number;
+  updatedBy: string | null;
+  updatedAt: Date;
+  /** The newest published version's number (null: never published). */
+  published: number | null;
+  /** Node ids that appear in a published version: they may no longer be renamed. */
+  publishedIds: string[];
+  problems: GraphProblem[];
+}
+
+export class DraftConflictError extends HoldfastError {
+  constructor(readonly current: Draft) {
+    super("draft_conflict", `the draft was saved elsewhere (revision ${current.revision}); reload to continue from it`);
+  }
+}
+
+export class InvalidDraftError extends HoldfastError {
+  constructor(readonly problems: GraphProblem[]) {
+    super("invalid_draft", `the draft cannot be published: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`);
+  }
+}
+
+const emptyGraph = {
+  nodes: [
+    { id: "trigger", kind: "trigger", config: {}, position: { x: 0, y: 0 } },
+    { id: "end", kind: "end", config: {}, position: { x: 300, y: 0 } },
+  ],
+  edges: [{ from: "trigger", to: "end" }],
+};
+
+/** Every problem a graph has for publishing: its shape (zod) then the structural rules. */
+export function draftProblems(graph: unknown): GraphProblem[] {
+  const parsed = graphSchema.safeParse(graph);
+  if (!parsed.success) return parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
+  return graphProblems(parsed.data);
+}
+
+export async function getDraft(db: Db, orgId: string, automationId: string): Promise<Draft> {
+  const [automation] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  if (!automation) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
+  const versions = await db.$queryRaw<{ version: number; graph: unknown }[]>`
+    SELECT version, graph FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
+    ORDER BY version DESC`;
+  // The first open of the editor starts from the newest published version (or a trigger and an end).
+  await db.$executeRaw`
+    INSERT INTO automation_drafts (automation_id, org_id, graph)
+    VALUES (${automationId}, ${orgId}, ${JSON.stringify(versions[0]?.graph ?? emptyGraph)}::jsonb)
+    ON CONFLICT (automation_id) DO NOTHING`;
+  const [row] = await db.$queryRaw<{ graph: unknown; revision: number; updatedBy: string | null; updatedAt: Date }[]>`
+    SELECT graph, revision, updated_by AS "updatedBy", updated_at AS "updatedAt" FROM automation_drafts
+    WHERE org_id = ${orgId} AND automation_id = ${automationId}`;
+  if (!row) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
+  const publishedIds = new Set<string>();
+  for (const v of versions) for (const n of (v.graph as Graph).nodes ?? []) publishedIds.add(n.id);
+  return { automationId, ...row, published: versions[0]?.version ?? null, publishedIds: [...publishedIds].sort(), problems: draftProblems(row.graph) };
+}
+
+/**
+ * Saves the editor's graph as the draft if `baseRevision` is still current. Renaming a node that was published
+ * (its id gone while a node of the same kind appeared in its place is a rename, but it cannot be told from a
+ * delete and an add) is allowed as a delete and an add: published step ids are never rewritten.
+ */
+export async function saveDraft(db: Db, orgId: string, automationId: string, graph: unknown, baseRevision: number, by: string): Promise<Draft> {
+  if (canonicalJson(graph).length > 2_000_000) throw new HoldfastError("draft_too_large", "a draft is at most 2 MB");
+  const saved = await db.$queryRaw<{ revision: number }[]>`
+    UPDATE automation_drafts SET graph = ${JSON.stringify(graph)}::jsonb, revision = revision + 1, updated_by = ${by}, updated_at = now()
+    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND revision = ${baseRevision}
+    RETURNING revision`;
+  const current = await getDraft(db, orgId, automationId);
+  if (!saved[0]) throw new DraftConflictError(current);
+  return current;
+}
+
+export interface Published {
+  versionId: string;
+  version: number;
+  publishedAt: Date;
+  publishedBy: string;
+}
+
+/** Publishes the draft as version N+1 (refused with every problem when it is not valid, or unchanged). */
+export async function publishDraft(db: Db, orgId: string, automationId: string, by: string): Promise<Published> {
+  return inTx(db, async (tx) => {
+    const [draft] = await tx.$queryRaw<{ graph: unknown }[]>`
+      SELECT graph FROM automation_drafts WHERE org_id = ${orgId} AND automation_id = ${automationId} FOR UPDATE`;
+    if (!draft) throw new NotFoundError("automation_not_found", `draft of automation ${automationId}`);
+    const problems = draftProblems(draft.graph);
+    if (problems.length) throw new InvalidDraftError(problems);
+    const graph = graphSchema.parse(draft.graph);
+    // Versions of one automation are numbered under its row's lock: two publishes never take the same number.
+    await tx.$queryRaw`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId} FOR UPDATE`;
+    const [latest] = await tx.$queryRaw<{ version: number; graph: unknown }[]>`
+      SELECT version, graph FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}
+      ORDER BY version DESC LIMIT 1`;
+    if (latest && canonicalJson(latest.graph) === canonicalJson(graph)) throw new HoldfastError("nothing_to_publish", `the draft is the same as version ${latest.version}`);
+    const [row] = await tx.$queryRaw<Published[]>`
+      INSERT INTO automation_versions (org_id, automation_id, version, graph, published_by, published_at)
+      VALUES (${orgId}, ${automationId}, ${(latest?.version ?? 0) + 1}, ${JSON.stringify(graph)}::jsonb, ${by}, now())
+      RETURNING id AS "versionId", version, published_at AS "publishedAt", published_by AS "publishedBy"`;
+    return row as Published;
+  });
+}

@@ -1,0 +1,234 @@
+import { type Db, inTx, type Tx } from "@holdfast/db";
+import { z } from "zod";
+import { applyCommands } from "../engine/advance";
+import { HoldfastError, NotFoundError } from "../errors";
+import { runEventsInsert } from "../sql/run-events";
+import { type RunRow, runsLockForWalk, runsRequestCancel, runsTouch } from "../sql/runs";
+import { type StepRow, stepsCancelOpen, stepsForRun } from "../sql/steps";
+import { nodeKinds } from "../catalog";
+import { type Graph, graphSchema } from "./graph";
+import type { GraphCache } from "./graph-cache";
+import { decide, scheduleAt } from "../walk/walk";
+
+/**
+ * Moving in-flight runs of one published version to another, as an explicit step after publishing. The plan maps
+ * old step ids to new ones (same id by default) and says what happens to a run sitting on a step the new version
+ * removed: move it to a chosen step, cancel it, or let it stay on its version. `planMigration` is the dry run (where
+ * each run sits and where it would land); `applyMigration` moves runs in batches, each run in its own transaction
+ * under its lock, with a `run.migrated` timeline row (from/to version and step). A run with an effect in flight is
+ * not moved (deferred) until it settles: apply again later.
+ */
+const slug = z.string().regex(/^[a-z][a-z0-9_]{0,62}$/);
+export const removedRule = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("move"), to: slug }).strict(),
+  z.object({ kind: z.literal("cancel") }).strict(),
+  z.object({ kind: z.literal("stay") }).strict(),
+]);
+export type RemovedRule = z.infer<typeof removedRule>;
+export const migrationInput = z
+  .object({
+    fromVersion: z.number().int().min(1),
+    toVersion: z.number().int().min(1),
+    mapping: z.record(slug, slug).default({}),
+    removed: removedRule.default({ kind: "stay" }),
+  })
+  .strict();
+export type MigrationInput = z.infer<typeof migrationInput>;
+
+export type Landing =
+  | { action: "keep" | "rename" | "move"; to: string }
+  | { action: "cancel" | "stay" };
+
+export interface RunPlan {
+  runId: string;
+  from: string;
+  landing: Landing;
+  deferred: boolean;
+}
+
+export interface MigrationPlan {
+  fromVersion: number;
+  toVersion: number;
+  /** Per step the runs sit on: how many, where they land, how many wait for an effect in flight. */
+  positions: { from: string; runs: number; deferred: number; landing: Landing }[];
+  runs: RunPlan[];
+}
+
+/** Where a run sits: its open step, or the settled step the engine has yet to walk on from. */
+function positionOf(steps: StepRow[]): string {
+  const open = steps.find((s) => s.status === "ready" || s.status === "running" || s.status === "waiting" || s.status === "parked");
+  if (open) return open.nodeId;
+  const unwalked = steps.find((s) => !s.advanced && (s.status === "done" || s.status === "failed"));
+  return unwalked?.nodeId ?? "(start)";
+}
+
+/** Where a run on `from` lands in `to` (pure). A step whose kind changed counts as removed. */
+export function landingFor(from: string, oldGraph: Graph, newGraph: Graph, input: Pick<MigrationInput, "mapping" | "removed">): Landing {
+  const target = input.mapping[from] ?? from;
+  const oldNode = oldGraph.nodes.find((n) => n.id === from);
+  const newNode = newGraph.nodes.find((n) => n.id === target);
+  if (newNode && (!oldNode || oldNode.kind === newNode.kind)) return { action: target === from ? "keep" : "rename", to: target };
+  const rule = input.removed;
+  return rule.kind === "move" ? { action: "move", to: rule.to } : { action: rule.kind };
+}
+
+interface Versions {
+  automationId: string;
+  fromId: string;
+  toId: string;
+  fromGraph: Graph;
+  toGraph: Graph;
+}
+
+async function versionsOf(db: Db | Tx, orgId: string, automationId: string, input: MigrationInput): Promise<Versions> {
+  const rows = await db.$queryRaw<{ id: string; version: number; graph: unknown }[]>`
+    SELECT id, version, graph FROM automation_versions
+    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
+      AND version IN (${input.fromVersion}, ${input.toVersion})`;
+  const from = rows.find((r) => r.version === input.fromVersion);
+  const to = rows.find((r) => r.version === input.toVersion);
+  if (!from || !to) throw new NotFoundError("automation_not_found", `published versions ${input.fromVersion} and ${input.toVersion}`);
+  if (from.id === to.id) throw new HoldfastError("invalid_migration", "choose two different versions");
+  const toGraph = graphSchema.parse(to.graph);
+  if (input.removed.kind === "move") {
+    const target = toGraph.nodes.find((n) => n.id === (input.removed as { to: string }).to);
+    if (!target || nodeKinds[target.kind].inline) throw new HoldfastError("invalid_migration", `"${input.removed.to}" is not a step of version ${input.toVersion}`);
+  }
+  for (const [old, target] of Object.entries(input.mapping)) {
+    if (!toGraph.nodes.some((n) => n.id === target)) throw new HoldfastError("invalid_migration", `${old} -> ${target}: no step "${target}" in version ${input.toVersion}`);
+  }
+  return { automationId, fromId: from.id, toId: to.id, fromGraph: graphSchema.parse(from.graph), toGraph };
+}
+
+async function inFlight(db: Db | Tx, runId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ n: number }[]>`
+    SELECT (SELECT count(*) FROM steps WHERE run_id = ${runId} AND status = 'running' AND lease_until >= now())
+         + (SELECT count(*) FROM effects WHERE run_id = ${runId} AND status = 'in_flight') AS n`;
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+export async function planMigration(db: Db, orgId: string, automationId: string, raw: unknown): Promise<MigrationPlan> {
+  const input = migrationInput.parse(raw);
+  const v = await versionsOf(db, orgId, automationId, input);
+  const runs = await db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running' ORDER BY created_at, id`;
+  const plans: RunPlan[] = [];
+  for (const r of runs) {
+    const steps = await stepsForRun(db, orgId, r.id);
+    const from = positionOf(steps);
+    const landing = landingFor(from, v.fromGraph, v.toGraph, input);
+    plans.push({ runId: r.id, from, landing, deferred: landing.action !== "stay" && (await inFlight(db, r.id)) });
+  }
+  const byPosition = new Map<string, MigrationPlan["positions"][number]>();
+  for (const p of plans) {
+    const pos = byPosition.get(p.from) ?? { from: p.from, runs: 0, deferred: 0, landing: p.landing };
+    pos.runs++;
+    if (p.deferred) pos.deferred++;
+    byPosition.set(p.from, pos);
+  }
+  return { fromVersion: input.fromVersion, toVersion: input.toVersion, positions: [...byPosition.values()], runs: plans };
+}
+
+export interface ApplyReport {
+  migrationId: string;
+  migrated: number;
+  cancelled: number;
+  stayed: number;
+  deferred: number;
+  /** Runs still on the old version that a later apply may move (deferred ones). */
+  remaining: number;
+}
+
+/** Records the plan (once) and moves the runs it can, `batchSize` at a time. Apply again to move deferred runs. */
+export async function applyMigration(
+  db: Db,
+  graphs: GraphCache,
+  orgId: string,
+  automationId: string,
+  raw: unknown,
+  by: string,
+  opts: { migrationId?: string; batchSize?: number } = {},
+): Promise<ApplyReport> {
+  const input = migrationInput.parse(raw);
+  const v = await versionsOf(db, orgId, automationId, input);
+  const migrationId =
+    opts.migrationId ??
+    (
+      await db.$queryRaw<{ id: string }[]>`
+        INSERT INTO run_migrations (org_id, automation_id, from_version_id, to_version_id, mapping, removed_rule, created_by)
+        VALUES (${orgId}, ${automationId}, ${v.fromId}, ${v.toId}, ${JSON.stringify(input.mapping)}::jsonb, ${JSON.stringify(input.removed)}::jsonb, ${by})
+        RETURNING id`
+    )[0]?.id;
+  if (!migrationId) throw new Error("migration not recorded");
+  const report = { migrated: 0, cancelled: 0, stayed: 0, deferred: 0 };
+  const batchSize = opts.batchSize ?? 100;
+  let after = "";
+  for (;;) {
+    const batch = await db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running' AND id > ${after}
+      ORDER BY id LIMIT ${batchSize}`;
+    if (batch.length === 0) break;
+    for (const r of batch) {
+      const outcome = await inTx(db, (tx) => migrateOne(tx, graphs, orgId, r.id, v, input, migrationId, by));
+      report[outcome]++;
+    }
+    after = batch.at(-1)?.id ?? after;
+  }
+  const [left] = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running'`;
+  const remaining = (left?.n ?? 0) - report.stayed;
+  await db.$executeRaw`
+    UPDATE run_migrations SET migrated = migrated + ${report.migrated}, cancelled = cancelled + ${report.cancelled},
+           stayed = ${report.stayed}, deferred = ${report.deferred}, status = ${remaining > 0 ? "open" : "done"}, updated_at = now()
+    WHERE id = ${migrationId}`;
+  return { migrationId, ...report, remaining };
+}
+
+async function migrateOne(
+  tx: Tx,
+  graphs: GraphCache,
+  orgId: string,
+  runId: string,
+  v: Versions,
+  input: MigrationInput,
+  migrationId: string,
+  by: string,
+): Promise<"migrated" | "cancelled" | "stayed" | "deferred"> {
+  const run = await runsLockForWalk(tx, orgId, runId);
+  if (!run || run.status !== "running" || run.versionId !== v.fromId) return "stayed";
+  const steps = await stepsForRun(tx, orgId, runId);
+  const from = positionOf(steps);
+  const landing = landingFor(from, v.fromGraph, v.toGraph, input);
+  if (landing.action === "stay") return "stayed";
+  if (await inFlight(tx, runId)) return "deferred";
+  const event = (type: string, data: Record<string, unknown>) =>
+    runEventsInsert(tx, [{ orgId, runId, type, worker: by, data: { migrationId, fromVersion: input.fromVersion, toVersion: input.toVersion, fromStep: from, ...data } }]);
+  if (landing.action === "cancel") {
+    await runsRequestCancel(tx, orgId, runId, `migration to version ${input.toVersion}: step ${from} was removed`);
+    await event("run.migration_cancelled", {});
+    const graph = await graphs.get(tx, orgId, v.fromId);
+    await applyCommands(tx, graph, { ...run, cancelRequested: true }, steps, decide(graph, { id: run.id, status: "running", input: run.input, cancelRequested: true, steps }), by);
+    return "cancelled";
+  }
+  // Renamed steps keep their history under the new id (templates in the new version read `steps.<new id>`).
+  for (const [oldId, newId] of Object.entries(input.mapping)) {
+    if (oldId === newId || !steps.some((s) => s.nodeId === oldId)) continue;
+    await tx.$executeRaw`UPDATE steps SET node_id = ${newId} WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${oldId}`;
+    await tx.$executeRaw`UPDATE approvals SET node_id = ${newId} WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${oldId}`;
+  }
+  await tx.$executeRaw`UPDATE runs SET version_id = ${v.toId} WHERE id = ${runId}`;
+  await runsTouch(tx, runId); // a worker's plan made on the old graph no longer applies
+  if (landing.action === "move") {
+    const open = steps.filter((s) => ["ready", "waiting", "parked"].includes(s.status)).map((s) => s.id);
+    if (open.length) await stepsCancelOpen(tx, open);
+    await tx.$executeRaw`UPDATE approvals SET status = 'cancelled', decided_via = 'run', decided_by_name = 'a version migration', decided_at = now(), revision = revision + 1
+                         WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'pending'`;
+    const moved: RunRow = { ...run, versionId: v.toId };
+    const now = await stepsForRun(tx, orgId, runId);
+    const command = scheduleAt(v.toGraph, { id: runId, status: "running", input: run.input, cancelRequested: false, steps: now }, landing.to);
+    if (!command) throw new HoldfastError("invalid_migration", `"${landing.to}" is not a step`);
+    await applyCommands(tx, v.toGraph, moved, now, [command], by);
+  }
+  await event("run.migrated", { toStep: "to" in landing ? landing.to : null, action: landing.action });
+  return "migrated";
+}
