@@ -1,0 +1,190 @@
+import {
+  applyMigration,
+  createConnection,
+  diffGraphs,
+  getDraft,
+  graphSchema,
+  isValidZone,
+  migrationInput,
+  planMigration,
+  publishDraft,
+  reconnectConnection,
+  removeMember,
+  saveDraft,
+  upsertMember,
+} from "@holdfast/core";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { graphs } from "../graphs";
+import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
+
+/** Every procedure is scoped by `ctx.org.id` (init.ts resolves it from the session's membership of `orgSlug`). */
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `not a ${prefix}_ id`);
+const automationId = z.object({ automationId: id("aut") });
+const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and -");
+const email = z.string().trim().toLowerCase().email().max(320);
+const role = z.enum(["owner", "editor", "approver", "viewer"]);
+
+async function ownAutomation(db: import("@holdfast/db").Db, orgId: string, automationId: string): Promise<void> {
+  const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  if (!rows[0]) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
+}
+
+const automations = router({
+  list: viewerProcedure.query(({ ctx }) =>
+    ctx.db.$queryRaw<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number }[]>`
+      SELECT a.id, a.slug, a.name, v.version AS latest, v.published_at AS "publishedAt",
+             (SELECT count(*)::int FROM runs r WHERE r.org_id = a.org_id AND r.automation_id = a.id AND r.status = 'running') AS running
+      FROM automations a
+      LEFT JOIN LATERAL (SELECT version, published_at FROM automation_versions WHERE automation_id = a.id AND org_id = a.org_id
+                         ORDER BY version DESC LIMIT 1) v ON true
+      WHERE a.org_id = ${ctx.org.id} ORDER BY a.name`,
+  ),
+  create: editorProcedure.input(z.object({ name: z.string().trim().min(1).max(200), slug })).mutation(async ({ ctx, input }) => {
+    const rows = await ctx.db.$queryRaw<{ id: string }[]>`
+      INSERT INTO automations (org_id, slug, name) VALUES (${ctx.org.id}, ${input.slug}, ${input.name})
+      ON CONFLICT (org_id, slug) DO NOTHING RETURNING id`;
+    if (!rows[0]) throw new TRPCError({ code: "CONFLICT", message: `an automation "${input.slug}" already exists` });
+    return { id: rows[0].id };
+  }),
+});
+
+const drafts = router({
+  get: viewerProcedure.input(automationId).query(({ ctx, input }) => getDraft(ctx.db, ctx.org.id, input.automationId)),
+  save: editorProcedure
+    .input(automationId.extend({ graph: z.unknown(), baseRevision: z.number().int().min(1) }))
+    .mutation(({ ctx, input }) => saveDraft(ctx.db, ctx.org.id, input.automationId, input.graph, input.baseRevision, `user:${ctx.user.email}`)),
+});
+
+const versions = router({
+  list: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    return ctx.db.$queryRaw<{ id: string; version: number; publishedAt: Date; publishedBy: string | null; running: number }[]>`
+      SELECT v.id, v.version, v.published_at AS "publishedAt", v.published_by AS "publishedBy",
+             (SELECT count(*)::int FROM runs r WHERE r.version_id = v.id AND r.status = 'running') AS running
+      FROM automation_versions v
+      WHERE v.org_id = ${ctx.org.id} AND v.automation_id = ${input.automationId} AND v.published_at IS NOT NULL
+      ORDER BY v.version DESC`;
+  }),
+  diff: viewerProcedure
+    .input(automationId.extend({ from: z.number().int().min(1), to: z.number().int().min(1) }))
+    .query(async ({ ctx, input }) => {
+      const rows = await ctx.db.$queryRaw<{ version: number; graph: unknown }[]>`
+        SELECT version, graph FROM automation_versions
+        WHERE org_id = ${ctx.org.id} AND automation_id = ${input.automationId} AND published_at IS NOT NULL AND version IN (${input.from}, ${input.to})`;
+      const from = rows.find((r) => r.version === input.from);
+      const to = rows.find((r) => r.version === input.to);
+      if (!from || !to) throw new TRPCError({ code: "NOT_FOUND", message: "version not found" });
+      return diffGraphs(graphSchema.parse(from.graph), graphSchema.parse(to.graph));
+    }),
+  publish: editorProcedure.input(automationId).mutation(({ ctx, input }) => publishDraft(ctx.db, ctx.org.id, input.automationId, `user:${ctx.user.email}`)),
+});
+
+const migrations = router({
+  plan: editorProcedure.input(automationId.extend({ migration: migrationInput })).query(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    return planMigration(ctx.db, ctx.org.id, input.automationId, input.migration);
+  }),
+  run: editorProcedure.input(automationId.extend({ migration: migrationInput, migrationId: id("mig").optional() })).mutation(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    if (input.migrationId) {
+      const own = await ctx.db.$queryRaw<{ id: string }[]>`SELECT id FROM run_migrations WHERE org_id = ${ctx.org.id} AND id = ${input.migrationId}`;
+      if (!own[0]) throw new TRPCError({ code: "NOT_FOUND", message: "migration not found" });
+    }
+    return applyMigration(ctx.db, graphs, ctx.org.id, input.automationId, input.migration, `user:${ctx.user.email}`, {
+      ...(input.migrationId ? { migrationId: input.migrationId } : {}),
+    });
+  }),
+  list: viewerProcedure.input(automationId).query(({ ctx, input }) =>
+    ctx.db.$queryRaw<{ id: string; status: string; migrated: number; deferred: number; createdBy: string; createdAt: Date }[]>`
+      SELECT id, status, migrated, deferred, created_by AS "createdBy", created_at AS "createdAt" FROM run_migrations
+      WHERE org_id = ${ctx.org.id} AND automation_id = ${input.automationId} ORDER BY created_at DESC`,
+  ),
+});
+
+const connections = router({
+  // Secrets are write-only: never selected here.
+  list: viewerProcedure.query(({ ctx }) =>
+    ctx.db.$queryRaw<{ id: string; kind: string; name: string; config: unknown; status: string; statusReason: string | null; hasSecret: boolean }[]>`
+      SELECT id, kind, name, config, status, status_reason AS "statusReason", secret IS NOT NULL AS "hasSecret"
+      FROM connections WHERE org_id = ${ctx.org.id} ORDER BY name`,
+  ),
+  create: ownerProcedure
+    .input(
+      z.object({
+        kind: z.enum(["smtp", "crm", "model", "slack"]),
+        name: z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/),
+        config: z.record(z.string(), z.unknown()),
+        secret: z.string().min(1).max(10_000).optional(),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => ({
+      id: await createConnection(ctx.db, { orgId: ctx.org.id, kind: input.kind, name: input.name, config: input.config, secret: input.secret ?? null }),
+    })),
+  setSecret: ownerProcedure.input(z.object({ connectionId: id("cnx"), secret: z.string().min(1).max(10_000) })).mutation(async ({ ctx, input }) => {
+    const own = await ctx.db.$queryRaw<{ id: string }[]>`SELECT id FROM connections WHERE org_id = ${ctx.org.id} AND id = ${input.connectionId}`;
+    if (!own[0]) throw new TRPCError({ code: "NOT_FOUND", message: "connection not found" });
+    return { resumed: await reconnectConnection(ctx.db, ctx.org.id, input.connectionId, input.secret, `user:${ctx.user.email}`) };
+  }),
+});
+
+const contacts = router({
+  list: viewerProcedure.input(z.object({ query: z.string().max(320).default("") })).query(({ ctx, input }) =>
+    ctx.db.$queryRaw<{ id: string; email: string; timeZone: string | null; consent: string }[]>`
+      SELECT id, email, time_zone AS "timeZone", consent FROM contacts
+      WHERE org_id = ${ctx.org.id} AND email ILIKE ${`%${input.query.replace(/[\\%_]/g, (m) => `\\${m}`)}%`}
+      ORDER BY email LIMIT 200`,
+  ),
+  upsert: editorProcedure
+    .input(z.object({ email, timeZone: z.string().refine(isValidZone, "not an IANA time zone").nullable(), consent: z.enum(["granted", "unknown", "withdrawn"]) }))
+    .mutation(async ({ ctx, input }) => {
+      const rows = await ctx.db.$queryRaw<{ id: string }[]>`
+        INSERT INTO contacts (org_id, email, time_zone, consent, consent_changed_at) VALUES (${ctx.org.id}, ${input.email}, ${input.timeZone}, ${input.consent}, now())
+        ON CONFLICT (org_id, email) DO UPDATE SET time_zone = EXCLUDED.time_zone, consent = EXCLUDED.consent,
+          consent_changed_at = CASE WHEN contacts.consent <> EXCLUDED.consent THEN now() ELSE contacts.consent_changed_at END, updated_at = now()
+        RETURNING id`;
+      return { id: rows[0]?.id };
+    }),
+});
+
+const suppressions = router({
+  list: viewerProcedure.query(({ ctx }) =>
+    ctx.db.$queryRaw<{ email: string; reason: string; createdAt: Date }[]>`
+      SELECT email, reason, created_at AS "createdAt" FROM suppressions WHERE org_id = ${ctx.org.id} ORDER BY created_at DESC LIMIT 500`,
+  ),
+  add: editorProcedure.input(z.object({ email, reason: z.string().trim().min(1).max(200) })).mutation(async ({ ctx, input }) => {
+    await ctx.db.$executeRaw`INSERT INTO suppressions (org_id, email, reason) VALUES (${ctx.org.id}, ${input.email}, ${input.reason}) ON CONFLICT DO NOTHING`;
+    return { ok: true };
+  }),
+  remove: ownerProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => ({
+    removed: (await ctx.db.$executeRaw`DELETE FROM suppressions WHERE org_id = ${ctx.org.id} AND email = ${input.email}`) > 0,
+  })),
+});
+
+const members = router({
+  list: viewerProcedure.query(({ ctx }) =>
+    ctx.db.$queryRaw<{ userId: string; email: string; name: string; role: string; slackUserId: string | null }[]>`
+      SELECT u.id AS "userId", u.email, u.name, m.role, m.slack_user_id AS "slackUserId"
+      FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ${ctx.org.id} ORDER BY u.name`,
+  ),
+  add: ownerProcedure
+    .input(z.object({ email, name: z.string().trim().min(1).max(200), role, password: z.string().min(10).max(1_000).optional() }))
+    .mutation(async ({ ctx, input }) => ({
+      userId: await upsertMember(ctx.db, { orgId: ctx.org.id, email: input.email, name: input.name, role: input.role, password: input.password ?? null }),
+    })),
+  setRole: ownerProcedure.input(z.object({ userId: id("usr"), role })).mutation(async ({ ctx, input }) => {
+    const n = await ctx.db.$executeRaw`UPDATE memberships SET role = ${input.role} WHERE org_id = ${ctx.org.id} AND user_id = ${input.userId}`;
+    if (n === 0) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
+    return { ok: true };
+  }),
+  remove: ownerProcedure.input(z.object({ userId: id("usr") })).mutation(async ({ ctx, input }) => {
+    if (input.userId === ctx.user.id) throw new TRPCError({ code: "BAD_REQUEST", message: "you cannot remove yourself" });
+    const [u] = await ctx.db.$queryRaw<{ email: string }[]>`
+      SELECT u.email FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ${ctx.org.id} AND u.id = ${input.userId}`;
+    if (!u) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
+    return { removed: await removeMember(ctx.db, ctx.org.id, u.email) };
+  }),
+});
+
+export const appRouter = router({ automations, drafts, versions, migrations, connections, contacts, suppressions, members });
+export type AppRouter = typeof appRouter;

@@ -1,0 +1,175 @@
+import { createConnection, parseGraph, sessionUser, signIn, upsertMember } from "@holdfast/core";
+import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCallerFactory } from "../src/server/trpc/init";
+import { appRouter } from "../src/server/trpc/router";
+
+/**
+ * The builder's API: every procedure is scoped by the caller's organisation. A user of another organisation can
+ * neither read nor change this one's data, through its slug or through its ids; anonymous callers get nothing; a
+ * viewer cannot change anything. Drafts keep their step ids through 50 saves; published versions are immutable in
+ * the database itself.
+ */
+let t: TestDatabase;
+const ids: Record<string, string> = {};
+const createCaller = createCallerFactory(appRouter);
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+
+const graph = (extra: Record<string, unknown>[] = []) =>
+  parseGraph({
+    nodes: [
+      { id: "start", kind: "trigger", config: {} },
+      { id: "call_crm", kind: "http_request", config: { url: "http://127.0.0.1:9/x" } },
+      ...extra,
+      { id: "done", kind: "end" },
+    ],
+    edges: [
+      { from: "start", to: "call_crm" },
+      { from: "call_crm", to: extra.length ? (extra[0]?.id as string) : "done" },
+      ...(extra.length ? [{ from: extra[0]?.id as string, to: "done" }] : []),
+    ],
+  });
+
+async function callerFor(email: string | null) {
+  if (!email) return createCaller({ db: t.db, user: null });
+  const s = await signIn(t.db, email, "a long enough password");
+  return createCaller({ db: t.db, user: await sessionUser(t.db, s?.token) });
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  const a = await publish(t.db, graph(), { automation: "nurture" });
+  ids.orgA = a.orgId;
+  ids.automationA = a.automationId;
+  await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('other', 'Other')");
+  ids.orgB = (await q("SELECT id FROM organisations WHERE slug = 'other'"))[0].id;
+  ids.owner = await upsertMember(t.db, { orgId: ids.orgA, email: "olivia@acme.test", name: "Olivia", password: "a long enough password", role: "owner" });
+  ids.viewer = await upsertMember(t.db, { orgId: ids.orgA, email: "vic@acme.test", name: "Vic", password: "a long enough password", role: "viewer" });
+  ids.bob = await upsertMember(t.db, { orgId: ids.orgB, email: "bob@other.test", name: "Bob", password: "a long enough password", role: "owner" });
+  ids.connectionA = await createConnection(t.db, { orgId: ids.orgA, kind: "smtp", name: "mail", config: { host: "127.0.0.1", from: "a@acme.test" }, secret: "s3cret" });
+  await q("INSERT INTO contacts (org_id, email, consent) VALUES ($1, 'maya@example.com', 'granted')", [ids.orgA]);
+  await q("INSERT INTO suppressions (org_id, email, reason) VALUES ($1, 'gone@example.com', 'bounced')", [ids.orgA]);
+  const owner = await callerFor("olivia@acme.test");
+  await owner.drafts.get({ orgSlug: "acme", automationId: ids.automationA });
+});
+afterAll(async () => t?.drop());
+
+/** Every procedure, called against organisation A's data. Keys are the router's procedure paths. */
+const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof callerFor>>) => Promise<unknown>> => ({
+  "automations.list": (c) => c.automations.list({ orgSlug }),
+  "automations.create": (c) => c.automations.create({ orgSlug, name: "Sneaky", slug: "sneaky" }),
+  "drafts.get": (c) => c.drafts.get({ orgSlug, automationId: ids.automationA as string }),
+  "drafts.save": (c) => c.drafts.save({ orgSlug, automationId: ids.automationA as string, graph: { nodes: [], edges: [] }, baseRevision: 1 }),
+  "versions.list": (c) => c.versions.list({ orgSlug, automationId: ids.automationA as string }),
+  "versions.diff": (c) => c.versions.diff({ orgSlug, automationId: ids.automationA as string, from: 1, to: 1 }),
+  "versions.publish": (c) => c.versions.publish({ orgSlug, automationId: ids.automationA as string }),
+  "migrations.plan": (c) => c.migrations.plan({ orgSlug, automationId: ids.automationA as string, migration: { fromVersion: 1, toVersion: 2 } }),
+  "migrations.run": (c) => c.migrations.run({ orgSlug, automationId: ids.automationA as string, migration: { fromVersion: 1, toVersion: 2 } }),
+  "migrations.list": (c) => c.migrations.list({ orgSlug, automationId: ids.automationA as string }),
+  "connections.list": (c) => c.connections.list({ orgSlug }),
+  "connections.create": (c) => c.connections.create({ orgSlug, kind: "smtp", name: "sneaky", config: {} }),
+  "connections.setSecret": (c) => c.connections.setSecret({ orgSlug, connectionId: ids.connectionA as string, secret: "stolen" }),
+  "contacts.list": (c) => c.contacts.list({ orgSlug, query: "" }),
+  "contacts.upsert": (c) => c.contacts.upsert({ orgSlug, email: "maya@example.com", timeZone: null, consent: "withdrawn" }),
+  "suppressions.list": (c) => c.suppressions.list({ orgSlug }),
+  "suppressions.add": (c) => c.suppressions.add({ orgSlug, email: "x@example.com", reason: "x" }),
+  "suppressions.remove": (c) => c.suppressions.remove({ orgSlug, email: "gone@example.com" }),
+  "members.list": (c) => c.members.list({ orgSlug }),
+  "members.add": (c) => c.members.add({ orgSlug, email: "mallory@evil.test", name: "M", role: "owner" }),
+  "members.setRole": (c) => c.members.setRole({ orgSlug, userId: ids.viewer as string, role: "owner" }),
+  "members.remove": (c) => c.members.remove({ orgSlug, userId: ids.viewer as string }),
+});
+
+/** Organisation A's data, as it stands. */
+const snapshot = async () =>
+  q(
+    `SELECT (SELECT count(*) FROM automations WHERE org_id = $1) AS a,
+            (SELECT md5(string_agg(graph::text || revision, '')) FROM automation_drafts WHERE org_id = $1) AS d,
+            (SELECT count(*) FROM automation_versions WHERE org_id = $1) AS v,
+            (SELECT md5(string_agg(secret || status, '')) FROM connections WHERE org_id = $1) AS c,
+            (SELECT md5(string_agg(email || consent, '')) FROM contacts WHERE org_id = $1) AS ct,
+            (SELECT count(*) FROM suppressions WHERE org_id = $1) AS s,
+            (SELECT md5(string_agg(user_id || role, '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
+            (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg`,
+    [ids.orgA],
+  );
+
+describe("organisation scoping", () => {
+  it("the test covers every procedure of the router", () => {
+    const paths = Object.keys((appRouter as unknown as { _def: { procedures: Record<string, unknown> } })._def.procedures).sort();
+    expect(Object.keys(attempts("x")).sort()).toEqual(paths);
+  });
+
+  it("a user of another organisation gets NOT_FOUND from every procedure, by slug or by id, and changes nothing", async () => {
+    const bob = await callerFor("bob@other.test");
+    const before = await snapshot();
+    for (const [path, call] of Object.entries(attempts("acme"))) {
+      await expect(call(bob), `${path} via acme's slug`).rejects.toMatchObject({ code: "NOT_FOUND" });
+    }
+    // Through his own organisation's slug with acme's ids: nothing of acme's is found or touched.
+    for (const [path, call] of Object.entries(attempts("other"))) {
+      const out = await call(bob).catch((e: { code: string }) => e);
+      const leaked = JSON.stringify(out ?? null);
+      expect(leaked, path).not.toMatch(/nurture|maya@example\.com|gone@example\.com|olivia@acme|s3cret|call_crm/);
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it("anonymous callers get UNAUTHORIZED; a viewer may read and not change", async () => {
+    const anon = await callerFor(null);
+    for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
+    const vic = await callerFor("vic@acme.test");
+    expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
+    for (const path of ["automations.create", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
+      await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
+    }
+    expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");
+  });
+});
+
+describe("drafts and versions", () => {
+  it("50 saves with edits never change a step id; a stale save is refused; publish makes v2; published rows refuse UPDATE and DELETE", async () => {
+    const olivia = await callerFor("olivia@acme.test");
+    const input = { orgSlug: "acme", automationId: ids.automationA as string };
+    let draft = await olivia.drafts.get(input);
+    const original = (draft.graph as { nodes: { id: string }[] }).nodes.map((n) => n.id);
+    for (let i = 0; i < 50; i++) {
+      const g = structuredClone(draft.graph) as { nodes: { id: string; kind: string; config: Record<string, unknown>; position?: unknown }[]; edges: { from: string; to: string }[] };
+      for (const n of g.nodes) n.position = { x: i * 10, y: i };
+      const call = g.nodes.find((n) => n.id === "call_crm");
+      if (call) call.config = { ...call.config, timeoutMs: 1000 + i };
+      if (i === 10) {
+        g.nodes.splice(2, 0, { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds: 60 } } });
+        g.edges = [
+          { from: "start", to: "call_crm" },
+          { from: "call_crm", to: "pause" },
+          { from: "pause", to: "done" },
+        ];
+      }
+      draft = await olivia.drafts.save({ ...input, graph: g, baseRevision: draft.revision });
+      const now = (draft.graph as { nodes: { id: string }[] }).nodes.map((n) => n.id);
+      expect(now.filter((id) => original.includes(id))).toEqual(original);
+    }
+    expect(draft.revision).toBe(51);
+    expect((draft.graph as { nodes: { id: string }[] }).nodes.map((n) => n.id)).toEqual(["start", "call_crm", "pause", "done"]);
+    await expect(olivia.drafts.save({ ...input, graph: draft.graph, baseRevision: 3 })).rejects.toMatchObject({ code: "CONFLICT" });
+    expect(draft.problems).toEqual([]);
+    expect(draft.publishedIds).toEqual(["call_crm", "done", "start"]);
+
+    const v2 = await olivia.versions.publish(input);
+    expect(v2).toMatchObject({ version: 2, publishedBy: "user:olivia@acme.test" });
+    await expect(olivia.versions.publish(input)).rejects.toMatchObject({ code: "BAD_REQUEST" }); // nothing changed
+    const diff = await olivia.versions.diff({ ...input, from: 1, to: 2 });
+    expect(diff.added).toEqual([{ id: "pause", kind: "wait" }]);
+    expect(diff.changed.map((c) => c.fields.map((f) => f.field))).toEqual([["config.timeoutMs"]]);
+    await expect(t.sql.query("UPDATE automation_versions SET graph = '{}' WHERE id = $1", [v2.versionId])).rejects.toThrow(/immutable/);
+    await expect(t.sql.query("DELETE FROM automation_versions WHERE id = $1", [v2.versionId])).rejects.toThrow(/immutable/);
+
+    // An invalid draft saves (nothing typed is lost) but does not publish; its problems name the node.
+    const broken = structuredClone(draft.graph) as { edges: unknown[] };
+    broken.edges = broken.edges.slice(0, 1);
+    draft = await olivia.drafts.save({ ...input, graph: broken, baseRevision: draft.revision });
+    expect(draft.problems.map((p) => p.path)).toContain("node:call_crm");
+    await expect(olivia.versions.publish(input)).rejects.toMatchObject({ code: "BAD_REQUEST" });
+  });
+});
