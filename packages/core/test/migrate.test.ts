@@ -68,7 +68,6 @@ describe("migrating in-flight runs", () => {
       });
       runIds.push(runId);
     }
-    const onA = runIds.slice(0, 100);
     const onB = runIds.slice(100, 200);
     const onC = runIds.slice(200);
     await fireAndWalk([...onB, ...onC], "a");

@@ -195,7 +195,7 @@ async function migrateOne(
   by: string,
 ): Promise<"migrated" | "cancelled" | "stayed" | "deferred"> {
   const run = await runsLockForWalk(tx, orgId, runId);
-  if (!run || run.status !== "running" || run.versionId !== v.fromId) return "stayed";
+  if (run?.status !== "running" || run.versionId !== v.fromId) return "stayed";
   const steps = await stepsForRun(tx, orgId, runId);
   const from = positionOf(steps);
   const landing = landingFor(from, v.fromGraph, v.toGraph, input);

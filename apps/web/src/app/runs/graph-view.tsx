@@ -40,7 +40,11 @@ export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string,
     layers.set(d, [...(layers.get(d) ?? []), n.id]);
   }
   const pos = new Map<string, { x: number; y: number }>();
-  for (const [d, ids] of layers) ids.forEach((id, i) => pos.set(id, { x: 10 + d * (W + GX), y: 10 + i * (H + GY) }));
+  for (const [d, ids] of layers) {
+    ids.forEach((id, i) => {
+      pos.set(id, { x: 10 + d * (W + GX), y: 10 + i * (H + GY) });
+    });
+  }
   const width = 20 + Math.max(...[...layers.keys()].map((d) => d + 1)) * (W + GX) - GX;
   const height = 20 + Math.max(...[...layers.values()].map((l) => l.length)) * (H + GY) - GY;
   const open = new Set(["ready", "running", "waiting", "parked"]);
