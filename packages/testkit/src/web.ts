@@ -92,3 +92,17 @@ export async function sessionCookieFor(db: Db, email: string, password: string):
   if (!session) throw new Error(`cannot sign in as ${email}`);
   return `${sessionCookie}=${session.token}`;
 }
+
+/**
+ * fetch, once more if the pooled keep-alive connection was closed by the server between two requests (undici's
+ * "other side closed": the server's keep-alive timeout raced the reuse). Not a retry of an answered request.
+ */
+export async function fetchAgain(url: string, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const code = ((error as { cause?: { code?: string } }).cause ?? {}).code;
+    if (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET") throw error;
+    return fetch(url, init);
+  }
+}

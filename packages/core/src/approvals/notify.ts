@@ -32,14 +32,14 @@ export type SlackConnectionConfig = z.infer<typeof slackConnectionConfig>;
 type WebClient = InstanceType<Awaited<typeof import("@slack/bolt")>["webApi"]["WebClient"]>;
 
 /** Bolt's Web API client, loaded on first use (Bolt is heavy; processes that never post to Slack never load it). */
-export async function slackClient(token: string, apiUrl: string): Promise<WebClient> {
+export async function slackClient(token: string, apiUrl: string, timeoutMs = 10_000): Promise<WebClient> {
   const { webApi } = await import("@slack/bolt");
   return new webApi.WebClient(token, {
     slackApiUrl: apiUrl,
     // Retries are ours (the lease and the sweeper), each one after a lookup, so the client never repeats a post.
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
-    timeout: 10_000,
+    timeout: timeoutMs,
     logLevel: webApi.LogLevel.ERROR,
   });
 }
@@ -98,7 +98,8 @@ async function notifyOnce(
   if (connection?.kind !== "slack" || !connection.secret) return fail(`no Slack connection named "${target.connection}"`, true);
   const config = slackConnectionConfig.safeParse(connection.config);
   if (!config.success) return fail(`Slack connection "${target.connection}" is misconfigured`, true);
-  const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl);
+  // Every call ends well inside the lease, so no other attempt can take the row while this one may still post.
+  const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl, Math.min(10_000, ((opts.leaseSeconds ?? 30) * 1000) / 4));
 
   const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
   const token = (decision: "approved" | "rejected") =>

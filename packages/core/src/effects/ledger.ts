@@ -87,11 +87,16 @@ export async function runEffect(db: Db, spec: EffectSpec): Promise<StepOutcome> 
 
 async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const { orgId, key, owner } = spec;
-  // Crash tests: die while the provider is working on the call (after it began, before its answer).
-  const during = crashArmed("effect.during_call")
-    ? setTimeout(() => crashpoint("effect.during_call"), Number(process.env.HOLDFAST_CRASH_DURING_MS ?? 50))
-    : undefined;
-  const begin = async () => spec.providerIdempotent || (await effectsMarkStarted(db, orgId, key, owner)) === 1;
+  // Crash tests: die while the provider is working on the call: HOLDFAST_CRASH_DURING_MS after it began (begin() is
+  // awaited right before the provider call, after logins and checks), before its answer.
+  let during: NodeJS.Timeout | undefined;
+  const begin = async () => {
+    const began = spec.providerIdempotent || (await effectsMarkStarted(db, orgId, key, owner)) === 1;
+    if (began && crashArmed("effect.during_call")) {
+      during = setTimeout(() => crashpoint("effect.during_call"), Number(process.env.HOLDFAST_CRASH_DURING_MS ?? 50));
+    }
+    return began;
+  };
   const outcome = await spec.perform(key, begin).finally(() => clearTimeout(during));
   if (outcome.kind === "park" || outcome.kind === "defer" || (outcome.kind === "fail" && outcome.error.notPerformed)) {
     // A refusal before anything was sent (a login refused, an address rejected): nothing to remember about the
