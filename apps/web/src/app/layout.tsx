@@ -18,6 +18,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           </Link>
           <nav className="nav">
             <Link href="/">Runs</Link>
+            <Link href="/automations">Automations</Link>
             <Link href="/approvals">Approvals</Link>
             <span className="me">
               {user ? (

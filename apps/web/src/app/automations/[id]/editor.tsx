@@ -1,0 +1,449 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import {
+  addEdge,
+  Background,
+  type Connection,
+  Controls,
+  type Edge,
+  Handle,
+  MiniMap,
+  type Node,
+  type NodeProps,
+  Position,
+  ReactFlow,
+  ReactFlowProvider,
+  useEdgesState,
+  useNodesState,
+  useReactFlow,
+} from "@xyflow/react";
+import "@xyflow/react/dist/style.css";
+import Link from "next/link";
+import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useTRPC } from "../../../server/trpc/client";
+import { kindInfo, newNodeId, palette } from "../kinds";
+
+/**
+ * The graph editor. Nodes are the draft's graph; their ids are slugs created once when a node is added and never
+ * regenerated (renaming is allowed until the id was published). Every change autosaves (0.8 s after the last edit)
+ * against the draft's revision; the server's validation comes back with each save and shows on the nodes and in the
+ * side panel. Undo / redo, keyboard delete, minimap, zoom to fit. Nothing typed is lost: a save refused because the
+ * draft changed elsewhere keeps this tab's edits on screen and says so.
+ */
+type NodeData = { kind: string; name?: string; config: unknown; problems: string[] };
+type FlowNode = Node<NodeData>;
+interface GraphJson {
+  nodes: { id: string; kind: string; name?: string; config?: unknown; position?: { x: number; y: number } }[];
+  edges: { from: string; to: string; label?: string }[];
+}
+interface Problem {
+  path: string;
+  message: string;
+}
+
+function toFlow(graph: GraphJson): { nodes: FlowNode[]; edges: Edge[] } {
+  const nodes = graph.nodes.map((n, i) => ({
+    id: n.id,
+    type: "step",
+    position: n.position ?? { x: (i % 5) * 240, y: Math.floor(i / 5) * 140 },
+    data: { kind: n.kind, ...(n.name ? { name: n.name } : {}), config: n.config ?? {}, problems: [] },
+  }));
+  const edges = graph.edges.map((e) => ({
+    id: `${e.from}->${e.to}${e.label ? `:${e.label}` : ""}`,
+    source: e.from,
+    target: e.to,
+    ...(e.label ? { sourceHandle: e.label, label: e.label } : {}),
+  }));
+  return { nodes, edges };
+}
+
+function toGraph(nodes: FlowNode[], edges: Edge[]): GraphJson {
+  return {
+    nodes: nodes.map((n) => ({
+      id: n.id,
+      kind: n.data.kind,
+      ...(n.data.name ? { name: n.data.name } : {}),
+      config: n.data.config,
+      position: { x: Math.round(n.position.x), y: Math.round(n.position.y) },
+    })),
+    edges: edges.map((e) => ({ from: e.source, to: e.target, ...(e.sourceHandle ? { label: e.sourceHandle } : {}) })),
+  };
+}
+
+/** Problems by node id: "node:<id>..." paths, and "nodes.<index>..." paths of the zod shape check. */
+function problemsByNode(problems: Problem[], graph: GraphJson): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const p of problems) {
+    const byId = /^node:([a-z][a-z0-9_]*)/.exec(p.path)?.[1];
+    const byIndex = /^nodes\.(\d+)/.exec(p.path)?.[1];
+    const id = byId ?? (byIndex !== undefined ? graph.nodes[Number(byIndex)]?.id : undefined);
+    const key = id ?? "(graph)";
+    const field = p.path.replace(/^node:[a-z0-9_]+\.?|^nodes\.\d+\.?/, "");
+    out.set(key, [...(out.get(key) ?? []), field ? `${field}: ${p.message}` : p.message]);
+  }
+  return out;
+}
+
+function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
+  const info = kindInfo(data.kind);
+  const bad = data.problems.length > 0;
+  return (
+    <div className={`step-node${selected ? " selected" : ""}${bad ? " invalid" : ""}`} data-node={id} title={data.problems.join("\n")}>
+      {data.kind !== "trigger" && <Handle type="target" position={Position.Left} />}
+      <div className="step-id">{id}</div>
+      <div className="step-kind">{info?.label ?? data.kind}</div>
+      {bad && <div className="step-problem">{data.problems[0]}</div>}
+      {data.kind === "end" ? null : info?.outputs ? (
+        info.outputs.map((o, i) => (
+          <Handle key={o} id={o} type="source" position={Position.Right} style={{ top: `${30 + i * 40}%` }}>
+            <span className="handle-label">{o}</span>
+          </Handle>
+        ))
+      ) : (
+        <Handle type="source" position={Position.Right} />
+      )}
+    </div>
+  );
+}
+
+const nodeTypes = { step: StepNode };
+
+export function Editor(props: { orgSlug: string; automationId: string; canEdit: boolean }) {
+  return (
+    <ReactFlowProvider>
+      <EditorInner {...props} />
+    </ReactFlowProvider>
+  );
+}
+
+type SaveState = "saved" | "dirty" | "saving" | "conflict" | "error";
+
+function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const input = { orgSlug, automationId };
+  const draft = useQuery(trpc.drafts.get.queryOptions(input, { refetchOnWindowFocus: false }));
+  const save = useMutation(trpc.drafts.save.mutationOptions());
+  const publish = useMutation(trpc.versions.publish.mutationOptions());
+  const [nodes, setNodes, onNodesChange] = useNodesState<FlowNode>([]);
+  const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
+  const [revision, setRevision] = useState(0);
+  const [problems, setProblems] = useState<Problem[]>([]);
+  const [state, setState] = useState<SaveState>("saved");
+  const [message, setMessage] = useState<string | null>(null);
+  const [selected, setSelected] = useState<string | null>(null);
+  const [configText, setConfigText] = useState("");
+  const [configError, setConfigError] = useState<string | null>(null);
+  const [idText, setIdText] = useState("");
+  const history = useRef<{ past: string[]; future: string[] }>({ past: [], future: [] });
+  const lastSaved = useRef<string>("");
+  const loaded = useRef(false);
+  const flow = useReactFlow();
+  const publishedIds = useMemo(() => new Set(draft.data?.publishedIds ?? []), [draft.data]);
+
+  // First load: the draft as saved.
+  useEffect(() => {
+    if (!draft.data || loaded.current) return;
+    loaded.current = true;
+    const g = draft.data.graph as GraphJson;
+    const f = toFlow(g);
+    setNodes(f.nodes);
+    setEdges(f.edges);
+    setRevision(draft.data.revision);
+    setProblems(draft.data.problems);
+    lastSaved.current = JSON.stringify(g);
+    history.current.past = [lastSaved.current];
+    setTimeout(() => flow.fitView({ padding: 0.2 }), 50);
+  }, [draft.data, setNodes, setEdges, flow]);
+
+  const graph = useMemo(() => toGraph(nodes, edges), [nodes, edges]);
+  const graphText = useMemo(() => JSON.stringify(graph), [graph]);
+
+  // Problems from the last save, shown on the nodes.
+  const byNode = useMemo(() => problemsByNode(problems, graph), [problems, graph]);
+  useEffect(() => {
+    setNodes((ns) => {
+      let changed = false;
+      const next = ns.map((n) => {
+        const p = byNode.get(n.id) ?? [];
+        if (p.join("\n") === n.data.problems.join("\n")) return n;
+        changed = true;
+        return { ...n, data: { ...n.data, problems: p } };
+      });
+      return changed ? next : ns;
+    });
+  }, [byNode, setNodes]);
+
+  // Autosave 0.8 s after the last change, and a history entry for undo.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one save per settled change of the graph, nothing else
+  useEffect(() => {
+    if (!loaded.current || !canEdit || graphText === lastSaved.current || state === "conflict") return;
+    setState("dirty");
+    const timer = setTimeout(async () => {
+      const h = history.current;
+      if (h.past.at(-1) !== graphText) {
+        h.past.push(graphText);
+        if (h.past.length > 200) h.past.shift();
+        h.future = [];
+      }
+      setState("saving");
+      try {
+        const saved = await save.mutateAsync({ ...input, graph, baseRevision: revision });
+        lastSaved.current = graphText;
+        setRevision(saved.revision);
+        setProblems(saved.problems);
+        setState("saved");
+        queryClient.setQueryData(trpc.drafts.get.queryKey(input), saved);
+      } catch (error) {
+        const code = (error as { data?: { code?: string } }).data?.code;
+        setState(code === "CONFLICT" ? "conflict" : "error");
+        setMessage((error as Error).message);
+      }
+    }, 800);
+    return () => clearTimeout(timer);
+  }, [graphText]);
+
+  // An unsaved edit is never lost by leaving the page unwarned.
+  useEffect(() => {
+    const warn = (e: BeforeUnloadEvent) => {
+      if (graphText !== lastSaved.current) e.preventDefault();
+    };
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [graphText]);
+
+  const restore = useCallback(
+    (text: string) => {
+      const f = toFlow(JSON.parse(text) as GraphJson);
+      setNodes(f.nodes);
+      setEdges(f.edges);
+    },
+    [setNodes, setEdges],
+  );
+  const undo = useCallback(() => {
+    const h = history.current;
+    if (graphText !== h.past.at(-1)) h.past.push(graphText);
+    if (h.past.length < 2) return;
+    h.future.push(h.past.pop() as string);
+    restore(h.past.at(-1) as string);
+  }, [graphText, restore]);
+  const redo = useCallback(() => {
+    const h = history.current;
+    const next = h.future.pop();
+    if (!next) return;
+    h.past.push(next);
+    restore(next);
+  }, [restore]);
+  useEffect(() => {
+    const key = (e: KeyboardEvent) => {
+      if (!(e.ctrlKey || e.metaKey) || (e.target as HTMLElement).closest("textarea, input")) return;
+      if (e.key.toLowerCase() === "z") {
+        e.preventDefault();
+        e.shiftKey ? redo() : undo();
+      } else if (e.key.toLowerCase() === "y") {
+        e.preventDefault();
+        redo();
+      }
+    };
+    window.addEventListener("keydown", key);
+    return () => window.removeEventListener("keydown", key);
+  }, [undo, redo]);
+
+  const onConnect = useCallback(
+    (c: Connection) =>
+      setEdges((es) =>
+        addEdge(
+          {
+            ...c,
+            id: `${c.source}->${c.target}${c.sourceHandle ? `:${c.sourceHandle}` : ""}`,
+            ...(c.sourceHandle ? { label: c.sourceHandle } : {}),
+          },
+          // One edge per output: connecting an output again replaces its edge.
+          es.filter((e) => !(e.source === c.source && (e.sourceHandle ?? null) === (c.sourceHandle ?? null))),
+        ),
+      ),
+    [setEdges],
+  );
+
+  const addNode = useCallback(
+    (kind: string, position: { x: number; y: number }) => {
+      const info = kindInfo(kind);
+      if (!info) return;
+      setNodes((ns) => {
+        const id = newNodeId(kind, new Set(ns.map((n) => n.id)));
+        setSelected(id);
+        return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: structuredClone(info.config), problems: [] } }];
+      });
+    },
+    [setNodes],
+  );
+  const onDrop = useCallback(
+    (e: DragEvent) => {
+      e.preventDefault();
+      const kind = e.dataTransfer.getData("application/holdfast-kind");
+      if (kind) addNode(kind, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+    },
+    [addNode, flow],
+  );
+
+  // The side panel follows the selected node (reloaded when another node is selected, not on every edit).
+  const current = nodes.find((n) => n.id === selected);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the selected node's id only
+  useEffect(() => {
+    if (!current) return;
+    setConfigText(JSON.stringify(current.data.config, null, 2));
+    setIdText(current.id);
+    setConfigError(null);
+  }, [current?.id]);
+
+  const editConfig = (text: string) => {
+    setConfigText(text);
+    try {
+      const config = JSON.parse(text);
+      setConfigError(null);
+      setNodes((ns) => ns.map((n) => (n.id === selected ? { ...n, data: { ...n.data, config } } : n)));
+    } catch (error) {
+      setConfigError(`not JSON: ${(error as Error).message}`);
+    }
+  };
+  const renameNode = () => {
+    if (!current || idText === current.id) return;
+    if (publishedIds.has(current.id)) return setConfigError(`"${current.id}" was published: its id can no longer change`);
+    if (!/^[a-z][a-z0-9_]{0,62}$/.test(idText)) return setConfigError("an id is a lowercase slug: a letter, then letters, digits or _");
+    if (nodes.some((n) => n.id === idText)) return setConfigError(`"${idText}" is taken`);
+    const from = current.id;
+    setNodes((ns) => ns.map((n) => (n.id === from ? { ...n, id: idText } : n)));
+    setEdges((es) =>
+      es.map((e) => ({ ...e, source: e.source === from ? idText : e.source, target: e.target === from ? idText : e.target, id: e.id.replaceAll(from, idText) })),
+    );
+    setSelected(idText);
+  };
+
+  const doPublish = async () => {
+    setMessage(null);
+    try {
+      const v = await publish.mutateAsync(input);
+      setMessage(`Published version ${v.version}.`);
+      await queryClient.invalidateQueries({ queryKey: trpc.versions.list.queryKey(input) });
+      const fresh = await queryClient.fetchQuery(trpc.drafts.get.queryOptions(input));
+      queryClient.setQueryData(trpc.drafts.get.queryKey(input), fresh);
+    } catch (error) {
+      setMessage(`Not published: ${(error as Error).message}`);
+    }
+  };
+
+  if (draft.isPending) return <p className="muted">Loading the draft…</p>;
+  if (draft.isError) return <p className="flash flash-error">Could not load the draft: {draft.error.message}</p>;
+
+  const selectedProblems = selected ? (byNode.get(selected) ?? []) : [];
+  const graphProblemsList = byNode.get("(graph)") ?? [];
+  const stateText: Record<SaveState, string> = {
+    saved: "All changes saved",
+    dirty: "Unsaved changes…",
+    saving: "Saving…",
+    conflict: "Saved elsewhere: this tab's edits are not saved. Copy what you need and reload.",
+    error: "Not saved (will retry on the next edit)",
+  };
+
+  return (
+    <div className="editor">
+      <div className="editor-bar">
+        <span className={`save-state save-${state}`} role="status">
+          {stateText[state]}
+        </span>
+        <span className="muted small">revision {revision}</span>
+        <button type="button" onClick={undo} disabled={!canEdit} title="Undo (Ctrl+Z)">
+          Undo
+        </button>
+        <button type="button" onClick={redo} disabled={!canEdit} title="Redo (Ctrl+Shift+Z)">
+          Redo
+        </button>
+        <span className={problems.length ? "problems-count bad" : "problems-count ok"}>
+          {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"}` : "Valid"}
+        </span>
+        <button type="button" className="primary" onClick={doPublish} disabled={!canEdit || state !== "saved" || problems.length > 0 || publish.isPending}>
+          Publish
+        </button>
+        <Link href={`/automations/${automationId}/versions?org=${orgSlug}`}>Versions</Link>
+        {message ? <span className="editor-message">{message}</span> : null}
+      </div>
+      {graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
+      <div className="editor-body">
+        <aside className="palette" aria-label="palette">
+          <div className="small muted">Drag onto the canvas (or click)</div>
+          {palette.map((k) => (
+            <button
+              type="button"
+              key={k.kind}
+              className="palette-item"
+              data-kind={k.kind}
+              draggable={canEdit}
+              disabled={!canEdit}
+              onDragStart={(e) => e.dataTransfer.setData("application/holdfast-kind", k.kind)}
+              onClick={() => addNode(k.kind, flow.screenToFlowPosition({ x: 400, y: 300 }))}
+            >
+              {k.label}
+            </button>
+          ))}
+        </aside>
+        <div className="canvas" role="application" aria-label="canvas" onDrop={onDrop} onDragOver={(e) => e.preventDefault()}>
+          <ReactFlow
+            nodes={nodes}
+            edges={edges}
+            nodeTypes={nodeTypes}
+            onNodesChange={canEdit ? onNodesChange : undefined}
+            onEdgesChange={canEdit ? onEdgesChange : undefined}
+            onConnect={canEdit ? onConnect : undefined}
+            onSelectionChange={({ nodes: sel }) => setSelected(sel[0]?.id ?? null)}
+            deleteKeyCode={canEdit ? ["Backspace", "Delete"] : null}
+            nodesDraggable={canEdit}
+            nodesConnectable={canEdit}
+            fitView
+          >
+            <Background />
+            <Controls showInteractive={false} />
+            <MiniMap pannable zoomable />
+          </ReactFlow>
+        </div>
+        <aside className="panel" aria-label="node settings">
+          {current ? (
+            <div className="stack">
+              <label>
+                Step id
+                <input
+                  name="node-id"
+                  value={idText}
+                  disabled={!canEdit || publishedIds.has(current.id)}
+                  onChange={(e) => setIdText(e.target.value)}
+                  onBlur={renameNode}
+                  onKeyDown={(e) => e.key === "Enter" && renameNode()}
+                />
+              </label>
+              {publishedIds.has(current.id) && <span className="small muted">Published: the id is fixed (runs and migrations name it).</span>}
+              <div className="small muted">{kindInfo(current.data.kind)?.label}</div>
+              <label>
+                Settings (JSON)
+                <textarea name="node-config" rows={16} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />
+              </label>
+              {configError && (
+                <p className="field-error" role="alert">
+                  {configError}
+                </p>
+              )}
+              {selectedProblems.length > 0 && (
+                <ul className="field-error node-problems">
+                  {selectedProblems.map((p) => (
+                    <li key={p}>{p}</li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          ) : (
+            <p className="muted small">Select a node to edit its id and settings. Delete removes the selection; Ctrl+Z undoes.</p>
+          )}
+        </aside>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,32 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { db } from "../../../server/db";
+import { requireUser } from "../../../server/session";
+import { canEditRole } from "../org";
+import { Editor } from "./editor";
+
+export const dynamic = "force-dynamic";
+
+export default async function EditorPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const user = await requireUser(`/automations/${id}`);
+  const orgIds = user.memberships.map((m) => m.orgId);
+  const [a] = /^aut_[0-9a-f]{32}$/.test(id)
+    ? await db.$queryRaw<{ name: string; slug: string; orgId: string }[]>`
+        SELECT name, slug, org_id AS "orgId" FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
+    : [];
+  if (!a) notFound();
+  const m = user.memberships.find((x) => x.orgId === a.orgId);
+  if (!m) notFound();
+  return (
+    <>
+      <p>
+        <Link href={`/automations?org=${m.orgSlug}`}>&larr; Automations</Link>
+      </p>
+      <h1>
+        {a.name} <span className="muted small">{a.slug}</span>
+      </h1>
+      <Editor orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+    </>
+  );
+}

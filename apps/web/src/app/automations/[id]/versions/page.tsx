@@ -1,0 +1,28 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { db } from "../../../../server/db";
+import { requireUser } from "../../../../server/session";
+import { canEditRole } from "../../org";
+import { Versions } from "./versions";
+
+export const dynamic = "force-dynamic";
+
+export default async function VersionsPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id } = await params;
+  const user = await requireUser(`/automations/${id}/versions`);
+  const orgIds = user.memberships.map((m) => m.orgId);
+  const [a] = /^aut_[0-9a-f]{32}$/.test(id)
+    ? await db.$queryRaw<{ name: string; orgId: string }[]>`SELECT name, org_id AS "orgId" FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
+    : [];
+  const m = a ? user.memberships.find((x) => x.orgId === a.orgId) : undefined;
+  if (!a || !m) notFound();
+  return (
+    <>
+      <p>
+        <Link href={`/automations/${id}?org=${m.orgSlug}`}>&larr; Editor</Link>
+      </p>
+      <h1>{a.name}: versions</h1>
+      <Versions orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+    </>
+  );
+}

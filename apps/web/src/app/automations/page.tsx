@@ -1,0 +1,27 @@
+import { requireUser } from "../../server/session";
+import { AutomationList } from "./list";
+import { canEditRole, pickOrg } from "./org";
+
+export const dynamic = "force-dynamic";
+
+export default async function AutomationsPage({ searchParams }: { searchParams: Promise<{ org?: string }> }) {
+  const user = await requireUser("/automations");
+  const org = pickOrg(user, (await searchParams).org);
+  if (!org) return <p className="empty muted">You are not a member of any organisation yet. Ask an owner to add you.</p>;
+  return (
+    <>
+      <h1>Automations</h1>
+      {user.memberships.length > 1 && (
+        <p className="small">
+          Organisation:{" "}
+          {user.memberships.map((m) => (
+            <a key={m.orgId} href={`/automations?org=${m.orgSlug}`} className={m.orgId === org.orgId ? "current" : undefined}>
+              {m.orgName}{" "}
+            </a>
+          ))}
+        </p>
+      )}
+      <AutomationList orgSlug={org.orgSlug} canEdit={canEditRole(org.role)} />
+    </>
+  );
+}
