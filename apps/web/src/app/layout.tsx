@@ -20,6 +20,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             <Link href="/">Runs</Link>
             <Link href="/automations">Automations</Link>
             <Link href="/approvals">Approvals</Link>
+            <Link href="/settings">Settings</Link>
             <span className="me">
               {user ? (
                 <>

@@ -325,9 +325,9 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     try {
       const v = await publish.mutateAsync(input);
       setMessage(`Published version ${v.version}.`);
+      // The published ids are fixed from now on: the draft's published ids come back with it.
       await queryClient.invalidateQueries({ queryKey: trpc.versions.list.queryKey(input) });
-      const fresh = await queryClient.fetchQuery(trpc.drafts.get.queryOptions(input));
-      queryClient.setQueryData(trpc.drafts.get.queryKey(input), fresh);
+      await queryClient.invalidateQueries({ queryKey: trpc.drafts.get.queryKey(input) });
     } catch (error) {
       setMessage(`Not published: ${(error as Error).message}`);
     }

@@ -1,0 +1,17 @@
+import { requireUser } from "../../server/session";
+import { pickOrg } from "../automations/org";
+import { Settings } from "./settings";
+
+export const dynamic = "force-dynamic";
+
+export default async function SettingsPage({ searchParams }: { searchParams: Promise<{ org?: string }> }) {
+  const user = await requireUser("/settings");
+  const org = pickOrg(user, (await searchParams).org);
+  if (!org) return <p className="empty muted">You are not a member of any organisation yet.</p>;
+  return (
+    <>
+      <h1>Settings: {org.orgName}</h1>
+      <Settings orgSlug={org.orgSlug} role={org.role} />
+    </>
+  );
+}

@@ -1,0 +1,367 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useTRPC } from "../../server/trpc/client";
+
+/**
+ * Connections (secrets are write-only: set or replaced, never shown), contacts with time zone and consent, the
+ * suppression list, members and roles. Owners change connections and members; editors contacts and suppressions.
+ */
+export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
+  const owner = role === "owner";
+  const editor = owner || role === "editor";
+  return (
+    <>
+      <Connections orgSlug={orgSlug} canEdit={owner} />
+      <Contacts orgSlug={orgSlug} canEdit={editor} />
+      <Suppressions orgSlug={orgSlug} canEdit={editor} canRemove={owner} />
+      <Members orgSlug={orgSlug} canEdit={owner} />
+    </>
+  );
+}
+
+function useSubmit() {
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const run = (work: (get: (name: string) => string) => Promise<string>) => async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = e.currentTarget;
+    const get = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? "";
+    setError(null);
+    setDone(null);
+    try {
+      setDone(await work(get));
+      form.reset();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  const note = (
+    <>
+      {done && <span className="small ok-note">{done}</span>}
+      {error && <span className="field-error">{error}</span>}
+    </>
+  );
+  return { run, note };
+}
+
+
+
+function Connections({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const list = useQuery(trpc.connections.list.queryOptions({ orgSlug }));
+  const create = useMutation(trpc.connections.create.mutationOptions());
+  const setSecret = useMutation(trpc.connections.setSecret.mutationOptions());
+  const { run, note } = useSubmit();
+  const refresh = () => qc.invalidateQueries({ queryKey: trpc.connections.list.queryKey({ orgSlug }) });
+  return (
+    <section>
+      <h2>Connections</h2>
+      {list.data?.length === 0 && <p className="empty muted">No connections yet. Email, CRM, model and Slack steps name one.</p>}
+      {list.data && list.data.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Kind</th>
+              <th>Settings</th>
+              <th>Status</th>
+              <th>Secret</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.map((c) => (
+              <tr key={c.id} data-connection={c.name}>
+                <td>{c.name}</td>
+                <td>{c.kind}</td>
+                <td className="mono small">{JSON.stringify(c.config)}</td>
+                <td>
+                  {c.status}
+                  {c.statusReason ? <div className="small muted">{c.statusReason}</div> : null}
+                </td>
+                <td>
+                  {c.hasSecret ? "set (hidden)" : "none"}
+                  {canEdit && (
+                    <form
+                      className="inline-form"
+                      onSubmit={run(async (get) => {
+                        const r = await setSecret.mutateAsync({ orgSlug, connectionId: c.id, secret: get("secret") });
+                        await refresh();
+                        return `secret replaced; ${r.resumed} parked steps resumed`;
+                      })}
+                    >
+                      <input name="secret" type="password" autoComplete="new-password" placeholder="new secret" required />
+                      <button type="submit">Replace</button>
+                    </form>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {canEdit && (
+        <form
+          className="filters"
+          onSubmit={run(async (get) => {
+            let config: Record<string, unknown>;
+            try {
+              config = JSON.parse(get("config") || "{}");
+            } catch {
+              throw new Error("settings must be JSON");
+            }
+            await create.mutateAsync({ orgSlug, kind: get("kind") as "smtp", name: get("name"), config, ...(get("secret") ? { secret: get("secret") } : {}) });
+            await refresh();
+            return "connection added";
+          })}
+        >
+          <label>
+            Kind
+            <select name="kind">
+              <option value="smtp">smtp</option>
+              <option value="crm">crm</option>
+              <option value="model">model</option>
+              <option value="slack">slack</option>
+            </select>
+          </label>
+          <label>
+            Name
+            <input name="name" required pattern="[a-z][a-z0-9_-]*" />
+          </label>
+          <label>
+            Settings (JSON)
+            <input name="config" placeholder='{"host":"smtp.example.com","from":"sam@acme.test"}' />
+          </label>
+          <label>
+            Secret (write-only)
+            <input name="secret" type="password" autoComplete="new-password" />
+          </label>
+          <button type="submit">Add</button>
+          {note}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Contacts({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const [query, setQuery] = useState("");
+  const list = useQuery(trpc.contacts.list.queryOptions({ orgSlug, query }));
+  const upsert = useMutation(trpc.contacts.upsert.mutationOptions());
+  const { run, note } = useSubmit();
+  return (
+    <section>
+      <h2>Contacts</h2>
+      <input className="search" placeholder="search by email" value={query} onChange={(e) => setQuery(e.target.value)} />
+      {list.data?.length === 0 ? (
+        <p className="empty muted">{query ? "No contact matches." : "No contacts yet: runs create them from their trigger's email."}</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Time zone</th>
+              <th>Consent</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.map((c) => (
+              <tr key={c.id}>
+                <td>{c.email}</td>
+                <td>{c.timeZone ?? <span className="muted">-</span>}</td>
+                <td>{c.consent}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {canEdit && (
+        <form
+          className="filters"
+          onSubmit={run(async (get) => {
+            await upsert.mutateAsync({ orgSlug, email: get("email"), timeZone: get("tz") || null, consent: get("consent") as "granted" });
+            await qc.invalidateQueries({ queryKey: trpc.contacts.list.queryKey({ orgSlug, query }) });
+            return "contact saved";
+          })}
+        >
+          <label>
+            Email
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Time zone
+            <input name="tz" placeholder="Europe/Berlin" />
+          </label>
+          <label>
+            Consent
+            <select name="consent">
+              <option value="unknown">unknown</option>
+              <option value="granted">granted</option>
+              <option value="withdrawn">withdrawn</option>
+            </select>
+          </label>
+          <button type="submit">Save contact</button>
+          {note}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Suppressions({ orgSlug, canEdit, canRemove }: { orgSlug: string; canEdit: boolean; canRemove: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const list = useQuery(trpc.suppressions.list.queryOptions({ orgSlug }));
+  const add = useMutation(trpc.suppressions.add.mutationOptions());
+  const remove = useMutation(trpc.suppressions.remove.mutationOptions());
+  const { run, note } = useSubmit();
+  const refresh = () => qc.invalidateQueries({ queryKey: trpc.suppressions.list.queryKey({ orgSlug }) });
+  return (
+    <section>
+      <h2>Suppression list</h2>
+      {list.data?.length === 0 ? (
+        <p className="empty muted">Nobody is suppressed. Unsubscribes, bounces and erasures land here; nothing is ever sent to them.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Reason</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.map((s) => (
+              <tr key={s.email}>
+                <td>{s.email}</td>
+                <td>{s.reason}</td>
+                <td>
+                  {canRemove && (
+                    <button type="button" onClick={async () => (await remove.mutateAsync({ orgSlug, email: s.email }), await refresh())}>
+                      Remove
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {canEdit && (
+        <form
+          className="filters"
+          onSubmit={run(async (get) => {
+            await add.mutateAsync({ orgSlug, email: get("email"), reason: get("reason") });
+            await refresh();
+            return "suppressed";
+          })}
+        >
+          <label>
+            Email
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Reason
+            <input name="reason" required defaultValue="asked not to be contacted" />
+          </label>
+          <button type="submit">Suppress</button>
+          {note}
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const list = useQuery(trpc.members.list.queryOptions({ orgSlug }));
+  const add = useMutation(trpc.members.add.mutationOptions());
+  const setRole = useMutation(trpc.members.setRole.mutationOptions());
+  const remove = useMutation(trpc.members.remove.mutationOptions());
+  const { run, note } = useSubmit();
+  const refresh = () => qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
+  return (
+    <section>
+      <h2>Members and roles</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Role</th>
+            <th>Slack user</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {list.data?.map((m) => (
+            <tr key={m.userId}>
+              <td>{m.name}</td>
+              <td>{m.email}</td>
+              <td>
+                {canEdit ? (
+                  <select value={m.role} onChange={async (e) => (await setRole.mutateAsync({ orgSlug, userId: m.userId, role: e.target.value as "owner" }), await refresh())}>
+                    {["owner", "editor", "approver", "viewer"].map((r) => (
+                      <option key={r} value={r}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  m.role
+                )}
+              </td>
+              <td>{m.slackUserId ?? <span className="muted">-</span>}</td>
+              <td>
+                {canEdit && (
+                  <button type="button" onClick={async () => (await remove.mutateAsync({ orgSlug, userId: m.userId }), await refresh())}>
+                    Remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {canEdit && (
+        <form
+          className="filters"
+          onSubmit={run(async (get) => {
+            await add.mutateAsync({ orgSlug, email: get("email"), name: get("name"), role: get("role") as "viewer", ...(get("password") ? { password: get("password") } : {}) });
+            await refresh();
+            return "member added";
+          })}
+        >
+          <label>
+            Name
+            <input name="name" required />
+          </label>
+          <label>
+            Email
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Role
+            <select name="role">
+              <option value="viewer">viewer</option>
+              <option value="approver">approver</option>
+              <option value="editor">editor</option>
+              <option value="owner">owner</option>
+            </select>
+          </label>
+          <label>
+            Initial password
+            <input name="password" type="password" autoComplete="new-password" minLength={10} />
+          </label>
+          <button type="submit">Add member</button>
+          {note}
+        </form>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,189 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { startRun, upsertMember } from "@holdfast/core";
+import { createTestDatabase, fetchAgain, repoRoot, sessionCookieFor, startWeb, type TestDatabase, waitFor, type WebServer } from "@holdfast/testkit";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * The builder in Chromium: sign in, create an automation, add and connect nodes, see a validation error and fix
+ * it, publish v1, start runs on it, remove a node and publish v2, read the diff, then dry-run and apply a migration
+ * of the in-flight runs. Screenshots of each screen go to e2e/artifacts.
+ */
+let t: TestDatabase;
+let web: WebServer;
+let browser: Browser;
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const artifacts = join(repoRoot, "e2e/artifacts");
+const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `builder-${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  t = await createTestDatabase();
+  const [org] = (await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id")).rows;
+  await upsertMember(t.db, { orgId: org.id, email: "olivia@acme.test", name: "Olivia", password: "correct horse battery", role: "owner" });
+  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await t?.drop();
+});
+
+const handle = (page: Page, node: string, side: "left" | "right", id?: string) =>
+  page.locator(`.react-flow__handle[data-nodeid="${node}"][data-handlepos="${side}"]${id ? `[data-handleid="${id}"]` : ""}`);
+
+/** Click-to-connect: the source's output, then the target's input. */
+async function connect(page: Page, from: string, to: string): Promise<void> {
+  await handle(page, from, "right").click({ force: true });
+  await handle(page, to, "left").click({ force: true });
+}
+
+async function saved(page: Page): Promise<void> {
+  await page.waitForSelector(".save-state.save-saved");
+}
+
+describe("the builder", () => {
+  it("draws, validates, publishes two versions, diffs them and migrates in-flight runs", async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    await page.goto(`${web.base}/automations`);
+    await page.waitForURL(/\/signin/);
+    await page.fill('input[name="email"]', "olivia@acme.test");
+    await page.fill('input[name="password"]', "correct horse battery");
+    await page.click('button[type="submit"]');
+    await page.waitForURL(/\/automations$/);
+    await page.waitForSelector("text=No automations yet");
+    await shot(page, "1-empty");
+
+    await page.fill('input[name="automation-name"]', "Trial follow-up");
+    await page.click('button:has-text("Create")');
+    await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
+    const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0] as string;
+    await page.waitForSelector('.react-flow__node[data-id="trigger"]');
+
+    // Add an HTTP request between the trigger and the end: drop it from the palette, rewire the edges.
+    const canvas = page.locator(".canvas");
+    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 380 } });
+    await page.waitForSelector('.react-flow__node[data-id="http_request"]');
+    await page.locator(".react-flow__edge").first().click({ force: true });
+    await page.keyboard.press("Delete");
+    await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(0);
+    await connect(page, "trigger", "http_request");
+    await connect(page, "http_request", "end");
+    await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(2);
+    await saved(page);
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("Valid");
+
+    // A wrong setting is saved (nothing typed is lost) and shown on the node and in the panel; fixing it clears it.
+    await page.locator('.react-flow__node[data-id="http_request"]').click();
+    const config = page.locator('textarea[name="node-config"]');
+    await config.fill(JSON.stringify({ url: "not a url", method: "POST" }, null, 2));
+    await saved(page);
+    await page.waitForSelector(".node-problems li");
+    expect(await page.locator(".node-problems").textContent()).toMatch(/url/i);
+    expect(await page.locator('.step-node[data-node="http_request"]').getAttribute("class")).toContain("invalid");
+    expect(await page.locator('button:has-text("Publish")').isDisabled()).toBe(true);
+    await shot(page, "2-validation-error");
+    await config.fill(JSON.stringify({ url: "https://crm.example.com/hook", method: "POST" }, null, 2));
+    await saved(page);
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("Valid");
+    await page.click('button:has-text("Publish")');
+    await page.waitForSelector("text=Published version 1.");
+    await shot(page, "3-published-v1");
+    const [{ slug }] = await q("SELECT slug FROM automations WHERE id = $1", [automationId]);
+    // The step id given when the node was added is the step id in the published version.
+    const [v1] = await q("SELECT graph FROM automation_versions WHERE automation_id = $1 AND version = 1", [automationId]);
+    expect(v1.graph.nodes.map((n: { id: string }) => n.id).sort()).toEqual(["end", "http_request", "trigger"]);
+
+    // Three runs of v1 are in flight on the HTTP step (no worker runs in this test).
+    const runs: string[] = [];
+    for (const key of ["a", "b", "c"]) {
+      runs.push(
+        (
+          await startRun(t.db, {
+            orgSlug: "acme",
+            automationSlug: slug,
+            rawBody: "{}",
+            body: { id: key },
+            headers: { "webhook-id": `msg_${key}`, "webhook-timestamp": null, "webhook-signature": null },
+            via: "test",
+          })
+        ).runId,
+      );
+    }
+
+    // v2: the HTTP request is removed; a wait takes its place. Its id cannot be renamed now (published).
+    await page.locator('.react-flow__node[data-id="http_request"]').click();
+    expect(await page.locator('input[name="node-id"]').isDisabled()).toBe(true);
+    await page.keyboard.press("Delete");
+    await expect.poll(() => page.locator('.react-flow__node[data-id="http_request"]').count()).toBe(0);
+    await page.locator('.palette-item[data-kind="wait"]').dragTo(canvas, { targetPosition: { x: 420, y: 420 } });
+    await page.waitForSelector('.react-flow__node[data-id="wait"]');
+    await connect(page, "trigger", "wait");
+    await connect(page, "wait", "end");
+    await saved(page);
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("Valid");
+    await page.click('button:has-text("Publish")');
+    await page.waitForSelector("text=Published version 2.");
+    await shot(page, "4-published-v2");
+
+    await page.click('a:has-text("Versions")');
+    await page.waitForURL(/\/versions/);
+    await page.waitForSelector(".diff-removed");
+    expect(await page.locator(".diff").textContent()).toContain("− node http_request (http_request)");
+    expect(await page.locator(".diff").textContent()).toContain("+ node wait (wait)");
+    await shot(page, "5-diff");
+
+    await page.selectOption('select[name="removed-rule"]', "move");
+    await page.fill('input[name="move-to"]', "wait");
+    await page.click('button:has-text("Dry run")');
+    await page.waitForSelector('table.dry-run tr[data-from="http_request"]');
+    expect(await page.locator('table.dry-run tr[data-from="http_request"]').textContent()).toMatch(/http_request\s*3\s*move: wait\s*0/);
+    await shot(page, "6-dry-run");
+    await page.click('button:has-text("Apply")');
+    await page.waitForSelector("text=Moved 3, cancelled 0, stayed 0, deferred 0 (0 left to move).");
+    await shot(page, "7-applied");
+
+    const after = await q(
+      `SELECT r.id, v.version, s.node_id FROM runs r JOIN automation_versions v ON v.id = r.version_id
+       JOIN steps s ON s.run_id = r.id AND s.status = 'waiting' WHERE r.id = ANY($1)`,
+      [runs],
+    );
+    expect(after.map((r) => [r.version, r.node_id])).toEqual([
+      [2, "wait"],
+      [2, "wait"],
+      [2, "wait"],
+    ]);
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM run_events WHERE type = 'run.migrated'"))[0].n === 3, 5_000, "timeline rows");
+
+    // Settings: a contact with its time zone and consent; the connection list never shows a secret.
+    await page.click('nav a:has-text("Settings")');
+    await page.waitForSelector("text=Members and roles");
+    const contactForm = page.locator("form", { has: page.locator('button:has-text("Save contact")') });
+    await contactForm.locator('input[name="email"]').fill("maya@example.com");
+    await contactForm.locator('input[name="tz"]').fill("Europe/Berlin");
+    await contactForm.locator('select[name="consent"]').selectOption("granted");
+    await contactForm.locator('button[type="submit"]').click();
+    await page.waitForSelector("text=contact saved");
+    await page.waitForSelector("td:has-text('Europe/Berlin')");
+    await shot(page, "8-settings");
+    expect(await q("SELECT email, time_zone, consent FROM contacts")).toEqual([{ email: "maya@example.com", time_zone: "Europe/Berlin", consent: "granted" }]);
+    await page.close();
+
+    // Another organisation's user finds none of it through the pages either.
+    const [other] = (await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('other', 'Other') RETURNING id")).rows;
+    await upsertMember(t.db, { orgId: other.id, email: "eve@other.test", name: "Eve", password: "correct horse battery", role: "owner" });
+    const eve = await sessionCookieFor(t.db, "eve@other.test", "correct horse battery");
+    for (const path of [`/automations/${automationId}`, `/automations/${automationId}/versions`, `/runs/${runs[0]}`]) {
+      expect((await fetchAgain(`${web.base}${path}`, { headers: { cookie: eve } })).status, path).toBe(404);
+    }
+    const settings = await (await fetchAgain(`${web.base}/settings?org=acme`, { headers: { cookie: eve } })).text();
+    expect(settings).toMatch(/Settings: (<!-- -->)?Other/);
+    expect(settings).not.toContain("Acme");
+  });
+});
