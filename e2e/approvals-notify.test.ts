@@ -1,4 +1,4 @@
-import { createConnection, startRun, upsertMember } from "@holdfast/core";
+import { createConnection, upsertMember } from "@holdfast/core";
 import {
   type AppProcess,
   approvalGraph,
@@ -11,6 +11,7 @@ import {
   type TestDatabase,
   testRedisUrl,
   waitFor,
+  startTestRun,
 } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -48,14 +49,7 @@ afterAll(async () => {
 
 let seq = 0;
 async function requested(automation: string): Promise<{ runId: string; approvalId: string }> {
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body: { id: `evt_${++seq}`, email: "maya@example.com", draft: "Hello" },
-    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-  });
+  const runId = await startTestRun(t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft: "Hello" });
   const [a] = await q("SELECT id FROM approvals WHERE run_id = $1", [runId]);
   return { runId, approvalId: a.id };
 }

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { approveActionId, createConnection, decideApproval, issueButtonToken, rejectActionId, startRun, upsertMember } from "@holdfast/core";
+import { approveActionId, createConnection, decideApproval, issueButtonToken, rejectActionId, upsertMember } from "@holdfast/core";
 import {
   type AppProcess,
   approvalGraph,
@@ -12,13 +12,15 @@ import {
   slackInteraction,
   spawnApp,
   startSlackApi,
+  launchChromium,
   startWeb,
   type TestDatabase,
   testRedisUrl,
   waitFor,
   type WebServer,
+  startTestRun,
 } from "@holdfast/testkit";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -71,14 +73,7 @@ afterAll(async () => {
 
 let seq = 0;
 async function startApproval(automation: string, draft = "Hi Maya, shall we meet on Thursday?") {
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body: { id: `evt_${++seq}`, email: "maya@example.com", draft },
-    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-  });
+  const runId = await startTestRun(t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft });
   const [a] = await waitFor(async () => {
     const r = await q("SELECT id, digest, step_id FROM approvals WHERE run_id = $1", [runId]);
     return r.length ? r : undefined;
@@ -197,10 +192,7 @@ describe("the approvals inbox in Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
     mkdirSync(artifacts, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 

@@ -6,11 +6,10 @@ import {
   removeMember,
   requestCancel,
   reviseApproval,
-  startRun,
   sweepOnce,
   upsertMember,
 } from "@holdfast/core";
-import { approvalGraph, createTestDatabase, publish, type TestDatabase, waitFor } from "@holdfast/testkit";
+import { approvalGraph, createTestDatabase, publish, type TestDatabase, waitFor, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -54,14 +53,7 @@ afterAll(async () => t?.drop());
 let seq = 0;
 /** A run of `automation` walked to its approval step: the run, its approval id and digest. */
 async function awaitingApproval(automation: string, draft = "Hi Maya, following up on our call."): Promise<{ runId: string; approvalId: string; digest: string }> {
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body: { id: `evt_${++seq}`, email: "maya@example.com", draft },
-    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-  });
+  const runId = await startTestRun(t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft });
   const rows = await waitFor(async () => {
     const r = await q("SELECT id, digest FROM approvals WHERE run_id = $1 AND status = 'pending'", [runId]);
     return r.length ? r : undefined;

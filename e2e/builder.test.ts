@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { startRun, upsertMember } from "@holdfast/core";
-import { createTestDatabase, fetchAgain, repoRoot, sessionCookieFor, startWeb, type TestDatabase, waitFor, type WebServer } from "@holdfast/testkit";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { upsertMember } from "@holdfast/core";
+import { createTestDatabase, fetchAgain, launchChromium, repoRoot, sessionCookieFor, startWeb, type TestDatabase, waitFor, type WebServer, startTestRun } from "@holdfast/testkit";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -23,10 +23,7 @@ beforeAll(async () => {
   const [org] = (await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id")).rows;
   await upsertMember(t.db, { orgId: org.id, email: "olivia@acme.test", name: "Olivia", password: "correct horse battery", role: "owner" });
   web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -104,16 +101,7 @@ describe("the builder", () => {
     const runs: string[] = [];
     for (const key of ["a", "b", "c"]) {
       runs.push(
-        (
-          await startRun(t.db, {
-            orgSlug: "acme",
-            automationSlug: slug,
-            rawBody: "{}",
-            body: { id: key },
-            headers: { "webhook-id": `msg_${key}`, "webhook-timestamp": null, "webhook-signature": null },
-            via: "test",
-          })
-        ).runId,
+        await startTestRun(t.db, slug, { id: key }, { webhookId: `msg_${key}` }),
       );
     }
 

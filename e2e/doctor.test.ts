@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { parseGraph, startRun } from "@holdfast/core";
+import { parseGraph, } from "@holdfast/core";
 import {
   type AppProcess,
   createTestDatabase,
@@ -18,6 +18,7 @@ import {
   testRedisUrl,
   waitFor,
   type WebServer,
+  startTestRun,
 } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -66,16 +67,7 @@ afterAll(async () => {
 });
 
 const start = async (automation: string, key: string) =>
-  (
-    await startRun(t.db, {
-      orgSlug: "acme",
-      automationSlug: automation,
-      rawBody: "{}",
-      body: { id: key },
-      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-      via: "test",
-    })
-  ).runId;
+  await startTestRun(t.db, automation, { id: key });
 
 const doctor = (...args: string[]) =>
   spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "doctor", ...args], {

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createConnection, encryptSecret, parseGraph, startRun, upsertMember } from "@holdfast/core";
+import { createConnection, encryptSecret, parseGraph, upsertMember } from "@holdfast/core";
 import {
   type AppProcess,
   createTestDatabase,
@@ -12,13 +12,15 @@ import {
   spawnApp,
   startHttpTarget,
   startSmtpTarget,
+  launchChromium,
   startWeb,
   type TestDatabase,
   testRedisUrl,
   waitFor,
   type WebServer,
+  startTestRun,
 } from "@holdfast/testkit";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -100,10 +102,7 @@ beforeAll(async () => {
     spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
   ];
   await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -117,16 +116,7 @@ afterAll(async () => {
 });
 
 const start = async (automation: string, key: string) =>
-  (
-    await startRun(t.db, {
-      orgSlug: "acme",
-      automationSlug: automation,
-      rawBody: "{}",
-      body: { id: key, email: "maya@example.com" },
-      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-      via: "test",
-    })
-  ).runId;
+  await startTestRun(t.db, automation, { id: key, email: "maya@example.com" });
 
 async function signIn(page: Page): Promise<void> {
   await page.goto(`${web.base}/signin`);

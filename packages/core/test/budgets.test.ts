@@ -1,9 +1,8 @@
-import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanes } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
-import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { parseGraph } from "../src/versions/graph";
@@ -66,14 +65,7 @@ afterAll(async () => {
 });
 
 const start = async (automation: string, input: Record<string, unknown>) => {
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body: { id: `e${++n}`, ...input },
-    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-  });
+  const runId = await startTestRun(t.db, automation, { id: `e${++n}`, ...input });
   return runId;
 };
 

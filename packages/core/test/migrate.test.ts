@@ -1,9 +1,8 @@
-import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanes } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
-import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { parseGraph } from "../src/versions/graph";
@@ -58,14 +57,7 @@ describe("migrating in-flight runs", () => {
   it("300 runs land where the dry run said; runs with an effect in flight are deferred, then moved once it settles", async () => {
     const runIds: string[] = [];
     for (let i = 0; i < 300; i++) {
-      const { runId } = await startRun(t.db, {
-        orgSlug: "acme",
-        automationSlug: "nurture",
-        rawBody: "{}",
-        body: { id: `r${i}` },
-        headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-        via: "test",
-      });
+      const runId = await startTestRun(t.db, "nurture", { id: `r${i}` });
       runIds.push(runId);
     }
     const onB = runIds.slice(100, 200);

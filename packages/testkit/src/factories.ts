@@ -63,3 +63,17 @@ export function approvalGraph(config: Record<string, unknown> = {}): Graph {
     ],
   });
 }
+
+/** Starts a run the way a webhook would (no signature), for tests: its id. */
+export async function startTestRun(db: Db, automation: string, body: Record<string, unknown>, o: { org?: string; webhookId?: string } = {}): Promise<string> {
+  const { startRun } = await import("@holdfast/core");
+  const { runId } = await startRun(db, {
+    orgSlug: o.org ?? "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body,
+    headers: { "webhook-id": o.webhookId ?? null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+  });
+  return runId;
+}

@@ -101,8 +101,17 @@ export async function fetchAgain(url: string, init?: RequestInit): Promise<Respo
   try {
     return await fetch(url, init);
   } catch (error) {
-    const code = ((error as { cause?: { code?: string } }).cause ?? {}).code;
+    const code = (error as { cause?: { code?: string } }).cause?.code;
     if (code !== "UND_ERR_SOCKET" && code !== "ECONNRESET") throw error;
     return fetch(url, init);
   }
+}
+
+/** Debian's Chromium (never a downloaded browser), headless, with the flags a container needs. */
+export async function launchChromium(): Promise<import("playwright-core").Browser> {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
 }
