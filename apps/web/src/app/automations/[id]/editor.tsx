@@ -342,7 +342,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     saved: "All changes saved",
     dirty: "Unsaved changes…",
     saving: "Saving…",
-    conflict: "Saved elsewhere: this tab's edits are not saved. Copy what you need and reload.",
+    conflict: "Saved elsewhere meanwhile: this tab's edits are not saved yet.",
     error: "Not saved (will retry on the next edit)",
   };
 
@@ -352,6 +352,23 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
         <span className={`save-state save-${state}`} role="status">
           {stateText[state]}
         </span>
+        {state === "conflict" && canEdit && (
+          <button
+            type="button"
+            onClick={async () => {
+              // The person chose: this tab's graph replaces the other save (on top of its revision, so nothing is silent).
+              const fresh = await queryClient.fetchQuery({ ...trpc.drafts.get.queryOptions(input), staleTime: 0 });
+              const saved = await save.mutateAsync({ ...input, graph, baseRevision: fresh.revision });
+              lastSaved.current = graphText;
+              setRevision(saved.revision);
+              setProblems(saved.problems);
+              setState("saved");
+              setMessage(null);
+            }}
+          >
+            Keep this tab's version
+          </button>
+        )}
         <span className="muted small">revision {revision}</span>
         <button type="button" onClick={undo} disabled={!canEdit} title="Undo (Ctrl+Z)">
           Undo
