@@ -77,6 +77,7 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "members.list": (c) => c.members.list({ orgSlug }),
   "members.add": (c) => c.members.add({ orgSlug, email: "mallory@evil.test", name: "M", role: "owner" }),
   "members.setRole": (c) => c.members.setRole({ orgSlug, userId: ids.viewer as string, role: "owner" }),
+  "members.setSlackUser": (c) => c.members.setSlackUser({ orgSlug, userId: ids.viewer as string, slackUserId: "U0STOLEN" }),
   "members.remove": (c) => c.members.remove({ orgSlug, userId: ids.viewer as string }),
 });
 
@@ -89,7 +90,7 @@ const snapshot = async () =>
             (SELECT md5(string_agg(secret || status, '')) FROM connections WHERE org_id = $1) AS c,
             (SELECT md5(string_agg(email || consent, '')) FROM contacts WHERE org_id = $1) AS ct,
             (SELECT count(*) FROM suppressions WHERE org_id = $1) AS s,
-            (SELECT md5(string_agg(user_id || role, '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
+            (SELECT md5(string_agg(user_id || role || COALESCE(slack_user_id, '-'), '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
             (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg`,
     [ids.orgA],
   );

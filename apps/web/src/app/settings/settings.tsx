@@ -283,6 +283,7 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
   const add = useMutation(trpc.members.add.mutationOptions());
   const setRole = useMutation(trpc.members.setRole.mutationOptions());
   const remove = useMutation(trpc.members.remove.mutationOptions());
+  const setSlack = useMutation(trpc.members.setSlackUser.mutationOptions());
   const { run, note } = useSubmit();
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
   return (
@@ -316,7 +317,29 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
                   m.role
                 )}
               </td>
-              <td>{m.slackUserId ?? <span className="muted">-</span>}</td>
+              <td>
+                {canEdit ? (
+                  <input
+                    aria-label={`Slack user of ${m.name}`}
+                    defaultValue={m.slackUserId ?? ""}
+                    placeholder="U…"
+                    size={12}
+                    onBlur={async (e) => {
+                      const v = e.target.value.trim();
+                      if (v === (m.slackUserId ?? "")) return;
+                      try {
+                        await setSlack.mutateAsync({ orgSlug, userId: m.userId, slackUserId: v || null });
+                        await refresh();
+                      } catch (err) {
+                        e.target.setCustomValidity((err as Error).message);
+                        e.target.reportValidity();
+                      }
+                    }}
+                  />
+                ) : (
+                  (m.slackUserId ?? <span className="muted">-</span>)
+                )}
+              </td>
               <td>
                 {canEdit && (
                   <button type="button" onClick={async () => (await remove.mutateAsync({ orgSlug, userId: m.userId }), await refresh())}>

@@ -177,6 +177,15 @@ const members = router({
     if (n === 0) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
     return { ok: true };
   }),
+  /** Links the member to their Slack user in the organisation's workspace (Slack approvals decide as them). */
+  setSlackUser: ownerProcedure
+    .input(z.object({ userId: id("usr"), slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,20}$/, "a Slack user id (U...)").nullable() }))
+    .mutation(async ({ ctx, input }) => {
+      const n = await ctx.db.$executeRaw`
+        UPDATE memberships SET slack_user_id = ${input.slackUserId} WHERE org_id = ${ctx.org.id} AND user_id = ${input.userId}`;
+      if (n === 0) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
+      return { ok: true };
+    }),
   remove: ownerProcedure.input(z.object({ userId: id("usr") })).mutation(async ({ ctx, input }) => {
     if (input.userId === ctx.user.id) throw new TRPCError({ code: "BAD_REQUEST", message: "you cannot remove yourself" });
     const [u] = await ctx.db.$queryRaw<{ email: string }[]>`
