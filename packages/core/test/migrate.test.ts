@@ -148,5 +148,32 @@ describe("migrating in-flight runs", () => {
     expect((await runner.run(step.id)).kind).toBe("settled");
     expect(await q("SELECT status FROM runs WHERE id = $1", [moved])).toEqual([{ status: "completed" }]);
     expect(target.calls.get(`${moved}/call_crm/1`)).toBe(1);
+
+    // v3 shortens the wait on `a` from an hour to a minute: the kept runs' timers follow, from when the wait began.
+    await publish(
+      t.db,
+      parseGraph({
+        nodes: [
+          { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+          { id: "a", kind: "wait", config: { rule: { kind: "duration", seconds: 60 } } },
+          { id: "call_crm", kind: "http_request", config: { url: target.url } },
+          { id: "e", kind: "end" },
+        ],
+        edges: [
+          { from: "t", to: "a" },
+          { from: "a", to: "call_crm" },
+          { from: "call_crm", to: "e" },
+        ],
+      }),
+      { automation: "nurture" },
+    );
+    const third = await applyMigration(t.db, graphs, orgId, automationId, { fromVersion: 2, toVersion: 3 }, "user:sam@acme.test");
+    expect(third.migrated).toBe(299);
+    expect(
+      await q(
+        `SELECT round(EXTRACT(EPOCH FROM t.due_at - t.anchor_at))::int AS seconds, count(*)::int AS n
+         FROM timers t JOIN steps s ON s.id = t.step_id WHERE s.node_id = 'a' AND t.fired_at IS NULL GROUP BY 1`,
+      ),
+    ).toEqual([{ seconds: 60, n: 100 }]);
   });
 });

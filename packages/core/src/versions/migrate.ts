@@ -8,6 +8,9 @@ import { type StepRow, stepsCancelOpen, stepsForRun } from "../sql/steps";
 import { nodeKinds } from "../catalog";
 import { type Graph, graphSchema } from "./graph";
 import type { GraphCache } from "./graph-cache";
+import { timersPending, timersReschedule } from "../sql/timers";
+import { canonicalJson } from "../start/start-key";
+import { instantFor } from "../timers/plan";
 import { decide, scheduleAt } from "../walk/walk";
 
 /**
@@ -218,6 +221,7 @@ async function migrateOne(
   }
   await tx.$executeRaw`UPDATE runs SET version_id = ${v.toId} WHERE id = ${runId}`;
   await runsTouch(tx, runId); // a worker's plan made on the old graph no longer applies
+  if (landing.action !== "move" && "to" in landing) await rescheduleChangedWait(tx, v, runId, landing.to, input.toVersion);
   if (landing.action === "move") {
     const open = steps.filter((s) => ["ready", "waiting", "parked"].includes(s.status)).map((s) => s.id);
     if (open.length) await stepsCancelOpen(tx, open);
@@ -231,4 +235,22 @@ async function migrateOne(
   }
   await event("run.migrated", { toStep: "to" in landing ? landing.to : null, action: landing.action });
   return "migrated";
+}
+
+/**
+ * A run kept waiting on a `wait` whose rule (or zone) the new version changed: its timer is recomputed from the new
+ * rule with the same anchor (when the wait began), so "wait 2 days" edited to "wait 1 day" applies to waiting runs.
+ */
+async function rescheduleChangedWait(tx: Tx, v: Versions, runId: string, nodeId: string, toVersion: number): Promise<void> {
+  const node = v.toGraph.nodes.find((n) => n.id === nodeId);
+  if (node?.kind !== "wait") return;
+  const timers = await timersPending(tx, { runId }, 10);
+  const [step] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM steps WHERE run_id = ${runId} AND node_id = ${nodeId} AND status = 'waiting'`;
+  const rows = step ? await tx.$queryRaw<{ id: string }[]>`SELECT id FROM timers WHERE step_id = ${step.id} AND fired_at IS NULL` : [];
+  const t = timers.find((x) => rows.some((r) => r.id === x.id));
+  if (!t) return;
+  const zone = node.config.zone ?? t.zone;
+  const next = instantFor({ rule: node.config.rule, zone, spreadSeconds: node.config.spreadSeconds, runId, anchorAt: t.anchorAt });
+  if (next.dueAt.getTime() === new Date(t.dueAt).getTime() && canonicalJson(node.config.rule) === canonicalJson(t.rule)) return;
+  await timersReschedule(tx, t, next.zone, next.dueAt, `migrated to version ${toVersion}: the wait changed`, next.rule);
 }
