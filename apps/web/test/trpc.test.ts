@@ -1,6 +1,7 @@
 import { createConnection, parseGraph, sessionUser, signIn, upsertMember } from "@holdfast/core";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { safeNext } from "../src/server/next-path";
 import { createCallerFactory } from "../src/server/trpc/init";
 import { appRouter } from "../src/server/trpc/router";
 
@@ -116,6 +117,20 @@ describe("organisation scoping", () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  it("an owner adding an existing user of another organisation cannot change their password or name; the last owner stays", async () => {
+    const bob = await callerFor("bob@other.test");
+    await bob.members.add({ orgSlug: "other", email: "olivia@acme.test", name: "Not Olivia", role: "viewer", password: "bob chose this one" });
+    expect(await signIn(t.db, "olivia@acme.test", "bob chose this one")).toBeNull();
+    expect(await signIn(t.db, "olivia@acme.test", "a long enough password")).not.toBeNull();
+    expect(await q("SELECT name FROM users WHERE email = 'olivia@acme.test'")).toEqual([{ name: "Olivia" }]);
+    // Other owners of his organisation (one was added above) step down; the last one cannot.
+    const others = await q("SELECT user_id FROM memberships WHERE org_id = $1 AND role = 'owner' AND user_id <> $2", [ids.orgB, ids.bob]);
+    for (const o of others) await bob.members.setRole({ orgSlug: "other", userId: o.user_id, role: "viewer" });
+    await expect(bob.members.setRole({ orgSlug: "other", userId: ids.bob, role: "viewer" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    expect(await q("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.bob])).toEqual([{ role: "owner" }]);
+    await q("DELETE FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.owner]);
+  });
+
   it("anonymous callers get UNAUTHORIZED; a viewer may read and not change", async () => {
     const anon = await callerFor(null);
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
@@ -125,6 +140,13 @@ describe("organisation scoping", () => {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");
+  });
+});
+
+describe("the path after signing in", () => {
+  it("only ever leads into this site", () => {
+    expect(safeNext("/runs/run_1?x=1")).toBe("/runs/run_1?x=1");
+    for (const bad of ["//evil.com", "/\\evil.com", "/\t/evil.com", "/\n/evil.com", "https://evil.com", "", 42]) expect(safeNext(bad)).toBe("/approvals");
   });
 });
 

@@ -55,7 +55,7 @@ export {
 } from "./sql/approvals";
 export { hashPassword, verifyPassword } from "./auth/password";
 export { sessionCookie, sessionDays, sessionUser, signIn, signOut, type SessionUser } from "./auth/sessions";
-export { removeMember, upsertMember } from "./auth/users";
+export { addMember, removeMember, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";

@@ -99,6 +99,20 @@ describe("run budgets", () => {
     expect(await q("SELECT data->>'budget' AS budget FROM run_events WHERE run_id = $1 AND type = 'run.failed'", [runId])).toEqual([{ budget: "steps" }]);
   });
 
+  it("a step of a run past its age budget is not claimed: nothing is performed after the limit", async () => {
+    const runId = await start("loop", { loop: false });
+    await q("UPDATE runs SET expires_at = now() - interval '1 second' WHERE id = $1", [runId]);
+    const [step] = await q("SELECT id FROM steps WHERE run_id = $1 AND status = 'ready'", [runId]);
+    const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log });
+    expect((await runner.run(step.id)).kind).toBe("not_claimable");
+    expect(target.calls.get(`${runId}/call/1`)).toBeUndefined();
+    const [run] = await q("SELECT org_id FROM runs WHERE id = $1", [runId]);
+    await advanceRun(t.db, graphs, { orgId: run.org_id, runId, reason: "sweep" });
+    expect(await q("SELECT r.status, s.status AS step FROM runs r JOIN steps s ON s.run_id = r.id WHERE r.id = $1", [runId])).toEqual([
+      { status: "failed", step: "cancelled" },
+    ]);
+  });
+
   it("a run older than its age budget stops while it waits: the wait and its timer close, the reason is on the run", async () => {
     const runId = await start("sleepy", {});
     expect(await q("SELECT status FROM steps WHERE run_id = $1", [runId])).toEqual([{ status: "waiting" }]);

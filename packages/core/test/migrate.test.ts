@@ -91,6 +91,9 @@ describe("migrating in-flight runs", () => {
       }),
       { automation: "nurture" },
     );
+    // A mapping rewrites step history: it must be one to one and never onto an id version 1 has.
+    await expect(planMigration(t.db, orgId, automationId, { fromVersion: 1, toVersion: 2, mapping: { b: "call_crm", c: "call_crm" } })).rejects.toThrow(/one to one/);
+    await expect(planMigration(t.db, orgId, automationId, { fromVersion: 1, toVersion: 2, mapping: { c: "a" } })).rejects.toThrow(/version 1 too/);
     const input = { fromVersion: 1, toVersion: 2, mapping: { c: "call_crm" }, removed: { kind: "move", to: "call_crm" } };
     const plan = await planMigration(t.db, orgId, automationId, input);
     expect(plan.positions.sort((x, y) => x.from.localeCompare(y.from))).toEqual([

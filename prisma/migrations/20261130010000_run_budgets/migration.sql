@@ -23,8 +23,9 @@ END;
 $$;
 CREATE TRIGGER runs_budgets BEFORE INSERT ON "runs" FOR EACH ROW EXECUTE FUNCTION holdfast_run_budgets();
 
--- The claim and the settle hand the worker the run's budgets with its steps, so a worker's own walk (local
--- dispatch) enforces them as the engine's does.
+-- The claim refuses a step of a run past its age budget (no side effect after the limit), and the claim and the
+-- settle hand the worker the run's budgets with its steps, so a worker's own walk (local dispatch) enforces them as
+-- the engine's does.
 CREATE OR REPLACE FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[])
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -40,6 +41,8 @@ BEGIN
   SELECT id, version_id, input, seq, max_steps, expires_at INTO r FROM runs
   WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
     AND status = 'running' AND cancel_requested_at IS NULL
+    -- A run past its age budget performs nothing more: the sweeper wakes it and the walk stops it.
+    AND (expires_at IS NULL OR expires_at > now())
   FOR SHARE;
   IF NOT FOUND THEN
     RETURN NULL;

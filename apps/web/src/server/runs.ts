@@ -56,11 +56,10 @@ export async function listRuns(db: Db, orgIds: string[], f: RunFilters, limit = 
       JOIN automation_versions v ON v.id = r.version_id
       LEFT JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
       WHERE ${Prisma.join(where, " AND ")}
+        AND ${f.status ? Prisma.sql`${displayStatusSql} = ${f.status}` : Prisma.sql`true`}
       ORDER BY r.created_at DESC, r.id DESC
-      LIMIT ${f.status ? limit * 20 : limit}
-    ) x
-    WHERE ${f.status ? Prisma.sql`x.status = ${f.status}` : Prisma.sql`true`}
-    LIMIT ${limit}`;
+      LIMIT ${limit}
+    ) x`;
   return rows;
 }
 

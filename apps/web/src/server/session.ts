@@ -20,7 +20,4 @@ export async function requireUser(next: string): Promise<SessionUser> {
 /** Secure cookies everywhere but plain-http development and tests (browsers drop Secure cookies over http). */
 export const secureCookies = env.HOLDFAST_PUBLIC_URL.startsWith("https:");
 
-/** Only same-site paths are followed after signing in (no open redirect). */
-export function safeNext(next: unknown): string {
-  return typeof next === "string" && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/approvals";
-}
+export { safeNext } from "./next-path";

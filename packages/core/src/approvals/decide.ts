@@ -44,6 +44,11 @@ class DeadlineWon extends Error {}
 export async function decideApproval(db: Db, req: DecisionRequest): Promise<DecisionResult> {
   try {
     return await inTx(db, async (tx) => {
+      // The run first, as the engine and cancel take it (FOR NO KEY UPDATE: a timer firing's timeline insert, which
+      // only key-shares the run, is not blocked), then the approval: no lock-order deadlock with a stopping run.
+      await tx.$queryRaw`
+        SELECT r.id FROM runs r JOIN approvals a ON a.run_id = r.id AND a.org_id = r.org_id
+        WHERE a.org_id = ${req.orgId} AND a.id = ${req.approvalId} FOR NO KEY UPDATE OF r`;
       const a = await approvalsLockForDecision(tx, req.orgId, req.approvalId);
       if (!a) throw new NotFoundError("approval_not_found", `approval ${req.approvalId}`);
       const decider = await deciderOf(tx, req.orgId, req.actor);
@@ -54,13 +59,14 @@ export async function decideApproval(db: Db, req: DecisionRequest): Promise<Deci
         return { ok: false as const, refusal, approval: ref };
       }
       const { notify } = await approvalsDecide(tx, req.orgId, a.id, { status: req.decision, by: decider.userId, byName: decider.name, via: req.via });
-      await signalsInsert(tx, {
+      const signalId = await signalsInsert(tx, {
         orgId: req.orgId,
         kind: "approval",
         identity: approvalKey(a.id),
         correlationKeys: [approvalKey(a.id)],
         payload: { approvalId: a.id, decision: req.decision, by: decider.userId, byName: decider.name, via: req.via, stage: a.stage, digest: a.digest },
       });
+      if (!signalId) throw new Error(`approval ${a.id}: its signal identity is already taken`);
       if (!(await signalsConsumeWaiting(tx, req.orgId, a.stepId, `${req.via}:${decider.userId}`))) throw new DeadlineWon();
       await runEventsInsert(tx, [
         {

@@ -98,8 +98,9 @@ async function notifyOnce(
   if (connection?.kind !== "slack" || !connection.secret) return fail(`no Slack connection named "${target.connection}"`, true);
   const config = slackConnectionConfig.safeParse(connection.config);
   if (!config.success) return fail(`Slack connection "${target.connection}" is misconfigured`, true);
-  // Every call ends well inside the lease, so no other attempt can take the row while this one may still post.
-  const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl, Math.min(10_000, ((opts.leaseSeconds ?? 30) * 1000) / 4));
+  // At most 6 calls (open, 3 history pages, post or update, and one spare), each capped at lease/8: the attempt
+  // ends inside its lease, so no other attempt can take the row while this one may still post.
+  const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl, Math.min(10_000, ((opts.leaseSeconds ?? 30) * 1000) / 8));
 
   const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
   const token = (decision: "approved" | "rejected") =>
@@ -162,7 +163,7 @@ async function findPosted(client: WebClient, channel: string, approvalId: string
     id = opened.channel?.id ?? channel;
   }
   let cursor: string | undefined;
-  for (let page = 0; page < 10; page++) {
+  for (let page = 0; page < 3; page++) {
     const res = await client.conversations.history({
       channel: id,
       oldest: String(Math.floor(since.getTime() / 1000) - 60),

@@ -22,11 +22,21 @@ export function approvalMessage(
   tokens: { approve: string; reject: string } | null,
   links: { runUrl: string | null },
 ): SlackMessageBody {
-  const content = a.content.length > maxText ? `${a.content.slice(0, maxText)}\n… (${a.content.length - maxText} more characters in the inbox)` : a.content;
+  // Escaped and quoted first, then fitted: Slack refuses a section over 3000 characters. Content that does not fit
+  // whole gets no buttons: a decision binds the exact content, so it is taken in the inbox, where it is shown whole.
+  const whole = quote(a.content);
+  const fits = whole.length <= maxText;
+  let shown = whole;
+  if (!fits) {
+    let n = Math.min(a.content.length, maxText);
+    do shown = quote(a.content.slice(0, n)), (n = Math.floor(n * 0.9));
+    while (shown.length > maxText - 100 && n > 0);
+    shown = `${shown}\n_… too long for Slack: read it whole and decide in the approvals inbox._`;
+  }
   const deadline = Math.floor(a.deadlineAt.getTime() / 1000);
   const blocks: unknown[] = [
     { type: "header", text: { type: "plain_text", text: a.title.slice(0, 150), emoji: false } },
-    { type: "section", text: { type: "mrkdwn", text: quote(content) } },
+    { type: "section", text: { type: "mrkdwn", text: shown } },
     {
       type: "context",
       elements: [
@@ -37,7 +47,7 @@ export function approvalMessage(
       ],
     },
   ];
-  if (a.status === "pending" && tokens) {
+  if (a.status === "pending" && tokens && fits) {
     blocks.push({
       type: "actions",
       block_id: `approval:${a.id}`,
@@ -46,7 +56,7 @@ export function approvalMessage(
         { type: "button", action_id: rejectActionId, style: "danger", text: { type: "plain_text", text: "Reject" }, value: tokens.reject },
       ],
     });
-  } else {
+  } else if (a.status !== "pending") {
     blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: `*${outcomeLine(a)}*` }] });
   }
   return {

@@ -5,7 +5,8 @@ import type { Decision } from "../versions/graph";
 
 /**
  * The token on a Slack button: single purpose (decide this approval this way), bound to one organisation, run, step
- * and content digest, and short-lived (it expires at the approval's deadline, at most 7 days). HMAC-SHA256 with a key
+ * and content digest, and short-lived (it expires at the approval's deadline: a button works exactly as long as the
+ * approval can be decided). HMAC-SHA256 with a key
  * derived from HOLDFAST_SECRET_KEY; expiry is judged by the caller against the database clock.
  */
 const purpose = "approval.decide";
@@ -23,7 +24,8 @@ const claims = z
   .strict();
 export type ButtonClaims = z.infer<typeof claims>;
 
-const maxLifeSeconds = 7 * 86_400;
+/** An approval's deadline (escalation included) is at most 60 days away; a token never outlives that. */
+const maxLifeSeconds = 60 * 86_400;
 
 function tokenKey(): Buffer {
   return Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), "holdfast approval button tokens v1", 32));

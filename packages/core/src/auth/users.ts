@@ -27,3 +27,27 @@ export async function removeMember(db: Db, orgId: string, email: string): Promis
     DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = (SELECT id FROM users WHERE email = ${email.trim().toLowerCase()})`;
   return n > 0;
 }
+
+/**
+ * Adds a person to one organisation from the web (an owner's action): a new user is created with the given name and
+ * password; an existing user (of any organisation) keeps their own name and password, untouched, and only gains
+ * the membership. An owner can never take over another organisation's user this way.
+ */
+export async function addMember(
+  db: Db,
+  m: { orgId: string; email: string; name: string; password: string | null; role: Role },
+): Promise<{ userId: string; created: boolean }> {
+  const hash = m.password === null ? null : await hashPassword(m.password);
+  return inTx(db, async (tx) => {
+    const email = m.email.trim().toLowerCase();
+    const created = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO users (email, name, password_hash) VALUES (${email}, ${m.name}, ${hash})
+      ON CONFLICT (email) DO NOTHING RETURNING id`;
+    const userId = created[0]?.id ?? (await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`)[0]?.id;
+    if (!userId) throw new Error(`user ${email} not found`);
+    await tx.$executeRaw`
+      INSERT INTO memberships (org_id, user_id, role) VALUES (${m.orgId}, ${userId}, ${m.role})
+      ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`;
+    return { userId, created: created.length > 0 };
+  });
+}

@@ -4,7 +4,7 @@ import { applyCommands } from "../engine/advance";
 import { HoldfastError, NotFoundError } from "../errors";
 import { runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsLockForWalk, runsRequestCancel, runsTouch } from "../sql/runs";
-import { type StepRow, stepsCancelOpen, stepsForRun } from "../sql/steps";
+import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced } from "../sql/steps";
 import { nodeKinds } from "../catalog";
 import { type Graph, graphSchema } from "./graph";
 import type { GraphCache } from "./graph-cache";
@@ -67,6 +67,7 @@ function positionOf(steps: StepRow[]): string {
 
 /** Where a run on `from` lands in `to` (pure). A step whose kind changed counts as removed. */
 export function landingFor(from: string, oldGraph: Graph, newGraph: Graph, input: Pick<MigrationInput, "mapping" | "removed">): Landing {
+  if (from === "(start)") return { action: "stay" }; // not walked yet: it starts on the version it was started on
   const target = input.mapping[from] ?? from;
   const oldNode = oldGraph.nodes.find((n) => n.id === from);
   const newNode = newGraph.nodes.find((n) => n.id === target);
@@ -97,10 +98,18 @@ async function versionsOf(db: Db | Tx, orgId: string, automationId: string, inpu
     const target = toGraph.nodes.find((n) => n.id === (input.removed as { to: string }).to);
     if (!target || nodeKinds[target.kind].inline) throw new HoldfastError("invalid_migration", `"${input.removed.to}" is not a step of version ${input.toVersion}`);
   }
+  const fromGraph = graphSchema.parse(from.graph);
+  const oldIds = new Set(fromGraph.nodes.map((n) => n.id));
+  const targets = new Set<string>();
   for (const [old, target] of Object.entries(input.mapping)) {
+    if (old === target) continue;
     if (!toGraph.nodes.some((n) => n.id === target)) throw new HoldfastError("invalid_migration", `${old} -> ${target}: no step "${target}" in version ${input.toVersion}`);
+    // Renames rewrite the runs' step history: one old id per new id, and never onto an id the old version has.
+    if (targets.has(target)) throw new HoldfastError("invalid_migration", `two steps map to "${target}": a mapping is one to one`);
+    if (oldIds.has(target)) throw new HoldfastError("invalid_migration", `"${target}" is a step of version ${input.fromVersion} too: map onto a new id`);
+    targets.add(target);
   }
-  return { automationId, fromId: from.id, toId: to.id, fromGraph: graphSchema.parse(from.graph), toGraph };
+  return { automationId, fromId: from.id, toId: to.id, fromGraph, toGraph };
 }
 
 async function inFlight(db: Db | Tx, runId: string): Promise<boolean> {
@@ -163,7 +172,7 @@ export async function applyMigration(
         RETURNING id`
     )[0]?.id;
   if (!migrationId) throw new Error("migration not recorded");
-  const report = { migrated: 0, cancelled: 0, stayed: 0, deferred: 0 };
+  const report = { migrated: 0, cancelled: 0, stayed: 0, deferred: 0, gone: 0 };
   const batchSize = opts.batchSize ?? 100;
   let after = "";
   for (;;) {
@@ -179,12 +188,14 @@ export async function applyMigration(
   }
   const [left] = await db.$queryRaw<{ n: number }[]>`
     SELECT count(*)::int AS n FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running'`;
+  // Runs that stay by the rule never move; every other run still on the old version is left to move.
   const remaining = (left?.n ?? 0) - report.stayed;
   await db.$executeRaw`
     UPDATE run_migrations SET migrated = migrated + ${report.migrated}, cancelled = cancelled + ${report.cancelled},
            stayed = ${report.stayed}, deferred = ${report.deferred}, status = ${remaining > 0 ? "open" : "done"}, updated_at = now()
     WHERE id = ${migrationId}`;
-  return { migrationId, ...report, remaining };
+  const { gone: _, ...counts } = report;
+  return { migrationId, ...counts, remaining };
 }
 
 async function migrateOne(
@@ -196,9 +207,9 @@ async function migrateOne(
   input: MigrationInput,
   migrationId: string,
   by: string,
-): Promise<"migrated" | "cancelled" | "stayed" | "deferred"> {
+): Promise<"migrated" | "cancelled" | "stayed" | "deferred" | "gone"> {
   const run = await runsLockForWalk(tx, orgId, runId);
-  if (run?.status !== "running" || run.versionId !== v.fromId) return "stayed";
+  if (run?.status !== "running" || run.versionId !== v.fromId) return "gone"; // finished (or moved) meanwhile
   const steps = await stepsForRun(tx, orgId, runId);
   const from = positionOf(steps);
   const landing = landingFor(from, v.fromGraph, v.toGraph, input);
@@ -223,8 +234,12 @@ async function migrateOne(
   await runsTouch(tx, runId); // a worker's plan made on the old graph no longer applies
   if (landing.action !== "move" && "to" in landing) await rescheduleChangedWait(tx, v, runId, landing.to, input.toVersion);
   if (landing.action === "move") {
-    const open = steps.filter((s) => ["ready", "waiting", "parked"].includes(s.status)).map((s) => s.id);
+    // Nothing is in flight (checked above): every open step closes, a running one whose lease lapsed included, and a
+    // settled step not yet walked from is marked walked, so no walk goes on from the old position.
+    const open = steps.filter((s) => ["ready", "waiting", "parked", "running"].includes(s.status)).map((s) => s.id);
     if (open.length) await stepsCancelOpen(tx, open);
+    const unwalked = steps.filter((s) => !s.advanced && (s.status === "done" || s.status === "failed")).map((s) => s.id);
+    if (unwalked.length) await stepsMarkAdvanced(tx, unwalked);
     await tx.$executeRaw`UPDATE approvals SET status = 'cancelled', decided_via = 'run', decided_by_name = 'a version migration', decided_at = now(), revision = revision + 1
                          WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'pending'`;
     const moved: RunRow = { ...run, versionId: v.toId };

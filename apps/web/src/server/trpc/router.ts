@@ -1,4 +1,5 @@
 import {
+  addMember,
   applyMigration,
   createConnection,
   diffGraphs,
@@ -11,8 +12,8 @@ import {
   reconnectConnection,
   removeMember,
   saveDraft,
-  upsertMember,
 } from "@holdfast/core";
+import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../graphs";
@@ -88,7 +89,11 @@ const migrations = router({
   run: editorProcedure.input(automationId.extend({ migration: migrationInput, migrationId: id("mig").optional() })).mutation(async ({ ctx, input }) => {
     await ownAutomation(ctx.db, ctx.org.id, input.automationId);
     if (input.migrationId) {
-      const own = await ctx.db.$queryRaw<{ id: string }[]>`SELECT id FROM run_migrations WHERE org_id = ${ctx.org.id} AND id = ${input.migrationId}`;
+      const own = await ctx.db.$queryRaw<{ id: string }[]>`
+        SELECT m.id FROM run_migrations m
+        JOIN automation_versions f ON f.id = m.from_version_id AND f.version = ${input.migration.fromVersion}
+        JOIN automation_versions t ON t.id = m.to_version_id AND t.version = ${input.migration.toVersion}
+        WHERE m.org_id = ${ctx.org.id} AND m.id = ${input.migrationId} AND m.automation_id = ${input.automationId}`;
       if (!own[0]) throw new TRPCError({ code: "NOT_FOUND", message: "migration not found" });
     }
     return applyMigration(ctx.db, graphs, ctx.org.id, input.automationId, input.migration, `user:${ctx.user.email}`, {
@@ -169,14 +174,18 @@ const members = router({
   ),
   add: ownerProcedure
     .input(z.object({ email, name: z.string().trim().min(1).max(200), role, password: z.string().min(10).max(1_000).optional() }))
-    .mutation(async ({ ctx, input }) => ({
-      userId: await upsertMember(ctx.db, { orgId: ctx.org.id, email: input.email, name: input.name, role: input.role, password: input.password ?? null }),
-    })),
-  setRole: ownerProcedure.input(z.object({ userId: id("usr"), role })).mutation(async ({ ctx, input }) => {
-    const n = await ctx.db.$executeRaw`UPDATE memberships SET role = ${input.role} WHERE org_id = ${ctx.org.id} AND user_id = ${input.userId}`;
-    if (n === 0) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
-    return { ok: true };
-  }),
+    .mutation(({ ctx, input }) => addMember(ctx.db, { orgId: ctx.org.id, email: input.email, name: input.name, role: input.role, password: input.password ?? null })),
+  setRole: ownerProcedure.input(z.object({ userId: id("usr"), role })).mutation(({ ctx, input }) =>
+    inTx(ctx.db, async (tx) => {
+      // Under the organisation's memberships lock: an organisation always keeps an owner.
+      await tx.$queryRaw`SELECT user_id FROM memberships WHERE org_id = ${ctx.org.id} FOR UPDATE`;
+      const n = await tx.$executeRaw`UPDATE memberships SET role = ${input.role} WHERE org_id = ${ctx.org.id} AND user_id = ${input.userId}`;
+      if (n === 0) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
+      const [owners] = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM memberships WHERE org_id = ${ctx.org.id} AND role = 'owner'`;
+      if ((owners?.n ?? 0) === 0) throw new TRPCError({ code: "BAD_REQUEST", message: "the organisation needs at least one owner" });
+      return { ok: true };
+    }),
+  ),
   /** Links the member to their Slack user in the organisation's workspace (Slack approvals decide as them). */
   setSlackUser: ownerProcedure
     .input(z.object({ userId: id("usr"), slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,20}$/, "a Slack user id (U...)").nullable() }))
