@@ -47,20 +47,10 @@ const columns = `a.id, a.org_id AS "orgId", a.run_id AS "runId", a.step_id AS "s
   a.decided_at AS "decidedAt", a.slack, a.slack_message AS "slackMessage", a.notify_state AS "notifyState",
   a.notify_error AS "notifyError", a.revision, a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
 
-export interface NewApproval {
-  orgId: string;
-  runId: string;
-  stepId: string;
-  nodeId: string;
-  stage: number;
-  approvers: Approvers;
-  title: string;
-  content: string;
-  digest: string;
-  deadlineSeconds: number;
-  onDeadline: OnDeadline;
-  slack: SlackTarget | null;
-}
+export type NewApproval = Pick<
+  ApprovalRow,
+  "orgId" | "runId" | "stepId" | "nodeId" | "stage" | "approvers" | "title" | "content" | "digest" | "onDeadline" | "slack"
+> & { deadlineSeconds: number };
 
 /** The request for a decision, due `deadlineSeconds` from the database's now; its step listens for `approval:<id>`. */
 export async function approvalsInsert(tx: Tx, a: NewApproval): Promise<{ id: string; deadlineAt: Date }> {

@@ -63,26 +63,8 @@ export function Versions({ orgSlug, automationId, canEdit }: { orgSlug: string; 
 
       <h2>What changed</h2>
       <div className="filters">
-        <label>
-          From
-          <select name="diff-from" value={a} onChange={(e) => (setFrom(Number(e.target.value)), setPlanned(null))}>
-            {list.map((v) => (
-              <option key={v.version} value={v.version}>
-                v{v.version}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          To
-          <select name="diff-to" value={b} onChange={(e) => (setTo(Number(e.target.value)), setPlanned(null))}>
-            {list.map((v) => (
-              <option key={v.version} value={v.version}>
-                v{v.version}
-              </option>
-            ))}
-          </select>
-        </label>
+        <VersionSelect label="From" name="diff-from" value={a} versions={list} onChange={(v) => (setFrom(v), setPlanned(null))} />
+        <VersionSelect label="To" name="diff-to" value={b} versions={list} onChange={(v) => (setTo(v), setPlanned(null))} />
       </div>
       {a === b ? (
         <p className="muted">Choose two different versions.</p>
@@ -240,5 +222,20 @@ export function Versions({ orgSlug, automationId, canEdit }: { orgSlug: string; 
         </>
       )}
     </>
+  );
+}
+
+function VersionSelect(p: { label: string; name: string; value: number; versions: { version: number }[]; onChange: (version: number) => void }) {
+  return (
+    <label>
+      {p.label}
+      <select name={p.name} value={p.value} onChange={(e) => p.onChange(Number(e.target.value))}>
+        {p.versions.map((v) => (
+          <option key={v.version} value={v.version}>
+            v{v.version}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
