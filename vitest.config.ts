@@ -1,4 +1,12 @@
+import { randomBytes } from "node:crypto";
 import { defineConfig } from "vitest/config";
+
+// Tests never use a key written in the source: each `vitest run` makes its own, inherited by every worker and every
+// process the tests spawn (a test that checks key handling sets its own).
+process.env.HOLDFAST_SECRET_KEY ??= randomBytes(32).toString("hex");
+// The test servers (SMTP, CRM, model, Slack, HTTP targets) listen on loopback, which the egress guard refuses in a
+// deployment. Tests open it explicitly; e2e/security.test.ts runs its processes without this exception.
+process.env.HOLDFAST_EGRESS_ALLOW ??= "127.0.0.1,::1,localhost";
 
 export default defineConfig({
   test: {
