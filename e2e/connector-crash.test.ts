@@ -119,6 +119,7 @@ async function crashRuns(s: Scenario, point: Point) {
           body: { id: `${name}-${n}`, n, email: `p${n}@example.com` },
           headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
           via: "crash-test",
+          auth: { kind: "operator" },
         })
       ).runId;
     const runIds = await startUntilKilled(worker, cycles, start, { everyMs: 200, timeoutMs: 60_000 + cycles * 5_000, what: `${cycles} kills at ${point}` });

@@ -56,6 +56,7 @@ const startOne = async (automation: string, body: Record<string, unknown>, webho
       body,
       headers: { "webhook-id": webhookId, "webhook-timestamp": null, "webhook-signature": null },
       via: "crash-test",
+      auth: { kind: "operator" },
     })
   ).runId;
 

@@ -76,6 +76,7 @@ const start = async (automation: string) =>
       body: { id: `${automation}-${++n}`, n, email: `p${n}@example.com` },
       headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
       via: "lanes-test",
+      auth: { kind: "operator" },
     })
   ).runId;
 

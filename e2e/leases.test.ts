@@ -45,6 +45,7 @@ const start = (automation: string, key: string) =>
     body: {},
     headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
 const stepOf = async (runId: string) => (await q("SELECT id, status, attempt, owner, output FROM steps WHERE run_id = $1", [runId]))[0];
 

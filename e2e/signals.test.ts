@@ -59,6 +59,7 @@ async function waitingForReply(key: string, email: string): Promise<{ runId: str
     body: { id: key, email },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
   const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });

@@ -74,6 +74,7 @@ describe("waking up on time", () => {
         body: { id },
         headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
         via: "test",
+        auth: { kind: "operator" },
       });
 
     const fast = await start("fast-1");

@@ -99,6 +99,7 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
       body: { id: `r${i}`, n: i },
       headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
       via: "bench",
+      auth: { kind: "operator" },
     });
   };
   if (s.rate) {

@@ -1,13 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { demoGraph, ensurePublished } from "@holdfast/cli/seed";
-import { type Logger, parseGraph, signPayload } from "@holdfast/core";
+import { createAutomation, type Logger, parseGraph, rotateTriggerCredential, signPayload, triggerSettings } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handleHook } from "../src/server/hooks";
 
 // This file's own database, cloned from the migrated template (packages/testkit).
-const secret = `whsec_${randomBytes(32).toString("base64")}`;
+let secret: string;
+/** URL tokens of the url_token-mode automations: `hook()` calls them at their token URL. */
+const tokens = new Map<string, string>();
 const silentLog = { error() {} } as unknown as Logger;
 
 let t: TestDatabase;
@@ -22,6 +24,7 @@ beforeAll(async () => {
     automationSlug: "demo-follow-up",
     automationName: "Demo follow-up",
     graph: demoGraph("http://127.0.0.1:9/echo"),
+    triggerAuth: "url_token",
   });
   const bare = (trigger: Record<string, unknown>) =>
     parseGraph({
@@ -37,7 +40,6 @@ beforeAll(async () => {
     automationSlug: "signed",
     automationName: "Signed",
     graph: bare({ eventIdField: "id" }),
-    webhookSecrets: [secret],
   });
   await ensurePublished(db, {
     orgSlug: "demo",
@@ -45,9 +47,15 @@ beforeAll(async () => {
     automationSlug: "no-key",
     automationName: "No event id field",
     graph: bare({}),
+    triggerAuth: "url_token",
   });
   const org = await db.organisation.findUniqueOrThrow({ where: { slug: "demo" } });
-  await db.automation.create({ data: { orgId: org.id, slug: "draft", name: "Never published" } });
+  await db.$transaction((tx) => createAutomation(tx, { orgId: org.id, slug: "draft", name: "Never published", triggerAuth: "url_token" }));
+  for (const a of await db.automation.findMany({ where: { orgId: org.id } })) {
+    const settings = await triggerSettings(db, org.id, a.id, a.triggerAuth as "signed" | "url_token");
+    if (a.slug === "signed") secret = settings.signingSecret;
+    if (a.triggerAuth === "url_token") tokens.set(a.slug, settings.urlToken);
+  }
 }, 60_000);
 
 afterAll(async () => {
@@ -75,8 +83,9 @@ interface HookResult {
   json: HookBody;
 }
 
-async function hook(org: string, automation: string, request: Request): Promise<HookResult> {
-  const response = await handleHook(db, { orgSlug: org, automationSlug: automation }, request, { log: silentLog });
+async function hook(org: string, automation: string, request: Request, token = tokens.get(automation)): Promise<HookResult> {
+  const params = { orgSlug: org, automationSlug: automation, ...(token !== undefined ? { token } : {}) };
+  const response = await handleHook(db, params, request, { log: silentLog });
   const text = await response.text();
   return { status: response.status, type: response.headers.get("content-type"), json: JSON.parse(text) as HookBody };
 }
@@ -250,6 +259,57 @@ describe("POST /api/hooks/:org/:automation", () => {
       await refused(401, "invalid_signature", () => hook("demo", "signed", post("demo/signed", payload)));
       const { "webhook-signature": _, ...noSignature } = signed(payload, "msg_nosig");
       await refused(401, "invalid_signature", () => hook("demo", "signed", post("demo/signed", payload, noSignature)));
+    });
+  });
+
+  describe("every trigger is authenticated", () => {
+    const payload = JSON.stringify({ id: "evt_auth", plan: "free" });
+
+    it("refuses an unsigned start on a signed trigger (the default for every new automation)", async () => {
+      const org = await db.organisation.findUniqueOrThrow({ where: { slug: "demo" } });
+      await db.$transaction((tx) => createAutomation(tx, { orgId: org.id, slug: "fresh", name: "Fresh" }));
+      await ensurePublished(db, { orgSlug: "demo", orgName: "Demo", automationSlug: "fresh", automationName: "Fresh", graph: demoGraph("http://127.0.0.1:9/") });
+      await refused(401, "invalid_signature", () => hook("demo", "fresh", post("demo/fresh", payload, { "webhook-id": "evt_u" })));
+      // A token in the URL does not open a signed trigger either.
+      const fresh = await db.automation.findFirstOrThrow({ where: { slug: "fresh" } });
+      const { urlToken } = await triggerSettings(db, org.id, fresh.id, "signed");
+      await refused(401, "invalid_signature", () => hook("demo", "fresh", post("demo/fresh", payload, { "webhook-id": "evt_u" }), urlToken));
+    });
+
+    it("url_token mode: the right token starts, a wrong or missing one is refused with 401 and nothing written", async () => {
+      await refused(401, "invalid_signature", () => hook("demo", "demo-follow-up", post("demo/demo-follow-up", payload), "x".repeat(43)));
+      await refused(401, "invalid_signature", () => hook("demo", "demo-follow-up", post("demo/demo-follow-up", payload), ""));
+      const base = await handleHook(db, { orgSlug: "demo", automationSlug: "demo-follow-up" }, post("demo/demo-follow-up", payload), { log: silentLog });
+      expect(base.status).toBe(401);
+      expect((await hook("demo", "demo-follow-up", post("demo/demo-follow-up", payload))).status).toBe(202);
+    });
+
+    it("a rotated credential stays accepted for the overlap, then is refused", async () => {
+      const org = await db.organisation.findUniqueOrThrow({ where: { slug: "demo" } });
+      const a = await db.automation.findFirstOrThrow({ where: { slug: "demo-follow-up" } });
+      const old = tokens.get("demo-follow-up") as string;
+      const fresh = await rotateTriggerCredential(db, org.id, a.id, "url_token");
+      expect(fresh).not.toBe(old);
+      const one = JSON.stringify({ id: "evt_rot_1" });
+      expect((await hook("demo", "demo-follow-up", post("demo/demo-follow-up", one), old)).status).toBe(202);
+      expect((await hook("demo", "demo-follow-up", post("demo/demo-follow-up", JSON.stringify({ id: "evt_rot_2" })), fresh)).status).toBe(202);
+      const [retired] = await db.$queryRaw<{ expiresIn: number }[]>`
+        SELECT EXTRACT(EPOCH FROM expires_at - now())::float8 AS "expiresIn" FROM trigger_credentials WHERE automation_id = ${a.id} AND secret = ${old}`;
+      expect(retired?.expiresIn).toBeGreaterThan(23.9 * 3600);
+      expect(retired?.expiresIn).toBeLessThanOrEqual(24 * 3600);
+      // The overlap ends (by the database clock): the old token is refused, the new one works.
+      await db.$executeRaw`UPDATE trigger_credentials SET expires_at = now() - interval '1 second' WHERE automation_id = ${a.id} AND secret = ${old}`;
+      await refused(401, "invalid_signature", () => hook("demo", "demo-follow-up", post("demo/demo-follow-up", JSON.stringify({ id: "evt_rot_3" })), old));
+      expect((await hook("demo", "demo-follow-up", post("demo/demo-follow-up", JSON.stringify({ id: "evt_rot_4" })), fresh)).status).toBe(202);
+      tokens.set("demo-follow-up", fresh);
+
+      // Signing secrets rotate the same way.
+      const s = await db.automation.findFirstOrThrow({ where: { slug: "signed" } });
+      const oldSecret = secret;
+      const newSecret = await rotateTriggerCredential(db, org.id, s.id, "signing_secret");
+      const body = JSON.stringify({ id: "evt_rot_s" });
+      expect((await hook("demo", "signed", post("demo/signed", body, signed(body, "msg_rot_old", undefined, oldSecret)))).status).toBe(202);
+      expect((await hook("demo", "signed", post("demo/signed", body, signed(body, "msg_rot_new", undefined, newSecret)))).status).toBe(202);
     });
   });
 });

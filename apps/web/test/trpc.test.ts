@@ -59,6 +59,9 @@ afterAll(async () => t?.drop());
 const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof callerFor>>) => Promise<unknown>> => ({
   "automations.list": (c) => c.automations.list({ orgSlug }),
   "automations.create": (c) => c.automations.create({ orgSlug, name: "Sneaky", slug: "sneaky" }),
+  "triggers.get": (c) => c.triggers.get({ orgSlug, automationId: ids.automationA as string }),
+  "triggers.setMode": (c) => c.triggers.setMode({ orgSlug, automationId: ids.automationA as string, mode: "url_token" }),
+  "triggers.rotate": (c) => c.triggers.rotate({ orgSlug, automationId: ids.automationA as string, kind: "signing_secret" }),
   "drafts.get": (c) => c.drafts.get({ orgSlug, automationId: ids.automationA as string }),
   "drafts.save": (c) => c.drafts.save({ orgSlug, automationId: ids.automationA as string, graph: { nodes: [], edges: [] }, baseRevision: 1 }),
   "versions.list": (c) => c.versions.list({ orgSlug, automationId: ids.automationA as string }),
@@ -92,7 +95,9 @@ const snapshot = async () =>
             (SELECT md5(string_agg(email || consent, '')) FROM contacts WHERE org_id = $1) AS ct,
             (SELECT count(*) FROM suppressions WHERE org_id = $1) AS s,
             (SELECT md5(string_agg(user_id || role || COALESCE(slack_user_id, '-'), '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
-            (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg`,
+            (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg,
+            (SELECT md5(string_agg(trigger_auth, '')) FROM automations WHERE org_id = $1) AS ta,
+            (SELECT md5(string_agg(secret || COALESCE(expires_at::text, '-'), '' ORDER BY id)) FROM trigger_credentials WHERE org_id = $1) AS tc`,
     [ids.orgA],
   );
 
@@ -112,7 +117,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("other"))) {
       const out = await call(bob).catch((e: { code: string }) => e);
       const leaked = JSON.stringify(out ?? null);
-      expect(leaked, path).not.toMatch(/nurture|maya@example\.com|gone@example\.com|olivia@acme|s3cret|call_crm/);
+      expect(leaked, path).not.toMatch(/nurture|maya@example\.com|gone@example\.com|olivia@acme|s3cret|call_crm|whsec_/);
     }
     expect(await snapshot()).toEqual(before);
   });
@@ -136,10 +141,26 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");
+    // The trigger's credential is for owners and editors: a viewer sees the mode and the base URL only.
+    const forVic = await vic.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string });
+    expect(forVic.credential).toBeNull();
+    expect(JSON.stringify(forVic)).not.toMatch(/whsec_/);
+    const olivia = await callerFor("olivia@acme.test");
+    const forOlivia = await olivia.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string });
+    expect(forOlivia.credential?.signingSecret).toMatch(/^whsec_/);
+    expect(forOlivia.url).toMatch(/\/api\/hooks\/acme\/nurture$/);
+    await olivia.triggers.setMode({ orgSlug: "acme", automationId: ids.automationA as string, mode: "url_token" });
+    const tokenMode = await olivia.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string });
+    expect(tokenMode.url).toBe(`${forOlivia.url}/${forOlivia.credential?.urlToken}`);
+    await olivia.triggers.rotate({ orgSlug: "acme", automationId: ids.automationA as string, kind: "url_token" });
+    const rotated = await olivia.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string });
+    expect(rotated.credential?.urlToken).not.toBe(forOlivia.credential?.urlToken);
+    expect(rotated.credential?.previous).toEqual([{ kind: "url_token", expiresAt: expect.any(Date) }]);
+    await olivia.triggers.setMode({ orgSlug: "acme", automationId: ids.automationA as string, mode: "signed" });
   });
 });
 

@@ -246,6 +246,7 @@ async function main(argv: string[]): Promise<void> {
           body,
           headers: { "webhook-id": values.key, "webhook-timestamp": null, "webhook-signature": null },
           via: "cli",
+          auth: { kind: "operator" },
         });
         console.log(JSON.stringify(outcome));
         return;

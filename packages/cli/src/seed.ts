@@ -1,4 +1,4 @@
-import { canonicalJson, type Graph, parseGraph } from "@holdfast/core";
+import { automationsFindBySlug, canonicalJson, createAutomation, type Graph, parseGraph, type TriggerAuth } from "@holdfast/core";
 import { type Db, inTx, type Prisma } from "@holdfast/db";
 
 /** The demo automation: a webhook, a branch on the plan, a real HTTP call for pro contacts, an end. */
@@ -32,16 +32,15 @@ export interface SeededAutomation {
  */
 export async function ensurePublished(
   db: Db,
-  o: { orgSlug: string; orgName: string; automationSlug: string; automationName: string; graph: Graph; webhookSecrets?: string[] },
+  o: { orgSlug: string; orgName: string; automationSlug: string; automationName: string; graph: Graph; triggerAuth?: TriggerAuth },
 ): Promise<SeededAutomation> {
   const graph = parseGraph(o.graph);
   return inTx(db, async (tx) => {
     const org = await tx.organisation.upsert({ where: { slug: o.orgSlug }, update: {}, create: { slug: o.orgSlug, name: o.orgName } });
-    const automation = await tx.automation.upsert({
-      where: { orgId_slug: { orgId: org.id, slug: o.automationSlug } },
-      update: o.webhookSecrets ? { webhookSecrets: o.webhookSecrets } : {},
-      create: { orgId: org.id, slug: o.automationSlug, name: o.automationName, webhookSecrets: o.webhookSecrets ?? [] },
-    });
+    // A new automation gets its trigger credentials with it (createAutomation); an existing one keeps its own.
+    const automation =
+      (await automationsFindBySlug(tx, org.id, o.automationSlug)) ??
+      (await createAutomation(tx, { orgId: org.id, slug: o.automationSlug, name: o.automationName, triggerAuth: o.triggerAuth ?? "signed" }));
     const latest = await tx.automationVersion.findFirst({
       where: { orgId: org.id, automationId: automation.id },
       orderBy: { version: "desc" },

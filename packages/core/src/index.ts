@@ -11,6 +11,22 @@ export { requestCancel, type CancelOutcome } from "./runs/cancel";
 export { startRun, type StartOutcome, type StartRequest } from "./start/start-run";
 export { MissingStartKeyError, canonicalJson, resolveStartKey } from "./start/start-key";
 export { SignatureError, signPayload, signatureToleranceSeconds, verifySignature } from "./start/signature";
+export { authenticateTrigger, operatorAuth, type StartAuth } from "./start/trigger-auth";
+export {
+  AutomationExistsError,
+  createAutomation,
+  newSigningSecret,
+  newUrlToken,
+  rotateTriggerCredential,
+  rotationOverlapSeconds,
+  setTriggerAuth,
+  triggerPath,
+  triggerSettings,
+  type CredentialKind,
+  type TriggerAuth,
+  type TriggerSettings,
+} from "./triggers/credentials";
+export { automationsFindBySlug } from "./sql/automations";
 export { parseRetryAfter, retryDelayMs, settlementFor, type StepOutcome } from "./steps/retry";
 export { StepRunner, defaultHandlers, type RunStepResult, type StepHandler } from "./steps/runner";
 export { acquireLeadership, sweepOnce, sweeperLeaderName, type SweepConfig, type SweepResult } from "./sweeper/sweep";

@@ -53,6 +53,7 @@ async function start() {
     body: { id: `c${++n}`, email: `lead${n}@example.com`, plan: "pro" },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1", [runId]);
   return { runId, stepId: stepId as string, key: `${runId}/sync/1` };

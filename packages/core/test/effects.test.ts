@@ -54,6 +54,7 @@ async function readyStep(automation: string) {
     body: { id: `e${++n}` },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ org_id: orgId }] = await rows("SELECT org_id FROM runs WHERE id = $1", [runId]);
   await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });

@@ -79,6 +79,7 @@ async function start(automation: string) {
     body: { id: `l${++n}`, n },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1", [runId]);
   return { runId, stepId: stepId as string };

@@ -55,6 +55,7 @@ async function start() {
     body: { id: `d${++n}`, email: `reader${n}@example.com`, topic: "the spring sale" },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1", [runId]);
   return { runId, stepId: stepId as string, key: `${runId}/draft/1` };

@@ -26,6 +26,7 @@ const start = (key: string) =>
     body: {},
     headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
 
 describe("the outbox relay", () => {

@@ -62,6 +62,7 @@ async function start(automation: string, body: Record<string, unknown>) {
     body: { id: `m${++n}`, ...body },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ id: stepId }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
   return { runId, stepId: stepId as string, key: `${runId}/send/1` };

@@ -66,6 +66,7 @@ async function sent(): Promise<{ runId: string; messageId: string }> {
     body: { id: `s${++n}`, email: `maya${n}@example.com` },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ id }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
   expect((await runner().run(id)).kind).toBe("settled");

@@ -31,7 +31,7 @@ beforeEach(() => target.behave({ delayMs: 0, failFirst: 0, delayFirstOnly: false
 const headers = (id: string) => ({ "webhook-id": id, "webhook-timestamp": null, "webhook-signature": null });
 async function startAndWalk() {
   const key = `evt_${++n}`;
-  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: { n }, headers: headers(key), via: "test" });
+  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: { n }, headers: headers(key), via: "test", auth: { kind: "operator" } });
   const orgId = (await t.sql.query("SELECT org_id FROM runs WHERE id = $1", [runId])).rows[0].org_id as string;
   await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
   const step = (await t.sql.query("SELECT id FROM steps WHERE run_id = $1 AND status = 'ready'", [runId])).rows[0] as { id: string };
@@ -41,8 +41,8 @@ const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).r
 
 describe("starting once", () => {
   it("commits the run with its first walk (step, step.ready outbox row, timeline); a repeat finds the same run", async () => {
-    const a = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test" });
-    const b = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test" });
+    const a = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test", auth: { kind: "operator" } });
+    const b = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers("dup_1"), via: "test", auth: { kind: "operator" } });
     expect(a.duplicate).toBe(false);
     expect(b).toEqual({ ...a, duplicate: true });
     expect(await rows("SELECT topic FROM outbox WHERE run_id = $1", [a.runId])).toEqual([{ topic: "step.ready" }]);

@@ -43,6 +43,7 @@ async function waitingRun(id: string, tz: string) {
     body: { id, contact: { tz } },
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   const [{ org_id: orgId }] = await rows("SELECT org_id FROM runs WHERE id = $1", [runId]);
   await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });

@@ -25,7 +25,7 @@ export function httpChainGraph(
 export function publish(
   db: Db,
   graph: Graph,
-  o: { org?: string; automation?: string; webhookSecrets?: string[] } = {},
+  o: { org?: string; automation?: string; triggerAuth?: "signed" | "url_token" } = {},
 ): Promise<SeededAutomation> {
   return ensurePublished(db, {
     orgSlug: o.org ?? "acme",
@@ -33,7 +33,7 @@ export function publish(
     automationSlug: o.automation ?? "flow",
     automationName: o.automation ?? "Flow",
     graph,
-    ...(o.webhookSecrets ? { webhookSecrets: o.webhookSecrets } : {}),
+    ...(o.triggerAuth ? { triggerAuth: o.triggerAuth } : {}),
   });
 }
 
@@ -74,6 +74,7 @@ export async function startTestRun(db: Db, automation: string, body: Record<stri
     body,
     headers: { "webhook-id": o.webhookId ?? null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
+    auth: { kind: "operator" },
   });
   return runId;
 }

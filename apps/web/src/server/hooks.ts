@@ -9,6 +9,8 @@ const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
 export interface HookParams {
   orgSlug: string;
   automationSlug: string;
+  /** The URL token, when the request came to /api/hooks/{org}/{automation}/{token}. */
+  token?: string;
 }
 
 export interface HookOptions {
@@ -73,6 +75,7 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
         "webhook-signature": request.headers.get("webhook-signature"),
       },
       via: "webhook",
+      auth: { kind: "http", urlToken: params.token ?? null },
     });
     return Response.json({ runId: outcome.runId, duplicate: outcome.duplicate }, { status: outcome.duplicate ? 200 : 202 });
   } catch (error) {
@@ -80,12 +83,12 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
     if (error instanceof HoldfastError && status !== undefined) {
       if (error.code === "invalid_graph") {
         // The published graph passed validation when it was published; failing now is a bug, not a bad request.
-        log.error({ err: error, ...params }, "published graph failed to parse");
+        log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "published graph failed to parse");
         return errorResponse(500, "invalid_graph", "the automation's published version cannot be started");
       }
       return errorResponse(status, error.code, error.message);
     }
-    log.error({ err: error, ...params }, "webhook failed");
+    log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "webhook failed");
     return errorResponse(500, "internal", "internal error");
   }
 }

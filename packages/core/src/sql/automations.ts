@@ -3,7 +3,11 @@ import type { Tx } from "@holdfast/db";
 export interface StartTarget {
   orgId: string;
   automationId: string;
-  webhookSecrets: string[];
+  triggerAuth: "signed" | "url_token";
+  /** Accepted signing secrets (current and inside a rotation's overlap). */
+  signingSecrets: string[];
+  /** Accepted URL tokens, likewise. */
+  urlTokens: string[];
   /** The newest published version, if any. */
   versionId: string | null;
   version: number | null;
@@ -19,7 +23,8 @@ export async function automationsFindStartTarget(
 ): Promise<{ org: boolean; target?: StartTarget }> {
   const rows = await tx.$queryRaw<(StartTarget & { automationFound: boolean })[]>`
     SELECT o.id AS "orgId", a.id AS "automationId", a.id IS NOT NULL AS "automationFound",
-           COALESCE(a.webhook_secrets, '{}') AS "webhookSecrets",
+           a.trigger_auth AS "triggerAuth",
+           COALESCE(c.signing, '{}') AS "signingSecrets", COALESCE(c.tokens, '{}') AS "urlTokens",
            v.id AS "versionId", v.version, EXTRACT(EPOCH FROM now())::float8 AS now
     FROM organisations o
     LEFT JOIN automations a ON a.org_id = o.id AND a.slug = ${automationSlug}
@@ -28,6 +33,12 @@ export async function automationsFindStartTarget(
       WHERE org_id = o.id AND automation_id = a.id AND published_at IS NOT NULL
       ORDER BY version DESC LIMIT 1
     ) v ON true
+    LEFT JOIN LATERAL (
+      SELECT array_agg(secret) FILTER (WHERE kind = 'signing_secret') AS signing,
+             array_agg(secret) FILTER (WHERE kind = 'url_token') AS tokens
+      FROM trigger_credentials
+      WHERE org_id = o.id AND automation_id = a.id AND (expires_at IS NULL OR expires_at > now())
+    ) c ON true
     WHERE o.slug = ${orgSlug}`;
   const row = rows[0];
   if (!row) return { org: false };
@@ -40,4 +51,29 @@ export async function versionsGraph(tx: Tx, orgId: string, versionId: string): P
   const rows = await tx.$queryRaw<{ graph: unknown }[]>`
     SELECT graph FROM automation_versions WHERE org_id = ${orgId} AND id = ${versionId}`;
   return rows[0]?.graph;
+}
+
+/** Inserts an automation (its trigger credentials are inserted with it by triggers/credentials.ts); null if the slug is taken. */
+export async function automationsInsert(
+  tx: Tx,
+  a: { orgId: string; slug: string; name: string; triggerAuth: "signed" | "url_token" },
+): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO automations (org_id, slug, name, trigger_auth) VALUES (${a.orgId}, ${a.slug}, ${a.name}, ${a.triggerAuth})
+    ON CONFLICT (org_id, slug) DO NOTHING RETURNING id`;
+  return rows[0]?.id ?? null;
+}
+
+export async function automationsFindBySlug(
+  tx: Tx,
+  orgId: string,
+  slug: string,
+): Promise<{ id: string; name: string; triggerAuth: "signed" | "url_token" } | null> {
+  const rows = await tx.$queryRaw<{ id: string; name: string; triggerAuth: "signed" | "url_token" }[]>`
+    SELECT id, name, trigger_auth AS "triggerAuth" FROM automations WHERE org_id = ${orgId} AND slug = ${slug}`;
+  return rows[0] ?? null;
+}
+
+export async function automationsSetTriggerAuth(tx: Tx, orgId: string, automationId: string, mode: "signed" | "url_token"): Promise<boolean> {
+  return (await tx.$executeRaw`UPDATE automations SET trigger_auth = ${mode} WHERE org_id = ${orgId} AND id = ${automationId}`) > 0;
 }

@@ -11,7 +11,8 @@ import { isValidZone } from "../timers/schedule";
 import { type TriggerConfig, triggerOf } from "../versions/graph";
 import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
-import { type SignedHeaders, verifySignature } from "./signature";
+import type { SignedHeaders } from "./signature";
+import { authenticateTrigger, type StartAuth } from "./trigger-auth";
 
 export interface StartRequest {
   orgSlug: string;
@@ -22,6 +23,8 @@ export interface StartRequest {
   headers: SignedHeaders;
   /** Where the start came from, for the timeline ("webhook", "cli"). */
   via: string;
+  /** Who is starting it: an operator (CLI, tests), or an HTTP request that must carry the trigger's credential. */
+  auth: StartAuth;
 }
 
 /** The contact named by the trigger payload (an email address), if any. */
@@ -55,9 +58,15 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
   const target = found.target;
   if (!target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
+  // Credentials before anything else about the automation is revealed or written.
+  authenticateTrigger(
+    { mode: target.triggerAuth, signingSecrets: target.signingSecrets, urlTokens: target.urlTokens },
+    request.auth,
+    request,
+    target.now,
+  );
   const { versionId, version } = target;
   if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
-  if (target.webhookSecrets.length > 0) verifySignature(target.webhookSecrets, request.rawBody, request.headers, target.now);
 
   const graph = await startGraphs.get(db, target.orgId, versionId);
   const startKey = resolveStartKey(target.automationId, triggerOf(graph).config, {

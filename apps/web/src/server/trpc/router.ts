@@ -1,5 +1,11 @@
 import {
+  AutomationExistsError,
   addMember,
+  createAutomation,
+  rotateTriggerCredential,
+  setTriggerAuth,
+  triggerPath,
+  triggerSettings,
   applyMigration,
   createConnection,
   diffGraphs,
@@ -16,6 +22,7 @@ import {
 import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { env } from "../../env";
 import { graphs } from "../graphs";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
 
@@ -41,12 +48,14 @@ const automations = router({
                          ORDER BY version DESC LIMIT 1) v ON true
       WHERE a.org_id = ${ctx.org.id} ORDER BY a.name`,
   ),
+  // The automation's trigger credentials (signing secret and URL token) are created with it: no trigger is ever open.
   create: editorProcedure.input(z.object({ name: z.string().trim().min(1).max(200), slug })).mutation(async ({ ctx, input }) => {
-    const rows = await ctx.db.$queryRaw<{ id: string }[]>`
-      INSERT INTO automations (org_id, slug, name) VALUES (${ctx.org.id}, ${input.slug}, ${input.name})
-      ON CONFLICT (org_id, slug) DO NOTHING RETURNING id`;
-    if (!rows[0]) throw new TRPCError({ code: "CONFLICT", message: `an automation "${input.slug}" already exists` });
-    return { id: rows[0].id };
+    try {
+      return await ctx.db.$transaction((tx) => createAutomation(tx, { orgId: ctx.org.id, slug: input.slug, name: input.name }));
+    } catch (error) {
+      if (error instanceof AutomationExistsError) throw new TRPCError({ code: "CONFLICT", message: error.message });
+      throw error;
+    }
   }),
 });
 
@@ -204,5 +213,41 @@ const members = router({
   }),
 });
 
-export const appRouter = router({ automations, drafts, versions, migrations, connections, contacts, suppressions, members });
+const triggerMode = z.enum(["signed", "url_token"]);
+
+/**
+ * The trigger's URL and credential. Owners and editors see the signing secret and the URL token (they configure the
+ * sender); viewers and approvers see the mode and the base URL only.
+ */
+const triggers = router({
+  get: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
+    const [a] = await ctx.db.$queryRaw<{ slug: string; mode: "signed" | "url_token" }[]>`
+      SELECT slug, trigger_auth AS mode FROM automations WHERE org_id = ${ctx.org.id} AND id = ${input.automationId}`;
+    if (!a) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
+    const base = env.HOLDFAST_PUBLIC_URL.replace(/\/$/, "");
+    const mayManage = ctx.org.role === "owner" || ctx.org.role === "editor";
+    if (!mayManage) return { mode: a.mode, url: `${base}${triggerPath(ctx.org.slug, a.slug, "signed", "")}`, credential: null };
+    const settings = await triggerSettings(ctx.db, ctx.org.id, input.automationId, a.mode);
+    return {
+      mode: a.mode,
+      url: `${base}${triggerPath(ctx.org.slug, a.slug, a.mode, settings.urlToken)}`,
+      credential: { signingSecret: settings.signingSecret, urlToken: settings.urlToken, previous: settings.previous },
+    };
+  }),
+  setMode: editorProcedure.input(automationId.extend({ mode: triggerMode })).mutation(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    await setTriggerAuth(ctx.db, ctx.org.id, input.automationId, input.mode);
+    return { mode: input.mode };
+  }),
+  /** A new secret or token; the previous one is still accepted for 24 hours so senders can be updated. */
+  rotate: editorProcedure
+    .input(automationId.extend({ kind: z.enum(["signing_secret", "url_token"]) }))
+    .mutation(async ({ ctx, input }) => {
+      await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+      await rotateTriggerCredential(ctx.db, ctx.org.id, input.automationId, input.kind);
+      return { rotated: input.kind };
+    }),
+});
+
+export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members });
 export type AppRouter = typeof appRouter;
