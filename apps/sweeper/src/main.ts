@@ -43,6 +43,9 @@ const running = loop({
     if (repaired.length || result.timersRecreated || result.notifiesRewoken) log.info(counts, "sweep found stopped work");
     for (const r of repaired) log.info(r, `sweep repaired a run: ${r.what}`);
     if (result.timersFired) log.debug({ timersFired: result.timersFired }, "due sweep fired timers");
+    if (result.sessionsPurged || result.throttlePurged) {
+      log.debug({ sessionsPurged: result.sessionsPurged, throttlePurged: result.throttlePurged }, "purged expired sessions and sign-in counters");
+    }
     if (env.CONNECTION_PROBE_SECONDS > 0) {
       // A few per tick, so a slow mail server never holds up the sweep; failures are logged, never fatal.
       const probed = await probeStaleConnections(db, env.CONNECTION_PROBE_SECONDS, 5).catch((err) => {

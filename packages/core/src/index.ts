@@ -70,7 +70,30 @@ export {
   type ApprovalStatus,
 } from "./sql/approvals";
 export { hashPassword, verifyPassword } from "./auth/password";
-export { sessionCookie, sessionDays, sessionUser, signIn, signOut, type SessionUser } from "./auth/sessions";
+export {
+  revokeUserSessions,
+  sessionCookie,
+  sessionDays,
+  sessionIdleMinutes,
+  sessionUser,
+  signIn,
+  signOut,
+  type SessionUser,
+  type SignInOptions,
+} from "./auth/sessions";
+export {
+  accountKey,
+  addressKey,
+  createSignInThrottle,
+  defaultSignInLimits,
+  retryPhrase,
+  throttleMessage,
+  type SignInLimits,
+  type SignInThrottle,
+  type ThrottleVerdict,
+} from "./auth/throttle";
+export { sessionsPurgeExpired } from "./sql/sessions";
+export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
 export { addMember, removeMember, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";

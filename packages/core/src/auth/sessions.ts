@@ -1,14 +1,21 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Db } from "@holdfast/db";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import type { Role } from "../approvals/judge";
+import { type SessionLifetime, sessionsDelete, sessionsDeleteForUser, sessionsFindValidAndTouch, sessionsInsert } from "../sql/sessions";
 import { verifyPassword } from "./password";
 
 /**
- * Sessions: the browser holds a random 32-byte token in an httpOnly cookie; the database holds only its sha256, with
- * an expiry judged by the database clock. Signing out deletes the row.
+ * Sessions: the browser holds a random 32-byte token in an httpOnly cookie; the database holds only its sha256.
+ * A session ends at the first of its absolute expiry (`expires_at`, SESSION_DAYS after sign-in) and its idle expiry
+ * (`idle_expires_at`, pushed forward on use by SESSION_IDLE_MINUTES), both judged by the database clock. Signing in
+ * always issues a new token (the request's previous session is deleted); a password change deletes all of a user's
+ * sessions; the sweeper purges expired rows.
  */
 export const sessionCookie = "hf_session";
 export const sessionDays = 14;
+export const sessionIdleMinutes = 720;
+
+const defaults: SessionLifetime = { days: sessionDays, idleMinutes: sessionIdleMinutes };
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
@@ -19,29 +26,44 @@ export interface SessionUser {
   memberships: { orgId: string; orgSlug: string; orgName: string; role: Role }[];
 }
 
-/** Checks an email and password; on success a new session token (to set as the cookie) and its expiry. */
-export async function signIn(db: Db, email: string, password: string): Promise<{ token: string; expiresAt: Date } | null> {
+export interface SignInOptions extends Partial<SessionLifetime> {
+  /** The session token the request already carried: it is deleted, so a sign-in never keeps an old token alive. */
+  previousToken?: string | undefined;
+}
+
+/** Checks an email and password; on success a new session token (to set as the cookie) and its absolute expiry. */
+export async function signIn(db: Db, email: string, password: string, options: SignInOptions = {}): Promise<{ token: string; expiresAt: Date } | null> {
   const users = await db.$queryRaw<{ id: string; passwordHash: string | null }[]>`
     SELECT id, password_hash AS "passwordHash" FROM users WHERE email = ${email.trim().toLowerCase()}`;
   const ok = await verifyPassword(password, users[0]?.passwordHash ?? null);
-  if (!ok || !users[0]) return null;
+  const user = users[0];
+  if (!ok || !user) return null;
   const token = randomBytes(32).toString("base64url");
-  const rows = await db.$queryRaw<{ expiresAt: Date }[]>`
-    INSERT INTO sessions (id, user_id, expires_at) VALUES (${hashToken(token)}, ${users[0].id}, now() + make_interval(days => ${sessionDays}))
-    RETURNING expires_at AS "expiresAt"`;
-  return { token, expiresAt: (rows[0] as { expiresAt: Date }).expiresAt };
+  const life = { days: options.days ?? defaults.days, idleMinutes: options.idleMinutes ?? defaults.idleMinutes };
+  const { expiresAt } = await inTx(db, async (tx) => {
+    // Rotation: a token planted before sign-in (session fixation) or left from an earlier sign-in dies here.
+    if (options.previousToken && options.previousToken.length <= 200) await sessionsDelete(tx, hashToken(options.previousToken));
+    return sessionsInsert(tx, hashToken(token), user.id, life);
+  });
+  return { token, expiresAt };
 }
 
 export async function signOut(db: Db, token: string): Promise<void> {
-  await db.$executeRaw`DELETE FROM sessions WHERE id = ${hashToken(token)}`;
+  await sessionsDelete(db, hashToken(token));
 }
 
-/** The signed-in user of a session token, with the organisations and roles they hold now; null if none or expired. */
-export async function sessionUser(db: Db, token: string | undefined): Promise<SessionUser | null> {
+/** Ends every session of a user (after a password change): each of their browsers must sign in again. */
+export function revokeUserSessions(db: Db | Tx, userId: string): Promise<number> {
+  return sessionsDeleteForUser(db, userId);
+}
+
+/**
+ * The signed-in user of a session token, with the organisations and roles they hold now; null if none, expired or
+ * idle too long. Using a session pushes its idle expiry forward (at most one write a minute).
+ */
+export async function sessionUser(db: Db, token: string | undefined, options: { idleMinutes?: number } = {}): Promise<SessionUser | null> {
   if (!token || token.length > 200) return null;
-  const rows = await db.$queryRaw<{ id: string; email: string; name: string }[]>`
-    SELECT u.id, u.email, u.name FROM sessions s JOIN users u ON u.id = s.user_id
-    WHERE s.id = ${hashToken(token)} AND s.expires_at > now()`;
+  const rows = await sessionsFindValidAndTouch(db, hashToken(token), options.idleMinutes ?? defaults.idleMinutes);
   const user = rows[0];
   if (!user) return null;
   const memberships = await db.$queryRaw<SessionUser["memberships"]>`

@@ -1,8 +1,12 @@
 import { type Db, inTx } from "@holdfast/db";
 import type { Role } from "../approvals/judge";
 import { hashPassword } from "./password";
+import { revokeUserSessions } from "./sessions";
 
-/** Creates (or updates) a user and their membership of one organisation, in one transaction. */
+/**
+ * Creates (or updates) a user and their membership of one organisation, in one transaction. Setting a password ends
+ * every session the user had (a password change must lock out whoever held the old one).
+ */
 export async function upsertMember(
   db: Db,
   m: { orgId: string; email: string; name: string; password: string | null; role: Role; slackUserId?: string | null },
@@ -14,6 +18,7 @@ export async function upsertMember(
       ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name, password_hash = COALESCE(EXCLUDED.password_hash, users.password_hash)
       RETURNING id`;
     const userId = (users[0] as { id: string }).id;
+    if (hash !== null) await revokeUserSessions(tx, userId);
     await tx.$executeRaw`
       INSERT INTO memberships (org_id, user_id, role, slack_user_id) VALUES (${m.orgId}, ${userId}, ${m.role}, ${m.slackUserId ?? null})
       ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role, slack_user_id = COALESCE(EXCLUDED.slack_user_id, memberships.slack_user_id)`;

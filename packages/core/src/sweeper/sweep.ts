@@ -6,6 +6,8 @@ import { approvalsRewakeNotify } from "../sql/approvals";
 import { leaderLeasesAcquireOrRenew } from "../sql/leader-leases";
 import { outboxDeleteSentBefore } from "../sql/outbox";
 import { runsFindStalled, runsWakeExpired } from "../sql/runs";
+import { sessionsPurgeExpired } from "../sql/sessions";
+import { signinThrottlePurgeExpired } from "../sql/signin-throttle";
 import { stepsReclaimExpired, stepsRewakeStale } from "../sql/steps";
 import { timersFireDueFairly } from "../sql/timers";
 
@@ -34,6 +36,10 @@ export interface SweepResult {
   repaired: { what: "lease_expired" | "step_rewoken" | "run_rewoken" | "run_expired"; orgId: string; runId: string; stepId?: string }[];
   /** Approvals whose Slack post or update was owed and not taken (lost wake-up, dead notifier, Slack down). */
   notifiesRewoken: number;
+  /** Sessions past their absolute or idle expiry, deleted. */
+  sessionsPurged: number;
+  /** Sign-in throttle counters lapsed over an hour ago, deleted. */
+  throttlePurged: number;
 }
 
 /**
@@ -57,6 +63,8 @@ export async function sweepOnce(db: Db, config: SweepConfig, graphs?: GraphCache
   const timersRecreated = graphs ? await repairMissingTimers(db, graphs, "sweeper", config.batchSize) : 0;
   const notifies = await inTx(db, (tx) => approvalsRewakeNotify(tx, config.batchSize, config.notifyLeaseSeconds ?? 30));
   const deleted = await inTx(db, (tx) => outboxDeleteSentBefore(tx, config.outboxRetentionSeconds, config.batchSize * 10));
+  const sessionsPurged = await inTx(db, (tx) => sessionsPurgeExpired(tx, config.batchSize * 10));
+  const throttlePurged = await inTx(db, (tx) => signinThrottlePurgeExpired(tx, config.batchSize * 10));
   crashpoint("sweeper.after_commit");
   const repaired: SweepResult["repaired"] = [
     ...reclaimed.map((w) => ({ what: "lease_expired" as const, orgId: w.orgId, runId: w.runId, stepId: w.stepId })),
@@ -73,6 +81,8 @@ export async function sweepOnce(db: Db, config: SweepConfig, graphs?: GraphCache
     timersRecreated,
     outboxDeleted: deleted,
     notifiesRewoken: notifies,
+    sessionsPurged,
+    throttlePurged,
     repaired,
   };
 }
