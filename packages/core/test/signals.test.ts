@@ -5,7 +5,7 @@ import { createConnection } from "../src/connections/connect";
 import { advanceRun } from "../src/engine/advance";
 import { InvalidGraphError } from "../src/errors";
 import { createLogger } from "../src/log";
-import { ingestEmailReply } from "../src/signals/email";
+import { ingestEmailReply, senderAddress } from "../src/signals/email";
 import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { fireTimer } from "../src/timers/fire";
@@ -71,11 +71,14 @@ async function sent(): Promise<{ runId: string; messageId: string }> {
   const [{ id }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
   expect((await runner().run(id)).kind).toBe("settled");
   const [{ output }] = await rows("SELECT output FROM steps WHERE id = $1", [id]);
+  recipients.set(output.messageId, output.to);
   return { runId, messageId: output.messageId as string };
 }
+/** Whom each sent Message-ID went to: a reply in these tests comes from that person unless a test says otherwise. */
+const recipients = new Map<string, string>();
 const walk = (runId: string) => advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
 const reply = (messageId: string, inReplyTo: string, extra: Record<string, unknown> = {}) =>
-  ingestEmailReply(t.db, "acme", { messageId, from: "maya@example.com", subject: "Re: Quick question", inReplyTo, text: "Yes, Tuesday works.", ...extra });
+  ingestEmailReply(t.db, "acme", { messageId, from: recipients.get(inReplyTo) ?? "maya@example.com", subject: "Re: Quick question", inReplyTo, text: "Yes, Tuesday works.", ...extra });
 const waitStep = async (runId: string) => (await rows("SELECT id, status, output FROM steps WHERE run_id = $1 AND node_id = 'await_reply'", [runId]))[0];
 
 describe("wait_for_reply and email signals", () => {
@@ -157,5 +160,72 @@ describe("wait_for_reply and email signals", () => {
     expect(await reply(`<late-${runId}@mail.example.com>`, messageId)).toMatchObject({ consumed: false, duplicate: false });
     expect(await reply(`<stranger@mail.example.com>`, "<unknown@nowhere>")).toMatchObject({ consumed: false, duplicate: false });
     expect(await rows("SELECT count(*)::int AS n FROM signals WHERE consumed_at IS NULL AND identity IN ($1, '<stranger@mail.example.com>')", [`<late-${runId}@mail.example.com>`])).toEqual([{ n: 2 }]);
+  });
+});
+
+describe("a reply is believed only from the recipient of the email it answers", () => {
+  const forged = (id: string, messageId: string) => reply(id, messageId, { from: "Maya <sam@evil.test>", text: "Stop everything." });
+  const signal = async (identity: string) =>
+    (await rows("SELECT consumed_at, step_id, run_id, sender, unmatched_reason FROM signals WHERE identity = $1", [identity]))[0];
+
+  it("reads the one address of a From header, lower-cased, whatever its display name says", () => {
+    expect(senderAddress('"Maya" <MAYA@Example.com>')).toBe("maya@example.com");
+    expect(senderAddress("Maya Lind <maya@example.com> (work)")).toBe("maya@example.com");
+    expect(senderAddress("  Maya@Example.COM ")).toBe("maya@example.com");
+    expect(senderAddress('"maya@example.com" <sam@evil.test>')).toBe("sam@evil.test");
+    expect(senderAddress("maya@example.com, sam@evil.test")).toBeNull();
+    expect(senderAddress("Maya")).toBeNull();
+  });
+
+  it("a forged reply (right In-Reply-To, another sender) is stored with the reason and the run keeps waiting; the contact's reply moves it", async () => {
+    const { runId, messageId } = await sent();
+    const maya = recipients.get(messageId) as string;
+    await walk(runId);
+    const reason = `sender sam@evil.test is not the recipient ${maya} of the message it replies to`;
+    expect(await forged(`<forged-${runId}@evil.test>`, messageId)).toMatchObject({ duplicate: false, consumed: false, runId: null, unmatchedReason: reason });
+    expect(await waitStep(runId)).toMatchObject({ status: "waiting" });
+    expect(await signal(`<forged-${runId}@evil.test>`)).toEqual({ consumed_at: null, step_id: null, run_id: runId, sender: "sam@evil.test", unmatched_reason: reason });
+    expect(await rows("SELECT data FROM run_events WHERE run_id = $1 AND type = 'signal.refused'", [runId])).toEqual([
+      { data: { signalId: expect.stringMatching(/^sig_/), inReplyTo: messageId, reason } },
+    ]);
+
+    // Case and display name do not matter: this is the recipient.
+    const genuine = `<genuine-${runId}@mail.example.com>`;
+    const from = `"Maya" <${maya.toUpperCase().replace("EXAMPLE.COM", "Example.com")}>`;
+    expect(await reply(genuine, messageId, { from })).toMatchObject({ consumed: true, runId, unmatchedReason: null });
+    const step = await waitStep(runId);
+    expect(step).toMatchObject({ status: "done", output: { outcome: "reply", reply: { messageId: genuine, from } } });
+    expect(await signal(`<forged-${runId}@evil.test>`)).toMatchObject({ consumed_at: null, step_id: null });
+    expect(await signal(genuine)).toMatchObject({ step_id: step.id, sender: maya, unmatched_reason: null });
+  });
+
+  it("a forged reply that arrives before the run reaches its wait is not consumed when it gets there", async () => {
+    const { runId, messageId } = await sent();
+    expect((await forged(`<early-forged-${runId}@evil.test>`, messageId)).unmatchedReason).toMatch(/^sender sam@evil\.test is not the recipient/);
+    await walk(runId); // reaches the wait: the stored forged reply is not consumed
+    expect(await waitStep(runId)).toMatchObject({ status: "waiting" });
+    expect(await signal(`<early-forged-${runId}@evil.test>`)).toMatchObject({ consumed_at: null, step_id: null });
+    expect(await reply(`<early-genuine-${runId}@mail.example.com>`, messageId)).toMatchObject({ consumed: true, runId });
+  });
+
+  it("the wait checks the sender itself: a reply from someone else is never consumed even when no reason was recorded", async () => {
+    // As if it came in before the send was recorded (or before this rule existed): no reason, only its sender.
+    const { runId, messageId } = await sent();
+    const id = `<unrecorded-${runId}@evil.test>`;
+    await forged(id, messageId);
+    await t.sql.query("UPDATE signals SET unmatched_reason = NULL, run_id = NULL WHERE identity = $1", [id]);
+    await walk(runId);
+    expect(await waitStep(runId)).toMatchObject({ status: "waiting" });
+    expect(await signal(id)).toMatchObject({ consumed_at: null, sender: "sam@evil.test" });
+    expect(await reply(`<unrecorded-genuine-${runId}@mail.example.com>`, messageId)).toMatchObject({ consumed: true, runId });
+  });
+
+  it("a From naming several addresses, or none, is refused while the run waits", async () => {
+    const { runId, messageId } = await sent();
+    await walk(runId);
+    const maya = recipients.get(messageId) as string;
+    const outcome = await reply(`<two-${runId}@mail.example.com>`, messageId, { from: `${maya}, sam@evil.test` });
+    expect(outcome).toMatchObject({ consumed: false, unmatchedReason: `sender "${maya}, sam@evil.test" is not one email address; the message it replies to went to ${maya}` });
+    expect(await waitStep(runId)).toMatchObject({ status: "waiting" });
   });
 });

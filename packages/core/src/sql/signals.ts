@@ -7,14 +7,52 @@ import type { Tx } from "@holdfast/db";
  */
 export async function signalsInsert(
   tx: Tx,
-  s: { orgId: string; kind: "email_reply" | "approval"; identity: string; correlationKeys: string[]; payload: unknown },
+  s: {
+    orgId: string;
+    kind: "email_reply" | "approval";
+    identity: string;
+    correlationKeys: string[];
+    payload: unknown;
+    /** An email reply's sender: one lower-cased bare address (null: none could be read). */
+    sender?: string | null;
+    /** Never to be consumed, and why; `runId` is the run whose message it claims to answer (a `signal.refused` event there). */
+    unmatched?: { runId: string; reason: string; messageId: string };
+  },
 ): Promise<string | null> {
+  const runId = s.unmatched?.runId ?? null;
+  const reason = s.unmatched?.reason ?? null;
   const rows = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO signals (org_id, kind, identity, correlation_keys, payload)
-    VALUES (${s.orgId}, ${s.kind}, ${s.identity}, ${s.correlationKeys}::text[], ${JSON.stringify(s.payload)}::jsonb)
-    ON CONFLICT (org_id, identity) DO NOTHING
-    RETURNING id`;
+    WITH ins AS (
+      INSERT INTO signals (org_id, kind, identity, correlation_keys, payload, sender, unmatched_reason, run_id)
+      VALUES (${s.orgId}, ${s.kind}, ${s.identity}, ${s.correlationKeys}::text[], ${JSON.stringify(s.payload)}::jsonb,
+              ${s.sender ?? null}, ${reason}, ${runId})
+      ON CONFLICT (org_id, identity) DO NOTHING
+      RETURNING id, run_id, unmatched_reason
+    ), refused AS (
+      INSERT INTO run_events (org_id, run_id, type, worker, data)
+      SELECT ${s.orgId}, run_id, 'signal.refused', 'signal',
+             jsonb_build_object('signalId', id, 'inReplyTo', ${s.unmatched?.messageId ?? null}::text, 'reason', unmatched_reason)
+      FROM ins WHERE run_id IS NOT NULL AND unmatched_reason IS NOT NULL
+    )
+    SELECT id FROM ins`;
   return rows[0]?.id ?? null;
+}
+
+/**
+ * The emails runs sent with any of these Message-IDs (a reply's In-Reply-To and References) and whom each went
+ * to: the send_email step's output, lower-cased.
+ */
+export async function signalsFindSentMessages(
+  tx: Tx,
+  orgId: string,
+  messageIds: string[],
+): Promise<{ messageId: string; recipient: string | null; runId: string }[]> {
+  if (messageIds.length === 0) return [];
+  return tx.$queryRaw<{ messageId: string; recipient: string | null; runId: string }[]>`
+    SELECT output->>'messageId' AS "messageId", lower(output->>'to') AS recipient, run_id AS "runId" FROM steps
+    WHERE org_id = ${orgId} AND kind = 'send_email' AND (output->>'messageId') IS NOT NULL
+      AND output->>'messageId' = ANY(${messageIds}::text[]) AND status = 'done'
+    ORDER BY settled_at`;
 }
 
 /** The waiting step's key: the Message-ID of the latest email its `replyTo` node sent in this run (null if none). */
@@ -42,6 +80,8 @@ export async function signalsWaitingFor(tx: Tx, orgId: string, keys: string[]): 
  * Consumes the oldest unconsumed signal for a waiting step: the deadline timer closed (fired_by 'signal'), the step
  * settled `done` with `{outcome: "reply", reply}` (over what the step held, an approval's stage), the signal marked consumed, a run.wake and the timeline rows, in
  * one statement. Nothing happens if the timer already fired (the deadline won) or the step is no longer waiting.
+ * Never consumed: a signal with an unmatched_reason, and an email reply whose sender is not the recipient of the
+ * email the step waits on (checked here too, not only when the reply came in: the run may reach its wait later).
  */
 export async function signalsConsumeWaiting(tx: Tx, orgId: string, stepId: string, actor: string): Promise<boolean> {
   const rows = await tx.$queryRaw<{ n: number }[]>`
@@ -49,8 +89,15 @@ export async function signalsConsumeWaiting(tx: Tx, orgId: string, stepId: strin
       SELECT id, run_id, node_id, correlation_key FROM steps
       WHERE org_id = ${orgId} AND id = ${stepId} AND status = 'waiting' AND correlation_key IS NOT NULL
     ), sig AS (
+      -- An email reply counts only from the recipient of the message the step waits on (signals/email.ts).
       SELECT s.id, s.payload FROM signals s, st
-      WHERE s.org_id = ${orgId} AND s.consumed_at IS NULL AND st.correlation_key = ANY(s.correlation_keys)
+      WHERE s.org_id = ${orgId} AND s.consumed_at IS NULL AND s.unmatched_reason IS NULL
+        AND st.correlation_key = ANY(s.correlation_keys)
+        AND (s.kind <> 'email_reply' OR s.sender = (
+          SELECT lower(m.output->>'to') FROM steps m
+          WHERE m.org_id = ${orgId} AND m.run_id = st.run_id AND m.kind = 'send_email' AND m.status = 'done'
+            AND m.output->>'messageId' = st.correlation_key
+          ORDER BY m.iteration DESC LIMIT 1))
       ORDER BY s.received_at LIMIT 1
       FOR UPDATE OF s SKIP LOCKED
     ), timer AS (
