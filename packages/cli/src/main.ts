@@ -17,6 +17,7 @@ import {
 import { createDb, ensureDatabase, migrate } from "@holdfast/db";
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
+import { automationsCommand } from "./automations";
 import { demoGraph, ensurePublished } from "./seed";
 import { upsertMember } from "@holdfast/core";
 
@@ -48,6 +49,8 @@ commands:
   users add <org> <email> --name NAME --role owner|editor|approver|viewer [--password-env VAR] [--slack-user U...]
   users remove <org> <email>      takes the user's access away (their decisions are refused from then on)
                                   an inbound email (messageId, from, subject, inReplyTo, references, text)
+  automations publish <org> <slug> <graph.json> [--name N]   create if missing; publish when the graph changed (exit 65: refused)
+  automations export <org> <slug> [--version N]              the newest (or version N) published graph as JSON
 
 environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
 
@@ -77,6 +80,7 @@ async function main(argv: string[]): Promise<void> {
       "slack-user": { type: "string" },
       "max-steps": { type: "string" },
       "max-age-seconds": { type: "string" },
+      version: { type: "string" },
       repair: { type: "boolean" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -181,6 +185,15 @@ async function main(argv: string[]): Promise<void> {
         default:
           throw new UsageError(`unknown subcommand "timers ${sub ?? ""}"`);
       }
+    }
+    if (command === "automations") {
+      try {
+        process.exitCode = await automationsCommand(db, sub, rest, values);
+      } catch (error) {
+        if (error instanceof AdminUsageError) throw new UsageError(error.message);
+        throw error;
+      }
+      return;
     }
     if (command === "doctor") {
       if (sub !== undefined) throw new UsageError("doctor [--repair] [--json]");

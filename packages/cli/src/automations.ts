@@ -1,0 +1,203 @@
+import { readFile } from "node:fs/promises";
+import { userInfo } from "node:os";
+import {
+  automationsFindBySlug,
+  canonicalJson,
+  createAutomation,
+  DraftConflictError,
+  draftProblems,
+  type GraphProblem,
+  getDraft,
+  graphSchema,
+  HoldfastError,
+  InvalidDraftError,
+  NotFoundError,
+  publishDraft,
+  saveDraft,
+} from "@holdfast/core";
+import { type Db, inTx } from "@holdfast/db";
+import { AdminUsageError } from "./admin";
+
+/**
+ * Automations as code: `automations publish` and `automations export`. Publishing goes through the editor's own
+ * path (the file becomes the automation's draft, then publishDraft), so every check the editor's Publish makes
+ * applies here too; a new automation is made only by createAutomation, which gives it its trigger credentials.
+ */
+
+/** sysexits(3): the input data was incorrect (a refused graph, a file that is not JSON). */
+export const exDataErr = 65;
+/** sysexits(3): the input file did not exist or was not readable. */
+export const exNoInput = 66;
+
+export interface AutomationsOptions {
+  name?: string;
+  version?: string;
+}
+
+/** Runs `automations <sub> ...` and returns the exit code; usage mistakes throw AdminUsageError. */
+export async function automationsCommand(db: Db, sub: string | undefined, rest: string[], values: AutomationsOptions): Promise<number> {
+  if (sub === "publish") {
+    const [orgSlug, slug, file] = rest;
+    if (!orgSlug || !slug || !file || rest.length !== 3) throw new AdminUsageError("automations publish <org> <slug> <graph.json> [--name N]");
+    if (values.version !== undefined) throw new AdminUsageError("--version is for automations export");
+    return publishFile(db, orgSlug, slug, file, values.name);
+  }
+  if (sub === "export") {
+    const [orgSlug, slug] = rest;
+    if (!orgSlug || !slug || rest.length !== 2) throw new AdminUsageError("automations export <org> <slug> [--version N]");
+    let version: number | undefined;
+    if (values.version !== undefined) {
+      version = Number(values.version);
+      if (!/^\d+$/.test(values.version) || !Number.isSafeInteger(version) || version < 1) {
+        throw new AdminUsageError("--version is a version number: 1, 2, ...");
+      }
+    }
+    console.log(prettyStable(await exportGraph(db, orgSlug, slug, version)));
+    return 0;
+  }
+  throw new AdminUsageError(`unknown subcommand "automations ${sub ?? ""}": automations publish|export`);
+}
+
+async function publishFile(db: Db, orgSlug: string, slug: string, file: string, name: string | undefined): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "there is no such file" : code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    console.error(`holdfast: cannot read the graph file ${file}: ${why}`);
+    return exNoInput;
+  }
+  let graph: unknown;
+  try {
+    graph = JSON.parse(text);
+  } catch (error) {
+    console.error(`holdfast: the graph file ${file} is not JSON: ${(error as Error).message}`);
+    return exDataErr;
+  }
+  const where = `${orgSlug}/${slug}`;
+  // Refused before anything is created (no automation left behind for a graph that can never be published);
+  // publishDraft checks again below, with whatever else the editor's Publish checks.
+  const early = draftProblems(graph);
+  if (early.length) return refused(where, early, graph);
+
+  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
+  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const automation =
+    (await automationsFindBySlug(db, org.id, slug)) ??
+    (await inTx(db, (tx) => createAutomation(tx, { orgId: org.id, slug, name: name ?? slug })));
+
+  // The comparison is with the graph as it would be stored: publishing fills in the schema's defaults.
+  const latest = await db.automationVersion.findFirst({
+    where: { orgId: org.id, automationId: automation.id, publishedAt: { not: null } },
+    orderBy: { version: "desc" },
+  });
+  if (latest && canonicalJson(latest.graph) === canonicalJson(graphSchema.parse(graph))) {
+    console.log(`${where} version ${latest.version} already has this graph; nothing published`);
+    return 0;
+  }
+
+  const by = `cli:${userInfo().username}`;
+  const before = await saveAsDraft(db, org.id, automation.id, graph, by);
+  try {
+    const published = await publishDraft(db, org.id, automation.id, by);
+    console.log(`published ${where} as version ${published.version}`);
+    return 0;
+  } catch (error) {
+    if (error instanceof InvalidDraftError) {
+      await restoreDraft(db, org.id, automation.id, before, by);
+      return refused(where, error.problems, graph);
+    }
+    if (error instanceof HoldfastError && error.code === "nothing_to_publish") {
+      // The newest version (published meanwhile by someone else) already has this graph.
+      console.log(`${where}: ${error.message}; nothing published`);
+      return 0;
+    }
+    throw error;
+  }
+}
+
+/** Saves the file's graph as the draft at its current revision; returns the draft it replaced. */
+async function saveAsDraft(db: Db, orgId: string, automationId: string, graph: unknown, by: string): Promise<{ graph: unknown; revision: number }> {
+  let current = await getDraft(db, orgId, automationId);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const saved = await saveDraft(db, orgId, automationId, graph, current.revision, by);
+      return { graph: current.graph, revision: saved.revision };
+    } catch (error) {
+      // Someone saved the draft in the editor at this moment: take their revision and save over it.
+      if (!(error instanceof DraftConflictError) || attempt >= 2) throw error;
+      current = error.current;
+    }
+  }
+}
+
+/** A refused graph leaves the editor's draft as it was, unless someone saved it meanwhile. */
+async function restoreDraft(db: Db, orgId: string, automationId: string, before: { graph: unknown; revision: number }, by: string): Promise<void> {
+  try {
+    await saveDraft(db, orgId, automationId, before.graph, before.revision, by);
+  } catch (error) {
+    if (!(error instanceof DraftConflictError)) throw error;
+  }
+}
+
+function refused(where: string, problems: GraphProblem[], graph: unknown): number {
+  console.error(`holdfast: ${where} was not published: the graph has ${problems.length === 1 ? "a problem" : `${problems.length} problems`}`);
+  for (const p of problems) console.error(describeProblem(p, graph));
+  return exDataErr;
+}
+
+/**
+ * A publish problem in plain words: which node (or edge) and which field. Paths come in three shapes: the zod
+ * shape check's `nodes.<index>.config.url` and `edges.<index>.to`, and the structural rules' `node:<id>.config.to`.
+ */
+export function describeProblem(p: GraphProblem, graph: unknown): string {
+  const message = plainMessage(p.message);
+  const g = (graph ?? {}) as { nodes?: unknown; edges?: unknown };
+  const at = (list: unknown, i: string) => (Array.isArray(list) ? (list[Number(i)] as Record<string, unknown> | undefined) : undefined);
+  const field = (rest: string | undefined) => (rest ? ` (${rest})` : "");
+  const quoted = (v: unknown, fallback: string) => (typeof v === "string" && v ? `"${v}"` : fallback);
+
+  const byId = /^node:([^.]+)(?:\.(.+))?$/.exec(p.path);
+  if (byId) return `node "${byId[1]}"${field(byId[2])}: ${message}`;
+  const byIndex = /^nodes\.(\d+)(?:\.(.+))?$/.exec(p.path);
+  if (byIndex) {
+    const index = byIndex[1] as string;
+    return `node ${quoted(at(g.nodes, index)?.id, `#${Number(index) + 1}`)}${field(byIndex[2])}: ${message}`;
+  }
+  const edge = /^edges\.(\d+)(?:\.(.+))?$/.exec(p.path);
+  if (edge) {
+    const e = at(g.edges, edge[1] as string);
+    return `edge ${quoted(e?.from, "?")} -> ${quoted(e?.to, "?")}${field(edge[2])}: ${message}`;
+  }
+  return `graph${field(p.path)}: ${message}`;
+}
+
+/** zod's wording for an absent field ("expected string, received undefined") says less than "missing". */
+function plainMessage(message: string): string {
+  const absent = /^Invalid input: expected (.+), received undefined$/.exec(message);
+  return absent ? `missing (${absent[1]} expected)` : message;
+}
+
+async function exportGraph(db: Db, orgSlug: string, slug: string, version: number | undefined): Promise<unknown> {
+  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
+  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const automation = await automationsFindBySlug(db, org.id, slug);
+  if (!automation) throw new NotFoundError("automation_not_found", `automation "${orgSlug}/${slug}"`);
+  const row = await db.automationVersion.findFirst({
+    where: { orgId: org.id, automationId: automation.id, publishedAt: { not: null }, ...(version !== undefined ? { version } : {}) },
+    orderBy: { version: "desc" },
+  });
+  if (!row) {
+    throw new HoldfastError(
+      "version_not_found",
+      version !== undefined ? `${orgSlug}/${slug} has no published version ${version}` : `${orgSlug}/${slug} has no published version yet`,
+    );
+  }
+  return row.graph;
+}
+
+/** Pretty JSON with keys in canonical (sorted) order, so an export diffs cleanly in a repository. */
+function prettyStable(value: unknown): string {
+  return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2);
+}
