@@ -1,4 +1,17 @@
 import { z } from "zod";
+import { type AllowList, allowListProblems, parseAllowList } from "./net/allow";
+
+/**
+ * HOLDFAST_EGRESS_ALLOW: hosts, IPs or CIDRs (each optionally :port) the egress guard lets through although they
+ * are loopback, private or otherwise internal, e.g. "crm.internal,10.1.2.3:8443,[fd00::/8]". Empty: public only.
+ */
+export const egressAllowSchema = z
+  .string()
+  .default("")
+  .superRefine((text, ctx) => {
+    for (const message of allowListProblems(text)) ctx.addIssue({ code: "custom", message });
+  })
+  .transform((text): AllowList => parseAllowList(text));
 
 /** Settings every process shares. Each app extends this in its own env.ts and parses once at start-up. */
 export const baseEnv = z.object({
@@ -10,6 +23,7 @@ export const baseEnv = z.object({
   /** redis: the relay publishes wake-ups to BullMQ; poll: consumers poll the outbox (no Redis needed, slower). */
   WAKEUPS: z.enum(["redis", "poll"]).default("redis"),
   POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  HOLDFAST_EGRESS_ALLOW: egressAllowSchema,
 });
 
 /** Parses the environment against `schema`, exiting with a readable list of problems. */
@@ -20,5 +34,12 @@ export function loadEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEn
     process.stderr.write(`invalid environment:\n${lines.join("\n")}\n`);
     process.exit(78); // EX_CONFIG
   }
+  return parsed.data;
+}
+
+/** The egress guard's exceptions from the environment (its module default); a bad entry throws a readable error. */
+export function egressAllowFromEnv(source: NodeJS.ProcessEnv = process.env): AllowList {
+  const parsed = egressAllowSchema.safeParse(source.HOLDFAST_EGRESS_ALLOW);
+  if (!parsed.success) throw new Error(`HOLDFAST_EGRESS_ALLOW: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   return parsed.data;
 }

@@ -4,6 +4,8 @@ import type { ApprovalNotify } from "../catalog";
 import { decryptSecret } from "../connections/secrets";
 import { crashpoint } from "../crash";
 import type { Logger } from "../log";
+import { egressAgentFor } from "../net/agent";
+import { type EgressOptions, egressRefusalOf } from "../net/egress";
 import {
   type ApprovalRow,
   approvalsNotified,
@@ -31,11 +33,15 @@ export type SlackConnectionConfig = z.infer<typeof slackConnectionConfig>;
 
 type WebClient = InstanceType<Awaited<typeof import("@slack/bolt")>["webApi"]["WebClient"]>;
 
-/** Bolt's Web API client, loaded on first use (Bolt is heavy; processes that never post to Slack never load it). */
-export async function slackClient(token: string, apiUrl: string, timeoutMs = 10_000): Promise<WebClient> {
+/**
+ * Bolt's Web API client, loaded on first use (Bolt is heavy; processes that never post to Slack never load it). Its
+ * axios requests go through the egress guard's agent (the API URL is a connection setting an organisation chooses).
+ */
+export async function slackClient(token: string, apiUrl: string, timeoutMs = 10_000, egress?: EgressOptions): Promise<WebClient> {
   const { webApi } = await import("@slack/bolt");
   return new webApi.WebClient(token, {
     slackApiUrl: apiUrl,
+    agent: egress ? egressAgentFor(apiUrl, {}, egress) : slackAgent(apiUrl),
     // Retries are ours (the lease and the sweeper), each one after a lookup, so the client never repeats a post.
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
@@ -43,6 +49,15 @@ export async function slackClient(token: string, apiUrl: string, timeoutMs = 10_
     logLevel: webApi.LogLevel.ERROR,
   });
 }
+
+const slackAgents = new Map<string, ReturnType<typeof egressAgentFor>>();
+/** One guarded agent per protocol for the process (axios needs the agent of the URL's protocol). */
+const slackAgent = (apiUrl: string) => {
+  const protocol = new URL(apiUrl).protocol;
+  let agent = slackAgents.get(protocol);
+  if (!agent) slackAgents.set(protocol, (agent = egressAgentFor(apiUrl)));
+  return agent;
+};
 
 export type NotifyResult = "posted" | "updated" | "skipped" | "failed" | "retry";
 
@@ -130,6 +145,9 @@ async function notifyOnce(
       crashpoint("notify.after_post");
     }
   } catch (error) {
+    // A Slack API URL the egress guard refuses stays refused: the notification fails visibly, once.
+    const refused = egressRefusalOf(error);
+    if (refused) return fail(refused.message, true);
     const e = error as { code?: string; data?: { error?: string }; message?: string };
     const slackError = e.data?.error;
     const final = e.code === "slack_webapi_platform_error" && slackError !== "ratelimited" && slackError !== "internal_error" && slackError !== "fatal_error";

@@ -1,5 +1,6 @@
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
+import { guardedFetch } from "../net/fetch";
 import { approvalsBySlackMessage } from "../sql/approvals";
 import { type DecisionResult, decideApproval } from "./decide";
 import { slackConnectionConfig } from "./notify";
@@ -119,9 +120,12 @@ async function withNote(reply: SlackReply, responseUrl: string | undefined, db: 
   return allowed ? { ...reply, ephemeral: { url: responseUrl, text: `Not recorded: ${reply.body.message}` } } : reply;
 }
 
-/** Posts the ephemeral note (best effort: the decision, or the refusal, is already what it is). */
+/**
+ * Posts the ephemeral note (best effort: the decision, or the refusal, is already what it is), through the egress
+ * guard: the URL came in a request, checked against Slack's host or the workspace's configured API URL.
+ */
 export async function postEphemeral(note: { url: string; text: string }): Promise<void> {
-  await fetch(note.url, {
+  await guardedFetch(note.url, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ response_type: "ephemeral", replace_original: false, text: note.text }),

@@ -1,5 +1,6 @@
 import type { Db } from "@holdfast/db";
 import { smtpConnectionConfig, smtpTransport } from "../effects/send-email";
+import { type EgressOptions, egressRefusalOf } from "../net/egress";
 import { type ConnectionRow, connectionsMarkChecked, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { resumeConnection } from "./connect";
 import { decryptSecret } from "./secrets";
@@ -12,7 +13,7 @@ export type ProbeResult = { status: "ok"; resumed: number } | { status: "needs_r
  * again clears the mark and resumes the steps parked on it. An unreachable server changes nothing: that is the
  * retry policy's business, not a person's.
  */
-export async function probeConnection(db: Db, connection: ConnectionRow): Promise<ProbeResult> {
+export async function probeConnection(db: Db, connection: ConnectionRow, egress?: EgressOptions): Promise<ProbeResult> {
   if (connection.kind !== "smtp") return { status: "ok", resumed: 0 };
   const parsed = smtpConnectionConfig.safeParse(connection.config);
   if (!parsed.success) {
@@ -22,10 +23,15 @@ export async function probeConnection(db: Db, connection: ConnectionRow): Promis
   }
   const config = parsed.data;
   const password = connection.secret ? decryptSecret(connection.secret, connection.orgId, connection.id) : null;
-  const transport = smtpTransport(config, password);
+  let transport: Awaited<ReturnType<typeof smtpTransport>> | undefined;
   try {
+    transport = await smtpTransport(config, password, egress);
     await transport.verify();
   } catch (error) {
+    // A host the egress guard refuses is never contacted; the connection is left as it is (like an unreachable
+    // one): a send through it fails with the same message, and the guard's settings belong to the operator.
+    const refused = egressRefusalOf(error);
+    if (refused) return { status: "unreachable", reason: refused.message };
     const e = error as Error & { code?: string };
     if (e.code === "EAUTH") {
       const reason = `the mailbox "${connection.name}" refused our login: reconnect it (${e.message})`;
@@ -34,7 +40,7 @@ export async function probeConnection(db: Db, connection: ConnectionRow): Promis
     }
     return { status: "unreachable", reason: e.message };
   } finally {
-    transport.close();
+    transport?.close();
   }
   if (connection.status === "needs_reconnect" && connection.secret) {
     // It works again (the provider restored the account): resume what parked on it, with the same secret.

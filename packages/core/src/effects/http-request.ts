@@ -1,5 +1,7 @@
-import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { EgressHttpAgent, EgressHttpsAgent } from "../net/agent";
+import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import type { StepOutcome } from "../steps/retry";
 import { parseRetryAfter } from "../steps/retry";
 import type { HttpRequestConfig } from "../versions/graph";
@@ -12,13 +14,15 @@ export interface HttpRequestInput {
   runId: string;
   input: unknown;
   signal: AbortSignal;
+  /** The egress guard's settings for this call (tests); default HOLDFAST_EGRESS_ALLOW, on the shared agents. */
+  egress?: EgressOptions;
 }
 
 /**
  * A real HTTP call. At least once: a retry after a crash repeats the call with the same Idempotency-Key, which a
  * well-behaved receiver uses to return the first result instead of acting twice.
  */
-export async function performHttpRequest({ config, idempotencyKey, runId, input, signal }: HttpRequestInput): Promise<StepOutcome> {
+export async function performHttpRequest({ config, idempotencyKey, runId, input, signal, egress }: HttpRequestInput): Promise<StepOutcome> {
   const hasBody = config.method !== "GET" && (config.body !== undefined || config.sendInput);
   const body = config.sendInput ? { input, body: config.body ?? null } : config.body;
   let response: { status: number; headers: IncomingHttpHeaders; text: string };
@@ -28,8 +32,11 @@ export async function performHttpRequest({ config, idempotencyKey, runId, input,
       "Idempotency-Key": idempotencyKey,
       "Holdfast-Run-Id": runId,
       ...(hasBody ? { "Content-Type": "application/json" } : {}),
-    }, hasBody ? JSON.stringify(body) : undefined, signal);
+    }, hasBody ? JSON.stringify(body) : undefined, signal, egress ? guardedAgents(egress) : sharedAgents);
   } catch (error) {
+    // A destination the egress guard refuses stays refused: a permanent failure, and nothing was sent.
+    const refused = egressRefusalOf(error);
+    if (refused) return { kind: "fail", error: egressStepError(refused) };
     const e = error as Error & { code?: string };
     const timedOut = e.name === "TimeoutError";
     // A connection that was never made cannot have delivered the request: the effect certainly did not happen.
@@ -67,15 +74,25 @@ function parseBody(text: string, contentType: string | null): unknown {
   return clipped;
 }
 
+type Agents = { http: EgressHttpAgent; https: EgressHttpsAgent };
+const guardedAgents = (egress: EgressOptions, keepAlive = false): Agents => ({
+  http: new EgressHttpAgent({ keepAlive, maxSockets: 256 }, egress),
+  https: new EgressHttpsAgent({ keepAlive, maxSockets: 256 }, egress),
+});
 // Keep-alive agents shared by every step of this process: a chain of calls to one provider reuses its connections.
-const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 256 }), https: new HttpsAgent({ keepAlive: true, maxSockets: 256 }) };
+// They are the egress guard's: every new connection is resolved and checked (a pooled one was checked when made).
+const sharedAgents = guardedAgents({}, true);
 
-/** One request with node:http (lighter than fetch per call), bounded by the config's timeout and the step's signal. */
+/**
+ * One request with node:http (lighter than fetch per call, and it follows no redirects), bounded by the config's
+ * timeout and the step's signal.
+ */
 function send(
   config: HttpRequestConfig,
   headers: Record<string, string>,
   body: string | undefined,
   signal: AbortSignal,
+  agents: Agents,
 ): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(config.url);

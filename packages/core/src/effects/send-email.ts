@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import nodemailer from "nodemailer";
 import { z } from "zod";
+import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
+import { egressSmtpTransport } from "../net/smtp";
 import type { StepOutcome } from "../steps/retry";
 
 /** An SMTP connection's non-secret settings (connections.config); the password is the encrypted secret. */
@@ -37,9 +38,12 @@ export function messageIdFor(key: string, from: string): string {
 
 export const effectKeyHeader = "X-Holdfast-Effect-Key";
 
-/** A nodemailer SMTP transport for a connection (one conversation per send or probe; closed by the caller). */
-export function smtpTransport(config: SmtpConnectionConfig, password: string | null) {
-  return nodemailer.createTransport({
+/**
+ * A nodemailer SMTP transport for a connection (one conversation per send or probe; closed by the caller), to the
+ * address the egress guard checked. Throws EgressRefusedError for a refused host.
+ */
+export function smtpTransport(config: SmtpConnectionConfig, password: string | null, egress?: EgressOptions) {
+  return egressSmtpTransport({
     host: config.host,
     port: config.port,
     secure: config.tls === "implicit",
@@ -49,7 +53,7 @@ export function smtpTransport(config: SmtpConnectionConfig, password: string | n
     connectionTimeout: config.timeoutMs,
     greetingTimeout: config.timeoutMs,
     socketTimeout: config.timeoutMs,
-  });
+  }, egress);
 }
 
 /**
@@ -64,10 +68,20 @@ export async function performSendEmail(input: {
   message: EmailMessage;
   idempotencyKey: string;
   runId: string;
+  /** The egress guard's settings (tests); default HOLDFAST_EGRESS_ALLOW. */
+  egress?: EgressOptions;
 }): Promise<StepOutcome> {
   const { config, password, message, idempotencyKey } = input;
   const messageId = messageIdFor(idempotencyKey, config.from);
-  const transport = smtpTransport(config, password);
+  let transport: Awaited<ReturnType<typeof smtpTransport>>;
+  try {
+    transport = await smtpTransport(config, password, input.egress);
+  } catch (error) {
+    // Refused by the egress guard (permanent), or the name did not resolve (given back, like any unreachable server).
+    const refused = egressRefusalOf(error);
+    if (refused) return { kind: "fail", error: egressStepError(refused) };
+    return classify(Object.assign(error as Error, { code: "EDNS", command: "CONN" }));
+  }
   try {
     const info = await transport.sendMail({
       from: config.from,

@@ -8,6 +8,7 @@ import { crashpoint } from "../crash";
 import { effectKey } from "../effects/keys";
 import { LeaseLostError } from "../errors";
 import type { Logger } from "../log";
+import { egressRefusalOf, egressStepError } from "../net/egress";
 import {
   type ClaimedStep,
   type SettleRequest,
@@ -221,6 +222,9 @@ export class StepRunner {
       if (!node) return { kind: "fail", error: { code: "missing_node", message: `node ${step.nodeId} not in version` } };
       return await handler({ db: this.deps.db, step, node, signal, leaseMs: this.lane.leaseMs });
     } catch (error) {
+      // A destination the egress guard refused stays refused, however it surfaced: permanent, never retried.
+      const refused = egressRefusalOf(error);
+      if (refused) return { kind: "fail", error: egressStepError(refused) };
       // An unexpected throw is treated as transient: the step is retried within its attempts, never lost.
       return { kind: "retry", error: { code: "handler_error", message: (error as Error).message } };
     }

@@ -1,5 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import { HoldfastError, NotFoundError } from "../errors";
+import type { AllowList } from "../net/allow";
+import { literalUrlRefusal } from "../net/egress";
 import { canonicalJson } from "../start/start-key";
 import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
 
@@ -42,11 +44,31 @@ const emptyGraph = {
   edges: [{ from: "trigger", to: "end" }],
 };
 
-/** Every problem a graph has for publishing: its shape (zod) then the structural rules. */
-export function draftProblems(graph: unknown): GraphProblem[] {
+/** Every problem a graph has for publishing: its shape (zod), the structural rules, then refused destinations. */
+export function draftProblems(graph: unknown, allow?: AllowList): GraphProblem[] {
   const parsed = graphSchema.safeParse(graph);
   if (!parsed.success) return parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
-  return graphProblems(parsed.data);
+  return [...graphProblems(parsed.data), ...egressProblems(parsed.data, allow)];
+}
+
+/**
+ * Literal destinations the egress guard would refuse at run time (an http_request URL without templates naming a
+ * loopback, private, link-local ... address): refused at publish, so the editor says so before any run fails.
+ * Names are left to connect time, where what they resolve to is checked.
+ */
+export function egressProblems(graph: Graph, allow?: AllowList): GraphProblem[] {
+  const problems: GraphProblem[] = [];
+  for (const node of graph.nodes) {
+    if (node.kind !== "http_request" || node.config.url.includes("{{")) continue;
+    const refused = literalUrlRefusal(node.config.url, allow);
+    if (refused) {
+      problems.push({
+        path: `node:${node.id}.config.url`,
+        message: `the egress guard refuses ${refused.host}: ${refused.reason} (set HOLDFAST_EGRESS_ALLOW to allow it)`,
+      });
+    }
+  }
+  return problems;
 }
 
 export async function getDraft(db: Db, orgId: string, automationId: string): Promise<Draft> {

@@ -1,0 +1,35 @@
+import { Agent, buildConnector, fetch as undiciFetch } from "undici";
+import { type EgressOptions, resolveEgress } from "./egress";
+
+/**
+ * fetch through the egress guard: an undici Agent whose `connect` resolves and checks the destination, then opens
+ * the socket to the checked address (TLS keeps the original name for SNI and the certificate). Every connection
+ * the agent makes goes through it, so a redirect to another host, or a URL with a literal IP, is checked too.
+ */
+export function egressDispatcher(options: EgressOptions & { connectTimeoutMs?: number } = {}): Agent {
+  const connect = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000 });
+  return new Agent({
+    connect(opts, callback) {
+      const port = Number(opts.port) || (opts.protocol === "https:" ? 443 : 80);
+      resolveEgress(opts.hostname, port, options).then(
+        (to) => connect({ ...opts, hostname: to.address, ...(to.literal || opts.servername ? {} : { servername: to.host }) }, callback),
+        (error: Error) => callback(error, null),
+      );
+    },
+  });
+}
+
+export type GuardedFetch = typeof undiciFetch;
+
+/** A fetch bound to its own guarded agent (tests pass their own allow list and resolver). */
+export function egressFetch(options: EgressOptions = {}): GuardedFetch {
+  const dispatcher = egressDispatcher(options);
+  return (input, init) => undiciFetch(input, { ...init, dispatcher });
+}
+
+let shared: GuardedFetch | undefined;
+/** The process's guarded fetch, with HOLDFAST_EGRESS_ALLOW. The only fetch core code uses for outside calls. */
+export const guardedFetch: GuardedFetch = (input, init) => {
+  shared ??= egressFetch();
+  return shared(input, init);
+};
