@@ -47,6 +47,25 @@ export { decryptSecret, encryptSecret, secretKey } from "./connections/secrets";
 export { connectionsByName, connectionsMarkNeedsReconnect } from "./sql/connections";
 export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/contacts";
 export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnectionConfig } from "./effects/send-email";
+export { classifyAddress, type AddressVerdict } from "./net/address";
+export { AllowListError, parseAllowList, type AllowEntry, type AllowList } from "./net/allow";
+export {
+  checkAddress,
+  defaultEgressAllow,
+  EgressRefusedError,
+  egressRefusalOf,
+  egressStepError,
+  literalHostRefusal,
+  literalUrlRefusal,
+  normalizeHost,
+  resolveEgress,
+  type Destination,
+  type EgressOptions,
+  type LookupAll,
+} from "./net/egress";
+export { egressDispatcher, egressFetch, guardedFetch, type GuardedFetch } from "./net/fetch";
+export { EgressHttpAgent, EgressHttpsAgent, egressAgentFor, egressLookup } from "./net/agent";
+export { egressSmtpTransport } from "./net/smtp";
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
 export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";
