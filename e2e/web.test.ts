@@ -12,7 +12,7 @@ import {
   waitFor,
   type WebServer,
 } from "@holdfast/testkit";
-import { upsertMember } from "@holdfast/core";
+import { triggerSettings, upsertMember } from "@holdfast/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -23,6 +23,8 @@ let t: TestDatabase;
 let web: WebServer | undefined;
 let apps: AppProcess[] = [];
 let base = "";
+/** The demo trigger's URL with its token (url_token mode, as `pnpm start` seeds it). */
+let hookUrl = "";
 const prefix = createTestPrefix();
 
 beforeAll(async () => {
@@ -37,8 +39,11 @@ beforeAll(async () => {
     automationSlug: "demo-follow-up",
     automationName: "Demo follow-up",
     graph: demoGraph(`${base}/api/demo/echo`),
+    triggerAuth: "url_token",
   });
-  web = await startWeb({ ...env, PORT: String(port) }, port);
+  const demo = await t.db.automation.findFirstOrThrow({ where: { slug: "demo-follow-up" } });
+  hookUrl = `${base}/api/hooks/demo/demo-follow-up/${(await triggerSettings(t.db, demo.orgId, demo.id, "url_token")).urlToken}`;
+  web = await startWeb({ ...env, PORT: String(port), HOLDFAST_DEMO_ECHO: "1" }, port);
   apps = [
     spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "500" } }),
     spawnApp("engine", { env }),
@@ -56,7 +61,7 @@ afterAll(async () => {
 });
 
 const hook = (body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${base}/api/hooks/demo/demo-follow-up`, {
+  fetch(hookUrl, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
@@ -136,7 +141,7 @@ describe("the webhook, end to end", () => {
 
   it("refuses bad input with clear JSON errors and writes nothing", async () => {
     const before = (await t.sql.query("SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM run_events) AS n")).rows[0].n;
-    const bad = await fetch(`${base}/api/hooks/demo/demo-follow-up`, { method: "POST", body: "{nope", headers: { "webhook-id": "x1" } });
+    const bad = await fetch(hookUrl, { method: "POST", body: "{nope", headers: { "webhook-id": "x1" } });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: "invalid_json" } });
     expect((await hook({ plan: "pro" }, { "webhook-id": "x2" }).then((r) => r)).status).toBe(202);

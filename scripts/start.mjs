@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Starts every Holdfast process (relay, engine, sweeper, one lane worker per lane with work, web) as children,
 // prefixes their logs, restarts one that dies, and passes SIGTERM/SIGINT on so each shuts down gracefully.
-// `--dev` runs the web app with `next dev`. Migrations and the demo seed run before this (see package.json).
-import { spawn } from "node:child_process";
+// `--dev` runs the web app with `next dev`. The key, migrations and the demo seed run before this (package.json).
+// Every child runs with NODE_ENV=production under `pnpm start` (development only under `pnpm dev`).
+import { spawn, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,6 +11,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dev = process.argv.includes("--dev");
 const port = process.env.PORT ?? "3000";
 const tsx = ["--import", "tsx"];
+// The demo's http_request step calls this web app's /api/demo/echo on loopback, which the egress guard refuses: the
+// demo gets that one documented exception (and the echo route) unless the operator configured egress themselves.
+const demoEnv = {
+  HOLDFAST_DEMO_ECHO: process.env.HOLDFAST_DEMO_ECHO ?? "1",
+  HOLDFAST_EGRESS_ALLOW: process.env.HOLDFAST_EGRESS_ALLOW ?? `127.0.0.1:${port}`,
+};
 const procs = [
   // WAKEUPS=poll: engine and workers poll the outbox; no relay (and no Redis) is needed.
   ...(process.env.WAKEUPS === "poll" ? [] : [{ name: "relay", cmd: process.execPath, args: [...tsx, "apps/relay/src/main.ts"] }]),
@@ -37,7 +44,7 @@ const colours = [36, 35, 33, 32, 34, 31];
 function run(p, i) {
   const child = spawn(p.cmd, p.args, {
     cwd: root,
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", ...p.env },
+    env: { ...process.env, NODE_ENV: dev ? "development" : "production", ...demoEnv, NEXT_TELEMETRY_DISABLED: "1", ...p.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.set(p.name, child);
@@ -66,6 +73,16 @@ function run(p, i) {
 
 procs.forEach(run);
 process.stdout.write(`holdfast: starting ${procs.map((p) => p.name).join(", ")}; web on http://localhost:${port}\n`);
+// The demo's trigger URL (with its token), for the README's curl.
+const hook = spawnSync(process.execPath, [...tsx, "packages/cli/src/main.ts", "hooks", "url", "demo", "demo-follow-up"], {
+  cwd: root,
+  env: { ...process.env, HOLDFAST_PUBLIC_URL: process.env.HOLDFAST_PUBLIC_URL ?? `http://localhost:${port}` },
+  encoding: "utf8",
+});
+if (hook.status === 0 && hook.stdout.trim()) {
+  process.stdout.write(`holdfast: the demo's trigger URL: ${hook.stdout.trim()}\n`);
+  process.stdout.write(`holdfast: sign in at http://localhost:${port} as demo@holdfast.local (password printed by the first start's seed)\n`);
+}
 
 for (const sig of ["SIGINT", "SIGTERM"]) {
   process.on(sig, () => {

@@ -1,4 +1,4 @@
-import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, workerId } from "@holdfast/core";
+import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, workerId, requireSecretKey } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env } from "./env";
@@ -6,6 +6,7 @@ import { env } from "./env";
 const log = createLogger("engine", env.LOG_LEVEL);
 const id = workerId("engine");
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine" });
+await requireSecretKey(db, log);
 const graphs = new GraphCache();
 
 async function handle(data: unknown) {

@@ -1,4 +1,4 @@
-import { createLogger, GraphCache, notifyApproval, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId } from "@holdfast/core";
+import { createLogger, GraphCache, notifyApproval, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId, requireSecretKey } from "@holdfast/core";
 import { createDb, createPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
@@ -9,6 +9,7 @@ const id = workerId(`lane-${lane.name}`);
 // waits for a connection; Prisma's pool serves the rest (effect ledger, graphs, outbox polling).
 const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, applicationName: `holdfast-lane-${lane.name}` });
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}` });
+await requireSecretKey(db, log);
 
 const runner = new StepRunner({
   db,

@@ -1,4 +1,4 @@
-import { createLogger, ingestEmailReply, onShutdown } from "@holdfast/core";
+import { createLogger, ingestEmailReply, onShutdown, requireSecretKey } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { type AddressObject, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -12,6 +12,7 @@ import { orgOfRecipient } from "./recipient";
  */
 const log = createLogger("mail-in", env.LOG_LEVEL);
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-mail-in" });
+await requireSecretKey(db, log);
 
 const temporary = (message: string) => Object.assign(new Error(message), { responseCode: 451 });
 const addresses = (a: AddressObject | AddressObject[] | undefined) => (Array.isArray(a) ? a : a ? [a] : []).flatMap((x) => x.value.map((v) => v.address ?? ""));

@@ -1,4 +1,4 @@
-import { createLogger, loop, onShutdown, relayOnce } from "@holdfast/core";
+import { createLogger, loop, onShutdown, relayOnce, requireSecretKey } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createPublisher } from "@holdfast/queue";
 import pg from "pg";
@@ -11,6 +11,7 @@ if (env.WAKEUPS === "poll") {
   process.exit(78);
 }
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay" });
+await requireSecretKey(db, log);
 await checkRedis(env.REDIS_URL);
 const publisher = createPublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
 

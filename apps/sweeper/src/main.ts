@@ -12,6 +12,7 @@ import {
   sweeperLeaderName,
   sweepOnce,
   workerId,
+  requireSecretKey,
 } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { env } from "./env";
@@ -19,6 +20,7 @@ import { env } from "./env";
 const log = createLogger("sweeper", env.LOG_LEVEL);
 const id = workerId("sweeper");
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper" });
+await requireSecretKey(db, log);
 const stop = new AbortController();
 const graphs = new GraphCache();
 let leading = false;

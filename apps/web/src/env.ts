@@ -1,11 +1,22 @@
 import { baseEnv, loadEnv } from "@holdfast/core";
 import { z } from "zod";
 
+/** "1" or "true" is on; unset, "", "0" or "false" is off. */
+const flag = z
+  .enum(["", "0", "1", "true", "false"])
+  .default("0")
+  .transform((v) => v === "1" || v === "true");
+
 /**
  * The web app's settings, parsed once. Every field has a default, so `next build` (which loads route modules to
  * collect page data) parses without a deployment environment.
  */
 export const webEnv = baseEnv.extend({
+  /**
+   * The web process's database role: holdfast_web, subject to row-level security (it sees the signed-in user's
+   * organisations only). Unset: DATABASE_URL with the user holdfast_web and no password.
+   */
+  WEB_DATABASE_URL: z.string().url().optional(),
   PORT: z.coerce.number().int().min(1).max(65535).default(3000),
   /** Largest webhook body accepted, in bytes of the raw body. */
   MAX_WEBHOOK_BYTES: z.coerce.number().int().min(1).default(262_144),
@@ -16,8 +27,30 @@ export const webEnv = baseEnv.extend({
   INBOUND_EMAIL_TOKEN: z.string().min(16).optional(),
   /** The Slack app's signing secret: interactivity requests (POST /api/slack/interactions) are verified with it. */
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
-  /** Session cookies are marked Secure unless the app is served over plain http (local development, tests). */
+  /**
+   * The public address. Session cookies are Secure when it is https, and also for any request that came over https
+   * (the request URL, or `X-Forwarded-Proto: https` from a proxy).
+   */
   HOLDFAST_PUBLIC_URL: z.string().url().default("http://localhost:3000"),
+  /** Failed sign-ins per account (email) per window before the account is refused with 429. */
+  SIGNIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(10),
+  /** Failed sign-ins per client address per window before the address is refused with 429. */
+  SIGNIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(50),
+  /** The throttle's window: counts start at the first failure and lapse this many seconds later. */
+  SIGNIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
+  /**
+   * 1: a reverse proxy in front sets X-Forwarded-For and the client address is its last entry. Otherwise the
+   * address is the TCP peer's (X-Forwarded-For from the client is ignored: anyone can write it).
+   */
+  TRUST_PROXY: flag,
+  /** A session's absolute lifetime from sign-in. */
+  SESSION_DAYS: z.coerce.number().int().min(1).max(365).default(14),
+  /** A session not used for this long ends (its idle expiry is pushed forward on use). */
+  SESSION_IDLE_MINUTES: z.coerce.number().int().min(5).max(525_600).default(720),
+  /** 1: serve POST /api/demo/echo (the demo automation's target). Otherwise it answers 404. */
+  HOLDFAST_DEMO_ECHO: flag,
+  /** Bearer token for /metrics and the detailed /api/health. Unset: /metrics answers 404, health only ready/not ready. */
+  METRICS_TOKEN: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(16).optional()),
 });
 
 export type WebEnv = z.infer<typeof webEnv>;

@@ -2,7 +2,9 @@
 import { parseArgs } from "node:util";
 import {
   baseEnv,
+  checkSecretKey,
   GraphCache,
+  initSecretKey,
   HoldfastError,
   loadEnv,
   recomputeTimers,
@@ -14,18 +16,24 @@ import {
   timersOverdue,
   waitRuleSchema,
 } from "@holdfast/core";
-import { createDb, ensureDatabase, migrate } from "@holdfast/db";
+import { createDb, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
 import { automationsCommand } from "./automations";
-import { demoGraph, ensurePublished } from "./seed";
-import { upsertMember } from "@holdfast/core";
+import { hooksCommand } from "./hooks";
+import { seedDemo } from "./seed";
+import { setPasswordCommand } from "./users";
 
 const usage = `usage: holdfast <command> [options]
 
 commands:
+  key init                        generate the secret key file if there is no key (pnpm start runs this)
   migrate                         create the database if needed and apply migrations
-  seed                            create the demo organisation "demo" with automation "demo-follow-up"
+  seed                            on an empty database: the demo organisation "demo", its automation "demo-follow-up"
+                                  and its owner demo@holdfast.local with a random password (printed once)
+  hooks url <org> <automation>    the trigger URL (with its token in url_token mode)
+  hooks secret <org> <automation> [--rotate]
+                                  the signing secret; --rotate makes a new one (the old one works for 24 more hours)
   runs list [--org demo] [--limit 20]
   runs show <runId>               the run's timeline
   runs start <org> <automation> --key <eventId> [--input '{"plan":"pro"}']
@@ -48,16 +56,27 @@ commands:
                                   runs with no way forward...); --repair re-wakes what can be re-woken safely
   users add <org> <email> --name NAME --role owner|editor|approver|viewer [--password-env VAR] [--slack-user U...]
   users remove <org> <email>      takes the user's access away (their decisions are refused from then on)
+  users password <email> [--password-env VAR]
+                                  a new password (from VAR, or generated and printed); signs the user out everywhere
                                   an inbound email (messageId, from, subject, inReplyTo, references, text)
   automations publish <org> <slug> <graph.json> [--name N]   create if missing; publish when the graph changed (exit 65: refused)
   automations export <org> <slug> [--version N]              the newest (or version N) published graph as JSON
 
-environment: DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/holdfast), DEMO_ECHO_URL`;
+environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, HOLDFAST_PUBLIC_URL,
+DEMO_ECHO_URL (see .env.example)`;
 
 class UsageError extends Error {}
 
 const env = loadEnv(
-  baseEnv.extend({ DEMO_ECHO_URL: z.string().url().default("http://127.0.0.1:3000/api/demo/echo") }),
+  baseEnv.extend({
+    DEMO_ECHO_URL: z.string().url().default("http://127.0.0.1:3000/api/demo/echo"),
+    /** Where the web app is reached: trigger URLs are printed under it. */
+    HOLDFAST_PUBLIC_URL: z.string().url().default("http://localhost:3000"),
+    /** The role that owns the schema and creates the others (superuser or BYPASSRLS + CREATEROLE); default postgres. */
+    MIGRATE_DATABASE_URL: z.string().url().optional(),
+    /** The web process's URL: migrate gives holdfast_web the password written in it, if any. */
+    WEB_DATABASE_URL: z.string().url().optional(),
+  }),
 );
 
 async function main(argv: string[]): Promise<void> {
@@ -82,6 +101,7 @@ async function main(argv: string[]): Promise<void> {
       "max-age-seconds": { type: "string" },
       version: { type: "string" },
       repair: { type: "boolean" },
+      rotate: { type: "boolean" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
@@ -90,30 +110,46 @@ async function main(argv: string[]): Promise<void> {
   if (values.help || !command) throw new UsageError();
 
   if (command === "migrate") {
-    const created = await ensureDatabase(env.DATABASE_URL);
-    const result = await migrate(env.DATABASE_URL);
+    const migrateUrl = env.MIGRATE_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "postgres");
+    const created = await ensureDatabase(migrateUrl);
+    const result = await migrate(migrateUrl);
     console.log(`${created ? "created database; " : ""}applied ${result.applied.length}, already applied ${result.skipped.length}`);
     for (const name of result.applied) console.log(`  + ${name}`);
+    const passwords = await setRolePasswords(migrateUrl, [env.DATABASE_URL, ...(env.WEB_DATABASE_URL ? [env.WEB_DATABASE_URL] : [])]);
+    if (passwords.length) console.log(`set the password of ${passwords.join(", ")} from the configured URLs`);
+    return;
+  }
+
+  if (command === "key") {
+    if (sub !== "init" || rest.length) throw new UsageError("key init");
+    const key = initSecretKey();
+    if (!key.path) console.log("using HOLDFAST_SECRET_KEY from the environment");
+    else if (key.created) {
+      console.log(`generated the secret key: ${key.path} (readable by you only)`);
+      console.log("  back it up: connection secrets in the database cannot be read without it");
+    } else console.log(`using the secret key in ${key.path}`);
     return;
   }
 
   const db = createDb(env.DATABASE_URL, { poolSize: 2, applicationName: "holdfast-cli" });
   try {
+    // Like every process: refuse to work with no key, or with a key that is not the database's.
+    await checkSecretKey(db);
     if (command === "seed") {
-      const seeded = await ensurePublished(db, {
-        orgSlug: "demo",
-        orgName: "Demo",
-        automationSlug: "demo-follow-up",
-        automationName: "Demo follow-up",
-        graph: demoGraph(env.DEMO_ECHO_URL),
-      });
-      console.log(`demo/demo-follow-up published as version ${seeded.version} (${seeded.versionId})`);
-      if (process.env.NODE_ENV !== "production") {
-        // A development sign-in for the web app (approvals inbox); never seeded in production.
-        const password = process.env.HOLDFAST_DEMO_PASSWORD ?? "holdfast-demo";
-        await upsertMember(db, { orgId: seeded.orgId, email: "demo@holdfast.local", name: "Demo Owner", password, role: "owner" });
-        console.log(`sign in as demo@holdfast.local with password ${process.env.HOLDFAST_DEMO_PASSWORD ? "$HOLDFAST_DEMO_PASSWORD" : password}`);
-      }
+      if (sub !== undefined) throw new UsageError("seed");
+      await seedDemo(db, { echoUrl: env.DEMO_ECHO_URL, publicUrl: env.HOLDFAST_PUBLIC_URL });
+      return;
+    }
+    if (command === "hooks") {
+      const [orgSlug, automationSlug] = rest;
+      if (!orgSlug || !automationSlug || rest.length !== 2) throw new UsageError("hooks url|secret <org> <automation> [--rotate]");
+      await hooksCommand(db, { sub, orgSlug, automationSlug, rotate: values.rotate === true, publicUrl: env.HOLDFAST_PUBLIC_URL });
+      return;
+    }
+    if (command === "users" && sub === "password") {
+      const [email] = rest;
+      if (!email || rest.length !== 1) throw new UsageError("users password <email> [--password-env VAR]");
+      await setPasswordCommand(db, email, values["password-env"]);
       return;
     }
     if (command === "signals") {
@@ -298,6 +334,10 @@ main(process.argv.slice(2)).then(
       if (error instanceof Error && error.message) console.error(`holdfast: ${error.message}\n`);
       console.error(usage);
       process.exit(64);
+    }
+    if (error instanceof HoldfastError && error.code === "secret_key") {
+      console.error(`holdfast: ${error.message}`);
+      process.exit(78);
     }
     if (error instanceof HoldfastError) {
       console.error(`holdfast: ${error.code}: ${error.message}`);

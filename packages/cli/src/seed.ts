@@ -1,4 +1,15 @@
-import { automationsFindBySlug, canonicalJson, createAutomation, type Graph, parseGraph, type TriggerAuth } from "@holdfast/core";
+import { randomBytes } from "node:crypto";
+import {
+  automationsFindBySlug,
+  canonicalJson,
+  createAutomation,
+  type Graph,
+  parseGraph,
+  type TriggerAuth,
+  triggerPath,
+  triggerSettings,
+  upsertMember,
+} from "@holdfast/core";
 import { type Db, inTx, type Prisma } from "@holdfast/db";
 
 /** The demo automation: a webhook, a branch on the plan, a real HTTP call for pro contacts, an end. */
@@ -61,4 +72,41 @@ export async function ensurePublished(
     await tx.$executeRaw`UPDATE automation_versions SET published_at = now() WHERE id = ${created.id} AND published_at IS NULL`;
     return { orgId: org.id, automationId: automation.id, versionId: created.id, version: created.version };
   });
+}
+
+export const demoEmail = "demo@holdfast.local";
+
+/**
+ * The demo, on an empty database only: organisation "demo", its automation "demo-follow-up" (URL-token trigger, so
+ * the README's curl needs no signing) and its owner with a random password, printed once. Later runs (every
+ * `pnpm start`) never touch the owner's password; they keep the demo automation's graph current if it still exists.
+ */
+export async function seedDemo(db: Db, o: { echoUrl: string; publicUrl: string }): Promise<void> {
+  const demo = { orgSlug: "demo", orgName: "Demo", automationSlug: "demo-follow-up", automationName: "Demo follow-up", graph: demoGraph(o.echoUrl) };
+  const claimed = await inTx(db, async (tx) => {
+    // One seeder at a time; the demo is created only if no organisation exists at all.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(72110002)`;
+    const [row] = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM organisations`;
+    return row?.n === 0;
+  });
+  const exists = await db.organisation.findUnique({ where: { slug: "demo" } });
+  if (!claimed && !exists) {
+    console.log("seed: this database already has organisations; no demo is created");
+    return;
+  }
+  if (!claimed && exists && !(await db.automation.findUnique({ where: { orgId_slug: { orgId: exists.id, slug: demo.automationSlug } } }))) {
+    console.log("seed: the demo automation was removed; nothing to do");
+    return;
+  }
+  const seeded = await ensurePublished(db, { ...demo, triggerAuth: "url_token" });
+  const a = await db.automation.findUniqueOrThrow({ where: { id: seeded.automationId } });
+  const settings = await triggerSettings(db, seeded.orgId, a.id, a.triggerAuth as TriggerAuth);
+  const url = `${o.publicUrl.replace(/\/$/, "")}${triggerPath("demo", demo.automationSlug, settings.mode, settings.urlToken)}`;
+  console.log(`seed: demo/demo-follow-up is version ${seeded.version}; its trigger URL: ${url}`);
+  if (claimed) {
+    const password = randomBytes(12).toString("base64url");
+    await upsertMember(db, { orgId: seeded.orgId, email: demoEmail, name: "Demo Owner", password, role: "owner" });
+    console.log(`seed: sign in as ${demoEmail} with password ${password}`);
+    console.log("      (shown once; set a new one with: pnpm holdfast users password demo@holdfast.local)");
+  }
 }

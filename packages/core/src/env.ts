@@ -15,7 +15,11 @@ export const egressAllowSchema = z
 
 /** Settings every process shares. Each app extends this in its own env.ts and parses once at start-up. */
 export const baseEnv = z.object({
-  DATABASE_URL: z.string().url().default("postgresql://postgres@127.0.0.1:5432/holdfast"),
+  /**
+   * Background processes and the CLI connect as holdfast_worker (every organisation's rows, no superuser); the web
+   * process as holdfast_web (WEB_DATABASE_URL, row-level security); migrations as MIGRATE_DATABASE_URL's role.
+   */
+  DATABASE_URL: z.string().url().default("postgresql://holdfast_worker@127.0.0.1:5432/holdfast"),
   REDIS_URL: z.string().url().default("redis://127.0.0.1:6379"),
   QUEUE_PREFIX: z.string().min(1).default("holdfast"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

@@ -44,6 +44,8 @@ export { timersFireDueFairly, timersOverdue } from "./sql/timers";
 export { hasUnstorableText, storable } from "./json";
 export { createConnection, reconnectConnection } from "./connections/connect";
 export { decryptSecret, encryptSecret, secretKey } from "./connections/secrets";
+export { initSecretKey, keyCheckOf, loadSecretKey, SecretKeyError, secretKeyPath } from "./keys/secret-key";
+export { checkSecretKey } from "./keys/key-check";
 export { connectionsByName, connectionsMarkNeedsReconnect } from "./sql/connections";
 export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/contacts";
 export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnectionConfig } from "./effects/send-email";
@@ -99,6 +101,7 @@ export {
   signOut,
   type SessionUser,
   type SignInOptions,
+  sessionIdOf,
 } from "./auth/sessions";
 export {
   accountKey,
@@ -113,7 +116,7 @@ export {
 } from "./auth/throttle";
 export { sessionsPurgeExpired } from "./sql/sessions";
 export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
-export { addMember, removeMember, upsertMember } from "./auth/users";
+export { addMember, removeMember, setUserPassword, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";
@@ -132,3 +135,4 @@ export {
   type MigrationInput,
   type MigrationPlan,
 } from "./versions/migrate";
+export { organisationsIdBySlug } from "./sql/organisations";

@@ -124,3 +124,19 @@ export function pollOutbox(opts: {
     await Promise.all(inFlight);
   });
 }
+
+/**
+ * Start-up check every process runs: the secret key exists and is the database's. Exits with a readable message
+ * (EX_CONFIG) otherwise, rather than starting and failing on the first secret it reads.
+ */
+export async function requireSecretKey(db: Db, log: Logger): Promise<void> {
+  const { checkSecretKey } = await import("./keys/key-check");
+  try {
+    await checkSecretKey(db);
+  } catch (error) {
+    if ((error as { code?: string }).code !== "secret_key") throw error;
+    log.fatal((error as Error).message);
+    process.stderr.write(`holdfast: ${(error as Error).message}\n`);
+    process.exit(78);
+  }
+}

@@ -1,6 +1,7 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { type Prisma, PrismaClient } from "./generated/client";
+import { type DbScope, ScopedPool } from "./scope";
 
 export type Db = InstanceType<typeof PrismaClient>;
 /** The handle inside `db.$transaction(async (tx) => ...)`: every state change runs on one of these. */
@@ -10,14 +11,16 @@ export interface DbOptions {
   /** Connections in this process's pool. */
   poolSize?: number;
   applicationName?: string;
+  /**
+   * The row-level security scope of whoever is asking (the web process, whose role is subject to it): every
+   * connection is stamped with it when handed out. Background processes leave it unset.
+   */
+  scope?: () => Promise<DbScope>;
 }
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
-  const adapter = new PrismaPg({
-    connectionString,
-    max: options.poolSize ?? 10,
-    application_name: options.applicationName ?? "holdfast",
-  });
+  const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" };
+  const adapter = new PrismaPg(options.scope ? new ScopedPool(config, options.scope) : config);
   return new PrismaClient({
     adapter,
     // Waiting for a pooled connection under load is normal; a transaction that runs for half a minute is not.

@@ -79,3 +79,35 @@ export async function ensureDatabase(connectionString: string): Promise<boolean>
     await client.end();
   }
 }
+
+/** The same database URL as another role (no password: local trust or peer auth, or a .pgpass entry). */
+export function urlAsRole(connectionString: string, role: string): string {
+  const url = new URL(connectionString);
+  url.username = role;
+  url.password = "";
+  return url.toString();
+}
+
+/**
+ * Gives the roles the migrations created (holdfast_web, holdfast_worker) the passwords written in the URLs the
+ * processes use, so one set of URLs configures both sides. A URL without a password changes nothing.
+ */
+export async function setRolePasswords(migrateUrl: string, urls: string[]): Promise<string[]> {
+  const changed: string[] = [];
+  const client = new pg.Client({ connectionString: migrateUrl, application_name: "holdfast-migrate" });
+  await client.connect();
+  try {
+    for (const raw of urls) {
+      const url = new URL(raw);
+      const role = decodeURIComponent(url.username);
+      if (!url.password || !["holdfast_web", "holdfast_worker"].includes(role)) continue;
+      const password = decodeURIComponent(url.password);
+      const { rows } = await client.query<{ sql: string }>("SELECT format('ALTER ROLE %I PASSWORD %L', $1::text, $2::text) AS sql", [role, password]);
+      await client.query((rows[0] as { sql: string }).sql);
+      changed.push(role);
+    }
+  } finally {
+    await client.end();
+  }
+  return changed;
+}

@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { createDb, type Db } from "@holdfast/db";
+import { createDb, type Db, urlAsRole } from "@holdfast/db";
 import pg from "pg";
 import { inject } from "vitest";
 import { adminUrl } from "./global-setup";
 
 export interface TestDatabase {
   name: string;
+  /** As holdfast_worker, the role background processes use in a deployment (every organisation, no superuser). */
   url: string;
+  /** As the superuser that created it (schema changes, catalog checks). */
+  adminUrl: string;
   db: Db;
   /** A plain pg pool for assertions and for moving time in SQL. */
   sql: pg.Pool;
@@ -22,7 +25,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.end();
   const u = new URL(adminUrl);
   u.pathname = `/${name}`;
-  const url = u.toString();
+  const ownerUrl = u.toString();
+  const url = urlAsRole(ownerUrl, "holdfast_worker");
   const db = createDb(url, { poolSize: 10, applicationName: "holdfast-test" });
   const sql = new pg.Pool({ connectionString: url, max: 4 });
   // DROP DATABASE ... WITH (FORCE) terminates connections the pool is still closing: expected at teardown.
@@ -30,6 +34,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url,
+    adminUrl: ownerUrl,
     db,
     sql,
     async drop() {

@@ -1,7 +1,9 @@
-import { createLogger, HoldfastError, type Logger, startRun } from "@holdfast/core";
+import { createLogger, HoldfastError, type Logger, organisationsIdBySlug, startRun } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";
+import { readBodyLimited } from "./body";
+import { withScope } from "./scope";
 
 /** Slugs as the trigger URL carries them; anything else cannot name an organisation or automation. */
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
@@ -46,12 +48,10 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
     return errorResponse(404, "automation_not_found", `automation "${clip(params.automationSlug)}" not found`);
   }
 
-  const tooLarge = () => errorResponse(413, "payload_too_large", `the body is larger than ${maxBytes} bytes`);
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > maxBytes) return tooLarge();
-  // The header may be missing (chunked) or wrong, so the limit is enforced again on the bytes actually read.
-  const rawBody = await readText(request, maxBytes);
-  if (rawBody === null) return tooLarge();
+  // The limit holds while streaming: a declared or actual size over it is refused before it is buffered.
+  const read = await readBodyLimited(request, maxBytes);
+  if (!read.ok) return read.response;
+  const rawBody = read.text();
 
   let body: unknown;
   try {
@@ -64,7 +64,11 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
   }
 
   try {
-    const outcome = await startRun(db, {
+    // The web's database role sees an organisation's rows only inside its scope: a trigger request is scoped to the
+    // organisation its URL names, and startRun refuses it unless it carries that automation's credential.
+    const orgId = await organisationsIdBySlug(db, params.orgSlug);
+    if (!orgId) return errorResponse(404, "org_not_found", `organisation "${clip(params.orgSlug)}" not found`);
+    const outcome = await withScope({ orgIds: [orgId] }, () => startRun(db, {
       orgSlug: params.orgSlug,
       automationSlug: params.automationSlug,
       rawBody,
@@ -76,7 +80,7 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
       },
       via: "webhook",
       auth: { kind: "http", urlToken: params.token ?? null },
-    });
+    }));
     return Response.json({ runId: outcome.runId, duplicate: outcome.duplicate }, { status: outcome.duplicate ? 200 : 202 });
   } catch (error) {
     const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
@@ -95,31 +99,6 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
 
 export function errorResponse(status: number, code: string, message: string, headers?: HeadersInit): Response {
   return Response.json({ error: { code, message } }, { status, ...(headers ? { headers } : {}) });
-}
-
-/** The body as text, or null once it passes `maxBytes` (reading stops there rather than buffering the rest). */
-async function readText(request: Request, maxBytes: number): Promise<string | null> {
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
 }
 
 function clip(value: string): string {

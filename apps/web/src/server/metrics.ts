@@ -2,6 +2,7 @@ import { type HealthFigures, healthFigures, type Readiness, readiness } from "@h
 import type { Db } from "@holdfast/db";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { env } from "../env";
+import { withScope } from "./scope";
 
 /**
  * /metrics: the health figures (core/ops/health.ts, read from the database every process writes) as Prometheus
@@ -34,7 +35,10 @@ let cached: { at: number; value: Promise<{ figures: HealthFigures; ready: Readin
 
 export function figuresAndReadiness(db: Db): Promise<{ figures: HealthFigures; ready: Readiness }> {
   if (cached && Date.now() - cached.at < 2_000) return cached.value;
-  const value = Promise.all([healthFigures(db), readiness(db, { url: env.REDIS_URL, required: env.WAKEUPS === "redis" })]).then(
+  // The figures count every organisation's rows: an operator's read (its callers hold the metrics token, or answer
+  // only ready / not ready), so it runs in the deployment-wide scope of the web's row-level security.
+  const figures = withScope({ allOrgs: true }, () => healthFigures(db));
+  const value = Promise.all([figures, readiness(db, { url: env.REDIS_URL, required: env.WAKEUPS === "redis" })]).then(
     ([figures, ready]) => ({ figures, ready }),
   );
   cached = { at: Date.now(), value };

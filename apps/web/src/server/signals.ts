@@ -1,9 +1,11 @@
 import { timingSafeEqual } from "node:crypto";
-import { createLogger, HoldfastError, inboundEmail, ingestEmailReply, type Logger } from "@holdfast/core";
+import { createLogger, HoldfastError, inboundEmail, ingestEmailReply, type Logger, organisationsIdBySlug } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";
+import { readBodyLimited } from "./body";
 import { errorResponse } from "./hooks";
+import { withScope } from "./scope";
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
 let defaultLog: Logger | undefined;
@@ -28,11 +30,11 @@ export async function handleEmailSignal(db: Db, request: Request, options: { tok
   }
   const org = slug.safeParse(new URL(request.url).searchParams.get("org"));
   if (!org.success) return errorResponse(400, "invalid_org", "?org=<organisation slug> is required");
-  const text = await request.text();
-  if (text.length > env.MAX_WEBHOOK_BYTES) return errorResponse(413, "payload_too_large", `the body is larger than ${env.MAX_WEBHOOK_BYTES} bytes`);
+  const raw = await readBodyLimited(request, env.MAX_WEBHOOK_BYTES);
+  if (!raw.ok) return raw.response;
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(raw.text());
   } catch {
     return errorResponse(400, "invalid_json", "the body is not valid JSON");
   }
@@ -41,7 +43,9 @@ export async function handleEmailSignal(db: Db, request: Request, options: { tok
     return errorResponse(400, "invalid_payload", email.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
   }
   try {
-    const outcome = await ingestEmailReply(db, org.data, email.data);
+    // Scoped to the organisation the address names (the inbound token is deployment-wide); unknown: 404 below.
+    const orgId = await organisationsIdBySlug(db, org.data);
+    const outcome = await withScope({ orgIds: orgId ? [orgId] : [] }, () => ingestEmailReply(db, org.data, email.data));
     return Response.json(outcome, { status: outcome.consumed ? 202 : 200 });
   } catch (error) {
     if (error instanceof HoldfastError && error.code === "org_not_found") return errorResponse(404, error.code, error.message);

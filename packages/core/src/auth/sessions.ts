@@ -19,6 +19,9 @@ const defaults: SessionLifetime = { days: sessionDays, idleMinutes: sessionIdleM
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
+/** A session's id from its cookie token (the web's database scope names the session by it). */
+export const sessionIdOf = hashToken;
+
 export interface SessionUser {
   id: string;
   email: string;

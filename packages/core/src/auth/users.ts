@@ -56,3 +56,15 @@ export async function addMember(
     return { userId, created: created.length > 0 };
   });
 }
+
+/** Sets a user's password and ends every session they have, in one transaction; null when no such user exists. */
+export async function setUserPassword(db: Db, email: string, password: string): Promise<{ userId: string; sessionsRevoked: number } | null> {
+  const hash = await hashPassword(password);
+  return inTx(db, async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      UPDATE users SET password_hash = ${hash} WHERE email = ${email.trim().toLowerCase()} RETURNING id`;
+    const userId = rows[0]?.id;
+    if (!userId) return null;
+    return { userId, sessionsRevoked: await revokeUserSessions(tx, userId) };
+  });
+}

@@ -1,25 +1,13 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { SecretKeyError, secretKey } from "../keys/secret-key";
 
 /**
- * Connection secrets at rest: AES-256-GCM with a deployment key (HOLDFAST_SECRET_KEY: 32 bytes, base64 or hex).
- * Stored as `v1:<iv>:<tag>:<ciphertext>` (base64 parts), bound to the organisation and connection id as associated
- * data, so a ciphertext copied to another row does not decrypt. Without a key, development processes use a fixed
- * development key and say so; production refuses to start a connection without one.
+ * Connection secrets at rest: AES-256-GCM with the deployment's key (keys/secret-key.ts: HOLDFAST_SECRET_KEY or the
+ * generated key file; never a key written in the source). Stored as `v1:<iv>:<tag>:<ciphertext>` (base64 parts),
+ * bound to the organisation and connection id as associated data, so a ciphertext copied to another row does not
+ * decrypt.
  */
-const devKey = createHash("sha256").update("holdfast development key: not for production").digest();
-
-export class SecretKeyError extends Error {}
-
-export function secretKey(env: NodeJS.ProcessEnv = process.env): Buffer {
-  const raw = env.HOLDFAST_SECRET_KEY;
-  if (!raw) {
-    if (env.NODE_ENV === "production") throw new SecretKeyError("HOLDFAST_SECRET_KEY is not set: connection secrets cannot be read");
-    return devKey;
-  }
-  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
-  if (key.length !== 32) throw new SecretKeyError("HOLDFAST_SECRET_KEY must be 32 bytes (64 hex characters or base64)");
-  return key;
-}
+export { SecretKeyError, secretKey };
 
 const aad = (orgId: string, connectionId: string) => Buffer.from(`${orgId}/${connectionId}`);
 

@@ -1,6 +1,8 @@
 import { handleSlackInteraction, postEphemeral } from "@holdfast/core";
+import { readBodyLimited } from "../../../../server/body";
 import { db } from "../../../../server/db";
 import { errorResponse } from "../../../../server/hooks";
+import { withScope } from "../../../../server/scope";
 import { env } from "../../../../env";
 
 export const runtime = "nodejs";
@@ -14,17 +16,19 @@ const maxBytes = 64 * 1024;
  * verified (signature, 5-minute window), then the button's token, then the decision (core/approvals).
  */
 export async function POST(request: Request): Promise<Response> {
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > maxBytes) return errorResponse(413, "payload_too_large", `at most ${maxBytes} bytes`);
-  const reply = await handleSlackInteraction(
+  const body = await readBodyLimited(request, maxBytes);
+  if (!body.ok) return body.response;
+  // Deployment-wide scope: the request is verified with the deployment's Slack signing secret, then the button's
+  // token (bound to one organisation, run and step), and every query inside is filtered by that organisation.
+  const reply = await withScope({ allOrgs: true }, () => handleSlackInteraction(
     db,
     {
-      body: new TextDecoder().decode(bytes),
+      body: body.text(),
       signature: request.headers.get("x-slack-signature"),
       timestamp: request.headers.get("x-slack-request-timestamp"),
     },
     env.SLACK_SIGNING_SECRET ?? "",
-  );
+  ));
   if (reply.ephemeral) void postEphemeral(reply.ephemeral);
   if (reply.status >= 400) return errorResponse(reply.status, reply.body.error ?? "refused", reply.body.message);
   return Response.json(reply.body, { status: reply.status });
