@@ -123,6 +123,8 @@ export interface SignalView {
   consumedAt: Date | null;
   stepId: string | null;
   payload: unknown;
+  /** Why this signal can never move the run (e.g. a reply from someone other than the recipient). */
+  unmatchedReason: string | null;
 }
 
 export interface RunDetail {
@@ -184,7 +186,8 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
              lateness_ms::float8 AS "latenessMs"
       FROM timers WHERE org_id = ${orgId} AND run_id = ${id} ORDER BY created_at`,
     db.$queryRaw<SignalView[]>`
-      SELECT id, kind, identity, received_at AS "receivedAt", consumed_at AS "consumedAt", step_id AS "stepId", payload
+      SELECT id, kind, identity, received_at AS "receivedAt", consumed_at AS "consumedAt", step_id AS "stepId", payload,
+             unmatched_reason AS "unmatchedReason"
       FROM signals WHERE org_id = ${orgId} AND run_id = ${id} ORDER BY received_at`,
     approvalsForRun(db, orgId, id),
     runEventsForRun(db, orgId, id) as Promise<TimelineEntry[]>,

@@ -319,7 +319,7 @@ export default async function RunPage({ params, searchParams }: Props) {
                     <Time at={g.receivedAt} />
                   </td>
                   <td>
-                    <Time at={g.consumedAt} />
+                    {g.unmatchedReason ? <span className="field-error">Ignored: {g.unmatchedReason}</span> : <Time at={g.consumedAt} />}
                   </td>
                   <td>
                     <Json value={g.payload} />
