@@ -23,6 +23,7 @@ import Link from "next/link";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
 import { kindInfo, newNodeId, palette } from "../kinds";
+import { TriggerSettings } from "./trigger-settings";
 
 /**
  * The graph editor. Nodes are the draft's graph; their ids are slugs created once when a node is added and never
@@ -439,6 +440,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
               </label>
               {publishedIds.has(current.id) && <span className="small muted">Published: the id is fixed (runs and migrations name it).</span>}
               <div className="small muted">{kindInfo(current.data.kind)?.label}</div>
+              {current.data.kind === "trigger" && <TriggerSettings orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} />}
               <label>
                 Settings (JSON)
                 <textarea name="node-config" rows={16} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />

@@ -1,0 +1,109 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useTRPC } from "../../../server/trpc/client";
+
+/**
+ * The trigger's address and credential, in the trigger step's panel. Owners and editors see and rotate the signing
+ * secret and the URL token and choose how senders authenticate; others see the mode and the base URL only.
+ */
+export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const input = { orgSlug, automationId };
+  const trigger = useQuery(trpc.triggers.get.queryOptions(input));
+  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.triggers.get.queryKey(input) });
+  const setMode = useMutation(trpc.triggers.setMode.mutationOptions({ onSuccess: refresh }));
+  const rotate = useMutation(trpc.triggers.rotate.mutationOptions({ onSuccess: refresh }));
+  const [shown, setShown] = useState(false);
+  const [note, setNote] = useState<string | null>(null);
+
+  if (trigger.isPending) return <p className="muted small">Loading the trigger's address…</p>;
+  if (trigger.isError) return <p className="field-error">Could not load the trigger's address: {trigger.error.message}</p>;
+  const t = trigger.data;
+  const copy = async (text: string, what: string) => {
+    await navigator.clipboard?.writeText(text).catch(() => {});
+    setNote(`${what} copied.`);
+  };
+  const doRotate = async (kind: "signing_secret" | "url_token") => {
+    const what = kind === "signing_secret" ? "signing secret" : "URL";
+    if (!window.confirm(`Make a new ${what}? The current one keeps working for 24 hours, so you can update the sender.`)) return;
+    await rotate.mutateAsync({ ...input, kind });
+    setNote(`New ${what} made. The previous one is accepted for 24 more hours.`);
+  };
+
+  return (
+    <section className="stack trigger-settings" aria-label="trigger address">
+      <h3>Trigger address</h3>
+      <label>
+        Senders authenticate with
+        <select
+          name="trigger-mode"
+          value={t.mode}
+          disabled={!canEdit || setMode.isPending}
+          onChange={(e) => setMode.mutate({ ...input, mode: e.target.value as "signed" | "url_token" })}
+        >
+          <option value="signed">a signature (Standard Webhooks, recommended)</option>
+          <option value="url_token">a secret token in the URL (for form tools that cannot sign)</option>
+        </select>
+      </label>
+      <label>
+        URL (POST JSON)
+        <input name="trigger-url" readOnly value={t.credential || t.mode === "signed" ? t.url : `${t.url}/…`} onFocus={(e) => e.target.select()} />
+      </label>
+      {t.credential ? (
+        <>
+          <div className="row">
+            <button type="button" onClick={() => copy(t.url, "URL")}>
+              Copy URL
+            </button>
+            {t.mode === "url_token" && (
+              <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("url_token")}>
+                New URL…
+              </button>
+            )}
+          </div>
+          {t.mode === "url_token" && <p className="small muted">Anyone with this URL can start runs: share it only with the form tool.</p>}
+          {t.mode === "signed" && (
+            <>
+              <label>
+                Signing secret
+                <input name="trigger-secret" readOnly type={shown ? "text" : "password"} value={t.credential.signingSecret} onFocus={(e) => e.target.select()} />
+              </label>
+              <div className="row">
+                <button type="button" onClick={() => setShown((s) => !s)}>
+                  {shown ? "Hide" : "Show"}
+                </button>
+                <button type="button" onClick={() => copy(t.credential?.signingSecret ?? "", "Secret")}>
+                  Copy secret
+                </button>
+                <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("signing_secret")}>
+                  New secret…
+                </button>
+              </div>
+              <p className="small muted">Requests must carry webhook-id, webhook-timestamp and webhook-signature headers signed with this secret.</p>
+            </>
+          )}
+          {t.credential.previous.length > 0 && (
+            <p className="small muted">
+              {t.credential.previous.map((p) => (
+                <span key={`${p.kind}${String(p.expiresAt)}`}>
+                  The previous {p.kind === "signing_secret" ? "secret" : "URL"} works until {new Date(p.expiresAt).toLocaleString()}.{" "}
+                </span>
+              ))}
+            </p>
+          )}
+        </>
+      ) : (
+        <p className="small muted">Only owners and editors can see the trigger's secret and token.</p>
+      )}
+      {(setMode.error || rotate.error) && <p className="field-error">{(setMode.error ?? rotate.error)?.message}</p>}
+      {note && (
+        <p className="small" role="status">
+          {note}
+        </p>
+      )}
+    </section>
+  );
+}
