@@ -47,3 +47,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** A plain connection to the test database as another role (holdfast_web, holdfast_worker), for tenancy checks. */
+export async function connectAs(databaseUrl: string, role: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: urlAsRole(databaseUrl, role) });
+  await client.connect();
+  return client;
+}
