@@ -35,6 +35,9 @@ let apps: AppProcess[] = [];
 const prefix = createTestPrefix();
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 const env = () => ({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" });
+// /metrics and the detailed /api/health answer only a scraper holding the token.
+const metricsToken = "doctor-metrics-token-0123456789";
+const scraper = { headers: { authorization: `Bearer ${metricsToken}` } };
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -55,7 +58,7 @@ beforeAll(async () => {
     }),
     { automation: "nap" },
   );
-  web = await startWeb(env());
+  web = await startWeb({ ...env(), METRICS_TOKEN: metricsToken });
 });
 
 afterAll(async () => {
@@ -107,12 +110,12 @@ describe("the doctor", () => {
     expect(of("no_way_forward")?.count).toBe(0);
     expect(doctor().stdout).toMatch(/FIND\s+waiting_without_timer\s+1/);
 
-    const health = (await (await fetchAgain(`${web.base}/api/health`)).json()) as { ok: boolean; figures: { silentFailures: Record<string, number>; timers: { overdue: number } } };
+    const health = (await (await fetchAgain(`${web.base}/api/health`, scraper)).json()) as { ok: boolean; figures: { silentFailures: Record<string, number>; timers: { overdue: number } } };
     expect(health.ok).toBe(true);
     expect(health.figures.silentFailures).toMatchObject({ waiting_without_timer: 1, overdue_timers: 1, expired_leases: 1, lost_wakeups: 1, no_way_forward: 0 });
     expect(health.figures.timers.overdue).toBe(1);
     await new Promise((r) => setTimeout(r, 2_100)); // past the figures' 2 s cache
-    const before = await (await fetchAgain(`${web.base}/metrics`)).text();
+    const before = await (await fetchAgain(`${web.base}/metrics`, scraper)).text();
     expect(metric(before, 'holdfast_silent_failures{check="overdue_timers"}')).toBe(1);
     expect(metric(before, 'holdfast_silent_failures{check="no_way_forward"}')).toBe(0);
     expect(metric(before, 'holdfast_runs{status="running"}')).toBe(4);
@@ -135,7 +138,7 @@ describe("the doctor", () => {
     expect(JSON.parse(doctor("--json").stdout).findings.every((f: { count: number }) => f.count === 0)).toBe(true);
 
     await new Promise((r) => setTimeout(r, 2_100));
-    const after = await (await fetchAgain(`${web.base}/metrics`)).text();
+    const after = await (await fetchAgain(`${web.base}/metrics`, scraper)).text();
     expect(metric(after, 'holdfast_runs{status="completed"}')).toBe(4);
     expect(metric(after, 'holdfast_runs{status="running"}')).toBe(0);
     expect(metric(after, 'holdfast_silent_failures{check="overdue_timers"}')).toBe(0);
@@ -146,14 +149,14 @@ describe("the doctor", () => {
     // A second Redis with an eviction policy BullMQ cannot live with.
     const port = await freePort();
     const evicting = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "allkeys-lru"], { stdio: "ignore" });
-    const other = await startWeb({ ...env(), REDIS_URL: `redis://127.0.0.1:${port}` });
+    const other = await startWeb({ ...env(), METRICS_TOKEN: metricsToken, REDIS_URL: `redis://127.0.0.1:${port}` });
     try {
-      const res = await fetchAgain(`${other.base}/api/health`);
+      const res = await fetchAgain(`${other.base}/api/health`, scraper);
       expect(res.status).toBe(503);
       expect(((await res.json()) as { ready: { redis: unknown } }).ready.redis).toMatchObject({ ok: false, maxmemoryPolicy: "allkeys-lru" });
       evicting.kill("SIGKILL");
       await new Promise((r) => setTimeout(r, 2_200)); // past the figures' 2 s cache
-      const gone = await fetchAgain(`${other.base}/api/health`);
+      const gone = await fetchAgain(`${other.base}/api/health`, scraper);
       expect(gone.status).toBe(503);
       expect(((await gone.json()) as { ready: { redis: { problem: string } } }).ready.redis.problem).toMatch(/^redis: /);
       expect((await fetchAgain(`${other.base}/api/health?live=1`)).status).toBe(200);

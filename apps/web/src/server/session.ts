@@ -7,7 +7,7 @@ import { db } from "./db";
 /** The signed-in user of this request (from the httpOnly session cookie), or null. */
 export async function currentUser(): Promise<SessionUser | null> {
   const jar = await cookies();
-  return sessionUser(db, jar.get(sessionCookie)?.value);
+  return sessionUser(db, jar.get(sessionCookie)?.value, { idleMinutes: env.SESSION_IDLE_MINUTES });
 }
 
 /** The signed-in user, or a redirect to the sign-in page that comes back to `next`. */
@@ -16,8 +16,5 @@ export async function requireUser(next: string): Promise<SessionUser> {
   if (!user) redirect(`/signin?next=${encodeURIComponent(next)}`);
   return user;
 }
-
-/** Secure cookies everywhere but plain-http development and tests (browsers drop Secure cookies over http). */
-export const secureCookies = env.HOLDFAST_PUBLIC_URL.startsWith("https:");
 
 export { safeNext } from "./next-path";
