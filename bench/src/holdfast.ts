@@ -72,6 +72,8 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     QUEUE_PREFIX: env.redisPrefix,
     LOG_LEVEL: "info",
     DB_POOL_SIZE: "10",
+    // The no-op target listens on loopback, which the egress guard refuses unless it is named.
+    HOLDFAST_EGRESS_ALLOW: new URL(env.noopUrl).host,
     ...(s.sweepOnly ? { WAKEUPS: "poll", POLL_INTERVAL_MS: "100" } : {}),
   };
   const prof = (name: string) =>
