@@ -1,16 +1,20 @@
 import { createSignInThrottle, type SignInThrottle } from "@holdfast/core";
-import { createPool } from "@holdfast/db";
+import { createPool, urlAsRole } from "@holdfast/db";
 import { env } from "../env";
 
-// rate-limiter-flexible speaks plain `pg`; a small pool of its own (one query per attempt). Kept on globalThis like
-// the Prisma client, so `next dev` reloads do not open a pool each.
+// rate-limiter-flexible speaks plain `pg`: a small pool of its own (one query per attempt), as the same role as the
+// web's Prisma client (holdfast_web; server/db.ts), which may write the table but not create one. Kept on globalThis
+// like the Prisma client, so `next dev` reloads do not open a pool each.
 const cache = globalThis as typeof globalThis & { holdfastSignInThrottle?: SignInThrottle };
 
 export function signInThrottle(): SignInThrottle {
-  cache.holdfastSignInThrottle ??= createSignInThrottle(createPool(env.DATABASE_URL, { poolSize: 2, applicationName: "holdfast-web-throttle" }), {
-    perAccount: env.SIGNIN_MAX_FAILURES_PER_ACCOUNT,
-    perAddress: env.SIGNIN_MAX_FAILURES_PER_ADDRESS,
-    windowSeconds: env.SIGNIN_WINDOW_SECONDS,
-  });
+  cache.holdfastSignInThrottle ??= createSignInThrottle(
+    createPool(env.WEB_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "holdfast_web"), { poolSize: 2, applicationName: "holdfast-web-throttle" }),
+    {
+      perAccount: env.SIGNIN_MAX_FAILURES_PER_ACCOUNT,
+      perAddress: env.SIGNIN_MAX_FAILURES_PER_ADDRESS,
+      windowSeconds: env.SIGNIN_WINDOW_SECONDS,
+    },
+  );
   return cache.holdfastSignInThrottle;
 }
