@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
-import { sweepOnce, upsertMember } from "@holdfast/core";
+import { accountKey, sweepOnce, upsertMember } from "@holdfast/core";
 import {
   createTestDatabase,
   createTestPrefix,
@@ -164,7 +164,7 @@ describe("the post-sign-in path", () => {
     expect(form.json().next).toBe("/approvals");
   });
 
-  it("the sign-in page carries only a safe path, and a browser signing in lands on this site", async () => {
+  it("the sign-in page carries only a safe path; a browser signing in lands on this site and signs out", async () => {
     const page = await send(web, `/signin?next=${encodeURIComponent("/%2e//evil.com")}`);
     expect(page.status).toBe(200);
     expect(/<input[^>]*name="next"[^>]*>/.exec(page.body)?.[0]).toMatch(/value="\/approvals"/);
@@ -177,6 +177,12 @@ describe("the post-sign-in path", () => {
       await tab.click('button[type="submit"]');
       await tab.waitForURL(/\/approvals$/);
       expect(new URL(tab.url()).host).toBe(new URL(web.base).host);
+      const carlSessions = () => q("SELECT count(*)::int AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = 'carl@acme.test'");
+      expect(await carlSessions()).toEqual([{ n: 1 }]);
+      // Signing out (the layout's server action) still ends the session.
+      await tab.click('button:has-text("Sign out")');
+      await tab.waitForURL(/\/signin$/);
+      expect(await carlSessions()).toEqual([{ n: 0 }]);
     } finally {
       await browser.close();
     }
@@ -231,9 +237,10 @@ describe("sign-in throttling", () => {
     expect(later.status).toBe(200);
     expect(cookieOf(later)).toBeDefined();
     expect(await pageStatus(cookieOf(later))).toBe("signed_in");
-    // No password hash ran for a refused attempt: at most the ten failures were checked (the rows hold the counts).
-    const counts = await q("SELECT key, points FROM signin_throttle ORDER BY key");
-    expect(counts.find((c) => c.key === "address:127.0.0.5")).toBeDefined();
+    // The counters, in the table the migration made: every attempt from the attacker's address counted (30 + the
+    // spoofed one), and the account's count cleared by the successful sign-in.
+    expect(await q("SELECT points FROM signin_throttle WHERE key = 'address:127.0.0.5'")).toEqual([{ points: 31 }]);
+    expect(await q("SELECT points FROM signin_throttle WHERE key = $1", [`account:${accountKey("victim@acme.test")}`])).toEqual([]);
   }, 120_000);
 
   it("the form says why in plain words", async () => {
