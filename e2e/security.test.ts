@@ -26,6 +26,7 @@ import {
   createTestPrefix,
   ensureWebBuilt,
   freePort,
+  launchChromium,
   publish,
   repoRoot,
   type SmtpTarget,
@@ -43,7 +44,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * Secure by default, tried as an attacker would against the real web server, real processes and the real database:
  * every trigger authenticated (signed, URL token, rotation overlap), no server-side request forgery in any spelling,
  * no process with a built-in key, tenancy enforced by PostgreSQL itself, replies believed only from the contact.
- * The web hygiene attacks (open redirects, sign-in throttling, 100 MB bodies, /metrics) are in web-hygiene.test.ts.
+ * The web hygiene attacks (open redirects, sign-in throttling, 100 MB bodies, /metrics) are in security-web.test.ts.
  */
 let t: TestDatabase;
 let web: WebServer;
@@ -158,6 +159,35 @@ describe("every trigger is authenticated", () => {
     const b = JSON.stringify({ id: "rot_s" });
     expect((await post("/api/hooks/acme/signed", b, signedHeaders(oldSecret, "rot_s_old", b))).status).toBe(202);
     expect((await post("/api/hooks/acme/signed", b, signedHeaders(newSecret, "rot_s_new", b))).status).toBe(202);
+  });
+});
+
+describe("the trigger's credential in the editor", () => {
+  it("an owner sees the URL with its token, switches to signed and sees the secret; the mode change holds", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(`${web.base}/signin`);
+      await page.fill('input[name="email"]', "alice@acme.test");
+      await page.fill('input[name="password"]', "alice's long password");
+      await page.click('button[type="submit"]');
+      await page.waitForURL(/\/approvals/);
+      const form = await automation("form");
+      await page.goto(`${web.base}/automations/${form.id}`);
+      await page.locator('[data-node="t"]').click();
+      const url = page.locator('input[name="trigger-url"]');
+      await expect.poll(() => url.inputValue()).toBe(`${web.base}/api/hooks/acme/form/${(await credentials("form")).urlToken}`);
+      await page.screenshot({ path: join(repoRoot, "e2e/artifacts/security-trigger-url-token.png") });
+      await page.selectOption('select[name="trigger-mode"]', "signed");
+      await expect.poll(() => url.inputValue()).toBe(`${web.base}/api/hooks/acme/form`);
+      await expect.poll(() => page.locator('input[name="trigger-secret"]').inputValue()).toBe((await credentials("form")).signingSecret);
+      await page.screenshot({ path: join(repoRoot, "e2e/artifacts/security-trigger-signed.png") });
+      expect((await automation("form")).triggerAuth).toBe("signed");
+      await page.selectOption('select[name="trigger-mode"]', "url_token");
+      await expect.poll(async () => (await automation("form")).triggerAuth).toBe("url_token");
+    } finally {
+      await browser.close();
+    }
   });
 });
 

@@ -38,7 +38,7 @@ export function loadSecretKey(source: KeySource = process.env): Buffer {
   const path = secretKeyPath(source);
   let raw: string;
   try {
-    raw = readFileSync(path, "utf8");
+    raw = readFileSync(/* turbopackIgnore: true */ path, "utf8");
   } catch {
     throw new SecretKeyError(
       `no secret key: HOLDFAST_SECRET_KEY is not set and ${path} does not exist. Run \`pnpm holdfast key init\` (pnpm start does) or set HOLDFAST_SECRET_KEY`,

@@ -44,8 +44,8 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
           disabled={!canEdit || setMode.isPending}
           onChange={(e) => setMode.mutate({ ...input, mode: e.target.value as "signed" | "url_token" })}
         >
-          <option value="signed">a signature (Standard Webhooks, recommended)</option>
-          <option value="url_token">a secret token in the URL (for form tools that cannot sign)</option>
+          <option value="signed">Signature (Standard Webhooks)</option>
+          <option value="url_token">Token in the URL (form tools)</option>
         </select>
       </label>
       <label>
