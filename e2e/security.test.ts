@@ -28,6 +28,7 @@ import {
   freePort,
   launchChromium,
   publish,
+  replyGraph,
   repoRoot,
   type SmtpTarget,
   spawnApp,
@@ -337,6 +338,26 @@ describe("no built-in keys", () => {
     expect(readFileSync(file, "utf8")).toBe(key);
   });
 
+  it("the seed never (re)sets a known password: the demo exists only on an empty database, an old published password is replaced", async () => {
+    // This database has organisations: the seed creates no demo and no user.
+    const first = cli(["seed"], {});
+    expect(first.status).toBe(0);
+    expect(first.stdout).toContain("no demo is created");
+    expect(await q("SELECT count(*)::int AS n FROM users WHERE email = 'demo@holdfast.local'")).toEqual([{ n: 0 }]);
+    // An install seeded by an earlier version: its demo owner has the password the README once published.
+    const { orgId } = await publish(t.db, bare, { org: "demo", automation: "demo-follow-up" });
+    await upsertMember(t.db, { orgId, email: "demo@holdfast.local", name: "Demo Owner", password: "holdfast-demo", role: "owner" });
+    const upgraded = cli(["seed"], {});
+    expect(upgraded.status).toBe(0);
+    const printed = /its new password is (\S+)/.exec(upgraded.stdout)?.[1];
+    expect(printed).toBeTruthy();
+    expect(await signIn(t.db, "demo@holdfast.local", "holdfast-demo")).toBeNull();
+    expect(await signIn(t.db, "demo@holdfast.local", printed as string)).not.toBeNull();
+    // Restarts leave it alone.
+    expect(cli(["seed"], {}).stdout).not.toContain("password");
+    expect(await signIn(t.db, "demo@holdfast.local", printed as string)).not.toBeNull();
+  });
+
   it("no process starts without a key, or with a key that is not the database's", async () => {
     const missing = join(tmpdir(), `hf-no-key-${randomBytes(4).toString("hex")}`);
     const noKey = { HOLDFAST_SECRET_KEY: "", HOLDFAST_SECRET_KEY_FILE: missing };
@@ -442,21 +463,7 @@ describe("replies are believed only from the contact", () => {
     const graphs = new GraphCache();
     await publish(
       t.db,
-      parseGraph({
-        nodes: [
-          { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-          { id: "send", kind: "send_email", config: { connection: "mail", subject: "Hi", text: "Hello" } },
-          { id: "await_reply", kind: "wait_for_reply", config: { replyTo: "send", timeoutSeconds: 3600 } },
-          { id: "replied", kind: "end" },
-          { id: "silent", kind: "end" },
-        ],
-        edges: [
-          { from: "t", to: "send" },
-          { from: "send", to: "await_reply" },
-          { from: "await_reply", to: "replied", label: "reply" },
-          { from: "await_reply", to: "silent", label: "timeout" },
-        ],
-      }),
+      replyGraph(),
       { org: "acme", automation: "ask" },
     );
     await createConnection(t.db, { orgId: orgA, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { advanceRun, createConnection, createLogger, GraphCache, lanes, parseGraph, StepRunner, startRun } from "@holdfast/core";
-import { createTestDatabase, publish, repoRoot, type SmtpTarget, spawnApp, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
+import { advanceRun, createConnection, createLogger, GraphCache, lanes, StepRunner, startRun } from "@holdfast/core";
+import { createTestDatabase, publish, replyGraph, repoRoot, type SmtpTarget, spawnApp, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -18,21 +18,7 @@ beforeAll(async () => {
   orgId = (
     await publish(
       t.db,
-      parseGraph({
-        nodes: [
-          { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-          { id: "send", kind: "send_email", config: { connection: "mail", subject: "Hi", text: "Hello" } },
-          { id: "await_reply", kind: "wait_for_reply", config: { replyTo: "send", timeoutSeconds: 3600 } },
-          { id: "replied", kind: "end" },
-          { id: "silent", kind: "end" },
-        ],
-        edges: [
-          { from: "t", to: "send" },
-          { from: "send", to: "await_reply" },
-          { from: "await_reply", to: "replied", label: "reply" },
-          { from: "await_reply", to: "silent", label: "timeout" },
-        ],
-      }),
+      replyGraph(),
       { automation: "ask" },
     )
   ).orgId;

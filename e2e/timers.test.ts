@@ -3,6 +3,7 @@ import { instantFor, parseGraph, spreadOffsetSeconds, startRun, timersFireDueFai
 import { inTx } from "@holdfast/db";
 import {
   type AppProcess,
+  connectAs,
   createTestDatabase,
   createTestPrefix,
   type HttpTarget,
@@ -114,21 +115,26 @@ describe("waking up on time", () => {
 describe("the fair due sweep", () => {
   it("serves every small organisation in the first batch while a 200,000-timer backlog drains, with an index scan", async () => {
     // Eleven organisations: A with 200,000 due timers, B..K with 10 each. Rows are written in SQL for speed.
-    await t.sql.query(`
+    // As the schema's owner: ANALYZE is the owner's. Each organisation has its own automation (rows never point into
+    // another organisation: the foreign keys carry org_id).
+    const owner = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+    await owner.query(`
       INSERT INTO organisations (id, slug, name) SELECT 'org_' || c, 'org-' || c, c FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) c;
-      INSERT INTO automations (id, org_id, slug, name) VALUES ('aut_f', 'org_A', 'fair', 'fair');
-      INSERT INTO automation_versions (id, org_id, automation_id, version, graph) VALUES ('ver_f', 'org_A', 'aut_f', 1, '{}');
+      INSERT INTO automations (id, org_id, slug, name) SELECT 'aut_f' || c, 'org_' || c, 'fair', 'fair' FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) c;
+      INSERT INTO automation_versions (id, org_id, automation_id, version, graph)
+        SELECT 'ver_f' || c, 'org_' || c, 'aut_f' || c, 1, '{}' FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) c;
       INSERT INTO runs (id, org_id, automation_id, version_id, start_key, input)
-        SELECT 'run_' || o || '_' || g, 'org_' || o, 'aut_f', 'ver_f', 'k' || g, '{}'
+        SELECT 'run_' || o || '_' || g, 'org_' || o, 'aut_f' || o, 'ver_f' || o, 'k' || g, '{}'
         FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) o, generate_series(1, 200000) g
         WHERE o = 'A' OR g <= 10;
       INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status)
-        SELECT 'stp' || substr(id, 4), org_id, id, 'pause', 1, 'wait', 'human', 1, 'waiting' FROM runs WHERE automation_id = 'aut_f';
+        SELECT 'stp' || substr(id, 4), org_id, id, 'pause', 1, 'wait', 'human', 1, 'waiting' FROM runs WHERE automation_id LIKE 'aut_f%';
       INSERT INTO timers (org_id, run_id, step_id, rule, zone, anchor_at, due_at)
         SELECT org_id, id, 'stp' || substr(id, 4), '{"kind":"duration","seconds":60}', 'UTC', now() - interval '2 minutes',
                now() - interval '1 minute' - (random() * interval '30 seconds')
-        FROM runs WHERE automation_id = 'aut_f';
+        FROM runs WHERE automation_id LIKE 'aut_f%';
       ANALYZE timers; ANALYZE organisations;`);
+    await owner.end();
 
     const timeBatch = async () => {
       // Measured inside a transaction that is rolled back, so the backlog stays the same size.

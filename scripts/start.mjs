@@ -33,9 +33,19 @@ const procs = [
     name: "web",
     cmd: "pnpm",
     args: ["--filter", "@holdfast/web", dev ? "dev" : "start"],
-    env: { PORT: port },
+    // The web process gets only its own role's URL: not the workers' nor the migrator's (their passwords).
+    env: { PORT: port, WEB_DATABASE_URL: webDatabaseUrl(), DATABASE_URL: undefined, MIGRATE_DATABASE_URL: undefined },
   },
 ];
+
+/** WEB_DATABASE_URL, else DATABASE_URL (or its default) as holdfast_web without a password (apps/web/src/env.ts). */
+function webDatabaseUrl() {
+  if (process.env.WEB_DATABASE_URL) return process.env.WEB_DATABASE_URL;
+  const url = new URL(process.env.DATABASE_URL ?? "postgresql://holdfast_worker@127.0.0.1:5432/holdfast");
+  url.username = "holdfast_web";
+  url.password = "";
+  return url.toString();
+}
 
 let stopping = false;
 const children = new Map();

@@ -1,4 +1,5 @@
 import { baseEnv, loadEnv } from "@holdfast/core";
+import { urlAsRole } from "@holdfast/db";
 import { z } from "zod";
 
 /** "1" or "true" is on; unset, "", "0" or "false" is off. */
@@ -56,3 +57,6 @@ export const webEnv = baseEnv.extend({
 export type WebEnv = z.infer<typeof webEnv>;
 
 export const env: WebEnv = loadEnv(webEnv);
+
+/** The web process's database URL (one rule for its pools): WEB_DATABASE_URL, else DATABASE_URL as holdfast_web. */
+export const webDatabaseUrl: string = env.WEB_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "holdfast_web");

@@ -62,6 +62,7 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "triggers.get": (c) => c.triggers.get({ orgSlug, automationId: ids.automationA as string }),
   "triggers.setMode": (c) => c.triggers.setMode({ orgSlug, automationId: ids.automationA as string, mode: "url_token" }),
   "triggers.rotate": (c) => c.triggers.rotate({ orgSlug, automationId: ids.automationA as string, kind: "signing_secret" }),
+  "triggers.revokePrevious": (c) => c.triggers.revokePrevious({ orgSlug, automationId: ids.automationA as string, kind: "url_token" }),
   "drafts.get": (c) => c.drafts.get({ orgSlug, automationId: ids.automationA as string }),
   "drafts.save": (c) => c.drafts.save({ orgSlug, automationId: ids.automationA as string, graph: { nodes: [], edges: [] }, baseRevision: 1 }),
   "versions.list": (c) => c.versions.list({ orgSlug, automationId: ids.automationA as string }),
@@ -141,7 +142,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");
@@ -160,6 +161,8 @@ describe("organisation scoping", () => {
     const rotated = await olivia.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string });
     expect(rotated.credential?.urlToken).not.toBe(forOlivia.credential?.urlToken);
     expect(rotated.credential?.previous).toEqual([{ kind: "url_token", expiresAt: expect.any(Date) }]);
+    expect(await olivia.triggers.revokePrevious({ orgSlug: "acme", automationId: ids.automationA as string, kind: "url_token" })).toEqual({ revoked: 1 });
+    expect((await olivia.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string })).credential?.previous).toEqual([]);
     await olivia.triggers.setMode({ orgSlug: "acme", automationId: ids.automationA as string, mode: "signed" });
   });
 });

@@ -8,7 +8,9 @@ import {
   type TriggerAuth,
   triggerPath,
   triggerSettings,
+  setUserPassword,
   upsertMember,
+  verifyPassword,
 } from "@holdfast/core";
 import { type Db, inTx, type Prisma } from "@holdfast/db";
 
@@ -75,6 +77,8 @@ export async function ensurePublished(
 }
 
 export const demoEmail = "demo@holdfast.local";
+/** The password earlier versions seeded and the README published: never valid once the seed has run. */
+const formerDemoPassword = "holdfast-demo";
 
 /**
  * The demo, on an empty database only: organisation "demo", its automation "demo-follow-up" (URL-token trigger, so
@@ -103,6 +107,15 @@ export async function seedDemo(db: Db, o: { echoUrl: string; publicUrl: string }
   const settings = await triggerSettings(db, seeded.orgId, a.id, a.triggerAuth as TriggerAuth);
   const url = `${o.publicUrl.replace(/\/$/, "")}${triggerPath("demo", demo.automationSlug, settings.mode, settings.urlToken)}`;
   console.log(`seed: demo/demo-follow-up is version ${seeded.version}; its trigger URL: ${url}`);
+  // Earlier versions seeded this owner with a password written in the source: an install upgraded from one gets a
+  // random password now (and its sessions end), printed once like a new demo's.
+  const [owner] = await db.$queryRaw<{ hash: string | null }[]>`SELECT password_hash AS hash FROM users WHERE email = ${demoEmail}`;
+  if (!claimed && owner?.hash && (await verifyPassword(formerDemoPassword, owner.hash))) {
+    const password = randomBytes(12).toString("base64url");
+    await setUserPassword(db, demoEmail, password);
+    console.log(`seed: ${demoEmail} still had the old published demo password; its new password is ${password}`);
+    console.log("      (shown once; set another with: pnpm holdfast users password demo@holdfast.local)");
+  }
   if (claimed) {
     const password = randomBytes(12).toString("base64url");
     await upsertMember(db, { orgId: seeded.orgId, email: demoEmail, name: "Demo Owner", password, role: "owner" });

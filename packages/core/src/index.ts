@@ -17,6 +17,7 @@ export {
   createAutomation,
   newSigningSecret,
   newUrlToken,
+  revokePreviousTriggerCredentials,
   rotateTriggerCredential,
   rotationOverlapSeconds,
   setTriggerAuth,

@@ -54,6 +54,8 @@ describe("address classification", () => {
     ["http://[::ffff:0:7f00:1]/", "::ffff:0:7f00:1", "an IPv4-translated form of 127.0.0.1, a loopback address"],
     ["http://[::127.0.0.1]/", "::7f00:1", "an IPv4-compatible form of 127.0.0.1, a loopback address"],
     ["http://[64:ff9b::a00:1]/", "64:ff9b::a00:1", "a NAT64 form of 10.0.0.1, a private address (RFC 1918)"],
+    // The local-use NAT64 prefix in its /48 layout: 169.254.169.254 split around byte 8.
+    ["http://[64:ff9b:1:a9fe:a9:fe00:808:808]/", "64:ff9b:1:a9fe:a9:fe00:808:808", "a local-use NAT64 address (it may translate to any IPv4 address)"],
     ["http://[2002:7f00:1::1]/", "2002:7f00:1::1", "a 6to4 form of 127.0.0.1, a loopback address"],
     ["http://[2002:c0a8:101::]/", "2002:c0a8:101::", "a 6to4 form of 192.168.1.1, a private address (RFC 1918)"],
     // Teredo: server 65.54.227.120, client 127.0.0.1 inverted (80ff:fffe).
@@ -126,7 +128,7 @@ describe("address classification", () => {
 describe("names that resolve to refused addresses", () => {
   it("localhost, through the system resolver", async () => {
     const refused = await refusal(resolveEgress("localhost", 80, { allow: none }));
-    expect(refused.message).toMatch(/^refused to connect to localhost: it resolves to (127\.0\.0\.1|::1), a loopback address/);
+    expect(refused.message).toMatch(/^refused to connect to localhost: it resolves to a loopback address/);
   });
 
   it("any name, through the resolver it is given; every candidate is checked, the first allowed one is used", async () => {
@@ -143,12 +145,12 @@ describe("names that resolve to refused addresses", () => {
       "intranet.example": ["10.0.0.5", "fd00::5"],
       "mixed.example": ["10.0.0.5", "93.184.216.34"],
     });
-    expect((await refusal(resolveEgress("app.localhost", 80, { allow: none, lookup }))).reason).toBe("it resolves to 127.0.0.1, a loopback address");
+    expect((await refusal(resolveEgress("app.localhost", 80, { allow: none, lookup }))).reason).toBe("it resolves to a loopback address");
     expect((await refusal(resolveEgress("metadata.google.internal", 80, { allow: none, lookup }))).message).toBe(
-      "refused to connect to metadata.google.internal: it resolves to 169.254.169.254, a link-local address (cloud metadata); set HOLDFAST_EGRESS_ALLOW to allow it",
+      "refused to connect to metadata.google.internal: it resolves to a link-local address (cloud metadata); set HOLDFAST_EGRESS_ALLOW to allow it",
     );
     expect((await refusal(resolveEgress("intranet.example", 80, { allow: none, lookup }))).reason).toBe(
-      "it resolves to 10.0.0.5, a private address (RFC 1918) (and 1 more refused address)",
+      "it resolves to a private address (RFC 1918) (and 1 more refused address)",
     );
     lookups.length = 0;
     await expect(resolveEgress("mixed.example", 443, { allow: none, lookup })).resolves.toEqual({

@@ -37,6 +37,25 @@ export function publish(
   });
 }
 
+/** trigger -> send_email (connection "mail", to the input's email) -> wait_for_reply -> "replied" / "silent" ends. */
+export function replyGraph(): Graph {
+  return parseGraph({
+    nodes: [
+      { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+      { id: "send", kind: "send_email", config: { connection: "mail", subject: "Hi", text: "Hello" } },
+      { id: "await_reply", kind: "wait_for_reply", config: { replyTo: "send", timeoutSeconds: 3600 } },
+      { id: "replied", kind: "end" },
+      { id: "silent", kind: "end" },
+    ],
+    edges: [
+      { from: "t", to: "send" },
+      { from: "send", to: "await_reply" },
+      { from: "await_reply", to: "replied", label: "reply" },
+      { from: "await_reply", to: "silent", label: "timeout" },
+    ],
+  });
+}
+
 /** trigger -> approval (content from the input) -> "approved" / "rejected" ends. */
 export function approvalGraph(config: Record<string, unknown> = {}): Graph {
   return parseGraph({

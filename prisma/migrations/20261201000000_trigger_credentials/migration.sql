@@ -37,3 +37,8 @@ INSERT INTO "trigger_credentials" ("org_id", "automation_id", "kind", "secret")
 SELECT a.org_id, a.id, 'url_token', translate(rtrim(encode(pg_temp.random32(), 'base64'), '='), '+/', '-_')
 FROM "automations" a;
 ALTER TABLE "automations" DROP COLUMN "webhook_secrets";
+
+-- The demo (seeded before triggers were authenticated) takes a URL token, as a new demo does: the README's curl uses
+-- the URL `holdfast hooks url` prints.
+UPDATE "automations" SET "trigger_auth" = 'url_token'
+WHERE "slug" = 'demo-follow-up' AND "org_id" IN (SELECT "id" FROM "organisations" WHERE "slug" = 'demo');

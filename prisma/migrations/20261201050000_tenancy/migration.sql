@@ -102,3 +102,18 @@ ALTER TABLE "effects" DROP CONSTRAINT "effects_run_id_fkey",
   ADD CONSTRAINT "effects_run_id_fkey" FOREIGN KEY ("org_id", "run_id") REFERENCES "runs" ("org_id", "id") ON DELETE CASCADE;
 ALTER TABLE "connection_slots" DROP CONSTRAINT "connection_slots_connection_id_fkey",
   ADD CONSTRAINT "connection_slots_connection_id_fkey" FOREIGN KEY ("org_id", "connection_id") REFERENCES "connections" ("org_id", "id") ON DELETE CASCADE;
+-- Columns that named a row of another table without a foreign key get one, with org_id. Left without: outbox.run_id
+-- and run_events.step_id (one row per state change on the hot path; both are written in the same transaction as the
+-- row they name, by code that takes the org from that row).
+ALTER TABLE "approvals"
+  ADD CONSTRAINT "approvals_run_fkey" FOREIGN KEY ("org_id", "run_id") REFERENCES "runs" ("org_id", "id") ON DELETE CASCADE,
+  ADD CONSTRAINT "approvals_step_fkey" FOREIGN KEY ("org_id", "step_id") REFERENCES "steps" ("org_id", "id") ON DELETE CASCADE;
+ALTER TABLE "effects"
+  ADD CONSTRAINT "effects_step_fkey" FOREIGN KEY ("org_id", "step_id") REFERENCES "steps" ("org_id", "id") ON DELETE CASCADE;
+ALTER TABLE "signals"
+  ADD CONSTRAINT "signals_run_fkey" FOREIGN KEY ("org_id", "run_id") REFERENCES "runs" ("org_id", "id") ON DELETE SET NULL ("run_id"),
+  ADD CONSTRAINT "signals_step_fkey" FOREIGN KEY ("org_id", "step_id") REFERENCES "steps" ("org_id", "id") ON DELETE SET NULL ("step_id");
+ALTER TABLE "run_migrations"
+  ADD CONSTRAINT "run_migrations_automation_fkey" FOREIGN KEY ("org_id", "automation_id") REFERENCES "automations" ("org_id", "id"),
+  ADD CONSTRAINT "run_migrations_from_fkey" FOREIGN KEY ("org_id", "from_version_id") REFERENCES "automation_versions" ("org_id", "id"),
+  ADD CONSTRAINT "run_migrations_to_fkey" FOREIGN KEY ("org_id", "to_version_id") REFERENCES "automation_versions" ("org_id", "id");

@@ -1,6 +1,6 @@
 import { sessionCookie, sessionIdOf } from "@holdfast/core";
-import { createDb, type Db, type DbScope, urlAsRole } from "@holdfast/db";
-import { env } from "../env";
+import { createDb, type Db, type DbScope } from "@holdfast/db";
+import { env, webDatabaseUrl } from "../env";
 import { explicitScope } from "./scope";
 
 /**
@@ -30,7 +30,7 @@ const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db };
 
 export const db: Db =
   cache.holdfastWebDb ??
-  createDb(env.WEB_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "holdfast_web"), {
+  createDb(webDatabaseUrl, {
     poolSize: env.DB_POOL_SIZE,
     applicationName: "holdfast-web",
     scope: requestScope,

@@ -1,20 +1,14 @@
-import { timingSafeEqual } from "node:crypto";
 import { createLogger, HoldfastError, inboundEmail, ingestEmailReply, type Logger, organisationsIdBySlug } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";
+import { checkBearer } from "./bearer";
 import { readBodyLimited } from "./body";
 import { errorResponse } from "./hooks";
 import { withScope } from "./scope";
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/);
 let defaultLog: Logger | undefined;
-
-const tokenMatches = (given: string | null, expected: string): boolean => {
-  const a = Buffer.from(given ?? "");
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-};
 
 /**
  * POST /api/signals/email?org=<slug>: an inbound-email webhook (From, To, Subject, In-Reply-To, References, text).
@@ -25,7 +19,7 @@ export async function handleEmailSignal(db: Db, request: Request, options: { tok
   const log = options.log ?? (defaultLog ??= createLogger("web", env.LOG_LEVEL));
   const token = "token" in options ? options.token : env.INBOUND_EMAIL_TOKEN;
   if (!token) return errorResponse(503, "not_configured", "inbound email is not configured (INBOUND_EMAIL_TOKEN)");
-  if (!tokenMatches(request.headers.get("authorization"), `Bearer ${token}`)) {
+  if (checkBearer(request, token).kind !== "ok") {
     return errorResponse(401, "unauthorized", "a valid bearer token is required");
   }
   const org = slug.safeParse(new URL(request.url).searchParams.get("org"));

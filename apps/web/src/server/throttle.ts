@@ -1,6 +1,6 @@
 import { createSignInThrottle, type SignInThrottle } from "@holdfast/core";
-import { createPool, urlAsRole } from "@holdfast/db";
-import { env } from "../env";
+import { createPool } from "@holdfast/db";
+import { env, webDatabaseUrl } from "../env";
 
 // rate-limiter-flexible speaks plain `pg`: a small pool of its own (one query per attempt), as the same role as the
 // web's Prisma client (holdfast_web; server/db.ts), which may write the table but not create one. Kept on globalThis
@@ -9,7 +9,7 @@ const cache = globalThis as typeof globalThis & { holdfastSignInThrottle?: SignI
 
 export function signInThrottle(): SignInThrottle {
   cache.holdfastSignInThrottle ??= createSignInThrottle(
-    createPool(env.WEB_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "holdfast_web"), { poolSize: 2, applicationName: "holdfast-web-throttle" }),
+    createPool(webDatabaseUrl, { poolSize: 2, applicationName: "holdfast-web-throttle" }),
     {
       perAccount: env.SIGNIN_MAX_FAILURES_PER_ACCOUNT,
       perAddress: env.SIGNIN_MAX_FAILURES_PER_ADDRESS,

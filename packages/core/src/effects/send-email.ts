@@ -1,4 +1,5 @@
-import { createHash } from "node:crypto";
+import { createHmac, hkdfSync } from "node:crypto";
+import { secretKey } from "../keys/secret-key";
 import { z } from "zod";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import { egressSmtpTransport } from "../net/smtp";
@@ -30,10 +31,16 @@ export interface EmailMessage {
   html?: string;
 }
 
-/** The Message-ID is a function of the effect key: every attempt of one effect sends the same one. */
+let messageIdKey: Buffer | undefined;
+
+/**
+ * The Message-ID is a function of the effect key, so every attempt of one effect sends the same one; keyed with the
+ * deployment's secret, so nobody who knows a run's id can compute it and forge a reply that threads onto it.
+ */
 export function messageIdFor(key: string, from: string): string {
   const domain = /@([^>\s]+)>?\s*$/.exec(from)?.[1] ?? "holdfast.invalid";
-  return `<hf.${createHash("sha256").update(key).digest("hex").slice(0, 40)}@${domain}>`;
+  messageIdKey ??= Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), "holdfast message ids v1", 32));
+  return `<hf.${createHmac("sha256", messageIdKey).update(key).digest("hex").slice(0, 40)}@${domain}>`;
 }
 
 export const effectKeyHeader = "X-Holdfast-Effect-Key";

@@ -44,8 +44,8 @@ export function loadSecretKey(source: KeySource = process.env): Buffer {
       `no secret key: HOLDFAST_SECRET_KEY is not set and ${path} does not exist. Run \`pnpm holdfast key init\` (pnpm start does) or set HOLDFAST_SECRET_KEY`,
     );
   }
-  const mode = statSync(path).mode & 0o077;
-  if (mode !== 0) throw new SecretKeyError(`${path} can be read by other users (mode ${(statSync(path).mode & 0o777).toString(8)}); run chmod 600 ${path}`);
+  const mode = statSync(/* turbopackIgnore: true */ path).mode & 0o077;
+  if (mode !== 0) throw new SecretKeyError(`${path} can be read by other users (mode ${(statSync(/* turbopackIgnore: true */ path).mode & 0o777).toString(8)}); run chmod 600 ${path}`);
   return parseSecretKey(raw, path);
 }
 
@@ -64,9 +64,9 @@ export function secretKey(): Buffer {
 export function initSecretKey(source: KeySource = process.env): { path: string | null; created: boolean } {
   if (source.HOLDFAST_SECRET_KEY) return { path: null, created: false };
   const path = secretKeyPath(source);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  mkdirSync(/* turbopackIgnore: true */ dirname(path), { recursive: true, mode: 0o700 });
   try {
-    writeFileSync(path, `${randomBytes(32).toString("hex")}\n`, { flag: "wx", mode: 0o600 });
+    writeFileSync(/* turbopackIgnore: true */ path, `${randomBytes(32).toString("hex")}\n`, { flag: "wx", mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") {
       loadSecretKey(source); // an unreadable or malformed file is reported now, not at first use
@@ -74,7 +74,7 @@ export function initSecretKey(source: KeySource = process.env): { path: string |
     }
     throw error;
   }
-  chmodSync(path, 0o600);
+  chmodSync(/* turbopackIgnore: true */ path, 0o600);
   return { path, created: true };
 }
 

@@ -58,7 +58,11 @@ function classifyIPv4(ip: ipaddr.IPv4, address: string): AddressVerdict {
   return refuse(address, range, metadata.has(address) ? `${words} (cloud metadata)` : words);
 }
 
+/** NAT64 local-use prefix (RFC 8215): its IPv4 may sit at any RFC 6052 offset, so none can be trusted; refused. */
+const nat64LocalUse = ipaddr.parseCIDR("64:ff9b:1::/48");
+
 function classifyIPv6(ip: ipaddr.IPv6, address: string): AddressVerdict {
+  if (ip.match(nat64LocalUse)) return refuse(address, "nat64LocalUse", "a local-use NAT64 address (it may translate to any IPv4 address)");
   const range = ip.range();
   // Forms that carry an IPv4 address: what they reach is that IPv4 address, so it decides.
   const embedded = embeddedIPv4(ip, range);

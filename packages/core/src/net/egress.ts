@@ -90,7 +90,9 @@ export function checkAddress(host: string, address: string, port: number, allow:
   const verdict = classifyAddress(address);
   if (verdict.allowed) return null;
   const literal = isIP(host) !== 0;
-  return new EgressRefusedError(shown(host), literal ? verdict.what : `it resolves to ${verdict.address}, ${verdict.what}`, verdict.address, port);
+  // For a name, the reason gives the class but not the address: step errors are shown to every member, and the
+  // internal addresses names resolve to are not theirs to map (the error keeps it in `address` for the logs).
+  return new EgressRefusedError(shown(host), literal ? verdict.what : `it resolves to ${verdict.what}`, verdict.address, port);
 }
 
 /** Resolves `rawHost` once and returns the first address the guard allows; throws EgressRefusedError otherwise. */

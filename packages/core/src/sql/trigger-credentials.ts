@@ -34,3 +34,10 @@ export async function triggerCredentialsRetireCurrent(tx: Tx, orgId: string, aut
     UPDATE trigger_credentials SET expires_at = now() + make_interval(secs => ${overlapSeconds})
     WHERE org_id = ${orgId} AND automation_id = ${automationId} AND kind = ${kind} AND expires_at IS NULL`;
 }
+
+/** Ends the overlap now: every rotated-away credential of the kind stops being accepted (a leaked one, say). */
+export async function triggerCredentialsExpireRetired(tx: Tx, orgId: string, automationId: string, kind: CredentialKind): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE trigger_credentials SET expires_at = now()
+    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND kind = ${kind} AND expires_at > now()`;
+}

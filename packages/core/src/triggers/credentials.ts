@@ -7,6 +7,7 @@ import {
   type TriggerAuth,
   type TriggerCredentialRow,
   triggerCredentialsAccepted,
+  triggerCredentialsExpireRetired,
   triggerCredentialsInsert,
   triggerCredentialsRetireCurrent,
 } from "../sql/trigger-credentials";
@@ -80,6 +81,11 @@ export async function rotateTriggerCredential(db: Db, orgId: string, automationI
     await triggerCredentialsInsert(tx, orgId, automationId, kind, secret);
   });
   return secret;
+}
+
+/** Stops accepting the previous credentials of a kind at once (after a leak), rather than at the overlap's end. */
+export async function revokePreviousTriggerCredentials(db: Db | Tx, orgId: string, automationId: string, kind: CredentialKind): Promise<number> {
+  return triggerCredentialsExpireRetired(db as Tx, orgId, automationId, kind);
 }
 
 export async function setTriggerAuth(db: Db | Tx, orgId: string, automationId: string, mode: TriggerAuth): Promise<void> {

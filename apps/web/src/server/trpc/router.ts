@@ -2,6 +2,7 @@ import {
   AutomationExistsError,
   addMember,
   createAutomation,
+  revokePreviousTriggerCredentials,
   rotateTriggerCredential,
   setTriggerAuth,
   triggerPath,
@@ -246,6 +247,13 @@ const triggers = router({
       await ownAutomation(ctx.db, ctx.org.id, input.automationId);
       await rotateTriggerCredential(ctx.db, ctx.org.id, input.automationId, input.kind);
       return { rotated: input.kind };
+    }),
+  /** The previous secret or token stops working now instead of at the end of its 24 hours (it leaked). */
+  revokePrevious: editorProcedure
+    .input(automationId.extend({ kind: z.enum(["signing_secret", "url_token"]) }))
+    .mutation(async ({ ctx, input }) => {
+      await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+      return { revoked: await revokePreviousTriggerCredentials(ctx.db, ctx.org.id, input.automationId, input.kind) };
     }),
 });
 

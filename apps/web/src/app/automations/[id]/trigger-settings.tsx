@@ -16,6 +16,7 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.triggers.get.queryKey(input) });
   const setMode = useMutation(trpc.triggers.setMode.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.triggers.rotate.mutationOptions({ onSuccess: refresh }));
+  const revoke = useMutation(trpc.triggers.revokePrevious.mutationOptions({ onSuccess: refresh }));
   const [shown, setShown] = useState(false);
   const [note, setNote] = useState<string | null>(null);
 
@@ -90,6 +91,20 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
               {t.credential.previous.map((p) => (
                 <span key={`${p.kind}${String(p.expiresAt)}`}>
                   The previous {p.kind === "signing_secret" ? "secret" : "URL"} works until {new Date(p.expiresAt).toLocaleString()}.{" "}
+                  {canEdit && (
+                    <button
+                      type="button"
+                      className="link"
+                      disabled={revoke.isPending}
+                      onClick={async () => {
+                        if (!window.confirm("Stop accepting it now? Senders still using it will be refused.")) return;
+                        await revoke.mutateAsync({ ...input, kind: p.kind });
+                        setNote(`The previous ${p.kind === "signing_secret" ? "secret" : "URL"} no longer works.`);
+                      }}
+                    >
+                      Stop accepting it now
+                    </button>
+                  )}{" "}
                 </span>
               ))}
             </p>
@@ -98,7 +113,7 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
       ) : (
         <p className="small muted">Only owners and editors can see the trigger's secret and token.</p>
       )}
-      {(setMode.error || rotate.error) && <p className="field-error">{(setMode.error ?? rotate.error)?.message}</p>}
+      {(setMode.error || rotate.error || revoke.error) && <p className="field-error">{(setMode.error ?? rotate.error ?? revoke.error)?.message}</p>}
       {note && (
         <p className="small" role="status">
           {note}

@@ -1,21 +1,5 @@
-import { db } from "../../../../../server/db";
-import { errorResponse, handleHook } from "../../../../../server/hooks";
+// A trigger in signed mode (Standard Webhooks headers); the handlers are shared with the URL-token route.
+export { DELETE, GET, PATCH, POST, PUT } from "../../../../../server/hook-routes";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
-
-interface Context {
-  params: Promise<{ orgSlug: string; automationSlug: string }>;
-}
-
-export async function POST(request: Request, context: Context): Promise<Response> {
-  return handleHook(db, await context.params, request);
-}
-
-const notAllowed = () =>
-  errorResponse(405, "method_not_allowed", "trigger URLs accept POST only", { allow: "POST" });
-
-export const GET = notAllowed;
-export const PUT = notAllowed;
-export const PATCH = notAllowed;
-export const DELETE = notAllowed;

@@ -1,0 +1,17 @@
+import { db } from "./db";
+import { errorResponse, type HookParams, handleHook } from "./hooks";
+
+/**
+ * The handlers both trigger routes export: /api/hooks/{org}/{automation} (signed) and
+ * /api/hooks/{org}/{automation}/{token} (url_token mode, for form tools that cannot sign).
+ */
+export async function POST(request: Request, context: { params: Promise<HookParams> }): Promise<Response> {
+  return handleHook(db, await context.params, request);
+}
+
+const notAllowed = () => errorResponse(405, "method_not_allowed", "trigger URLs accept POST only", { allow: "POST" });
+
+export const GET = notAllowed;
+export const PUT = notAllowed;
+export const PATCH = notAllowed;
+export const DELETE = notAllowed;
