@@ -2,6 +2,7 @@ import { ensurePublished } from "@holdfast/cli/seed";
 import { type Graph, parseGraph, startRun } from "@holdfast/core";
 import { createDb, type Db } from "@holdfast/db";
 import { type AppProcess, spawnApp } from "@holdfast/testkit/procs";
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { counters, type DbCounters, diff, pidCpu } from "./pg";
 
@@ -57,6 +58,8 @@ export function chainGraph(kind: "http" | "branch", steps: number, url: string):
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
+const benchKey = process.env.HOLDFAST_SECRET_KEY || randomBytes(32).toString("hex");
+
 export async function runHoldfast(s: Scenario, env: { url: string; dbName: string; redisPrefix: string; noopUrl: string }): Promise<Result> {
   const db: Db = createDb(env.url, { poolSize: 6, applicationName: "holdfast-bench" });
   const slug = `${s.kind}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
@@ -74,6 +77,8 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
     DB_POOL_SIZE: "10",
     // The no-op target listens on loopback, which the egress guard refuses unless it is named.
     HOLDFAST_EGRESS_ALLOW: new URL(env.noopUrl).host,
+    // Every run's database is new, so any key will do: the deployment's own (if set) or one made for this run.
+    HOLDFAST_SECRET_KEY: benchKey,
     ...(s.sweepOnly ? { WAKEUPS: "poll", POLL_INTERVAL_MS: "100" } : {}),
   };
   const prof = (name: string) =>
