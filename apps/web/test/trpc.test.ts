@@ -203,9 +203,13 @@ describe("drafts and versions", () => {
     expect(draft.problems).toEqual([]);
     expect(draft.publishedIds).toEqual(["call_crm", "done", "start"]);
 
-    const v2 = await olivia.versions.publish(input);
-    expect(v2).toMatchObject({ version: 2, publishedBy: "user:olivia@acme.test" });
-    await expect(olivia.versions.publish(input)).rejects.toMatchObject({ code: "BAD_REQUEST" }); // nothing changed
+    // Two Publish clicks at once: one version, and both read it back (the second says it already was).
+    const [first, second] = await Promise.all([olivia.versions.publish(input), olivia.versions.publish(input)]);
+    const v2 = first.alreadyPublished ? second : first;
+    expect(v2).toMatchObject({ version: 2, publishedBy: "user:olivia@acme.test", alreadyPublished: false });
+    expect(first.alreadyPublished ? first : second).toMatchObject({ version: 2, versionId: v2.versionId, alreadyPublished: true });
+    expect(await olivia.versions.publish(input)).toMatchObject({ version: 2, alreadyPublished: true }); // nothing changed
+    expect(await q("SELECT count(*)::int AS n FROM automation_versions WHERE automation_id = $1", [ids.automationA])).toEqual([{ n: 2 }]);
     const diff = await olivia.versions.diff({ ...input, from: 1, to: 2 });
     expect(diff.added).toEqual([{ id: "pause", kind: "wait" }]);
     expect(diff.changed.map((c) => c.fields.map((f) => f.field))).toEqual([["config.timeoutMs"]]);

@@ -101,17 +101,13 @@ async function publishFile(db: Db, orgSlug: string, slug: string, file: string, 
   const before = await saveAsDraft(db, org.id, automation.id, graph, by);
   try {
     const published = await publishDraft(db, org.id, automation.id, by);
-    console.log(`published ${where} as version ${published.version}`);
+    // The newest version (published meanwhile by someone else) may already have this graph.
+    console.log(published.alreadyPublished ? `${where} version ${published.version} already has this graph; nothing published` : `published ${where} as version ${published.version}`);
     return 0;
   } catch (error) {
     if (error instanceof InvalidDraftError) {
       await restoreDraft(db, org.id, automation.id, before, by);
       return refused(where, error.problems, graph);
-    }
-    if (error instanceof HoldfastError && error.code === "nothing_to_publish") {
-      // The newest version (published meanwhile by someone else) already has this graph.
-      console.log(`${where}: ${error.message}; nothing published`);
-      return 0;
     }
     throw error;
   }

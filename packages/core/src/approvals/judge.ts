@@ -23,6 +23,8 @@ export interface ApprovalView {
   pastDeadline: boolean;
   runStatus: string;
   cancelRequested: boolean;
+  /** The user id of whoever decided (null for the deadline or a stopped run). */
+  decidedBy: string | null;
   decidedByName: string | null;
   decidedVia: DecidedVia | null;
   decidedAt: Date | null;
@@ -48,7 +50,9 @@ export function mayDecide(approvers: Approvers, decider: Pick<Decider, "email" |
 export function judge(a: ApprovalView, decider: Decider, digest: string): Refusal | null {
   if (decider.role === null) return { reason: "not_permitted", message: "you are not a member of this organisation" };
   if (a.status !== "pending") {
-    return { reason: "already_decided", message: describeOutcome(a), status: a.status, by: a.decidedByName, at: a.decidedAt, via: a.decidedVia };
+    // The same person clicking again (a double click, a second channel) reads back their own decision.
+    const message = a.decidedBy === decider.userId && a.decidedVia !== "deadline" ? describeOwnDecision(a) : describeOutcome(a);
+    return { reason: "already_decided", message, status: a.status, by: a.decidedByName, at: a.decidedAt, via: a.decidedVia };
   }
   if (a.runStatus !== "running" || a.cancelRequested) {
     return { reason: "run_stopped", message: a.cancelRequested ? "the run was cancelled" : `the run is ${a.runStatus}` };
@@ -67,6 +71,12 @@ const verbs: Record<ApprovalStatus, string> = {
   expired: "expired",
   cancelled: "cancelled",
 };
+
+/** "you approved this at 11:40 UTC on 2026-12-01 (inbox)": what a repeated click by the decider reads back. */
+export function describeOwnDecision(a: Pick<ApprovalView, "status" | "decidedAt" | "decidedVia">): string {
+  const at = a.decidedAt ? ` at ${a.decidedAt.toISOString().slice(11, 16)} UTC on ${a.decidedAt.toISOString().slice(0, 10)}` : "";
+  return `you ${verbs[a.status]} this${at}${a.decidedVia ? ` (${a.decidedVia})` : ""}`;
+}
 
 /** "approved by Sam at 11:40 UTC" / "expired at ..." / "cancelled (the run stopped)". */
 export function describeOutcome(a: Pick<ApprovalView, "status" | "decidedByName" | "decidedAt" | "decidedVia">): string {

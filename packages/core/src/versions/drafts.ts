@@ -112,6 +112,8 @@ export interface Published {
   version: number;
   publishedAt: Date;
   publishedBy: string;
+  /** True when the draft was already the newest version (a repeated Publish): that version, nothing new. */
+  alreadyPublished: boolean;
 }
 
 /** Publishes the draft as version N+1 (refused with every problem when it is not valid, or unchanged). */
@@ -125,14 +127,19 @@ export async function publishDraft(db: Db, orgId: string, automationId: string, 
     const graph = graphSchema.parse(draft.graph);
     // Versions of one automation are numbered under its row's lock: two publishes never take the same number.
     await tx.$queryRaw`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId} FOR UPDATE`;
-    const [latest] = await tx.$queryRaw<{ version: number; graph: unknown }[]>`
-      SELECT version, graph FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}
+    const [latest] = await tx.$queryRaw<(Omit<Published, "alreadyPublished"> & { graph: unknown })[]>`
+      SELECT id AS "versionId", version, graph, published_at AS "publishedAt", published_by AS "publishedBy"
+      FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}
       ORDER BY version DESC LIMIT 1`;
-    if (latest && canonicalJson(latest.graph) === canonicalJson(graph)) throw new HoldfastError("nothing_to_publish", `the draft is the same as version ${latest.version}`);
-    const [row] = await tx.$queryRaw<Published[]>`
+    // Publishing the same draft again (a double click, a retry) reads back the version it already is.
+    if (latest && canonicalJson(latest.graph) === canonicalJson(graph)) {
+      const { graph: _, ...version } = latest;
+      return { ...version, alreadyPublished: true };
+    }
+    const [row] = await tx.$queryRaw<Omit<Published, "alreadyPublished">[]>`
       INSERT INTO automation_versions (org_id, automation_id, version, graph, published_by, published_at)
       VALUES (${orgId}, ${automationId}, ${(latest?.version ?? 0) + 1}, ${JSON.stringify(graph)}::jsonb, ${by}, now())
       RETURNING id AS "versionId", version, published_at AS "publishedAt", published_by AS "publishedBy"`;
-    return row as Published;
+    return { ...(row as Omit<Published, "alreadyPublished">), alreadyPublished: false };
   });
 }

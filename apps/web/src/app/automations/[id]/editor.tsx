@@ -325,7 +325,8 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     setMessage(null);
     try {
       const v = await publish.mutateAsync(input);
-      setMessage(`Published version ${v.version}.`);
+      const when = new Date(v.publishedAt).toLocaleString();
+      setMessage(v.alreadyPublished ? `Already published: this is version ${v.version} (published ${when}).` : `Published version ${v.version}.`);
       // The published ids are fixed from now on: the draft's published ids come back with it.
       await queryClient.invalidateQueries({ queryKey: trpc.versions.list.queryKey(input) });
       await queryClient.invalidateQueries({ queryKey: trpc.drafts.get.queryKey(input) });
