@@ -312,4 +312,38 @@ describe("POST /api/hooks/:org/:automation", () => {
       expect((await hook("demo", "signed", post("demo/signed", body, signed(body, "msg_rot_new", undefined, newSecret)))).status).toBe(202);
     });
   });
+
+  describe("form posts (application/x-www-form-urlencoded)", () => {
+    const form = (path: string, body: string, headers: Record<string, string> = {}) =>
+      new Request(`http://localhost/api/hooks/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded; charset=UTF-8", ...headers },
+        body,
+      });
+
+    it("starts a run with the fields as the input; a repeated field becomes a list", async () => {
+      const body = "id=form_1&email=maya%40example.com&plan=pro&interest=crm&interest=email&note=hello+world";
+      const res = await hook("demo", "demo-follow-up", form("demo/demo-follow-up", body));
+      expect(res.status).toBe(202);
+      const run = await db.run.findUniqueOrThrow({ where: { id: res.json.runId as string } });
+      expect(run.input).toEqual({ id: "form_1", email: "maya@example.com", plan: "pro", interest: ["crm", "email"], note: "hello world" });
+      expect(run.startKey).toMatch(/:ev:form_1$/);
+    });
+
+    it("is signed over its raw bytes like JSON; a field named __proto__ is dropped", async () => {
+      const body = "id=form_signed&__proto__=x&amount=12";
+      const res = await hook("demo", "signed", form("demo/signed", body, signed(body, "msg_form")));
+      expect(res.status).toBe(202);
+      const run = await db.run.findUniqueOrThrow({ where: { id: res.json.runId as string } });
+      expect(run.input).toEqual({ id: "form_signed", amount: "12" });
+      await refused(401, "invalid_signature", () => hook("demo", "signed", form("demo/signed", "id=form_forged", signed(body, "msg_form2"))));
+    });
+
+    it("a body that is neither JSON nor a form is refused with a sentence naming both", async () => {
+      const res = await refused(400, "invalid_json", () =>
+        hook("demo", "demo-follow-up", post("demo/demo-follow-up", "id=x&y=z", { "content-type": "text/plain" })),
+      );
+      expect(res.json.error?.message).toMatch(/application\/x-www-form-urlencoded/);
+    });
+  });
 });

@@ -32,8 +32,8 @@ export class NoPublishedVersionError extends HoldfastError {
 }
 
 export class InvalidPayloadError extends HoldfastError {
-  constructor(detail: string) {
-    super("invalid_payload", detail);
+  constructor(detail: string, code: "invalid_payload" | "invalid_json" = "invalid_payload") {
+    super(code, detail);
   }
 }
 

@@ -123,7 +123,8 @@ export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } 
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";
 export { checkNames, repairAll, repairMissingTimers, runChecks, type CheckName, type Finding, type RepairReport } from "./ops/doctor";
 export { healthFigures, readiness, type HealthFigures, type Readiness } from "./ops/health";
-export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, saveDraft, type Draft, type Published } from "./versions/drafts";
+export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./versions/drafts";
+export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
 export {
   applyMigration,
@@ -137,3 +138,4 @@ export {
   type MigrationPlan,
 } from "./versions/migrate";
 export { organisationsIdBySlug } from "./sql/organisations";
+export { triggerPayload } from "./start/payload";

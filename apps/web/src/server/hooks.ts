@@ -1,4 +1,4 @@
-import { createLogger, HoldfastError, type Logger, organisationsIdBySlug, startRun } from "@holdfast/core";
+import { createLogger, HoldfastError, type Logger, organisationsIdBySlug, startRun, triggerPayload } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";
@@ -53,14 +53,12 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
   if (!read.ok) return read.response;
   const rawBody = read.text();
 
-  let body: unknown;
+  let body: Record<string, unknown>;
   try {
-    body = JSON.parse(rawBody);
-  } catch {
-    return errorResponse(400, "invalid_json", "the body is not valid JSON");
-  }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    return errorResponse(400, "invalid_payload", "the body must be a JSON object");
+    body = triggerPayload(request.headers.get("content-type"), rawBody);
+  } catch (error) {
+    if (error instanceof HoldfastError) return errorResponse(400, error.code, error.message);
+    throw error;
   }
 
   try {
