@@ -57,7 +57,7 @@ describe("graph validation on publish", () => {
         nodes: [{ id: "t", kind: "trigger" }, { id: "e", kind: "end" }, { id: "lost", kind: "end" }],
         edges: [{ from: "t", to: "e" }],
       }).join(),
-    ).toMatch(/not reachable/);
+    ).toMatch(/nothing leads to this step from the trigger/);
     expect(
       problemsOf({
         nodes: [
@@ -87,7 +87,7 @@ describe("wait nodes on publish", () => {
   });
   it("refuses an invalid zone with a clear error, and a calendar wait with no zone at all", () => {
     expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlim" })).join()).toMatch(
-      /"Europe\/Berlim" is not an IANA time zone/,
+      /"Europe\/Berlim" is not a time zone \(use an IANA name such as Europe\/Berlin\)/,
     );
     expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" } })).join()).toMatch(/needs a zone or zoneFrom/);
     expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "25:00" }, zone: "UTC" })).join()).toMatch(/HH:MM/);

@@ -29,6 +29,11 @@ export async function connectionsByName(tx: Tx, orgId: string, name: string): Pr
   return rows[0] ?? null;
 }
 
+/** Every connection's name and kind (no secrets): what a graph may name, checked at publish. */
+export function connectionsListKinds(tx: Tx, orgId: string): Promise<{ name: string; kind: ConnectionKind }[]> {
+  return tx.$queryRaw<{ name: string; kind: ConnectionKind }[]>`SELECT name, kind FROM connections WHERE org_id = ${orgId}`;
+}
+
 /** Creates the row first (its id binds the ciphertext), then stores the encrypted secret. */
 export async function connectionsInsert(
   tx: Tx,

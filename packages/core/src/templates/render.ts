@@ -68,3 +68,25 @@ export function templateProblems(template: string, nodeIds: Set<string>): string
   visit(ast);
   return problems;
 }
+
+/** The context paths a template reads, as parts (`steps.draft.output.text` -> ["steps", "draft", "output", "text"]); [] when it does not parse. */
+export function templateReferences(template: string): { original: string; parts: string[] }[] {
+  let ast: hbs.AST.Program;
+  try {
+    ast = hb.parse(template);
+  } catch {
+    return [];
+  }
+  const refs: { original: string; parts: string[] }[] = [];
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== "object") return;
+    const n = node as { type?: string; parts?: string[]; original?: string; data?: boolean };
+    if (n.type === "PathExpression" && !n.data && n.parts?.length) refs.push({ original: n.original ?? n.parts.join("."), parts: n.parts });
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) value.forEach(visit);
+      else if (value && typeof value === "object") visit(value);
+    }
+  };
+  visit(ast);
+  return refs;
+}

@@ -1,8 +1,9 @@
-import { type Db, inTx } from "@holdfast/db";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import { HoldfastError, NotFoundError } from "../errors";
 import type { AllowList } from "../net/allow";
 import { literalUrlRefusal } from "../net/egress";
 import { canonicalJson } from "../start/start-key";
+import { orgProblems, runtimeProblems } from "./checks";
 import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
 
 /**
@@ -44,11 +45,38 @@ const emptyGraph = {
   edges: [{ from: "trigger", to: "end" }],
 };
 
-/** Every problem a graph has for publishing: its shape (zod), the structural rules, then refused destinations. */
+/**
+ * Every problem a graph has for publishing that needs no database: its shape (zod), the structural rules, refused
+ * destinations, then what would fail at run time (versions/checks.ts).
+ */
 export function draftProblems(graph: unknown, allow?: AllowList): GraphProblem[] {
   const parsed = graphSchema.safeParse(graph);
-  if (!parsed.success) return parsed.error.issues.map((i) => ({ path: i.path.join("."), message: i.message }));
-  return [...graphProblems(parsed.data), ...egressProblems(parsed.data, allow)];
+  if (!parsed.success) return parsed.error.issues.map((i) => ({ path: nodePath(i.path, graph), message: i.message }));
+  return distinct([...graphProblems(parsed.data), ...egressProblems(parsed.data, allow), ...runtimeProblems(parsed.data)]);
+}
+
+/** draftProblems, then the checks against the organisation (its connections, its members) when the shape is valid. */
+export async function publishProblems(tx: Db | Tx, orgId: string, graph: unknown, allow?: AllowList): Promise<GraphProblem[]> {
+  const problems = draftProblems(graph, allow);
+  const parsed = graphSchema.safeParse(graph);
+  return parsed.success ? [...problems, ...(await orgProblems(tx, orgId, parsed.data))] : problems;
+}
+
+/** zod says `nodes.3.config.zone`; the other checks (and a person) name the node: `node:wait_1.config.zone`. */
+function nodePath(path: PropertyKey[], graph: unknown): string {
+  const [head, index, ...rest] = path;
+  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
+  const id = head === "nodes" && typeof index === "number" && Array.isArray(nodes) ? (nodes[index] as { id?: unknown } | null)?.id : undefined;
+  return typeof id === "string" && id ? [`node:${id}`, ...rest.map(String)].join(".") : path.map(String).join(".");
+}
+
+/** graphProblems and runtimeProblems both say when a node is unreachable: once is enough. */
+function distinct(problems: GraphProblem[]): GraphProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.path}\u0000${p.message}`;
+    return !seen.has(key) && Boolean(seen.add(key));
+  });
 }
 
 /**
@@ -88,7 +116,7 @@ export async function getDraft(db: Db, orgId: string, automationId: string): Pro
   if (!row) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
   const publishedIds = new Set<string>();
   for (const v of versions) for (const n of (v.graph as Graph).nodes ?? []) publishedIds.add(n.id);
-  return { automationId, ...row, published: versions[0]?.version ?? null, publishedIds: [...publishedIds].sort(), problems: draftProblems(row.graph) };
+  return { automationId, ...row, published: versions[0]?.version ?? null, publishedIds: [...publishedIds].sort(), problems: await publishProblems(db, orgId, row.graph) };
 }
 
 /**
@@ -122,7 +150,7 @@ export async function publishDraft(db: Db, orgId: string, automationId: string, 
     const [draft] = await tx.$queryRaw<{ graph: unknown }[]>`
       SELECT graph FROM automation_drafts WHERE org_id = ${orgId} AND automation_id = ${automationId} FOR UPDATE`;
     if (!draft) throw new NotFoundError("automation_not_found", `draft of automation ${automationId}`);
-    const problems = draftProblems(draft.graph);
+    const problems = await publishProblems(tx, orgId, draft.graph);
     if (problems.length) throw new InvalidDraftError(problems);
     const graph = graphSchema.parse(draft.graph);
     // Versions of one automation are numbered under its row's lock: two publishes never take the same number.

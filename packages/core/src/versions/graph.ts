@@ -178,7 +178,8 @@ export const approvalConfig = z
   .strict();
 export type ApprovalConfig = z.infer<typeof approvalConfig>;
 
-const ianaZone = z.string().refine(isValidZone, { error: (issue) => `"${String(issue.input)}" is not an IANA time zone` });
+export const notAZone = (zone: string) => `"${zone}" is not a time zone (use an IANA name such as Europe/Berlin)`;
+const ianaZone = z.string().refine(isValidZone, { error: (issue) => notAZone(String(issue.input)) });
 
 export const waitConfig = z
   .object({
@@ -231,9 +232,36 @@ export type GraphEdge = z.infer<typeof graphEdgeSchema>;
 export type HttpRequestConfig = z.infer<typeof httpRequestConfig>;
 export type TriggerConfig = z.infer<typeof triggerConfig>;
 
+/** Said by graphProblems and by versions/checks.ts (which says it even when other rules fail). */
+export const unreachable = "nothing leads to this step from the trigger";
+
 export interface GraphProblem {
   path: string;
   message: string;
+}
+
+/**
+ * Every config field rendered as a template when the step runs (the connectors' and approvals/request.ts's
+ * renderTemplate calls), as [field path under config, template].
+ */
+export function templateFields(node: GraphNode): [string, string][] {
+  const fields: [string, string | undefined][] =
+    node.kind === "send_email"
+      ? (["to", "subject", "text", "html"] as const).map((f) => [f, node.config[f]])
+      : node.kind === "crm_upsert"
+        ? Object.entries(node.config.fields).map(([f, t]) => [`fields.${f}`, t])
+        : node.kind === "model_draft"
+          ? [
+              ["prompt", node.config.prompt],
+              ["system", node.config.system],
+            ]
+          : node.kind === "approval"
+            ? [
+                ["title", node.config.title],
+                ["content", node.config.content],
+              ]
+            : [];
+  return fields.filter((f): f is [string, string] => f[1] !== undefined);
 }
 
 /** Structural rules a schema cannot say: one trigger, no dangling edges, branch outputs, reachability. */
@@ -281,18 +309,7 @@ export function graphProblems(graph: Graph): GraphProblem[] {
   // Template references that cannot resolve are publish-time errors where they can be detected.
   const ids = new Set(graph.nodes.map((n) => n.id));
   for (const node of graph.nodes) {
-    const templates: [string, string | undefined][] =
-      node.kind === "send_email"
-        ? (["to", "subject", "text", "html"] as const).map((f) => [f, node.config[f]])
-        : node.kind === "crm_upsert"
-          ? Object.entries(node.config.fields).map(([f, t]) => [`fields.${f}`, t])
-          : node.kind === "model_draft"
-            ? [["prompt", node.config.prompt], ["system", node.config.system]]
-            : node.kind === "approval"
-              ? [["title", node.config.title], ["content", node.config.content]]
-              : [];
-    for (const [field, template] of templates) {
-      if (template === undefined) continue;
+    for (const [field, template] of templateFields(node)) {
       for (const message of templateProblems(template, ids)) problems.push({ path: `node:${node.id}.config.${field}`, message });
     }
   }
@@ -309,7 +326,7 @@ export function graphProblems(graph: Graph): GraphProblem[] {
   const ends = graph.nodes.filter((n) => n.kind === "end").map((n) => n.id);
   const toEnd = reach(ends, (id) => graph.edges.filter((e) => e.to === id).map((e) => e.from));
   for (const node of graph.nodes) {
-    if (!fromTrigger.has(node.id)) problems.push({ path: `node:${node.id}`, message: "not reachable from the trigger" });
+    if (!fromTrigger.has(node.id)) problems.push({ path: `node:${node.id}`, message: unreachable });
     else if (!toEnd.has(node.id)) problems.push({ path: `node:${node.id}`, message: "cannot reach an end node" });
   }
   return problems;
