@@ -65,7 +65,7 @@ describe("the builder", () => {
 
     // Add an HTTP request between the trigger and the end: drop it from the palette, rewire the edges.
     const canvas = page.locator(".canvas");
-    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 380 } });
+    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 560 } });
     await page.waitForSelector('.react-flow__node[data-id="http_request"]');
     await page.locator(".react-flow__edge").first().click({ force: true });
     await page.keyboard.press("Delete");
@@ -119,6 +119,10 @@ describe("the builder", () => {
     await page.click('button:has-text("Publish")');
     await page.waitForSelector("text=Published version 2.");
     await shot(page, "4-published-v2");
+    // Publish again (a second click): nothing new, and it says which version this already is.
+    await page.click('button:has-text("Publish")');
+    await page.waitForSelector("text=Already published: this is version 2");
+    expect(await q("SELECT count(*)::int AS n FROM automation_versions WHERE automation_id = $1", [automationId])).toEqual([{ n: 2 }]);
 
     await page.click('a:has-text("Versions")');
     await page.waitForURL(/\/versions/);
@@ -173,5 +177,46 @@ describe("the builder", () => {
     const settings = await (await fetchAgain(`${web.base}/settings?org=acme`, { headers: { cookie: eve } })).text();
     expect(settings).toMatch(/Settings: (<!-- -->)?Other/);
     expect(settings).not.toContain("Acme");
+  });
+
+  it("a palette click places the step after the selected one, connected, never on top of another; Tidy lays it out", async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    await page.goto(`${web.base}/signin`);
+    await page.fill('input[name="email"]', "olivia@acme.test");
+    await page.fill('input[name="password"]', "correct horse battery");
+    await page.click('button[type="submit"]');
+    await page.waitForURL(/\/approvals/);
+    await page.goto(`${web.base}/automations`);
+    await page.fill('input[name="automation-name"]', "Layout check");
+    await page.click('button:has-text("Create")');
+    await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
+    await page.waitForSelector('.react-flow__node[data-id="end"]');
+    // The end node is selected: a new HTTP step lands beside it (an end has no output to connect).
+    await page.locator('.react-flow__node[data-id="end"]').click();
+    await page.click('.palette-item[data-kind="http_request"]');
+    await page.waitForSelector('.react-flow__node[data-id="http_request"]');
+    // The new step is selected: an end added now is connected from its free output.
+    await page.click('.palette-item[data-kind="end"]');
+    await page.waitForSelector('.react-flow__node[data-id="end_2"]');
+    await page.waitForSelector('.react-flow__edge[data-id="http_request->end_2"]', { state: "attached" });
+    const boxes = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          ["trigger", "end", "http_request", "end_2"].map(async (id) => [id, await page.locator(`.react-flow__node[data-id="${id}"]`).boundingBox()] as const),
+        ),
+      );
+    const apart = (b: Record<string, { x: number; y: number; width: number; height: number } | null>) => {
+      const list = Object.values(b) as { x: number; y: number; width: number; height: number }[];
+      return list.every((p, i) => list.every((r, j) => i === j || p.x + p.width <= r.x || r.x + r.width <= p.x || p.y + p.height <= r.y || r.y + r.height <= p.y));
+    };
+    expect(apart(await boxes())).toBe(true);
+    await page.click('button:has-text("Tidy layout")');
+    await page.waitForTimeout(300);
+    const tidy = await boxes();
+    expect(apart(tidy)).toBe(true);
+    expect((tidy.trigger?.x ?? 0) < (tidy.end?.x ?? 0)).toBe(true);
+    expect((tidy.http_request?.x ?? 0) < (tidy.end_2?.x ?? 0)).toBe(true);
+    await shot(page, "8-tidy");
+    await page.close();
   });
 });

@@ -23,6 +23,7 @@ import Link from "next/link";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
 import { kindInfo, newNodeId, palette } from "../kinds";
+import { placeNew, tidyLayout } from "../layout-graph";
 import { TriggerSettings } from "./trigger-settings";
 
 /**
@@ -279,6 +280,26 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     },
     [setNodes],
   );
+  /**
+   * A palette click: the new node lands right of the selected one (never on top of another) and, when the selected
+   * node has an output with nothing attached, is connected to it; with nothing selected, right of everything.
+   */
+  const addAfterSelected = (kind: string) => {
+    const after = nodes.find((n) => n.id === selected);
+    const taken = new Set(nodes.map((n) => n.id));
+    const id = newNodeId(kind, taken);
+    addNode(kind, placeNew(nodes, after));
+    if (!after || after.data.kind === "end" || kind === "trigger") return;
+    const outputs = kindInfo(after.data.kind)?.outputs ?? [null];
+    const free = outputs.find((o) => !edges.some((e) => e.source === after.id && (e.sourceHandle ?? null) === o));
+    if (free === undefined) return;
+    setEdges((es) => [...es, { id: `${after.id}->${id}${free ? `:${free}` : ""}`, source: after.id, target: id, ...(free ? { sourceHandle: free, label: free } : {}) }]);
+  };
+  const tidy = () => {
+    const at = tidyLayout(nodes, edges);
+    setNodes((ns) => ns.map((n) => ({ ...n, position: at.get(n.id) ?? n.position })));
+    setTimeout(() => flow.fitView({ padding: 0.2 }), 50);
+  };
   const onDrop = useCallback(
     (e: DragEvent) => {
       e.preventDefault();
@@ -378,6 +399,9 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
         <button type="button" onClick={redo} disabled={!canEdit} title="Redo (Ctrl+Shift+Z)">
           Redo
         </button>
+        <button type="button" onClick={tidy} disabled={!canEdit || nodes.length < 2} title="Arrange the steps left to right">
+          Tidy layout
+        </button>
         <span className={problems.length ? "problems-count bad" : "problems-count ok"}>
           {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"}` : "Valid"}
         </span>
@@ -400,7 +424,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
               draggable={canEdit}
               disabled={!canEdit}
               onDragStart={(e) => e.dataTransfer.setData("application/holdfast-kind", k.kind)}
-              onClick={() => addNode(k.kind, flow.screenToFlowPosition({ x: 400, y: 300 }))}
+              onClick={() => addAfterSelected(k.kind)}
             >
               {k.label}
             </button>
