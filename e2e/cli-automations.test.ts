@@ -111,6 +111,22 @@ describe("holdfast automations publish / export", () => {
     expect(await q("SELECT count(*)::int AS n FROM automations WHERE slug = 'never'")).toEqual([{ n: 0 }]);
   });
 
+  it("refuses what would fail at run time: a connection the organisation lacks and a step nothing leads to", async () => {
+    const g = graph("https://crm.example.com/d");
+    g.nodes.splice(3, 0, { id: "mail", kind: "send_email", config: { connection: "nope", subject: "Hi", text: "Hello" } } as never);
+    g.nodes.push({ id: "orphan", kind: "wait", config: { rule: { kind: "duration", seconds: 60 } } });
+    g.edges[2] = { from: "pause", to: "mail" };
+    g.edges.push({ from: "mail", to: "done" }, { from: "orphan", to: "done" });
+    const run = cli(["automations", "publish", "acme", "runtime", file(g)]);
+    expect(run.status).toBe(65);
+    expect(run.stderr.trim().split("\n")).toEqual([
+      "holdfast: acme/runtime was not published: the graph has 2 problems",
+      'node "orphan": nothing leads to this step from the trigger',
+      'node "mail" (config.connection): there is no connection named "nope" in this organisation; add it in Settings -> Connections or pick another',
+    ]);
+    expect(await q("SELECT count(*)::int AS n FROM automations WHERE slug = 'runtime'")).toEqual([{ n: 0 }]);
+  });
+
   it("a missing file exits 66, a file that is not JSON 65, with a clear sentence", () => {
     const missing = cli(["automations", "publish", "acme", "welcome", join(dir, "nope.json")]);
     expect(missing.status).toBe(66);

@@ -5,7 +5,6 @@ import {
   canonicalJson,
   createAutomation,
   DraftConflictError,
-  draftProblems,
   type GraphProblem,
   getDraft,
   graphSchema,
@@ -13,6 +12,7 @@ import {
   InvalidDraftError,
   NotFoundError,
   publishDraft,
+  publishProblems,
   saveDraft,
 } from "@holdfast/core";
 import { type Db, inTx } from "@holdfast/db";
@@ -76,13 +76,12 @@ async function publishFile(db: Db, orgSlug: string, slug: string, file: string, 
     return exDataErr;
   }
   const where = `${orgSlug}/${slug}`;
-  // Refused before anything is created (no automation left behind for a graph that can never be published);
-  // publishDraft checks again below, with whatever else the editor's Publish checks.
-  const early = draftProblems(graph);
-  if (early.length) return refused(where, early, graph);
-
   const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
   if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  // Refused before anything is created (no automation left behind for a graph that can never be published), with
+  // the organisation's checks too (connections, approvers); publishDraft checks again below, in its transaction.
+  const early = await publishProblems(db, org.id, graph);
+  if (early.length) return refused(where, early, graph);
   const automation =
     (await automationsFindBySlug(db, org.id, slug)) ??
     (await inTx(db, (tx) => createAutomation(tx, { orgId: org.id, slug, name: name ?? slug })));
