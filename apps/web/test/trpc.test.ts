@@ -146,6 +146,12 @@ describe("organisation scoping", () => {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");
+    // A duplicate name is a sentence, not a database error.
+    const owner = await callerFor("olivia@acme.test");
+    await expect(owner.connections.create({ orgSlug: "acme", kind: "smtp", name: "mail", config: { host: "smtp.example.com", from: "a@acme.test" } })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: 'a connection named "mail" already exists in this organisation; pick another name or edit that one',
+    });
     // The trigger's credential is for owners and editors: a viewer sees the mode and the base URL only.
     const forVic = await vic.triggers.get({ orgSlug: "acme", automationId: ids.automationA as string });
     expect(forVic.credential).toBeNull();

@@ -1,4 +1,5 @@
 import { type Db, inTx } from "@holdfast/db";
+import { HoldfastError } from "../errors";
 import { stepsResumeParked } from "../sql/connection-limits";
 import { type EgressRefusedError, literalHostRefusal, literalUrlRefusal } from "../net/egress";
 import { type ConnectionKind, connectionsInsert, connectionsSetHealthySecret, connectionsSetSecret } from "../sql/connections";
@@ -6,6 +7,12 @@ import { connectionLimits } from "./limits";
 import { encryptSecret } from "./secrets";
 
 type ConnectionLimitsInput = Parameters<typeof connectionLimits.parse>[0];
+
+export class ConnectionExistsError extends HoldfastError {
+  constructor(name: string) {
+    super("connection_exists", `a connection named "${name}" already exists in this organisation; pick another name or edit that one`);
+  }
+}
 
 /** A new connection: the row, then its secret encrypted under its own id, in one transaction. */
 export async function createConnection(
@@ -16,6 +23,7 @@ export async function createConnection(
   if (refused) throw refused;
   return inTx(db, async (tx) => {
     const id = await connectionsInsert(tx, { ...c, limits: connectionLimits.parse(c.limits ?? {}) });
+    if (!id) throw new ConnectionExistsError(c.name);
     if (c.secret !== null) await connectionsSetSecret(tx, c.orgId, id, encryptSecret(c.secret, c.orgId, id));
     return id;
   });

@@ -38,12 +38,13 @@ export function connectionsListKinds(tx: Tx, orgId: string): Promise<{ name: str
 export async function connectionsInsert(
   tx: Tx,
   c: { orgId: string; kind: ConnectionKind; name: string; config: Record<string, unknown>; limits?: unknown },
-): Promise<string> {
+): Promise<string | null> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
     INSERT INTO connections (org_id, kind, name, config, limits)
     VALUES (${c.orgId}, ${c.kind}, ${c.name}, ${JSON.stringify(c.config)}::jsonb, ${JSON.stringify(c.limits ?? {})}::jsonb)
+    ON CONFLICT (org_id, name) DO NOTHING
     RETURNING id`;
-  return (rows[0] as { id: string }).id;
+  return rows[0]?.id ?? null;
 }
 
 export function connectionsSetSecret(tx: Tx, orgId: string, id: string, ciphertext: string): Promise<number> {

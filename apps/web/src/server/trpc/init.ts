@@ -38,7 +38,7 @@ const mapErrors = t.middleware(async ({ next }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof HoldfastError) {
     const e = result.error.cause;
-    const code = e.code.endsWith("not_found") ? "NOT_FOUND" : e.code === "draft_conflict" ? "CONFLICT" : "BAD_REQUEST";
+    const code = e.code.endsWith("not_found") ? "NOT_FOUND" : e.code === "draft_conflict" || e.code.endsWith("_exists") ? "CONFLICT" : "BAD_REQUEST";
     throw new TRPCError({ code, message: e.message, cause: e });
   }
   return result;

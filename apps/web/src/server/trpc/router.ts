@@ -128,7 +128,7 @@ const connections = router({
     .input(
       z.object({
         kind: z.enum(["smtp", "crm", "model", "slack"]),
-        name: z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/),
+        name: z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/, "a connection name is lowercase letters, digits, - or _, starting with a letter"),
         config: z.record(z.string(), z.unknown()),
         secret: z.string().min(1).max(10_000).optional(),
       }),
