@@ -24,6 +24,7 @@ import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } fro
 import { useTRPC } from "../../../server/trpc/client";
 import { kindInfo, newNodeId, palette } from "../kinds";
 import { placeNew, tidyLayout } from "../layout-graph";
+import { renameReferences } from "../rename";
 import { TriggerSettings } from "./trigger-settings";
 
 /**
@@ -335,7 +336,15 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     if (!/^[a-z][a-z0-9_]{0,62}$/.test(idText)) return setConfigError("an id is a lowercase slug: a letter, then letters, digits or _");
     if (nodes.some((n) => n.id === idText)) return setConfigError(`"${idText}" is taken`);
     const from = current.id;
-    setNodes((ns) => ns.map((n) => (n.id === from ? { ...n, id: idText } : n)));
+    // Every reference to the step (templates, conditions, replyTo) follows the rename.
+    let references = 0;
+    const renamed = nodes.map((n) => {
+      const { config, changed } = renameReferences(n.data.config, from, idText);
+      references += changed;
+      return { ...n, id: n.id === from ? idText : n.id, data: changed ? { ...n.data, config } : n.data };
+    });
+    setNodes(renamed);
+    setMessage(references ? `Renamed "${from}" to "${idText}" and updated ${references} reference${references === 1 ? "" : "s"} to it.` : null);
     setEdges((es) =>
       es.map((e) => ({ ...e, source: e.source === from ? idText : e.source, target: e.target === from ? idText : e.target, id: e.id.replaceAll(from, idText) })),
     );
