@@ -179,12 +179,13 @@ describe("Slack", () => {
     const winners = results.filter((r) => r.ok);
     expect(winners).toHaveLength(1);
     const [decision] = await q("SELECT status, decided_by_name AS by FROM approvals WHERE id = $1", [a.approvalId]);
-    const readBack = new RegExp(`^${decision.status} by ${decision.by} \\((slack|inbox)\\) at `);
+    // Everyone else reads who won; the winner's own repeated clicks read "you ... this".
+    const readBack = new RegExp(`^(${decision.status} by ${decision.by} \\((slack|inbox)\\)|you ${decision.status} this) at `);
     expect(results.filter((r) => !r.ok && readBack.test(r.message))).toHaveLength(99);
     expect(await q("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'approval.decided'", [a.runId])).toEqual([{ n: 1 }]);
     // The people whose Slack clicks lost were told, privately, what won.
     await waitFor(async () => slack.ephemerals.length >= 49, 10_000, "the ephemeral notes");
-    expect((slack.ephemerals[0] as { body: { text: string } }).body.text).toMatch(/^Not recorded: (approved|rejected) by (Sam|Alex)/);
+    expect((slack.ephemerals[0] as { body: { text: string } }).body.text).toMatch(/^(Not recorded: (approved|rejected) by (Sam|Alex)|Already recorded: you (approved|rejected) this)/);
   });
 });
 
@@ -238,7 +239,8 @@ describe("the approvals inbox in Chromium", () => {
     await page.goto(`${web.base}/approvals`);
     await decideApproval(t.db, { orgId, approvalId: third.approvalId, decision: "rejected", digest: third.digest, via: "slack", actor: { slackUserId: "U0SAM" } });
     await card(third.approvalId).locator('button[value="approved"]').click();
-    await page.waitForSelector("text=Not recorded: rejected by Sam (slack)");
+    // Sam decided it himself in Slack: the page reads back his own decision.
+    await page.waitForSelector("text=Already recorded: you rejected this at");
     await page.screenshot({ path: join(artifacts, "approvals-refused.png"), fullPage: true });
     await page.close();
   });

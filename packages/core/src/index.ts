@@ -78,7 +78,7 @@ export { connectionLimits, limitsOf, type ConnectionLimits } from "./connections
 export { ingestEmailReply, inboundEmail, messageIds, type InboundEmail, type IngestOutcome } from "./signals/email";
 export { decideApproval, reviseApproval, type DecisionActor, type DecisionRequest, type DecisionResult } from "./approvals/decide";
 export { contentDigest } from "./approvals/digest";
-export { describeOutcome, judge, mayDecide, type Decider, type Refusal, type Role } from "./approvals/judge";
+export { describeOutcome, judge, mayDecide, readBack, type Decider, type Refusal, type Role } from "./approvals/judge";
 export { notifyApproval, slackClient, slackConnectionConfig, type NotifyOptions, type NotifyResult, type SlackConnectionConfig } from "./approvals/notify";
 export { approvalMessage, approveActionId, rejectActionId } from "./approvals/slack-blocks";
 export { issueButtonToken, verifyButtonToken, type ButtonClaims, type TokenCheck } from "./approvals/token";

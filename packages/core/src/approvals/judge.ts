@@ -32,7 +32,16 @@ export interface ApprovalView {
 
 export type Refusal =
   | { reason: "not_permitted"; message: string }
-  | { reason: "already_decided"; message: string; status: ApprovalStatus; by: string | null; at: Date | null; via: DecidedVia | null }
+  | {
+      reason: "already_decided";
+      message: string;
+      status: ApprovalStatus;
+      by: string | null;
+      at: Date | null;
+      via: DecidedVia | null;
+      /** The decision was this person's own (a repeated click). */
+      mine: boolean;
+    }
   | { reason: "run_stopped"; message: string }
   | { reason: "deadline_passed"; message: string }
   | { reason: "content_changed"; message: string };
@@ -51,8 +60,9 @@ export function judge(a: ApprovalView, decider: Decider, digest: string): Refusa
   if (decider.role === null) return { reason: "not_permitted", message: "you are not a member of this organisation" };
   if (a.status !== "pending") {
     // The same person clicking again (a double click, a second channel) reads back their own decision.
-    const message = a.decidedBy === decider.userId && a.decidedVia !== "deadline" ? describeOwnDecision(a) : describeOutcome(a);
-    return { reason: "already_decided", message, status: a.status, by: a.decidedByName, at: a.decidedAt, via: a.decidedVia };
+    const mine = a.decidedBy === decider.userId && a.decidedVia !== "deadline";
+    const message = mine ? describeOwnDecision(a) : describeOutcome(a);
+    return { reason: "already_decided", message, status: a.status, by: a.decidedByName, at: a.decidedAt, via: a.decidedVia, mine };
   }
   if (a.runStatus !== "running" || a.cancelRequested) {
     return { reason: "run_stopped", message: a.cancelRequested ? "the run was cancelled" : `the run is ${a.runStatus}` };
@@ -89,3 +99,8 @@ export function describeOutcome(a: Pick<ApprovalView, "status" | "decidedByName"
   return `${verbs[a.status]} by ${a.decidedByName ?? "someone"}${a.decidedVia ? ` (${a.decidedVia})` : ""}${at}`;
 }
 
+
+/** What a refused click reads back: "Already recorded: you approved this at ..." or "Not recorded: <why>". */
+export function readBack(refusal: Refusal): string {
+  return refusal.reason === "already_decided" && refusal.mine ? `Already recorded: ${refusal.message}` : `Not recorded: ${refusal.message}`;
+}

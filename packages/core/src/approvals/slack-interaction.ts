@@ -3,6 +3,7 @@ import { z } from "zod";
 import { guardedFetch } from "../net/fetch";
 import { approvalsBySlackMessage } from "../sql/approvals";
 import { type DecisionResult, decideApproval } from "./decide";
+import { readBack } from "./judge";
 import { slackConnectionConfig } from "./notify";
 import { approveActionId, rejectActionId } from "./slack-blocks";
 import { verifyButtonToken } from "./token";
@@ -117,7 +118,9 @@ async function withNote(reply: SlackReply, responseUrl: string | undefined, db: 
       return parsed.success && new URL(parsed.data.apiUrl).origin === url.origin;
     });
   }
-  return allowed ? { ...reply, ephemeral: { url: responseUrl, text: `Not recorded: ${reply.body.message}` } } : reply;
+  const decision = reply.body.decision;
+  const text = decision && !decision.ok ? readBack(decision.refusal) : `Not recorded: ${reply.body.message}`;
+  return allowed ? { ...reply, ephemeral: { url: responseUrl, text } } : reply;
 }
 
 /**

@@ -1,6 +1,6 @@
 "use server";
 
-import { decideApproval, HoldfastError } from "@holdfast/core";
+import { decideApproval, HoldfastError, readBack } from "@holdfast/core";
 import { redirect } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../server/db";
@@ -29,7 +29,7 @@ export async function decideAction(data: FormData): Promise<void> {
   try {
     const result = await decideApproval(db, { orgId, approvalId, decision, digest, via: "inbox", actor: { userId: user.id } });
     ok = result.ok;
-    message = result.ok ? `${result.status === "approved" ? "Approved" : "Rejected"}: the run goes on.` : `Not recorded: ${result.refusal.message}.`;
+    message = result.ok ? `${result.status === "approved" ? "Approved" : "Rejected"}: the run goes on.` : `${readBack(result.refusal)}.`;
   } catch (error) {
     if (!(error instanceof HoldfastError)) throw error;
     message = `Not recorded: ${error.message}.`;
