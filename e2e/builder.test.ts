@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { upsertMember } from "@holdfast/core";
-import { createTestDatabase, fetchAgain, launchChromium, repoRoot, sessionCookieFor, startWeb, type TestDatabase, waitFor, type WebServer, startTestRun } from "@holdfast/testkit";
+import { createTestDatabase, fetchAgain, launchChromium, repoRoot, sessionCookieFor, signInPage, startWeb, type TestDatabase, waitFor, type WebServer, startTestRun } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -181,11 +181,7 @@ describe("the builder", () => {
 
   it("a palette click places the step after the selected one, connected, never on top of another; Tidy lays it out", async () => {
     const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await page.goto(`${web.base}/signin`);
-    await page.fill('input[name="email"]', "olivia@acme.test");
-    await page.fill('input[name="password"]', "correct horse battery");
-    await page.click('button[type="submit"]');
-    await page.waitForURL(/\/approvals/);
+    await signInPage(page, web.base, "olivia@acme.test", "correct horse battery");
     await page.goto(`${web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Layout check");
     await page.click('button:has-text("Create")');

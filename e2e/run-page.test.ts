@@ -13,6 +13,7 @@ import {
   startHttpTarget,
   startSmtpTarget,
   launchChromium,
+  signInPage,
   startWeb,
   type TestDatabase,
   testRedisUrl,
@@ -118,13 +119,7 @@ afterAll(async () => {
 const start = async (automation: string, key: string) =>
   await startTestRun(t.db, automation, { id: key, email: "maya@example.com" });
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(`${web.base}/signin`);
-  await page.fill('input[name="email"]', "sam@acme.test");
-  await page.fill('input[name="password"]', "correct horse battery");
-  await page.click('button[type="submit"]');
-  await page.waitForURL(/\/approvals$/);
-}
+const signIn = (page: Page) => signInPage(page, web.base, "sam@acme.test", "correct horse battery");
 
 const types = async (page: Page) => page.locator("table.timeline tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-type")));
 

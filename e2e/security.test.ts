@@ -30,6 +30,7 @@ import {
   publish,
   replyGraph,
   repoRoot,
+  signInPage,
   type SmtpTarget,
   spawnApp,
   startSmtpTarget,
@@ -168,11 +169,7 @@ describe("the trigger's credential in the editor", () => {
     const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-      await page.goto(`${web.base}/signin`);
-      await page.fill('input[name="email"]', "alice@acme.test");
-      await page.fill('input[name="password"]', "alice's long password");
-      await page.click('button[type="submit"]');
-      await page.waitForURL(/\/approvals/);
+      await signInPage(page, web.base, "alice@acme.test", "alice's long password");
       const form = await automation("form");
       await page.goto(`${web.base}/automations/${form.id}`);
       await page.locator('[data-node="t"]').click();

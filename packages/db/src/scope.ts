@@ -47,9 +47,15 @@ export class ScopedPool extends pg.Pool {
 
   private async scopedConnect(): Promise<pg.PoolClient> {
     const scope = await this.scopeOf();
-    const client = await super.connect();
+    const client = (await super.connect()) as pg.PoolClient & { holdfastScope?: string };
+    const values = [scope.sessionHash ?? "", (scope.orgIds ?? []).join(","), scope.allOrgs ? "on" : "off"];
+    const key = values.join("|");
+    // The settings are the connection's (set outside any transaction, so no rollback undoes them): a connection that
+    // already carries this scope needs no round trip, which keeps a burst of one organisation's webhooks cheap.
+    if (client.holdfastScope === key) return client;
     try {
-      await client.query(setScope, [scope.sessionHash ?? "", (scope.orgIds ?? []).join(","), scope.allOrgs ? "on" : "off"]);
+      await client.query(setScope, values);
+      client.holdfastScope = key;
     } catch (error) {
       client.release(error as Error);
       throw error;

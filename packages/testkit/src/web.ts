@@ -115,3 +115,12 @@ export async function launchChromium(): Promise<import("playwright-core").Browse
     args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
 }
+
+/** Signs a Chromium page in through the real sign-in form and waits for the page it lands on (the inbox). */
+export async function signInPage(page: import("playwright-core").Page, base: string, email: string, password: string): Promise<void> {
+  await page.goto(`${base}/signin`);
+  await page.fill('input[name="email"]', email);
+  await page.fill('input[name="password"]', password);
+  await page.click('button[type="submit"]');
+  await page.waitForURL(/\/approvals$/);
+}
