@@ -99,7 +99,7 @@ describe("holdfast automations publish / export", () => {
     expect(lines.slice(1)).toEqual([
       'node "call" (config.url): missing (string expected)',
       'node "pause" (config.rule.at): a local time as HH:MM',
-      'node "pause" (config): a calendar wait needs a zone or zoneFrom',
+      'node "pause" (config.zone): a wait until a time of day needs a time zone: pick one, or where the contact\'s zone is in the payload',
     ]);
 
     // Nothing published, the draft untouched, and a refused first publish creates no automation.

@@ -75,43 +75,6 @@ export function resolveLanes(raw: string | undefined): Record<LaneName, Lane> {
 
 export const lanes: Record<LaneName, Lane> = resolveLanes(process.env.HOLDFAST_LANES);
 
-/** Node kinds. `inline` kinds are evaluated by the engine inside its transaction; the rest become steps on a lane. */
-export const nodeKinds = {
-  trigger: { inline: true },
-  branch: { inline: true },
-  end: { inline: true },
-  /** `effect`: acts on the outside world through the effect ledger; its step claim also claims the effect key. */
-  http_request: { inline: false, lane: "io", effect: true },
-  /** An email through the organisation's SMTP connection (effects/send-email.ts). */
-  send_email: { inline: false, lane: "io", effect: true },
-  /** Upserts a CRM record by external id = effect key (connectors/crm-upsert.ts). */
-  crm_upsert: { inline: false, lane: "io", effect: true },
-  /** Drafts text with a model endpoint against the organisation's budget (connectors/model-draft.ts). */
-  model_draft: { inline: false, lane: "slow", effect: true },
-  /** Waits on a timer; needs no machine while it waits (its step stays 'waiting' until the timer fires). */
-  wait: { inline: false, lane: "human" },
-  /** Waits for a reply to an email the run sent (signals), racing its deadline (a timer). */
-  wait_for_reply: { inline: false, lane: "human" },
-  /** Waits for a person's decision on exact content (approvals/), racing its deadline (a timer). */
-  approval: { inline: false, lane: "human" },
-} as const satisfies Record<string, { inline: true } | { inline: false; lane: LaneName; effect?: true }>;
-export type NodeKind = keyof typeof nodeKinds;
-
-/** The step kinds whose claim also claims (or reads) the effect ledger row, in the same commit. */
-export const effectKinds: string[] = Object.entries(nodeKinds)
-  .filter(([, k]) => "effect" in k && k.effect)
-  .map(([name]) => name);
-export type StepKind = { [K in NodeKind]: (typeof nodeKinds)[K] extends { inline: false } ? K : never }[NodeKind];
-
-export function laneOf(kind: StepKind): LaneName {
-  return nodeKinds[kind].lane;
-}
-
-/** The node kinds each lane serves (every step kind maps to exactly one lane). */
-export const laneKinds: Record<LaneName, StepKind[]> = Object.fromEntries(
-  laneNames.map((l) => [l, (Object.keys(nodeKinds) as NodeKind[]).filter((k) => !nodeKinds[k].inline && laneOf(k as StepKind) === l)]),
-) as Record<LaneName, StepKind[]>;
-
 /** Queue topics. The relay routes each outbox row by topic; consumers validate the payload at the edge. */
 export const topics = {
   "run.wake": {

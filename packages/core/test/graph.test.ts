@@ -89,7 +89,7 @@ describe("wait nodes on publish", () => {
     expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlim" })).join()).toMatch(
       /"Europe\/Berlim" is not a time zone \(use an IANA name such as Europe\/Berlin\)/,
     );
-    expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" } })).join()).toMatch(/needs a zone or zoneFrom/);
+    expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "09:00" } })).join()).toMatch(/needs a time zone: pick one, or where the contact/);
     expect(problemsOf(withWait({ rule: { kind: "next_weekday", at: "25:00" }, zone: "UTC" })).join()).toMatch(/HH:MM/);
   });
   it("accepts a contact zone with a fixed fallback and a spread", () => {

@@ -76,7 +76,11 @@ describe("timers on a run", () => {
     const [after] = await rows("SELECT due_at, wake, zone FROM timers WHERE run_id = $1", [runId]);
     expect(after.zone).toBe("America/New_York");
     expect(after.wake).toBe(2);
-    expect(after.due_at.getTime() - before.due_at.getTime()).toBe(6 * 3600_000); // 09:00 New York is 15:00 Berlin
+    // 09:00 on the next weekday in New York (which day depends on the hour the test runs, so read the wall time).
+    const wall = (d: Date, zone: string) => new Intl.DateTimeFormat("en-GB", { timeZone: zone, weekday: "short", hour: "2-digit", minute: "2-digit" }).format(d);
+    expect(wall(after.due_at, "America/New_York")).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    expect(wall(before.due_at, "Europe/Berlin")).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    expect(after.due_at.getTime()).not.toBe(before.due_at.getTime());
     const [event] = await rows("SELECT data FROM run_events WHERE run_id = $1 AND type = 'timer.recomputed'", [runId]);
     expect(event.data).toMatchObject({ oldZone: "Europe/Berlin", zone: "America/New_York", wake: 2 });
     expect(new Date(event.data.oldDueAt).getTime()).toBe(before.due_at.getTime());

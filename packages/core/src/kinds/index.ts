@@ -1,2 +1,12 @@
 /** The browser-safe entry (`@holdfast/core/kinds`): step kinds, connection kinds and their form fields. No IO. */
 export * from "./fields";
+export * from "./kind";
+export * from "./registry";
+export { approversWords, type Approvers, type Decision } from "./approval";
+export { conditionSentence, opWords, type Condition } from "./branch";
+export { ruleWords, zoneWords } from "./wait";
+export { durationWords, listWords, weekdayNames } from "./words";
+export { nodeId } from "./ids";
+export { isValidZone, type WaitRule } from "../timers/rule";
+export { type Flow, type FlowGraph, flowOf } from "./flow";
+export { payloadPaths, type Variable, variablesAt } from "./variables";

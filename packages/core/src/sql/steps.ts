@@ -1,5 +1,6 @@
 import { Prisma, type Sql, type Tx } from "@holdfast/db";
-import { effectKinds, type LaneName, type StepKind } from "../catalog";
+import type { LaneName } from "../catalog";
+import { effectKinds, type StepKind } from "../kinds/registry";
 import type { EffectClaimOrRead } from "./effects";
 import { pgErrorCode } from "../errors";
 import type { InlinePlan } from "../walk/plan";
@@ -106,7 +107,7 @@ export async function stepsClaimIfLeaseFree(
   const { rows } = await sql.query<{ claimed: RawClaim | null }>({
     name: "holdfast_step_claim",
     text: "SELECT holdfast_step_claim($1::text, $2::text, $3::float8, $4::bigint, $5::text[]) AS claimed",
-    values: [stepId, worker, leaseMs, outboxId ?? null, effectKinds],
+    values: [stepId, worker, leaseMs, outboxId ?? null, effectKinds()],
   });
   const raw = rows[0]?.claimed;
   // The function read the steps after its UPDATE, so this step already shows as running and leased.
@@ -198,7 +199,7 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
         r.claimNext?.lane ?? null,
         r.claimNext?.leaseMs ?? 0,
         r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null,
-        effectKinds,
+        effectKinds(),
       ],
     }));
   } catch (error) {

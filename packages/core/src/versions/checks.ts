@@ -1,7 +1,8 @@
 import type { Db, Tx } from "@holdfast/db";
-import { z } from "zod";
-import { connectors } from "../connectors/registry";
-import { type ConnectionKind, connectionsListKinds } from "../sql/connections";
+import { connectionFieldsOf } from "../kinds/kind";
+import { flowOf } from "../kinds/flow";
+import { kindOf } from "../kinds/registry";
+import { connectionsListKinds } from "../sql/connections";
 import { membershipsListEmails } from "../sql/memberships";
 import { templateReferences } from "../templates/render";
 import { type Approvers, type Graph, type GraphNode, type GraphProblem, templateFields, unreachable } from "./graph";
@@ -39,82 +40,37 @@ export function runtimeProblems(graph: Graph): GraphProblem[] {
         if (message) problems.push({ path: `node:${node.id}.config.${field}`, message });
       }
     }
-    if (node.kind === "send_email" && !node.config.to.includes("{{") && !email.safeParse(node.config.to.trim()).success) {
-      problems.push({ path: `node:${node.id}.config.to`, message: `"${node.config.to}" is neither an email address nor a template like {{contact.email}}` });
-    }
   }
   return problems;
 }
 
-const email = z.email();
-
-interface Flow {
-  ids: Set<string>;
-  /** For each node reachable from the trigger, the nodes that run on every path from the trigger to it (itself included). */
-  dominators: Map<string, Set<string>>;
-}
-
-/** Reachability and dominators over the graph (loops allowed); null without exactly one trigger. */
-function flowOf(graph: Graph): Flow | null {
-  const triggers = graph.nodes.filter((n) => n.kind === "trigger");
-  const trigger = triggers[0];
-  if (triggers.length !== 1 || !trigger) return null;
-  const ids = new Set(graph.nodes.map((n) => n.id));
-  const edges = graph.edges.filter((e) => ids.has(e.from) && ids.has(e.to));
-  const reached = new Set([trigger.id]);
-  const todo = [trigger.id];
-  while (todo.length) {
-    const id = todo.pop() as string;
-    for (const e of edges) if (e.from === id && !reached.has(e.to)) (reached.add(e.to), todo.push(e.to));
-  }
-  const preds = new Map<string, string[]>();
-  for (const e of edges) if (reached.has(e.from)) preds.set(e.to, [...(preds.get(e.to) ?? []), e.from]);
-  // The classic iteration: start from "everything dominates" and intersect over predecessors until nothing changes.
-  const dominators = new Map<string, Set<string>>([...reached].map((id) => [id, id === trigger.id ? new Set([id]) : new Set(reached)]));
-  for (let changed = true; changed; ) {
-    changed = false;
-    for (const id of reached) {
-      if (id === trigger.id) continue;
-      const next = new Set<string>();
-      const [first, ...rest] = (preds.get(id) ?? []).map((p) => dominators.get(p) as Set<string>);
-      for (const d of first ?? []) if (rest.every((s) => s.has(d))) next.add(d);
-      next.add(id);
-      if (next.size !== dominators.get(id)?.size) (dominators.set(id, next), (changed = true));
-    }
-  }
-  return { ids, dominators };
-}
-
-/** Which kind of connection each node kind's connector needs (connectors/registry.ts), plus an approval's Slack post. */
-const connectionKinds = new Map<string, ConnectionKind>(connectors.flatMap((c) => (c.connection ? [[c.kind, c.connection.kind] as const] : [])));
-
-const kindWords: Record<ConnectionKind, string> = { smtp: "an SMTP", crm: "a CRM", model: "a model", slack: "a Slack" };
+const kindWords: Record<string, string> = { smtp: "an SMTP", crm: "a CRM", model: "an AI model", slack: "a Slack", http: "an HTTP API" };
 
 /** The checks against the organisation (read-only): its connections and its members. */
 export async function orgProblems(tx: Db | Tx, orgId: string, graph: Graph): Promise<GraphProblem[]> {
   const [connections, members] = await Promise.all([connectionsListKinds(tx, orgId), membershipsListEmails(tx, orgId)]);
-  const kindOf = new Map(connections.map((c) => [c.name, c.kind]));
+  const kindOfConnection = new Map<string, string>(connections.map((c) => [c.name, c.kind]));
   const memberEmails = new Set(members.map((m) => m.email));
   const problems: GraphProblem[] = [];
-  const connection = (node: GraphNode, field: string, name: string, wanted: ConnectionKind) => {
-    const kind = kindOf.get(name);
-    const path = `node:${node.id}.config.${field}`;
-    if (kind === undefined) {
-      problems.push({ path, message: `there is no connection named "${name}" in this organisation; add it in Settings -> Connections or pick another` });
-    } else if (kind !== wanted) {
-      problems.push({ path, message: `"${name}" is ${kindWords[kind]} connection; this step needs ${kindWords[wanted]} connection` });
-    }
-  };
   const approvers = (node: GraphNode, field: string, a: Approvers) => {
     for (const user of a.users) {
       if (!memberEmails.has(user)) problems.push({ path: `node:${node.id}.config.${field}`, message: `"${user}" is not a member of this organisation` });
     }
   };
   for (const node of graph.nodes) {
-    const wanted = connectionKinds.get(node.kind);
-    if (wanted && "connection" in node.config) connection(node, "connection", node.config.connection, wanted);
+    const module = kindOf(node.kind);
+    if (!module) continue;
+    // Every connection a node names (its fields with a connection widget): present, and of the kind the field wants.
+    for (const c of connectionFieldsOf(module, node.config)) {
+      const kind = kindOfConnection.get(c.name);
+      const path = `node:${node.id}.config.${c.field}`;
+      if (kind === undefined) {
+        problems.push({ path, message: `there is no connection named "${c.name}" in this organisation; add it in Settings -> Connections or pick another` });
+      } else if (kind !== c.kind) {
+        problems.push({ path, message: `"${c.name}" is ${kindWords[kind] ?? kind} connection; this step needs ${kindWords[c.kind] ?? c.kind} connection` });
+      }
+    }
     if (node.kind === "approval") {
-      if (node.config.slack) connection(node, "slack.connection", node.config.slack.connection, "slack");
       approvers(node, "approvers.users", node.config.approvers);
       if (node.config.onDeadline.action === "escalate") approvers(node, "onDeadline.to.users", node.config.onDeadline.to);
     }

@@ -5,7 +5,7 @@ import { HoldfastError, NotFoundError } from "../errors";
 import { runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsLockForWalk, runsRequestCancel, runsTouch } from "../sql/runs";
 import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced } from "../sql/steps";
-import { nodeKinds } from "../catalog";
+import { isStepKind, kindOf } from "../kinds/registry";
 import { type Graph, graphSchema } from "./graph";
 import type { GraphCache } from "./graph-cache";
 import { timersPending, timersReschedule } from "../sql/timers";
@@ -96,7 +96,7 @@ async function versionsOf(db: Db | Tx, orgId: string, automationId: string, inpu
   const toGraph = graphSchema.parse(to.graph);
   if (input.removed.kind === "move") {
     const target = toGraph.nodes.find((n) => n.id === (input.removed as { to: string }).to);
-    if (!target || nodeKinds[target.kind].inline) throw new HoldfastError("invalid_migration", `"${input.removed.to}" is not a step of version ${input.toVersion}`);
+    if (!target || !isStepKind(kindOf(target.kind))) throw new HoldfastError("invalid_migration", `"${input.removed.to}" is not a step of version ${input.toVersion}`);
   }
   const fromGraph = graphSchema.parse(from.graph);
   const oldIds = new Set(fromGraph.nodes.map((n) => n.id));

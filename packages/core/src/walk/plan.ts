@@ -1,4 +1,5 @@
-import type { LaneName, StepKind } from "../catalog";
+import type { LaneName } from "../catalog";
+import type { StepKind } from "../kinds/registry";
 import type { Graph } from "../versions/graph";
 import { decide, isOpen, type RunState } from "./walk";
 

@@ -1,4 +1,5 @@
-import { laneOf, lanes, type LaneName, nodeKinds, type StepKind } from "../catalog";
+import { lanes, type LaneName } from "../catalog";
+import { isStepKind, kindOf, laneOf, type StepKind } from "../kinds/registry";
 import type { Decision, Graph, GraphNode } from "../versions/graph";
 import { evaluate, type WalkContext } from "./condition";
 
@@ -76,8 +77,8 @@ export function decide(graph: Graph, run: RunState): Command[] {
     }
     // A reply wait goes on along its "reply" edge when a signal settled it, else along "timeout".
     const settledNode = graph.nodes.find((n) => n.id === step.nodeId);
-    let label: EdgeLabel | undefined;
-    if (settledNode?.kind === "wait_for_reply") label = (step.output as { outcome?: string } | null)?.outcome === "reply" ? "reply" : "timeout";
+    const settledKind = kindOf(settledNode?.kind ?? "");
+    let label: string | undefined = isStepKind(settledKind) ? settledKind.edgeFor?.(step.output) : undefined;
     if (settledNode?.kind === "approval") {
       const next = afterApproval(settledNode, step, run, commands);
       commands.push(...next.commands);
@@ -172,14 +173,9 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
         fromId = node.id;
         break;
       }
-      case "http_request":
-      case "send_email":
-      case "crm_upsert":
-      case "model_draft":
-      case "wait":
-      case "wait_for_reply":
-      case "approval":
-        return [...commands, scheduleWithinBudget(node, run, [...earlier, ...commands])];
+      default:
+        if (!isStepKind(kindOf(node.kind))) return [...commands, { type: "fail_run", reason: `node ${node.id} is of an unknown kind "${node.kind}"`, nodeId: node.id }];
+        return [...commands, scheduleWithinBudget(node as StepNode, run, [...earlier, ...commands])];
     }
   }
   return [...commands, { type: "fail_run", reason: `passed ${maxInlineHops} inline nodes without a step: a loop with no step` }];
@@ -203,6 +199,7 @@ function schedule(node: StepNode, run: RunState, earlier: Command[]): Extract<Co
     ...earlier.flatMap((c) => (c.type === "schedule_step" && c.nodeId === node.id ? [c.iteration] : [])),
   );
   const lane = laneOf(node.kind);
+  const module = kindOf(node.kind);
   return {
     type: "schedule_step",
     nodeId: node.id,
@@ -210,12 +207,11 @@ function schedule(node: StepNode, run: RunState, earlier: Command[]): Extract<Co
     lane,
     iteration: previous + 1,
     // A wait (timer, reply, approval) is never attempted: it settles by its timer or a signal.
-    maxAttempts:
-      node.kind === "wait" || node.kind === "wait_for_reply" || node.kind === "approval" ? 1 : (node.config.maxAttempts ?? lanes[lane].retry.maxAttempts),
+    maxAttempts: !isStepKind(module) || module.waits ? 1 : (module.maxAttempts?.(node.config) ?? lanes[lane].retry.maxAttempts),
   };
 }
 
-type EdgeLabel = "true" | "false" | "reply" | "timeout" | Decision;
+type EdgeLabel = string;
 
 function nextNodeId(graph: Graph, fromId: string, label: EdgeLabel | undefined): string | undefined {
   return graph.edges.find((e) => e.from === fromId && (label === undefined || e.label === label))?.to;
@@ -234,6 +230,6 @@ function contextOf(run: RunState): WalkContext {
  */
 export function scheduleAt(graph: Graph, run: RunState, nodeId: string): Extract<Command, { type: "schedule_step" }> | null {
   const node = graph.nodes.find((n) => n.id === nodeId);
-  if (!node || nodeKinds[node.kind].inline) return null;
+  if (!node || !isStepKind(kindOf(node.kind))) return null;
   return schedule(node as StepNode, run, []);
 }

@@ -276,7 +276,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
       setNodes((ns) => {
         const id = newNodeId(kind, new Set(ns.map((n) => n.id)));
         setSelected(id);
-        return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: structuredClone(info.config), problems: [] } }];
+        return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: structuredClone(info.defaults), problems: [] } }];
       });
     },
     [setNodes],
@@ -424,7 +424,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
       <div className="editor-body">
         <aside className="palette" aria-label="palette">
           <div className="small muted">Drag onto the canvas (or click)</div>
-          {palette.map((k) => (
+          {palette().map((k) => (
             <button
               type="button"
               key={k.kind}
