@@ -49,7 +49,7 @@ export { initSecretKey, keyCheckOf, loadSecretKey, SecretKeyError, secretKeyPath
 export { checkSecretKey } from "./keys/key-check";
 export { connectionsByName, connectionsMarkNeedsReconnect } from "./sql/connections";
 export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/contacts";
-export { messageIdFor, performSendEmail, smtpConnectionConfig, type SmtpConnectionConfig } from "./effects/send-email";
+export { messageIdFor, performSendEmail } from "./effects/send-email";
 export { classifyAddress, type AddressVerdict } from "./net/address";
 export { AllowListError, parseAllowList, type AllowEntry, type AllowList } from "./net/allow";
 export {
@@ -79,7 +79,7 @@ export { ingestEmailReply, inboundEmail, messageIds, type InboundEmail, type Ing
 export { decideApproval, reviseApproval, type DecisionActor, type DecisionRequest, type DecisionResult } from "./approvals/decide";
 export { contentDigest } from "./approvals/digest";
 export { describeOutcome, judge, mayDecide, readBack, type Decider, type Refusal, type Role } from "./approvals/judge";
-export { notifyApproval, slackClient, slackConnectionConfig, type NotifyOptions, type NotifyResult, type SlackConnectionConfig } from "./approvals/notify";
+export { notifyApproval, slackClient, type NotifyOptions, type NotifyResult } from "./approvals/notify";
 export { approvalMessage, approveActionId, rejectActionId } from "./approvals/slack-blocks";
 export { issueButtonToken, verifyButtonToken, type ButtonClaims, type TokenCheck } from "./approvals/token";
 export {
@@ -139,3 +139,20 @@ export {
 } from "./versions/migrate";
 export { organisationsIdBySlug } from "./sql/organisations";
 export { triggerPayload } from "./start/payload";
+export * from "./connections/kinds";
+export { ConnectionExistsError } from "./connections/connect";
+export {
+  addConnection,
+  ConnectionConfigError,
+  ConnectionInUseError,
+  ConnectionNotFoundError,
+  deleteConnection,
+  listConnections,
+  updateConnection,
+  validConnectionConfig,
+  type ChangeResult,
+  type ConnectionChange,
+  type ListedConnection,
+} from "./connections/manage";
+export { deleteRefusal, draftsNote, liveUses, renameRefusal, useWords, type ConnectionUse } from "./connections/uses";
+export { testConnectionSettings, testSavedConnection, type ConnectionTestResult } from "./connections/test";

@@ -1,6 +1,6 @@
 import { type Db, inTx } from "@holdfast/db";
-import { z } from "zod";
 import type { ApprovalNotify } from "../catalog";
+import { slackConnectionConfig } from "../connections/kinds/slack";
 import { decryptSecret } from "../connections/secrets";
 import { crashpoint } from "../crash";
 import type { Logger } from "../log";
@@ -17,19 +17,6 @@ import { connectionsByName } from "../sql/connections";
 import { runEventsInsert } from "../sql/run-events";
 import { approvalMessage } from "./slack-blocks";
 import { issueButtonToken } from "./token";
-
-/** A Slack connection: the workspace (team) it belongs to, and the Web API's base URL (a local server in tests). */
-export const slackConnectionConfig = z
-  .object({
-    teamId: z.string().min(1).max(50),
-    apiUrl: z
-      .string()
-      .url()
-      .default("https://slack.com/api/")
-      .transform((u) => (u.endsWith("/") ? u : `${u}/`)),
-  })
-  .strict();
-export type SlackConnectionConfig = z.infer<typeof slackConnectionConfig>;
 
 type WebClient = InstanceType<Awaited<typeof import("@slack/bolt")>["webApi"]["WebClient"]>;
 

@@ -4,7 +4,7 @@ import { guardedFetch } from "../net/fetch";
 import { approvalsBySlackMessage } from "../sql/approvals";
 import { type DecisionResult, decideApproval } from "./decide";
 import { readBack } from "./judge";
-import { slackConnectionConfig } from "./notify";
+import { slackConnectionConfig } from "../connections/kinds/slack";
 import { approveActionId, rejectActionId } from "./slack-blocks";
 import { verifyButtonToken } from "./token";
 

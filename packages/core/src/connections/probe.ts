@@ -1,5 +1,6 @@
 import type { Db } from "@holdfast/db";
-import { smtpConnectionConfig, smtpTransport } from "../effects/send-email";
+import { smtpTransport } from "../effects/send-email";
+import { smtpConnectionConfig } from "./kinds/smtp";
 import { type EgressOptions, egressRefusalOf } from "../net/egress";
 import { type ConnectionRow, connectionsMarkChecked, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { resumeConnection } from "./connect";

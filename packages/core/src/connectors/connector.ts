@@ -39,7 +39,8 @@ export interface ConnectorContext<N extends GraphNode = GraphNode> {
 
 export interface Connector<K extends GraphNode["kind"] = GraphNode["kind"]> {
   kind: K;
-  connection: { kind: ConnectionKind; name(node: Extract<GraphNode, { kind: K }>): string } | null;
+  /** The connection a node names; `name` null: this node uses none (an http_request without credentials). */
+  connection: { kind: ConnectionKind; name(node: Extract<GraphNode, { kind: K }>): string | null } | null;
   /** The provider returns the first result for a repeated key: an uncertain attempt may be re-sent. */
   providerIdempotent(ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>): boolean;
   /** Must `await begin()` right before calling the provider, and stop with `takenOver` when it says false. */
@@ -90,8 +91,8 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
     if (node.kind !== connector.kind) throw new Error(`node ${node.id} is ${node.kind}, not ${connector.kind}`);
     const typed = node as Extract<GraphNode, { kind: K }>;
     let connection: ConnectorContext["connection"] = null;
-    if (connector.connection) {
-      const name = connector.connection.name(typed);
+    const name = connector.connection?.name(typed) ?? null;
+    if (connector.connection && name !== null) {
       const row = await connectionsByName(db, step.orgId, name);
       if (row?.kind !== connector.connection.kind) {
         return { kind: "fail", error: { code: "missing_connection", message: `no ${connector.connection.kind} connection named "${name}"`, permanent: true } };

@@ -1,16 +1,8 @@
-import { z } from "zod";
+import { crmConnectionConfig } from "../connections/kinds/crm";
 import { performHttpRequest } from "../effects/http-request";
 import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";
 import { type Connector, takenOver } from "./connector";
-
-/** A CRM connection: its API base URL; the API token is the encrypted secret (sent as a bearer token). */
-export const crmConnectionConfig = z
-  .object({
-    baseUrl: z.string().url().refine((u) => /^https?:/.test(u), "only http and https URLs"),
-    timeoutMs: z.number().int().min(100).max(120_000).default(15_000),
-  })
-  .strict();
 
 const recordUrl = (baseUrl: string, object: string, externalId: string) =>
   `${baseUrl.replace(/\/$/, "")}/objects/${encodeURIComponent(object)}/records/${encodeURIComponent(externalId)}`;

@@ -1,23 +1,9 @@
-import { z } from "zod";
+import { type ModelConnectionConfig, modelConnectionConfig } from "../connections/kinds/model";
 import { performHttpRequest } from "../effects/http-request";
 import { budgetsReserve, budgetsSettle } from "../sql/budgets";
 import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";
 import { type Connector, effectOwner, takenOver } from "./connector";
-
-/** A model endpoint: an OpenAI-compatible chat-completions API, its prices, and the API key as the secret. */
-export const modelConnectionConfig = z
-  .object({
-    /** The API base, e.g. https://api.openai.com/v1 (POST {baseUrl}/chat/completions). */
-    baseUrl: z.string().url().refine((u) => /^https?:/.test(u), "only http and https URLs"),
-    model: z.string().min(1),
-    /** Prices in micros (millionths of a US dollar) per million tokens. */
-    inputMicrosPerMTok: z.number().min(0),
-    outputMicrosPerMTok: z.number().min(0),
-    timeoutMs: z.number().int().min(1_000).max(300_000).default(60_000),
-  })
-  .strict();
-export type ModelConnectionConfig = z.infer<typeof modelConnectionConfig>;
 
 /** A conservative token estimate for text we have not sent yet (about 4 characters per token, rounded up). */
 export const estimateTokens = (text: string) => Math.ceil(text.length / 3);

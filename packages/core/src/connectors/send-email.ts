@@ -1,4 +1,5 @@
-import { type EmailMessage, performSendEmail, smtpConnectionConfig } from "../effects/send-email";
+import { smtpConnectionConfig } from "../connections/kinds/smtp";
+import { type EmailMessage, performSendEmail } from "../effects/send-email";
 import { contactsMaySend } from "../sql/contacts";
 import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";

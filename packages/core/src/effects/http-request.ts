@@ -16,19 +16,21 @@ export interface HttpRequestInput {
   signal: AbortSignal;
   /** The egress guard's settings for this call (tests); default HOLDFAST_EGRESS_ALLOW, on the shared agents. */
   egress?: EgressOptions;
+  /** A connection's credential header (an HTTP API connection): replaces a plain header of the same name. */
+  credential?: { header: string; value: string };
 }
 
 /**
  * A real HTTP call. At least once: a retry after a crash repeats the call with the same Idempotency-Key, which a
  * well-behaved receiver uses to return the first result instead of acting twice.
  */
-export async function performHttpRequest({ config, idempotencyKey, runId, input, signal, egress }: HttpRequestInput): Promise<StepOutcome> {
+export async function performHttpRequest({ config, idempotencyKey, runId, input, signal, egress, credential }: HttpRequestInput): Promise<StepOutcome> {
   const hasBody = config.method !== "GET" && (config.body !== undefined || config.sendInput);
   const body = config.sendInput ? { input, body: config.body ?? null } : config.body;
   let response: { status: number; headers: IncomingHttpHeaders; text: string };
   try {
     response = await send(config, {
-      ...config.headers,
+      ...withCredential(config.headers, credential),
       "Idempotency-Key": idempotencyKey,
       "Holdfast-Run-Id": runId,
       ...(hasBody ? { "Content-Type": "application/json" } : {}),
@@ -60,6 +62,13 @@ export async function performHttpRequest({ config, idempotencyKey, runId, input,
   // 401/403: the provider refused our credentials and did nothing; the step waits for a reconnect, not a replay.
   const authorisation = response.status === 401 || response.status === 403;
   return { kind: "fail", error: { ...error, permanent: true, authorisation, ...(authorisation ? { notPerformed: true } : {}) } };
+}
+
+/** Header names are case-insensitive: the connection's header replaces a plain one spelled any way. */
+function withCredential(headers: Record<string, string>, credential: HttpRequestInput["credential"]): Record<string, string> {
+  if (!credential) return headers;
+  const name = credential.header.toLowerCase();
+  return { ...Object.fromEntries(Object.entries(headers).filter(([h]) => h.toLowerCase() !== name)), [credential.header]: credential.value };
 }
 
 function parseBody(text: string, contentType: string | null): unknown {

@@ -1,28 +1,11 @@
 import { createHmac, hkdfSync } from "node:crypto";
 import { secretKey } from "../keys/secret-key";
-import { z } from "zod";
+import type { SmtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import { egressSmtpTransport } from "../net/smtp";
 import type { StepOutcome } from "../steps/retry";
 
-/** An SMTP connection's non-secret settings (connections.config); the password is the encrypted secret. */
-export const smtpConnectionConfig = z
-  .object({
-    host: z.string().min(1),
-    port: z.number().int().min(1).max(65_535).default(587),
-    /** implicit: TLS from the first byte (465); starttls: upgrade required; none: plain (local relays, tests). */
-    tls: z.enum(["implicit", "starttls", "none"]).default("starttls"),
-    user: z.string().min(1).optional(),
-    from: z.string().min(3),
-    /**
-     * The provider (or the relay in front of it) drops a second message with a Message-ID it has already accepted,
-     * so an uncertain send may be repeated with the same Message-ID. false: an uncertain send is parked for review.
-     */
-    dedupesMessageId: z.boolean().default(false),
-    timeoutMs: z.number().int().min(1_000).max(120_000).default(30_000),
-  })
-  .strict();
-export type SmtpConnectionConfig = z.infer<typeof smtpConnectionConfig>;
+export type { SmtpConnectionConfig };
 
 export interface EmailMessage {
   to: string;

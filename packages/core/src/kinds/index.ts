@@ -10,3 +10,4 @@ export { nodeId } from "./ids";
 export { isValidZone, type WaitRule } from "../timers/rule";
 export { type Flow, type FlowGraph, flowOf } from "./flow";
 export { payloadPaths, type Variable, variablesAt } from "./variables";
+export * from "../connections/kinds";
