@@ -1,4 +1,4 @@
-import { createConnection, parseGraph, sessionUser, signIn, upsertMember } from "@holdfast/core";
+import { createConnection, parseGraph, sessionUser, signIn, startRun, upsertMember } from "@holdfast/core";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeNext } from "../src/server/next-path";
@@ -12,7 +12,7 @@ import { appRouter } from "../src/server/trpc/router";
  * the database itself.
  */
 let t: TestDatabase;
-const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA", string>;
+const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA", string>;
 const createCaller = createCallerFactory(appRouter);
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
@@ -52,6 +52,18 @@ beforeAll(async () => {
   await q("INSERT INTO suppressions (org_id, email, reason) VALUES ($1, 'gone@example.com', 'bounced')", [ids.orgA]);
   const owner = await callerFor("olivia@acme.test");
   await owner.drafts.get({ orgSlug: "acme", automationId: ids.automationA });
+  // An accepted delivery of acme's automation (its payload becomes the sample).
+  await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: "nurture",
+    rawBody: "{}",
+    body: { email: "maya@example.com" },
+    headers: { "webhook-id": "evt_trpc", "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+    auth: { kind: "operator" },
+    delivery: { contentType: "application/json", bodyBytes: 2 },
+  });
+  ids.deliveryA = (await q("SELECT id FROM trigger_deliveries WHERE org_id = $1", [ids.orgA]))[0].id;
 });
 afterAll(async () => t?.drop());
 
@@ -63,6 +75,10 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "triggers.setMode": (c) => c.triggers.setMode({ orgSlug, automationId: ids.automationA as string, mode: "url_token" }),
   "triggers.rotate": (c) => c.triggers.rotate({ orgSlug, automationId: ids.automationA as string, kind: "signing_secret" }),
   "triggers.revokePrevious": (c) => c.triggers.revokePrevious({ orgSlug, automationId: ids.automationA as string, kind: "url_token" }),
+  "triggers.deliveries": (c) => c.triggers.deliveries({ orgSlug, automationId: ids.automationA as string }),
+  "triggers.sample": (c) => c.triggers.sample({ orgSlug, automationId: ids.automationA as string }),
+  "triggers.useAsSample": (c) => c.triggers.useAsSample({ orgSlug, deliveryId: ids.deliveryA as string }),
+  "triggers.testRun": (c) => c.triggers.testRun({ orgSlug, automationId: ids.automationA as string }),
   "drafts.get": (c) => c.drafts.get({ orgSlug, automationId: ids.automationA as string }),
   "drafts.save": (c) => c.drafts.save({ orgSlug, automationId: ids.automationA as string, graph: { nodes: [], edges: [] }, baseRevision: 1 }),
   "versions.list": (c) => c.versions.list({ orgSlug, automationId: ids.automationA as string }),
@@ -98,7 +114,9 @@ const snapshot = async () =>
             (SELECT md5(string_agg(user_id || role || COALESCE(slack_user_id, '-'), '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
             (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg,
             (SELECT md5(string_agg(trigger_auth, '')) FROM automations WHERE org_id = $1) AS ta,
-            (SELECT md5(string_agg(secret || COALESCE(expires_at::text, '-'), '' ORDER BY id)) FROM trigger_credentials WHERE org_id = $1) AS tc`,
+            (SELECT md5(string_agg(secret || COALESCE(expires_at::text, '-'), '' ORDER BY id)) FROM trigger_credentials WHERE org_id = $1) AS tc,
+            (SELECT md5(string_agg(COALESCE(sample_input::text, '-'), '' ORDER BY id)) FROM automations WHERE org_id = $1) AS sa,
+            (SELECT count(*) FROM runs WHERE org_id = $1) AS r`,
     [ids.orgA],
   );
 
@@ -142,7 +160,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

@@ -1,4 +1,16 @@
-import { createLogger, HoldfastError, type Logger, organisationsIdBySlug, startRun, triggerPayload } from "@holdfast/core";
+import {
+  createLogger,
+  type DeliveryFacts,
+  deliveryContentType,
+  deliveryStatus,
+  HoldfastError,
+  type Logger,
+  organisationsIdBySlug,
+  recordRefusedDelivery,
+  refusalReason,
+  startRun,
+  triggerPayload,
+} from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";
@@ -35,7 +47,9 @@ const statusByCode: Record<string, number> = {
 
 /**
  * The trigger endpoint, as a plain function of (db, route params, request) so that tests drive it without Next.
- * Every refusal happens before or inside startRun's transaction, so a refused delivery writes nothing.
+ * Every refusal happens before or inside startRun's transaction, so a refused delivery starts nothing; once the
+ * URL's organisation is known, each outcome is written to the automation's delivery log (an accepted or repeated
+ * one by startRun with the run, a refusal here, without its body).
  */
 export async function handleHook(db: Db, params: HookParams, request: Request, options: HookOptions = {}): Promise<Response> {
   const maxBytes = options.maxBodyBytes ?? env.MAX_WEBHOOK_BYTES;
@@ -47,52 +61,87 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
   if (!slug.safeParse(params.automationSlug).success) {
     return errorResponse(404, "automation_not_found", `automation "${clip(params.automationSlug)}" not found`);
   }
-
-  // The limit holds while streaming: a declared or actual size over it is refused before it is buffered.
-  const read = await readBodyLimited(request, maxBytes);
-  if (!read.ok) return read.response;
-  const rawBody = read.text();
-
-  let body: Record<string, unknown>;
-  try {
-    body = triggerPayload(request.headers.get("content-type"), rawBody);
-  } catch (error) {
-    if (error instanceof HoldfastError) return errorResponse(400, error.code, error.message);
-    throw error;
+  const orgId = await organisationsIdBySlug(db, params.orgSlug);
+  if (!orgId) {
+    await request.body?.cancel().catch(() => {});
+    return errorResponse(404, "org_not_found", `organisation "${clip(params.orgSlug)}" not found`);
   }
-
-  try {
-    // The web's database role sees an organisation's rows only inside its scope: a trigger request is scoped to the
-    // organisation its URL names, and startRun refuses it unless it carries that automation's credential.
-    const orgId = await organisationsIdBySlug(db, params.orgSlug);
-    if (!orgId) return errorResponse(404, "org_not_found", `organisation "${clip(params.orgSlug)}" not found`);
-    const outcome = await withScope({ orgIds: [orgId] }, () => startRun(db, {
-      orgSlug: params.orgSlug,
-      automationSlug: params.automationSlug,
-      rawBody,
-      body,
-      headers: {
-        "webhook-id": request.headers.get("webhook-id"),
-        "webhook-timestamp": request.headers.get("webhook-timestamp"),
-        "webhook-signature": request.headers.get("webhook-signature"),
-      },
-      via: "webhook",
-      auth: { kind: "http", urlToken: params.token ?? null },
-    }));
-    return Response.json({ runId: outcome.runId, duplicate: outcome.duplicate }, { status: outcome.duplicate ? 200 : 202 });
-  } catch (error) {
-    const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
-    if (error instanceof HoldfastError && status !== undefined) {
-      if (error.code === "invalid_graph") {
-        // The published graph passed validation when it was published; failing now is a bug, not a bad request.
-        log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "published graph failed to parse");
-        return errorResponse(500, "invalid_graph", "the automation's published version cannot be started");
+  // The web's database role sees an organisation's rows only inside its scope: a trigger request is scoped to the
+  // organisation its URL names, and startRun refuses it unless it carries that automation's credential.
+  return withScope({ orgIds: [orgId] }, async () => {
+    const facts: DeliveryFacts = { contentType: deliveryContentType(request.headers.get("content-type")), bodyBytes: null };
+    /** Answers `response` after writing the refusal to the automation's delivery log (never the body). */
+    const refuse = async (response: Response, code: string, reason: string) => {
+      try {
+        await recordRefusedDelivery(db, {
+          orgId,
+          automationSlug: params.automationSlug,
+          status: response.status,
+          code,
+          reason,
+          webhookId: request.headers.get("webhook-id"),
+          ...facts,
+        });
+      } catch (error) {
+        // The log is for people configuring senders; failing to write it must not change the sender's answer.
+        log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "delivery log write failed");
       }
-      return errorResponse(status, error.code, error.message);
+      return response;
+    };
+
+    // The limit holds while streaming: a declared or actual size over it is refused before it is buffered.
+    const read = await readBodyLimited(request, maxBytes);
+    if (!read.ok) {
+      const declared = Number(request.headers.get("content-length"));
+      facts.bodyBytes = Number.isSafeInteger(declared) && declared > maxBytes ? declared : null;
+      return refuse(read.response, "payload_too_large", `body larger than ${maxBytes} bytes`);
     }
-    log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "webhook failed");
-    return errorResponse(500, "internal", "internal error");
-  }
+    facts.bodyBytes = read.bytes.byteLength;
+    const rawBody = read.text();
+
+    let body: Record<string, unknown>;
+    try {
+      body = triggerPayload(request.headers.get("content-type"), rawBody);
+    } catch (error) {
+      if (error instanceof HoldfastError) return refuse(errorResponse(400, error.code, error.message), error.code, refusalReason(error));
+      throw error;
+    }
+
+    try {
+      const outcome = await startRun(db, {
+        orgSlug: params.orgSlug,
+        automationSlug: params.automationSlug,
+        rawBody,
+        body,
+        headers: {
+          "webhook-id": request.headers.get("webhook-id"),
+          "webhook-timestamp": request.headers.get("webhook-timestamp"),
+          "webhook-signature": request.headers.get("webhook-signature"),
+        },
+        via: "webhook",
+        auth: { kind: "http", urlToken: params.token ?? null },
+        delivery: facts,
+      });
+      return Response.json(
+        { runId: outcome.runId, duplicate: outcome.duplicate },
+        { status: outcome.duplicate ? deliveryStatus.duplicate : deliveryStatus.accepted },
+      );
+    } catch (error) {
+      const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
+      if (error instanceof HoldfastError && status !== undefined) {
+        // No such automation: there is no log to write to (and a typo'd URL writes nothing anywhere).
+        if (error.code === "org_not_found" || error.code === "automation_not_found") return errorResponse(status, error.code, error.message);
+        if (error.code === "invalid_graph") {
+          // The published graph passed validation when it was published; failing now is a bug, not a bad request.
+          log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "published graph failed to parse");
+          return refuse(errorResponse(500, "invalid_graph", "the automation's published version cannot be started"), error.code, refusalReason(error));
+        }
+        return refuse(errorResponse(status, error.code, error.message), error.code, refusalReason(error));
+      }
+      log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "webhook failed");
+      return refuse(errorResponse(500, "internal", "internal error"), "internal", refusalReason(error));
+    }
+  });
 }
 
 export function errorResponse(status: number, code: string, message: string, headers?: HeadersInit): Response {

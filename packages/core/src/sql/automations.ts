@@ -13,6 +13,8 @@ export interface StartTarget {
   version: number | null;
   /** The database clock (epoch seconds): webhook signatures are checked against it. */
   now: number;
+  /** No sample payload yet: the first accepted delivery's input becomes it. */
+  needsSample: boolean;
 }
 
 /** Resolves a trigger URL (org slug, automation slug) to the newest published version. */
@@ -25,7 +27,8 @@ export async function automationsFindStartTarget(
     SELECT o.id AS "orgId", a.id AS "automationId", a.id IS NOT NULL AS "automationFound",
            a.trigger_auth AS "triggerAuth",
            COALESCE(c.signing, '{}') AS "signingSecrets", COALESCE(c.tokens, '{}') AS "urlTokens",
-           v.id AS "versionId", v.version, EXTRACT(EPOCH FROM now())::float8 AS now
+           v.id AS "versionId", v.version, EXTRACT(EPOCH FROM now())::float8 AS now,
+           a.sample_input IS NULL AS "needsSample"
     FROM organisations o
     LEFT JOIN automations a ON a.org_id = o.id AND a.slug = ${automationSlug}
     LEFT JOIN LATERAL (
@@ -76,4 +79,39 @@ export async function automationsFindBySlug(
 
 export async function automationsSetTriggerAuth(tx: Tx, orgId: string, automationId: string, mode: "signed" | "url_token"): Promise<boolean> {
   return (await tx.$executeRaw`UPDATE automations SET trigger_auth = ${mode} WHERE org_id = ${orgId} AND id = ${automationId}`) > 0;
+}
+
+/** The payload the editor's variable picker reads `input.*` from (null: none yet). */
+export async function automationsSampleInput(tx: Tx, orgId: string, automationId: string): Promise<{ found: boolean; sample: Record<string, unknown> | null }> {
+  const rows = await tx.$queryRaw<{ sample: Record<string, unknown> | null }[]>`
+    SELECT sample_input AS sample FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  return rows[0] ? { found: true, sample: rows[0].sample } : { found: false, sample: null };
+}
+
+/** The first accepted delivery's input becomes the sample; a sample already set (chosen or automatic) stays. */
+export async function automationsSetSampleIfNone(tx: Tx, orgId: string, automationId: string, input: unknown): Promise<boolean> {
+  return (
+    (await tx.$executeRaw`
+      UPDATE automations SET sample_input = ${JSON.stringify(input)}::jsonb
+      WHERE org_id = ${orgId} AND id = ${automationId} AND sample_input IS NULL`) > 0
+  );
+}
+
+/**
+ * "Use as sample": the input of the run an accepted delivery started becomes its automation's sample. Null when
+ * the delivery is not the organisation's, was not accepted, or its run is gone.
+ */
+export async function automationsSetSampleFromDelivery(
+  tx: Tx,
+  orgId: string,
+  deliveryId: string,
+): Promise<{ automationId: string; sample: Record<string, unknown> } | null> {
+  const rows = await tx.$queryRaw<{ automationId: string; sample: Record<string, unknown> }[]>`
+    UPDATE automations a SET sample_input = r.input
+    FROM trigger_deliveries d
+    JOIN runs r ON r.org_id = d.org_id AND r.id = d.run_id
+    WHERE d.org_id = ${orgId} AND d.id = ${deliveryId} AND d.outcome = 'accepted'
+      AND a.org_id = d.org_id AND a.id = d.automation_id AND jsonb_typeof(r.input) = 'object'
+    RETURNING a.id AS "automationId", a.sample_input AS sample`;
+  return rows[0] ?? null;
 }

@@ -58,6 +58,12 @@ export async function runsStartWithPlan(
   return r;
 }
 
+/** A run started from the editor's Test run: marked in the same transaction as its start. */
+export async function runsMarkTest(tx: Tx, orgId: string, runId: string): Promise<void> {
+  const n = await tx.$executeRaw`UPDATE runs SET test = true WHERE org_id = ${orgId} AND id = ${runId}`;
+  if (n !== 1) throw new Error(`test run ${runId} not found to mark`);
+}
+
 /** The engine's lock: one walk of a run at a time, across every engine process. */
 export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Promise<RunRow | undefined> {
   const rows = await tx.$queryRaw<RunRow[]>`

@@ -2,8 +2,15 @@ import { timingSafeEqual } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { HoldfastError } from "../errors";
 
+/**
+ * A request without the credential its trigger asks for. `detail` answers the sender; `reason` is the same in a
+ * few plain words for the trigger panel's delivery log ("signature did not match").
+ */
 export class SignatureError extends HoldfastError {
-  constructor(detail: string) {
+  constructor(
+    detail: string,
+    readonly reason: string = "credential refused",
+  ) {
     super("invalid_signature", detail);
   }
 }
@@ -27,12 +34,12 @@ export function verifySignature(secrets: string[], rawBody: string, headers: Sig
   const timestamp = headers["webhook-timestamp"];
   const signature = headers["webhook-signature"];
   if (!id || !timestamp || !signature) {
-    throw new SignatureError("this trigger requires webhook-id, webhook-timestamp and webhook-signature headers");
+    throw new SignatureError("this trigger requires webhook-id, webhook-timestamp and webhook-signature headers", "signature headers missing");
   }
   const sent = Number(timestamp);
-  if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(sent)) throw new SignatureError("webhook-timestamp is not a Unix time");
+  if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(sent)) throw new SignatureError("webhook-timestamp is not a Unix time", "webhook-timestamp is not a Unix time");
   if (Math.abs(dbNowSeconds - sent) > signatureToleranceSeconds) {
-    throw new SignatureError("webhook-timestamp is more than 5 minutes away from now");
+    throw new SignatureError("webhook-timestamp is more than 5 minutes away from now", "timestamp more than 5 minutes from now");
   }
   // The library signs (HMAC-SHA256 over id.timestamp.body); the comparison is ours so that the tolerance above is
   // judged by the database clock, not by this process's clock as the library's verify() would.
@@ -50,7 +57,7 @@ export function verifySignature(secrets: string[], rawBody: string, headers: Sig
     }
     if (passed.some((p) => p.length === expected.length && timingSafeEqual(p, expected))) return;
   }
-  throw new SignatureError("no signature matches this trigger's secrets");
+  throw new SignatureError("no signature matches this trigger's secrets", "signature did not match");
 }
 
 /** Signs like a Standard Webhooks sender (tests, the CLI, and the docs' curl example). */

@@ -1,14 +1,17 @@
-import { type Db, inTx } from "@holdfast/db";
+import { randomUUID } from "node:crypto";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import { crashpoint } from "../crash";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError } from "../errors";
 import { hasUnstorableText } from "../json";
-import { automationsFindStartTarget } from "../sql/automations";
+import { automationsFindStartTarget, automationsSetSampleIfNone } from "../sql/automations";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
-import { contactsResolve, runsInsertIfNew, runsStartWithPlan } from "../sql/runs";
+import { contactsResolve, runsInsertIfNew, runsMarkTest, runsStartWithPlan } from "../sql/runs";
+import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { planAtStart } from "../walk/plan";
 import { isValidZone } from "../timers/schedule";
 import { type TriggerConfig, triggerOf } from "../versions/graph";
+import { type DeliveryFacts, deliveryStatus } from "./deliveries";
 import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
 import type { SignedHeaders } from "./signature";
@@ -25,6 +28,13 @@ export interface StartRequest {
   via: string;
   /** Who is starting it: an operator (CLI, tests), or an HTTP request that must carry the trigger's credential. */
   auth: StartAuth;
+  /**
+   * A request to the trigger URL: its delivery row (accepted or duplicate, linked to the run) commits with the
+   * start, and the first accepted one's input becomes the automation's sample when it has none.
+   */
+  delivery?: DeliveryFacts;
+  /** The editor's Test run: a fresh start key (never a duplicate), the run marked test, `by` on its timeline. */
+  test?: { by: string };
 }
 
 /** The contact named by the trigger payload (an email address), if any. */
@@ -47,8 +57,9 @@ export interface StartOutcome {
 /**
  * Starts one logical run per event. The run row, its timeline event and its first walk (first steps with their
  * step.ready outbox rows, or its timer) commit together; a repeated delivery finds the same run and writes only a
- * timeline note. The common case is one statement (holdfast_run_start) after one read; a first walk that needs the
- * engine's transaction (a timer computed from the database clock) takes the transactional path.
+ * timeline note. The common case is one statement (holdfast_run_start, with the delivery row when the request came
+ * to the trigger URL) after one read; a first walk that needs the engine's transaction (a timer computed from the
+ * database clock) and a test run take the transactional path.
  */
 export async function startRun(db: Db, request: StartRequest): Promise<StartOutcome> {
   if (hasUnstorableText(request.body)) {
@@ -69,27 +80,70 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
 
   const graph = await startGraphs.get(db, target.orgId, versionId);
-  const startKey = resolveStartKey(target.automationId, triggerOf(graph).config, {
-    webhookId: request.headers["webhook-id"],
-    body: request.body,
-  });
+  const startKey = request.test
+    ? `${target.automationId}:test:${randomUUID()}`
+    : resolveStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body: request.body });
   const contact = contactOf(triggerOf(graph).config, request.body);
-  const eventData = { startKey, via: request.via, version, ...(contact ? { contact: contact.email } : {}) };
+  const eventData = {
+    startKey,
+    via: request.via,
+    version,
+    ...(contact ? { contact: contact.email } : {}),
+    ...(request.test ? { test: true, by: request.test.by } : {}),
+  };
   const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: request.body };
   const plan = planAtStart(graph, request.body);
-  const started = plan
-    ? await runsStartWithPlan(db, { ...run, eventData, plan, contact })
-    : await inTx(db, async (tx) => {
-        const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, contact.timeZone) : null;
-        const inserted = await runsInsertIfNew(tx, { ...run, contactId });
-        await runEventsInsert(tx, [
-          { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
-        ]);
-        if (inserted.inserted) {
-          await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false }, "start");
-        }
-        return { runId: inserted.id, inserted: inserted.inserted };
+  const delivery = request.delivery
+    ? {
+        status: deliveryStatus,
+        webhookId: request.headers["webhook-id"]?.slice(0, 300) ?? null,
+        contentType: request.delivery.contentType,
+        bodyBytes: request.delivery.bodyBytes ?? 0,
+        sampleIfNone: target.needsSample,
+      }
+    : null;
+
+  // The engine's transaction: a first walk that needs it (a timer from the database clock), and test runs (marked
+  // before they commit). The delivery row and the sample commit with the run.
+  const startInTx = async (tx: Tx) => {
+    const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, contact.timeZone) : null;
+    const inserted = await runsInsertIfNew(tx, { ...run, contactId });
+    await runEventsInsert(tx, [
+      { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
+    ]);
+    if (inserted.inserted) {
+      await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false }, "start");
+    }
+    if (delivery) {
+      await triggerDeliveriesInsert(tx, run.orgId, run.automationId, {
+        outcome: inserted.inserted ? "accepted" : "duplicate",
+        status: inserted.inserted ? delivery.status.accepted : delivery.status.duplicate,
+        reason: null,
+        startKey,
+        webhookId: delivery.webhookId,
+        runId: inserted.id,
+        contentType: delivery.contentType,
+        bodyBytes: delivery.bodyBytes,
       });
+      if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, request.body);
+    }
+    return { runId: inserted.id, inserted: inserted.inserted };
+  };
+
+  let started: { runId: string; inserted: boolean };
+  if (request.test) {
+    started = await inTx(db, async (tx) => {
+      const s = plan ? await runsStartWithPlan(tx, { ...run, eventData, plan, contact }) : await startInTx(tx);
+      await runsMarkTest(tx, run.orgId, s.runId);
+      return s;
+    });
+  } else if (plan) {
+    started = delivery
+      ? await triggerDeliveriesStartRun(db, { ...run, eventData, plan, contact }, delivery)
+      : await runsStartWithPlan(db, { ...run, eventData, plan, contact });
+  } else {
+    started = await inTx(db, startInTx);
+  }
   crashpoint("start.after_commit");
   return { runId: started.runId, duplicate: !started.inserted, version };
 }

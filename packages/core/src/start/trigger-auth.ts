@@ -33,17 +33,23 @@ export function authenticateTrigger(
   if (auth.kind === "operator") return;
   if (trigger.mode === "url_token") {
     if (auth.urlToken === null) {
-      throw new SignatureError("this trigger's URL includes its token (/api/hooks/{org}/{automation}/{token}); copy it from the trigger's settings");
+      throw new SignatureError(
+        "this trigger's URL includes its token (/api/hooks/{org}/{automation}/{token}); copy it from the trigger's settings",
+        "URL has no token (this trigger takes one)",
+      );
     }
     const token = auth.urlToken;
     // Check every accepted token, not the first match, so timing does not tell which one matched.
     const matches = trigger.urlTokens.map((t) => sameToken(t, token)).filter(Boolean).length;
-    if (matches === 0) throw new SignatureError("the token in this URL is not valid for this trigger (it may have been rotated)");
+    if (matches === 0) throw new SignatureError("the token in this URL is not valid for this trigger (it may have been rotated)", "unknown or revoked URL token");
     return;
   }
   if (auth.urlToken !== null) {
-    throw new SignatureError("this trigger takes signed requests at /api/hooks/{org}/{automation}; URL tokens are turned off in its settings");
+    throw new SignatureError(
+      "this trigger takes signed requests at /api/hooks/{org}/{automation}; URL tokens are turned off in its settings",
+      "URL token sent to a signed trigger",
+    );
   }
-  if (trigger.signingSecrets.length === 0) throw new SignatureError("this trigger has no signing secret; rotate it in the trigger's settings");
+  if (trigger.signingSecrets.length === 0) throw new SignatureError("this trigger has no signing secret; rotate it in the trigger's settings", "trigger has no signing secret");
   verifySignature(trigger.signingSecrets, request.rawBody, request.headers, dbNowSeconds);
 }

@@ -2,11 +2,6 @@ import {
   AutomationExistsError,
   addMember,
   createAutomation,
-  revokePreviousTriggerCredentials,
-  rotateTriggerCredential,
-  setTriggerAuth,
-  triggerPath,
-  triggerSettings,
   applyMigration,
   createConnection,
   diffGraphs,
@@ -23,9 +18,9 @@ import {
 import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { env } from "../../env";
 import { graphs } from "../graphs";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
+import { triggers } from "./triggers";
 
 /** Every procedure is scoped by `ctx.org.id` (init.ts resolves it from the session's membership of `orgSlug`). */
 const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `not a ${prefix}_ id`);
@@ -212,49 +207,6 @@ const members = router({
     if (!u) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
     return { removed: await removeMember(ctx.db, ctx.org.id, u.email) };
   }),
-});
-
-const triggerMode = z.enum(["signed", "url_token"]);
-
-/**
- * The trigger's URL and credential. Owners and editors see the signing secret and the URL token (they configure the
- * sender); viewers and approvers see the mode and the base URL only.
- */
-const triggers = router({
-  get: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
-    const [a] = await ctx.db.$queryRaw<{ slug: string; mode: "signed" | "url_token" }[]>`
-      SELECT slug, trigger_auth AS mode FROM automations WHERE org_id = ${ctx.org.id} AND id = ${input.automationId}`;
-    if (!a) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
-    const base = env.HOLDFAST_PUBLIC_URL.replace(/\/$/, "");
-    const mayManage = ctx.org.role === "owner" || ctx.org.role === "editor";
-    if (!mayManage) return { mode: a.mode, url: `${base}${triggerPath(ctx.org.slug, a.slug, "signed", "")}`, credential: null };
-    const settings = await triggerSettings(ctx.db, ctx.org.id, input.automationId, a.mode);
-    return {
-      mode: a.mode,
-      url: `${base}${triggerPath(ctx.org.slug, a.slug, a.mode, settings.urlToken)}`,
-      credential: { signingSecret: settings.signingSecret, urlToken: settings.urlToken, previous: settings.previous },
-    };
-  }),
-  setMode: editorProcedure.input(automationId.extend({ mode: triggerMode })).mutation(async ({ ctx, input }) => {
-    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
-    await setTriggerAuth(ctx.db, ctx.org.id, input.automationId, input.mode);
-    return { mode: input.mode };
-  }),
-  /** A new secret or token; the previous one is still accepted for 24 hours so senders can be updated. */
-  rotate: editorProcedure
-    .input(automationId.extend({ kind: z.enum(["signing_secret", "url_token"]) }))
-    .mutation(async ({ ctx, input }) => {
-      await ownAutomation(ctx.db, ctx.org.id, input.automationId);
-      await rotateTriggerCredential(ctx.db, ctx.org.id, input.automationId, input.kind);
-      return { rotated: input.kind };
-    }),
-  /** The previous secret or token stops working now instead of at the end of its 24 hours (it leaked). */
-  revokePrevious: editorProcedure
-    .input(automationId.extend({ kind: z.enum(["signing_secret", "url_token"]) }))
-    .mutation(async ({ ctx, input }) => {
-      await ownAutomation(ctx.db, ctx.org.id, input.automationId);
-      return { revoked: await revokePreviousTriggerCredentials(ctx.db, ctx.org.id, input.automationId, input.kind) };
-    }),
 });
 
 export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members });

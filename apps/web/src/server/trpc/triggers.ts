@@ -1,0 +1,127 @@
+import {
+  automationsSampleInput,
+  automationsSetSampleFromDelivery,
+  revokePreviousTriggerCredentials,
+  rotateTriggerCredential,
+  setTriggerAuth,
+  startRun,
+  triggerDeliveriesList,
+  triggerPath,
+  triggerSettings,
+} from "@holdfast/core";
+import type { Db } from "@holdfast/db";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { env } from "../../env";
+import { editorProcedure, router, viewerProcedure } from "./init";
+
+/**
+ * The trigger step's panel: the trigger's URL and credential, its recent deliveries, the sample payload the
+ * variable picker reads `input.*` from, and Test run. Every procedure is scoped by `ctx.org.id` (init.ts resolves
+ * it from the session's membership of `orgSlug`); an id of another organisation is "not found".
+ */
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `not a ${prefix}_ id`);
+const automationId = z.object({ automationId: id("aut") });
+const triggerMode = z.enum(["signed", "url_token"]);
+
+/** Rows the panel lists (the table keeps about 50 per automation). */
+const deliveriesShown = 20;
+
+async function automationOf(db: Db, orgId: string, automationId: string): Promise<{ slug: string; mode: "signed" | "url_token" }> {
+  const [a] = await db.$queryRaw<{ slug: string; mode: "signed" | "url_token" }[]>`
+    SELECT slug, trigger_auth AS mode FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  if (!a) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
+  return a;
+}
+
+async function hasPublishedVersion(db: Db, orgId: string, automationId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL LIMIT 1`;
+  return rows.length > 0;
+}
+
+/**
+ * Owners and editors see the signing secret and the URL token (they configure the sender) and may start test
+ * runs; viewers and approvers see the mode, the base URL, the deliveries and the sample.
+ */
+export const triggers = router({
+  get: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
+    const a = await automationOf(ctx.db, ctx.org.id, input.automationId);
+    const base = env.HOLDFAST_PUBLIC_URL.replace(/\/$/, "");
+    const mayManage = ctx.org.role === "owner" || ctx.org.role === "editor";
+    if (!mayManage) return { mode: a.mode, url: `${base}${triggerPath(ctx.org.slug, a.slug, "signed", "")}`, credential: null };
+    const settings = await triggerSettings(ctx.db, ctx.org.id, input.automationId, a.mode);
+    return {
+      mode: a.mode,
+      url: `${base}${triggerPath(ctx.org.slug, a.slug, a.mode, settings.urlToken)}`,
+      credential: { signingSecret: settings.signingSecret, urlToken: settings.urlToken, previous: settings.previous },
+    };
+  }),
+  setMode: editorProcedure.input(automationId.extend({ mode: triggerMode })).mutation(async ({ ctx, input }) => {
+    await automationOf(ctx.db, ctx.org.id, input.automationId);
+    await setTriggerAuth(ctx.db, ctx.org.id, input.automationId, input.mode);
+    return { mode: input.mode };
+  }),
+  /** A new secret or token; the previous one is still accepted for 24 hours so senders can be updated. */
+  rotate: editorProcedure
+    .input(automationId.extend({ kind: z.enum(["signing_secret", "url_token"]) }))
+    .mutation(async ({ ctx, input }) => {
+      await automationOf(ctx.db, ctx.org.id, input.automationId);
+      await rotateTriggerCredential(ctx.db, ctx.org.id, input.automationId, input.kind);
+      return { rotated: input.kind };
+    }),
+  /** The previous secret or token stops working now instead of at the end of its 24 hours (it leaked). */
+  revokePrevious: editorProcedure
+    .input(automationId.extend({ kind: z.enum(["signing_secret", "url_token"]) }))
+    .mutation(async ({ ctx, input }) => {
+      await automationOf(ctx.db, ctx.org.id, input.automationId);
+      return { revoked: await revokePreviousTriggerCredentials(ctx.db, ctx.org.id, input.automationId, input.kind) };
+    }),
+  /** The newest deliveries to the trigger's URL: accepted, repeated (duplicate) and refused with the reason. */
+  deliveries: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
+    await automationOf(ctx.db, ctx.org.id, input.automationId);
+    const rows = await triggerDeliveriesList(ctx.db, ctx.org.id, input.automationId, deliveriesShown);
+    // The start key without its automation prefix: what the sender sent (wh:<webhook-id>, ev:<field>, sha256:...).
+    return rows.map((r) => ({ ...r, startKey: r.startKey?.replace(/^aut_[0-9a-f]{32}:/, "") ?? null }));
+  }),
+  /** The sample payload (null: none yet). */
+  sample: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
+    const found = await automationsSampleInput(ctx.db, ctx.org.id, input.automationId);
+    if (!found.found) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
+    return found.sample;
+  }),
+  /** An accepted delivery's payload (its run's input) becomes the sample. */
+  useAsSample: editorProcedure.input(z.object({ deliveryId: id("dlv") })).mutation(async ({ ctx, input }) => {
+    const set = await automationsSetSampleFromDelivery(ctx.db, ctx.org.id, input.deliveryId);
+    if (!set) throw new TRPCError({ code: "NOT_FOUND", message: "no accepted delivery with this id (only an accepted delivery has a payload to use)" });
+    return set;
+  }),
+  /**
+   * Starts a run of the newest published version with the sample as its input, through the normal start (a fresh
+   * start key, so never a duplicate), marked as a test and started by this person on its timeline.
+   */
+  testRun: editorProcedure.input(automationId).mutation(async ({ ctx, input }) => {
+    const a = await automationOf(ctx.db, ctx.org.id, input.automationId);
+    if (!(await hasPublishedVersion(ctx.db, ctx.org.id, input.automationId))) {
+      throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Publish first: a test run starts the newest published version." });
+    }
+    const { sample } = await automationsSampleInput(ctx.db, ctx.org.id, input.automationId);
+    if (!sample) {
+      throw new TRPCError({
+        code: "PRECONDITION_FAILED",
+        message: "No sample yet: send one delivery to the trigger's URL (its payload becomes the sample), or choose Use as sample on an accepted delivery.",
+      });
+    }
+    const started = await startRun(ctx.db, {
+      orgSlug: ctx.org.slug,
+      automationSlug: a.slug,
+      rawBody: JSON.stringify(sample),
+      body: sample,
+      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+      auth: { kind: "operator" },
+      test: { by: `user:${ctx.user.email}` },
+    });
+    return { runId: started.runId, version: started.version };
+  }),
+});

@@ -1,0 +1,140 @@
+import { Prisma, type Tx } from "@holdfast/db";
+import type { InlinePlan } from "../walk/plan";
+
+/**
+ * trigger_deliveries: what each request to a trigger URL came to. Never a body (a refused request may be anyone's;
+ * an accepted one links to the run whose input holds its payload). Each insert also deletes the automation's rows
+ * beyond the newest `deliveriesKept`, in the same statement, so the table stays bounded without a sweeper.
+ */
+export const deliveriesKept = 50;
+
+export type DeliveryOutcome = "accepted" | "duplicate" | "refused";
+
+export interface DeliveryRow {
+  outcome: DeliveryOutcome;
+  status: number;
+  reason: string | null;
+  startKey: string | null;
+  webhookId: string | null;
+  runId: string | null;
+  contentType: string | null;
+  bodyBytes: number | null;
+}
+
+/**
+ * Rows of the automation named by the insert CTE `d` beyond the newest `deliveriesKept`. The statement's snapshot
+ * does not see its own insert, so it keeps one fewer of the older rows. SKIP LOCKED: a row another insert is
+ * deleting is left to it rather than waited for (two concurrent inserts may leave one extra row for a moment).
+ */
+const pruneBeyondKept = Prisma.sql`
+  DELETE FROM trigger_deliveries WHERE id IN (
+    SELECT t.id FROM trigger_deliveries t, d
+    WHERE t.org_id = d.org_id AND t.automation_id = d.automation_id
+    ORDER BY t.received_at DESC, t.id DESC
+    OFFSET ${deliveriesKept - 1}
+    FOR UPDATE OF t SKIP LOCKED)`;
+
+const values = (r: DeliveryRow) =>
+  Prisma.sql`${r.outcome}, ${r.status}::int, ${r.reason}, ${r.startKey}, ${r.webhookId}, ${r.runId}, ${r.contentType}, ${r.bodyBytes}::int`;
+
+/** Records a delivery of an automation known by id (inside the run start's transaction on the engine's path). */
+export async function triggerDeliveriesInsert(tx: Tx, orgId: string, automationId: string, row: DeliveryRow): Promise<string> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    WITH d AS (
+      INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, reason, start_key, webhook_id, run_id, content_type, body_bytes)
+      VALUES (${orgId}, ${automationId}, ${values(row)})
+      RETURNING id, org_id, automation_id
+    ), p AS (${pruneBeyondKept})
+    SELECT id FROM d`;
+  return rows[0]?.id as string;
+}
+
+/**
+ * Records a refused delivery of the automation with this slug in the organisation; writes nothing (false) when
+ * there is no such automation. The refusal happened before or instead of a start, so this is its own statement.
+ */
+export async function triggerDeliveriesInsertBySlug(tx: Tx, orgId: string, automationSlug: string, row: DeliveryRow): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    WITH d AS (
+      INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, reason, start_key, webhook_id, run_id, content_type, body_bytes)
+      SELECT a.org_id, a.id, ${values(row)} FROM automations a WHERE a.org_id = ${orgId} AND a.slug = ${automationSlug}
+      RETURNING id, org_id, automation_id
+    ), p AS (${pruneBeyondKept})
+    SELECT id FROM d`;
+  return rows.length > 0;
+}
+
+/**
+ * The accepted path in one statement: holdfast_run_start (the run, its timeline, its first walk), the delivery row
+ * naming that run (accepted, or duplicate when the start key was already taken) and the prune. One statement is
+ * one transaction, so a crash leaves both or neither. `sampleIfNone`: the automation has no sample yet (as read by
+ * the start's lookup), so a new run's input becomes it; otherwise the automations row is not touched at all.
+ */
+export async function triggerDeliveriesStartRun(
+  db: Tx,
+  run: {
+    orgId: string;
+    automationId: string;
+    versionId: string;
+    startKey: string;
+    input: unknown;
+    eventData: Record<string, unknown>;
+    plan: InlinePlan;
+    contact: { email: string; timeZone: string | null } | null;
+  },
+  delivery: { status: { accepted: number; duplicate: number }; webhookId: string | null; contentType: string | null; bodyBytes: number; sampleIfNone: boolean },
+): Promise<{ runId: string; inserted: boolean }> {
+  const input = JSON.stringify(run.input);
+  const sample = delivery.sampleIfNone
+    ? Prisma.sql`, u AS (
+        UPDATE automations SET sample_input = ${input}::jsonb
+        WHERE org_id = ${run.orgId} AND id = ${run.automationId} AND sample_input IS NULL AND (SELECT (r->>'inserted')::boolean FROM s))`
+    : Prisma.empty;
+  const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
+    WITH s AS (
+      SELECT holdfast_run_start(${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
+        ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.plan)}::jsonb,
+        'start', holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
+    ), d AS (
+      INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, start_key, webhook_id, run_id, content_type, body_bytes)
+      SELECT ${run.orgId}, ${run.automationId},
+             CASE WHEN (r->>'inserted')::boolean THEN 'accepted' ELSE 'duplicate' END,
+             CASE WHEN (r->>'inserted')::boolean THEN ${delivery.status.accepted}::int ELSE ${delivery.status.duplicate}::int END,
+             ${run.startKey}, ${delivery.webhookId}, r->>'runId', ${delivery.contentType}, ${delivery.bodyBytes}::int
+      FROM s
+      RETURNING org_id, automation_id
+    ), p AS (${pruneBeyondKept})${sample}
+    SELECT r FROM s`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
+  return r;
+}
+
+export interface DeliveryView {
+  id: string;
+  receivedAt: Date;
+  outcome: DeliveryOutcome;
+  status: number;
+  reason: string | null;
+  startKey: string | null;
+  webhookId: string | null;
+  runId: string | null;
+  contentType: string | null;
+  bodyBytes: number | null;
+}
+
+/** The automation's newest deliveries, newest first. */
+export function triggerDeliveriesList(tx: Tx, orgId: string, automationId: string, limit: number): Promise<DeliveryView[]> {
+  return tx.$queryRaw<DeliveryView[]>`
+    SELECT id, received_at AS "receivedAt", outcome, status, reason, start_key AS "startKey", webhook_id AS "webhookId",
+           run_id AS "runId", content_type AS "contentType", body_bytes AS "bodyBytes"
+    FROM trigger_deliveries
+    WHERE org_id = ${orgId} AND automation_id = ${automationId}
+    ORDER BY received_at DESC, id DESC
+    LIMIT ${limit}`;
+}
+
+export function triggerDeliveriesCount(tx: Tx, orgId: string, automationId: string): Promise<number> {
+  return tx.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM trigger_deliveries WHERE org_id = ${orgId} AND automation_id = ${automationId}`.then((r) => r[0]?.n ?? 0);
+}
