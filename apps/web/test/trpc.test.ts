@@ -89,7 +89,9 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "migrations.list": (c) => c.migrations.list({ orgSlug, automationId: ids.automationA as string }),
   "connections.list": (c) => c.connections.list({ orgSlug }),
   "connections.create": (c) => c.connections.create({ orgSlug, kind: "smtp", name: "sneaky", config: {} }),
-  "connections.setSecret": (c) => c.connections.setSecret({ orgSlug, connectionId: ids.connectionA as string, secret: "stolen" }),
+  "connections.update": (c) => c.connections.update({ orgSlug, connectionId: ids.connectionA as string, name: "renamed", secret: "stolen" }),
+  "connections.delete": (c) => c.connections.delete({ orgSlug, connectionId: ids.connectionA as string }),
+  "connections.test": (c) => c.connections.test({ orgSlug, connectionId: ids.connectionA as string }),
   "contacts.list": (c) => c.contacts.list({ orgSlug, query: "" }),
   "contacts.upsert": (c) => c.contacts.upsert({ orgSlug, email: "maya@example.com", timeZone: null, consent: "withdrawn" }),
   "suppressions.list": (c) => c.suppressions.list({ orgSlug }),
@@ -160,7 +162,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.setSecret", "members.setRole"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

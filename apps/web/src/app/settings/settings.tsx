@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { Connections } from "./connections";
 
 /**
  * Connections (secrets are write-only: set or replaced, never shown), contacts with time zone and consent, the
@@ -44,106 +45,6 @@ function useSubmit() {
     </>
   );
   return { run, note };
-}
-
-
-
-function Connections({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
-  const trpc = useTRPC();
-  const qc = useQueryClient();
-  const list = useQuery(trpc.connections.list.queryOptions({ orgSlug }));
-  const create = useMutation(trpc.connections.create.mutationOptions());
-  const setSecret = useMutation(trpc.connections.setSecret.mutationOptions());
-  const { run, note } = useSubmit();
-  const refresh = () => qc.invalidateQueries({ queryKey: trpc.connections.list.queryKey({ orgSlug }) });
-  return (
-    <section>
-      <h2>Connections</h2>
-      {list.data?.length === 0 && <p className="empty muted">No connections yet. Email, CRM, model and Slack steps name one.</p>}
-      {list.data && list.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Kind</th>
-              <th>Settings</th>
-              <th>Status</th>
-              <th>Secret</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.map((c) => (
-              <tr key={c.id} data-connection={c.name}>
-                <td>{c.name}</td>
-                <td>{c.kind}</td>
-                <td className="mono small">{JSON.stringify(c.config)}</td>
-                <td>
-                  {c.status}
-                  {c.statusReason ? <div className="small muted">{c.statusReason}</div> : null}
-                </td>
-                <td>
-                  {c.hasSecret ? "set (hidden)" : "none"}
-                  {canEdit && (
-                    <form
-                      className="inline-form"
-                      onSubmit={run(async (get) => {
-                        const r = await setSecret.mutateAsync({ orgSlug, connectionId: c.id, secret: get("secret") });
-                        await refresh();
-                        return `secret replaced; ${r.resumed} parked steps resumed`;
-                      })}
-                    >
-                      <input name="secret" type="password" autoComplete="new-password" placeholder="new secret" required />
-                      <button type="submit">Replace</button>
-                    </form>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {canEdit && (
-        <form
-          className="filters"
-          onSubmit={run(async (get) => {
-            let config: Record<string, unknown>;
-            try {
-              config = JSON.parse(get("config") || "{}");
-            } catch {
-              throw new Error("settings must be JSON");
-            }
-            await create.mutateAsync({ orgSlug, kind: get("kind") as "smtp", name: get("name"), config, ...(get("secret") ? { secret: get("secret") } : {}) });
-            await refresh();
-            return "connection added";
-          })}
-        >
-          <label>
-            Kind
-            <select name="kind">
-              <option value="smtp">smtp</option>
-              <option value="crm">crm</option>
-              <option value="model">model</option>
-              <option value="slack">slack</option>
-            </select>
-          </label>
-          <label>
-            Name
-            <input name="name" required pattern="[a-z][a-z0-9_-]*" />
-          </label>
-          <label>
-            Settings (JSON)
-            <input name="config" placeholder='{"host":"smtp.example.com","from":"sam@acme.test"}' />
-          </label>
-          <label>
-            Secret (write-only)
-            <input name="secret" type="password" autoComplete="new-password" />
-          </label>
-          <button type="submit">Add</button>
-          {note}
-        </form>
-      )}
-    </section>
-  );
 }
 
 function Contacts({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {

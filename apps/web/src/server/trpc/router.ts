@@ -3,7 +3,6 @@ import {
   addMember,
   createAutomation,
   applyMigration,
-  createConnection,
   diffGraphs,
   getDraft,
   graphSchema,
@@ -11,7 +10,6 @@ import {
   migrationInput,
   planMigration,
   publishDraft,
-  reconnectConnection,
   removeMember,
   saveDraft,
 } from "@holdfast/core";
@@ -19,6 +17,7 @@ import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../graphs";
+import { connections } from "./connections";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
 import { triggers } from "./triggers";
 
@@ -110,32 +109,6 @@ const migrations = router({
       SELECT id, status, migrated, deferred, created_by AS "createdBy", created_at AS "createdAt" FROM run_migrations
       WHERE org_id = ${ctx.org.id} AND automation_id = ${input.automationId} ORDER BY created_at DESC`,
   ),
-});
-
-const connections = router({
-  // Secrets are write-only: never selected here.
-  list: viewerProcedure.query(({ ctx }) =>
-    ctx.db.$queryRaw<{ id: string; kind: string; name: string; config: unknown; status: string; statusReason: string | null; hasSecret: boolean }[]>`
-      SELECT id, kind, name, config, status, status_reason AS "statusReason", secret IS NOT NULL AS "hasSecret"
-      FROM connections WHERE org_id = ${ctx.org.id} ORDER BY name`,
-  ),
-  create: ownerProcedure
-    .input(
-      z.object({
-        kind: z.enum(["smtp", "crm", "model", "slack"]),
-        name: z.string().regex(/^[a-z][a-z0-9_-]{0,62}$/, "a connection name is lowercase letters, digits, - or _, starting with a letter"),
-        config: z.record(z.string(), z.unknown()),
-        secret: z.string().min(1).max(10_000).optional(),
-      }),
-    )
-    .mutation(async ({ ctx, input }) => ({
-      id: await createConnection(ctx.db, { orgId: ctx.org.id, kind: input.kind, name: input.name, config: input.config, secret: input.secret ?? null }),
-    })),
-  setSecret: ownerProcedure.input(z.object({ connectionId: id("cnx"), secret: z.string().min(1).max(10_000) })).mutation(async ({ ctx, input }) => {
-    const own = await ctx.db.$queryRaw<{ id: string }[]>`SELECT id FROM connections WHERE org_id = ${ctx.org.id} AND id = ${input.connectionId}`;
-    if (!own[0]) throw new TRPCError({ code: "NOT_FOUND", message: "connection not found" });
-    return { resumed: await reconnectConnection(ctx.db, ctx.org.id, input.connectionId, input.secret, `user:${ctx.user.email}`) };
-  }),
 });
 
 const contacts = router({

@@ -99,6 +99,16 @@ export function connectionNameProblem(name: string): string | null {
   return null;
 }
 
+/**
+ * A zod error map for forms (`schema.safeParse(v, { error: connectionIssueWords })`, or the zod resolver's options):
+ * the schema's own messages win; what it leaves to zod ("expected number, received NaN") reads as words instead.
+ */
+export function connectionIssueWords(iss: { code?: string; input?: unknown; expected?: string }): string | undefined {
+  if (iss.code !== "invalid_type") return undefined;
+  if (iss.input === undefined || iss.input === null || iss.input === "") return "is required";
+  return `must be ${typeWords[iss.expected ?? ""] ?? iss.expected}`;
+}
+
 /** "Port: must be a number between 1 and 65535". */
 export const problemSentence = (p: ConfigProblem) => (p.label ? `${p.label}: ${p.message}` : p.message);
 
