@@ -264,7 +264,10 @@ function codeOf(error: unknown): { code: string | undefined; name: string | unde
 }
 
 function networkWords(error: unknown, host: string, port: number | null, fields: string): string {
-  const { code, message } = codeOf(error);
+  const found = codeOf(error);
+  const { message } = found;
+  // nodemailer's codes are its own (ECONNECTION, ESOCKET); the socket's is in its message.
+  const code = found.code === "ECONNECTION" || found.code === "ESOCKET" ? (/\b(E[A-Z_]{3,})\b/.exec(message)?.[1] ?? found.code) : found.code;
   const where = port ? `${host}:${port}` : host;
   switch (code) {
     case "ENOTFOUND":

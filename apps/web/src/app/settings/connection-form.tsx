@@ -10,7 +10,7 @@ import {
 } from "@holdfast/core/kinds";
 import { zodResolver } from "@hookform/resolvers/zod";
 import { useMutation } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
+import { useId, useMemo, useState } from "react";
 import { type FieldErrors, type Resolver, type UseFormRegister, useForm } from "react-hook-form";
 import { z } from "zod";
 import { useTRPC } from "../../server/trpc/client";
@@ -55,6 +55,7 @@ export function ConnectionForm({
   const test = useMutation(trpc.connections.test.mutationOptions());
   const [result, setResult] = useState<TestResult | null>(null);
   const [serverError, setServerError] = useState<string | null>(null);
+  const ids = useId();
 
   const schema = useMemo(
     () =>
@@ -141,16 +142,17 @@ export function ConnectionForm({
       <p className="small muted" style={{ margin: 0 }}>
         {kind.description}
       </p>
-      <Labelled label="Name" required help="Steps pick the connection by this name: lowercase letters, digits, - or _." error={errors.name?.message}>
-        <input {...register("name")} autoComplete="off" placeholder={kind.kind === "smtp" ? "mailbox" : `${kind.kind}-main`} aria-invalid={!!errors.name} />
+      <Labelled id={`${ids}-name`} label="Name" required help="Steps pick the connection by this name: lowercase letters, digits, - or _." error={errors.name?.message}>
+        <input id={`${ids}-name`} {...register("name")} autoComplete="off" placeholder={kind.kind === "smtp" ? "mailbox" : `${kind.kind}-main`} aria-invalid={!!errors.name} />
       </Labelled>
       {saved && <p className="small muted" style={{ margin: 0 }}>Renaming is refused while a published version uses the connection: those versions find it by name.</p>}
       {basic.map((f) => (
         <Field key={f.name} field={f} register={register} error={fieldValue(configErrors, f.name) as { message?: string } | undefined} />
       ))}
       {kind.secret && (
-        <Labelled label={kind.secret.label} required={kind.secret.required} help={kind.secret.help} error={errors.secret?.message}>
+        <Labelled id={`${ids}-secret`} label={kind.secret.label} required={kind.secret.required} help={kind.secret.help} error={errors.secret?.message}>
           <input
+            id={`${ids}-secret`}
             {...register("secret")}
             type="password"
             autoComplete="new-password"
@@ -195,9 +197,16 @@ export function ConnectionForm({
   );
 }
 
-function Labelled({ label, required, help, error, children }: { label: string; required?: boolean | undefined; help?: string | undefined; error?: string | undefined; children: React.ReactNode }) {
+function Labelled({
+  id,
+  label,
+  required,
+  help,
+  error,
+  children,
+}: { id: string; label: string; required?: boolean | undefined; help?: string | undefined; error?: string | undefined; children: React.ReactNode }) {
   return (
-    <label>
+    <label htmlFor={id}>
       <span>
         {label}
         {required && (
@@ -219,22 +228,23 @@ const numberValue = (v: unknown) => (v === "" || v === null || v === undefined ?
 
 function Field({ field, register, error }: { field: FieldSpec; register: UseFormRegister<FormValues>; error: { message?: string } | undefined }) {
   const name = `config.${field.name}` as `config.${string}`;
+  const id = `${useId()}-${field.name}`;
   const w = field.widget;
-  const common = { label: field.label, required: field.required, help: field.help, error: error?.message };
+  const common = { id, label: field.label, required: field.required, help: field.help, error: error?.message };
   switch (w.type) {
     case "number":
       return (
         <Labelled {...common}>
           <span style={{ display: "flex", gap: "0.4rem", alignItems: "center" }}>
-            <input {...register(name, { setValueAs: numberValue })} type="number" inputMode="decimal" min={w.min} max={w.max} step={w.step ?? "any"} aria-invalid={!!error} />
+            <input id={id} {...register(name, { setValueAs: numberValue })} type="number" inputMode="decimal" min={w.min} max={w.max} step={w.step ?? "any"} aria-invalid={!!error} />
             {w.unit && <span className="small muted">{w.unit}</span>}
           </span>
         </Labelled>
       );
     case "boolean":
       return (
-        <label style={{ flexDirection: "row", alignItems: "flex-start", gap: "0.5rem" }}>
-          <input {...register(name)} type="checkbox" style={{ marginTop: "0.25rem" }} />
+        <label htmlFor={id} style={{ flexDirection: "row", alignItems: "flex-start", gap: "0.5rem" }}>
+          <input id={id} {...register(name)} type="checkbox" style={{ marginTop: "0.25rem" }} />
           <span>
             {field.label}
             {field.help && <span className="small muted" style={{ display: "block" }}>{field.help}</span>}
@@ -245,7 +255,7 @@ function Field({ field, register, error }: { field: FieldSpec; register: UseForm
     case "select":
       return (
         <Labelled {...common}>
-          <select {...register(name)} aria-invalid={!!error} style={{ font: "inherit", padding: "0.4rem 0.5rem", border: "1px solid var(--line)", borderRadius: 6 }}>
+          <select id={id} {...register(name)} aria-invalid={!!error} style={{ font: "inherit", padding: "0.4rem 0.5rem", border: "1px solid var(--line)", borderRadius: 6 }}>
             {w.options.map((o) => (
               <option key={o.value} value={o.value}>
                 {o.label}
@@ -257,13 +267,14 @@ function Field({ field, register, error }: { field: FieldSpec; register: UseForm
     case "secret":
       return (
         <Labelled {...common}>
-          <input {...register(name, { setValueAs: textValue(!!field.required) })} type="password" autoComplete="new-password" placeholder={w.placeholder} aria-invalid={!!error} />
+          <input id={id} {...register(name, { setValueAs: textValue(!!field.required) })} type="password" autoComplete="new-password" placeholder={w.placeholder} aria-invalid={!!error} />
         </Labelled>
       );
     case "text":
       return (
         <Labelled {...common}>
           <input
+            id={id}
             {...register(name, { setValueAs: textValue(!!field.required) })}
             type={w.format === "url" ? "url" : "text"}
             inputMode={w.format === "url" ? "url" : w.format === "email" ? "email" : undefined}

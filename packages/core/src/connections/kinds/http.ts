@@ -36,8 +36,8 @@ export function underBaseUrl(requestUrl: string, baseUrl: string): boolean {
     const u = new URL(requestUrl);
     const b = new URL(baseUrl);
     if (u.origin !== b.origin) return false;
-    const base = b.pathname.endsWith("/") ? b.pathname : `${b.pathname}/`;
-    return u.pathname === b.pathname || u.pathname.startsWith(base);
+    const base = b.pathname.replace(/\/+$/, "");
+    return u.pathname.replace(/\/+$/, "") === base || u.pathname.startsWith(`${base}/`);
   } catch {
     return false;
   }
