@@ -142,6 +142,7 @@ export {
 } from "./versions/migrate";
 export { organisationsIdBySlug } from "./sql/organisations";
 export { triggerPayload } from "./start/payload";
+export { type PreviewInstant, previewWait } from "./timers/preview";
 export * from "./connections/kinds";
 export { ConnectionExistsError } from "./connections/connect";
 export {

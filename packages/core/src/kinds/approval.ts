@@ -59,7 +59,7 @@ export function approversWords(a: Pick<Approvers, "users" | "role">): string {
 export const approval = defineStepKind({
   kind: "approval",
   label: "Ask for approval",
-  icon: "✅",
+  icon: "✔",
   description: "Asks a person to approve the exact content (in Slack and the inbox) before the run goes on.",
   group: "Waits",
   inline: false,

@@ -54,7 +54,7 @@ export function conditionSentence(c: Condition): string {
 export const branch = defineInlineKind({
   kind: "branch",
   label: "Branch",
-  icon: "⑂",
+  icon: "⋔",
   description: "Goes one way or the other, by a value of the payload or an earlier step.",
   group: "Logic",
   inline: true,

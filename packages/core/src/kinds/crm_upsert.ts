@@ -14,7 +14,7 @@ export const crmUpsertConfig = z
 export const crmUpsert = defineStepKind({
   kind: "crm_upsert",
   label: "Update CRM",
-  icon: "📇",
+  icon: "☰",
   description: "Creates or updates one CRM record for the run.",
   group: "Actions",
   inline: false,

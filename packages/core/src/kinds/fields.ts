@@ -75,3 +75,46 @@ export function withFieldValue<T>(config: T, name: string, value: unknown): T {
   else at[last] = value;
   return root as T;
 }
+
+/** The parts of a zod issue the messages below read (zod 4's raw issue, kept loose so this file imports no zod). */
+interface RawIssue {
+  code?: string;
+  input?: unknown;
+  origin?: string;
+  minimum?: unknown;
+  maximum?: unknown;
+  format?: string;
+  values?: unknown[];
+  expected?: string;
+}
+
+/**
+ * Plain-words messages for a config's schema issues (zod's per-parse `error` option): "Required" rather than
+ * "Invalid input: expected string, received undefined". Messages a schema states itself take precedence.
+ */
+export function friendlyIssue(issue: RawIssue): string | undefined {
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined || issue.input === null || issue.input === "") return "Required";
+      return issue.expected === "number" ? "Must be a number" : issue.expected === "boolean" ? "Must be on or off" : `Must be ${issue.expected === "object" ? "filled in" : `a ${issue.expected}`}`;
+    case "too_small":
+      if (issue.origin === "string" && Number(issue.minimum) <= 1) return "Required";
+      if (issue.origin === "string") return `At least ${issue.minimum} characters`;
+      if (issue.origin === "array") return Number(issue.minimum) <= 1 ? "Add at least one" : `Add at least ${issue.minimum}`;
+      return `At least ${issue.minimum}`;
+    case "too_big":
+      if (issue.origin === "string") return `At most ${issue.maximum} characters`;
+      if (issue.origin === "array") return `At most ${issue.maximum}`;
+      return `At most ${issue.maximum}`;
+    case "invalid_format":
+      if (issue.format === "email") return "Not an email address";
+      if (issue.format === "url") return "Not a web address (https://…)";
+      return undefined;
+    case "invalid_value":
+      return issue.values?.length ? `Pick one of: ${issue.values.join(", ")}` : "Pick one of the options";
+    case "unrecognized_keys":
+      return "Has settings this step does not know (see Advanced)";
+    default:
+      return undefined;
+  }
+}

@@ -27,7 +27,7 @@ export type HttpRequestConfig = z.infer<typeof httpRequestConfig>;
 export const httpRequest = defineStepKind({
   kind: "http_request",
   label: "HTTP request",
-  icon: "🌐",
+  icon: "⇄",
   description: "Calls a web address (a webhook, an API) once per run, with an Idempotency-Key.",
   group: "Actions",
   inline: false,

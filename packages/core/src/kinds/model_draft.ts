@@ -16,7 +16,7 @@ export const modelDraftConfig = z
 export const modelDraft = defineStepKind({
   kind: "model_draft",
   label: "Draft with AI",
-  icon: "✍️",
+  icon: "✍",
   description: "Writes text (an email, a summary) with an AI model, within the organisation's model budget.",
   group: "Actions",
   inline: false,

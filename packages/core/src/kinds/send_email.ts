@@ -27,7 +27,7 @@ export type SendEmailConfig = z.infer<typeof sendEmailConfig>;
 export const sendEmail = defineStepKind({
   kind: "send_email",
   label: "Send email",
-  icon: "✉️",
+  icon: "✉",
   description: "Sends one email through an SMTP connection; never twice for one run.",
   group: "Actions",
   inline: false,

@@ -46,7 +46,7 @@ export function zoneWords(c: Pick<WaitConfig, "zone" | "zoneFrom">): string {
 export const wait = defineStepKind({
   kind: "wait",
   label: "Wait",
-  icon: "⏰",
+  icon: "◷",
   description: "Waits a while, or until a time of day in the contact's time zone; needs no machine while it waits.",
   group: "Waits",
   inline: false,

@@ -17,7 +17,7 @@ export const waitForReplyConfig = z
 export const waitForReply = defineStepKind({
   kind: "wait_for_reply",
   label: "Wait for reply",
-  icon: "↩️",
+  icon: "↩",
   description: "Waits for the contact to answer an email this run sent, or gives up after a while.",
   group: "Waits",
   inline: false,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { InvalidGraphError } from "../errors";
+import { friendlyIssue } from "../kinds/fields";
 import { nodeId } from "../kinds/ids";
 import { type GraphProblem, templateFieldsOf } from "../kinds/kind";
 import { allKinds, type BuiltInNode, edgeLabels, kindOf } from "../kinds/registry";
@@ -44,7 +45,7 @@ export const graphNodeSchema = z
       });
       return z.NEVER;
     }
-    const parsed = module.config.safeParse(node.config ?? {});
+    const parsed = module.config.safeParse(node.config ?? {}, { error: friendlyIssue });
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", path: ["config", ...issue.path], message: issue.message });
       return z.NEVER;

@@ -19,6 +19,7 @@ import { z } from "zod";
 import { graphs } from "../graphs";
 import { connections } from "./connections";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
+import { kinds } from "./kinds";
 import { triggers } from "./triggers";
 
 /** Every procedure is scoped by `ctx.org.id` (init.ts resolves it from the session's membership of `orgSlug`). */
@@ -182,5 +183,5 @@ const members = router({
   }),
 });
 
-export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members });
+export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members, kinds });
 export type AppRouter = typeof appRouter;

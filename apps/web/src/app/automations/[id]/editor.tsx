@@ -20,9 +20,12 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import Link from "next/link";
+import { type KindModule, variablesAt } from "@holdfast/core/kinds";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
-import { kindInfo, newNodeId, palette } from "../kinds";
+import { fieldId, labelOf, StepForm } from "../../forms/step-form";
+import type { FormContext } from "../../forms/widgets";
+import { kindInfo, newNodeId, palette, paletteGroups } from "../kinds";
 import { placeNew, tidyLayout } from "../layout-graph";
 import { renameReferences } from "../rename";
 import { TriggerSettings } from "./trigger-settings";
@@ -74,18 +77,44 @@ function toGraph(nodes: FlowNode[], edges: Edge[]): GraphJson {
   };
 }
 
-/** Problems by node id: "node:<id>..." paths, and "nodes.<index>..." paths of the zod shape check. */
-function problemsByNode(problems: Problem[], graph: GraphJson): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const p of problems) {
+/** A problem placed: its node ("(graph)" for the graph's own) and its field under config ("" for the node itself). */
+interface PlacedProblem {
+  nodeId: string;
+  field: string;
+  message: string;
+}
+
+/** Places "node:<id>.config.<field>" paths, and "nodes.<index>.config.<field>" paths of the shape check. */
+function placeProblems(problems: Problem[], graph: GraphJson): PlacedProblem[] {
+  return problems.map((p) => {
     const byId = /^node:([a-z][a-z0-9_]*)/.exec(p.path)?.[1];
     const byIndex = /^nodes\.(\d+)/.exec(p.path)?.[1];
     const id = byId ?? (byIndex !== undefined ? graph.nodes[Number(byIndex)]?.id : undefined);
-    const key = id ?? "(graph)";
-    const field = p.path.replace(/^node:[a-z0-9_]+\.?|^nodes\.\d+\.?/, "");
-    out.set(key, [...(out.get(key) ?? []), field ? `${field}: ${p.message}` : p.message]);
+    const rest = p.path.replace(/^node:[a-z0-9_]+\.?|^nodes\.\d+\.?/, "");
+    return { nodeId: id ?? "(graph)", field: rest.startsWith("config.") ? rest.slice("config.".length) : rest === "config" ? "" : rest, message: p.message };
+  });
+}
+
+function problemsByNode(placed: PlacedProblem[], graph: GraphJson): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const p of placed) {
+    const kind = graph.nodes.find((n) => n.id === p.nodeId)?.kind ?? "";
+    const words = p.field ? `${labelOf(kindInfo(kind), p.field)}: ${p.message}` : p.message;
+    out.set(p.nodeId, [...(out.get(p.nodeId) ?? []), words]);
   }
   return out;
+}
+
+/** The node's one line: its kind's summary of a valid config, or what is missing. */
+function summaryOf(module: KindModule | undefined, config: unknown): string {
+  if (!module) return "";
+  const parsed = module.config.safeParse(config ?? {});
+  if (!parsed.success) return "Not set up yet";
+  try {
+    return module.summary(parsed.data);
+  } catch {
+    return "";
+  }
 }
 
 function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
@@ -94,10 +123,16 @@ function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
   return (
     <div className={`step-node${selected ? " selected" : ""}${bad ? " invalid" : ""}`} data-node={id} title={data.problems.join("\n")}>
       {data.kind !== "trigger" && <Handle type="target" position={Position.Left} />}
-      <div className="step-id">{id}</div>
-      <div className="step-kind">{info?.label ?? data.kind}</div>
+      <div className="step-head">
+        <span className="step-icon" aria-hidden>
+          {info?.icon ?? "?"}
+        </span>
+        <span className="step-kind">{info?.label ?? data.kind}</span>
+      </div>
+      <div className="step-id">{data.name ?? id}</div>
+      <div className="step-summary">{summaryOf(info, data.config)}</div>
       {bad && <div className="step-problem">{data.problems[0]}</div>}
-      {data.kind === "end" ? null : info?.outputs ? (
+      {info?.outputs?.length === 0 ? null : info?.outputs ? (
         info.outputs.map((o, i) => (
           <Handle key={o} id={o} type="source" position={Position.Right} style={{ top: `${30 + i * 40}%` }}>
             <span className="handle-label">{o}</span>
@@ -129,6 +164,12 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
   const draft = useQuery(trpc.drafts.get.queryOptions(input, { refetchOnWindowFocus: false }));
   const save = useMutation(trpc.drafts.save.mutationOptions());
   const publish = useMutation(trpc.versions.publish.mutationOptions());
+  // What the forms offer: the organisation's connections and members, and the trigger's sample payload.
+  const connectionsList = useQuery(trpc.connections.list.queryOptions({ orgSlug }));
+  const membersList = useQuery(trpc.members.list.queryOptions({ orgSlug }));
+  const sample = useQuery(trpc.triggers.sample.queryOptions(input, { refetchOnWindowFocus: true }));
+  const [formKey, setFormKey] = useState(0);
+  const [showProblems, setShowProblems] = useState(false);
   const [nodes, setNodes, onNodesChange] = useNodesState<FlowNode>([]);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
   const [revision, setRevision] = useState(0);
@@ -164,7 +205,8 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
   const graphText = useMemo(() => JSON.stringify(graph), [graph]);
 
   // Problems from the last save, shown on the nodes.
-  const byNode = useMemo(() => problemsByNode(problems, graph), [problems, graph]);
+  const placed = useMemo(() => placeProblems(problems, graph), [problems, graph]);
+  const byNode = useMemo(() => problemsByNode(placed, graph), [placed, graph]);
   useEffect(() => {
     setNodes((ns) => {
       let changed = false;
@@ -221,6 +263,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
       const f = toFlow(JSON.parse(text) as GraphJson);
       setNodes(f.nodes);
       setEdges(f.edges);
+      setFormKey((k) => k + 1);
     },
     [setNodes, setEdges],
   );
@@ -292,9 +335,20 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     addNode(kind, placeNew(nodes, after));
     if (!after || after.data.kind === "end" || kind === "trigger") return;
     const outputs = kindInfo(after.data.kind)?.outputs ?? [null];
+    const edge = (source: string, target: string, handle: string | null): Edge => ({
+      id: `${source}->${target}${handle ? `:${handle}` : ""}`,
+      source,
+      target,
+      ...(handle ? { sourceHandle: handle, label: handle } : {}),
+    });
     const free = outputs.find((o) => !edges.some((e) => e.source === after.id && (e.sourceHandle ?? null) === o));
-    if (free === undefined) return;
-    setEdges((es) => [...es, { id: `${after.id}->${id}${free ? `:${free}` : ""}`, source: after.id, target: id, ...(free ? { sourceHandle: free, label: free } : {}) }]);
+    if (free !== undefined) return setEdges((es) => [...es, edge(after.id, id, free)]);
+    // Every output is taken: the new step goes in between (selected -> new -> what came next), when it has a way on.
+    const first = outputs[0] ?? null;
+    const next = edges.find((e) => e.source === after.id && (e.sourceHandle ?? null) === first);
+    const own = kindInfo(kind)?.outputs;
+    if (!next || own?.length === 0) return;
+    setEdges((es) => [...es.filter((e) => e !== next), edge(after.id, id, first), edge(id, next.target, own?.[0] ?? null)]);
   };
   const tidy = () => {
     const at = tidyLayout(nodes, edges);
@@ -326,9 +380,47 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
       const config = JSON.parse(text);
       setConfigError(null);
       setNodes((ns) => ns.map((n) => (n.id === selected ? { ...n, data: { ...n.data, config } } : n)));
+      setFormKey((k) => k + 1);
     } catch (error) {
       setConfigError(`not JSON: ${(error as Error).message}`);
     }
+  };
+  // The form's changes go straight into the node's config (and autosave); the JSON view follows unless it is being typed in.
+  const onFormChange = useCallback(
+    (config: unknown) => {
+      setNodes((ns) => ns.map((n) => (n.id === selected && JSON.stringify(n.data.config) !== JSON.stringify(config) ? { ...n, data: { ...n.data, config } } : n)));
+      if ((document.activeElement as HTMLElement | null)?.getAttribute("name") !== "node-config") setConfigText(JSON.stringify(config, null, 2));
+    },
+    [selected, setNodes],
+  );
+  const newConnection = useCallback(
+    async (kind: string) => {
+      window.open(`/settings?org=${orgSlug}&newConnection=${kind}#connections`, "_blank", "noopener");
+      return null;
+    },
+    [orgSlug],
+  );
+  /** A problem clicked in the list: its node selected and centred, its field focused. */
+  const goToProblem = (p: PlacedProblem) => {
+    setShowProblems(false);
+    if (p.nodeId === "(graph)") return;
+    setNodes((ns) => ns.map((n) => ({ ...n, selected: n.id === p.nodeId })));
+    setSelected(p.nodeId);
+    const node = nodes.find((n) => n.id === p.nodeId);
+    if (node) flow.setCenter(node.position.x + 100, node.position.y + 40, { zoom: Math.max(flow.getZoom(), 0.9), duration: 300 });
+    setTimeout(() => {
+      const field = p.field.split(".");
+      // The longest field name the problem's path starts with (approvers.users.0 -> approvers).
+      for (let i = field.length; i > 0; i--) {
+        const el = document.getElementById(fieldId(p.nodeId, field.slice(0, i).join(".")));
+        if (el) {
+          el.closest("details")?.setAttribute("open", "");
+          el.scrollIntoView({ block: "center" });
+          (el.matches("input, select, textarea") ? el : (el.querySelector("input, select, textarea") as HTMLElement | null))?.focus();
+          return;
+        }
+      }
+    }, 350);
   };
   const renameNode = () => {
     if (!current || idText === current.id) return;
@@ -369,6 +461,32 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
   if (draft.isError) return <p className="flash flash-error">Could not load the draft: {draft.error.message}</p>;
 
   const selectedProblems = selected ? (byNode.get(selected) ?? []) : [];
+  const publishBlocked = !canEdit
+    ? "Only owners and editors can publish."
+    : publish.isPending
+      ? "Publishing…"
+      : state === "dirty" || state === "saving"
+        ? "Saving your changes first…"
+        : state === "conflict"
+          ? "Someone else saved meanwhile: keep one version first."
+          : state === "error"
+            ? "The last change was not saved."
+            : problems.length > 0
+              ? `Fix the ${problems.length === 1 ? "problem" : `${problems.length} problems`} first (click the count to see ${problems.length === 1 ? "it" : "them"}).`
+              : null;
+  const formCtx: FormContext | null = current
+    ? {
+        orgSlug,
+        nodeId: current.id,
+        graph,
+        variables: variablesAt(graph, current.id, sample.data ?? null),
+        sample: sample.data ?? null,
+        connections: (connectionsList.data ?? []).map((c) => ({ name: c.name, kind: c.kind, status: c.status })),
+        members: (membersList.data ?? []).map((m) => ({ email: m.email, name: m.name, role: m.role })),
+        canEdit,
+        newConnection,
+      }
+    : null;
   const graphProblemsList = byNode.get("(graph)") ?? [];
   const stateText: Record<SaveState, string> = {
     saved: "All changes saved",
@@ -411,32 +529,69 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
         <button type="button" onClick={tidy} disabled={!canEdit || nodes.length < 2} title="Arrange the steps left to right">
           Tidy layout
         </button>
-        <span className={problems.length ? "problems-count bad" : "problems-count ok"}>
-          {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"}` : "Valid"}
+        <span className="problems-wrap">
+          <button
+            type="button"
+            className={problems.length ? "problems-count bad" : "problems-count ok"}
+            aria-expanded={showProblems}
+            disabled={problems.length === 0}
+            onClick={() => setShowProblems(!showProblems)}
+          >
+            {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"}` : "Ready to publish"}
+          </button>
+          {showProblems && problems.length > 0 && (
+            <ul className="problems-list" aria-label="problems">
+              {placed.map((p) => {
+                const node = graph.nodes.find((n) => n.id === p.nodeId);
+                const module = kindInfo(node?.kind ?? "");
+                return (
+                  <li key={`${p.nodeId}:${p.field}:${p.message}`}>
+                    <button type="button" data-problem-node={p.nodeId} data-problem-field={p.field} onClick={() => goToProblem(p)}>
+                      <strong>
+                        {module?.icon} {node?.name ?? p.nodeId}
+                      </strong>
+                      {p.field ? <span className="muted"> · {labelOf(module, p.field)}</span> : null}
+                      <br />
+                      {p.message}
+                    </button>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
         </span>
-        <button type="button" className="primary" onClick={doPublish} disabled={!canEdit || state !== "saved" || problems.length > 0 || publish.isPending}>
+        <button type="button" className="primary" onClick={doPublish} disabled={publishBlocked !== null} title={publishBlocked ?? "Publish this draft as a new version"}>
           Publish
         </button>
+        {publishBlocked && <span className="small muted publish-why">{publishBlocked}</span>}
         <Link href={`/automations/${automationId}/versions?org=${orgSlug}`}>Versions</Link>
         {message ? <span className="editor-message">{message}</span> : null}
       </div>
       {graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
       <div className="editor-body">
         <aside className="palette" aria-label="palette">
-          <div className="small muted">Drag onto the canvas (or click)</div>
-          {palette().map((k) => (
-            <button
-              type="button"
-              key={k.kind}
-              className="palette-item"
-              data-kind={k.kind}
-              draggable={canEdit}
-              disabled={!canEdit}
-              onDragStart={(e) => e.dataTransfer.setData("application/holdfast-kind", k.kind)}
-              onClick={() => addAfterSelected(k.kind)}
-            >
-              {k.label}
-            </button>
+          <div className="small muted">Click to add after the selected step, or drag onto the canvas</div>
+          {paletteGroups.map((group) => (
+            <div key={group} className="palette-group">
+              <div className="palette-group-name small muted">{group}</div>
+              {palette()
+                .filter((k) => k.group === group)
+                .map((k) => (
+                  <button
+                    type="button"
+                    key={k.kind}
+                    className="palette-item"
+                    data-kind={k.kind}
+                    title={k.description}
+                    draggable={canEdit}
+                    disabled={!canEdit}
+                    onDragStart={(e) => e.dataTransfer.setData("application/holdfast-kind", k.kind)}
+                    onClick={() => addAfterSelected(k.kind)}
+                  >
+                    <span aria-hidden>{k.icon}</span> {k.label}
+                  </button>
+                ))}
+            </div>
           ))}
         </aside>
         <div className="canvas" role="application" aria-label="canvas" onDrop={onDrop} onDragOver={(e) => e.preventDefault()}>
@@ -473,23 +628,30 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
                 />
               </label>
               {publishedIds.has(current.id) && <span className="small muted">Published: the id is fixed (runs and migrations name it).</span>}
-              <div className="small muted">{kindInfo(current.data.kind)?.label}</div>
+              <div className="panel-kind">
+                {kindInfo(current.data.kind)?.icon} {kindInfo(current.data.kind)?.label ?? current.data.kind}
+              </div>
               {current.data.kind === "trigger" && <TriggerSettings orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} />}
-              <label>
-                Settings (JSON)
-                <textarea name="node-config" rows={16} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />
-              </label>
+              {kindInfo(current.data.kind) && formCtx ? (
+                <StepForm
+                  key={`${current.id}:${formKey}`}
+                  module={kindInfo(current.data.kind) as KindModule}
+                  config={current.data.config}
+                  onChange={onFormChange}
+                  ctx={formCtx}
+                  problems={placed.filter((p) => p.nodeId === current.id).map((p) => [p.field, p.message])}
+                />
+              ) : (
+                <p className="field-error">There is no step kind "{current.data.kind}": change it under Advanced or delete the step.</p>
+              )}
+              <details className="advanced-json">
+                <summary>Advanced: settings as JSON</summary>
+                <textarea name="node-config" rows={14} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />
+              </details>
               {configError && (
                 <p className="field-error" role="alert">
                   {configError}
                 </p>
-              )}
-              {selectedProblems.length > 0 && (
-                <ul className="field-error node-problems">
-                  {selectedProblems.map((p) => (
-                    <li key={p}>{p}</li>
-                  ))}
-                </ul>
               )}
             </div>
           ) : (

@@ -1,0 +1,61 @@
+"use client";
+
+import type { Variable } from "@holdfast/core/kinds";
+import { useState } from "react";
+
+/**
+ * The variable picker: what exists at this node (the payload from the trigger's sample, the contact, the run, the
+ * outputs of steps that run on every path here), searchable; a click inserts `{{path}}` where the cursor was.
+ */
+export function VariablePicker({ variables, onPick, label = "Insert variable" }: { variables: Variable[]; onPick: (path: string) => void; label?: string }) {
+  const [open, setOpen] = useState(false);
+  const [query, setQuery] = useState("");
+  const shown = variables.filter((v) => `${v.path} ${v.label}`.toLowerCase().includes(query.toLowerCase()));
+  const groups = [...new Set(shown.map((v) => v.group))];
+  return (
+    <span className="var-picker">
+      <button type="button" className="small var-picker-button" aria-expanded={open} onClick={() => setOpen(!open)}>
+        {"{ }"} {label}
+      </button>
+      {open && (
+        <div className="var-picker-menu" role="listbox" aria-label="variables">
+          <input
+            className="var-picker-search"
+            placeholder="Search variables"
+            // biome-ignore lint/a11y/noAutofocus: the menu opened to be searched
+            autoFocus
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            onKeyDown={(e) => e.key === "Escape" && setOpen(false)}
+          />
+          {groups.length === 0 && <p className="small muted">Nothing matches. Send a delivery and use it as the sample to see the payload's fields.</p>}
+          {groups.map((g) => (
+            <div key={g}>
+              <div className="var-group small muted">{g}</div>
+              {shown
+                .filter((v) => v.group === g)
+                .map((v) => (
+                  <button
+                    type="button"
+                    role="option"
+                    aria-selected={false}
+                    key={v.path}
+                    className="var-option"
+                    data-path={v.path}
+                    onClick={() => {
+                      onPick(v.path);
+                      setOpen(false);
+                      setQuery("");
+                    }}
+                  >
+                    <span>{v.label}</span> <code className="small">{v.path}</code>
+                    {v.example ? <span className="small muted"> e.g. {v.example}</span> : null}
+                  </button>
+                ))}
+            </div>
+          ))}
+        </div>
+      )}
+    </span>
+  );
+}
