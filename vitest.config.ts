@@ -9,6 +9,8 @@ process.env.HOLDFAST_SECRET_KEY ??= randomBytes(32).toString("hex");
 process.env.HOLDFAST_EGRESS_ALLOW ??= "127.0.0.1,::1,localhost";
 
 export default defineConfig({
+  // The web's components (tsconfig says "preserve" for Next) are compiled with React's automatic runtime in tests.
+  oxc: { jsx: { runtime: "automatic" } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "e2e/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/.next/**"],

@@ -25,7 +25,8 @@ import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } fro
 import { useTRPC } from "../../../server/trpc/client";
 import { fieldId, labelOf, StepForm } from "../../forms/step-form";
 import type { FormContext } from "../../forms/widgets";
-import { kindInfo, newNodeId, palette, paletteGroups } from "../kinds";
+import { kindInfo, newNodeId } from "../kinds";
+import { Palette } from "../palette";
 import { placeNew, tidyLayout } from "../layout-graph";
 import { renameReferences } from "../rename";
 import { TriggerSettings } from "./trigger-settings";
@@ -570,29 +571,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
       {graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
       <div className="editor-body">
         <aside className="palette" aria-label="palette">
-          <div className="small muted">Click to add after the selected step, or drag onto the canvas</div>
-          {paletteGroups.map((group) => (
-            <div key={group} className="palette-group">
-              <div className="palette-group-name small muted">{group}</div>
-              {palette()
-                .filter((k) => k.group === group)
-                .map((k) => (
-                  <button
-                    type="button"
-                    key={k.kind}
-                    className="palette-item"
-                    data-kind={k.kind}
-                    title={k.description}
-                    draggable={canEdit}
-                    disabled={!canEdit}
-                    onDragStart={(e) => e.dataTransfer.setData("application/holdfast-kind", k.kind)}
-                    onClick={() => addAfterSelected(k.kind)}
-                  >
-                    <span aria-hidden>{k.icon}</span> {k.label}
-                  </button>
-                ))}
-            </div>
-          ))}
+          <Palette canEdit={canEdit} onAdd={addAfterSelected} />
         </aside>
         <div className="canvas" role="application" aria-label="canvas" onDrop={onDrop} onDragOver={(e) => e.preventDefault()}>
           <ReactFlow
