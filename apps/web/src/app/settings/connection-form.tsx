@@ -36,6 +36,8 @@ interface FormValues {
 
 type TestResult = { ok: boolean; message: string };
 
+const nameHelp = "Steps pick the connection by this name: lowercase letters, digits, - or _.";
+
 export function ConnectionForm({
   orgSlug,
   kind,
@@ -142,8 +144,13 @@ export function ConnectionForm({
       <p className="small muted" style={{ margin: 0 }}>
         {kind.description}
       </p>
-      <Labelled id={`${ids}-name`} label="Name" required help="Steps pick the connection by this name: lowercase letters, digits, - or _." error={errors.name?.message}>
-        <input id={`${ids}-name`} {...register("name")} autoComplete="off" placeholder={kind.kind === "smtp" ? "mailbox" : `${kind.kind}-main`} aria-invalid={!!errors.name} />
+      <Labelled id={`${ids}-name`} label="Name" required help={nameHelp} error={errors.name?.message}>
+        <input
+          {...described(`${ids}-name`, true, nameHelp, errors.name?.message)}
+          {...register("name")}
+          autoComplete="off"
+          placeholder={kind.kind === "smtp" ? "mailbox" : `${kind.kind}-main`}
+        />
       </Labelled>
       {saved && <p className="small muted" style={{ margin: 0 }}>Renaming is refused while a published version uses the connection: those versions find it by name.</p>}
       {basic.map((f) => (
@@ -152,12 +159,11 @@ export function ConnectionForm({
       {kind.secret && (
         <Labelled id={`${ids}-secret`} label={kind.secret.label} required={kind.secret.required} help={kind.secret.help} error={errors.secret?.message}>
           <input
-            id={`${ids}-secret`}
+            {...described(`${ids}-secret`, kind.secret.required, kind.secret.help, errors.secret?.message)}
             {...register("secret")}
             type="password"
             autoComplete="new-password"
             placeholder={saved?.hasSecret ? "saved – type to replace" : ""}
-            aria-invalid={!!errors.secret}
           />
         </Labelled>
       )}
@@ -197,6 +203,7 @@ export function ConnectionForm({
   );
 }
 
+/** A field: its label (the input's accessible name), the input, then its help and error (described by). */
 function Labelled({
   id,
   label,
@@ -206,21 +213,39 @@ function Labelled({
   children,
 }: { id: string; label: string; required?: boolean | undefined; help?: string | undefined; error?: string | undefined; children: React.ReactNode }) {
   return (
-    <label htmlFor={id}>
+    <div style={{ display: "flex", flexDirection: "column", gap: "0.25rem", fontSize: "0.9rem" }}>
       <span>
-        {label}
+        <label htmlFor={id} style={{ display: "inline" }}>
+          {label}
+        </label>
         {required && (
-          <abbr title="required" style={{ color: "#9b1c1c", textDecoration: "none", marginLeft: "0.2rem" }}>
+          <span aria-hidden="true" title="required" style={{ color: "#9b1c1c", marginLeft: "0.2rem" }}>
             *
-          </abbr>
+          </span>
         )}
       </span>
       {children}
-      {help && <span className="small muted">{help}</span>}
-      {error && <span className="field-error">{error}</span>}
-    </label>
+      {help && (
+        <span id={`${id}-help`} className="small muted">
+          {help}
+        </span>
+      )}
+      {error && (
+        <span id={`${id}-error`} className="field-error">
+          {error}
+        </span>
+      )}
+    </div>
   );
 }
+
+/** What an input needs besides its registration: required, and its help and error as its description. */
+const described = (id: string, required: boolean | undefined, help: string | undefined, error: string | undefined) => ({
+  id,
+  "aria-required": required ? true : undefined,
+  "aria-invalid": error ? true : undefined,
+  "aria-describedby": [help ? `${id}-help` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined,
+});
 
 /** Empty optional text is "not set" (undefined), so the schema's defaults and optionals apply. */
 const textValue = (required: boolean) => (v: unknown) => (typeof v === "string" && v.trim() === "" && !required ? undefined : v);
@@ -231,31 +256,42 @@ function Field({ field, register, error }: { field: FieldSpec; register: UseForm
   const id = `${useId()}-${field.name}`;
   const w = field.widget;
   const common = { id, label: field.label, required: field.required, help: field.help, error: error?.message };
+  const a11y = described(id, field.required, field.help, error?.message);
   switch (w.type) {
     case "number":
       return (
         <Labelled {...common}>
           <span style={{ display: "flex", gap: "0.4rem", alignItems: "center" }}>
-            <input id={id} {...register(name, { setValueAs: numberValue })} type="number" inputMode="decimal" min={w.min} max={w.max} step={w.step ?? "any"} aria-invalid={!!error} />
+            <input {...a11y} {...register(name, { setValueAs: numberValue })} type="number" inputMode="decimal" min={w.min} max={w.max} step={w.step ?? "any"} />
             {w.unit && <span className="small muted">{w.unit}</span>}
           </span>
         </Labelled>
       );
     case "boolean":
       return (
-        <label htmlFor={id} style={{ flexDirection: "row", alignItems: "flex-start", gap: "0.5rem" }}>
-          <input id={id} {...register(name)} type="checkbox" style={{ marginTop: "0.25rem" }} />
-          <span>
-            {field.label}
-            {field.help && <span className="small muted" style={{ display: "block" }}>{field.help}</span>}
-            {error?.message && <span className="field-error">{error.message}</span>}
-          </span>
-        </label>
+        <div style={{ display: "flex", alignItems: "flex-start", gap: "0.5rem", fontSize: "0.9rem" }}>
+          <input {...a11y} {...register(name)} type="checkbox" style={{ marginTop: "0.25rem" }} />
+          <div>
+            <label htmlFor={id} style={{ display: "inline" }}>
+              {field.label}
+            </label>
+            {field.help && (
+              <span id={`${id}-help`} className="small muted" style={{ display: "block" }}>
+                {field.help}
+              </span>
+            )}
+            {error?.message && (
+              <span id={`${id}-error`} className="field-error">
+                {error.message}
+              </span>
+            )}
+          </div>
+        </div>
       );
     case "select":
       return (
         <Labelled {...common}>
-          <select id={id} {...register(name)} aria-invalid={!!error} style={{ font: "inherit", padding: "0.4rem 0.5rem", border: "1px solid var(--line)", borderRadius: 6 }}>
+          <select {...a11y} {...register(name)} style={{ font: "inherit", padding: "0.4rem 0.5rem", border: "1px solid var(--line)", borderRadius: 6 }}>
             {w.options.map((o) => (
               <option key={o.value} value={o.value}>
                 {o.label}
@@ -267,21 +303,20 @@ function Field({ field, register, error }: { field: FieldSpec; register: UseForm
     case "secret":
       return (
         <Labelled {...common}>
-          <input id={id} {...register(name, { setValueAs: textValue(!!field.required) })} type="password" autoComplete="new-password" placeholder={w.placeholder} aria-invalid={!!error} />
+          <input {...a11y} {...register(name, { setValueAs: textValue(!!field.required) })} type="password" autoComplete="new-password" placeholder={w.placeholder} />
         </Labelled>
       );
     case "text":
       return (
         <Labelled {...common}>
           <input
-            id={id}
+            {...a11y}
             {...register(name, { setValueAs: textValue(!!field.required) })}
             type={w.format === "url" ? "url" : "text"}
             inputMode={w.format === "url" ? "url" : w.format === "email" ? "email" : undefined}
             placeholder={w.placeholder}
             autoComplete="off"
             spellCheck={false}
-            aria-invalid={!!error}
           />
         </Labelled>
       );
