@@ -94,6 +94,14 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
                   <Link href={`/runs/${r.id}`} className="mono">
                     {r.id}
                   </Link>
+                  {r.test ? (
+                    <>
+                      {" "}
+                      <span className="badge badge-ready" title="Started from the editor's Test run with the sample payload">
+                        Test
+                      </span>
+                    </>
+                  ) : null}
                 </td>
                 <td>
                   {r.automationName} <span className="muted small">{r.orgSlug}</span>

@@ -28,6 +28,8 @@ export interface RunListItem {
   status: DisplayStatus;
   contact: string | null;
   startKey: string;
+  /** Started from the editor's Test run. */
+  test: boolean;
   createdAt: Date;
   finishedAt: Date | null;
 }
@@ -48,7 +50,7 @@ export async function listRuns(db: Db, orgIds: string[], f: RunFilters, limit = 
   const rows = await db.$queryRaw<RunListItem[]>`
     SELECT * FROM (
       SELECT r.id, o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version,
-             ${displayStatusSql} AS status, c.email AS contact, r.start_key AS "startKey", r.created_at AS "createdAt",
+             ${displayStatusSql} AS status, c.email AS contact, r.start_key AS "startKey", r.test, r.created_at AS "createdAt",
              r.finished_at AS "finishedAt"
       FROM runs r
       JOIN organisations o ON o.id = r.org_id
@@ -134,6 +136,8 @@ export interface RunDetail {
     status: string;
     displayStatus: DisplayStatus;
     startKey: string;
+    /** Started from the editor's Test run. */
+    test: boolean;
     input: unknown;
     error: unknown;
     cancelRequestedAt: Date | null;
@@ -160,7 +164,7 @@ export interface RunDetail {
 export async function runDetail(db: Db, orgIds: string[], id: string): Promise<RunDetail | null> {
   if (orgIds.length === 0 || !/^run_[0-9a-f]{32}$/.test(id)) return null;
   const [head] = await db.$queryRaw<(RunDetail["run"] & { orgSlug: string; automationSlug: string; automationName: string; version: number; contact: string | null; graph: unknown })[]>`
-    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.start_key AS "startKey", r.input,
+    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.start_key AS "startKey", r.test, r.input,
            r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
            r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
            o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact

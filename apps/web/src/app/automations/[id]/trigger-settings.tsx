@@ -3,10 +3,12 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
+import { TriggerDeliveries } from "./trigger-deliveries";
 
 /**
  * The trigger's address and credential, in the trigger step's panel. Owners and editors see and rotate the signing
- * secret and the URL token and choose how senders authenticate; others see the mode and the base URL only.
+ * secret and the URL token and choose how senders authenticate; others see the mode and the base URL only. Below
+ * them: the recent deliveries, the sample payload and Test run (trigger-deliveries.tsx).
  */
 export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
   const trpc = useTRPC();
@@ -35,90 +37,93 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
   };
 
   return (
-    <section className="stack trigger-settings" aria-label="trigger address">
-      <h3>Trigger address</h3>
-      <label>
-        Senders authenticate with
-        <select
-          name="trigger-mode"
-          value={t.mode}
-          disabled={!canEdit || setMode.isPending}
-          onChange={(e) => setMode.mutate({ ...input, mode: e.target.value as "signed" | "url_token" })}
-        >
-          <option value="signed">Signature (Standard Webhooks)</option>
-          <option value="url_token">Token in the URL (form tools)</option>
-        </select>
-      </label>
-      <label>
-        URL (POST JSON)
-        <input name="trigger-url" readOnly value={t.credential || t.mode === "signed" ? t.url : `${t.url}/…`} onFocus={(e) => e.target.select()} />
-      </label>
-      {t.credential ? (
-        <>
-          <div className="row">
-            <button type="button" onClick={() => copy(t.url, "URL")}>
-              Copy URL
-            </button>
-            {t.mode === "url_token" && (
-              <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("url_token")}>
-                New URL…
+    <>
+      <section className="stack trigger-settings" aria-label="trigger address">
+        <h3>Trigger address</h3>
+        <label>
+          Senders authenticate with
+          <select
+            name="trigger-mode"
+            value={t.mode}
+            disabled={!canEdit || setMode.isPending}
+            onChange={(e) => setMode.mutate({ ...input, mode: e.target.value as "signed" | "url_token" })}
+          >
+            <option value="signed">Signature (Standard Webhooks)</option>
+            <option value="url_token">Token in the URL (form tools)</option>
+          </select>
+        </label>
+        <label>
+          URL (POST JSON or form data)
+          <input name="trigger-url" readOnly value={t.credential || t.mode === "signed" ? t.url : `${t.url}/…`} onFocus={(e) => e.target.select()} />
+        </label>
+        {t.credential ? (
+          <>
+            <div className="row">
+              <button type="button" onClick={() => copy(t.url, "URL")}>
+                Copy URL
               </button>
+              {t.mode === "url_token" && (
+                <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("url_token")}>
+                  New URL…
+                </button>
+              )}
+            </div>
+            {t.mode === "url_token" && <p className="small muted">Anyone with this URL can start runs: share it only with the form tool.</p>}
+            {t.mode === "signed" && (
+              <>
+                <label>
+                  Signing secret
+                  <input name="trigger-secret" readOnly type={shown ? "text" : "password"} value={t.credential.signingSecret} onFocus={(e) => e.target.select()} />
+                </label>
+                <div className="row">
+                  <button type="button" onClick={() => setShown((s) => !s)}>
+                    {shown ? "Hide" : "Show"}
+                  </button>
+                  <button type="button" onClick={() => copy(t.credential?.signingSecret ?? "", "Secret")}>
+                    Copy secret
+                  </button>
+                  <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("signing_secret")}>
+                    New secret…
+                  </button>
+                </div>
+                <p className="small muted">Requests must carry webhook-id, webhook-timestamp and webhook-signature headers signed with this secret.</p>
+              </>
             )}
-          </div>
-          {t.mode === "url_token" && <p className="small muted">Anyone with this URL can start runs: share it only with the form tool.</p>}
-          {t.mode === "signed" && (
-            <>
-              <label>
-                Signing secret
-                <input name="trigger-secret" readOnly type={shown ? "text" : "password"} value={t.credential.signingSecret} onFocus={(e) => e.target.select()} />
-              </label>
-              <div className="row">
-                <button type="button" onClick={() => setShown((s) => !s)}>
-                  {shown ? "Hide" : "Show"}
-                </button>
-                <button type="button" onClick={() => copy(t.credential?.signingSecret ?? "", "Secret")}>
-                  Copy secret
-                </button>
-                <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("signing_secret")}>
-                  New secret…
-                </button>
-              </div>
-              <p className="small muted">Requests must carry webhook-id, webhook-timestamp and webhook-signature headers signed with this secret.</p>
-            </>
-          )}
-          {t.credential.previous.length > 0 && (
-            <p className="small muted">
-              {t.credential.previous.map((p) => (
-                <span key={`${p.kind}${String(p.expiresAt)}`}>
-                  The previous {p.kind === "signing_secret" ? "secret" : "URL"} works until {new Date(p.expiresAt).toLocaleString()}.{" "}
-                  {canEdit && (
-                    <button
-                      type="button"
-                      className="link"
-                      disabled={revoke.isPending}
-                      onClick={async () => {
-                        if (!window.confirm("Stop accepting it now? Senders still using it will be refused.")) return;
-                        await revoke.mutateAsync({ ...input, kind: p.kind });
-                        setNote(`The previous ${p.kind === "signing_secret" ? "secret" : "URL"} no longer works.`);
-                      }}
-                    >
-                      Stop accepting it now
-                    </button>
-                  )}{" "}
-                </span>
-              ))}
-            </p>
-          )}
-        </>
-      ) : (
-        <p className="small muted">Only owners and editors can see the trigger's secret and token.</p>
-      )}
-      {(setMode.error || rotate.error || revoke.error) && <p className="field-error">{(setMode.error ?? rotate.error ?? revoke.error)?.message}</p>}
-      {note && (
-        <p className="small" role="status">
-          {note}
-        </p>
-      )}
-    </section>
+            {t.credential.previous.length > 0 && (
+              <p className="small muted">
+                {t.credential.previous.map((p) => (
+                  <span key={`${p.kind}${String(p.expiresAt)}`}>
+                    The previous {p.kind === "signing_secret" ? "secret" : "URL"} works until {new Date(p.expiresAt).toLocaleString()}.{" "}
+                    {canEdit && (
+                      <button
+                        type="button"
+                        className="link"
+                        disabled={revoke.isPending}
+                        onClick={async () => {
+                          if (!window.confirm("Stop accepting it now? Senders still using it will be refused.")) return;
+                          await revoke.mutateAsync({ ...input, kind: p.kind });
+                          setNote(`The previous ${p.kind === "signing_secret" ? "secret" : "URL"} no longer works.`);
+                        }}
+                      >
+                        Stop accepting it now
+                      </button>
+                    )}{" "}
+                  </span>
+                ))}
+              </p>
+            )}
+          </>
+        ) : (
+          <p className="small muted">Only owners and editors can see the trigger's secret and token.</p>
+        )}
+        {(setMode.error || rotate.error || revoke.error) && <p className="field-error">{(setMode.error ?? rotate.error ?? revoke.error)?.message}</p>}
+        {note && (
+          <p className="small" role="status">
+            {note}
+          </p>
+        )}
+      </section>
+      <TriggerDeliveries orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} />
+    </>
   );
 }

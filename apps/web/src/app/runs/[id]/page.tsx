@@ -54,7 +54,18 @@ export default async function RunPage({ params, searchParams }: Props) {
       </p>
       <h1>
         Run <span className="mono">{run.id}</span> <StatusBadge status={run.displayStatus} />
+        {run.test ? (
+          <>
+            {" "}
+            <span className="badge badge-ready">Test run</span>
+          </>
+        ) : null}
       </h1>
+      {run.test ? (
+        <p className="muted small" data-test-run="1">
+          Test run: started from the editor's trigger panel with the automation's sample payload (its timeline says by whom).
+        </p>
+      ) : null}
       {done ? (
         <p className="flash flash-ok" role="status">
           {done}

@@ -1,0 +1,170 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { useTRPC } from "../../../server/trpc/client";
+
+/** The panel polls while it is open: a delivery sent from a form tool shows up within a few seconds. */
+const refreshMs = 4_000;
+
+const outcomeBadge = { accepted: "badge-completed", duplicate: "badge-waiting", refused: "badge-failed" } as const;
+
+/** What happened, in plain words (a refusal's reason is already a sentence from the server). */
+function describe(d: { outcome: "accepted" | "duplicate" | "refused"; reason: string | null }): string {
+  if (d.outcome === "accepted") return "Started a run.";
+  if (d.outcome === "duplicate") return "Same event as an earlier delivery: answered with that run, nothing started.";
+  return d.reason ? `Refused: ${d.reason}.` : "Refused.";
+}
+
+/** The sample as readable lines (`lead.email: maya@example.com`), nested objects flattened with dots. */
+export function sampleLines(value: unknown, prefix = ""): { key: string; value: string }[] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const text = Array.isArray(value) ? value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ") : typeof value === "string" ? value : JSON.stringify(value);
+    return [{ key: prefix || "(value)", value: text ?? "" }];
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length === 0) return prefix ? [{ key: prefix, value: "(empty)" }] : [];
+  return entries.flatMap(([k, v]) => sampleLines(v, prefix ? `${prefix}.${k}` : k));
+}
+
+/**
+ * Below the trigger's address: its recent deliveries (accepted, repeated and refused with the reason), the sample
+ * payload the variable picker reads `input.*` from, and Test run.
+ */
+export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const input = { orgSlug, automationId };
+  const deliveries = useQuery(trpc.triggers.deliveries.queryOptions(input, { refetchInterval: refreshMs }));
+  const sample = useQuery(trpc.triggers.sample.queryOptions(input, { refetchInterval: refreshMs }));
+  const refreshSample = () => queryClient.invalidateQueries({ queryKey: trpc.triggers.sample.queryKey(input) });
+  const chooseSample = useMutation(trpc.triggers.useAsSample.mutationOptions({ onSuccess: refreshSample }));
+  const testRun = useMutation(trpc.triggers.testRun.mutationOptions());
+  const [sampleFrom, setSampleFrom] = useState<string | null>(null);
+  const zone = typeof Intl !== "undefined" ? Intl.DateTimeFormat().resolvedOptions().timeZone : "";
+  const lines = sample.data ? sampleLines(sample.data) : [];
+
+  return (
+    <>
+      <section className="stack trigger-settings" aria-label="recent deliveries">
+        <div className="row" style={{ justifyContent: "space-between", alignItems: "baseline" }}>
+          <h3>Recent deliveries</h3>
+          <button type="button" className="linklike small" disabled={deliveries.isFetching} onClick={() => deliveries.refetch()}>
+            Refresh
+          </button>
+        </div>
+        {deliveries.isPending ? (
+          <p className="muted small">Loading deliveries…</p>
+        ) : deliveries.isError ? (
+          <p className="field-error">Could not load the deliveries: {deliveries.error.message}</p>
+        ) : deliveries.data.length === 0 ? (
+          <p className="muted small">No deliveries yet. Send one to the URL above; it shows up here within a few seconds.</p>
+        ) : (
+          <table className="deliveries small">
+            <thead>
+              <tr>
+                <th title={zone}>Time{zone ? ` (${zone})` : ""}</th>
+                <th>What happened</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.data.map((d) => (
+                <tr key={d.id} data-delivery={d.id} data-outcome={d.outcome}>
+                  <td>
+                    <time dateTime={new Date(d.receivedAt).toISOString()} title={new Date(d.receivedAt).toISOString()}>
+                      {new Date(d.receivedAt).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" })}
+                    </time>
+                  </td>
+                  <td>
+                    <span className={`badge ${outcomeBadge[d.outcome]}`}>{d.outcome}</span> <span className="muted">{d.status}</span>
+                    <div className="delivery-reason">{describe(d)}</div>
+                    {(d.startKey || d.webhookId || d.contentType) && (
+                      <div className="muted wrap">
+                        {[d.startKey ?? (d.webhookId ? `webhook-id ${d.webhookId}` : null), d.contentType, d.bodyBytes !== null ? `${d.bodyBytes} bytes` : null]
+                          .filter(Boolean)
+                          .join(" · ")}
+                      </div>
+                    )}
+                  </td>
+                  <td>
+                    {d.runId && (
+                      <Link href={`/runs/${d.runId}`} className="small">
+                        Open run
+                      </Link>
+                    )}
+                    {d.outcome === "accepted" && canEdit && (
+                      <div>
+                        <button
+                          type="button"
+                          className="linklike small"
+                          disabled={chooseSample.isPending}
+                          onClick={async () => {
+                            await chooseSample.mutateAsync({ orgSlug, deliveryId: d.id });
+                            setSampleFrom(d.id);
+                          }}
+                        >
+                          Use as sample
+                        </button>
+                      </div>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {chooseSample.error && <p className="field-error">{chooseSample.error.message}</p>}
+        <p className="small muted">
+          The newest 20 of about 50 kept. A refused request's body is never stored; an accepted one's payload is its run's input.
+        </p>
+      </section>
+
+      <section className="stack trigger-settings" aria-label="sample and test run">
+        <h3>Sample payload</h3>
+        {sample.isPending ? (
+          <p className="muted small">Loading the sample…</p>
+        ) : lines.length === 0 ? (
+          <p className="muted small" data-sample="none">
+            No sample yet. The first accepted delivery becomes the sample; the step forms offer its fields as input.*.
+          </p>
+        ) : (
+          <details className="sample" data-sample="set">
+            <summary className="small">
+              {lines.length} field{lines.length === 1 ? "" : "s"}
+              {sampleFrom ? " (just chosen)" : ""}: {lines.slice(0, 3).map((l) => l.key).join(", ")}
+              {lines.length > 3 ? ", …" : ""}
+            </summary>
+            <dl className="facts small">
+              {lines.map((l) => (
+                <div key={l.key} style={{ display: "contents" }}>
+                  <dt className="mono">{l.key}</dt>
+                  <dd className="wrap">{l.value}</dd>
+                </div>
+              ))}
+            </dl>
+          </details>
+        )}
+        <div className="row">
+          <button
+            type="button"
+            name="test-run"
+            disabled={!canEdit || testRun.isPending}
+            title={canEdit ? "Start a run of the published version with the sample as its input" : "Only owners and editors can start test runs"}
+            onClick={() => testRun.mutate(input)}
+          >
+            {testRun.isPending ? "Starting…" : "Test run"}
+          </button>
+        </div>
+        {testRun.data && (
+          <p className="small" role="status">
+            Test run started: <Link href={`/runs/${testRun.data.runId}`}>open it</Link>
+          </p>
+        )}
+        {testRun.error && <p className="field-error">{testRun.error.message}</p>}
+        <p className="small muted">A test run starts the newest published version with the sample as its input; the runs list marks it "Test".</p>
+      </section>
+    </>
+  );
+}
