@@ -65,7 +65,7 @@ describe("the builder", () => {
 
     // Add an HTTP request between the trigger and the end: drop it from the palette, rewire the edges.
     const canvas = page.locator(".canvas");
-    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 560 } });
+    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 400 } });
     await page.waitForSelector('.react-flow__node[data-id="http_request"]');
     await page.locator(".react-flow__edge").first().click({ force: true });
     await page.keyboard.press("Delete");
@@ -74,21 +74,21 @@ describe("the builder", () => {
     await connect(page, "http_request", "end");
     await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(2);
     await saved(page);
-    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("Valid");
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("No problems");
 
     // A wrong setting is saved (nothing typed is lost) and shown on the node and in the panel; fixing it clears it.
     await page.locator('.react-flow__node[data-id="http_request"]').click();
-    const config = page.locator('textarea[name="node-config"]');
-    await config.fill(JSON.stringify({ url: "not a url", method: "POST" }, null, 2));
+    const url = page.locator('.step-form [name="url"]');
+    await url.fill("not a url");
     await saved(page);
-    await page.waitForSelector(".node-problems li");
-    expect(await page.locator(".node-problems").textContent()).toMatch(/url/i);
+    await page.waitForSelector('.form-field[data-field="url"] .field-error');
+    expect(await page.locator('.form-field[data-field="url"] .field-error').first().textContent()).toBe("Not a web address (https://…)");
     expect(await page.locator('.step-node[data-node="http_request"]').getAttribute("class")).toContain("invalid");
     expect(await page.locator('button:has-text("Publish")').isDisabled()).toBe(true);
     await shot(page, "2-validation-error");
-    await config.fill(JSON.stringify({ url: "https://crm.example.com/hook", method: "POST" }, null, 2));
+    await url.fill("https://crm.example.com/hook");
     await saved(page);
-    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("Valid");
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("No problems");
     await page.click('button:has-text("Publish")');
     await page.waitForSelector("text=Published version 1.");
     await shot(page, "3-published-v1");
@@ -115,7 +115,7 @@ describe("the builder", () => {
     await connect(page, "trigger", "wait");
     await connect(page, "wait", "end");
     await saved(page);
-    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("Valid");
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("No problems");
     await page.click('button:has-text("Publish")');
     await page.waitForSelector("text=Published version 2.");
     await shot(page, "4-published-v2");

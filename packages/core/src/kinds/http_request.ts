@@ -5,7 +5,7 @@ const attempts = { name: "maxAttempts", label: "Attempts before it fails", help:
 
 export const httpRequestConfig = z
   .object({
-    url: z.string().url().refine((u) => /^https?:/.test(u), "only http and https URLs"),
+    url: z.url({ protocol: /^https?$/ }),
     method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]).default("POST"),
     headers: z.record(z.string(), z.string()).default({}),
     /** An HTTP API connection of the organisation: its credential header is added (never plain text in the graph). */

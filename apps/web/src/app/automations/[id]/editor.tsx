@@ -538,7 +538,11 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
             disabled={problems.length === 0}
             onClick={() => setShowProblems(!showProblems)}
           >
-            {problems.length ? `${problems.length} problem${problems.length === 1 ? "" : "s"}` : "Ready to publish"}
+            {state === "dirty" || state === "saving"
+              ? "Checking…"
+              : problems.length
+                ? `${problems.length} problem${problems.length === 1 ? "" : "s"}`
+                : "No problems"}
           </button>
           {showProblems && problems.length > 0 && (
             <ul className="problems-list" aria-label="problems">
@@ -589,7 +593,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
           >
             <Background />
             <Controls showInteractive={false} />
-            <MiniMap pannable zoomable />
+            <MiniMap pannable zoomable style={{ width: 140, height: 90 }} />
           </ReactFlow>
         </div>
         <aside className="panel" aria-label="node settings">
