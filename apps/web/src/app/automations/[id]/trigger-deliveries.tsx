@@ -64,21 +64,19 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
           <table className="deliveries small">
             <thead>
               <tr>
-                <th title={zone}>Time{zone ? ` (${zone})` : ""}</th>
-                <th>What happened</th>
-                <th />
+                <th title="Times are in your time zone">Delivery{zone ? ` (times in ${zone})` : ""}</th>
               </tr>
             </thead>
             <tbody>
               {deliveries.data.map((d) => (
                 <tr key={d.id} data-delivery={d.id} data-outcome={d.outcome}>
                   <td>
-                    <time dateTime={new Date(d.receivedAt).toISOString()} title={new Date(d.receivedAt).toISOString()}>
-                      {new Date(d.receivedAt).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" })}
-                    </time>
-                  </td>
-                  <td>
-                    <span className={`badge ${outcomeBadge[d.outcome]}`}>{d.outcome}</span> <span className="muted">{d.status}</span>
+                    <div>
+                      <span className={`badge ${outcomeBadge[d.outcome]}`}>{d.outcome}</span> <span className="muted">{d.status}</span>{" "}
+                      <time className="muted" dateTime={new Date(d.receivedAt).toISOString()} title={new Date(d.receivedAt).toISOString()}>
+                        {new Date(d.receivedAt).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" })}
+                      </time>
+                    </div>
                     <div className="delivery-reason">{describe(d)}</div>
                     {(d.startKey || d.webhookId || d.contentType) && (
                       <div className="muted wrap">
@@ -87,26 +85,22 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
                           .join(" · ")}
                       </div>
                     )}
-                  </td>
-                  <td>
-                    {d.runId && (
-                      <Link href={`/runs/${d.runId}`} className="small">
-                        Open run
-                      </Link>
-                    )}
-                    {d.outcome === "accepted" && canEdit && (
-                      <div>
-                        <button
-                          type="button"
-                          className="linklike small"
-                          disabled={chooseSample.isPending}
-                          onClick={async () => {
-                            await chooseSample.mutateAsync({ orgSlug, deliveryId: d.id });
-                            setSampleFrom(d.id);
-                          }}
-                        >
-                          Use as sample
-                        </button>
+                    {(d.runId || (d.outcome === "accepted" && canEdit)) && (
+                      <div className="row">
+                        {d.runId && <Link href={`/runs/${d.runId}`}>Open run</Link>}
+                        {d.outcome === "accepted" && canEdit && (
+                          <button
+                            type="button"
+                            className="linklike"
+                            disabled={chooseSample.isPending}
+                            onClick={async () => {
+                              await chooseSample.mutateAsync({ orgSlug, deliveryId: d.id });
+                              setSampleFrom(d.id);
+                            }}
+                          >
+                            Use as sample
+                          </button>
+                        )}
                       </div>
                     )}
                   </td>
