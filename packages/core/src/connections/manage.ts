@@ -81,8 +81,9 @@ export async function addConnection(
   db: Db,
   c: { orgId: string; kind: ConnectionKindName; name: string; config: unknown; secret: string | null },
 ): Promise<string> {
-  const config = validConnectionConfig(c.kind, c.config, c.secret !== null);
-  return createConnection(db, { orgId: c.orgId, kind: c.kind, name: validName(c.name), config, secret: c.secret });
+  const secret = c.secret || null; // an empty field is no secret
+  const config = validConnectionConfig(c.kind, c.config, secret !== null);
+  return createConnection(db, { orgId: c.orgId, kind: c.kind, name: validName(c.name), config, secret });
 }
 
 export interface ConnectionChange {
@@ -101,7 +102,9 @@ export interface ChangeResult {
 }
 
 /** Changes a connection's settings, name and/or secret in one transaction. */
-export async function updateConnection(db: Db, orgId: string, id: string, change: ConnectionChange, actor: string): Promise<ChangeResult> {
+export async function updateConnection(db: Db, orgId: string, id: string, input: ConnectionChange, actor: string): Promise<ChangeResult> {
+  // An empty secret field keeps the saved secret.
+  const change: ConnectionChange = input.secret === "" ? { ...input, secret: undefined } : input;
   try {
     return await inTx(db, async (tx) => {
       const renaming = change.name !== undefined;
