@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createTestDatabase, type CrmTarget, publish, type SmtpTarget, startCrmTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionTargets, startConnectionTargets } from "../../testkit/src/connection-targets";
@@ -43,6 +45,14 @@ describe("connection kinds (pure)", () => {
       expect(k.fields.map((f) => f.name).sort(), k.kind).toEqual(keys);
       expect(k.description.length, k.kind).toBeGreaterThan(20);
       for (const f of k.fields) expect(["text", "number", "boolean", "select", "secret"], `${k.kind}.${f.name}`).toContain(f.widget.type);
+    }
+  });
+
+  it("the kinds' modules are browser-safe: they import only zod, the field types and each other", () => {
+    const dir = join(import.meta.dirname, "../src/connections/kinds");
+    for (const file of readdirSync(dir)) {
+      const imports = [...readFileSync(join(dir, file), "utf8").matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1]);
+      for (const i of imports) expect(["zod", "../../kinds/fields"].includes(i as string) || /^\.\/[a-z]+$/.test(i as string), `${file}: ${i}`).toBe(true);
     }
   });
 
