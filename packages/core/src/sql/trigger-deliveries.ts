@@ -4,12 +4,10 @@ import type { InlinePlan } from "../walk/plan";
 /**
  * trigger_deliveries: what each request to a trigger URL came to. Never a body (a refused request may be anyone's;
  * an accepted one links to the run whose input holds its payload). The inserts keep the table bounded without a
- * sweeper: every `pruneEvery`th row (by the table's seq) deletes its automation's rows beyond the newest
- * `deliveriesKept` in its own statement, so an automation holds 50 to a few more.
+ * sweeper: an insert asked to `prune` also deletes its automation's rows beyond the newest `deliveriesKept`, in the
+ * same statement (start/deliveries.ts asks on every 8th delivery of an automation in a process).
  */
 export const deliveriesKept = 50;
-/** Pruning on every insert cost the accepted path ~0.7 ms (two more row-level security checks); 1 in 8, ~0.1 ms. */
-const pruneEvery = 8;
 
 export type DeliveryOutcome = "accepted" | "duplicate" | "refused";
 
@@ -25,30 +23,33 @@ export interface DeliveryRow {
 }
 
 /**
- * Rows of the automation named by the insert CTE `d` beyond the newest `deliveriesKept`, when d's seq is a multiple
- * of `pruneEvery` (a one-time filter: otherwise the table is not read at all). The statement's snapshot does not
- * see its own insert, so it keeps one fewer of the older rows. SKIP LOCKED: a row another insert is deleting is
- * left to it rather than waited for. Old rows only: nothing the hot path writes or reads is locked.
+ * Rows of the automation named by the insert CTE `d` beyond the newest `deliveriesKept`. The statement's snapshot
+ * does not see its own insert, so it keeps one fewer of the older rows. SKIP LOCKED: a row another insert is
+ * deleting is left to it rather than waited for. Old rows only: nothing the hot path writes or reads is locked.
+ * Only in the statements that prune: even a branch that never runs is planned, and planning it cost ~0.6 ms.
  */
-const pruneBeyondKept = Prisma.sql`
-  DELETE FROM trigger_deliveries WHERE id IN (
-    SELECT t.id FROM trigger_deliveries t, d
-    WHERE (SELECT seq % ${pruneEvery} = 0 FROM d) AND t.org_id = d.org_id AND t.automation_id = d.automation_id
-    ORDER BY t.seq DESC
-    OFFSET ${deliveriesKept - 1}
-    FOR UPDATE OF t SKIP LOCKED)`;
+const pruneBeyondKept = (prune: boolean) =>
+  prune
+    ? Prisma.sql`, p AS (
+        DELETE FROM trigger_deliveries WHERE id IN (
+          SELECT t.id FROM trigger_deliveries t, d
+          WHERE t.org_id = d.org_id AND t.automation_id = d.automation_id
+          ORDER BY t.seq DESC
+          OFFSET ${deliveriesKept - 1}
+          FOR UPDATE OF t SKIP LOCKED))`
+    : Prisma.empty;
 
 const values = (r: DeliveryRow) =>
   Prisma.sql`${r.outcome}, ${r.status}::int, ${r.reason}, ${r.startKey}, ${r.webhookId}, ${r.runId}, ${r.contentType}, ${r.bodyBytes}::int`;
 
 /** Records a delivery of an automation known by id (inside the run start's transaction on the engine's path). */
-export async function triggerDeliveriesInsert(tx: Tx, orgId: string, automationId: string, row: DeliveryRow): Promise<string> {
+export async function triggerDeliveriesInsert(tx: Tx, orgId: string, automationId: string, row: DeliveryRow, prune: boolean): Promise<string> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
     WITH d AS (
       INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, reason, start_key, webhook_id, run_id, content_type, body_bytes)
       VALUES (${orgId}, ${automationId}, ${values(row)})
-      RETURNING id, seq, org_id, automation_id
-    ), p AS (${pruneBeyondKept})
+      RETURNING id, org_id, automation_id
+    )${pruneBeyondKept(prune)}
     SELECT id FROM d`;
   return rows[0]?.id as string;
 }
@@ -57,13 +58,19 @@ export async function triggerDeliveriesInsert(tx: Tx, orgId: string, automationI
  * Records a refused delivery of the automation with this slug in the organisation; writes nothing (false) when
  * there is no such automation. The refusal happened before or instead of a start, so this is its own statement.
  */
-export async function triggerDeliveriesInsertBySlug(tx: Tx, orgId: string, automationSlug: string, row: DeliveryRow): Promise<boolean> {
+export async function triggerDeliveriesInsertBySlug(
+  tx: Tx,
+  orgId: string,
+  automationSlug: string,
+  row: DeliveryRow,
+  prune: boolean,
+): Promise<boolean> {
   const rows = await tx.$queryRaw<{ id: string }[]>`
     WITH d AS (
       INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, reason, start_key, webhook_id, run_id, content_type, body_bytes)
       SELECT a.org_id, a.id, ${values(row)} FROM automations a WHERE a.org_id = ${orgId} AND a.slug = ${automationSlug}
-      RETURNING id, seq, org_id, automation_id
-    ), p AS (${pruneBeyondKept})
+      RETURNING id, org_id, automation_id
+    )${pruneBeyondKept(prune)}
     SELECT id FROM d`;
   return rows.length > 0;
 }
@@ -86,7 +93,14 @@ export async function triggerDeliveriesStartRun(
     plan: InlinePlan;
     contact: { email: string; timeZone: string | null } | null;
   },
-  delivery: { status: { accepted: number; duplicate: number }; webhookId: string | null; contentType: string | null; bodyBytes: number; sampleIfNone: boolean },
+  delivery: {
+    status: { accepted: number; duplicate: number };
+    webhookId: string | null;
+    contentType: string | null;
+    bodyBytes: number;
+    sampleIfNone: boolean;
+    prune: boolean;
+  },
 ): Promise<{ runId: string; inserted: boolean }> {
   const input = JSON.stringify(run.input);
   const sample = delivery.sampleIfNone
@@ -106,8 +120,8 @@ export async function triggerDeliveriesStartRun(
              CASE WHEN (r->>'inserted')::boolean THEN ${delivery.status.accepted}::int ELSE ${delivery.status.duplicate}::int END,
              ${run.startKey}, ${delivery.webhookId}, r->>'runId', ${delivery.contentType}, ${delivery.bodyBytes}::int
       FROM s
-      RETURNING seq, org_id, automation_id
-    ), p AS (${pruneBeyondKept})${sample}
+      RETURNING org_id, automation_id
+    )${pruneBeyondKept(delivery.prune)}${sample}
     SELECT r FROM s`;
   const r = rows[0]?.r;
   if (!r) throw new Error(`start of ${run.startKey} returned nothing`);

@@ -9,6 +9,25 @@ import { SignatureError } from "./signature";
  * written here by the HTTP edge once the URL's organisation is known (an unknown automation writes nothing).
  */
 
+/** Every this many deliveries of an automation (in this process), the insert also prunes its old rows. */
+export const pruneEvery = 8;
+const deliveriesSincePrune = new Map<string, number>();
+
+/**
+ * Whether this delivery's insert should prune (every `pruneEvery`th per automation and process, the first included).
+ * Decided here rather than in SQL: a prune branch in every statement is planned every time even when it does not
+ * run. An automation so holds at most 50 + 7 rows per web process between prunes. Keyed by the URL's organisation
+ * and automation slug, known for refusals and starts alike; forgotten wholesale past 10,000 keys (a reset only
+ * delays each automation's next prune by up to `pruneEvery` deliveries).
+ */
+export function pruneDue(orgId: string, automationSlug: string): boolean {
+  const key = `${orgId}/${automationSlug}`;
+  const n = deliveriesSincePrune.get(key) ?? 0;
+  if (deliveriesSincePrune.size >= 10_000 && n === 0) deliveriesSincePrune.clear();
+  deliveriesSincePrune.set(key, (n + 1) % pruneEvery);
+  return n === 0;
+}
+
 /** HTTP statuses of the two outcomes that start (or find) a run. */
 export const deliveryStatus = { accepted: 202, duplicate: 200 } as const;
 
@@ -79,5 +98,5 @@ export async function recordRefusedDelivery(
     contentType: r.contentType,
     bodyBytes: r.bodyBytes === null ? null : Math.min(r.bodyBytes, 2_147_483_647),
   };
-  return triggerDeliveriesInsertBySlug(db, r.orgId, r.automationSlug, row);
+  return triggerDeliveriesInsertBySlug(db, r.orgId, r.automationSlug, row, pruneDue(r.orgId, r.automationSlug));
 }

@@ -11,7 +11,7 @@ import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigg
 import { planAtStart } from "../walk/plan";
 import { isValidZone } from "../timers/schedule";
 import { type TriggerConfig, triggerOf } from "../versions/graph";
-import { type DeliveryFacts, deliveryStatus } from "./deliveries";
+import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
 import type { SignedHeaders } from "./signature";
@@ -100,6 +100,7 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
         contentType: request.delivery.contentType,
         bodyBytes: request.delivery.bodyBytes ?? 0,
         sampleIfNone: target.needsSample,
+        prune: pruneDue(target.orgId, request.automationSlug),
       }
     : null;
 
@@ -115,8 +116,8 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
       await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false }, "start");
     }
     if (delivery) {
-      await triggerDeliveriesInsert(tx, run.orgId, run.automationId, {
-        outcome: inserted.inserted ? "accepted" : "duplicate",
+      const row = {
+        outcome: inserted.inserted ? ("accepted" as const) : ("duplicate" as const),
         status: inserted.inserted ? delivery.status.accepted : delivery.status.duplicate,
         reason: null,
         startKey,
@@ -124,7 +125,8 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
         runId: inserted.id,
         contentType: delivery.contentType,
         bodyBytes: delivery.bodyBytes,
-      });
+      };
+      await triggerDeliveriesInsert(tx, run.orgId, run.automationId, row, delivery.prune);
       if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, request.body);
     }
     return { runId: inserted.id, inserted: inserted.inserted };
