@@ -197,7 +197,8 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     setEdges(f.edges);
     setRevision(draft.data.revision);
     setProblems(draft.data.problems);
-    lastSaved.current = JSON.stringify(g);
+    // As the canvas writes it back (an end's empty config, rounded positions): loading alone never saves.
+    lastSaved.current = JSON.stringify(toGraph(f.nodes, f.edges));
     history.current.past = [lastSaved.current];
     setTimeout(() => flow.fitView({ padding: 0.2 }), 50);
   }, [draft.data, setNodes, setEdges, flow]);
@@ -334,23 +335,29 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     const taken = new Set(nodes.map((n) => n.id));
     const id = newNodeId(kind, taken);
     addNode(kind, placeNew(nodes, after));
-    if (!after || after.data.kind === "end" || kind === "trigger") return;
-    const outputs = kindInfo(after.data.kind)?.outputs ?? [null];
+    const outputs = after ? (kindInfo(after.data.kind)?.outputs ?? [null]) : [];
+    if (!after || kind === "trigger" || outputs.length === 0) return;
     const edge = (source: string, target: string, handle: string | null): Edge => ({
       id: `${source}->${target}${handle ? `:${handle}` : ""}`,
       source,
       target,
       ...(handle ? { sourceHandle: handle, label: handle } : {}),
     });
-    const free = outputs.find((o) => !edges.some((e) => e.source === after.id && (e.sourceHandle ?? null) === o));
-    if (free !== undefined) return setEdges((es) => [...es, edge(after.id, id, free)]);
-    // Every output is taken: the new step goes in between (selected -> new -> what came next), when it has a way on.
+    // The first output (approved, true, reply): connected when free, else the new step goes in between (selected ->
+    // new -> what came next). Other outputs are wired by dragging from their handles.
     const first = outputs[0] ?? null;
     const next = edges.find((e) => e.source === after.id && (e.sourceHandle ?? null) === first);
+    if (!next) return setEdges((es) => [...es, edge(after.id, id, first)]);
     const own = kindInfo(kind)?.outputs;
-    if (!next || own?.length === 0) return;
+    if (own?.length === 0) return;
     setEdges((es) => [...es.filter((e) => e !== next), edge(after.id, id, first), edge(id, next.target, own?.[0] ?? null)]);
   };
+  /** Wires one output of a node from the panel (the same as dragging its handle): replaces that output's edge. */
+  const setOutput = (source: string, output: string | null, target: string) =>
+    setEdges((es) => [
+      ...es.filter((e) => !(e.source === source && (e.sourceHandle ?? null) === output)),
+      ...(target ? [{ id: `${source}->${target}${output ? `:${output}` : ""}`, source, target, ...(output ? { sourceHandle: output, label: output } : {}) }] : []),
+    ]);
   const tidy = () => {
     const at = tidyLayout(nodes, edges);
     setNodes((ns) => ns.map((n) => ({ ...n, position: at.get(n.id) ?? n.position })));
@@ -590,6 +597,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
             nodesDraggable={canEdit}
             nodesConnectable={canEdit}
             fitView
+            minZoom={0.2}
           >
             <Background />
             <Controls showInteractive={false} />
@@ -626,6 +634,29 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
                 />
               ) : (
                 <p className="field-error">There is no step kind "{current.data.kind}": change it under Advanced or delete the step.</p>
+              )}
+              {(kindInfo(current.data.kind)?.outputs ?? [null]).length > 0 && (
+                <fieldset className="outputs stack">
+                  <legend>Then</legend>
+                  {(kindInfo(current.data.kind)?.outputs ?? [null]).map((o) => {
+                    const target = edges.find((e) => e.source === current.id && (e.sourceHandle ?? null) === o)?.target ?? "";
+                    return (
+                      <label key={o ?? "next"} className="row-inline">
+                        <span className="output-name">{o ? `When ${o}, go to` : "Next step"}</span>
+                        <select name={`output-${o ?? "next"}`} value={target} disabled={!canEdit} onChange={(e) => setOutput(current.id, o, e.target.value)}>
+                          <option value="">{target ? "(disconnect)" : "Choose a step…"}</option>
+                          {nodes
+                            .filter((n) => n.id !== current.id && n.data.kind !== "trigger")
+                            .map((n) => (
+                              <option key={n.id} value={n.id}>
+                                {kindInfo(n.data.kind)?.icon} {n.data.name ?? n.id}
+                              </option>
+                            ))}
+                        </select>
+                      </label>
+                    );
+                  })}
+                </fieldset>
               )}
               <details className="advanced-json">
                 <summary>Advanced: settings as JSON</summary>

@@ -1,0 +1,412 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createAutomation, getDraft, saveDraft, upsertMember } from "@holdfast/core";
+import { inTx } from "@holdfast/db";
+import {
+  type CrmTarget,
+  createTestDatabase,
+  launchChromium,
+  repoRoot,
+  type SmtpTarget,
+  signInPage,
+  startCrmTarget,
+  startSmtpTarget,
+  startWeb,
+  type TestDatabase,
+  type WebServer,
+} from "@holdfast/testkit";
+import type { Browser, Locator, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ConnectionTargets, startConnectionTargets } from "../packages/testkit/src/connection-targets";
+
+/**
+ * A marketer builds Maya's automation in Chromium with forms only, no keystroke into any JSON field: the four
+ * connections through their typed forms (Test connection red with a wrong secret, then green), then from an empty
+ * canvas: form webhook -> wait until 09:00 on the next weekday in the lead's zone -> AI draft -> Sam approves (Slack
+ * too) -> send -> wait for a reply -> update the CRM, variables picked from the picker, Tidy, Publish; then a
+ * form-encoded delivery and a Test run from the trigger panel, both on the runs list. A second test shows the editor's
+ * publish checks: each problem in the list, in words, and a click selects its node and field.
+ */
+let t: TestDatabase;
+let web: WebServer;
+let browser: Browser;
+let smtp: SmtpTarget;
+let crm: CrmTarget;
+let targets: ConnectionTargets;
+let orgId: string;
+const password = "correct horse battery";
+const artifacts = join(repoRoot, "e2e/artifacts");
+const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `builder-forms-${name}.png`), fullPage: true });
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  t = await createTestDatabase();
+  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
+  orgId = org.id;
+  await upsertMember(t.db, { orgId, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
+  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "approver" });
+  smtp = await startSmtpTarget({ credentials: { user: "olivia@acme.test", pass: "mail password" } });
+  crm = await startCrmTarget(["crm-token"]);
+  targets = await startConnectionTargets();
+  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await smtp?.close();
+  await crm?.close();
+  await targets?.close();
+  await t?.drop();
+});
+
+const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
+const form = (page: Page) => page.locator("form.step-form");
+const field = (page: Page, name: string) => form(page).locator(`.form-field[data-field="${name}"]`);
+
+async function saved(page: Page): Promise<void> {
+  await page.waitForSelector(".save-state.save-saved");
+}
+
+/** Clicks the field's "Insert variable" and picks `path` from the list (typing into the picker's search first). */
+async function pickVariable(page: Page, name: string | Locator, path: string): Promise<void> {
+  const scope = typeof name === "string" ? field(page, name) : name;
+  await scope.getByRole("button", { name: /Insert variable/ }).click();
+  const menu = scope.locator(".var-picker-menu");
+  await menu.locator(".var-picker-search").fill(path.split(".").at(-1) as string);
+  await menu.locator(`.var-option[data-path="${path}"]`).click();
+}
+
+/** Select a node, then click a palette kind: the new step goes after it (or in between). */
+async function addAfter(page: Page, after: string, kind: string, id: string): Promise<void> {
+  await node(page, after).click();
+  await page.click(`.palette-item[data-kind="${kind}"]`);
+  await node(page, id).waitFor();
+  await form(page).waitFor();
+}
+
+/** Adds a connection through Settings' typed form: Test red with `wrong`, then green, then Save. */
+async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
+  await page.goto(`${web.base}/settings`);
+  await page.getByRole("button", { name: "Add connection" }).click({ timeout: 10_000 }).catch(async (e) => {
+    await shot(page, `${shotName}-failed`);
+    throw e;
+  });
+  await page.locator(`button.kind-card[data-kind="${kind}"]`).click();
+  const f = page.locator("form.connection-form");
+  await fill(f);
+  await f.getByLabel(secretLabel, { exact: true }).fill(wrong);
+  expect(await f.locator("textarea").count()).toBe(0);
+  await f.getByRole("button", { name: "Test connection" }).click();
+  const result = f.locator(".test-result");
+  await result.waitFor();
+  expect(await result.getAttribute("data-ok")).toBe("false");
+  const red = (await result.textContent()) ?? "";
+  expect(red).toMatch(/^✗ /);
+  expect(red).not.toMatch(/Error:|ECONN|undefined|\{/);
+  await shot(page, `${shotName}-test-red`);
+  await f.getByLabel(secretLabel, { exact: true }).fill(right);
+  await f.getByRole("button", { name: "Test connection" }).click();
+  await expect.poll(() => result.textContent(), { timeout: 15_000 }).not.toBe(red);
+  expect(await result.textContent()).toMatch(/^✓ /);
+  await shot(page, `${shotName}-test-green`);
+  await f.getByRole("button", { name: "Save connection" }).click();
+  await page.locator('[data-flash="ok"]').waitFor();
+  return red;
+}
+
+describe("a marketer builds Maya's automation with forms only", () => {
+  it("connections, the whole graph from an empty canvas, publish, a form-encoded delivery and a test run", async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    page.on("pageerror", (e) => console.log("pageerror:", e.message));
+    await signInPage(page, web.base, "olivia@acme.test", password);
+
+    // 1. Connections, each through its typed form, tested red then green before saving.
+    const reds: string[] = [];
+    reds.push(
+      await addConnection(
+        page,
+        "smtp",
+        async (f) => {
+          await f.getByLabel("Name", { exact: true }).fill("mail");
+          await f.getByLabel("Server", { exact: true }).fill("127.0.0.1");
+          await f.getByLabel("Port", { exact: true }).fill(String(smtp.port));
+          await f.getByLabel("Security", { exact: true }).selectOption("none");
+          await f.getByLabel("User name", { exact: true }).fill("olivia@acme.test");
+          await f.getByLabel("From address", { exact: true }).fill("Olivia at Acme <olivia@acme.test>");
+        },
+        "Password",
+        "wrong password",
+        "mail password",
+        "1-smtp",
+      ),
+    );
+    reds.push(
+      await addConnection(
+        page,
+        "model",
+        async (f) => {
+          await f.getByLabel("Name", { exact: true }).fill("writer");
+          await f.getByLabel("API base URL", { exact: true }).fill(targets.modelBaseUrl);
+          await f.getByLabel("Model", { exact: true }).fill("gpt-4o-mini");
+          await f.getByLabel("Price of input (micro-dollars per million tokens)", { exact: true }).fill("150000");
+          await f.getByLabel("Price of output (micro-dollars per million tokens)", { exact: true }).fill("600000");
+        },
+        "API key",
+        "sk-wrong",
+        targets.modelKey,
+        "2-model",
+      ),
+    );
+    reds.push(
+      await addConnection(
+        page,
+        "crm",
+        async (f) => {
+          await f.getByLabel("Name", { exact: true }).fill("crm");
+          await f.getByLabel("API base URL", { exact: true }).fill(crm.baseUrl);
+        },
+        "API token",
+        "not-the-token",
+        "crm-token",
+        "3-crm",
+      ),
+    );
+    reds.push(
+      await addConnection(
+        page,
+        "slack",
+        async (f) => {
+          await f.getByLabel("Name", { exact: true }).fill("slack");
+          await f.getByLabel("Workspace ID", { exact: true }).fill(targets.slackTeamId);
+          await f.locator("summary", { hasText: "More settings" }).click();
+          await f.getByLabel("Slack API address", { exact: true }).fill(targets.slackApiUrl);
+        },
+        "Bot token",
+        "xoxb-wrong",
+        targets.slackToken,
+        "4-slack",
+      ),
+    );
+    console.log("Test connection with a wrong secret said:\n  %s", reds.join("\n  "));
+    expect((await q("SELECT kind, name FROM connections WHERE org_id = $1 ORDER BY name", [orgId])).map((r) => `${r.kind}:${r.name}`)).toEqual([
+      "crm:crm",
+      "smtp:mail",
+      "slack:slack",
+      "model:writer",
+    ]);
+
+    // 2. A new automation: an empty canvas (trigger -> end).
+    await page.goto(`${web.base}/automations`);
+    await page.fill('input[name="automation-name"]', "Maya follow-up");
+    await page.click('button:has-text("Create")');
+    await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
+    const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0] as string;
+    await node(page, "trigger").waitFor();
+    await shot(page, "5-empty-canvas");
+
+    // The trigger: the form tool sends its own submission id as "id" (the start key: a re-sent submission starts no
+    // second run), and the contact's time zone in "timezone".
+    await node(page, "trigger").click();
+    await field(page, "eventIdField").locator("input").fill("id");
+    await field(page, "contactTimeZoneField").locator("input").fill("timezone");
+
+    // 3. Wait until 09:00 on the next weekday in the lead's zone (the rule's sentence and the next three times).
+    await addAfter(page, "trigger", "wait", "wait");
+    await field(page, "zoneFrom").locator("input").fill("input.timezone");
+    await field(page, "zone").locator("input").fill("Europe/Berlin");
+    const sentence = page.locator('[data-testid="rule-sentence"]');
+    await expect.poll(() => sentence.textContent()).toBe("Wait until 09:00 on the next weekday in the contact's time zone (input.timezone), else Europe/Berlin.");
+    await page.locator('[data-testid="rule-preview"] li').nth(2).waitFor();
+    const preview = await page.locator('[data-testid="rule-preview"] li').allTextContents();
+    expect(preview).toHaveLength(3);
+    for (const p of preview) expect(p).toMatch(/^(Mon|Tue|Wed|Thu|Fri) \d+ \w+ \d{4}, 09:00/);
+    await shot(page, "6-wait-form");
+
+    // 4. Draft with AI: the model picked from the organisation's model connections, the prompt with variables.
+    await addAfter(page, "wait", "model_draft", "model_draft");
+    await field(page, "connection").locator("select").selectOption("writer");
+    const prompt = field(page, "prompt").locator("textarea");
+    await prompt.fill("Write a short, friendly follow-up to ");
+    await prompt.press("End");
+    await pickVariable(page, "prompt", "contact.email");
+    await expect.poll(() => prompt.inputValue()).toBe("Write a short, friendly follow-up to {{contact.email}}");
+    await shot(page, "7-draft-form");
+
+    // 5. Sam approves the drafted text (the variable offered because the draft runs on every path here), in Slack too.
+    await addAfter(page, "model_draft", "approval", "approval");
+    await field(page, "approvers").getByLabel(/Sam/).check();
+    await field(page, "approvers").locator("select").selectOption("");
+    await field(page, "title").locator("input").fill("Send this follow-up to ");
+    await field(page, "title").locator("input").press("End");
+    await pickVariable(page, "title", "contact.email");
+    await pickVariable(page, "content", "steps.model_draft.output.text");
+    await field(page, "slack.connection").locator("select").selectOption("slack");
+    await field(page, "slack.channel").locator("input").fill("C0MARKETING");
+    await shot(page, "8-approval-form");
+
+    // 6. Send: through "mail", to the contact, the approved draft as the body.
+    await addAfter(page, "approval", "send_email", "send_email");
+    await field(page, "connection").locator("select").selectOption("mail");
+    await field(page, "subject").locator("input").fill("Following up on your question");
+    await pickVariable(page, "text", "steps.model_draft.output.text");
+    await shot(page, "9-send-form");
+
+    // 7. Wait for a reply to that email, 3 days.
+    await addAfter(page, "send_email", "wait_for_reply", "wait_for_reply");
+    await field(page, "replyTo").locator("select").selectOption("send_email");
+    await field(page, "timeoutSeconds").locator('input[type="number"]').fill("3");
+    await field(page, "timeoutSeconds").locator("select").selectOption({ label: "days" });
+
+    // 8. Update the CRM on both paths (reply and timeout): the reply's outcome is known on every path to it.
+    await addAfter(page, "wait_for_reply", "crm_upsert", "crm_upsert");
+    await field(page, "connection").locator("select").selectOption("crm");
+    await field(page, "fields").getByRole("button", { name: /Add crm field/ }).click();
+    await field(page, "fields").locator('input[name="fields.1.key"]').fill("last_outcome");
+    await pickVariable(page, field(page, "fields").locator(".row-inline").nth(1), "steps.wait_for_reply.output.outcome");
+    await shot(page, "10-crm-form");
+
+    // The outputs the palette did not wire, from the panel's "Then": rejected -> end, timeout -> crm.
+    await node(page, "approval").click();
+    await page.selectOption('select[name="output-rejected"]', "end");
+    await node(page, "wait_for_reply").click();
+    await page.selectOption('select[name="output-timeout"]', "crm_upsert");
+    await page.click('button:has-text("Tidy layout")');
+    await saved(page);
+    await page.waitForTimeout(1000);
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("No problems");
+    await shot(page, "11-tidy");
+
+    // 9. Publish.
+    await page.locator("button.primary", { hasText: "Publish" }).click();
+    await page.waitForSelector("text=Published version 1.");
+    await shot(page, "12-published");
+    const [v1] = await q("SELECT graph FROM automation_versions WHERE automation_id = $1 AND version = 1", [automationId]);
+    const byId = Object.fromEntries(v1.graph.nodes.map((n: { id: string; kind: string; config: unknown }) => [n.id, n]));
+    expect(byId.wait.config).toMatchObject({ rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlin", zoneFrom: "input.timezone" });
+    expect(byId.model_draft.config).toMatchObject({ connection: "writer", prompt: "Write a short, friendly follow-up to {{contact.email}}" });
+    expect(byId.approval.config).toMatchObject({
+      approvers: { users: ["sam@acme.test"] },
+      title: "Send this follow-up to {{contact.email}}",
+      content: "{{steps.model_draft.output.text}}",
+      slack: { connection: "slack", channel: "C0MARKETING" },
+    });
+    expect(byId.send_email.config).toMatchObject({ connection: "mail", to: "{{contact.email}}", text: "{{steps.model_draft.output.text}}" });
+    expect(byId.wait_for_reply.config).toEqual({ replyTo: "send_email", timeoutSeconds: 3 * 86_400 });
+    expect(byId.crm_upsert.config.fields).toEqual({ email: "{{contact.email}}", last_outcome: "{{steps.wait_for_reply.output.outcome}}" });
+    expect(v1.graph.edges.map((e: { from: string; to: string; label?: string }) => `${e.from}-${e.label ?? ""}->${e.to}`).sort()).toEqual([
+      "approval-approved->send_email",
+      "approval-rejected->end",
+      "crm_upsert-->end",
+      "model_draft-->approval",
+      "send_email-->wait_for_reply",
+      "trigger-->wait",
+      "wait-->model_draft",
+      "wait_for_reply-reply->crm_upsert",
+      "wait_for_reply-timeout->crm_upsert",
+    ]);
+
+    // 10. A form tool posts form data to the URL-token address (the trigger panel's mode and URL).
+    await node(page, "trigger").click();
+    await page.selectOption('select[name="trigger-mode"]', "url_token");
+    await expect.poll(() => page.locator('input[name="trigger-url"]').inputValue()).toMatch(/\/api\/hooks\/acme\/maya-follow-up\/[A-Za-z0-9_-]{40,}$/);
+    const url = await page.locator('input[name="trigger-url"]').inputValue();
+    const delivered = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ id: "form_1", email: "maya@example.com", timezone: "America/New_York", company: "Lumen" }).toString(),
+    });
+    if (delivered.status !== 202) console.log("delivery:", delivered.status, await delivered.clone().text());
+    expect(delivered.status).toBe(202);
+    const { runId: formRun } = (await delivered.json()) as { runId: string };
+    await page.locator("text=maya@example.com").first().waitFor({ timeout: 15_000 }).catch(() => {});
+    await shot(page, "13-trigger-panel-delivery");
+
+    // The first accepted delivery is the sample: its fields are now in the picker.
+    await node(page, "send_email").click();
+    await field(page, "subject").getByRole("button", { name: /Insert variable/ }).click();
+    await field(page, "subject").locator('.var-option[data-path="input.company"]').waitFor();
+    await shot(page, "14-picker-with-sample");
+    await page.keyboard.press("Escape");
+
+    // 11. Test run from the trigger panel.
+    await node(page, "trigger").click();
+    await page.getByRole("button", { name: "Test run" }).click();
+    await page.locator("text=Test run started").waitFor();
+    const [testRun] = await q("SELECT id, test, input FROM runs WHERE org_id = $1 AND test ORDER BY created_at DESC LIMIT 1", [orgId]);
+    expect(testRun.input).toMatchObject({ email: "maya@example.com", timezone: "America/New_York" });
+
+    // 12. Both runs on the runs list, the test one marked.
+    await page.goto(`${web.base}/?org=acme`);
+    await page.locator(`a[href="/runs/${formRun}"]`).first().waitFor();
+    await page.locator(`a[href="/runs/${testRun.id}"]`).first().waitFor();
+    const testRow = page.locator("tr", { has: page.locator(`a[href="/runs/${testRun.id}"]`) });
+    expect(await testRow.textContent()).toContain("Test");
+    await shot(page, "15-runs-list");
+    await page.close();
+  });
+
+  it("the editor shows each publish check's refusal on its node and field, and a click goes there", async () => {
+    const { id: automationId } = await inTx(t.db, (tx) => createAutomation(tx, { orgId, slug: "broken", name: "Broken on purpose" }));
+    const graph = {
+      nodes: [
+        { id: "trigger", kind: "trigger", config: { eventIdField: "id" }, position: { x: 0, y: 0 } },
+        { id: "check", kind: "branch", config: { condition: { path: "input.plan", op: "eq", value: "pro" } }, position: { x: 240, y: 0 } },
+        { id: "draft", kind: "model_draft", config: { connection: "nope", prompt: "Hi" }, position: { x: 480, y: -120 } },
+        { id: "review", kind: "approval", config: { approvers: { users: ["stranger@else.test"] }, title: "Send?", content: "{{steps.draft.output.text}}", deadlineSeconds: 3600, slack: { connection: "mail", channel: "C1" } }, position: { x: 720, y: 0 } },
+        { id: "send", kind: "send_email", config: { connection: "mail", to: "not an email", subject: "Hi", text: "Hello" }, position: { x: 960, y: 0 } },
+        { id: "pause", kind: "wait", config: { rule: { kind: "next_weekday", at: "09:00" }, zone: "Mars/Olympus" }, position: { x: 1200, y: 0 } },
+        { id: "end", kind: "end", position: { x: 1440, y: 0 } },
+        { id: "orphan", kind: "end", position: { x: 1440, y: 200 } },
+      ],
+      edges: [
+        { from: "trigger", to: "check" },
+        { from: "check", to: "draft", label: "true" },
+        { from: "check", to: "review", label: "false" },
+        { from: "draft", to: "review" },
+        { from: "review", to: "send", label: "approved" },
+        { from: "review", to: "end", label: "rejected" },
+        { from: "send", to: "pause" },
+        { from: "pause", to: "end" },
+      ],
+    };
+    await saveDraft(t.db, orgId, automationId, graph, (await getDraft(t.db, orgId, automationId)).revision, "test");
+    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    await signInPage(page, web.base, "olivia@acme.test", password);
+    await page.goto(`${web.base}/automations/${automationId}?org=acme`);
+    await node(page, "trigger").waitFor();
+    // The zone's problem is a shape problem: it is listed alone first (the other checks need a valid shape).
+    await page.locator(".problems-count").click();
+    expect(await page.locator(".problems-list li").allTextContents()).toEqual([`◷ pause · Time zone"Mars/Olympus" is not a time zone (use an IANA name such as Europe/Berlin)`]);
+    expect(await page.locator("button.primary", { hasText: "Publish" }).isDisabled()).toBe(true);
+    expect(await page.locator(".publish-why").textContent()).toBe("Fix the problem first (click the count to see it).");
+    await page.locator(".problems-list button").first().click();
+    await expect.poll(() => page.locator(":focus").getAttribute("name")).toBe("zone");
+    await shot(page, "16-zone-problem-selected");
+    // Fixed in its field: the other six checks show, each on its node and field, in words.
+    await field(page, "zone").locator("input").fill("Europe/Berlin");
+    await saved(page);
+    await expect.poll(() => page.locator(".problems-count").textContent()).toBe("6 problems");
+    await page.locator(".problems-count").click();
+    const listed = await page.locator(".problems-list li").allTextContents();
+    expect(listed.sort()).toEqual(
+      [
+        `■ orphan${"nothing leads to this step from the trigger"}`,
+        `✍ draft · Model${'there is no connection named "nope" in this organisation; add it in Settings -> Connections or pick another'}`,
+        `✔ review · Post to Slack through${'"mail" is an SMTP connection; this step needs a Slack connection'}`,
+        `✔ review · What they approve${'{{steps.draft.output.text}} refers to step "draft", which does not run on every path to this step'}`,
+        `✔ review · Who may approve${'"stranger@else.test" is not a member of this organisation'}`,
+        `✉ send · To${'"not an email" is neither an email address nor a template like {{contact.email}}'}`,
+      ].sort(),
+    );
+    await shot(page, "17-problems-list");
+    await page.locator('.problems-list button[data-problem-node="send"]').click();
+    await expect.poll(() => page.locator(":focus").getAttribute("name")).toBe("to");
+    expect(await page.locator(".react-flow__node.selected").getAttribute("data-id")).toBe("send");
+    expect(await field(page, "to").locator(".field-error").first().textContent()).toBe('"not an email" is neither an email address nor a template like {{contact.email}}');
+    await shot(page, "18-problem-selects-field");
+    await page.close();
+  });
+});
