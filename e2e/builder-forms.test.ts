@@ -87,15 +87,8 @@ async function addAfter(page: Page, after: string, kind: string, id: string): Pr
   await form(page).waitFor();
 }
 
-/** Adds a connection through Settings' typed form: Test red with `wrong`, then green, then Save. */
-async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
-  await page.goto(`${web.base}/settings`);
-  await page.getByRole("button", { name: "Add connection" }).click({ timeout: 10_000 }).catch(async (e) => {
-    await shot(page, `${shotName}-failed`);
-    throw e;
-  });
-  await page.locator(`button.kind-card[data-kind="${kind}"]`).click();
-  const f = page.locator("form.connection-form");
+/** Fills a connection's typed form: Test red with `wrong`, then green with `right`, then Save. Returns the red sentence. */
+async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
   await fill(f);
   await f.getByLabel(secretLabel, { exact: true }).fill(wrong);
   expect(await f.locator("textarea").count()).toBe(0);
@@ -113,6 +106,15 @@ async function addConnection(page: Page, kind: string, fill: (f: Locator) => Pro
   expect(await result.textContent()).toMatch(/^✓ /);
   await shot(page, `${shotName}-test-green`);
   await f.getByRole("button", { name: "Save connection" }).click();
+  return red;
+}
+
+/** Adds a connection through Settings -> Connections. */
+async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
+  await page.goto(`${web.base}/settings`);
+  await page.getByRole("button", { name: "Add connection" }).click({ timeout: 10_000 });
+  await page.locator(`button.kind-card[data-kind="${kind}"]`).click();
+  const red = await fillConnection(page, page.locator("form.connection-form"), fill, secretLabel, wrong, right, shotName);
   await page.locator('[data-flash="ok"]').waitFor();
   return red;
 }
@@ -174,27 +176,9 @@ describe("a marketer builds Maya's automation with forms only", () => {
         "3-crm",
       ),
     );
-    reds.push(
-      await addConnection(
-        page,
-        "slack",
-        async (f) => {
-          await f.getByLabel("Name", { exact: true }).fill("slack");
-          await f.getByLabel("Workspace ID", { exact: true }).fill(targets.slackTeamId);
-          await f.locator("summary", { hasText: "More settings" }).click();
-          await f.getByLabel("Slack API address", { exact: true }).fill(targets.slackApiUrl);
-        },
-        "Bot token",
-        "xoxb-wrong",
-        targets.slackToken,
-        "4-slack",
-      ),
-    );
-    console.log("Test connection with a wrong secret said:\n  %s", reds.join("\n  "));
     expect((await q("SELECT kind, name FROM connections WHERE org_id = $1 ORDER BY name", [orgId])).map((r) => `${r.kind}:${r.name}`)).toEqual([
       "crm:crm",
       "smtp:mail",
-      "slack:slack",
       "model:writer",
     ]);
 
@@ -243,16 +227,37 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await field(page, "title").locator("input").press("End");
     await pickVariable(page, "title", "contact.email");
     await pickVariable(page, "content", "steps.model_draft.output.text");
-    await field(page, "slack.connection").locator("select").selectOption("slack");
+    // No Slack connection yet: "New Slack connection…" opens its form in place; saved, it is picked.
+    await field(page, "slack.connection").locator("select").selectOption({ label: "+ New Slack connection…" });
+    const dialog = page.getByRole("dialog");
+    reds.push(
+      await fillConnection(
+        page,
+        dialog.locator("form.connection-form"),
+        async (f) => {
+          await f.getByLabel("Name", { exact: true }).fill("slack");
+          await f.getByLabel("Workspace ID", { exact: true }).fill(targets.slackTeamId);
+          await f.locator("summary", { hasText: "More settings" }).click();
+          await f.getByLabel("Slack API address", { exact: true }).fill(targets.slackApiUrl);
+        },
+        "Bot token",
+        "xoxb-wrong",
+        targets.slackToken,
+        "8-slack-in-place",
+      ),
+    );
+    await dialog.waitFor({ state: "detached" });
+    await expect.poll(() => field(page, "slack.connection").locator("select").inputValue()).toBe("slack");
+    console.log("Test connection with a wrong secret said:\n  %s", reds.join("\n  "));
     await field(page, "slack.channel").locator("input").fill("C0MARKETING");
-    await shot(page, "8-approval-form");
+    await shot(page, "9-approval-form");
 
     // 6. Send: through "mail", to the contact, the approved draft as the body.
     await addAfter(page, "approval", "send_email", "send_email");
     await field(page, "connection").locator("select").selectOption("mail");
     await field(page, "subject").locator("input").fill("Following up on your question");
     await pickVariable(page, "text", "steps.model_draft.output.text");
-    await shot(page, "9-send-form");
+    await shot(page, "9b-send-form");
 
     // 7. Wait for a reply to that email, 3 days.
     await addAfter(page, "send_email", "wait_for_reply", "wait_for_reply");

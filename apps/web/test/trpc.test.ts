@@ -102,6 +102,7 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "members.setRole": (c) => c.members.setRole({ orgSlug, userId: ids.viewer as string, role: "owner" }),
   "members.setSlackUser": (c) => c.members.setSlackUser({ orgSlug, userId: ids.viewer as string, slackUserId: "U0STOLEN" }),
   "members.remove": (c) => c.members.remove({ orgSlug, userId: ids.viewer as string }),
+  "kinds.previewWait": (c) => c.kinds.previewWait({ orgSlug, rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlin" }),
 });
 
 /** Organisation A's data, as it stands. */

@@ -71,15 +71,16 @@ describe("timers on a run", () => {
 
   it("recompute moves a timer when the contact's zone changes, records both instants, and retires the old wake-up", async () => {
     const { runId, orgId } = await waitingRun("c", "Europe/Berlin");
-    const [before] = await rows("SELECT id, due_at, wake FROM timers WHERE run_id = $1", [runId]);
+    const [before] = await rows("SELECT id, due_at, wake, spread_offset_seconds FROM timers WHERE run_id = $1", [runId]);
     expect(await recomputeTimers(t.db, { orgId, runId }, "America/New_York")).toEqual({ checked: 1, moved: 1 });
-    const [after] = await rows("SELECT due_at, wake, zone FROM timers WHERE run_id = $1", [runId]);
+    const [after] = await rows("SELECT due_at, wake, zone, spread_offset_seconds FROM timers WHERE run_id = $1", [runId]);
     expect(after.zone).toBe("America/New_York");
     expect(after.wake).toBe(2);
     // 09:00 on the next weekday in New York (which day depends on the hour the test runs, so read the wall time).
     const wall = (d: Date, zone: string) => new Intl.DateTimeFormat("en-GB", { timeZone: zone, weekday: "short", hour: "2-digit", minute: "2-digit" }).format(d);
-    expect(wall(after.due_at, "America/New_York")).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
-    expect(wall(before.due_at, "Europe/Berlin")).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    const unspread = (r: { due_at: Date; spread_offset_seconds: number }) => new Date(r.due_at.getTime() - r.spread_offset_seconds * 1000);
+    expect(wall(unspread(after), "America/New_York")).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    expect(wall(unspread(before), "Europe/Berlin")).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
     expect(after.due_at.getTime()).not.toBe(before.due_at.getTime());
     const [event] = await rows("SELECT data FROM run_events WHERE run_id = $1 AND type = 'timer.recomputed'", [runId]);
     expect(event.data).toMatchObject({ oldZone: "Europe/Berlin", zone: "America/New_York", wake: 2 });

@@ -3,7 +3,7 @@ import dagre from "@dagrejs/dagre";
 /**
  * Where nodes go on the canvas. Pure: positions in, positions out. Node boxes are about this size (see .step-node).
  */
-export const nodeSize = { width: 190, height: 72 };
+export const nodeSize = { width: 240, height: 96 };
 
 interface Placed {
   id: string;
@@ -13,7 +13,7 @@ interface Placed {
 /** Left-to-right layered layout (dagre), the trigger first: one click tidies any drawing. */
 export function tidyLayout(nodes: { id: string }[], edges: { source: string; target: string }[]): Map<string, { x: number; y: number }> {
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "LR", nodesep: 40, ranksep: 90, marginx: 20, marginy: 20 });
+  g.setGraph({ rankdir: "LR", nodesep: 30, ranksep: 60, marginx: 20, marginy: 20 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of nodes) g.setNode(n.id, { ...nodeSize });
   for (const e of edges) if (g.hasNode(e.source) && g.hasNode(e.target)) g.setEdge(e.source, e.target);

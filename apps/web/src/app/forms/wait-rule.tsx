@@ -87,7 +87,7 @@ export function WaitRuleWidget(props: WidgetProps<WaitRule | undefined> & { zone
       </p>
       {rule.kind !== "duration" && (
         <div className="rule-preview small">
-          <label className="row-inline">
+          <label className="row-inline" htmlFor={`${id}-preview-zone`}>
             Next times for a contact in
             <ZoneWidget
               {...props}

@@ -48,7 +48,8 @@ export function ConnectionForm({
   orgSlug: string;
   kind: ConnectionKindModule;
   saved: SavedConnection | null;
-  onDone: (message: string) => void;
+  /** Saved: the sentence to show, and the connection's name as saved. */
+  onDone: (message: string, name: string) => void;
   onCancel: () => void;
 }) {
   const trpc = useTRPC();
@@ -123,10 +124,10 @@ export function ConnectionForm({
           ...(values.name !== saved.name ? { name: values.name } : {}),
           ...(values.secret ? { secret: values.secret } : {}),
         });
-        onDone(r.message);
+        onDone(r.message, values.name);
       } else {
         const r = await create.mutateAsync({ orgSlug, kind: kind.kind, name: values.name, config, ...(values.secret ? { secret: values.secret } : {}) });
-        onDone(r.message);
+        onDone(r.message, values.name);
       }
     } catch (error) {
       setServerError((error as Error).message);

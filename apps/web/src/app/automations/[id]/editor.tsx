@@ -20,10 +20,11 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import Link from "next/link";
-import { type KindModule, variablesAt } from "@holdfast/core/kinds";
+import { connectionKind, type KindModule, variablesAt } from "@holdfast/core/kinds";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
 import { fieldId, labelOf, StepForm } from "../../forms/step-form";
+import { ConnectionForm } from "../../settings/connection-form";
 import type { FormContext } from "../../forms/widgets";
 import { kindInfo, newNodeId } from "../kinds";
 import { Palette } from "../palette";
@@ -401,13 +402,15 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     },
     [selected, setNodes],
   );
-  const newConnection = useCallback(
-    async (kind: string) => {
-      window.open(`/settings?org=${orgSlug}&newConnection=${kind}#connections`, "_blank", "noopener");
-      return null;
-    },
-    [orgSlug],
-  );
+  // "New connection" from a step's connection picker: Settings' typed form in a dialog over the editor; the new
+  // connection is picked as soon as it is saved.
+  const [creating, setCreating] = useState<{ kind: string; resolve: (name: string | null) => void } | null>(null);
+  const newConnection = useCallback((kind: string) => new Promise<string | null>((resolve) => setCreating({ kind, resolve })), []);
+  const closeCreating = async (name: string | null) => {
+    if (name) await queryClient.invalidateQueries({ queryKey: trpc.connections.list.queryKey({ orgSlug }) });
+    creating?.resolve(name);
+    setCreating(null);
+  };
   /** A problem clicked in the list: its node selected and centred, its field focused. */
   const goToProblem = (p: PlacedProblem) => {
     setShowProblems(false);
@@ -468,7 +471,6 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
   if (draft.isPending) return <p className="muted">Loading the draft…</p>;
   if (draft.isError) return <p className="flash flash-error">Could not load the draft: {draft.error.message}</p>;
 
-  const selectedProblems = selected ? (byNode.get(selected) ?? []) : [];
   const publishBlocked = !canEdit
     ? "Only owners and editors can publish."
     : publish.isPending
@@ -504,8 +506,16 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
     error: "Not saved (will retry on the next edit)",
   };
 
+  const creatingKind = creating ? connectionKind(creating.kind) : undefined;
   return (
     <div className="editor">
+      {creating && creatingKind && (
+        <div className="modal-backdrop">
+          <div className="modal" role="dialog" aria-modal="true" aria-label={`New ${creatingKind.label} connection`}>
+            <ConnectionForm orgSlug={orgSlug} kind={creatingKind} saved={null} onDone={(_, name) => closeCreating(name)} onCancel={() => closeCreating(null)} />
+          </div>
+        </div>
+      )}
       <div className="editor-bar">
         <span className={`save-state save-${state}`} role="status">
           {stateText[state]}
