@@ -6,6 +6,8 @@ export interface ReceivedEmail {
   effectKey: string | null;
   to: string[];
   subject: string | null;
+  /** The Reply-To header (a routing address when inbound email is configured). */
+  replyTo: string | null;
   raw: string;
   at: number;
 }
@@ -75,6 +77,7 @@ export async function startSmtpTarget(
           effectKey: header("X-Holdfast-Effect-Key"),
           to: session.envelope.rcptTo.map((r) => r.address),
           subject: header("Subject"),
+          replyTo: header("Reply-To"),
           raw,
           at: Date.now(),
         });

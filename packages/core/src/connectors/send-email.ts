@@ -2,6 +2,7 @@ import { smtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EmailMessage, performSendEmail } from "../effects/send-email";
 import { contactsMaySend } from "../sql/contacts";
 import type { StepOutcome } from "../steps/retry";
+import { inboundEmailDomain, replyRoutingAddress } from "../signals/routing";
 import { renderTemplate, TemplateError } from "../templates/render";
 import { type Connector, takenOver } from "./connector";
 
@@ -46,6 +47,9 @@ export const sendEmailConnector: Connector<"send_email"> = {
       const reason = permission.reason ?? "not allowed";
       return { kind: "done", output: { skipped: true, reason, to: message.to, consentCheckedAt: checkedAt }, skipped: { reason } };
     }
+    // Replies route themselves: the Reply-To names this step, so a reply needs no In-Reply-To to find its run.
+    const domain = inboundEmailDomain();
+    if (domain) message.replyTo = replyRoutingAddress({ orgId: step.orgId, runId: step.runId, stepId: step.id }, domain);
     if (!(await begin())) return takenOver(key);
     const sent = await performSendEmail({ config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId });
     return sent.kind === "done" ? { ...sent, output: { ...(sent.output as object), consentCheckedAt: checkedAt } } : sent;

@@ -12,6 +12,8 @@ export interface EmailMessage {
   subject: string;
   text?: string;
   html?: string;
+  /** The routing address replies go to (signals/routing.ts), when inbound email is configured. */
+  replyTo?: string;
 }
 
 let messageIdKey: Buffer | undefined;
@@ -79,6 +81,7 @@ export async function performSendEmail(input: {
       subject: message.subject,
       ...(message.text !== undefined ? { text: message.text } : {}),
       ...(message.html !== undefined ? { html: message.html } : {}),
+      ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
       messageId,
       headers: { [effectKeyHeader]: idempotencyKey, "X-Holdfast-Run-Id": input.runId },
     });

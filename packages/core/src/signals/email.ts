@@ -64,10 +64,18 @@ export interface IngestOutcome {
  * settles, its deadline closes, the run is woken). Otherwise it is kept: a run that reaches its reply wait later
  * consumes it then, and one that never does leaves it visible as unmatched. A reply from anyone but the recipient
  * of the email it answers is stored as unmatched with the reason (signals.unmatched_reason, and a signal.refused
- * event on that run's timeline) and never consumed, now or later.
+ * event on that run's timeline) and never consumed, now or later. `routedMessageIds`: the Message-IDs named by the
+ * verified routing addresses the reply was sent to, correlated like In-Reply-To.
  */
-export async function ingestEmailReply(db: Db, orgSlug: string, email: InboundEmail): Promise<IngestOutcome> {
-  const keys = [...new Set([...messageIds(email.inReplyTo), ...messageIds(email.references)])];
+export async function ingestEmailReply(
+  db: Db,
+  orgSlug: string,
+  email: InboundEmail,
+  options: { routedMessageIds?: string[] } = {},
+): Promise<IngestOutcome> {
+  // A verified routing address (signals/routing.ts) names the message it answers as surely as In-Reply-To, and first.
+  const routed = options.routedMessageIds ?? [];
+  const keys = [...new Set([...routed, ...messageIds(email.inReplyTo), ...messageIds(email.references)])];
   const identity = messageIds(email.messageId)[0] ?? email.messageId;
   const sender = senderAddress(email.from);
   return inTx(db, async (tx) => {
@@ -76,7 +84,7 @@ export async function ingestEmailReply(db: Db, orgSlug: string, email: InboundEm
     if (!orgId) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
     const found = await signalsFindSentMessages(tx, orgId, keys);
     // The message it answers first: In-Reply-To, then References from the newest.
-    const order = [...messageIds(email.inReplyTo), ...messageIds(email.references).reverse()];
+    const order = [...routed, ...messageIds(email.inReplyTo), ...messageIds(email.references).reverse()];
     const sent = [...new Set(order)].flatMap((k) => found.filter((m) => m.messageId === k));
     const reason = foreignSenderReason(sender, email.from, sent);
     const answered = sent[0];

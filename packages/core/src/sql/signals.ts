@@ -124,3 +124,18 @@ export async function signalsConsumeWaiting(tx: Tx, orgId: string, stepId: strin
     SELECT count(*)::int AS n FROM used`;
   return (rows[0]?.n ?? 0) > 0;
 }
+
+/**
+ * send_email steps by id, in any organisation the caller's scope allows (a routing address names its step only):
+ * their organisation, run and the Message-ID they sent. Used only to check a routing token's MAC and then match on it.
+ */
+export function signalsSentMessagesBySteps(
+  tx: Tx,
+  stepIds: string[],
+): Promise<{ stepId: string; orgId: string; orgSlug: string; runId: string; messageId: string | null }[]> {
+  if (stepIds.length === 0) return Promise.resolve([]);
+  return tx.$queryRaw`
+    SELECT s.id AS "stepId", s.org_id AS "orgId", o.slug AS "orgSlug", s.run_id AS "runId", s.output->>'messageId' AS "messageId"
+    FROM steps s JOIN organisations o ON o.id = s.org_id
+    WHERE s.id = ANY(${stepIds}::text[]) AND s.kind = 'send_email'`;
+}
