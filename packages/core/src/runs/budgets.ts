@@ -28,3 +28,19 @@ export async function setRunBudgets(db: Db, orgId: string, automationSlug: strin
   if (!rows[0]) throw new NotFoundError("automation_not_found", `automation ${automationSlug}`);
   return rows[0];
 }
+
+export interface RunBudgetsView {
+  org: RunBudgets;
+  automations: { id: string; slug: string; name: string; maxSteps: number | null; maxAgeSeconds: number | null }[];
+}
+
+/** The organisation's run budget defaults and each automation's overrides (null: the organisation's default). */
+export async function runBudgetsOf(db: Db, orgId: string): Promise<RunBudgetsView> {
+  const org = await db.$queryRaw<RunBudgets[]>`
+    SELECT run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds" FROM organisations WHERE id = ${orgId}`;
+  if (!org[0]) throw new NotFoundError("org_not_found", `organisation ${orgId}`);
+  const automations = await db.$queryRaw<RunBudgetsView["automations"]>`
+    SELECT id, slug, name, run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds"
+    FROM automations WHERE org_id = ${orgId} ORDER BY name LIMIT 500`;
+  return { org: org[0], automations };
+}

@@ -112,3 +112,30 @@ export async function breakersWakeProbes(tx: Tx, actor: string): Promise<number>
   for (const c of open) woken += await stepsResumeParked(tx, c.orgId, { code: "breaker_open", connectionId: c.id }, actor, 1);
   return woken;
 }
+
+/** Replaces a connection's cap and breaker settings (already validated by connections/limits.ts). */
+export async function connectionsSetLimits(tx: Tx, orgId: string, connectionId: string, limits: unknown): Promise<boolean> {
+  const n = await tx.$executeRaw`
+    UPDATE connections SET limits = ${JSON.stringify(limits)}::jsonb, updated_at = now() WHERE org_id = ${orgId} AND id = ${connectionId}`;
+  return n > 0;
+}
+
+export interface ConnectionLimitsView {
+  id: string;
+  name: string;
+  kind: string;
+  limits: unknown;
+  breakerState: string;
+  inFlight: number;
+  parkedSteps: number;
+}
+
+/** Each connection's limits with what they hold back now: calls in flight (slots held) and steps parked on it. */
+export function connectionsLimitsView(tx: Tx, orgId: string): Promise<ConnectionLimitsView[]> {
+  return tx.$queryRaw<ConnectionLimitsView[]>`
+    SELECT c.id, c.name, c.kind, c.limits, c.breaker_state AS "breakerState",
+           (SELECT count(*)::int FROM connection_slots s WHERE s.org_id = c.org_id AND s.connection_id = c.id
+              AND s.holder IS NOT NULL AND s.lease_until > now()) AS "inFlight",
+           (SELECT count(*)::int FROM steps p WHERE p.org_id = c.org_id AND p.status = 'parked' AND p.error->>'connectionId' = c.id) AS "parkedSteps"
+    FROM connections c WHERE c.org_id = ${orgId} ORDER BY c.name`;
+}

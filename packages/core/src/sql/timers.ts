@@ -6,6 +6,8 @@ export interface NewTimer {
   stepId: string;
   rule: unknown;
   zone: string;
+  /** run | contact | node | default (timers/plan.ts); a contact's zone change recomputes all but node. */
+  zoneSource?: string;
   spreadSeconds: number;
   spreadOffsetSeconds: number;
   anchorAt: Date;
@@ -16,8 +18,8 @@ export interface NewTimer {
 export async function timersInsert(tx: Tx, t: NewTimer): Promise<{ id: string; wake: number }> {
   const rows = await tx.$queryRaw<{ id: string; wake: number }[]>`
     WITH timer AS (
-      INSERT INTO timers (org_id, run_id, step_id, rule, zone, spread_seconds, spread_offset_seconds, anchor_at, due_at)
-      VALUES (${t.orgId}, ${t.runId}, ${t.stepId}, ${JSON.stringify(t.rule)}::jsonb, ${t.zone}, ${t.spreadSeconds}::int,
+      INSERT INTO timers (org_id, run_id, step_id, rule, zone, zone_source, spread_seconds, spread_offset_seconds, anchor_at, due_at)
+      VALUES (${t.orgId}, ${t.runId}, ${t.stepId}, ${JSON.stringify(t.rule)}::jsonb, ${t.zone}, ${t.zoneSource ?? null}::text, ${t.spreadSeconds}::int,
               ${t.spreadOffsetSeconds}::int, ${t.anchorAt}::timestamptz, ${t.dueAt}::timestamptz)
       RETURNING id, org_id, run_id, wake, due_at
     ), wake AS (
@@ -131,6 +133,21 @@ export function timersPending(tx: Tx, filter: { orgId?: string; runId?: string }
       AND (${filter.orgId ?? null}::text IS NULL OR org_id = ${filter.orgId ?? null}::text)
       AND (${filter.runId ?? null}::text IS NULL OR run_id = ${filter.runId ?? null}::text)
     ORDER BY id LIMIT ${limit}`;
+}
+
+/**
+ * The pending timers of a contact's running runs whose zone follows the contact (not a wait's own fixed zone), locked
+ * for a recompute in the caller's transaction.
+ */
+export function timersPendingOfContact(tx: Tx, orgId: string, contactId: string): Promise<PendingTimer[]> {
+  return tx.$queryRaw<PendingTimer[]>`
+    SELECT t.id, t.org_id AS "orgId", t.run_id AS "runId", t.rule, t.zone, t.zone_source AS "zoneSource", t.spread_seconds AS "spreadSeconds",
+           t.spread_offset_seconds AS "spreadOffsetSeconds", t.anchor_at AS "anchorAt", t.due_at AS "dueAt", t.wake
+    FROM timers t JOIN runs r ON r.org_id = t.org_id AND r.id = t.run_id
+    WHERE t.org_id = ${orgId} AND r.contact_id = ${contactId} AND r.status = 'running' AND t.fired_at IS NULL
+      AND t.zone_source IS DISTINCT FROM 'node'
+    ORDER BY t.id
+    FOR UPDATE OF t`;
 }
 
 /** Moves a pending timer to a new instant (and zone): a new wake number, a new fast-path job, a timeline entry. */
