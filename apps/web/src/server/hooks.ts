@@ -6,6 +6,7 @@ import {
   HoldfastError,
   type Logger,
   organisationsIdBySlug,
+  pausedRetryAfterSeconds,
   recordRefusedDelivery,
   refusalReason,
   startRun,
@@ -43,6 +44,10 @@ const statusByCode: Record<string, number> = {
   missing_start_key: 400,
   invalid_payload: 400,
   invalid_graph: 500,
+  // Paused: providers retry a 503 after Retry-After, so nothing is lost. Archived: 410 Gone tells a sender this
+  // URL takes no more deliveries (some unsubscribe on it); restoring the automation needs the sender set up again.
+  automation_paused: 503,
+  automation_archived: 410,
 };
 
 /**
@@ -136,7 +141,8 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
           log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "published graph failed to parse");
           return refuse(errorResponse(500, "invalid_graph", "the automation's published version cannot be started"), error.code, refusalReason(error));
         }
-        return refuse(errorResponse(status, error.code, error.message), error.code, refusalReason(error));
+        const headers = error.code === "automation_paused" ? { "retry-after": String(pausedRetryAfterSeconds) } : undefined;
+        return refuse(errorResponse(status, error.code, error.message, headers), error.code, refusalReason(error));
       }
       log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "webhook failed");
       return refuse(errorResponse(500, "internal", "internal error"), "internal", refusalReason(error));

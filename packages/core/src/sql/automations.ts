@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import { Prisma, type Tx } from "@holdfast/db";
 
 export interface StartTarget {
   orgId: string;
@@ -15,6 +15,8 @@ export interface StartTarget {
   now: number;
   /** No sample payload yet: the first accepted delivery's input becomes it. */
   needsSample: boolean;
+  /** What a delivery meets (lifecycle.ts `deliveryGate`): active, paused with refuse or hold, archived. */
+  gate: "active" | "refuse" | "hold" | "archived";
 }
 
 /** Resolves a trigger URL (org slug, automation slug) to the newest published version. */
@@ -28,7 +30,8 @@ export async function automationsFindStartTarget(
            a.trigger_auth AS "triggerAuth",
            COALESCE(c.signing, '{}') AS "signingSecrets", COALESCE(c.tokens, '{}') AS "urlTokens",
            v.id AS "versionId", v.version, EXTRACT(EPOCH FROM now())::float8 AS now,
-           a.sample_input IS NULL AS "needsSample"
+           a.sample_input IS NULL AS "needsSample",
+           CASE WHEN a.status = 'paused' THEN a.pause_mode ELSE a.status END AS gate
     FROM organisations o
     LEFT JOIN automations a ON a.org_id = o.id AND a.slug = ${automationSlug}
     LEFT JOIN LATERAL (
@@ -114,4 +117,47 @@ export async function automationsSetSampleFromDelivery(
       AND a.org_id = d.org_id AND a.id = d.automation_id AND jsonb_typeof(r.input) = 'object'
     RETURNING a.id AS "automationId", a.sample_input AS sample`;
   return rows[0] ?? null;
+}
+
+export type AutomationStatus = "active" | "paused" | "archived";
+export type PauseMode = "refuse" | "hold";
+export type PauseRuns = "continue" | "hold";
+
+export interface AutomationLifecycle {
+  id: string;
+  slug: string;
+  name: string;
+  status: AutomationStatus;
+  pauseMode: PauseMode | null;
+  pauseRuns: PauseRuns | null;
+  statusChangedAt: Date | null;
+}
+
+const lifecycleColumns = Prisma.sql`id, slug, name, status, pause_mode AS "pauseMode", pause_runs AS "pauseRuns", status_changed_at AS "statusChangedAt"`;
+
+/** The automation's lifecycle row, locked: one change at a time, and a held start waits for a resume in progress. */
+export async function automationsLockLifecycle(tx: Tx, orgId: string, automationId: string, mode: "update" | "share" = "update"): Promise<AutomationLifecycle | null> {
+  const lock = mode === "update" ? Prisma.sql`FOR UPDATE` : Prisma.sql`FOR SHARE`;
+  const rows = await tx.$queryRaw<AutomationLifecycle[]>`
+    SELECT ${lifecycleColumns} FROM automations WHERE org_id = ${orgId} AND id = ${automationId} ${lock}`;
+  return rows[0] ?? null;
+}
+
+export async function automationsLifecycle(tx: Tx, orgId: string, automationId: string): Promise<AutomationLifecycle | null> {
+  const rows = await tx.$queryRaw<AutomationLifecycle[]>`
+    SELECT ${lifecycleColumns} FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  return rows[0] ?? null;
+}
+
+export async function automationsSetLifecycle(
+  tx: Tx,
+  orgId: string,
+  automationId: string,
+  to: { status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null },
+): Promise<boolean> {
+  return (
+    (await tx.$executeRaw`
+      UPDATE automations SET status = ${to.status}, pause_mode = ${to.pauseMode}, pause_runs = ${to.pauseRuns}, status_changed_at = now()
+      WHERE org_id = ${orgId} AND id = ${automationId}`) > 0
+  );
 }

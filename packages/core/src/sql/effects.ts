@@ -134,3 +134,18 @@ export function effectsHeartbeat(tx: Tx, orgId: string, key: string, owner: stri
     UPDATE effects SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
     WHERE org_id = ${orgId} AND key = ${key} AND owner = ${owner} AND status = 'in_flight'`;
 }
+
+/** The ledger row of an effect key, locked (Retry from the failed step decides on it). */
+export async function effectsLockByKey(tx: Tx, orgId: string, key: string): Promise<{ status: EffectStatus; error: unknown } | null> {
+  const rows = await tx.$queryRaw<{ status: EffectStatus; error: unknown }[]>`
+    SELECT status, error FROM effects WHERE org_id = ${orgId} AND key = ${key} FOR UPDATE`;
+  return rows[0] ?? null;
+}
+
+/**
+ * Retry of a step whose provider answered with a failure: the ledger forgets that answer so the next claim is a
+ * first attempt with the same key (otherwise the failure would be replayed). Only a settled failure.
+ */
+export function effectsForgetFailure(tx: Tx, orgId: string, key: string): Promise<number> {
+  return tx.$executeRaw`DELETE FROM effects WHERE org_id = ${orgId} AND key = ${key} AND status = 'settled' AND error IS NOT NULL`;
+}

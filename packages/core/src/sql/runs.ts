@@ -12,6 +12,8 @@ export interface RunRow {
   /** Budgets (set at start): steps it may execute (null: none set), and whether its age limit has passed. */
   maxSteps?: number | null;
   expired?: boolean;
+  /** Held by its paused automation: the walk schedules no next step (lifecycle.ts). */
+  held?: boolean;
 }
 
 /** One logical run per (org_id, start_key): the unique key refuses the second start, whoever races. */
@@ -69,7 +71,7 @@ export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Pro
   const rows = await tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
            cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
-           COALESCE(expires_at <= now(), false) AS expired
+           COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held
     FROM runs WHERE org_id = ${orgId} AND id = ${runId}
     FOR UPDATE`;
   return rows[0];
@@ -112,6 +114,8 @@ export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Pr
     WITH stalled AS (
       SELECT r.id FROM runs r
       WHERE r.status = 'running'
+        -- A held run is quiet on purpose: its resume wakes it.
+        AND r.held_at IS NULL
         AND r.updated_at < now() - make_interval(secs => ${staleSeconds})
         AND (r.swept_at IS NULL OR r.swept_at < now() - make_interval(secs => ${staleSeconds}))
         AND (
@@ -163,4 +167,121 @@ export function runsWakeExpired(tx: Tx, staleSeconds: number, limit: number): Pr
 export async function contactsResolve(tx: Tx, orgId: string, email: string, timeZone: string | null): Promise<string | null> {
   const rows = await tx.$queryRaw<{ id: string | null }[]>`SELECT holdfast_contact_resolve(${orgId}, ${email}, ${timeZone}::text) AS id`;
   return rows[0]?.id ?? null;
+}
+
+/**
+ * Pause with "hold running runs": the automation's running runs take no next step until resume. Each gets a
+ * run.held timeline row. Runs being cancelled are left to finish their cancellation.
+ */
+export async function runsHoldForAutomation(tx: Tx, orgId: string, automationId: string, by: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH held AS (
+      UPDATE runs SET held_at = now(), updated_at = now()
+      WHERE org_id = ${orgId} AND automation_id = ${automationId} AND status = 'running'
+        AND held_at IS NULL AND cancel_requested_at IS NULL
+      RETURNING id, org_id
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, type, worker, data)
+      SELECT org_id, id, 'run.held', ${by}, '{"reason":"the automation was paused with its running runs held"}'::jsonb FROM held
+    )
+    SELECT count(*)::int AS n FROM held`;
+  return rows[0]?.n ?? 0;
+}
+
+/** Resume: the automation's held runs go on; each gets a run.wake (the engine walks it) and a run.released row. */
+export async function runsReleaseForAutomation(tx: Tx, orgId: string, automationId: string, by: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH released AS (
+      UPDATE runs SET held_at = NULL, updated_at = now(), seq = seq + 1
+      WHERE org_id = ${orgId} AND automation_id = ${automationId} AND held_at IS NOT NULL
+      RETURNING id, org_id
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', id, 'reason', 'resumed') FROM released
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, type, worker) SELECT org_id, id, 'run.released', ${by} FROM released
+    )
+    SELECT count(*)::int AS n FROM released`;
+  return rows[0]?.n ?? 0;
+}
+
+/** A run started while its automation holds deliveries: held before its first step. */
+export async function runsMarkHeld(tx: Tx, orgId: string, runId: string): Promise<void> {
+  const n = await tx.$executeRaw`UPDATE runs SET held_at = now() WHERE org_id = ${orgId} AND id = ${runId} AND status = 'running'`;
+  if (n !== 1) throw new Error(`run ${runId} not found to hold`);
+}
+
+/** "Run again with the same input": the new run names the one it repeats. */
+export async function runsMarkRerunOf(tx: Tx, orgId: string, runId: string, rerunOf: string): Promise<void> {
+  const n = await tx.$executeRaw`UPDATE runs SET rerun_of = ${rerunOf} WHERE org_id = ${orgId} AND id = ${runId}`;
+  if (n !== 1) throw new Error(`run ${runId} not found to link`);
+}
+
+/** Running runs of an automation (of one version when given) that Stop all runs would cancel. */
+export async function runsCountRunning(tx: Tx, orgId: string, automationId: string, version: number | null): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM runs r
+    WHERE r.org_id = ${orgId} AND r.automation_id = ${automationId} AND r.status = 'running'
+      AND (${version}::int IS NULL OR r.version_id = (
+        SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND version = ${version}::int))`;
+  return rows[0]?.n ?? 0;
+}
+
+/** The next batch of running runs after `afterId` (id order), for Stop all runs. */
+export function runsRunningBatch(
+  tx: Tx,
+  orgId: string,
+  automationId: string,
+  version: number | null,
+  afterId: string,
+  limit: number,
+): Promise<{ id: string }[]> {
+  return tx.$queryRaw<{ id: string }[]>`
+    SELECT r.id FROM runs r
+    WHERE r.org_id = ${orgId} AND r.automation_id = ${automationId} AND r.status = 'running' AND r.id > ${afterId}
+      AND (${version}::int IS NULL OR r.version_id = (
+        SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND version = ${version}::int))
+    ORDER BY r.id LIMIT ${limit}`;
+}
+
+export interface RunForRetry {
+  id: string;
+  automationId: string;
+  versionId: string;
+  status: RunRow["status"];
+  input: unknown;
+  error: { reason?: string; nodeId?: string | null; budget?: string } | null;
+  test: boolean;
+  rerunOf: string | null;
+}
+
+/** A run with what retry and rerun need to decide, locked like the engine's walk. */
+export async function runsLockForRetry(tx: Tx, orgId: string, runId: string): Promise<RunForRetry | null> {
+  const rows = await tx.$queryRaw<RunForRetry[]>`
+    SELECT id, automation_id AS "automationId", version_id AS "versionId", status, input, error, test, rerun_of AS "rerunOf"
+    FROM runs WHERE org_id = ${orgId} AND id = ${runId} FOR UPDATE`;
+  return rows[0] ?? null;
+}
+
+/** What Run again repeats: the run's automation, input and status (no lock: the new run is a new row). */
+export async function runsForRerun(tx: Tx, orgId: string, runId: string): Promise<{ automationId: string; input: unknown; status: RunRow["status"] } | null> {
+  const rows = await tx.$queryRaw<{ automationId: string; input: unknown; status: RunRow["status"] }[]>`
+    SELECT automation_id AS "automationId", input, status FROM runs WHERE org_id = ${orgId} AND id = ${runId}`;
+  return rows[0] ?? null;
+}
+
+/** Retry from the failed step: the failed run is running again. */
+export async function runsReopenFailed(tx: Tx, orgId: string, runId: string): Promise<boolean> {
+  return (
+    (await tx.$executeRaw`
+      UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now(), seq = seq + 1
+      WHERE org_id = ${orgId} AND id = ${runId} AND status = 'failed'`) === 1
+  );
+}
+
+/** Runs that repeat `runId` ("Run again"), newest first. */
+export function runsReruns(tx: Tx, orgId: string, runId: string): Promise<{ id: string; status: string; createdAt: Date }[]> {
+  return tx.$queryRaw`
+    SELECT id, status, created_at AS "createdAt" FROM runs WHERE org_id = ${orgId} AND rerun_of = ${runId}
+    ORDER BY created_at DESC LIMIT 20`;
 }

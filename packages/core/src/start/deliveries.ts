@@ -48,7 +48,7 @@ export function deliveryContentType(header: string | null): string | null {
 }
 
 /** Codes thrown only after the request's credential was checked: its webhook-id is the sender's, so it is kept. */
-const afterAuthentication = new Set(["no_published_version", "missing_start_key", "invalid_graph"]);
+const afterAuthentication = new Set(["no_published_version", "missing_start_key", "invalid_graph", "automation_paused", "automation_archived"]);
 
 export function authenticatedRefusal(code: string): boolean {
   return afterAuthentication.has(code);
@@ -71,6 +71,10 @@ export function refusalReason(error: unknown): string {
       return `no start key: ${error.message}`;
     case "no_published_version":
       return "automation has no published version";
+    case "automation_paused":
+      return "automation is paused: refused with Retry-After, the sender should send it again later";
+    case "automation_archived":
+      return "automation is archived: refused (410 Gone)";
     case "invalid_graph":
       return "the published version cannot be started (see the web server's log)";
     default:

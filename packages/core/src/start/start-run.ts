@@ -3,10 +3,11 @@ import { type Db, inTx, type Tx } from "@holdfast/db";
 import { crashpoint } from "../crash";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError } from "../errors";
 import { hasUnstorableText } from "../json";
-import { automationsFindStartTarget, automationsSetSampleIfNone } from "../sql/automations";
+import { deliveryGate } from "../automations/lifecycle";
+import { automationsFindStartTarget, automationsLockLifecycle, automationsSetSampleIfNone } from "../sql/automations";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
-import { contactsResolve, runsInsertIfNew, runsMarkTest, runsStartWithPlan } from "../sql/runs";
+import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsStartWithPlan } from "../sql/runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { planAtStart } from "../walk/plan";
 import { isValidZone } from "../timers/schedule";
@@ -35,6 +36,11 @@ export interface StartRequest {
   delivery?: DeliveryFacts;
   /** The editor's Test run: a fresh start key (never a duplicate), the run marked test, `by` on its timeline. */
   test?: { by: string };
+  /**
+   * "Run again with the same input" (runs/retry-run.ts): the new run links to `of`; its start key is fresh per
+   * request (`requestKey`), so a repeated click finds the run the first one started.
+   */
+  rerun?: { of: string; by: string; requestKey: string };
 }
 
 /** The contact named by the trigger payload (an email address), if any. */
@@ -78,11 +84,17 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   );
   const { versionId, version } = target;
   if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
+  // Paused or archived (lifecycle.ts): refused here, after the credential check, before anything is written.
+  const gate = deliveryGate(target.gate, request.automationSlug, request.test !== undefined);
+  if (gate.kind === "refuse") throw gate.error;
+  const hold = gate.kind === "hold";
 
   const graph = await startGraphs.get(db, target.orgId, versionId);
   const startKey = request.test
     ? `${target.automationId}:test:${randomUUID()}`
-    : resolveStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body: request.body });
+    : request.rerun
+      ? `${target.automationId}:rerun:${request.rerun.of}:${request.rerun.requestKey}`
+      : resolveStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body: request.body });
   const contact = contactOf(triggerOf(graph).config, request.body);
   const eventData = {
     startKey,
@@ -90,6 +102,7 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
     version,
     ...(contact ? { contact: contact.email } : {}),
     ...(request.test ? { test: true, by: request.test.by } : {}),
+    ...(request.rerun ? { rerunOf: request.rerun.of, by: request.rerun.by } : {}),
   };
   const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: request.body };
   const plan = planAtStart(graph, request.body);
@@ -112,8 +125,17 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
     await runEventsInsert(tx, [
       { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
     ]);
+    // A held start re-reads the automation under a share lock: a Resume that committed since the read above must
+    // not leave this run held with nobody left to release it.
+    const held = hold && inserted.inserted && (await automationsLockLifecycle(tx, run.orgId, run.automationId, "share"))?.pauseMode === "hold";
+    if (held) {
+      await runsMarkHeld(tx, run.orgId, inserted.id);
+      await runEventsInsert(tx, [
+        { orgId: run.orgId, runId: inserted.id, type: "run.held", worker: "start", data: { reason: "the automation is paused: accepted and held until it is resumed" } },
+      ]);
+    }
     if (inserted.inserted) {
-      await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false }, "start");
+      await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false, held }, "start");
     }
     if (delivery) {
       const row = {
@@ -139,7 +161,17 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
       await runsMarkTest(tx, run.orgId, s.runId);
       return s;
     });
-  } else if (plan) {
+  } else if (request.rerun) {
+    const rerun = request.rerun;
+    started = await inTx(db, async (tx) => {
+      const s = await startInTx(tx);
+      if (s.inserted) {
+        await runsMarkRerunOf(tx, run.orgId, s.runId, rerun.of);
+        await runEventsInsert(tx, [{ orgId: run.orgId, runId: rerun.of, type: "run.rerun", worker: rerun.by, data: { newRunId: s.runId, version } }]);
+      }
+      return s;
+    });
+  } else if (plan && !hold) {
     started = delivery
       ? await triggerDeliveriesStartRun(db, { ...run, eventData, plan, contact }, delivery)
       : await runsStartWithPlan(db, { ...run, eventData, plan, contact });
