@@ -1,4 +1,4 @@
-import { createLogger, ingestEmailReply, onShutdown, requireSecretKey } from "@holdfast/core";
+import { createLogger, ingestInboundEmail, onShutdown, requireSecretKey, resolveReplyRoutes, routingTokenOf } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { type AddressObject, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -6,8 +6,9 @@ import { env } from "./env";
 import { orgOfRecipient } from "./recipient";
 
 /**
- * The self-hosted inbound email receiver: replies sent to `reply+<org>@<this host>` are parsed (mailparser) into the
- * same signal the inbound-email webhook makes. A message is answered 250 only after its signal committed; any
+ * The self-hosted inbound email receiver: replies sent to a routing address (`reply+<token>@<INBOUND_EMAIL_DOMAIN>`,
+ * the Reply-To of every email runs send when it is set) or to `reply+<org>@<this host>` are parsed (mailparser) into
+ * the same signal the inbound-email webhook makes. A routing address this deployment did not issue is refused at RCPT. A message is answered 250 only after its signal committed; any
  * failure is a 451 (try again later), so the sending server keeps it and nothing is lost.
  */
 const log = createLogger("mail-in", env.LOG_LEVEL);
@@ -23,13 +24,26 @@ const server = new SMTPServer({
   size: env.INBOUND_SMTP_MAX_BYTES,
   logger: false,
   onRcptTo(address, _session, callback) {
-    if (!orgOfRecipient(address.address)) return callback(Object.assign(new Error("no such mailbox"), { responseCode: 550 }));
+    const noSuchMailbox = () => callback(Object.assign(new Error("no such mailbox"), { responseCode: 550 }));
+    if (routingTokenOf(address.address)) {
+      resolveReplyRoutes(db, [address.address]).then(
+        ({ routes }) => (routes.length > 0 ? callback() : noSuchMailbox()),
+        (err) => {
+          log.error({ err }, "routing address not checked: asking the sender to retry");
+          callback(temporary("temporary failure, try again later"));
+        },
+      );
+      return;
+    }
+    if (!orgOfRecipient(address.address)) return noSuchMailbox();
     callback();
   },
   onData(stream, session, callback) {
     simpleParser(stream)
       .then(async (mail) => {
-        const orgs = [...new Set(session.envelope.rcptTo.map((r) => orgOfRecipient(r.address)).filter((o): o is string => o !== null))];
+        const recipients = session.envelope.rcptTo.map((r) => r.address);
+        const routed = recipients.some((r) => routingTokenOf(r) !== null);
+        const orgs = routed ? [] : [...new Set(recipients.map((r) => orgOfRecipient(r)).filter((o): o is string => o !== null))];
         const email = {
           messageId: mail.messageId ?? `<mail-in-${session.id}@${env.INBOUND_SMTP_HOST}>`,
           from: addresses(mail.from)[0] ?? (session.envelope.mailFrom ? session.envelope.mailFrom.address : "unknown"),
@@ -39,9 +53,11 @@ const server = new SMTPServer({
           ...(mail.references ? { references: mail.references } : {}),
           text: (mail.text ?? "").slice(0, 200_000),
         };
+        if (routed) {
+          for (const outcome of await ingestInboundEmail(db, { recipients, email })) log.info({ messageId: email.messageId, ...outcome }, "inbound reply");
+        }
         for (const org of orgs) {
-          const outcome = await ingestEmailReply(db, org, email);
-          log.info({ org, messageId: email.messageId, ...outcome }, "inbound reply");
+          for (const outcome of await ingestInboundEmail(db, { recipients: [], orgSlug: org, email })) log.info({ messageId: email.messageId, ...outcome }, "inbound reply");
         }
         callback();
       })
