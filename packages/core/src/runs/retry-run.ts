@@ -47,14 +47,15 @@ export function decideRetry(f: RetryFacts): RetryDecision {
   if (!f.step) {
     return { kind: "refuse", reason: `the run failed without a failed step to retry (${f.run.error?.reason ?? "no reason recorded"}): use Run again` };
   }
-  if (f.effect && f.effect.status !== "settled") {
-    // in_flight, outcome_unknown, needs_review: nobody knows whether the provider acted.
-    return {
-      kind: "refuse",
-      reason: `the outcome of step ${f.step.nodeId}'s call is uncertain (${f.effect.status.replace("_", " ")}): review it first and say whether it happened`,
-    };
+  if (f.effect?.status === "needs_review") {
+    return { kind: "refuse", reason: `the outcome of step ${f.step.nodeId}'s call is uncertain and needs a review: review it first and say whether it happened` };
   }
-  return { kind: "retry", forgetEffect: f.effect?.failed ?? false };
+  if (f.effect?.status === "in_flight") {
+    return { kind: "refuse", reason: `step ${f.step.nodeId}'s call may still be in progress: wait a minute and try again` };
+  }
+  // outcome_unknown is safe to hand back to the ledger: it re-sends with the same key to a provider that
+  // deduplicates, and otherwise parks the step for a review before anything is sent twice.
+  return { kind: "retry", forgetEffect: f.effect?.status === "settled" && f.effect.failed };
 }
 
 export interface RetryOutcome {
