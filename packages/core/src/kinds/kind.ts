@@ -48,6 +48,8 @@ interface KindBase<K extends string, S extends z.ZodType> {
    * Labelled outputs (each needs exactly one edge), or null: exactly one unlabelled edge; `[]`: no edges (an end).
    */
   outputs: string[] | null;
+  /** Each labelled output in words, for the panel's "Then" ("When they reply", "Otherwise"). */
+  outputWords?: Record<string, string>;
   /** What the step leaves for later templates. */
   output: OutputField[];
   /** The node as one line ("Wait until 09:00 next weekday, contact's zone"). */

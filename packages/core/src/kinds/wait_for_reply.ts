@@ -31,6 +31,7 @@ export const waitForReply = defineStepKind({
     { name: "timeoutSeconds", label: "Give up after", help: "Then the run takes the timeout edge.", required: true, widget: { type: "duration", min: 1, max: 90 * 86_400 } },
   ],
   outputs: ["reply", "timeout"],
+  outputWords: { reply: "When they reply, go to", timeout: "When no reply comes in time, go to" },
   output: [
     { path: "outcome", label: "reply or timeout" },
     { path: "reply.text", label: "Reply text" },

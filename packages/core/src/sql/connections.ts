@@ -32,8 +32,8 @@ export async function connectionsByName(tx: Tx, orgId: string, name: string): Pr
 }
 
 /** Every connection's name and kind (no secrets): what a graph may name, checked at publish. */
-export function connectionsListKinds(tx: Tx, orgId: string): Promise<{ name: string; kind: ConnectionKind }[]> {
-  return tx.$queryRaw<{ name: string; kind: ConnectionKind }[]>`SELECT name, kind FROM connections WHERE org_id = ${orgId}`;
+export function connectionsListKinds(tx: Tx, orgId: string): Promise<{ name: string; kind: ConnectionKind; config: unknown }[]> {
+  return tx.$queryRaw<{ name: string; kind: ConnectionKind; config: unknown }[]>`SELECT name, kind, config FROM connections WHERE org_id = ${orgId}`;
 }
 
 /** Creates the row first (its id binds the ciphertext), then stores the encrypted secret. */

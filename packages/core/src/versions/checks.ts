@@ -1,4 +1,5 @@
 import type { Db, Tx } from "@holdfast/db";
+import { underBaseUrl } from "../connections/kinds/http";
 import { connectionFieldsOf } from "../kinds/kind";
 import { flowOf } from "../kinds/flow";
 import { kindOf } from "../kinds/registry";
@@ -50,6 +51,7 @@ const kindWords: Record<string, string> = { smtp: "an SMTP", crm: "a CRM", model
 export async function orgProblems(tx: Db | Tx, orgId: string, graph: Graph): Promise<GraphProblem[]> {
   const [connections, members] = await Promise.all([connectionsListKinds(tx, orgId), membershipsListEmails(tx, orgId)]);
   const kindOfConnection = new Map<string, string>(connections.map((c) => [c.name, c.kind]));
+  const configOf = new Map<string, unknown>(connections.map((c) => [c.name, c.config]));
   const memberEmails = new Set(members.map((m) => m.email));
   const problems: GraphProblem[] = [];
   const approvers = (node: GraphNode, field: string, a: Approvers) => {
@@ -68,6 +70,19 @@ export async function orgProblems(tx: Db | Tx, orgId: string, graph: Graph): Pro
         problems.push({ path, message: `there is no connection named "${c.name}" in this organisation; add it in Settings -> Connections or pick another` });
       } else if (kind !== c.kind) {
         problems.push({ path, message: `"${c.name}" is ${kindWords[kind] ?? kind} connection; this step needs ${kindWords[c.kind] ?? c.kind} connection` });
+      }
+    }
+    // An HTTP API credential only goes to addresses under its connection's base URL (the connector refuses otherwise).
+    if (node.kind === "http_request" && node.config.connection && kindOfConnection.get(node.config.connection) === "http") {
+      const baseUrl = (configOf.get(node.config.connection) as { baseUrl?: unknown } | undefined)?.baseUrl;
+      if (typeof baseUrl !== "string" || !underBaseUrl(node.config.url, baseUrl)) {
+        problems.push({
+          path: `node:${node.id}.config.url`,
+          message:
+            typeof baseUrl === "string"
+              ? `"${node.config.connection}" only sends its credential to addresses under ${baseUrl}: use an address there, or another connection`
+              : `"${node.config.connection}" has no base URL: add it in Settings -> Connections, so its credential is only sent there`,
+        });
       }
     }
     if (node.kind === "approval") {

@@ -28,7 +28,7 @@ export function WaitRuleWidget(props: WidgetProps<WaitRule | undefined> & { zone
   const { field, id, value, onChange, ctx, zone, zoneFrom } = props;
   const rule = value ?? fresh.next_weekday;
   const [previewZone, setPreviewZone] = useState<string | undefined>(undefined);
-  const shownZone = previewZone ?? zone ?? "Europe/Berlin";
+  const shownZone = previewZone ?? zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? "UTC";
   const trpc = useTRPC();
   const preview = useQuery(
     trpc.kinds.previewWait.queryOptions({ orgSlug: ctx.orgSlug, rule, zone: shownZone }, { enabled: value !== undefined, retry: false, staleTime: 30_000 }),

@@ -187,6 +187,7 @@ export function SelectWidget({ field, id, value, onChange, onBlur, ctx, invalid 
 
 const newConnectionOption = "__new__";
 const connectionKindWords: Record<string, string> = { smtp: "email (SMTP)", model: "AI model", crm: "CRM", slack: "Slack", http: "HTTP API" };
+const withArticle = (words: string) => `${/^[aeiouAEIOU]|^HTTP/.test(words) ? "an" : "a"} ${words}`;
 
 /** The organisation's connections of the field's kind, and "New connection…" in place. */
 export function ConnectionWidget({ field, id, value, onChange, onBlur, ctx, invalid }: WidgetProps<string | undefined>) {
@@ -209,7 +210,7 @@ export function ConnectionWidget({ field, id, value, onChange, onBlur, ctx, inva
           if (created) onChange(created);
         }}
       >
-        <option value="">{mine.length ? `Choose a ${words} connection…` : `No ${words} connection yet`}</option>
+        <option value="">{!field.required ? "None" : mine.length ? `Choose ${withArticle(words)} connection…` : `No ${words} connection yet`}</option>
         {missing && <option value={value}>{value} (does not exist)</option>}
         {mine.map((c) => (
           <option key={c.name} value={c.name}>
@@ -220,6 +221,9 @@ export function ConnectionWidget({ field, id, value, onChange, onBlur, ctx, inva
         {ctx.newConnection && <option value={newConnectionOption}>+ New {words} connection…</option>}
       </select>
       {missing && <span className="field-error small">There is no {words} connection named "{value}": pick one or create it.</span>}
+      {!ctx.newConnection && mine.length === 0 && field.required && (
+        <span className="small muted">Ask an owner to add {withArticle(words)} connection in Settings → Connections.</span>
+      )}
     </>
   );
 }

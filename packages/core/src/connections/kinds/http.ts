@@ -20,12 +20,11 @@ export const httpConnectionConfig = z
       .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, "must be a header name: letters, digits and -, e.g. Authorization or X-Api-Key")
       .refine((h) => !reserved.has(h.toLowerCase()), "is set by the request itself: pick another header")
       .default("Authorization"),
-    /** Test connection calls it; when set, the credential is only ever sent to URLs under it. */
+    /** Test connection calls it; the credential is only ever sent to URLs under it. */
     baseUrl: z
       .string()
       .trim()
-      .refine((v) => url(v) === true, "must be a web address starting with https://")
-      .optional(),
+      .refine((v) => url(v) === true, "must be a web address starting with https://"),
   })
   .strict();
 export type HttpConnectionConfig = z.infer<typeof httpConnectionConfig>;
@@ -54,7 +53,8 @@ export const httpKind = defineConnectionKind({
     {
       name: "baseUrl",
       label: "Base URL",
-      help: "Optional. When set, the credential is only sent to addresses under it, and Test connection calls it.",
+      required: true,
+      help: "The credential is only ever sent to addresses under it (so a step cannot send it elsewhere), and Test connection calls it.",
       widget: { type: "text", format: "url", placeholder: "https://api.example.com" },
     },
   ],

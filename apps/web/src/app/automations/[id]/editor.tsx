@@ -149,7 +149,7 @@ function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
 
 const nodeTypes = { step: StepNode };
 
-export function Editor(props: { orgSlug: string; automationId: string; canEdit: boolean }) {
+export function Editor(props: { orgSlug: string; automationId: string; canEdit: boolean; canManageConnections: boolean }) {
   return (
     <ReactFlowProvider>
       <EditorInner {...props} />
@@ -159,7 +159,17 @@ export function Editor(props: { orgSlug: string; automationId: string; canEdit: 
 
 type SaveState = "saved" | "dirty" | "saving" | "conflict" | "error";
 
-function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
+function EditorInner({
+  orgSlug,
+  automationId,
+  canEdit,
+  canManageConnections,
+}: {
+  orgSlug: string;
+  automationId: string;
+  canEdit: boolean;
+  canManageConnections: boolean;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const input = { orgSlug, automationId };
@@ -494,7 +504,8 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
         connections: (connectionsList.data ?? []).map((c) => ({ name: c.name, kind: c.kind, status: c.status })),
         members: (membersList.data ?? []).map((m) => ({ email: m.email, name: m.name, role: m.role })),
         canEdit,
-        newConnection,
+        // Only owners add connections (they hold the secrets); others are told whom to ask.
+        ...(canManageConnections ? { newConnection } : {}),
       }
     : null;
   const graphProblemsList = byNode.get("(graph)") ?? [];
@@ -652,7 +663,7 @@ function EditorInner({ orgSlug, automationId, canEdit }: { orgSlug: string; auto
                     const target = edges.find((e) => e.source === current.id && (e.sourceHandle ?? null) === o)?.target ?? "";
                     return (
                       <label key={o ?? "next"} className="row-inline">
-                        <span className="output-name">{o ? `When ${o}, go to` : "Next step"}</span>
+                        <span className="output-name">{o ? (kindInfo(current.data.kind)?.outputWords?.[o] ?? `When ${o}, go to`) : "Next step"}</span>
                         <select name={`output-${o ?? "next"}`} value={target} disabled={!canEdit} onChange={(e) => setOutput(current.id, o, e.target.value)}>
                           <option value="">{target ? "(disconnect)" : "Choose a step…"}</option>
                           {nodes

@@ -4,6 +4,7 @@ import { db } from "../../../server/db";
 import { requireUser } from "../../../server/session";
 import { canEditRole } from "../org";
 import { Editor } from "./editor";
+import { LifecycleBar } from "./lifecycle";
 
 export const dynamic = "force-dynamic";
 
@@ -12,8 +13,8 @@ export default async function EditorPage({ params }: { params: Promise<{ id: str
   const user = await requireUser(`/automations/${id}`);
   const orgIds = user.memberships.map((m) => m.orgId);
   const [a] = /^aut_[0-9a-f]{32}$/.test(id)
-    ? await db.$queryRaw<{ name: string; slug: string; orgId: string }[]>`
-        SELECT name, slug, org_id AS "orgId" FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
+    ? await db.$queryRaw<{ name: string; slug: string; orgId: string; status: string }[]>`
+        SELECT name, slug, org_id AS "orgId", status FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
     : [];
   if (!a) notFound();
   const m = user.memberships.find((x) => x.orgId === a.orgId);
@@ -26,7 +27,8 @@ export default async function EditorPage({ params }: { params: Promise<{ id: str
       <h1>
         {a.name} <span className="muted small">{a.slug}</span>
       </h1>
-      <Editor orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+      <LifecycleBar orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+      <Editor orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role) && a.status !== "archived"} canManageConnections={m.role === "owner"} />
     </>
   );
 }

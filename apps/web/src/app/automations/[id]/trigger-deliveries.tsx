@@ -146,7 +146,14 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
             name="test-run"
             disabled={!canEdit || testRun.isPending}
             title={canEdit ? "Start a run of the published version with the sample as its input" : "Only owners and editors can start test runs"}
-            onClick={() => testRun.mutate(input)}
+            onClick={() => {
+              // A test run is a real run: its emails, CRM updates and calls happen. Say so, naming who it would write to.
+              const who = sampleEmail(sample.data);
+              const ok = window.confirm(
+                `A test run does everything a real run does: emails are sent${who ? ` (to ${who})` : ""}, the CRM is updated and calls are made. Start one?`,
+              );
+              if (ok) testRun.mutate(input);
+            }}
           >
             {testRun.isPending ? "Starting…" : "Test run"}
           </button>
@@ -161,4 +168,10 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
       </section>
     </>
   );
+}
+
+/** The first email address in the sample payload (the contact a test run would write to), if any. */
+function sampleEmail(sample: unknown): string | null {
+  const text = sample ? JSON.stringify(sample) : "";
+  return /[^\s"@<>]+@[^\s"@<>]+\.[a-z]{2,}/i.exec(text)?.[0] ?? null;
 }
