@@ -29,6 +29,16 @@ export interface SlackApi {
   ephemerals: { path: string; body: unknown }[];
   /** Make the next n postMessage calls fail with this Slack error (e.g. "channel_not_found"). */
   failNextPosts(n: number, error: string): void;
+  /** The app's OAuth client (oauth.v2.access checks it) and the consent page Add to Slack goes to. */
+  clientId: string;
+  clientSecret: string;
+  authorizeUrl: string;
+  /** Codes oauth.v2.access exchanged (each once), and the tokens it issued; an issued token is the one accepted. */
+  exchanges: { code: string; redirectUri: string; token: string }[];
+  /** Workspace users by email, for users.lookupByEmail. */
+  users: Map<string, string>;
+  /** The app is removed: every call with a token answers token_revoked until the next install. */
+  revoke(): void;
   close(): Promise<void>;
 }
 
@@ -48,8 +58,16 @@ function parseArgs(body: string, type: string | undefined): Record<string, unkno
   return out;
 }
 
-export async function startSlackApi(opts: { token?: string; teamId?: string; channels?: string[] } = {}): Promise<SlackApi> {
-  const token = opts.token ?? "xoxb-test-token";
+export async function startSlackApi(
+  opts: { token?: string; teamId?: string; channels?: string[]; clientId?: string; clientSecret?: string; users?: Record<string, string> } = {},
+): Promise<SlackApi> {
+  let token = opts.token ?? "xoxb-test-token";
+  let revoked = false;
+  const clientId = opts.clientId ?? "111.222";
+  const clientSecret = opts.clientSecret ?? "test-client-secret";
+  const users = new Map(Object.entries(opts.users ?? {}).map(([e, id]) => [e.toLowerCase(), id]));
+  const codes = new Map<string, { redirectUri: string; used: boolean }>();
+  const exchanges: SlackApi["exchanges"] = [];
   const teamId = opts.teamId ?? "T0TEST";
   const channels = new Set(opts.channels ?? ["C0APPROVALS", "C0MARKETING"]);
   const messages: SlackMessageRecord[] = [];
@@ -70,8 +88,46 @@ export async function startSlackApi(opts: { token?: string; teamId?: string; cha
       ephemerals.push({ path, body: JSON.parse(body || "null") });
       return send({ ok: true });
     }
-    if (req.headers.authorization !== `Bearer ${token}`) return send({ ok: false, error: "invalid_auth" });
+    // Slack's consent page: the workspace and an Allow button that goes back to the app with a code and the state.
+    if (path.startsWith("/oauth/v2/authorize") || path.startsWith("/oauth/v2/allow")) {
+      const q = new URL(path, "http://x").searchParams;
+      const redirectUri = q.get("redirect_uri") ?? "";
+      if (q.get("client_id") !== clientId || !redirectUri) {
+        res.writeHead(400, { "content-type": "text/plain" });
+        return res.end("invalid client_id or redirect_uri");
+      }
+      if (path.startsWith("/oauth/v2/allow")) {
+        const code = `code-${++seq}`;
+        codes.set(code, { redirectUri, used: false });
+        const back = new URL(redirectUri);
+        back.searchParams.set("code", code);
+        back.searchParams.set("state", q.get("state") ?? "");
+        res.writeHead(302, { location: back.toString() });
+        return res.end();
+      }
+      const html = (v: string) => v.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end(`<!doctype html><title>Slack</title><body style="font-family:sans-serif;margin:3em">
+        <h1>Holdfast is requesting permission to access the Acme Slack workspace (${html(teamId)})</h1>
+        <p>Scopes: ${html(q.get("scope") ?? "")}</p>
+        <a id="allow" href="/oauth/v2/allow?${html(q.toString())}" style="padding:.6em 1.2em;background:#007a5a;color:#fff;text-decoration:none">Allow</a></body>`);
+    }
     const args = parseArgs(body, req.headers["content-type"]);
+    if (path.replace(/^\/api\//, "").split("?")[0] === "oauth.v2.access") {
+      const basic = req.headers.authorization?.startsWith("Basic ") ? Buffer.from(req.headers.authorization.slice(6), "base64").toString() : null;
+      const [id, secret] = basic ? basic.split(":") : [String(args.client_id ?? ""), String(args.client_secret ?? "")];
+      if (id !== clientId || secret !== clientSecret) return send({ ok: false, error: "invalid_client_id" });
+      const entry = codes.get(String(args.code ?? ""));
+      if (!entry || entry.used) return send({ ok: false, error: "invalid_code" });
+      if (args.redirect_uri !== undefined && args.redirect_uri !== entry.redirectUri) return send({ ok: false, error: "bad_redirect_uri" });
+      entry.used = true;
+      token = `xoxb-installed-${exchanges.length + 1}`;
+      revoked = false;
+      exchanges.push({ code: String(args.code), redirectUri: entry.redirectUri, token });
+      return send({ ok: true, access_token: token, token_type: "bot", scope: "chat:write", bot_user_id: "U0BOT", app_id: "A0TEST", team: { id: teamId, name: "Acme" }, enterprise: null });
+    }
+    if (revoked) return send({ ok: false, error: "token_revoked" });
+    if (req.headers.authorization !== `Bearer ${token}`) return send({ ok: false, error: "invalid_auth" });
     const dm = (ch: string) => (/^[UW]/.test(ch) ? `D${ch}` : ch);
     switch (path.replace(/^\/api\//, "").split("?")[0]) {
       case "chat.postMessage": {
@@ -113,6 +169,12 @@ export async function startSlackApi(opts: { token?: string; teamId?: string; cha
       }
       case "conversations.open":
         return send({ ok: true, channel: { id: dm(String(args.users)) } });
+      case "users.lookupByEmail": {
+        const id = users.get(String(args.email ?? "").toLowerCase());
+        return send(id ? { ok: true, user: { id, team_id: teamId, profile: { email: args.email } } } : { ok: false, error: "users_not_found" });
+      }
+      case "auth.test":
+        return send({ ok: true, team_id: teamId, team: "Acme", user_id: "U0BOT", bot_id: "B0BOT" });
       default:
         return send({ ok: false, error: "unknown_method" });
     }
@@ -123,8 +185,18 @@ export async function startSlackApi(opts: { token?: string; teamId?: string; cha
   return {
     apiUrl: `${origin}/api/`,
     origin,
-    token,
+    get token() {
+      return token;
+    },
     teamId,
+    clientId,
+    clientSecret,
+    authorizeUrl: `${origin}/oauth/v2/authorize`,
+    exchanges,
+    users,
+    revoke() {
+      revoked = true;
+    },
     messages,
     get posts() {
       return posts;

@@ -13,7 +13,7 @@ import {
   approvalsTakeNotify,
   type SlackMessage,
 } from "../sql/approvals";
-import { connectionsByName } from "../sql/connections";
+import { connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { runEventsInsert } from "../sql/run-events";
 import { approvalMessage } from "./slack-blocks";
 import { issueButtonToken } from "./token";
@@ -45,6 +45,9 @@ const slackAgent = (apiUrl: string) => {
   if (!agent) slackAgents.set(protocol, (agent = egressAgentFor(apiUrl)));
   return agent;
 };
+
+/** Slack's answers for a token that no longer works: the app was removed, the token revoked, the workspace closed. */
+const revokedErrors = new Set(["invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired"]);
 
 export type NotifyResult = "posted" | "updated" | "skipped" | "failed" | "retry";
 
@@ -137,6 +140,14 @@ async function notifyOnce(
     if (refused) return fail(refused.message, true);
     const e = error as { code?: string; data?: { error?: string }; message?: string };
     const slackError = e.data?.error;
+    if (slackError && revokedErrors.has(slackError)) {
+      // The app was removed or its token revoked: every post on this connection would fail the same way. The
+      // connection says so in Settings, the approval waits (still decidable in the inbox) and is posted again once
+      // Slack is added again (slack/install.ts).
+      const reason = `Slack refused the bot token (${slackError}): reconnect Slack with Add to Slack in Settings`;
+      await inTx(db, (tx) => connectionsMarkNeedsReconnect(tx, a.orgId, connection.id, reason));
+      return fail(reason, true);
+    }
     const final = e.code === "slack_webapi_platform_error" && slackError !== "ratelimited" && slackError !== "internal_error" && slackError !== "fatal_error";
     return fail(slackError ?? e.message ?? String(error), final);
   }

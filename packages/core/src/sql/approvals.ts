@@ -269,3 +269,27 @@ export async function approvalsRewakeNotify(tx: Tx, limit: number, leaseSeconds 
     leaseSeconds,
   );
 }
+
+/**
+ * Slack was reconnected: the pending approvals whose post failed on this connection (a revoked token) are owed their
+ * post again, each with a timeline row and a wake-up for the notifier, in one statement. Returns how many.
+ */
+export async function approvalsRenotifyFailed(tx: Tx, orgId: string, connectionName: string, actor: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH owed AS (
+      UPDATE approvals SET notify_state = CASE WHEN slack_message IS NULL THEN 'post' ELSE 'update' END,
+                           notify_error = NULL, notify_attempted_at = NULL, updated_at = now()
+      WHERE org_id = ${orgId} AND notify_state = 'failed' AND status = 'pending' AND slack->>'connection' = ${connectionName}
+      RETURNING id, org_id, run_id, step_id, node_id
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'approval.notify', jsonb_build_object('orgId', org_id, 'approvalId', id) FROM owed
+    ), event AS (
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, type, worker, data)
+      SELECT org_id, run_id, step_id, node_id, 'approval.notify_resumed', ${actor},
+             jsonb_build_object('approvalId', id, 'reason', 'Slack was reconnected')
+      FROM owed
+    )
+    SELECT count(*)::int AS n FROM owed`;
+  return rows[0]?.n ?? 0;
+}
