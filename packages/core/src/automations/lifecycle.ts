@@ -1,4 +1,4 @@
-import { type Db, inTx } from "@holdfast/db";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import { HoldfastError, NotFoundError } from "../errors";
 import { type HistoryEntry, automationHistoryInsert, automationHistoryList } from "../sql/automation-history";
 import {
@@ -153,6 +153,12 @@ export async function changeLifecycle(
     });
     return { ...decision.to, changed: true, heldRuns, releasedRuns };
   });
+}
+
+/** An archived automation's editor is read-only: saving a draft or publishing is refused until it is restored. */
+export async function assertEditable(tx: Tx, orgId: string, automationId: string): Promise<void> {
+  const a = await automationsLifecycle(tx, orgId, automationId);
+  if (a?.status === "archived") throw new LifecycleRefusedError("the automation is archived: restore it to edit or publish it");
 }
 
 const stateOf = (a: AutomationLifecycle): LifecycleState => ({ status: a.status, pauseMode: a.pauseMode, pauseRuns: a.pauseRuns });

@@ -285,3 +285,9 @@ export function runsReruns(tx: Tx, orgId: string, runId: string): Promise<{ id: 
     SELECT id, status, created_at AS "createdAt" FROM runs WHERE org_id = ${orgId} AND rerun_of = ${runId}
     ORDER BY created_at DESC LIMIT 20`;
 }
+
+/** The run this one repeats (Run again), if any. */
+export async function runsRerunOf(tx: Tx, orgId: string, runId: string): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ rerunOf: string | null }[]>`SELECT rerun_of AS "rerunOf" FROM runs WHERE org_id = ${orgId} AND id = ${runId}`;
+  return rows[0]?.rerunOf ?? null;
+}

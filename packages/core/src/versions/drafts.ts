@@ -1,4 +1,5 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
+import { assertEditable } from "../automations/lifecycle";
 import { HoldfastError, NotFoundError } from "../errors";
 import type { AllowList } from "../net/allow";
 import { literalUrlRefusal } from "../net/egress";
@@ -126,6 +127,7 @@ export async function getDraft(db: Db, orgId: string, automationId: string): Pro
  */
 export async function saveDraft(db: Db, orgId: string, automationId: string, graph: unknown, baseRevision: number, by: string): Promise<Draft> {
   if (canonicalJson(graph).length > 2_000_000) throw new HoldfastError("draft_too_large", "a draft is at most 2 MB");
+  await assertEditable(db, orgId, automationId);
   const saved = await db.$queryRaw<{ revision: number }[]>`
     UPDATE automation_drafts SET graph = ${JSON.stringify(graph)}::jsonb, revision = revision + 1, updated_by = ${by}, updated_at = now()
     WHERE org_id = ${orgId} AND automation_id = ${automationId} AND revision = ${baseRevision}
@@ -155,6 +157,7 @@ export async function publishDraft(db: Db, orgId: string, automationId: string, 
     const graph = graphSchema.parse(draft.graph);
     // Versions of one automation are numbered under its row's lock: two publishes never take the same number.
     await tx.$queryRaw`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId} FOR UPDATE`;
+    await assertEditable(tx, orgId, automationId);
     const [latest] = await tx.$queryRaw<(Omit<Published, "alreadyPublished"> & { graph: unknown })[]>`
       SELECT id AS "versionId", version, graph, published_at AS "publishedAt", published_by AS "publishedBy"
       FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}

@@ -1,6 +1,6 @@
 "use server";
 
-import { ActionRefusedError, HoldfastError, requestCancel, resolveNeedsReview, resumeRun } from "@holdfast/core";
+import { ActionRefusedError, HoldfastError, requestCancel, rerunRun, resolveNeedsReview, resumeRun, retryFromFailedStep } from "@holdfast/core";
 import { redirect } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";
@@ -76,4 +76,33 @@ export async function resolveAction(data: FormData): Promise<void> {
         ? "Sent again with the same key: a provider that honours it still acts once."
         : `Step abandoned; the run is ${out.status}.`;
   });
+}
+
+/** Retry from the failed step: the same run, the failed step's new attempt with the same effect key. */
+export async function retryAction(data: FormData): Promise<void> {
+  const { runId, orgId, by, back } = await actor(data);
+  await attempt(back, async () => {
+    const out = await retryFromFailedStep(db, graphs, { orgId, runId, by });
+    if (out.state === "already_running") return "The run is already running again (retried earlier).";
+    return `Retrying from step ${out.nodeId}: a new attempt with the same key, so a provider that honours it still acts once.`;
+  });
+}
+
+/**
+ * Run again with the same input: a new run of the newest published version, linked to this one. The form carries
+ * a key made when the page rendered, so a double submit finds the run the first one started.
+ */
+export async function rerunAction(data: FormData): Promise<void> {
+  const { runId, orgId, by, back } = await actor(data);
+  const requestKey = z.string().regex(/^[0-9a-f-]{36}$/).safeParse(data.get("requestKey"));
+  if (!requestKey.success) back("error", "Not done: the form was not valid.");
+  let out: { runId: string; duplicate: boolean; version: number };
+  try {
+    out = await rerunRun(db, { orgId, runId, by, requestKey: requestKey.data as string });
+  } catch (error) {
+    if (error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
+    throw error;
+  }
+  const said = out.duplicate ? "This run was already started again" : `Started again with the same input on version ${out.version}`;
+  redirect(`/runs/${out.runId}?done=${encodeURIComponent(`${said}; it repeats ${runId}.`)}`);
 }

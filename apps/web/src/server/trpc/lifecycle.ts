@@ -1,0 +1,71 @@
+import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core";
+import type { Db } from "@holdfast/db";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { graphs } from "../graphs";
+import { editorProcedure, router, viewerProcedure } from "./init";
+
+/**
+ * An automation's lifecycle (Active / Paused / Archived), its history, and Stop all runs. Every procedure is scoped by
+ * `ctx.org.id` (init.ts); an automation of another organisation is "not found". Owners and editors change things,
+ * everyone in the organisation reads.
+ */
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `not a ${prefix}_ id`);
+const automationId = z.object({ automationId: id("aut") });
+const version = z.number().int().min(1).nullable().default(null);
+
+export const lifecycleChangeInput = automationId.extend({
+  change: z.discriminatedUnion("action", [
+    z.object({ action: z.literal("pause"), mode: z.enum(["refuse", "hold"]), runs: z.enum(["continue", "hold"]) }),
+    z.object({ action: z.literal("resume") }),
+    z.object({ action: z.literal("archive") }),
+    z.object({ action: z.literal("restore") }),
+  ]),
+  reason: z.string().trim().max(500).optional(),
+});
+
+async function ownAutomation(db: Db, orgId: string, automationId: string): Promise<void> {
+  const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  if (!rows[0]) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
+}
+
+export const lifecycle = router({
+  /** Every automation's status, for the list (archived ones are hidden there unless asked for). */
+  statuses: viewerProcedure.query(({ ctx }) =>
+    ctx.db.$queryRaw<{ id: string; status: "active" | "paused" | "archived"; pauseMode: "refuse" | "hold" | null; pauseRuns: "continue" | "hold" | null }[]>`
+      SELECT id, status, pause_mode AS "pauseMode", pause_runs AS "pauseRuns" FROM automations WHERE org_id = ${ctx.org.id}`,
+  ),
+  get: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    const { state, history } = await lifecycleOf(ctx.db, ctx.org.id, input.automationId);
+    return {
+      status: state.status,
+      pauseMode: state.pauseMode,
+      pauseRuns: state.pauseRuns,
+      since: state.statusChangedAt,
+      words: describeLifecycle(state),
+      history: history.map((h) => ({ ...h, words: describeLifecycle({ status: h.toStatus, pauseMode: h.pauseMode, pauseRuns: h.pauseRuns }) })),
+    };
+  }),
+  change: editorProcedure.input(lifecycleChangeInput).mutation(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    return changeLifecycle(ctx.db, { orgId: ctx.org.id, automationId: input.automationId, change: input.change, by: `user:${ctx.user.email}`, reason: input.reason ?? null });
+  }),
+  /** Stop all runs, step one: how many it would stop. */
+  countRuns: viewerProcedure.input(automationId.extend({ version })).query(async ({ ctx, input }) => {
+    await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+    return { running: await countRunsToStop(ctx.db, ctx.org.id, input.automationId, input.version) };
+  }),
+  /** Step two, confirmed with the count the person saw: each run is cancelled as its own Cancel would. */
+  stopRuns: editorProcedure
+    .input(automationId.extend({ version, reason: z.string().trim().min(1, "say why the runs are being stopped").max(500), confirmCount: z.number().int().min(0) }))
+    .mutation(async ({ ctx, input }) => {
+      await ownAutomation(ctx.db, ctx.org.id, input.automationId);
+      const now = await countRunsToStop(ctx.db, ctx.org.id, input.automationId, input.version);
+      // More runs than the person confirmed started since the count: ask again rather than stop runs nobody saw.
+      if (now > input.confirmCount) {
+        throw new TRPCError({ code: "CONFLICT", message: `${now} runs are running now, not ${input.confirmCount}: check the count and confirm again` });
+      }
+      return stopAllRuns(ctx.db, graphs, { orgId: ctx.org.id, automationId: input.automationId, version: input.version, reason: input.reason, by: `user:${ctx.user.email}` });
+    }),
+});
