@@ -3,7 +3,15 @@ import { userInfo } from "node:os";
 import {
   automationsFindBySlug,
   canonicalJson,
+  changeLifecycle,
+  countRunsToStop,
   createAutomation,
+  describeLifecycle,
+  GraphCache,
+  type LifecycleChange,
+  rerunRun,
+  retryFromFailedStep,
+  stopAllRuns,
   DraftConflictError,
   type GraphProblem,
   getDraft,
@@ -32,7 +40,16 @@ export const exNoInput = 66;
 export interface AutomationsOptions {
   name?: string;
   version?: string;
+  reason?: string;
+  "hold-deliveries"?: boolean;
+  "hold-runs"?: boolean;
+  yes?: boolean;
 }
+
+/** Who a CLI change is recorded as (the automation's history, run timelines). */
+const cliActor = () => `cli:${userInfo().username}`;
+
+const lifecycleSubs = ["pause", "resume", "archive", "restore"] as const;
 
 /** Runs `automations <sub> ...` and returns the exit code; usage mistakes throw AdminUsageError. */
 export async function automationsCommand(db: Db, sub: string | undefined, rest: string[], values: AutomationsOptions): Promise<number> {
@@ -55,7 +72,42 @@ export async function automationsCommand(db: Db, sub: string | undefined, rest: 
     console.log(prettyStable(await exportGraph(db, orgSlug, slug, version)));
     return 0;
   }
-  throw new AdminUsageError(`unknown subcommand "automations ${sub ?? ""}": automations publish|export`);
+  if ((lifecycleSubs as readonly string[]).includes(sub ?? "")) {
+    const [orgSlug, slug] = rest;
+    const usage = `automations ${sub} <org> <slug>${sub === "pause" ? " [--hold-deliveries] [--hold-runs]" : ""} [--reason TEXT]`;
+    if (!orgSlug || !slug || rest.length !== 2) throw new AdminUsageError(usage);
+    if (sub !== "pause" && (values["hold-deliveries"] || values["hold-runs"])) throw new AdminUsageError(`--hold-deliveries and --hold-runs are for automations pause`);
+    const { orgId, automationId } = await automationIds(db, orgSlug, slug);
+    const change: LifecycleChange =
+      sub === "pause"
+        ? { action: "pause", mode: values["hold-deliveries"] ? "hold" : "refuse", runs: values["hold-runs"] ? "hold" : "continue" }
+        : { action: sub as "resume" | "archive" | "restore" };
+    const out = await changeLifecycle(db, { orgId, automationId, change, by: cliActor(), reason: values.reason ?? null });
+    console.log(`${orgSlug}/${slug}: ${out.changed ? "" : "unchanged, "}${describeLifecycle(out)}`);
+    if (out.heldRuns) console.log(`  ${out.heldRuns} running run(s) held before their next step`);
+    if (out.releasedRuns) console.log(`  ${out.releasedRuns} held run(s) released`);
+    return 0;
+  }
+  if (sub === "stop-runs") {
+    const [orgSlug, slug] = rest;
+    const usage = "automations stop-runs <org> <slug> [--version N] --reason TEXT [--yes]";
+    if (!orgSlug || !slug || rest.length !== 2 || !values.reason?.trim()) throw new AdminUsageError(usage);
+    const version = values.version === undefined ? null : Number(values.version);
+    if (version !== null && (!/^\d+$/.test(values.version ?? "") || !Number.isSafeInteger(version) || version < 1)) {
+      throw new AdminUsageError("--version is a version number: 1, 2, ...");
+    }
+    const { orgId, automationId } = await automationIds(db, orgSlug, slug);
+    const running = await countRunsToStop(db, orgId, automationId, version);
+    const which = `${orgSlug}/${slug}${version === null ? "" : ` version ${version}`}`;
+    if (!values.yes) {
+      console.log(`${running} run(s) of ${which} are running and would be cancelled. Run again with --yes to stop them.`);
+      return 0;
+    }
+    const out = await stopAllRuns(db, new GraphCache(), { orgId, automationId, version, reason: values.reason, by: cliActor() });
+    console.log(`${which}: ${out.cancelled} cancelled, ${out.requested} stop when their outside call settles, ${out.alreadyFinished} had already finished`);
+    return 0;
+  }
+  throw new AdminUsageError(`unknown subcommand "automations ${sub ?? ""}": automations publish|export|pause|resume|archive|restore|stop-runs`);
 }
 
 async function publishFile(db: Db, orgSlug: string, slug: string, file: string, name: string | undefined): Promise<number> {
@@ -195,4 +247,28 @@ async function exportGraph(db: Db, orgSlug: string, slug: string, version: numbe
 /** Pretty JSON with keys in canonical (sorted) order, so an export diffs cleanly in a repository. */
 function prettyStable(value: unknown): string {
   return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2);
+}
+
+async function automationIds(db: Db, orgSlug: string, slug: string): Promise<{ orgId: string; automationId: string }> {
+  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
+  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const automation = await automationsFindBySlug(db, org.id, slug);
+  if (!automation) throw new NotFoundError("automation_not_found", `automation "${orgSlug}/${slug}"`);
+  return { orgId: org.id, automationId: automation.id };
+}
+
+/** `runs retry <org> <runId>` (from the failed step, same run) and `runs rerun <org> <runId>` (a new linked run). */
+export async function runsRetryCommand(db: Db, sub: "retry" | "rerun", rest: string[]): Promise<number> {
+  const [orgSlug, runId] = rest;
+  if (!orgSlug || !runId || rest.length !== 2) throw new AdminUsageError(`runs ${sub} <org> <runId>`);
+  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
+  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  if (sub === "retry") {
+    const out = await retryFromFailedStep(db, new GraphCache(), { orgId: org.id, runId, by: cliActor() });
+    console.log(out.state === "retried" ? `${runId}: retrying from step ${out.nodeId} (same effect key)` : `${runId}: already running again`);
+  } else {
+    const out = await rerunRun(db, { orgId: org.id, runId, by: cliActor() });
+    console.log(`${runId}: ran again as ${out.runId} (version ${out.version})`);
+  }
+  return 0;
 }
