@@ -29,6 +29,16 @@ export const webEnv = baseEnv.extend({
   /** The Slack app's signing secret: interactivity requests (POST /api/slack/interactions) are verified with it. */
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   /**
+   * The deployment's Slack app for "Add to Slack" (OAuth v2): its client id and secret from the app's Basic
+   * Information page. Unset: Settings says Slack cannot be added here and a bot token can still be pasted.
+   */
+  SLACK_CLIENT_ID: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
+  SLACK_CLIENT_SECRET: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(1).optional()),
+  /** Slack's Web API base (oauth.v2.access, and the installed connection's API address); a local server in tests. */
+  SLACK_API_URL: z.string().url().default("https://slack.com/api/"),
+  /** Slack's consent page for "Add to Slack". */
+  SLACK_AUTHORIZE_URL: z.string().url().default("https://slack.com/oauth/v2/authorize"),
+  /**
    * The public address. Session cookies are Secure when it is https, and also for any request that came over https
    * (the request URL, or `X-Forwarded-Proto: https` from a proxy).
    */
