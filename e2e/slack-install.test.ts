@@ -1,0 +1,169 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { decryptSecret, upsertMember } from "@holdfast/core";
+import {
+  type AppProcess,
+  approvalGraph,
+  createTestDatabase,
+  createTestPrefix,
+  launchChromium,
+  publish,
+  repoRoot,
+  type SlackApi,
+  signInPage,
+  spawnApp,
+  startSlackApi,
+  startTestRun,
+  startWeb,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+  type WebServer,
+} from "@holdfast/testkit";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Add to Slack in Chromium against the built web app and the local Slack server (consent page, oauth.v2.access,
+ * users.lookupByEmail): the state is checked (a replayed one and another session's are refused), the connection and
+ * the members' links appear; then the app is removed in Slack: the human lane's post is parked with "reconnect
+ * Slack", the inbox still decides, and Reconnect Slack posts what was parked.
+ */
+let t: TestDatabase;
+let slack: SlackApi;
+let web: WebServer;
+let browser: Browser;
+let apps: AppProcess[] = [];
+let orgId = "";
+const prefix = createTestPrefix();
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const artifacts = join(repoRoot, "e2e/artifacts");
+const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `slack-install-${name}.png`), fullPage: true });
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  t = await createTestDatabase();
+  slack = await startSlackApi({ users: { "sam@acme.test": "U0SAM", "lena@acme.test": "U0LENA" } });
+  orgId = (await publish(t.db, approvalGraph({ slack: { connection: "slack", channel: "C0APPROVALS" } }), { automation: "slack" })).orgId;
+  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });
+  await upsertMember(t.db, { orgId, email: "lena@acme.test", name: "Lena", password: null, role: "approver" });
+  await upsertMember(t.db, { orgId, email: "kim@acme.test", name: "Kim", password: null, role: "approver", slackUserId: "U0KIMHAND" });
+  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
+  web = await startWeb({
+    ...env,
+    SLACK_CLIENT_ID: slack.clientId,
+    SLACK_CLIENT_SECRET: slack.clientSecret,
+    SLACK_API_URL: slack.apiUrl,
+    SLACK_AUTHORIZE_URL: slack.authorizeUrl,
+  });
+  apps = [
+    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
+    spawnApp("engine", { env }),
+    spawnApp("lane-worker", { env: { ...env, LANE: "human", HOLDFAST_PUBLIC_URL: web.base } }),
+    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
+  ];
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await Promise.all(apps.map((a) => a.stop()));
+  await slack?.close();
+  await prefix.clear();
+  await t?.drop();
+});
+
+/** Settings -> Add to Slack (or Reconnect) -> Slack's consent page -> Allow; the callback URL Slack sent the browser to. */
+async function addToSlack(page: Page, button: RegExp, consentShot?: string): Promise<string> {
+  await page.goto(`${web.base}/settings?org=acme`);
+  await page.getByRole("button", { name: button }).click();
+  await page.waitForURL(/\/oauth\/v2\/authorize/);
+  if (consentShot) await shot(page, consentShot);
+  const callback = page.waitForRequest((r) => r.url().includes("/api/slack/oauth"));
+  await page.click("#allow");
+  const url = (await callback).url();
+  await page.waitForURL(/\/settings\?/);
+  return url;
+}
+
+describe("Add to Slack", () => {
+  let callbackUrl = "";
+
+  it("completes in Chromium: the connection 'slack' with the workspace, the bot token encrypted, members linked by email", async () => {
+    const page = await browser.newPage();
+    await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+    await page.goto(`${web.base}/settings?org=acme`);
+    await page.waitForSelector("text=Not connected");
+    await shot(page, "before");
+    callbackUrl = await addToSlack(page, /^Add to Slack$/, "consent");
+    await page.waitForSelector("text=Slack added: workspace Acme");
+    expect(await page.locator("p.flash-ok").textContent()).toMatch(/1 member linked by email; no Slack user found for/);
+    await shot(page, "added");
+    const [c] = await q("SELECT id, kind, status, config, secret FROM connections WHERE org_id = $1 AND name = 'slack'", [orgId]);
+    expect(c).toMatchObject({ kind: "slack", status: "ok", config: { teamId: slack.teamId, apiUrl: slack.apiUrl } });
+    expect(c.secret).not.toContain("xoxb");
+    expect(decryptSecret(c.secret, orgId, c.id)).toBe(slack.exchanges[0]?.token);
+    const links = await q("SELECT u.email, m.slack_user_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 ORDER BY u.email", [orgId]);
+    expect(links).toEqual([
+      { email: "kim@acme.test", slack_user_id: "U0KIMHAND" }, // set by hand: kept
+      { email: "lena@acme.test", slack_user_id: "U0LENA" },
+      { email: "sam@acme.test", slack_user_id: "U0SAM" },
+    ]);
+    await page.close();
+  });
+
+  it("a replayed state and another session's state are refused; nothing more is exchanged", async () => {
+    const exchanged = slack.exchanges.length;
+    const page = await browser.newPage();
+    await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+    // This browser context has another session: the state was signed for the first one.
+    await page.goto(callbackUrl);
+    await page.waitForSelector("text=not started from this browser session");
+    await shot(page, "foreign-state");
+    // In the session that started it, the same state a second time.
+    const own = await browser.newContext();
+    const second = await own.newPage();
+    await signInPage(second, web.base, "sam@acme.test", "correct horse battery");
+    const fresh = await addToSlack(second, /Add to Slack again/);
+    await second.waitForSelector("text=Slack reconnected");
+    await second.goto(fresh);
+    await second.waitForSelector("text=already used");
+    await shot(second, "replayed-state");
+    expect(slack.exchanges.length).toBe(exchanged + 1);
+    await own.close();
+    await page.close();
+  });
+
+  it("a revoked token parks the post with 'reconnect Slack'; the inbox still decides; Reconnect Slack posts what was parked", async () => {
+    slack.revoke();
+    const posts = slack.messages.length;
+    const parkedRun = await startTestRun(t.db, "slack", { id: "evt_parked", email: "maya@example.com", draft: "Hello Maya" });
+    const decidedRun = await startTestRun(t.db, "slack", { id: "evt_inbox", email: "lee@example.com", draft: "Hello Lee" });
+    const [decided] = await waitFor(async () => {
+      const r = await q("SELECT id, notify_state, notify_error FROM approvals WHERE run_id = $1", [decidedRun]);
+      return r[0]?.notify_state === "failed" ? r : undefined;
+    }, 30_000, "the post to be parked");
+    expect(decided.notify_error).toMatch(/token_revoked.*reconnect Slack/);
+    expect(await q("SELECT status FROM connections WHERE org_id = $1 AND name = 'slack'", [orgId])).toEqual([{ status: "needs_reconnect" }]);
+    expect(slack.messages.length).toBe(posts);
+
+    const page = await browser.newPage();
+    await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+    const card = page.locator(`li[data-approval="${decided.id}"]`);
+    await card.locator('button[value="approved"]').click();
+    await page.waitForSelector("text=Approved: the run goes on.");
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [decidedRun]))[0]?.status === "completed", 20_000, "the run decided in the inbox to complete");
+    await page.goto(`${web.base}/settings?org=acme`);
+    await page.waitForSelector("text=Needs reconnecting");
+    await shot(page, "revoked");
+
+    await addToSlack(page, /^Reconnect Slack$/);
+    await page.waitForSelector("text=Slack reconnected");
+    await shot(page, "reconnected");
+    const [parked] = await q("SELECT id FROM approvals WHERE run_id = $1", [parkedRun]);
+    await waitFor(async () => slack.messages.find((m) => m.metadata?.event_payload.approval_id === parked.id), 30_000, "the parked approval to be posted");
+    expect(await q("SELECT status FROM connections WHERE org_id = $1 AND name = 'slack'", [orgId])).toEqual([{ status: "ok" }]);
+    await page.close();
+  });
+});
