@@ -48,6 +48,7 @@ beforeAll(async () => {
   await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });
   await upsertMember(t.db, { orgId, email: "lena@acme.test", name: "Lena", password: null, role: "approver" });
   await upsertMember(t.db, { orgId, email: "kim@acme.test", name: "Kim", password: null, role: "approver", slackUserId: "U0KIMHAND" });
+  await upsertMember(t.db, { orgId, email: "vic@acme.test", name: "Vic", password: null, role: "viewer" });
   const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
   web = await startWeb({
     ...env,
@@ -98,7 +99,7 @@ describe("Add to Slack", () => {
     await shot(page, "before");
     callbackUrl = await addToSlack(page, /^Add to Slack$/, "consent");
     await page.waitForSelector("text=Slack added: workspace Acme");
-    expect(await page.locator("p.flash-ok").textContent()).toMatch(/1 member linked by email; no Slack user found for/);
+    expect(await page.locator("p.flash-ok").textContent()).toMatch(/2 members linked by email; no Slack user found for vic@acme.test/);
     await shot(page, "added");
     const [c] = await q("SELECT id, kind, status, config, secret FROM connections WHERE org_id = $1 AND name = 'slack'", [orgId]);
     expect(c).toMatchObject({ kind: "slack", status: "ok", config: { teamId: slack.teamId, apiUrl: slack.apiUrl } });
@@ -109,6 +110,7 @@ describe("Add to Slack", () => {
       { email: "kim@acme.test", slack_user_id: "U0KIMHAND" }, // set by hand: kept
       { email: "lena@acme.test", slack_user_id: "U0LENA" },
       { email: "sam@acme.test", slack_user_id: "U0SAM" },
+      { email: "vic@acme.test", slack_user_id: null }, // Slack has no such user
     ]);
     await page.close();
   });
