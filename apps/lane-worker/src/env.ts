@@ -1,4 +1,4 @@
-import { baseEnv, laneNames, lanes, loadEnv } from "@holdfast/core";
+import { baseEnv, inboundEmailDomain, laneNames, lanes, loadEnv } from "@holdfast/core";
 import { z } from "zod";
 
 const raw = loadEnv(
@@ -20,6 +20,20 @@ const raw = loadEnv(
     /** How long one attempt at an approval's Slack post holds it before another may look it up and take over. */
     APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce.number().min(0.1).max(3_600).default(30),
     LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
+    /**
+     * The domain replies reach this deployment at: every email sent gets Reply-To reply+<token>@<domain>
+     * (signals/routing.ts, which reads it when sending). Checked here so a bad value stops the worker at start.
+     */
+    INBOUND_EMAIL_DOMAIN: z
+      .string()
+      .optional()
+      .superRefine((v, ctx) => {
+        try {
+          inboundEmailDomain({ INBOUND_EMAIL_DOMAIN: v });
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+        }
+      }),
   }),
 );
 
