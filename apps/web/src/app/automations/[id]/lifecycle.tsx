@@ -114,6 +114,7 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
       {panel === "pause" && (
         <form
           className="stack"
+          style={{ marginTop: "0.75rem" }}
           aria-label="Pause"
           onSubmit={(e) => {
             e.preventDefault();
@@ -166,6 +167,7 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
       {panel === "stop" && (
         <form
           className="stack"
+          style={{ maxWidth: 560, marginTop: "0.75rem" }}
           aria-label="Stop all runs"
           onSubmit={(e) => {
             e.preventDefault();

@@ -27,7 +27,7 @@ export async function RetryActions({ run, canAct }: { run: RetryActionsRun; canA
         </p>
       ) : null}
       {finished && canAct ? (
-        <div className="row">
+        <div style={{ display: "flex", gap: "0.5rem", flexWrap: "wrap" }}>
           {run.status === "failed" ? (
             <form action={retryAction}>
               <input type="hidden" name="runId" value={run.id} />
