@@ -203,8 +203,17 @@ describe("send_email over SMTP", () => {
     expect((await runner().run(done.stepId)).kind).toBe("settled");
     await contactsUnsubscribe(t.db, orgId, "erase-me@example.com");
     const waiting = await start("mail", { email: "Erase-Me@example.com", name: "Eve", note: "second" });
+    // Copies outside the runs: the automation's sample payload (the editor's picker, Test run) and the delivery log.
+    await t.sql.query(`UPDATE automations SET sample_input = '{"email":"erase-me@example.com","name":"Eve"}' WHERE org_id = $1`, [orgId]);
+    const [{ automation_id: automationId }] = await rows("SELECT automation_id FROM runs WHERE id = $1", [done.runId]);
+    await t.sql.query(
+      "INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, start_key, run_id) VALUES ($1, $2, 'accepted', 202, $3, $4), ($1, $2, 'duplicate', 200, 'ev:erase-me@example.com', NULL)",
+      [orgId, automationId, "wh:1", done.runId],
+    );
     const outcome = await eraseContact(t.db, graphs, orgId, "erase-me@example.com", "test");
     expect(outcome).toEqual({ found: true, cancelled: 1, cancelRequested: 0, scrubbed: 2 });
+    expect(await rows("SELECT count(*)::int AS n FROM automations WHERE org_id = $1 AND sample_input::text ILIKE '%erase-me%'", [orgId])).toEqual([{ n: 0 }]);
+    expect(await rows("SELECT count(*)::int AS n FROM trigger_deliveries WHERE org_id = $1", [orgId])).toEqual([{ n: 0 }]);
     expect(await rows("SELECT status, input FROM runs WHERE id = $1", [waiting.runId])).toEqual([{ status: "cancelled", input: { erased: true } }]);
     expect(await rows("SELECT input FROM runs WHERE id = $1", [done.runId])).toEqual([{ input: { erased: true } }]);
     expect(await rows("SELECT output FROM steps WHERE id = $1", [done.stepId])).toEqual([{ output: { erased: true } }]);

@@ -80,6 +80,18 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
   if (!first) return { found: false, scrubbed: 0 };
   const ids = contacts.map((c) => c.id);
   const erased = JSON.stringify({ erased: true });
+  // Copies outside the runs: an automation's sample payload naming the address (the editor's picker and Test run
+  // read it), and the delivery log's rows of those runs or keyed by the address.
+  await tx.$executeRaw`
+    UPDATE automations SET sample_input = NULL
+    WHERE org_id = ${orgId} AND sample_input IS NOT NULL
+      AND (position(lower(${email}) IN lower(sample_input::text)) > 0
+           OR sample_input IN (SELECT input FROM runs WHERE org_id = ${orgId} AND contact_id = ANY(${ids}::text[])))`;
+  await tx.$executeRaw`
+    DELETE FROM trigger_deliveries
+    WHERE org_id = ${orgId}
+      AND (run_id IN (SELECT id FROM runs WHERE org_id = ${orgId} AND contact_id = ANY(${ids}::text[]))
+           OR position(lower(${email}) IN lower(coalesce(start_key, '') || ' ' || coalesce(webhook_id, ''))) > 0)`;
   const runs = await tx.$queryRaw<{ id: string }[]>`
     UPDATE runs SET input = ${erased}::jsonb, error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END,
                     contact_id = ${first.id}, updated_at = now()
@@ -104,4 +116,67 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
     UPDATE contacts SET email = ${hash}, time_zone = NULL, consent = 'withdrawn', consent_changed_at = now(), updated_at = now()
     WHERE id = ${first.id}`;
   return { found: true, scrubbed: runIds.length };
+}
+
+/** Sets a contact's stored time zone; returns the zone it had (null row: no such contact in the organisation). */
+export async function contactsSetZone(tx: Tx, orgId: string, contactId: string, zone: string | null): Promise<{ oldZone: string | null; changed: boolean } | null> {
+  const rows = await tx.$queryRaw<{ oldZone: string | null; changed: boolean }[]>`
+    WITH old AS (SELECT id, time_zone FROM contacts WHERE org_id = ${orgId} AND id = ${contactId} FOR UPDATE),
+    upd AS (
+      UPDATE contacts c SET time_zone = ${zone}::text, updated_at = now() FROM old
+      WHERE c.id = old.id AND old.time_zone IS DISTINCT FROM ${zone}::text
+      RETURNING c.id
+    )
+    SELECT old.time_zone AS "oldZone", EXISTS (SELECT 1 FROM upd) AS changed FROM old`;
+  return rows[0] ?? null;
+}
+
+export interface ContactDetail {
+  id: string;
+  email: string;
+  timeZone: string | null;
+  consent: Consent;
+  consentChangedAt: Date | null;
+  createdAt: Date;
+  suppressed: string | null;
+  erased: boolean;
+}
+
+/** One contact as Settings shows it: consent, suppression (by address or its erased hash), time zone. */
+export async function contactsDetail(tx: Tx, orgId: string, contactId: string): Promise<ContactDetail | null> {
+  const rows = await tx.$queryRaw<ContactDetail[]>`
+    SELECT c.id, c.email, c.time_zone AS "timeZone", c.consent, c.consent_changed_at AS "consentChangedAt", c.created_at AS "createdAt",
+           (SELECT s.reason FROM suppressions s WHERE s.org_id = c.org_id
+              AND s.email IN (c.email, 'sha256:' || encode(sha256(convert_to(c.email, 'UTF8')), 'hex')) LIMIT 1) AS suppressed,
+           c.email LIKE 'sha256:%' AS erased
+    FROM contacts c WHERE c.org_id = ${orgId} AND c.id = ${contactId}`;
+  return rows[0] ?? null;
+}
+
+export interface ContactRun {
+  id: string;
+  status: string;
+  automation: string;
+  createdAt: Date;
+  waiting: boolean;
+}
+
+/** The contact's most recent runs (newest first). */
+export function contactsRuns(tx: Tx, orgId: string, contactId: string, limit = 50): Promise<ContactRun[]> {
+  return tx.$queryRaw<ContactRun[]>`
+    SELECT r.id, r.status, a.name AS automation, r.created_at AS "createdAt",
+           EXISTS (SELECT 1 FROM timers t WHERE t.org_id = r.org_id AND t.run_id = r.id AND t.fired_at IS NULL) AS waiting
+    FROM runs r JOIN automations a ON a.org_id = r.org_id AND a.id = r.automation_id
+    WHERE r.org_id = ${orgId} AND r.contact_id = ${contactId}
+    ORDER BY r.created_at DESC LIMIT ${limit}`;
+}
+
+/** How many runs erasing the address would cancel (its running runs), and how many runs it would scrub. */
+export async function contactsEraseCount(tx: Tx, orgId: string, email: string): Promise<{ running: number; total: number }> {
+  const rows = await tx.$queryRaw<{ running: number; total: number }[]>`
+    SELECT count(*) FILTER (WHERE r.status = 'running')::int AS running, count(r.id)::int AS total
+    FROM contacts c JOIN runs r ON r.org_id = c.org_id AND r.contact_id = c.id
+    WHERE c.org_id = ${orgId}
+      AND c.email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))`;
+  return rows[0] ?? { running: 0, total: 0 };
 }

@@ -345,7 +345,10 @@ function EditorInner({
     const after = nodes.find((n) => n.id === selected);
     const taken = new Set(nodes.map((n) => n.id));
     const id = newNodeId(kind, taken);
-    addNode(kind, placeNew(nodes, after));
+    const at = placeNew(nodes, after);
+    addNode(kind, at);
+    // Bring the new step into view (a long automation runs off the canvas's right edge).
+    setTimeout(() => flow.setCenter(at.x + 120, at.y + 48, { zoom: Math.max(flow.getZoom(), 0.6), duration: 200 }), 30);
     const outputs = after ? (kindInfo(after.data.kind)?.outputs ?? [null]) : [];
     if (!after || kind === "trigger" || outputs.length === 0) return;
     const edge = (source: string, target: string, handle: string | null): Edge => ({
