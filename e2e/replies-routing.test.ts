@@ -50,7 +50,7 @@ beforeAll(async () => {
     spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
     mailIn,
   ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 90_000)));
   mailInPort = Number(/mail-in ready on port (\d+)/.exec(mailIn.output())?.[1]);
 });
 afterAll(async () => {

@@ -63,7 +63,7 @@ beforeAll(async () => {
     spawnApp("lane-worker", { env: { ...env, LANE: "human", HOLDFAST_PUBLIC_URL: web.base } }),
     spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
   ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 90_000)));
   browser = await launchChromium();
 });
 afterAll(async () => {
