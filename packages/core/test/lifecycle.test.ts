@@ -168,6 +168,18 @@ describe("stop all runs", () => {
   });
 });
 
+describe("stop all runs of a held automation", () => {
+  it("cancels held runs too (a cancel goes through a hold), and the run is no longer held", async () => {
+    const automationId = aut("hold-deliveries");
+    await changeLifecycle(t.db, { orgId, automationId, change: { action: "pause", mode: "hold", runs: "hold" }, by: "cli" });
+    const runId = await start("hold-deliveries");
+    expect(await runOf(runId)).toEqual({ status: "running", held: true });
+    expect(await stopAllRuns(t.db, graphs, { orgId, automationId, reason: "not needed", by: "cli" })).toEqual({ cancelled: 1, requested: 0, alreadyFinished: 0 });
+    expect(await runOf(runId)).toEqual({ status: "cancelled", held: false });
+    await changeLifecycle(t.db, { orgId, automationId, change: { action: "resume" }, by: "cli" });
+  });
+});
+
 describe("archive", () => {
   it("refuses starts (test runs too) until restored", async () => {
     await changeLifecycle(t.db, { orgId, automationId: aut("archive"), change: { action: "archive" }, by: "cli" });

@@ -89,7 +89,7 @@ export function runsFinish(
 ): Promise<number> {
   return tx.$executeRaw`
     UPDATE runs SET status = ${status}, error = ${error ? JSON.stringify(error) : null}::jsonb,
-                    finished_at = now(), updated_at = now(), seq = seq + 1
+                    finished_at = now(), updated_at = now(), seq = seq + 1, held_at = NULL
     WHERE id = ${runId} AND status = 'running'`;
 }
 
