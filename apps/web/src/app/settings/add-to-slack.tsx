@@ -49,7 +49,9 @@ export function AddToSlack({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
       {canEdit ? (
         <form method="post" action="/api/slack/install" className="inline-form">
           <input type="hidden" name="org" value={orgSlug} />
-          <button type="submit">{slack ? (broken ? "Reconnect Slack" : "Add to Slack again") : "Add to Slack"}</button>
+          <button type="submit" className={!slack || broken ? "primary" : undefined}>
+            {slack ? (broken ? "Reconnect Slack" : "Add to Slack again") : "Add to Slack"}
+          </button>
           <span className="small muted"> Members are linked to Slack users by their email; you can change a link in Members.</span>
         </form>
       ) : (
