@@ -79,9 +79,16 @@ async function pickVariable(page: Page, name: string | Locator, path: string): P
   await menu.locator(`.var-option[data-path="${path}"]`).click();
 }
 
+/** Selects a step on the canvas, fitting the view first (a long automation runs past the canvas's edge). */
+async function selectNode(page: Page, id: string): Promise<void> {
+  await page.locator(".react-flow__controls-fitview").click();
+  await page.waitForTimeout(150);
+  await node(page, id).click();
+}
+
 /** Select a node, then click a palette kind: the new step goes after it (or in between). */
 async function addAfter(page: Page, after: string, kind: string, id: string): Promise<void> {
-  await node(page, after).click();
+  await selectNode(page, after);
   await page.click(`.palette-item[data-kind="${kind}"]`);
   await node(page, id).waitFor();
   await form(page).waitFor();
@@ -193,7 +200,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
 
     // The trigger: the form tool sends its own submission id as "id" (the start key: a re-sent submission starts no
     // second run), and the contact's time zone in "timezone".
-    await node(page, "trigger").click();
+    await selectNode(page, "trigger");
     await field(page, "eventIdField").locator("input").fill("id");
     await field(page, "contactTimeZoneField").locator("input").fill("timezone");
 
@@ -274,9 +281,9 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await shot(page, "10-crm-form");
 
     // The outputs the palette did not wire, from the panel's "Then": rejected -> end, timeout -> crm.
-    await node(page, "approval").click();
+    await selectNode(page, "approval");
     await page.selectOption('select[name="output-rejected"]', "end");
-    await node(page, "wait_for_reply").click();
+    await selectNode(page, "wait_for_reply");
     await page.selectOption('select[name="output-timeout"]', "crm_upsert");
     await page.click('button:has-text("Tidy layout")');
     await saved(page);
@@ -314,7 +321,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     ]);
 
     // 10. A form tool posts form data to the URL-token address (the trigger panel's mode and URL).
-    await node(page, "trigger").click();
+    await selectNode(page, "trigger");
     await page.selectOption('select[name="trigger-mode"]', "url_token");
     await expect.poll(() => page.locator('input[name="trigger-url"]').inputValue()).toMatch(/\/api\/hooks\/acme\/maya-follow-up\/[A-Za-z0-9_-]{40,}$/);
     const url = await page.locator('input[name="trigger-url"]').inputValue();
@@ -330,14 +337,14 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await shot(page, "13-trigger-panel-delivery");
 
     // The first accepted delivery is the sample: its fields are now in the picker.
-    await node(page, "send_email").click();
+    await selectNode(page, "send_email");
     await field(page, "subject").getByRole("button", { name: /Insert variable/ }).click();
     await field(page, "subject").locator('.var-option[data-path="input.company"]').waitFor();
     await shot(page, "14-picker-with-sample");
     await page.keyboard.press("Escape");
 
     // 11. Test run from the trigger panel.
-    await node(page, "trigger").click();
+    await selectNode(page, "trigger");
     // It asks first: a test run sends real email (to the sample's contact).
     page.once("dialog", (d) => {
       expect(d.message()).toContain("to maya@example.com");

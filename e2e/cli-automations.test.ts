@@ -97,7 +97,7 @@ describe("holdfast automations publish / export", () => {
     const lines = refused.stderr.trim().split("\n");
     expect(lines[0]).toBe("holdfast: acme/welcome was not published: the graph has 3 problems");
     expect(lines.slice(1)).toEqual([
-      'node "call" (config.url): missing (string expected)',
+      'node "call" (config.url): Required',
       'node "pause" (config.rule.at): a local time as HH:MM',
       'node "pause" (config.zone): a wait until a time of day needs a time zone: pick one, or where the contact\'s zone is in the payload',
     ]);
