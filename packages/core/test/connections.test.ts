@@ -14,6 +14,7 @@ import {
   underBaseUrl,
 } from "../src/connections/kinds";
 import { addConnection, ConnectionConfigError, ConnectionInUseError, ConnectionNotFoundError, deleteConnection, listConnections, updateConnection } from "../src/connections/manage";
+import { retypeSecret } from "../src/connections/destination";
 import { testConnectionSettings, testSavedConnection } from "../src/connections/test";
 import { deleteRefusal, draftsNote, liveUses, renameRefusal } from "../src/connections/uses";
 import { createLogger } from "../src/log";
@@ -216,7 +217,12 @@ describe("Test connection against real servers", () => {
     const id = await addConnection(t.db, { orgId, kind: "crm", name: "crm-saved", config: { baseUrl: crm.baseUrl }, secret: "crm-token" });
     expect((await testSavedConnection(t.db, orgId, id)).ok).toBe(true);
     expect((await testSavedConnection(t.db, orgId, id, { secret: "typed-but-wrong" })).ok).toBe(false);
-    expect((await testSavedConnection(t.db, orgId, id, { config: { baseUrl: `${crm.baseUrl}/v2` } })).message).toMatch(/^The CRM has no records API under/);
+    // A changed address is never sent the stored secret: testing or saving it needs the secret typed again.
+    const moved = { baseUrl: `${crm.baseUrl}/v2` };
+    expect(await testSavedConnection(t.db, orgId, id, { config: moved })).toEqual({ ok: false, message: retypeSecret });
+    expect((await testSavedConnection(t.db, orgId, id, { config: moved, secret: "crm-token" })).message).toMatch(/^The CRM has no records API under/);
+    await expect(updateConnection(t.db, orgId, id, { config: { baseUrl: "https://elsewhere.example.net" } }, "test")).rejects.toThrow(retypeSecret);
+    expect((await updateConnection(t.db, orgId, id, { config: { baseUrl: crm.baseUrl, timeoutMs: 5_000 } }, "test")).name).toBe("crm-saved");
     await expect(testSavedConnection(t.db, otherOrgId, id)).rejects.toBeInstanceOf(ConnectionNotFoundError);
   });
 });

@@ -1,3 +1,4 @@
+import { destinationChanged, retypeSecret } from "./destination";
 import { type Db, inTx } from "@holdfast/db";
 import { HoldfastError, pgErrorCode } from "../errors";
 import type { ConnectionKindName } from "../kinds/fields";
@@ -114,6 +115,9 @@ export async function updateConnection(db: Db, orgId: string, id: string, input:
       const name = change.name === undefined ? row.name : validName(change.name);
       const hasSecret = change.secret !== undefined || row.secret !== null;
       const config = change.config === undefined ? row.config : validConnectionConfig(row.kind, change.config, hasSecret);
+      if (change.config !== undefined && change.secret === undefined && row.secret !== null && destinationChanged(row.config, config)) {
+        throw new ConnectionConfigError([retypeSecret]);
+      }
       let note: string | null = null;
       if (name !== row.name) {
         const uses = liveUses(await connectionsUsedByVersions(tx, orgId, row.name), row.name);

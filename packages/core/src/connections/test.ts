@@ -1,3 +1,4 @@
+import { destinationChanged, retypeSecret } from "./destination";
 import type { Db } from "@holdfast/db";
 import { slackClient } from "../approvals/notify";
 import { smtpTransport } from "../effects/send-email";
@@ -78,6 +79,7 @@ export async function testSavedConnection(
   const row = await connectionsById(db, orgId, id);
   if (!row) throw new ConnectionNotFoundError();
   let secret: string | null = override.secret ?? null;
+  if (secret === null && row.secret && override.config !== undefined && destinationChanged(row.config, override.config)) return refused(retypeSecret);
   if (secret === null && row.secret) {
     try {
       secret = decryptSecret(row.secret, row.orgId, row.id);
