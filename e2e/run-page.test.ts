@@ -31,6 +31,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 let t: TestDatabase;
 let target: HttpTarget;
+let gone: HttpTarget;
 let smtp: SmtpTarget;
 let web: WebServer;
 let apps: AppProcess[] = [];
@@ -46,6 +47,8 @@ beforeAll(async () => {
   t = await createTestDatabase();
   target = await startHttpTarget();
   target.behave({ failFirst: 1, failStatus: 503 });
+  gone = await startHttpTarget();
+  gone.behave({ failFirst: 1_000, failStatus: 404 });
   smtp = await startSmtpTarget({ credentials: { user: "sam", pass: "right" } });
   orgId = (
     await publish(
@@ -91,6 +94,26 @@ beforeAll(async () => {
     }),
     { automation: "slow-burn" },
   );
+  await publish(
+    t.db,
+    parseGraph({
+      nodes: [
+        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
+        { id: "call_partner", kind: "http_request", config: { url: gone.url, maxAttempts: 3 } },
+        { id: "done", kind: "end" },
+      ],
+      edges: [
+        { from: "start", to: "call_partner" },
+        { from: "call_partner", to: "done" },
+      ],
+    }),
+    { automation: "fragile" },
+  );
+  // Maya lives in Berlin: the run page shows her time beside the viewer's.
+  await t.sql.query(
+    "INSERT INTO contacts (org_id, email, time_zone) VALUES ($1, 'maya@example.com', 'Europe/Berlin') ON CONFLICT (org_id, email) DO UPDATE SET time_zone = EXCLUDED.time_zone",
+    [orgId],
+  );
   // The mailbox's stored password is wrong: the send parks until someone fixes it.
   mailId = await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test", user: "sam" }, secret: "wrong" });
   await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
@@ -111,6 +134,7 @@ afterAll(async () => {
   await web?.stop();
   await Promise.all(apps.map((a) => a.stop()));
   await target?.close();
+  await gone?.close();
   await smtp?.close();
   await prefix.clear();
   await t?.drop();
@@ -120,6 +144,34 @@ const start = async (automation: string, key: string) =>
   await startTestRun(t.db, automation, { id: key, email: "maya@example.com" });
 
 const signIn = (page: Page) => signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+
+/**
+ * The run page as a person in New York sees it at 1280x800: the browser tells the server its zone (a cookie, then one
+ * refresh), the summary is above the fold and the page (Details closed) stays under 2,000 px. Screenshot:
+ * e2e/artifacts/run-page-<name>.png. Returns the status sentence and the story's sentences.
+ */
+async function readStory(runId: string, name: string): Promise<{ page: Page; status: string; todo: string; sentences: string[]; close: () => Promise<void> }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/New_York" });
+  const page = await context.newPage();
+  await signIn(page);
+  await page.goto(`${web.base}/runs/${runId}`);
+  await expect.poll(async () => (await page.locator(".zone-note").textContent()) ?? "", { timeout: 15_000 }).toContain("your time zone (America/New_York)");
+  const box = await page.locator("section.summary").boundingBox();
+  expect(box).not.toBeNull();
+  expect((box?.y ?? 0) + (box?.height ?? 0)).toBeLessThanOrEqual(800);
+  const height = (await page.locator("body").boundingBox())?.height ?? Number.POSITIVE_INFINITY;
+  expect(height).toBeLessThan(2_000);
+  expect(await page.locator("details.run-details").getAttribute("open")).toBeNull();
+  await page.screenshot({ path: join(artifacts, `run-page-${name}.png`), fullPage: true });
+  console.log(`run page (${name}): ${height} px tall, summary ends at ${Math.round((box?.y ?? 0) + (box?.height ?? 0))} px`);
+  return {
+    page,
+    status: ((await page.locator("[data-status-sentence]").textContent()) ?? "").trim(),
+    todo: (await page.locator(".summary-todo").count()) ? (((await page.locator(".summary-todo").textContent()) ?? "").trim()) : "",
+    sentences: (await page.locator("ol.story li").allTextContents()).map((x) => x.replace(/^\S+\s+/, "").trim()),
+    close: () => context.close(),
+  };
+}
 
 const types = async (page: Page) => page.locator("table.timeline tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-type")));
 
@@ -145,6 +197,23 @@ describe("the run page", () => {
     expect(await page.locator("table.effects").textContent()).toContain(`${runId}/update_crm/1`);
     await page.screenshot({ path: join(artifacts, "run-parked.png"), fullPage: true });
 
+    // In words: why it is on hold, what to do, and the buttons for it; each step as a sentence.
+    const parked = await readStory(runId, "parked");
+    expect(parked.status).toMatch(/^On hold at Send email "send": [^.]*"mail"[^.]* refused our (credentials|login)/);
+    expect(parked.todo).toBe('Fix "mail" in Settings -> Connections, then Resume.');
+    expect(await parked.page.locator(".summary-actions button", { hasText: "Resume" }).isVisible()).toBe(true);
+    expect(await parked.page.locator(".summary-actions a", { hasText: "Fix the connection" }).getAttribute("href")).toBe("/settings");
+    expect(parked.sentences[0]).toMatch(/^POST 127\.0\.0\.1:\d+\/effect answered 200 on attempt 2 of 3 \(attempt 1 answered 503 \(unavailable\)\)$/);
+    expect(parked.sentences[1]).toMatch(/^Waited 1 second, until \w{3} \d+ \w{3} \d\d:\d\d America\/New_York \(contact's time \d\d:\d\d Europe\/Berlin\), fired/);
+    expect(parked.sentences[2]).toMatch(/^Approved by Sam in the inbox at .+ America\/New_York \(contact's time .+ Europe\/Berlin\)$/);
+    expect(parked.sentences[3]).toMatch(/^Send email "send" is on hold: [^.]*"mail"[^.]* refused our (credentials|login)/);
+    expect(await parked.page.locator('svg.graph g[data-node="send"]').getAttribute("data-taken")).toBe("1");
+    expect(await parked.page.locator('svg.graph g[data-node="dropped"]').getAttribute("data-taken")).toBeNull();
+    expect(await parked.page.locator('svg.graph g[data-edge="review->send"]').getAttribute("data-taken")).toBe("1");
+    // Attempts read as words, never "3/2".
+    expect(await parked.page.locator('tr[data-step="update_crm"] [data-attempts]').textContent()).toBe("attempt 2 of 3");
+    await parked.close();
+
     // Resume while the password is still wrong: it parks again, saying why. Fixed, resumed: it completes.
     await page.click('button:has-text("Resume")');
     await page.waitForSelector("text=If the cause is still there it parks again");
@@ -165,6 +234,15 @@ describe("the run page", () => {
     expect(smtp.received).toHaveLength(1);
     await page.screenshot({ path: join(artifacts, "run-completed.png"), fullPage: true });
 
+    const completed = await readStory(runId, "completed");
+    expect(completed.status).toMatch(/^Completed \w{3} \d+ \w{3} \d\d:\d\d America\/New_York \(contact's time \d\d:\d\d Europe\/Berlin\) after /);
+    expect(completed.sentences.filter((x) => x.startsWith("Resumed by sam@acme.test at "))).toHaveLength(2);
+    expect(completed.sentences.at(-1)).toMatch(/^Email to maya@example\.com "Thursday" accepted by the server at /);
+    expect(await completed.page.locator("[data-email-subject]").textContent()).toBe("Thursday");
+    expect(await completed.page.locator("pre.email-body").textContent()).toBe("Hi Maya, shall we talk on Thursday?");
+    expect(await completed.page.locator('svg.graph g[data-node="sent"]').getAttribute("data-taken")).toBe("1");
+    await completed.close();
+
     // The runs list finds it by status, automation and contact.
     await page.goto(`${web.base}/?status=completed&automation=follow-up&contact=maya`);
     expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(1);
@@ -178,6 +256,11 @@ describe("the run page", () => {
     const runId = await start("slow-burn", "maya-2");
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await signIn(page);
+    await waitFor(async () => (await q("SELECT 1 FROM timers WHERE run_id = $1", [runId])).length > 0, 30_000, "the wait's timer");
+    const waiting = await readStory(runId, "waiting");
+    expect(waiting.status).toMatch(/^Waiting 1 day, until \w{3} \d+ \w{3} \d\d:\d\d America\/New_York \(contact's time \d\d:\d\d Europe\/Berlin\)\.$/);
+    expect(await waiting.page.locator(".summary-actions button", { hasText: "Cancel run" }).isVisible()).toBe(true);
+    await waiting.close();
     await page.goto(`${web.base}/?status=waiting`);
     await page.click(`tr[data-run="${runId}"] a`);
     await page.fill('input[name="reason"]', "Maya replied on the phone");
@@ -188,5 +271,17 @@ describe("the run page", () => {
     expect(await q("SELECT worker FROM run_events WHERE run_id = $1 AND type = 'run.cancel_requested'", [runId])).toEqual([{ worker: "user:sam@acme.test" }]);
     await page.screenshot({ path: join(artifacts, "run-cancelled.png"), fullPage: true });
     await page.close();
+  });
+
+  it("says why a failed run failed, in words, with what to do", async () => {
+    const runId = await start("fragile", "maya-3");
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "failed", 30_000, "the run to fail");
+    const failed = await readStory(runId, "failed");
+    expect(failed.status).toBe('Failed at HTTP request "call_partner" on attempt 1 of 3: the service answered 404 (not found), which another attempt would not change.');
+    expect(failed.todo).toBe("Check the address in the step, publish the fix, then use Retry from the failed step.");
+    expect(failed.sentences).toEqual(['HTTP request "call_partner" failed on attempt 1 of 3: the service answered 404 (not found), which another attempt would not change']);
+    // The recorded reason is still there for operators, under Details.
+    expect(await failed.page.locator("details.run-details").textContent()).toContain("step call_partner failed");
+    await failed.close();
   });
 });

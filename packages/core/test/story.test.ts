@@ -428,3 +428,17 @@ describe("words", () => {
     expect(storyClock("America/New_York", null).whenIn(t("2026-12-02T08:00:00Z"), "Europe/Berlin")).toBe("Wed 2 Dec 09:00 Europe/Berlin (your time 03:00 America/New_York)");
   });
 });
+
+describe("short waits and single attempts", () => {
+  it("a duration wait reads in the viewer's zone (it is nobody's local time); one attempt is not 'attempts'", () => {
+    const nap = step("nap", "wait", { createdAt: t("2026-12-01T21:15:00Z"), settledAt: t("2026-12-01T21:15:01.020Z"), output: { dueAt: "2026-12-01T21:15:01Z", latenessMs: 20 } });
+    const story = buildStory({
+      ...completed(),
+      steps: [nap],
+      timeline: [],
+      timers: [{ stepId: nap.id, rule: { kind: "duration", seconds: 1 }, zone: "UTC", dueAt: t("2026-12-01T21:15:01Z"), firedAt: t("2026-12-01T21:15:01.020Z"), latenessMs: 20 }],
+    });
+    expect(story.sentences[0]?.text).toBe("Waited 1 second, until Tue 1 Dec 21:15 UTC (contact's time 22:15 Europe/Berlin), fired on time");
+    expect(failureWhy({ code: "network", message: "connect ECONNREFUSED", exhausted: true, attempts: 1 }).what).toBe("its only attempt could not connect");
+  });
+});

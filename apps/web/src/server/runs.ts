@@ -84,6 +84,8 @@ export interface StepView {
   status: string;
   attempt: number;
   maxAttempts: number;
+  /** Times given back unstarted for want of a connection slot: `attempt` counts them, real attempts do not. */
+  deferrals: number;
   owner: string | null;
   leaseUntil: Date | null;
   availableAt: Date;
@@ -152,6 +154,10 @@ export interface RunDetail {
   automationName: string;
   version: number;
   contact: string | null;
+  /** The contact's stored zone, consent and id (the run page shows their time beside the viewer's). */
+  contactZone: string | null;
+  contactConsent: string | null;
+  contactId: string | null;
   graph: Graph | null;
   steps: StepView[];
   effects: EffectView[];
@@ -163,11 +169,12 @@ export interface RunDetail {
 
 export async function runDetail(db: Db, orgIds: string[], id: string): Promise<RunDetail | null> {
   if (orgIds.length === 0 || !/^run_[0-9a-f]{32}$/.test(id)) return null;
-  const [head] = await db.$queryRaw<(RunDetail["run"] & { orgSlug: string; automationSlug: string; automationName: string; version: number; contact: string | null; graph: unknown })[]>`
+  const [head] = await db.$queryRaw<(RunDetail["run"] & Pick<RunDetail, "orgSlug" | "automationSlug" | "automationName" | "version" | "contact" | "contactZone" | "contactConsent" | "contactId"> & { graph: unknown })[]>`
     SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.start_key AS "startKey", r.test, r.input,
            r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
            r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
-           o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact
+           o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact,
+           c.time_zone AS "contactZone", c.consent AS "contactConsent", c.id AS "contactId"
     FROM runs r
     JOIN organisations o ON o.id = r.org_id
     JOIN automations a ON a.id = r.automation_id AND a.org_id = r.org_id
@@ -178,7 +185,7 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
   const orgId = head.orgId;
   const [steps, effects, timers, signals, approvals, timeline] = await Promise.all([
     db.$queryRaw<StepView[]>`
-      SELECT id, node_id AS "nodeId", iteration, kind, lane, status, attempt, max_attempts AS "maxAttempts", owner,
+      SELECT id, node_id AS "nodeId", iteration, kind, lane, status, attempt, max_attempts AS "maxAttempts", deferrals, owner,
              lease_until AS "leaseUntil", available_at AS "availableAt", output, error, created_at AS "createdAt", settled_at AS "settledAt"
       FROM steps WHERE org_id = ${orgId} AND run_id = ${id} ORDER BY created_at, id`,
     db.$queryRaw<EffectView[]>`
@@ -197,8 +204,8 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
     runEventsForRun(db, orgId, id) as Promise<TimelineEntry[]>,
   ]);
   const graph = graphSchema.safeParse(head.graph);
-  const { orgSlug, automationSlug, automationName, version, contact, graph: _g, ...run } = head;
-  return { run, orgSlug, automationSlug, automationName, version, contact, graph: graph.success ? graph.data : null, steps, effects, timers, signals, approvals, timeline };
+  const { orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: _g, ...run } = head;
+  return { run, orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: graph.success ? graph.data : null, steps, effects, timers, signals, approvals, timeline };
 }
 
 /** The role the user holds in the run's organisation (owners and editors may act on runs). */

@@ -271,7 +271,8 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
         const zone = timer?.zone ?? "UTC";
         const rule = rec(timer?.rule);
         const lead = rule.kind === "duration" && num(rule.seconds) !== null ? `${durationWords(num(rule.seconds) as number)}, until` : "until";
-        const until = due ? clock.whenIn(due, zone) : "its time";
+        // A time of day is in the zone it was computed in, the viewer's beside; a duration is nobody's local time.
+        const until = due ? (rule.kind === "duration" ? clock.when(due) : clock.whenIn(due, zone)) : "its time";
         const scheduled = eventsOf(s.id, "timer.scheduled")[0];
         const fallback = rule.kind !== "duration" && scheduled?.data?.zoneSource === "default" ? " (no time zone known for the contact: UTC was used)" : "";
         const moved = eventsOf(s.id, "timer.recomputed").map((e) => {

@@ -69,7 +69,7 @@ export function failureWhy(e: StepErrorLike | null | undefined): Why {
   const retry = "then use Retry from the failed step";
   if (!e) return { what: "it failed without a recorded error", todo: `check the Details below, ${retry}` };
   const code = e.code ?? "";
-  const tries = e.exhausted ? `gave up after ${e.attempts ?? "all"} attempts; the last one ${errorPhrase(e)}` : null;
+  const tries = e.exhausted ? (e.attempts === 1 ? `its only attempt ${errorPhrase(e)}` : `gave up after ${e.attempts ?? "all"} attempts; the last one ${errorPhrase(e)}`) : null;
   const http = /^http_(\d{3})$/.exec(code);
   if (tries) {
     return { what: tries, todo: `check that the service is up (its status page, or the address in the step), ${retry}` };

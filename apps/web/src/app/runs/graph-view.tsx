@@ -20,7 +20,10 @@ const fill: Record<string, string> = {
   parked: "#fff0d6",
 };
 
-export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string, string> }) {
+/** `path`: the nodes and edges ("from->to") the run went through (the story's), drawn bold; the rest is dimmed. */
+export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<string, string>; path?: { nodes: string[]; edges: string[] } }) {
+  const takenNodes = new Set(path?.nodes ?? []);
+  const takenEdges = new Set(path?.edges ?? []);
   const trigger = graph.nodes.find((n) => n.kind === "trigger");
   const depth = new Map<string, number>();
   const queue: string[] = trigger ? [trigger.id] : [];
@@ -54,6 +57,9 @@ export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string,
         <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
           <path d="M 0 0 L 10 5 L 0 10 z" fill="#8a93a6" />
         </marker>
+        <marker id="arrow-taken" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse">
+          <path d="M 0 0 L 10 5 L 0 10 z" fill="#1f5fbf" />
+        </marker>
       </defs>
       {graph.edges.map((e) => {
         const a = pos.get(e.from);
@@ -65,9 +71,10 @@ export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string,
         const x2 = back ? b.x + W / 2 : b.x;
         const y2 = back ? b.y + H : b.y + H / 2;
         const d = back ? `M ${x1} ${y1} C ${x1 + 40} ${y1 + 60}, ${x2} ${y2 + 60}, ${x2} ${y2}` : `M ${x1} ${y1} C ${x1 + GX / 2} ${y1}, ${x2 - GX / 2} ${y2}, ${x2} ${y2}`;
+        const taken = takenEdges.has(`${e.from}->${e.to}`);
         return (
-          <g key={`${e.from}-${e.to}-${e.label ?? ""}`}>
-            <path d={d} fill="none" stroke="#8a93a6" strokeWidth="1.3" markerEnd="url(#arrow)" />
+          <g key={`${e.from}-${e.to}-${e.label ?? ""}`} data-edge={`${e.from}->${e.to}`} data-taken={taken ? "1" : undefined} opacity={path && !taken ? 0.45 : 1}>
+            <path d={d} fill="none" stroke={taken ? "#1f5fbf" : "#8a93a6"} strokeWidth={taken ? 2.6 : 1.3} markerEnd={taken ? "url(#arrow-taken)" : "url(#arrow)"} />
             {e.label ? (
               <text x={(x1 + x2) / 2} y={(y1 + y2) / 2 - 4} fontSize="10" fill="#6b7385" textAnchor="middle">
                 {e.label}
@@ -82,7 +89,14 @@ export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string,
         const status = latest.get(n.id);
         const here = status !== undefined && open.has(status);
         return (
-          <g key={n.id} data-node={n.id} data-status={status ?? "none"} className={here ? "here" : undefined}>
+          <g
+            key={n.id}
+            data-node={n.id}
+            data-status={status ?? "none"}
+            data-taken={takenNodes.has(n.id) ? "1" : undefined}
+            className={here ? "here" : undefined}
+            opacity={path && !takenNodes.has(n.id) ? 0.5 : 1}
+          >
             <rect
               x={p.x}
               y={p.y}
@@ -90,8 +104,8 @@ export function GraphView({ graph, latest }: { graph: Graph; latest: Map<string,
               height={H}
               rx="7"
               fill={status ? (fill[status] ?? "#fff") : "#fff"}
-              stroke={here ? "#1f5fbf" : "#c9ceda"}
-              strokeWidth={here ? 3 : 1}
+              stroke={here || takenNodes.has(n.id) ? "#1f5fbf" : "#c9ceda"}
+              strokeWidth={here ? 3 : takenNodes.has(n.id) ? 1.8 : 1}
             />
             <text x={p.x + 10} y={p.y + 18} fontSize="12" fontWeight="600" fill="#1d2330">
               {n.id.length > 20 ? `${n.id.slice(0, 19)}…` : n.id}
