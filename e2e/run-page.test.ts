@@ -237,6 +237,7 @@ describe("the run page", () => {
     const completed = await readStory(runId, "completed");
     expect(completed.status).toMatch(/^Completed \w{3} \d+ \w{3} \d\d:\d\d America\/New_York \(contact's time \d\d:\d\d Europe\/Berlin\) after /);
     expect(completed.sentences.filter((x) => x.startsWith("Resumed by sam@acme.test at "))).toHaveLength(2);
+    expect(completed.sentences.filter((x) => /^Send email "send" was on hold: [^.]*"mail"/.test(x))).toHaveLength(2);
     expect(completed.sentences.at(-1)).toMatch(/^Email to maya@example\.com "Thursday" accepted by the server at /);
     expect(await completed.page.locator("[data-email-subject]").textContent()).toBe("Thursday");
     expect(await completed.page.locator("pre.email-body").textContent()).toBe("Hi Maya, shall we talk on Thursday?");

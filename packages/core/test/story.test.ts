@@ -442,3 +442,51 @@ describe("short waits and single attempts", () => {
     expect(failureWhy({ code: "network", message: "connect ECONNREFUSED", exhausted: true, attempts: 1 }).what).toBe("its only attempt could not connect");
   });
 });
+
+describe("holds and warnings along the way", () => {
+  it("a send that was on hold twice and resumed tells both holds and who resumed it, then the send", () => {
+    const hold = (at: string) =>
+      ev("step.parked", t(at), {
+        stepId: send.id,
+        nodeId: "send",
+        data: { code: "needs_reconnect", message: "m", reason: 'the mailbox "mail" refused our login: reconnect it (535)', connection: "mail" },
+      });
+    const story = buildStory(
+      completed({
+        steps: [notify, morning, draft, review, { ...send, settledAt: t("2026-12-02T08:30:01Z") }],
+        timeline: [
+          ...timeline.slice(0, 8),
+          hold("2026-12-02T08:12:00.200Z"),
+          ev("step.resumed", t("2026-12-02T08:20:00Z"), { stepId: send.id, nodeId: "send", worker: "user:sam@acme.test" }),
+          hold("2026-12-02T08:20:00.300Z"),
+          ev("step.resumed", t("2026-12-02T08:30:00Z"), { stepId: send.id, nodeId: "send", worker: "user:sam@acme.test" }),
+        ],
+      }),
+    );
+    expect(story.sentences.slice(4).map((s) => s.text)).toEqual([
+      'Send email "send" was on hold: the mailbox "mail" refused our login: reconnect it (535)',
+      "Resumed by sam@acme.test at Wed 2 Dec 08:20 UTC (contact's time 09:20 Europe/Berlin)",
+      'Send email "send" was on hold: the mailbox "mail" refused our login: reconnect it (535)',
+      "Resumed by sam@acme.test at Wed 2 Dec 08:30 UTC (contact's time 09:30 Europe/Berlin)",
+      'Email to lena@example.com "Thursday, Lena?" accepted by the server at Wed 2 Dec 08:30 UTC (contact\'s time 09:30 Europe/Berlin)',
+    ]);
+  });
+
+  it("a parked step's current hold is told once (by its own sentence); an unknown zone is a warning", () => {
+    const parked = { ...send, status: "parked", settledAt: null, output: null, error: { code: "needs_reconnect", message: "m", reason: "r", connection: "mail" } };
+    const story = buildStory(
+      completed({
+        run: { ...completed().run, status: "running", finishedAt: null },
+        steps: [parked],
+        timeline: [
+          ev("timer.zone_unknown", t("2026-12-01T21:15:01Z"), { nodeId: "morning", data: { given: "Mars/Olympus", fallback: "Europe/Berlin", message: 'The trigger\'s time zone "Mars/Olympus" is not a time zone; the wait counts in Europe/Berlin.' } }),
+          ev("step.parked", t("2026-12-02T08:12:00.200Z"), { stepId: send.id, nodeId: "send", data: parked.error }),
+        ],
+      }),
+    );
+    expect(story.sentences.map((s) => [s.text, s.tone])).toEqual([
+      ['The trigger\'s time zone "Mars/Olympus" is not a time zone; the wait counts in Europe/Berlin.', "warning"],
+      ['Send email "send" is on hold: r', "warning"],
+    ]);
+  });
+});

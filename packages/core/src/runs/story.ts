@@ -2,8 +2,9 @@ import { DateTime } from "luxon";
 import { type Condition, conditionSentence } from "../kinds/branch";
 import { kindOf } from "../kinds/registry";
 import { durationWords, listWords } from "../kinds/words";
-import { renderTemplate } from "../templates/render";
 import { isValidZone } from "../timers/rule";
+import { pathTaken } from "./path-taken";
+import { sentEmail } from "./sent-email";
 import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike } from "./why";
 
 /**
@@ -197,8 +198,8 @@ export function actorWords(worker: string | null | undefined): string {
   return worker;
 }
 
-const rec = (v: unknown): Record<string, unknown> => (v && typeof v === "object" ? (v as Record<string, unknown>) : {});
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
+export const rec = (v: unknown): Record<string, unknown> => (v && typeof v === "object" ? (v as Record<string, unknown>) : {});
+export const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const date = (v: unknown): Date | null => (v instanceof Date ? v : typeof v === "string" && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
 const quote = (s: string) => `"${s.length > 80 ? `${s.slice(0, 79)}…` : s}"`;
@@ -216,6 +217,13 @@ export function buildStory(input: StoryInput): Story {
       const condition = rec(config(e.nodeId)).condition as Condition | undefined;
       const result = e.data?.result === true;
       say(e.nodeId, e.at, `Took the ${result ? "true" : "false"} path at "${e.nodeId}"${condition ? ` (${conditionSentence(condition)}${result ? "" : " did not hold"})` : ""}`, "done");
+    } else if (e.type === "step.parked" && e.stepId) {
+      // An earlier hold of a step that went on (its own sentence tells where it is now).
+      const s = input.steps.find((x) => x.id === e.stepId);
+      const latestHold = input.timeline.filter((x) => x.type === "step.parked" && x.stepId === e.stepId).at(-1);
+      if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd).what}`, "warning");
+    } else if (e.type === "timer.zone_unknown") {
+      say(e.nodeId ?? "", e.at, str(e.data?.message) ?? `The contact's time zone is unknown: the wait counts in ${str(e.data?.fallback) ?? "UTC"}`, "warning");
     } else if (e.type === "step.resumed") {
       say(e.nodeId ?? "", e.at, `Resumed by ${actorWords(e.worker)} at ${clock.when(e.at)}`, "working");
     } else if (e.type.startsWith("review.")) {
@@ -232,7 +240,7 @@ export function buildStory(input: StoryInput): Story {
   }
   // Stable: steps written in one instant keep their order.
   sentences.sort((a, b) => a.at.getTime() - b.at.getTime());
-  return { status: statusOf(input, clock, email), sentences, path: pathOf(input), email, clock };
+  return { status: statusOf(input, clock, email), sentences, path: pathTaken(input), email, clock };
 }
 
 /** One sentence per step, in the order given. */
@@ -450,58 +458,3 @@ function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail | null
 }
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-
-/** The route through the graph, in order: the trigger, each step's node and each branch taken, the end reached. */
-function pathOf(input: StoryInput): Story["path"] {
-  const { graph, steps, timeline } = input;
-  if (!graph) return { nodes: [], edges: [] };
-  const trigger = graph.nodes.find((n) => n.kind === "trigger");
-  // Ties (a branch and the step after it are written in one transaction, at one now()) go in causal order.
-  const visits: { nodeId: string; at: number; rank: number }[] = [
-    ...(trigger ? [{ nodeId: trigger.id, at: input.run.createdAt.getTime(), rank: 0 }] : []),
-    ...timeline.filter((e) => e.type === "branch.evaluated" && e.nodeId).map((e) => ({ nodeId: e.nodeId as string, at: e.at.getTime(), rank: 1 })),
-    ...steps.map((s) => ({ nodeId: s.nodeId, at: s.createdAt.getTime(), rank: 2 })),
-    ...timeline.filter((e) => e.type === "run.completed" && e.nodeId).map((e) => ({ nodeId: e.nodeId as string, at: e.at.getTime(), rank: 3 })),
-  ].sort((a, b) => a.at - b.at || a.rank - b.rank);
-  const nodes: string[] = [];
-  const edges: string[] = [];
-  for (const v of visits) {
-    const prev = nodes.at(-1);
-    if (prev === v.nodeId) continue;
-    if (prev !== undefined && graph.edges.some((e) => e.from === prev && e.to === v.nodeId)) edges.push(`${prev}->${v.nodeId}`);
-    nodes.push(v.nodeId);
-  }
-  return { nodes, edges };
-}
-
-/**
- * The email the run sent (the latest send_email step that was not skipped): its subject and body rendered from the
- * step's templates with the run's input, the contact and the earlier steps' outputs, as the connector renders them.
- * A template that no longer renders (the contact was erased) shows as written.
- */
-function sentEmail(input: StoryInput): StoryEmail | null {
-  const step = input.steps.filter((s) => s.kind === "send_email" && s.status === "done" && rec(s.output).skipped !== true).at(-1);
-  if (!step) return null;
-  const config = rec(input.graph?.nodes.find((n) => n.id === step.nodeId)?.config);
-  const steps: Record<string, { output: unknown }> = {};
-  for (const s of [...input.steps].sort((a, b) => a.iteration - b.iteration)) if (s.status === "done" && s.createdAt <= step.createdAt) steps[s.nodeId] = { output: s.output };
-  const contact = input.contact
-    ? { id: input.contact.id ?? null, email: input.contact.email, time_zone: input.contact.timeZone, consent: input.contact.consent ?? null }
-    : null;
-  const context = { input: input.run.input ?? null, contact, steps, run: { id: input.run.id } };
-  const render = (template: unknown) => {
-    if (typeof template !== "string") return null;
-    try {
-      return renderTemplate(template, context, "text");
-    } catch {
-      return template;
-    }
-  };
-  return {
-    nodeId: step.nodeId,
-    to: str(rec(step.output).to) ?? input.contact?.email ?? "",
-    subject: render(config.subject) ?? "",
-    body: render(config.text) ?? render(config.html) ?? "",
-    sentAt: step.settledAt,
-  };
-}
