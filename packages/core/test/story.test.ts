@@ -490,3 +490,19 @@ describe("holds and warnings along the way", () => {
     ]);
   });
 });
+
+describe("refused decisions", () => {
+  it("a click the approval refused (a member who may not decide) is told, and the decision that counted after it", () => {
+    const refused = ev("approval.refused", t("2026-12-02T08:05:00Z"), {
+      stepId: review.id,
+      nodeId: "review",
+      worker: "slack:usr_2",
+      data: { decision: "approved", by: "Eve", via: "slack", reason: "not_an_approver", message: "Eve may not decide this approval" },
+    });
+    const story = buildStory(completed({ steps: [notify, morning, draft, review], timeline: [...timeline.slice(0, 7), refused, timeline[7] as StoryEvent] }));
+    expect(story.sentences.slice(3).map((s) => s.text)).toEqual([
+      "Eve's approval in Slack at Wed 2 Dec 08:05 UTC (contact's time 09:05 Europe/Berlin) was not recorded: Eve may not decide this approval",
+      "Approved by Sam in Slack at Wed 2 Dec 08:12 UTC (contact's time 09:12 Europe/Berlin)",
+    ]);
+  });
+});

@@ -222,6 +222,10 @@ export function buildStory(input: StoryInput): Story {
       const s = input.steps.find((x) => x.id === e.stepId);
       const latestHold = input.timeline.filter((x) => x.type === "step.parked" && x.stepId === e.stepId).at(-1);
       if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd).what}`, "warning");
+    } else if (e.type === "approval.refused") {
+      const via = e.data?.via === "slack" ? "in Slack" : "in the inbox";
+      const what = e.data?.decision === "rejected" ? "rejection" : "approval";
+      say(e.nodeId ?? "", e.at, `${str(e.data?.by) ?? actorWords(e.worker)}'s ${what} ${via} at ${clock.when(e.at)} was not recorded: ${str(e.data?.message) ?? "refused"}`, "warning");
     } else if (e.type === "timer.zone_unknown") {
       say(e.nodeId ?? "", e.at, str(e.data?.message) ?? `The contact's time zone is unknown: the wait counts in ${str(e.data?.fallback) ?? "UTC"}`, "warning");
     } else if (e.type === "step.resumed") {
