@@ -1,0 +1,169 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { useTRPC } from "../../server/trpc/client";
+import { useFlash } from "./flash";
+
+const when = (d: Date | string | null) =>
+    d ? new Date(d).toLocaleString("en-GB", { day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" }) : "-";
+
+/**
+ * One contact: consent, suppression, time zone (a change moves the contact's waiting runs) and its runs; Erase
+ * counts the runs it would cancel first and erases only after the owner confirms that count.
+ */
+export function ContactView({ orgSlug, contactId, canEdit, onClose }: { orgSlug: string; contactId: string; canEdit: boolean; onClose: () => void }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const detail = useQuery(trpc.contactView.get.queryOptions({ orgSlug, contactId }));
+  const setZone = useMutation(trpc.contactView.setZone.mutationOptions());
+  const erase = useMutation(trpc.contactView.erase.mutationOptions());
+  const [confirming, setConfirming] = useState<{ running: number; total: number } | null>(null);
+  const { attempt, view, clear } = useFlash();
+  const refresh = async () => {
+    await qc.invalidateQueries({ queryKey: trpc.contactView.get.queryKey({ orgSlug, contactId }) });
+    await qc.invalidateQueries({ queryKey: trpc.contacts.list.pathKey() });
+  };
+  const c = detail.data?.contact;
+
+  return (
+    <section className="contact-view card" aria-label="Contact">
+      <div className="row-inline" style={{ justifyContent: "space-between", alignItems: "center" }}>
+        <h3 className="card-title">{c ? (c.erased ? "Erased contact" : c.email) : "Contact"}</h3>
+        <button type="button" onClick={onClose} style={{ width: "auto" }}>
+          Close
+        </button>
+      </div>
+      {detail.error && <p className="flash flash-error">{detail.error.message}</p>}
+      {view}
+      {c && (
+        <>
+          <dl className="facts">
+            <dt>Consent</dt>
+            <dd>
+              {c.consent === "granted" ? "granted" : c.consent === "withdrawn" ? "withdrawn: nothing is sent" : "unknown"}
+              {c.consentChangedAt && <span className="muted small"> since {when(c.consentChangedAt)}</span>}
+            </dd>
+            <dt>Suppressed</dt>
+            <dd>{c.suppressed ? <span className="warn">yes: {c.suppressed}</span> : "no"}</dd>
+            <dt>Time zone</dt>
+            <dd data-testid="contact-zone">{c.timeZone ?? <span className="muted">none (waits use the trigger's zone, the wait's own, or UTC)</span>}</dd>
+          </dl>
+          {canEdit && !c.erased && (
+            <form
+              className="filters"
+              onSubmit={async (e) => {
+                e.preventDefault();
+                const zone = (e.currentTarget.elements.namedItem("zone") as HTMLInputElement).value.trim();
+                await attempt(async () => {
+                  const r = await setZone.mutateAsync({ orgSlug, contactId, zone });
+                  await refresh();
+                  return r.message;
+                });
+              }}
+            >
+              <label>
+                Time zone
+                <input name="zone" list="contact-zones" placeholder="Europe/Berlin" defaultValue={c.timeZone ?? ""} key={c.timeZone ?? ""} />
+              </label>
+              <datalist id="contact-zones">
+                {(typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : []).map((z) => (
+                  <option key={z} value={z} />
+                ))}
+              </datalist>
+              <button type="submit" disabled={setZone.isPending}>
+                Change time zone
+              </button>
+            </form>
+          )}
+
+          <h4>Runs</h4>
+          {detail.data?.runs.length === 0 ? (
+            <p className="empty muted">No runs about this contact.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Automation</th>
+                  <th>Status</th>
+                  <th>Started</th>
+                </tr>
+              </thead>
+              <tbody>
+                {detail.data?.runs.map((r) => (
+                  <tr key={r.id}>
+                    <td>
+                      <Link href={`/runs/${r.id}`} className="mono small">
+                        {r.id.slice(0, 12)}…
+                      </Link>
+                    </td>
+                    <td>{r.automation}</td>
+                    <td>
+                      <span className={`badge badge-${r.status}`}>{r.status}</span>
+                      {r.waiting && <span className="muted small"> waiting</span>}
+                    </td>
+                    <td className="small">{when(r.createdAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+
+          {canEdit && (
+            <div className="stack" style={{ marginTop: "1rem" }}>
+              {!confirming ? (
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={async () => {
+                    clear();
+                    try {
+                      setConfirming(await qc.fetchQuery(trpc.contactView.eraseCount.queryOptions({ orgSlug, contactId }, { staleTime: 0 })));
+                    } catch (error) {
+                      await attempt(async () => {
+                        throw error;
+                      });
+                    }
+                  }}
+                >
+                  Erase contact…
+                </button>
+              ) : (
+                <div className="flash flash-error" role="alertdialog" aria-label="Confirm erase">
+                  <p style={{ marginTop: 0 }} data-testid="erase-count">
+                    Erasing cancels <strong>{confirming.running}</strong> running run{confirming.running === 1 ? "" : "s"} and removes this person's data from all{" "}
+                    {confirming.total} run{confirming.total === 1 ? "" : "s"} (inputs, step outputs, timeline details). The contact is kept only as a hash of the
+                    address with consent withdrawn, and a suppression of the address stays (as the hash). This cannot be undone.
+                  </p>
+                  <div className="row-inline">
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={erase.isPending}
+                      onClick={async () => {
+                        const ok = await attempt(async () => {
+                          const r = await erase.mutateAsync({ orgSlug, contactId, confirmRunning: confirming.running });
+                          await refresh();
+                          return r.message;
+                        });
+                        setConfirming(null);
+                        if (!ok) return;
+                      }}
+                    >
+                      Erase and cancel {confirming.running} run{confirming.running === 1 ? "" : "s"}
+                    </button>
+                    <button type="button" onClick={() => setConfirming(null)}>
+                      Keep the contact
+                    </button>
+                  </div>
+                </div>
+              )}
+            </div>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useTRPC } from "../../server/trpc/client";
+import { useFlash } from "./flash";
+
+const usd = (n: number) => `$${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
+
+/** The organisation's model budget: what may be spent on AI model calls, spent and reserved so far; owners set it. */
+export function ModelBudget({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const budget = useQuery(trpc.budgets.model.queryOptions({ orgSlug }));
+  const set = useMutation(trpc.budgets.setModel.mutationOptions());
+  const { attempt, view } = useFlash();
+  const b = budget.data;
+  const left = b ? Math.max(0, b.allowedUsd - b.spentUsd - b.reservedUsd) : 0;
+  return (
+    <section className="model-budget">
+      <h2>Model budget</h2>
+      <p className="small muted" style={{ marginTop: 0 }}>
+        What AI model steps may spend in total. A draft that would go over it waits (parked) until the budget is raised; raising it resumes them.
+      </p>
+      {view}
+      {b && (
+        <dl className="facts" aria-label="Model spend">
+          <dt>Budget</dt>
+          <dd data-testid="budget-allowed">{b.set ? usd(b.allowedUsd) : "not set (model steps wait until one is set)"}</dd>
+          <dt>Spent to date</dt>
+          <dd data-testid="budget-spent">{usd(b.spentUsd)}</dd>
+          <dt>Reserved by calls in progress</dt>
+          <dd>{usd(b.reservedUsd)}</dd>
+          <dt>Left</dt>
+          <dd data-testid="budget-left">{usd(left)}</dd>
+          {b.parkedSteps > 0 && (
+            <>
+              <dt>Waiting for budget</dt>
+              <dd className="warn">
+                {b.parkedSteps} step{b.parkedSteps === 1 ? "" : "s"}
+              </dd>
+            </>
+          )}
+        </dl>
+      )}
+      {canEdit && (
+        <form
+          className="filters"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const raw = (e.currentTarget.elements.namedItem("usd") as HTMLInputElement).value;
+            await attempt(async () => {
+              const n = Number(raw);
+              if (raw.trim() === "" || !Number.isFinite(n) || n < 0) throw new Error("Enter the budget as a number of US dollars, such as 25 or 12.50.");
+              const r = await set.mutateAsync({ orgSlug, usd: n });
+              await qc.invalidateQueries({ queryKey: trpc.budgets.model.queryKey({ orgSlug }) });
+              return r.message;
+            });
+          }}
+        >
+          <label>
+            Budget in US dollars
+            <input name="usd" inputMode="decimal" placeholder="25.00" defaultValue={b?.set ? String(b.allowedUsd) : ""} key={b?.allowedUsd ?? "none"} />
+          </label>
+          <button type="submit" className="primary" disabled={set.isPending}>
+            Save budget
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}

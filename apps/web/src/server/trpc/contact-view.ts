@@ -1,0 +1,59 @@
+import { contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactZone } from "@holdfast/core";
+import { TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { graphs } from "../graphs";
+import { ownerProcedure, router, viewerProcedure } from "./init";
+
+/**
+ * Settings -> Contacts -> one contact: consent, suppression, time zone and its runs; a zone change recomputes the
+ * contact's pending waits (contacts/zone.ts); erase shows the runs it would cancel first, then erases only when the
+ * owner confirmed that count. Members read; owners change. Scoped by `ctx.org.id`.
+ */
+const contactId = z.object({ contactId: z.string().regex(/^ctc_[0-9a-f]{32}$/, "not a contact id") });
+
+async function own(db: Parameters<typeof contactsDetail>[0], orgId: string, id: string) {
+  const c = await contactsDetail(db, orgId, id);
+  if (!c) throw new TRPCError({ code: "NOT_FOUND", message: "contact not found: it may have been erased; search again" });
+  return c;
+}
+
+export const contactView = router({
+  get: viewerProcedure.input(contactId).query(async ({ ctx, input }) => {
+    const contact = await own(ctx.db, ctx.org.id, input.contactId);
+    return { contact, runs: await contactsRuns(ctx.db, ctx.org.id, input.contactId) };
+  }),
+  setZone: ownerProcedure
+    .input(contactId.extend({ zone: z.string().trim().max(100).refine((z) => z === "" || isValidZone(z), "not a time zone: use a name such as Europe/Berlin") }))
+    .mutation(async ({ ctx, input }) => {
+      await own(ctx.db, ctx.org.id, input.contactId);
+      const r = await setContactZone(ctx.db, ctx.org.id, input.contactId, input.zone || null, `user:${ctx.user.email}`);
+      const waits = r.moved === 1 ? "1 waiting run moved" : `${r.moved} waiting runs moved`;
+      return {
+        ...r,
+        message: r.changed ? `Time zone ${r.zone ?? "cleared"}; ${waits} to the new zone (each run's timeline shows the old and new time).` : "The time zone was already that; nothing changed.",
+      };
+    }),
+  /** What erasing would do, counted now: running runs cancelled, all runs scrubbed. */
+  eraseCount: ownerProcedure.input(contactId).query(async ({ ctx, input }) => {
+    const c = await own(ctx.db, ctx.org.id, input.contactId);
+    return { ...(await contactsEraseCount(ctx.db, ctx.org.id, c.email)), erased: c.erased };
+  }),
+  erase: ownerProcedure.input(contactId.extend({ confirmRunning: z.number().int().min(0) })).mutation(async ({ ctx, input }) => {
+    const c = await own(ctx.db, ctx.org.id, input.contactId);
+    const count = await contactsEraseCount(ctx.db, ctx.org.id, c.email);
+    if (count.running !== input.confirmRunning) {
+      throw new TRPCError({
+        code: "CONFLICT",
+        message: `${count.running} runs would be cancelled now, not ${input.confirmRunning}: check the count again and confirm.`,
+      });
+    }
+    const out = await eraseContact(ctx.db, graphs, ctx.org.id, c.email, `user:${ctx.user.email}`);
+    const stopped = out.cancelled + out.cancelRequested;
+    return {
+      ...out,
+      message: c.erased
+        ? `Already erased; ${out.scrubbed} runs checked again.`
+        : `Erased: ${stopped} run${stopped === 1 ? "" : "s"} cancelled${out.cancelRequested ? ` (${out.cancelRequested} stop when their step in flight settles)` : ""}, ${out.scrubbed} scrubbed; only a hash of the address is kept.`,
+    };
+  }),
+});

@@ -1,0 +1,210 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { advanceRun, createConnection, GraphCache, parseGraph, startRun, upsertMember } from "@holdfast/core";
+import {
+  createTestDatabase,
+  createTestPrefix,
+  launchChromium,
+  publish,
+  repoRoot,
+  signInPage,
+  startWeb,
+  type TestDatabase,
+  testRedisUrl,
+  type WebServer,
+} from "@holdfast/testkit";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Settings in Chromium through the built web app (issue 16, items 4, 7, 8): the model budget with its spend to date,
+ * run budgets, a connection's cap, one contact's view with a time zone change that moves its waiting runs (old and
+ * new instants on each timeline), erase after seeing the count of runs it cancels, members' Slack users, and the
+ * banner of a broken connection with its parked run. Screenshots: e2e/artifacts/settings-*.png.
+ */
+let t: TestDatabase;
+let web: WebServer;
+let browser: Browser;
+let page: Page;
+let orgId = "";
+let connectionId = "";
+const runs: string[] = [];
+const prefix = createTestPrefix();
+const password = "correct horse battery";
+const artifacts = join(repoRoot, "e2e/artifacts");
+const graphs = new GraphCache();
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const shot = (name: string) => page.screenshot({ path: join(artifacts, `settings-${name}.png`), fullPage: true });
+
+const waitGraph = parseGraph({
+  nodes: [
+    { id: "form", kind: "trigger", config: { eventIdField: "id", contactEmailField: "email" } },
+    { id: "monday", kind: "wait", config: { rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.tz", spreadSeconds: 0 } },
+    { id: "done", kind: "end" },
+  ],
+  edges: [
+    { from: "form", to: "monday" },
+    { from: "monday", to: "done" },
+  ],
+});
+const mailGraph = parseGraph({
+  nodes: [
+    { id: "form", kind: "trigger", config: { eventIdField: "id" } },
+    { id: "send", kind: "send_email", config: { connection: "mailbox", to: "{{input.email}}", subject: "Hi", text: "Hello" } },
+    { id: "done", kind: "end" },
+  ],
+  edges: [
+    { from: "form", to: "send" },
+    { from: "send", to: "done" },
+  ],
+});
+
+async function start(automation: string, body: Record<string, unknown>) {
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: automation,
+    rawBody: "{}",
+    body,
+    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+    auth: { kind: "operator" },
+  });
+  await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
+  return runId;
+}
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  t = await createTestDatabase();
+  orgId = (await publish(t.db, waitGraph, { automation: "follow-up" })).orgId;
+  await publish(t.db, mailGraph, { automation: "welcome" });
+  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "owner" });
+  connectionId = await createConnection(t.db, { orgId, kind: "smtp", name: "mailbox", config: { host: "smtp.example.com", from: "sam@acme.test" }, secret: "pw" });
+  // The contact with a stored zone, and two runs waiting until 09:00 next weekday in it (the payload names no zone).
+  await q("INSERT INTO contacts (org_id, email, time_zone, consent) VALUES ($1, 'lena@example.com', 'Europe/Berlin', 'granted')", [orgId]);
+  for (const id of ["lena-1", "lena-2"]) runs.push(await start("follow-up", { id, email: "lena@example.com" }));
+  // Model spend so far: $1.23 settled.
+  await q("INSERT INTO org_budgets (org_id, allowed_micros, spent_micros) VALUES ($1, 5000000, 1230000)", [orgId]);
+  // The mailbox broke: the connector parks the step on it (as parkOnConnection does) and marks it.
+  const parked = await start("welcome", { id: "w-1", email: "max@example.com" });
+  await q(
+    `UPDATE steps SET status = 'parked', error = jsonb_build_object('code', 'needs_reconnect', 'connectionId', $2::text, 'message', 'reconnect')
+     WHERE run_id = $1 AND node_id = 'send'`,
+    [parked, connectionId],
+  );
+  await q("UPDATE connections SET status = 'needs_reconnect', status_reason = 'the mailbox refused our login' WHERE id = $1", [connectionId]);
+  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && console.error(`console: ${m.text()}`));
+  await signInPage(page, web.base, "sam@acme.test", password);
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await web?.stop();
+  await prefix.clear();
+  await t?.drop();
+});
+
+describe("Settings in Chromium", () => {
+  it("shows the broken connection's banner on every page, with its parked run and a link to Settings", async () => {
+    await page.goto(`${web.base}/automations`);
+    const banner = page.getByTestId("broken-connections");
+    await expect.poll(() => banner.innerText()).toContain("The connection “mailbox” needs reconnecting: 1 run is waiting on it (the mailbox refused our login)");
+    await shot("banner");
+    await banner.getByRole("link", { name: "Reconnect it in Settings" }).click();
+    await page.waitForURL(/\/settings\?org=acme$/);
+    expect(await q("SELECT break_no FROM connection_notices WHERE connection_id = $1", [connectionId])).toEqual([{ break_no: 1 }]);
+  });
+
+  it("sets the model budget and shows the spend to date", async () => {
+    await page.goto(`${web.base}/settings`);
+    await expect.poll(() => page.getByTestId("budget-spent").innerText()).toBe("$1.23");
+    await page.getByLabel("Budget in US dollars").fill("25");
+    await page.getByRole("button", { name: "Save budget" }).click();
+    await page.getByText("Model budget set to $25.00.").waitFor();
+    await expect.poll(() => page.getByTestId("budget-allowed").innerText()).toBe("$25.00");
+    expect(await page.getByTestId("budget-left").innerText()).toBe("$23.77");
+    expect(await q("SELECT allowed_micros::int AS a FROM org_budgets WHERE org_id = $1", [orgId])).toEqual([{ a: 25_000_000 }]);
+    // A wrong entry is a sentence, and nothing changes.
+    await page.getByLabel("Budget in US dollars").fill("lots");
+    await page.getByRole("button", { name: "Save budget" }).click();
+    await page.getByText("Enter the budget as a number of US dollars, such as 25 or 12.50.").waitFor();
+    await page.locator(".model-budget").screenshot({ path: join(artifacts, "settings-budget.png") });
+  });
+
+  it("sets an automation's run budget", async () => {
+    await page.getByLabel("Most steps per run for follow-up").fill("50");
+    await page.locator(".run-budgets tr", { hasText: "follow-up" }).getByRole("button", { name: "Save" }).click();
+    await page.getByText("Run budgets saved for follow-up; runs already started keep theirs.").waitFor();
+    expect(await q("SELECT run_max_steps FROM automations WHERE org_id = $1 AND slug = 'follow-up'", [orgId])).toEqual([{ run_max_steps: 50 }]);
+  });
+
+  it("sets a connection's cap", async () => {
+    await page.getByRole("button", { name: "Limits of mailbox" }).click();
+    await page.getByLabel("Calls at once (empty: no cap)").fill("3");
+    await page.getByRole("button", { name: "Save limits" }).click();
+    await page.locator(".connection-limits").getByText("at most 3 calls at once").waitFor();
+    expect((await q("SELECT limits FROM connections WHERE id = $1", [connectionId]))[0].limits).toMatchObject({ maxConcurrent: 3, breaker: { failureRate: 0.5 } });
+    await page.locator(".connection-limits").screenshot({ path: join(artifacts, "settings-limits.png") });
+  });
+
+  it("views a contact, changes its zone (its waits move, both instants on each timeline), erases it after seeing the count", async () => {
+    const before = await q("SELECT run_id, due_at FROM timers WHERE run_id = ANY($1) ORDER BY run_id", [runs]);
+    expect(before).toHaveLength(2);
+    await page.goto(`${web.base}/settings`);
+    await page.getByRole("button", { name: "View lena@example.com" }).click();
+    const view = page.locator(".contact-view");
+    await expect.poll(() => view.getByTestId("contact-zone").innerText()).toBe("Europe/Berlin");
+    expect(await view.locator("tbody tr").count()).toBe(2);
+    await view.getByLabel("Time zone").fill("America/New_York");
+    await view.getByRole("button", { name: "Change time zone" }).click();
+    await view.getByText("Time zone America/New_York; 2 waiting runs moved to the new zone").waitFor();
+    await expect.poll(() => view.getByTestId("contact-zone").innerText()).toBe("America/New_York");
+    await view.scrollIntoViewIfNeeded();
+    await shot("contact");
+    const after = await q("SELECT run_id, due_at, zone FROM timers WHERE run_id = ANY($1) ORDER BY run_id", [runs]);
+    for (const [i, row] of after.entries()) {
+      expect(row.zone).toBe("America/New_York");
+      const hour = new Intl.DateTimeFormat("en-GB", { timeZone: "America/New_York", hour: "2-digit", minute: "2-digit" }).format(row.due_at);
+      expect(hour).toBe("09:00");
+      const [ev] = await q("SELECT data FROM run_events WHERE run_id = $1 AND type = 'timer.recomputed'", [row.run_id]);
+      expect(new Date(ev.data.oldDueAt).getTime()).toBe(before[i].due_at.getTime());
+      expect(new Date(ev.data.newDueAt).getTime()).toBe(row.due_at.getTime());
+    }
+
+    await view.getByRole("button", { name: "Erase contact…" }).click();
+    await expect.poll(() => view.getByTestId("erase-count").innerText()).toContain("Erasing cancels 2 running runs");
+    await shot("erase-confirm");
+    // Nothing is erased until the owner confirms.
+    expect(await q("SELECT count(*)::int AS n FROM contacts WHERE org_id = $1 AND email = 'lena@example.com'", [orgId])).toEqual([{ n: 1 }]);
+    await view.getByRole("button", { name: "Erase and cancel 2 runs" }).click();
+    await view.getByText(/^Erased: 2 runs cancelled, 2 scrubbed/).waitFor();
+    await shot("erased");
+    expect(await q("SELECT status FROM runs WHERE id = ANY($1)", [runs])).toEqual([{ status: "cancelled" }, { status: "cancelled" }]);
+    expect(await q("SELECT count(*)::int AS n FROM contacts WHERE org_id = $1 AND email = 'lena@example.com'", [orgId])).toEqual([{ n: 0 }]);
+    expect(await q("SELECT consent, time_zone FROM contacts WHERE org_id = $1 AND email LIKE 'sha256:%'", [orgId])).toEqual([{ consent: "withdrawn", time_zone: null }]);
+    expect(await view.locator(".card-title").innerText()).toBe("Erased contact");
+  });
+
+  it("links a member to their Slack user in a form of its own", async () => {
+    await page.getByLabel("Slack member id of Sam").fill("not-an-id");
+    await page.locator(".slack-links tr", { hasText: "Sam" }).getByRole("button", { name: "Save" }).click();
+    await page.getByText('"NOT-AN-ID" is not a Slack member id').waitFor();
+    await page.getByLabel("Slack member id of Sam").fill("U0SAM1234");
+    await page.locator(".slack-links tr", { hasText: "Sam" }).getByRole("button", { name: "Save" }).click();
+    await page.getByText("Sam is linked to the Slack user U0SAM1234.").waitFor();
+    expect(await q("SELECT m.slack_user_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'sam@acme.test'")).toEqual([{ slack_user_id: "U0SAM1234" }]);
+    await page.locator(".slack-links").screenshot({ path: join(artifacts, "settings-slack-links.png") });
+  });
+
+  it("drops the banner once the connection works again", async () => {
+    await q("UPDATE connections SET status = 'ok', status_reason = NULL WHERE id = $1", [connectionId]);
+    await page.goto(`${web.base}/settings`);
+    await page.getByRole("heading", { name: "Model budget" }).waitFor();
+    expect(await page.getByTestId("broken-connections").count()).toBe(0);
+    await shot("page");
+  });
+});
