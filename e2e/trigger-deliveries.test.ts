@@ -183,7 +183,7 @@ describe("the delivery log", () => {
     }
   });
 
-  it("stays bounded: after 120 deliveries an automation keeps about 50 (the newest), and the panel shows 20", async () => {
+  it("stays bounded: an automation keeps about the newest 50 deliveries and 10 refusals (a flood of refusals pushes out none), and the panel shows 20", async () => {
     for (let i = 0; i < 120; i += 8) {
       await Promise.all(
         Array.from({ length: Math.min(8, 120 - i) }, (_, k) => post(`acme/bulk/${(i + k) % 3 === 0 ? "wrong-token" : "x"}`, JSON.stringify({ id: `bulk_${i + k}` }))),
@@ -192,15 +192,22 @@ describe("the delivery log", () => {
     const token = (await triggerSettings(t.db, ids.acme, ids.bulk, "url_token")).urlToken;
     for (let i = 0; i < 60; i++) expect((await post(`acme/bulk/${token}`, JSON.stringify({ id: `bulk_ok_${i}` }))).status).toBe(202);
     const [{ n }] = await q("SELECT count(*)::int AS n FROM trigger_deliveries WHERE automation_id = $1", [ids.bulk]);
-    // 180 written by one web process; every 8th delivery of an automation prunes it to the newest 50.
-    expect(n).toBeGreaterThanOrEqual(50);
-    expect(n).toBeLessThanOrEqual(57);
+    // 180 written by one web process; every 8th delivery of an automation prunes it to the newest 50 accepted (or
+    // repeated) and the newest 10 refused.
+    expect(n).toBeGreaterThanOrEqual(60);
+    expect(n).toBeLessThanOrEqual(74);
     const newest = await q("SELECT run_id FROM trigger_deliveries WHERE automation_id = $1 ORDER BY seq DESC LIMIT 1", [ids.bulk]);
     const [lastRun] = await q("SELECT id FROM runs WHERE automation_id = $1 AND start_key LIKE '%:ev:bulk_ok_59'", [ids.bulk]);
     expect(newest[0]?.run_id).toBe(lastRun?.id);
     const shown = await deliveries(ids.bulk);
     expect(shown).toHaveLength(20);
     expect(shown.every((d) => d.outcome === "accepted")).toBe(true);
+    // A flood of refused requests (anyone can send them) keeps at most ~10 refusals: the real deliveries stay.
+    for (let i = 0; i < 96; i += 8) await Promise.all(Array.from({ length: 8 }, () => post("acme/bulk/wrong-token", "{}")));
+    const kept = await q("SELECT outcome, count(*)::int AS n FROM trigger_deliveries WHERE automation_id = $1 GROUP BY outcome ORDER BY outcome", [ids.bulk]);
+    const count = (o: string) => (kept.find((r) => r.outcome === o)?.n as number | undefined) ?? 0;
+    expect(count("refused")).toBeLessThanOrEqual(17);
+    expect(count("accepted")).toBeGreaterThanOrEqual(49); // a prune by a refused insert keeps one fewer of the others
   });
 });
 

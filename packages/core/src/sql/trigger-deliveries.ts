@@ -4,10 +4,13 @@ import type { InlinePlan } from "../walk/plan";
 /**
  * trigger_deliveries: what each request to a trigger URL came to. Never a body (a refused request may be anyone's;
  * an accepted one links to the run whose input holds its payload). The inserts keep the table bounded without a
- * sweeper: an insert asked to `prune` also deletes its automation's rows beyond the newest `deliveriesKept`, in the
+ * sweeper: an insert asked to `prune` also deletes its automation's rows beyond the newest `deliveriesKept` (and
+ * refusals beyond the newest `refusedKept`), in the
  * same statement (start/deliveries.ts asks on every 8th delivery of an automation in a process).
  */
 export const deliveriesKept = 50;
+/** Refusals are kept apart, at most this many: a flood of bad requests (anyone can send them) never pushes out real deliveries. */
+export const refusedKept = 10;
 
 export type DeliveryOutcome = "accepted" | "duplicate" | "refused";
 
@@ -23,7 +26,8 @@ export interface DeliveryRow {
 }
 
 /**
- * Rows of the automation named by the insert CTE `d` beyond the newest `deliveriesKept`. The statement's snapshot
+ * Rows of the automation named by the insert CTE `d` beyond the newest `deliveriesKept` accepted or repeated ones,
+ * and beyond the newest `refusedKept` refusals. The statement's snapshot
  * does not see its own insert, so it keeps one fewer of the older rows. SKIP LOCKED: a row another insert is
  * deleting is left to it rather than waited for. Old rows only: nothing the hot path writes or reads is locked.
  * Only in the statements that prune: even a branch that never runs is planned, and planning it cost ~0.6 ms.
@@ -33,9 +37,15 @@ const pruneBeyondKept = (prune: boolean) =>
     ? Prisma.sql`, p AS (
         DELETE FROM trigger_deliveries WHERE id IN (
           SELECT t.id FROM trigger_deliveries t, d
-          WHERE t.org_id = d.org_id AND t.automation_id = d.automation_id
+          WHERE t.org_id = d.org_id AND t.automation_id = d.automation_id AND t.outcome <> 'refused'
           ORDER BY t.seq DESC
           OFFSET ${deliveriesKept - 1}
+          FOR UPDATE OF t SKIP LOCKED)
+        OR id IN (
+          SELECT t.id FROM trigger_deliveries t, d
+          WHERE t.org_id = d.org_id AND t.automation_id = d.automation_id AND t.outcome = 'refused'
+          ORDER BY t.seq DESC
+          OFFSET ${refusedKept - 1}
           FOR UPDATE OF t SKIP LOCKED))`
     : Prisma.empty;
 

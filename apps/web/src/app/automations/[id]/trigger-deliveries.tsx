@@ -111,7 +111,7 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
         )}
         {chooseSample.error && <p className="field-error">{chooseSample.error.message}</p>}
         <p className="small muted">
-          The newest 20 of about 50 kept. A refused request's body is never stored; an accepted one's payload is its run's input.
+          The newest 20 shown (50 deliveries and 10 refusals kept). A refused request's body is never stored; an accepted one's payload is its run's input.
         </p>
       </section>
 
