@@ -282,16 +282,26 @@ function zones(): string[] {
   return zoneList;
 }
 
-/** A searchable IANA zone: type a city or region and pick from the list. */
-export function ZoneWidget({ field, id, value, onChange, onBlur, ctx, invalid }: WidgetProps<string | undefined>) {
-  const listId = `${id}-zones`;
+/** Text typed or picked from a list of suggestions (the browser's own searchable datalist). */
+function SuggestInput({
+  field,
+  id,
+  value,
+  onChange,
+  onBlur,
+  ctx,
+  invalid,
+  placeholder,
+  options,
+}: WidgetProps<string | undefined> & { placeholder: string; options: { value: string; hint?: string }[] }) {
+  const listId = `${id}-list`;
   return (
     <>
       <input
         id={id}
         name={field.name}
         list={listId}
-        placeholder="Type a city, e.g. Berlin"
+        placeholder={placeholder}
         value={value ?? ""}
         aria-invalid={invalid}
         disabled={!ctx.canEdit}
@@ -300,42 +310,27 @@ export function ZoneWidget({ field, id, value, onChange, onBlur, ctx, invalid }:
         autoComplete="off"
       />
       <datalist id={listId}>
-        {zones().map((z) => (
-          <option key={z} value={z} />
+        {options.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.hint}
+          </option>
         ))}
       </datalist>
     </>
   );
 }
 
+/** A searchable IANA zone: type a city or region and pick from the list. */
+export function ZoneWidget(props: WidgetProps<string | undefined>) {
+  return <SuggestInput {...props} placeholder="Type a city, e.g. Berlin" options={zones().map((z) => ({ value: z }))} />;
+}
+
 /** A path into the payload, picked from the sample's fields (or typed). */
-export function PayloadPathWidget({ field, id, value, onChange, onBlur, ctx, invalid }: WidgetProps<string | undefined>) {
-  const w = field.widget as Extract<FieldSpec["widget"], { type: "payload-path" }>;
-  const listId = `${id}-paths`;
-  const paths = payloadPaths(ctx.sample, "input").map((p) => ({ ...p, path: w.prefix === "input." ? p.path : p.path.slice("input.".length) }));
-  return (
-    <>
-      <input
-        id={id}
-        name={field.name}
-        list={listId}
-        placeholder={paths.length ? "Pick a field of the payload" : w.prefix === "input." ? "input.timezone" : "email"}
-        value={value ?? ""}
-        aria-invalid={invalid}
-        disabled={!ctx.canEdit}
-        onChange={(e) => onChange(emptyToUndefined(e.target.value))}
-        onBlur={onBlur}
-        autoComplete="off"
-      />
-      <datalist id={listId}>
-        {paths.map((p) => (
-          <option key={p.path} value={p.path}>
-            {p.example}
-          </option>
-        ))}
-      </datalist>
-    </>
-  );
+export function PayloadPathWidget(props: WidgetProps<string | undefined>) {
+  const w = props.field.widget as Extract<FieldSpec["widget"], { type: "payload-path" }>;
+  const paths = payloadPaths(props.ctx.sample, "input").map((p) => ({ value: w.prefix === "input." ? p.path : p.path.slice("input.".length), hint: p.example }));
+  const placeholder = paths.length ? "Pick a field of the payload" : w.prefix === "input." ? "input.timezone" : "email";
+  return <SuggestInput {...props} placeholder={placeholder} options={paths} />;
 }
 
 /** Another step of this automation. */
