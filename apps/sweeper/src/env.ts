@@ -1,4 +1,4 @@
-import { baseEnv, loadEnv } from "@holdfast/core";
+import { baseEnv, loadEnv, systemMailEnv } from "@holdfast/core";
 import { z } from "zod";
 
 export const env = loadEnv(
@@ -18,5 +18,5 @@ export const env = loadEnv(
     TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20),
     /** The connection health probe: each connection is logged into at most this often (0 = off). */
     CONNECTION_PROBE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
-  }),
+  }).extend(systemMailEnv.shape),
 );

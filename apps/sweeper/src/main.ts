@@ -10,7 +10,9 @@ import {
   probeStaleConnections,
   sleep,
   sweeperLeaderName,
+  sendConnectionNoticesOnce,
   sweepOnce,
+  systemMailFrom,
   workerId,
   requireSecretKey,
 } from "@holdfast/core";
@@ -18,6 +20,7 @@ import { createDb } from "@holdfast/db";
 import { env } from "./env";
 
 const log = createLogger("sweeper", env.LOG_LEVEL);
+const systemMail = systemMailFrom(env);
 const id = workerId("sweeper");
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper" });
 await requireSecretKey(db, log);
@@ -56,6 +59,12 @@ const running = loop({
       });
       if (probed && (probed.needs_reconnect || probed.unreachable)) log.warn(probed, "connection probe found broken connections");
     }
+    // Owners' emails for broken connections (one per break, connection_notices), through the system mailbox.
+    const notices = await sendConnectionNoticesOnce(db, systemMail).catch((err) => {
+      log.warn({ err }, "connection notices failed");
+      return null;
+    });
+    if (notices && (notices.sent || notices.failed || notices.retrying)) log.info(notices, "connection notices emailed");
     // Breakers open past their cool-down with steps parked on them: wake one step to be the half-open probe.
     const probes = await breakersWakeProbes(db, "sweeper");
     if (probes) log.info({ probes }, "woke breaker probes");

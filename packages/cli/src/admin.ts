@@ -3,6 +3,7 @@ import {
   budgetsSetAllowed,
   connectionLimits,
   connectionsByName,
+  contactsIdByEmail,
   contactsUnsubscribe,
   createConnection,
   eraseContact,
@@ -12,6 +13,7 @@ import {
   ingestEmailReply,
   reconnectConnection,
   removeMember,
+  setContactZone,
   setRunBudgets,
   upsertMember,
 } from "@holdfast/core";
@@ -118,8 +120,17 @@ export async function budgetsCommand(db: Db, orgId: string, sub: string | undefi
 }
 
 export async function contactsCommand(db: Db, orgId: string, sub: string | undefined, rest: string[]): Promise<void> {
+  if (sub === "set-zone") {
+    const [address, zone] = rest;
+    if (!address || !zone || rest.length !== 2) throw new AdminUsageError("contacts set-zone <org> <email> <IANA zone|none>");
+    const contactId = await contactsIdByEmail(db, orgId, address);
+    if (!contactId) throw new HoldfastError("contact_not_found", `no contact ${address} in this organisation`);
+    const r = await setContactZone(db, orgId, contactId, zone === "none" ? null : zone, "cli");
+    console.log(r.changed ? `${address}: time zone ${r.oldZone ?? "none"} -> ${r.zone ?? "none"}; ${r.moved} pending waits recomputed` : `${address} already has that time zone`);
+    return;
+  }
   const [email] = rest;
-  if (!email || rest.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new AdminUsageError("contacts unsubscribe|erase <org> <email>");
+  if (!email || rest.length !== 1 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new AdminUsageError("contacts unsubscribe|erase <org> <email> | contacts set-zone <org> <email> <zone>");
   if (sub === "unsubscribe") {
     await contactsUnsubscribe(db, orgId, email);
     console.log(`${email} unsubscribed and suppressed`);

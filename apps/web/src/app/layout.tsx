@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { currentUser } from "../server/session";
+import { BrokenConnections } from "./broken-connections";
 import "./globals.css";
 import { signOutAction } from "./signin/actions";
 
@@ -37,7 +38,10 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
             </span>
           </nav>
         </header>
-        <main>{children}</main>
+        <main>
+          <BrokenConnections user={user} />
+          {children}
+        </main>
       </body>
     </html>
   );

@@ -180,3 +180,9 @@ export async function contactsEraseCount(tx: Tx, orgId: string, email: string): 
       AND c.email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))`;
   return rows[0] ?? { running: 0, total: 0 };
 }
+
+/** A contact's id by its address (lower-cased), or null. */
+export async function contactsIdByEmail(tx: Tx, orgId: string, email: string): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM contacts WHERE org_id = ${orgId} AND email = lower(${email})`;
+  return rows[0]?.id ?? null;
+}
