@@ -166,6 +166,30 @@ describe("automation lifecycle in the browser", () => {
     await shot("stopped-history");
   });
 
+  it("pause from the editor bar with deliveries held: accepted, held before its first step; Resume wakes it through the engine", async () => {
+    await page.goto(`${web.base}/automations/${ids.orders}?org=acme`);
+    await page.getByRole("button", { name: "Pause…" }).click();
+    await page.getByLabel(/Accept and hold them/).check();
+    await page.getByLabel(/Hold each before its next step/).check();
+    await shot("pause-choices");
+    await page.getByRole("button", { name: "Pause", exact: true }).click();
+    await page.waitForSelector("text=Paused.");
+    await expect.poll(() => page.locator("[data-lifecycle-words]").textContent()).toContain("new deliveries are accepted and their runs wait before their first step");
+    const held = await deliver("order-held");
+    expect(held.status).toBe(202);
+    const { runId } = (await held.json()) as { runId: string };
+    expect(await q("SELECT held_at IS NOT NULL AS held FROM runs WHERE id = $1", [runId])).toEqual([{ held: true }]);
+    await new Promise((r) => setTimeout(r, 1_000)); // the engine and relay are running: still nothing scheduled
+    expect(await q("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [runId])).toEqual([{ n: 0 }]);
+    await page.getByRole("button", { name: "Resume" }).click();
+    await page.waitForSelector("text=Resumed. 1 held run released.");
+    await waitFor(async () => (await q("SELECT 1 FROM steps WHERE run_id = $1 AND node_id = 'cool_off' AND status = 'waiting'", [runId])).length > 0, 30_000, "the released run's first step");
+    expect((await q("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((r) => r.type)).toEqual(
+      expect.arrayContaining(["run.started", "run.held", "run.released", "timer.scheduled"]),
+    );
+    await shot("resumed-held");
+  });
+
   it("a failed run is retried from its failed step on the run page: the same Idempotency-Key, the run completes", async () => {
     target.behave({ failFirst: 1, failStatus: 422 });
     const runId = await startTestRun(t.db, "fragile", { id: "lead-1" });

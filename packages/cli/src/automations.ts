@@ -3,15 +3,8 @@ import { userInfo } from "node:os";
 import {
   automationsFindBySlug,
   canonicalJson,
-  changeLifecycle,
-  countRunsToStop,
   createAutomation,
-  describeLifecycle,
   GraphCache,
-  type LifecycleChange,
-  rerunRun,
-  retryFromFailedStep,
-  stopAllRuns,
   DraftConflictError,
   type GraphProblem,
   getDraft,
@@ -23,6 +16,7 @@ import {
   publishProblems,
   saveDraft,
 } from "@holdfast/core";
+import { changeLifecycle, countRunsToStop, describeLifecycle, type LifecycleChange, rerunRun, retryFromFailedStep, stopAllRuns } from "@holdfast/core/lifecycle";
 import { type Db, inTx } from "@holdfast/db";
 import { AdminUsageError } from "./admin";
 

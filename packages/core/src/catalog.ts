@@ -82,7 +82,7 @@ export const topics = {
     payload: z.object({
       orgId: z.string().min(1),
       runId: z.string().min(1),
-      reason: z.enum(["started", "step_settled", "cancel", "sweep", "timer_fired", "signal"]),
+      reason: z.enum(["started", "step_settled", "cancel", "sweep", "timer_fired", "signal", "resumed"]),
     }),
   },
   "step.ready": {

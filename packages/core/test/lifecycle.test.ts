@@ -3,7 +3,7 @@ import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changeLifecycle, decideLifecycle, deliveryGate, holdsWalk, type LifecycleState } from "../src/automations/lifecycle";
 import { countRunsToStop, stopAllRuns } from "../src/automations/stop-runs";
-import { lanes } from "../src/catalog";
+import { lanes, type RunWake } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { recordRefusedDelivery } from "../src/start/deliveries";
@@ -44,7 +44,7 @@ async function pump(): Promise<void> {
     const steps = await inTx(t.db, (tx) => outboxTakeDue(tx, "step.ready", null, 10));
     const wakes = await inTx(t.db, (tx) => outboxTakeDue(tx, "run.wake", null, 10));
     for (const s of steps) await worker.run((s.payload as { stepId: string }).stepId);
-    for (const w of wakes) await advanceRun(t.db, graphs, w.payload as { orgId: string; runId: string; reason: string });
+    for (const w of wakes) await advanceRun(t.db, graphs, w.payload as RunWake);
     if (steps.length === 0 && wakes.length === 0) return;
   }
   throw new Error("pump did not settle");

@@ -6,12 +6,12 @@ import {
   HoldfastError,
   type Logger,
   organisationsIdBySlug,
-  pausedRetryAfterSeconds,
   recordRefusedDelivery,
   refusalReason,
   startRun,
   triggerPayload,
 } from "@holdfast/core";
+import { pausedRetryAfterSeconds } from "@holdfast/core/lifecycle";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";

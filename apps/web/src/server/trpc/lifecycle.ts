@@ -1,4 +1,4 @@
-import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core";
+import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core/lifecycle";
 import type { Db } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";

@@ -1,6 +1,7 @@
 "use server";
 
-import { ActionRefusedError, HoldfastError, requestCancel, rerunRun, resolveNeedsReview, resumeRun, retryFromFailedStep } from "@holdfast/core";
+import { ActionRefusedError, HoldfastError, requestCancel, resolveNeedsReview, resumeRun } from "@holdfast/core";
+import { rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
 import { redirect } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { runsRerunOf, runsReruns } from "@holdfast/core";
+import { runsRerunOf, runsReruns } from "@holdfast/core/lifecycle";
 import Link from "next/link";
 import { db } from "../../../server/db";
 import { rerunAction, retryAction } from "./actions";

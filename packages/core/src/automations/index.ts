@@ -1,0 +1,27 @@
+/**
+ * The automation lifecycle, Stop all runs and retry (docs/lifecycle.md), for the web and the CLI:
+ * `@holdfast/core/lifecycle`. Server-side only (it reaches the database).
+ */
+export {
+  AutomationArchivedError,
+  AutomationPausedError,
+  assertEditable,
+  changeLifecycle,
+  decideLifecycle,
+  deliveryGate,
+  describeLifecycle,
+  holdsWalk,
+  LifecycleRefusedError,
+  lifecycleOf,
+  pausedRetryAfterSeconds,
+  type AutomationStatus,
+  type LifecycleChange,
+  type LifecycleOutcome,
+  type LifecycleState,
+  type PauseMode,
+  type PauseRuns,
+} from "./lifecycle";
+export { countRunsToStop, stopAllRuns, stopBatchSize, type StopOutcome } from "./stop-runs";
+export { decideRetry, rerunRun, retryFromFailedStep, type RetryDecision, type RetryOutcome } from "../runs/retry-run";
+export { runsRerunOf, runsReruns } from "../sql/runs";
+export type { HistoryEntry } from "../sql/automation-history";
