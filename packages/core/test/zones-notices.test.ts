@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { upsertMember } from "../src/auth/users";
 import { createConnection } from "../src/connections/connect";
 import { sendConnectionNoticesOnce } from "../src/connections/notices";
+import { probeConnection } from "../src/connections/probe";
+import { connectionsByName } from "../src/sql/connections";
 import { setContactZone } from "../src/contacts/zone";
 import { advanceRun } from "../src/engine/advance";
 import { parseAllowList } from "../src/net/allow";
@@ -210,12 +212,27 @@ describe("a broken connection", () => {
     expect(n.email_error).toContain("HOLDFAST_SYSTEM_SMTP_URL");
   });
 
+  it("probed by two sweepers at once, a revoked mailbox is marked and noticed once", async () => {
+    const smtp = await startSmtpTarget({ credentials: { user: "sam", pass: "revoked" } });
+    try {
+      await createConnection(t.db, { orgId, kind: "smtp", name: "revoked", config: { host: "127.0.0.1", port: smtp.port, tls: "none", user: "sam", from: "sam@acme.test" }, secret: "old" });
+      const row = (await connectionsByName(t.db, orgId, "revoked")) as NonNullable<Awaited<ReturnType<typeof connectionsByName>>>;
+      const results = await Promise.all([probeConnection(t.db, row), probeConnection(t.db, row)]);
+      expect(results.map((r) => r.status)).toEqual(["needs_reconnect", "needs_reconnect"]);
+      expect(await rows("SELECT break_no FROM connection_notices WHERE connection_id = $1", [row.id])).toEqual([{ break_no: 1 }]);
+      const open = await noticesOpenForOrgs(t.db, [orgId]);
+      expect(open.find((n) => n.connectionName === "revoked")?.reason).toMatch(/^the mailbox "revoked" refused our login: reconnect it/);
+    } finally {
+      await smtp.close();
+    }
+  });
+
   it("refuses the system mailbox's host through the egress guard unless allowed", async () => {
     await rows("UPDATE connections SET status = 'ok' WHERE id = $1", [connectionId]);
     await rows("UPDATE connections SET status = 'needs_reconnect' WHERE id = $1", [connectionId]);
     const r = await sendConnectionNoticesOnce(t.db, { url: "smtp+plain://127.0.0.1:9", from: "ops@holdfast.test" }, { egress: { allow: parseAllowList("") } });
-    expect(r).toMatchObject({ failed: 1 });
-    const [n] = await rows("SELECT email_status, email_error FROM connection_notices WHERE break_no = 5");
+    expect(r).toMatchObject({ failed: 2 }); // this break, and the revoked mailbox's above
+    const [n] = await rows("SELECT email_status, email_error FROM connection_notices WHERE connection_id = $1 AND break_no = 5", [connectionId]);
     expect(n.email_status).toBe("failed");
     expect(n.email_error).toMatch(/refused to connect to 127\.0\.0\.1/);
   });
