@@ -112,7 +112,7 @@ describe("Settings in Chromium", () => {
   it("shows the broken connection's banner on every page, with its parked run and a link to Settings", async () => {
     await page.goto(`${web.base}/automations`);
     const banner = page.getByTestId("broken-connections");
-    await expect.poll(() => banner.innerText()).toContain("The connection “mailbox” needs reconnecting: 1 run is waiting on it (the mailbox refused our login)");
+    await expect.poll(() => banner.textContent()).toContain("The connection “mailbox” needs reconnecting: 1 run is waiting on it (the mailbox refused our login)");
     await shot("banner");
     await banner.getByRole("link", { name: "Reconnect it in Settings" }).click();
     await page.waitForURL(/\/settings\?org=acme$/);
@@ -121,12 +121,12 @@ describe("Settings in Chromium", () => {
 
   it("sets the model budget and shows the spend to date", async () => {
     await page.goto(`${web.base}/settings`);
-    await expect.poll(() => page.getByTestId("budget-spent").innerText()).toBe("$1.23");
+    await expect.poll(() => page.getByTestId("budget-spent").textContent()).toBe("$1.23");
     await page.getByLabel("Budget in US dollars").fill("25");
     await page.getByRole("button", { name: "Save budget" }).click();
     await page.getByText("Model budget set to $25.00.").waitFor();
-    await expect.poll(() => page.getByTestId("budget-allowed").innerText()).toBe("$25.00");
-    expect(await page.getByTestId("budget-left").innerText()).toBe("$23.77");
+    await expect.poll(() => page.getByTestId("budget-allowed").textContent()).toBe("$25.00");
+    expect(await page.getByTestId("budget-left").textContent()).toBe("$23.77");
     expect(await q("SELECT allowed_micros::int AS a FROM org_budgets WHERE org_id = $1", [orgId])).toEqual([{ a: 25_000_000 }]);
     // A wrong entry is a sentence, and nothing changes.
     await page.getByLabel("Budget in US dollars").fill("lots");
@@ -157,12 +157,12 @@ describe("Settings in Chromium", () => {
     await page.goto(`${web.base}/settings`);
     await page.getByRole("button", { name: "View lena@example.com" }).click();
     const view = page.locator(".contact-view");
-    await expect.poll(() => view.getByTestId("contact-zone").innerText()).toBe("Europe/Berlin");
+    await expect.poll(() => view.getByTestId("contact-zone").textContent()).toBe("Europe/Berlin");
     expect(await view.locator("tbody tr").count()).toBe(2);
     await view.getByLabel("Time zone").fill("America/New_York");
     await view.getByRole("button", { name: "Change time zone" }).click();
     await view.getByText("Time zone America/New_York; 2 waiting runs moved to the new zone").waitFor();
-    await expect.poll(() => view.getByTestId("contact-zone").innerText()).toBe("America/New_York");
+    await expect.poll(() => view.getByTestId("contact-zone").textContent()).toBe("America/New_York");
     await view.scrollIntoViewIfNeeded();
     await shot("contact");
     const after = await q("SELECT run_id, due_at, zone FROM timers WHERE run_id = ANY($1) ORDER BY run_id", [runs]);
@@ -176,7 +176,7 @@ describe("Settings in Chromium", () => {
     }
 
     await view.getByRole("button", { name: "Erase contact…" }).click();
-    await expect.poll(() => view.getByTestId("erase-count").innerText()).toContain("Erasing cancels 2 running runs");
+    await expect.poll(() => view.getByTestId("erase-count").textContent()).toContain("Erasing cancels 2 running runs");
     await shot("erase-confirm");
     // Nothing is erased until the owner confirms.
     expect(await q("SELECT count(*)::int AS n FROM contacts WHERE org_id = $1 AND email = 'lena@example.com'", [orgId])).toEqual([{ n: 1 }]);
@@ -186,7 +186,7 @@ describe("Settings in Chromium", () => {
     expect(await q("SELECT status FROM runs WHERE id = ANY($1)", [runs])).toEqual([{ status: "cancelled" }, { status: "cancelled" }]);
     expect(await q("SELECT count(*)::int AS n FROM contacts WHERE org_id = $1 AND email = 'lena@example.com'", [orgId])).toEqual([{ n: 0 }]);
     expect(await q("SELECT consent, time_zone FROM contacts WHERE org_id = $1 AND email LIKE 'sha256:%'", [orgId])).toEqual([{ consent: "withdrawn", time_zone: null }]);
-    expect(await view.locator(".card-title").innerText()).toBe("Erased contact");
+    expect(await view.locator(".card-title").textContent()).toBe("Erased contact");
   });
 
   it("links a member to their Slack user in a form of its own", async () => {
