@@ -112,7 +112,7 @@ export function ContactView({ orgSlug, contactId, canEdit, onClose }: { orgSlug:
           )}
 
           {canEdit && (
-            <div className="stack" style={{ marginTop: "1rem" }}>
+            <div style={{ marginTop: "1rem" }}>
               {!confirming ? (
                 <button
                   type="button"
