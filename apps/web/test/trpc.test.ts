@@ -12,7 +12,7 @@ import { appRouter } from "../src/server/trpc/router";
  * the database itself.
  */
 let t: TestDatabase;
-const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA", string>;
+const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA", string>;
 const createCaller = createCallerFactory(appRouter);
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
@@ -48,7 +48,7 @@ beforeAll(async () => {
   ids.viewer = await upsertMember(t.db, { orgId: ids.orgA, email: "vic@acme.test", name: "Vic", password: "a long enough password", role: "viewer" });
   ids.bob = await upsertMember(t.db, { orgId: ids.orgB, email: "bob@other.test", name: "Bob", password: "a long enough password", role: "owner" });
   ids.connectionA = await createConnection(t.db, { orgId: ids.orgA, kind: "smtp", name: "mail", config: { host: "127.0.0.1", from: "a@acme.test" }, secret: "s3cret" });
-  await q("INSERT INTO contacts (org_id, email, consent) VALUES ($1, 'maya@example.com', 'granted')", [ids.orgA]);
+  ids.contactA = (await q("INSERT INTO contacts (org_id, email, consent) VALUES ($1, 'maya@example.com', 'granted') RETURNING id", [ids.orgA]))[0].id;
   await q("INSERT INTO suppressions (org_id, email, reason) VALUES ($1, 'gone@example.com', 'bounced')", [ids.orgA]);
   const owner = await callerFor("olivia@acme.test");
   await owner.drafts.get({ orgSlug: "acme", automationId: ids.automationA });
@@ -103,6 +103,16 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "members.setSlackUser": (c) => c.members.setSlackUser({ orgSlug, userId: ids.viewer as string, slackUserId: "U0STOLEN" }),
   "members.remove": (c) => c.members.remove({ orgSlug, userId: ids.viewer as string }),
   "kinds.previewWait": (c) => c.kinds.previewWait({ orgSlug, rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlin" }),
+  "budgets.model": (c) => c.budgets.model({ orgSlug }),
+  "budgets.setModel": (c) => c.budgets.setModel({ orgSlug, usd: 1_000 }),
+  "budgets.runs": (c) => c.budgets.runs({ orgSlug }),
+  "budgets.setRuns": (c) => c.budgets.setRuns({ orgSlug, automationSlug: "nurture", maxSteps: 1, maxAgeSeconds: 60 }),
+  "connectionLimits.list": (c) => c.connectionLimits.list({ orgSlug }),
+  "connectionLimits.set": (c) => c.connectionLimits.set({ orgSlug, connectionId: ids.connectionA as string, maxConcurrent: 1, breaker: {} }),
+  "contactView.get": (c) => c.contactView.get({ orgSlug, contactId: ids.contactA as string }),
+  "contactView.setZone": (c) => c.contactView.setZone({ orgSlug, contactId: ids.contactA as string, zone: "Asia/Tokyo" }),
+  "contactView.eraseCount": (c) => c.contactView.eraseCount({ orgSlug, contactId: ids.contactA as string }),
+  "contactView.erase": (c) => c.contactView.erase({ orgSlug, contactId: ids.contactA as string, confirmRunning: 1 }),
 });
 
 /** Organisation A's data, as it stands. */
@@ -112,7 +122,10 @@ const snapshot = async () =>
             (SELECT md5(string_agg(graph::text || revision, '')) FROM automation_drafts WHERE org_id = $1) AS d,
             (SELECT count(*) FROM automation_versions WHERE org_id = $1) AS v,
             (SELECT md5(string_agg(secret || status, '')) FROM connections WHERE org_id = $1) AS c,
-            (SELECT md5(string_agg(email || consent, '')) FROM contacts WHERE org_id = $1) AS ct,
+            (SELECT md5(string_agg(email || consent || COALESCE(time_zone, '-'), '')) FROM contacts WHERE org_id = $1) AS ct,
+            (SELECT md5(string_agg(allowed_micros::text, '')) FROM org_budgets WHERE org_id = $1) AS mb,
+            (SELECT md5(string_agg(COALESCE(run_max_steps::text, '-') || COALESCE(run_max_age_seconds::text, '-'), '' ORDER BY id)) FROM automations WHERE org_id = $1) AS rb,
+            (SELECT md5(string_agg(limits::text, '' ORDER BY id)) FROM connections WHERE org_id = $1) AS cl,
             (SELECT count(*) FROM suppressions WHERE org_id = $1) AS s,
             (SELECT md5(string_agg(user_id || role || COALESCE(slack_user_id, '-'), '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
             (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg,
@@ -163,7 +176,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

@@ -51,6 +51,7 @@ commands:
   budgets runs <org> [automation] [--max-steps N] [--max-age-seconds S]   run budgets for new runs
                                   the organisation's model budget; raising it resumes parked drafts
   contacts unsubscribe <org> <email> | contacts erase <org> <email>
+  contacts set-zone <org> <email> <zone|none>   the contact moved: its pending waits are recomputed in the new zone
   signals email <org> --input JSON
   doctor [--repair] [--json]      the silent-failure checks (stuck waits, overdue timers, lapsed leases, lost wake-ups,
                                   runs with no way forward...); --repair re-wakes what can be re-woken safely

@@ -160,3 +160,10 @@ export {
 } from "./connections/manage";
 export { deleteRefusal, draftsNote, liveUses, renameRefusal, useWords, type ConnectionUse } from "./connections/uses";
 export { testConnectionSettings, testSavedConnection, type ConnectionTestResult } from "./connections/test";
+export { runBudgetsOf, type RunBudgetsView } from "./runs/budgets";
+export { contactsDetail, contactsEraseCount, contactsIdByEmail, contactsRuns, type ContactDetail, type ContactRun } from "./sql/contacts";
+export { InvalidZoneError, setContactZone, type ZoneChange } from "./contacts/zone";
+export { connectionsLimitsView, connectionsSetLimits, type ConnectionLimitsView } from "./sql/connection-limits";
+export { noticesOpenForOrgs, type OpenNotice } from "./sql/connection-notices";
+export { noticeText, sendConnectionNoticesOnce, systemMailEnv, systemMailFrom, type NoticeSendResult, type SystemMail } from "./connections/notices";
+export { zoneSourceWords } from "./timers/plan";

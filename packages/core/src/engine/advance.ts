@@ -10,6 +10,8 @@ import { type StepRow, stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvan
 import { signalsConsumeWaiting, signalsCorrelate } from "../sql/signals";
 import { timersInsert } from "../sql/timers";
 import { timerFor } from "../timers/plan";
+import { unknownZoneEvent } from "../timers/zone-warning";
+import { contactsOfRun } from "../sql/contacts";
 import type { Graph } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
 import { type Command, decide, isOpen, type RunState } from "../walk/walk";
@@ -125,8 +127,11 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], comman
           // A reply wait's deadline is a timer too: whichever settles the step first (signal or timer) wins.
           const waitConfig =
             node.kind === "wait" ? node.config : { rule: { kind: "duration" as const, seconds: node.config.timeoutSeconds }, spreadSeconds: 0 };
-          const timer = timerFor(waitConfig, run.id, run.input, now);
+          // The contact's stored zone decides when the payload names none (or names something that is not a zone).
+          const contact = node.kind === "wait" ? await contactsOfRun(tx, run.orgId, run.id) : null;
+          const timer = timerFor(waitConfig, run.id, run.input, now, contact?.timeZone ?? null);
           const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
+          if (timer.unknownZone !== undefined) events.push(unknownZoneEvent(base, step.id, c.nodeId, timer));
           events.push({
             ...base,
             type: "timer.scheduled",

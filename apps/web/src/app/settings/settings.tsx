@@ -3,11 +3,18 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { ConnectionLimitsSection } from "./connection-limits";
 import { Connections } from "./connections";
+import { ContactView } from "./contact-view";
+import { ModelBudget } from "./model-budget";
+import { RunBudgets } from "./run-budgets";
+import { SlackLinks } from "./slack-links";
 
 /**
- * Connections (secrets are write-only: set or replaced, never shown), contacts with time zone and consent, the
- * suppression list, members and roles. Owners change connections and members; editors contacts and suppressions.
+ * Connections (secrets are write-only: set or replaced, never shown) and their limits, model and run budgets,
+ * contacts (one contact's view: consent, suppression, time zone, runs, erase), the suppression list, members and
+ * roles, members' Slack users. Owners change connections, limits, budgets, members and a contact's zone or erase it;
+ * editors contacts and suppressions.
  */
 export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
   const owner = role === "owner";
@@ -15,9 +22,13 @@ export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
   return (
     <>
       <Connections orgSlug={orgSlug} canEdit={owner} />
-      <Contacts orgSlug={orgSlug} canEdit={editor} />
+      <ConnectionLimitsSection orgSlug={orgSlug} canEdit={owner} />
+      <ModelBudget orgSlug={orgSlug} canEdit={owner} />
+      <RunBudgets orgSlug={orgSlug} canEdit={owner} />
+      <Contacts orgSlug={orgSlug} canEdit={editor} canManage={owner} />
       <Suppressions orgSlug={orgSlug} canEdit={editor} canRemove={owner} />
       <Members orgSlug={orgSlug} canEdit={owner} />
+      <SlackLinks orgSlug={orgSlug} canEdit={owner} />
     </>
   );
 }
@@ -47,10 +58,11 @@ function useSubmit() {
   return { run, note };
 }
 
-function Contacts({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: boolean; canManage: boolean }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const [query, setQuery] = useState("");
+  const [viewing, setViewing] = useState<string | null>(null);
   const list = useQuery(trpc.contacts.list.queryOptions({ orgSlug, query }));
   const upsert = useMutation(trpc.contacts.upsert.mutationOptions());
   const { run, note } = useSubmit();
@@ -67,6 +79,7 @@ function Contacts({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
               <th>Email</th>
               <th>Time zone</th>
               <th>Consent</th>
+              <th />
             </tr>
           </thead>
           <tbody>
@@ -75,11 +88,17 @@ function Contacts({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
                 <td>{c.email}</td>
                 <td>{c.timeZone ?? <span className="muted">-</span>}</td>
                 <td>{c.consent}</td>
+                <td>
+                  <button type="button" onClick={() => setViewing(c.id)} aria-label={`View ${c.email}`}>
+                    View
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {viewing && <ContactView key={viewing} orgSlug={orgSlug} contactId={viewing} canEdit={canManage} onClose={() => setViewing(null)} />}
       {canEdit && (
         <form
           className="filters"
@@ -184,7 +203,6 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
   const add = useMutation(trpc.members.add.mutationOptions());
   const setRole = useMutation(trpc.members.setRole.mutationOptions());
   const remove = useMutation(trpc.members.remove.mutationOptions());
-  const setSlack = useMutation(trpc.members.setSlackUser.mutationOptions());
   const { run, note } = useSubmit();
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
   return (
@@ -218,29 +236,7 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
                   m.role
                 )}
               </td>
-              <td>
-                {canEdit ? (
-                  <input
-                    aria-label={`Slack user of ${m.name}`}
-                    defaultValue={m.slackUserId ?? ""}
-                    placeholder="U…"
-                    size={12}
-                    onBlur={async (e) => {
-                      const v = e.target.value.trim();
-                      if (v === (m.slackUserId ?? "")) return;
-                      try {
-                        await setSlack.mutateAsync({ orgSlug, userId: m.userId, slackUserId: v || null });
-                        await refresh();
-                      } catch (err) {
-                        e.target.setCustomValidity((err as Error).message);
-                        e.target.reportValidity();
-                      }
-                    }}
-                  />
-                ) : (
-                  (m.slackUserId ?? <span className="muted">-</span>)
-                )}
-              </td>
+              <td>{m.slackUserId ?? <span className="muted">-</span>}</td>
               <td>
                 {canEdit && (
                   <button type="button" onClick={async () => (await remove.mutateAsync({ orgSlug, userId: m.userId }), await refresh())}>

@@ -12,14 +12,18 @@ import {
   publishDraft,
   removeMember,
   saveDraft,
+  setContactZone,
 } from "@holdfast/core";
 import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../graphs";
+import { budgets } from "./budgets";
 import { connections } from "./connections";
+import { contactView } from "./contact-view";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
 import { kinds } from "./kinds";
+import { connectionLimitsRouter } from "./limits";
 import { triggers } from "./triggers";
 
 /** Every procedure is scoped by `ctx.org.id` (init.ts resolves it from the session's membership of `orgSlug`). */
@@ -124,10 +128,13 @@ const contacts = router({
     .mutation(async ({ ctx, input }) => {
       const rows = await ctx.db.$queryRaw<{ id: string }[]>`
         INSERT INTO contacts (org_id, email, time_zone, consent, consent_changed_at) VALUES (${ctx.org.id}, ${input.email}, ${input.timeZone}, ${input.consent}, now())
-        ON CONFLICT (org_id, email) DO UPDATE SET time_zone = EXCLUDED.time_zone, consent = EXCLUDED.consent,
+        ON CONFLICT (org_id, email) DO UPDATE SET consent = EXCLUDED.consent,
           consent_changed_at = CASE WHEN contacts.consent <> EXCLUDED.consent THEN now() ELSE contacts.consent_changed_at END, updated_at = now()
         RETURNING id`;
-      return { id: rows[0]?.id };
+      const id = rows[0]?.id;
+      // A changed zone moves the contact's pending waits (with their old and new instants on each run's timeline).
+      if (id && input.timeZone !== null) await setContactZone(ctx.db, ctx.org.id, id, input.timeZone, `user:${ctx.user.email}`);
+      return { id };
     }),
 });
 
@@ -183,5 +190,5 @@ const members = router({
   }),
 });
 
-export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members, kinds });
+export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members, kinds, budgets, connectionLimits: connectionLimitsRouter, contactView });
 export type AppRouter = typeof appRouter;
