@@ -113,6 +113,11 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "contactView.setZone": (c) => c.contactView.setZone({ orgSlug, contactId: ids.contactA as string, zone: "Asia/Tokyo" }),
   "contactView.eraseCount": (c) => c.contactView.eraseCount({ orgSlug, contactId: ids.contactA as string }),
   "contactView.erase": (c) => c.contactView.erase({ orgSlug, contactId: ids.contactA as string, confirmRunning: 1 }),
+  "lifecycle.statuses": (c) => c.lifecycle.statuses({ orgSlug }),
+  "lifecycle.get": (c) => c.lifecycle.get({ orgSlug, automationId: ids.automationA as string }),
+  "lifecycle.change": (c) => c.lifecycle.change({ orgSlug, automationId: ids.automationA as string, change: { action: "archive" } }),
+  "lifecycle.countRuns": (c) => c.lifecycle.countRuns({ orgSlug, automationId: ids.automationA as string }),
+  "lifecycle.stopRuns": (c) => c.lifecycle.stopRuns({ orgSlug, automationId: ids.automationA as string, reason: "stolen", confirmCount: 100 }),
 });
 
 /** Organisation A's data, as it stands. */
@@ -132,6 +137,8 @@ const snapshot = async () =>
             (SELECT md5(string_agg(trigger_auth, '')) FROM automations WHERE org_id = $1) AS ta,
             (SELECT md5(string_agg(secret || COALESCE(expires_at::text, '-'), '' ORDER BY id)) FROM trigger_credentials WHERE org_id = $1) AS tc,
             (SELECT md5(string_agg(COALESCE(sample_input::text, '-'), '' ORDER BY id)) FROM automations WHERE org_id = $1) AS sa,
+            (SELECT md5(string_agg(status, '' ORDER BY id)) FROM automations WHERE org_id = $1) AS ls,
+            (SELECT count(*) FROM runs WHERE org_id = $1 AND status = 'cancelled') AS rc,
             (SELECT count(*) FROM runs WHERE org_id = $1) AS r`,
     [ids.orgA],
   );
@@ -176,7 +183,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

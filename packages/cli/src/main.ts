@@ -19,7 +19,7 @@ import {
 import { createDb, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
-import { automationsCommand } from "./automations";
+import { automationsCommand, runsRetryCommand } from "./automations";
 import { hooksCommand } from "./hooks";
 import { seedDemo } from "./seed";
 import { setPasswordCommand } from "./users";
@@ -62,6 +62,13 @@ commands:
                                   an inbound email (messageId, from, subject, inReplyTo, references, text)
   automations publish <org> <slug> <graph.json> [--name N]   create if missing; publish when the graph changed (exit 65: refused)
   automations export <org> <slug> [--version N]              the newest (or version N) published graph as JSON
+  automations pause <org> <slug> [--hold-deliveries] [--hold-runs] [--reason T]
+                                  paused: deliveries refused with 503 + Retry-After (or accepted and held); running runs
+                                  continue (or hold before their next step)
+  automations resume|archive|restore <org> <slug>             resume releases held runs; archived refuses deliveries (410)
+  automations stop-runs <org> <slug> [--version N] --reason T [--yes]   counts, then (--yes) cancels each running run
+  runs retry <org> <runId>        a failed run again from its failed step (same run, same effect key)
+  runs rerun <org> <runId>        a new run with the same input on the newest version, linked to this one
 
 environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, HOLDFAST_PUBLIC_URL,
 DEMO_ECHO_URL (see .env.example)`;
@@ -102,6 +109,9 @@ async function main(argv: string[]): Promise<void> {
       "max-age-seconds": { type: "string" },
       version: { type: "string" },
       repair: { type: "boolean" },
+      "hold-deliveries": { type: "boolean" },
+      "hold-runs": { type: "boolean" },
+      yes: { type: "boolean" },
       rotate: { type: "boolean" },
       json: { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -301,6 +311,15 @@ async function main(argv: string[]): Promise<void> {
         console.log(JSON.stringify(outcome));
         return;
       }
+      case "retry":
+      case "rerun":
+        try {
+          process.exitCode = await runsRetryCommand(db, sub, rest);
+        } catch (error) {
+          if (error instanceof AdminUsageError) throw new UsageError(error.message);
+          throw error;
+        }
+        return;
       case "cancel": {
         const runId = one(rest, "runs cancel <runId>");
         const run = await db.run.findUnique({ where: { id: runId } });

@@ -1,6 +1,7 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import type { RunWake } from "../catalog";
 import { requestApproval } from "../approvals/request";
+import { holdsWalk } from "../automations/lifecycle";
 import { crashpoint } from "../crash";
 import { approvalsClose } from "../sql/approvals";
 import { outboxInsert, type OutboxRow } from "../sql/outbox";
@@ -63,6 +64,8 @@ async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[],
     expired: run.expired ?? false,
   };
   let commands = decide(graph, state);
+  // Held by its paused automation: nothing is applied, so the walk after Resume decides the same step again.
+  if (holdsWalk(run.held ?? false, commands)) return { commands: [], status: "running" };
   const open = steps.some((s) => isOpen(s.status));
   if (commands.length === 0 && !open) {
     // Nothing ready, nothing running, nothing new settled: this run has no way forward. Say so where a person sees it.

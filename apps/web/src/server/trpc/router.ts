@@ -23,6 +23,7 @@ import { connections } from "./connections";
 import { contactView } from "./contact-view";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "./init";
 import { kinds } from "./kinds";
+import { lifecycle } from "./lifecycle";
 import { connectionLimitsRouter } from "./limits";
 import { triggers } from "./triggers";
 
@@ -190,5 +191,5 @@ const members = router({
   }),
 });
 
-export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members, kinds, budgets, connectionLimits: connectionLimitsRouter, contactView });
+export const appRouter = router({ automations, triggers, drafts, versions, migrations, connections, contacts, suppressions, members, kinds, budgets, connectionLimits: connectionLimitsRouter, contactView, lifecycle });
 export type AppRouter = typeof appRouter;
