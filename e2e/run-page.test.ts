@@ -279,7 +279,7 @@ describe("the run page", () => {
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "failed", 30_000, "the run to fail");
     const failed = await readStory(runId, "failed");
     expect(failed.status).toBe('Failed at HTTP request "call_partner" on attempt 1 of 3: the service answered 404 (not found), which another attempt would not change.');
-    expect(failed.todo).toBe("Check the address in the step, publish the fix, then use Retry from the failed step.");
+    expect(failed.todo).toBe("Check the address in the step, publish the fix, then Run again with the same input (a retry would use this run's version, without the fix).");
     expect(failed.sentences).toEqual(['HTTP request "call_partner" failed on attempt 1 of 3: the service answered 404 (not found), which another attempt would not change']);
     // The recorded reason is still there for operators, under Details.
     expect(await failed.page.locator("details.run-details").textContent()).toContain("step call_partner failed");

@@ -316,7 +316,7 @@ describe("the status sentence", () => {
   it("failed at once on a 404 or a missing variable, with what to fix", () => {
     expect(failureWhy({ code: "http_404", message: "POST x answered 404", status: 404, permanent: true })).toEqual({
       what: "the service answered 404 (not found), which another attempt would not change",
-      todo: "check the address in the step, publish the fix, then use Retry from the failed step",
+      todo: "check the address in the step, publish the fix, then Run again with the same input (a retry would use this run's version, without the fix)",
     });
     expect(failureWhy({ code: "template_error", message: '"input.name" is not in the payload', permanent: true }).what).toBe('a variable in the step\'s text has no value ("input.name" is not in the payload)');
     expect(failureWhy({ code: "missing_connection", message: 'no smtp connection named "mail"' }).todo).toBe("add it in Settings -> Connections, then use Retry from the failed step");

@@ -67,6 +67,8 @@ export function errorPhrase(e: StepErrorLike | null | undefined): string {
 /** Why a step failed for good, and what to do. */
 export function failureWhy(e: StepErrorLike | null | undefined): Why {
   const retry = "then use Retry from the failed step";
+  // A retry re-runs the step of this run's own version: a published fix reaches only a new run.
+  const rerun = "then Run again with the same input (a retry would use this run's version, without the fix)";
   if (!e) return { what: "it failed without a recorded error", todo: `check the Details below, ${retry}` };
   const code = e.code ?? "";
   const tries = e.exhausted ? (e.attempts === 1 ? `its only attempt ${errorPhrase(e)}` : `gave up after ${e.attempts ?? "all"} attempts; the last one ${errorPhrase(e)}`) : null;
@@ -82,11 +84,11 @@ export function failureWhy(e: StepErrorLike | null | undefined): Why {
         : status === 400 || status === 422
           ? "check what the step sends (its body and fields), publish the fix"
           : "check the service";
-    return { what: `the service ${answeredWords(status)}, which another attempt would not change`, todo: `${todo}, ${retry}` };
+    return { what: `the service ${answeredWords(status)}, which another attempt would not change`, todo: `${todo}, ${todo.includes("publish") ? rerun : retry}` };
   }
   switch (code) {
     case "template_error":
-      return { what: `a variable in the step's text has no value (${e.message ?? "template error"})`, todo: `fix the step's text or the data sent to the trigger, publish, ${retry}` };
+      return { what: `a variable in the step's text has no value (${e.message ?? "template error"})`, todo: `fix the step's text or the data sent to the trigger, publish, ${rerun}` };
     case "missing_connection":
       return { what: `the step's connection does not exist (${e.message ?? ""})`.replace(" ()", ""), todo: `add it in Settings -> Connections, ${retry}` };
     case "bad_connection":

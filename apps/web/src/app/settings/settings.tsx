@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { AddToSlack } from "./add-to-slack";
 import { ConnectionLimitsSection } from "./connection-limits";
 import { Connections } from "./connections";
 import { ContactView } from "./contact-view";
@@ -22,6 +23,7 @@ export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
   return (
     <>
       <Connections orgSlug={orgSlug} canEdit={owner} />
+      <AddToSlack orgSlug={orgSlug} canEdit={owner} />
       <ConnectionLimitsSection orgSlug={orgSlug} canEdit={owner} />
       <ModelBudget orgSlug={orgSlug} canEdit={owner} />
       <RunBudgets orgSlug={orgSlug} canEdit={owner} />
