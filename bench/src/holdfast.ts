@@ -131,7 +131,7 @@ export async function runHoldfast(s: Scenario, env: { url: string; dbName: strin
   const deadline = Date.now() + 3 * 60_000;
   for (;;) {
     const { rows } = await sql.query(
-      "SELECT count(*) FILTER (WHERE status <> 'running')::int AS done, count(*)::int AS n FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1",
+      "SELECT count(*) FILTER (WHERE r.status <> 'running')::int AS done, count(*)::int AS n FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1",
       [slug],
     );
     if (rows[0].done >= s.runs) break;
