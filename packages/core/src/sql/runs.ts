@@ -105,9 +105,10 @@ export interface StalledRun {
 }
 
 /**
- * Sweeper: running runs with no way forward right now: no open step (or a cancel waiting on no step in flight), no
- * unsent outbox row, and no progress for `staleSeconds`. Typically a settled step whose run.wake was lost, or a start whose wake-up was
- * dropped. They get a fresh run.wake (at most once per `staleSeconds`, by swept_at).
+ * Sweeper: running runs with no way forward right now: no open step (ready, running, waiting or parked; or a cancel
+ * waiting on no step in flight), no unsent outbox row, and no progress for `staleSeconds`. Typically a settled step
+ * whose run.wake was lost, or a start whose wake-up was dropped. They get a fresh run.wake (at most once per
+ * `staleSeconds`, by swept_at). A parked run is not stalled: it waits for a person, and it gains no rows.
  */
 export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Promise<StalledRun[]> {
   return tx.$queryRaw<StalledRun[]>`
@@ -121,7 +122,9 @@ export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Pr
         AND (
           NOT EXISTS (
             SELECT 1 FROM steps s WHERE s.run_id = r.id
-              AND (s.status IN ('ready', 'running', 'waiting') OR s.updated_at >= now() - make_interval(secs => ${staleSeconds})))
+              -- A parked step waits for a person (reconnect, review, resume), whose action wakes the run: it is
+              -- not lost, and re-waking it every interval only grew its timeline.
+              AND (s.status IN ('ready', 'running', 'waiting', 'parked') OR s.updated_at >= now() - make_interval(secs => ${staleSeconds})))
           -- A cancel waits only for a step in flight; once none holds a live lease the engine must finish it.
           OR (r.cancel_requested_at IS NOT NULL
               AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'running' AND s.lease_until >= now())))
