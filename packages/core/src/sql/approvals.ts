@@ -293,3 +293,24 @@ export async function approvalsRenotifyFailed(tx: Tx, orgId: string, connectionN
     SELECT count(*)::int AS n FROM owed`;
   return rows[0]?.n ?? 0;
 }
+
+/**
+ * Erasure: the approvals of an erased contact's runs lose their title and content (what the reviewer was shown). A
+ * message already in Slack is owed an update (revision bumped, a wake-up for the notifier in the same statement), so
+ * Slack's copy is replaced by the erased text too. The digest stays: it reveals nothing and closed decisions cite it.
+ */
+export async function approvalsErase(tx: Tx, orgId: string, runIds: string[]): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    WITH scrubbed AS (
+      UPDATE approvals SET title = 'Erased contact', content = '(erased)', revision = revision + 1, updated_at = now(),
+                           notify_state = CASE WHEN slack_message IS NULL THEN notify_state ELSE 'update' END,
+                           notify_error = NULL, notify_attempted_at = NULL
+      WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[])
+      RETURNING id, org_id, run_id, slack_message IS NOT NULL AS posted
+    ), wake AS (
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      SELECT org_id, run_id, 'approval.notify', jsonb_build_object('orgId', org_id, 'approvalId', id) FROM scrubbed WHERE posted
+    )
+    SELECT count(*)::int AS n FROM scrubbed`;
+  return rows[0]?.n ?? 0;
+}

@@ -139,3 +139,18 @@ export function signalsSentMessagesBySteps(
     FROM steps s JOIN organisations o ON o.id = s.org_id
     WHERE s.id = ANY(${stepIds}::text[]) AND s.kind = 'send_email'`;
 }
+
+/**
+ * Erasure: the replies of an erased contact lose their words. Signals of the contact's runs (consumed replies and
+ * approval decisions, refused replies that claimed to answer them) and any signal sent by the address or naming it
+ * (a reply that matched no run is kept with no run) get `{erased: true}` as payload; her sender becomes the hash, so
+ * the identity and correlation keys still de-duplicate a redelivery without anything readable. Returns how many.
+ */
+export function signalsErase(tx: Tx, orgId: string, runIds: string[], email: string, hash: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE signals SET payload = '{"erased": true}'::jsonb,
+                       sender = CASE WHEN sender = lower(${email}) THEN ${hash} ELSE sender END
+    WHERE org_id = ${orgId}
+      AND (run_id = ANY(${runIds}::text[]) OR sender = lower(${email})
+           OR position(lower(${email}) IN lower(payload::text)) > 0)`;
+}
