@@ -126,6 +126,8 @@ export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
 export { addMember, removeMember, setUserPassword, upsertMember } from "./auth/users";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
+export { reviewStoppedRunEffect } from "./runs/review-stopped";
+export { effectUncertainSql, effectsUncertainOfRun, type UncertainEffect } from "./sql/effects";
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";
 export { checkNames, repairAll, repairMissingTimers, runChecks, type CheckName, type Finding, type RepairReport } from "./ops/doctor";
 export { healthFigures, readiness, type HealthFigures, type Readiness } from "./ops/health";

@@ -1,4 +1,4 @@
-import { type ApprovalRow, approvalsForRun, type Graph, graphSchema, runEventsForRun, type TimelineEntry } from "@holdfast/core";
+import { type ApprovalRow, approvalsForRun, effectUncertainSql, effectsUncertainOfRun, type Graph, graphSchema, runEventsForRun, type TimelineEntry, type UncertainEffect } from "@holdfast/core";
 import { Prisma } from "@holdfast/db";
 import type { Db } from "@holdfast/db";
 
@@ -11,7 +11,12 @@ import type { Db } from "@holdfast/db";
 export const displayStatuses = ["running", "waiting", "parked", "needs_review", "completed", "failed", "cancelled"] as const;
 export type DisplayStatus = (typeof displayStatuses)[number];
 
+/**
+ * A cancelled run whose call's outcome nobody knows (effectUncertainSql) still needs a person: it is listed as
+ * needs review until someone says what they found (reviewStoppedRunEffect).
+ */
 const displayStatusSql = Prisma.sql`CASE
+  WHEN r.status = 'cancelled' AND EXISTS (SELECT 1 FROM effects e WHERE e.org_id = r.org_id AND e.run_id = r.id AND ${Prisma.raw(effectUncertainSql)}) THEN 'needs_review'
   WHEN r.status <> 'running' THEN r.status
   WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked' AND s.error->>'code' = 'needs_review') THEN 'needs_review'
   WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked') THEN 'parked'
@@ -161,6 +166,8 @@ export interface RunDetail {
   graph: Graph | null;
   steps: StepView[];
   effects: EffectView[];
+  /** Calls whose outcome nobody knows: a cancelled run with any is listed as needs review. */
+  uncertain: UncertainEffect[];
   timers: TimerView[];
   signals: SignalView[];
   approvals: ApprovalRow[];
@@ -183,7 +190,7 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
     WHERE r.id = ${id} AND r.org_id = ANY(${orgIds}::text[])`;
   if (!head) return null;
   const orgId = head.orgId;
-  const [steps, effects, timers, signals, approvals, timeline] = await Promise.all([
+  const [steps, effects, timers, signals, approvals, timeline, uncertain] = await Promise.all([
     db.$queryRaw<StepView[]>`
       SELECT id, node_id AS "nodeId", iteration, kind, lane, status, attempt, max_attempts AS "maxAttempts", deferrals, owner,
              lease_until AS "leaseUntil", available_at AS "availableAt", output, error, created_at AS "createdAt", settled_at AS "settledAt"
@@ -202,10 +209,11 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
       FROM signals WHERE org_id = ${orgId} AND run_id = ${id} ORDER BY received_at`,
     approvalsForRun(db, orgId, id),
     runEventsForRun(db, orgId, id) as Promise<TimelineEntry[]>,
+    effectsUncertainOfRun(db, orgId, id),
   ]);
   const graph = graphSchema.safeParse(head.graph);
   const { orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: _g, ...run } = head;
-  return { run, orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: graph.success ? graph.data : null, steps, effects, timers, signals, approvals, timeline };
+  return { run, orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: graph.success ? graph.data : null, steps, effects, uncertain, timers, signals, approvals, timeline };
 }
 
 /** The role the user holds in the run's organisation (owners and editors may act on runs). */

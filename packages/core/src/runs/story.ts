@@ -94,6 +94,8 @@ export interface StoryInput {
   contact: { email: string; timeZone: string | null; id?: string; consent?: string } | null;
   /** The viewer's IANA zone (their browser's); an unknown one reads as UTC. */
   viewerZone: string;
+  /** Calls whose outcome nobody knows (effectsUncertainOfRun): a cancelled run with any still needs a person. */
+  uncertain?: { key: string; stepId: string | null; nodeId: string | null }[];
 }
 
 export type StoryTone = "done" | "waiting" | "working" | "warning" | "failed" | "stopped";
@@ -231,7 +233,14 @@ export function buildStory(input: StoryInput): Story {
     } else if (e.type === "step.resumed") {
       say(e.nodeId ?? "", e.at, `Resumed by ${actorWords(e.worker)} at ${clock.when(e.at)}`, "working");
     } else if (e.type.startsWith("review.")) {
-      const did = e.type === "review.marked_done" ? "Marked as done" : e.type === "review.retry" ? "Sent again with the same key" : "Abandoned";
+      const did =
+        e.type === "review.marked_done"
+          ? "Marked as done"
+          : e.type === "review.retry"
+            ? "Sent again with the same key"
+            : e.type === "review.not_performed"
+              ? "Checked: it did not happen,"
+              : "Abandoned";
       const note = str(e.data?.note);
       say(e.nodeId ?? "", e.at, `${did} by ${actorWords(e.worker)} at ${clock.when(e.at)}${note ? `: ${quote(note)}` : ""}`, "working");
     } else if (e.type === "run.cancel_requested") {
@@ -403,6 +412,21 @@ function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail | null
     const asked = latest("run.cancel_requested");
     const by = asked ? actorWords(asked.worker) : "someone";
     const reason = run.cancelReason ?? str(asked?.data?.reason);
+    const uncertain = input.uncertain ?? [];
+    if (uncertain.length > 0) {
+      const calls = uncertain.map((u) => {
+        const s = steps.find((x) => x.id === u.stepId);
+        return s ? name(s) : u.key;
+      });
+      return {
+        ...base,
+        state: "needs_review",
+        text: `Cancelled by ${by}${run.finishedAt ? ` ${clock.when(run.finishedAt)}` : ""}${reason ? `: ${quote(reason)}` : ""}: the call at ${calls.join(", ")} may or may not have happened (its outcome was unknown when the run stopped).`,
+        todo: "Check at the provider whether it happened, then say what you found (nothing is sent again).",
+        actions: ["resolve"],
+        stepId: uncertain[0]?.stepId ?? null,
+      };
+    }
     return {
       ...base,
       state: "cancelled",

@@ -149,3 +149,61 @@ export async function effectsLockByKey(tx: Tx, orgId: string, key: string): Prom
 export function effectsForgetFailure(tx: Tx, orgId: string, key: string): Promise<number> {
   return tx.$executeRaw`DELETE FROM effects WHERE org_id = ${orgId} AND key = ${key} AND status = 'settled' AND error IS NOT NULL`;
 }
+
+/**
+ * An effect whose outcome nobody knows, as a condition on `effects` aliased `e`: uncertain, parked for a review, or
+ * in flight with its lease lapsed (the worker died mid-call), unless it certainly never began (a first attempt at a
+ * provider that cannot take a repeat, with no `started_at`). The needs-review list and the run page share it.
+ */
+export const effectUncertainSql = `(e.status IN ('outcome_unknown', 'needs_review')
+  OR (e.status = 'in_flight' AND e.lease_until < now()
+      AND NOT (e.started_at IS NULL AND e.attempts = 1 AND e.provider_idempotent IS FALSE)))`;
+
+export interface UncertainEffect {
+  key: string;
+  kind: string;
+  status: EffectStatus;
+  stepId: string | null;
+  nodeId: string | null;
+  firstAttemptAt: Date;
+}
+
+/** The run's effects whose outcome nobody knows (see effectUncertainSql), oldest first. */
+export function effectsUncertainOfRun(tx: Tx, orgId: string, runId: string): Promise<UncertainEffect[]> {
+  return tx.$queryRawUnsafe<UncertainEffect[]>(
+    `SELECT e.key, e.kind, e.status, e.step_id AS "stepId", s.node_id AS "nodeId", e.first_attempt_at AS "firstAttemptAt"
+     FROM effects e LEFT JOIN steps s ON s.org_id = e.org_id AND s.id = e.step_id
+     WHERE e.org_id = $1 AND e.run_id = $2 AND ${effectUncertainSql}
+     ORDER BY e.created_at`,
+    orgId,
+    runId,
+  );
+}
+
+/**
+ * A person checked an uncertain effect of a stopped run at the provider: settled with what they found (it happened:
+ * their note as the result; it did not: a `not_performed` error with their note), only if it is still uncertain.
+ */
+export async function effectsSettleReviewed(
+  tx: Tx,
+  orgId: string,
+  runId: string,
+  key: string,
+  found: { happened: boolean; note: string; by: string },
+): Promise<{ stepId: string | null; nodeId: string | null } | null> {
+  const record = { resolved: found.happened ? "done" : "not_performed", note: found.note, by: found.by };
+  const error = found.happened ? null : JSON.stringify({ code: "not_performed", message: `checked by ${found.by}: it did not happen`, ...record });
+  const rows = await tx.$queryRawUnsafe<{ stepId: string | null; nodeId: string | null }[]>(
+    `UPDATE effects e SET status = 'settled', result = CASE WHEN $4 THEN $5::jsonb ELSE NULL END, error = $6::jsonb,
+                          owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
+     WHERE e.org_id = $1 AND e.run_id = $2 AND e.key = $3 AND ${effectUncertainSql}
+     RETURNING e.step_id AS "stepId", (SELECT node_id FROM steps s WHERE s.id = e.step_id) AS "nodeId"`,
+    orgId,
+    runId,
+    key,
+    found.happened,
+    JSON.stringify(record),
+    error,
+  );
+  return rows[0] ?? null;
+}

@@ -1,6 +1,6 @@
 "use server";
 
-import { ActionRefusedError, HoldfastError, requestCancel, resolveNeedsReview, resumeRun } from "@holdfast/core";
+import { ActionRefusedError, HoldfastError, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core";
 import { rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
 import { redirect } from "next/navigation";
 import { z } from "zod";
@@ -106,4 +106,22 @@ export async function rerunAction(data: FormData): Promise<void> {
   }
   const said = out.duplicate ? "This run was already started again" : `Started again with the same input on version ${out.version}`;
   redirect(`/runs/${out.runId}?done=${encodeURIComponent(`${said}; it repeats ${runId}.`)}`);
+}
+
+const stoppedReview = z.object({
+  key: z.string().min(1).max(300),
+  found: z.enum(["happened", "not_happened"]),
+  note: z.string().max(2_000),
+});
+
+/** A cancelled run's call whose outcome was unknown: what the person found at the provider (nothing is sent again). */
+export async function reviewStoppedAction(data: FormData): Promise<void> {
+  const { runId, orgId, by, back } = await actor(data);
+  const parsed = stoppedReview.safeParse({ key: data.get("key"), found: data.get("found"), note: data.get("note") ?? "" });
+  if (!parsed.success) back("error", "Not done: the form was not valid.");
+  const { key, found, note } = parsed.data as z.infer<typeof stoppedReview>;
+  await attempt(back, async () => {
+    await reviewStoppedRunEffect(db, { orgId, runId, key, happened: found === "happened", note, by });
+    return found === "happened" ? "Recorded: it happened, with your note." : "Recorded: it did not happen, with your note. Nothing was sent again.";
+  });
 }

@@ -11,7 +11,7 @@ import { AutoRefresh } from "../../auto-refresh";
 import { InlineJson, Json, StatusBadge } from "../../ui";
 import { ViewerZone } from "../../viewer-zone";
 import { GraphView } from "../graph-view";
-import { cancelAction, resolveAction, resumeAction } from "./actions";
+import { cancelAction, resolveAction, resumeAction, reviewStoppedAction } from "./actions";
 import { RetryActions } from "./run-actions";
 
 export const dynamic = "force-dynamic";
@@ -61,7 +61,7 @@ export default async function RunPage({ params, searchParams }: Props) {
     id,
   );
   if (!detail) notFound();
-  const { run, steps, timeline, approvals, effects, timers, signals, graph } = detail;
+  const { run, steps, timeline, approvals, effects, timers, signals, graph, uncertain } = detail;
   const zone = await viewerZone();
   const story = buildStory({
     run,
@@ -73,6 +73,7 @@ export default async function RunPage({ params, searchParams }: Props) {
     graph,
     contact: detail.contact ? { email: detail.contact, timeZone: detail.contactZone, ...(detail.contactId ? { id: detail.contactId } : {}), ...(detail.contactConsent ? { consent: detail.contactConsent } : {}) } : null,
     viewerZone: zone ?? "UTC",
+    uncertain,
   });
   const when = timeIn(story.clock.viewer);
   const live = run.status === "running";
@@ -180,6 +181,38 @@ export default async function RunPage({ params, searchParams }: Props) {
             )}
           </div>
         ))}
+        {run.status === "cancelled"
+          ? uncertain.map((u) => (
+              <div key={u.key} className="review" data-review-stopped={u.key}>
+                <strong>Needs review: {u.nodeId ?? u.key}</strong>
+                <p className="muted small">
+                  The run was cancelled while this call's outcome was unknown. Nothing is sent again: check at the provider and say what you
+                  found.
+                </p>
+                {mayAct ? (
+                  <form action={reviewStoppedAction} className="stack">
+                    <input type="hidden" name="runId" value={hidden.runId} />
+                    <input type="hidden" name="orgId" value={hidden.orgId} />
+                    <input type="hidden" name="key" value={u.key} />
+                    <label>
+                      What you found at the provider (required)
+                      <textarea name="note" required maxLength={2000} rows={2} />
+                    </label>
+                    <div className="decide">
+                      <button type="submit" name="found" value="happened" className="primary">
+                        It happened
+                      </button>
+                      <button type="submit" name="found" value="not_happened">
+                        It did not happen
+                      </button>
+                    </div>
+                  </form>
+                ) : (
+                  <p className="muted small">An owner or editor can resolve it.</p>
+                )}
+              </div>
+            ))
+          : null}
         <p className="muted small zone-note">
           Times are in {zone ? "your time zone" : "UTC until your browser tells us its zone"} ({story.clock.viewer})
           {story.clock.contact && story.clock.contact !== story.clock.viewer ? `, with the contact's (${story.clock.contact}) beside` : ""}.
