@@ -36,20 +36,36 @@ beforeAll(async () => {
   t = await createTestDatabase();
   await publish(t.db, waitGraph({ zoneFrom: "input.tz" }), { automation: "follows" });
   await publish(t.db, waitGraph({ zone: "Europe/Paris" }), { automation: "fixed" });
+  // No wait first: its start is the one-statement path (holdfast_run_start with the delivery row).
+  await publish(
+    t.db,
+    parseGraph({
+      nodes: [
+        { id: "form", kind: "trigger", config: { eventIdField: "id", contactEmailField: "email", contactTimeZoneField: "tz" } },
+        { id: "done", kind: "end" },
+      ],
+      edges: [{ from: "form", to: "done" }],
+    }),
+    { automation: "notes" },
+  );
   orgId = (await rows("SELECT id FROM organisations WHERE slug = 'acme'"))[0].id;
 });
 afterAll(() => t?.drop());
 
-async function waitingRun(automation: string, body: Record<string, unknown>) {
-  const { runId } = await startRun(t.db, {
+const deliver = (automation: string, body: Record<string, unknown>, delivery = false) =>
+  startRun(t.db, {
     orgSlug: "acme",
     automationSlug: automation,
-    rawBody: "{}",
+    rawBody: JSON.stringify(body),
     body,
     headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
     via: "test",
     auth: { kind: "operator" },
+    ...(delivery ? { delivery: { contentType: "application/json", bodyBytes: JSON.stringify(body).length } } : {}),
   });
+
+async function waitingRun(automation: string, body: Record<string, unknown>) {
+  const { runId } = await deliver(automation, body);
   await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
   const [timer] = await rows("SELECT zone, zone_source, due_at, anchor_at FROM timers WHERE run_id = $1", [runId]);
   return { runId, timer };
@@ -127,6 +143,67 @@ describe("the contact's stored time zone", () => {
     // A repeated change is harmless and says nothing moved.
     expect(await setContactZone(t.db, orgId, id, "America/Los_Angeles", "user:owner@example.com")).toMatchObject({ changed: false, moved: 0 });
     await expect(setContactZone(t.db, orgId, id, "Europe/Atlantis", "x")).rejects.toThrow(/not a time zone/);
+  });
+});
+
+describe("a delivery whose payload names another zone for the contact", () => {
+  const zoneOf = async (email: string) => (await rows("SELECT time_zone FROM contacts WHERE org_id = $1 AND email = $2", [orgId, email]))[0]?.time_zone;
+  const timerOf = async (runId: string) => (await rows("SELECT zone, due_at, anchor_at, wake FROM timers WHERE run_id = $1", [runId]))[0];
+  const recomputed = (runId: string) => rows("SELECT data FROM run_events WHERE run_id = $1 AND type = 'timer.recomputed' ORDER BY id", [runId]);
+
+  it("moves the contact's other pending waits from the same anchors, with old and new instants on their timelines", async () => {
+    await contact("ines@example.com", "Europe/Berlin");
+    const a = await waitingRun("follows", { id: "d1", email: "ines@example.com" });
+    expect(a.timer).toMatchObject({ zone: "Europe/Berlin", zone_source: "contact" });
+    expect(localHour(a.timer.due_at, "Europe/Berlin")).toBe("09:00");
+
+    const b = await deliver("follows", { id: "d2", email: "ines@example.com", tz: "America/New_York" }, true);
+    expect(await zoneOf("ines@example.com")).toBe("America/New_York");
+    const moved = await timerOf(a.runId);
+    expect(moved.zone).toBe("America/New_York");
+    expect(moved.wake).toBe(2);
+    expect(moved.anchor_at.getTime()).toBe(a.timer.anchor_at.getTime());
+    expect(localHour(moved.due_at, "America/New_York")).toBe("09:00");
+    const [ev] = await recomputed(a.runId);
+    expect(new Date(ev.data.oldDueAt).getTime()).toBe(a.timer.due_at.getTime());
+    expect(new Date(ev.data.newDueAt).getTime()).toBe(moved.due_at.getTime());
+    expect(ev.data).toMatchObject({ oldZone: "Europe/Berlin", zone: "America/New_York" });
+    expect(ev.data.reason).toBe(`the contact's time zone changed from Europe/Berlin to America/New_York (by a delivery to "follows", run ${b.runId})`);
+    // The new run's own wait is in the new zone and was never moved.
+    await advanceRun(t.db, graphs, { orgId, runId: b.runId, reason: "started" });
+    expect(await timerOf(b.runId)).toMatchObject({ zone: "America/New_York", wake: 1 });
+    expect(await recomputed(b.runId)).toEqual([]);
+  });
+
+  it("does the same on the one-statement start path (with its delivery row); a duplicate delivery changes nothing", async () => {
+    await contact("omar@example.com", "Europe/Berlin");
+    const a = await waitingRun("follows", { id: "d3", email: "omar@example.com" });
+    const body = { id: "d4", email: "omar@example.com", tz: "America/New_York" };
+    const note = await deliver("notes", body, true);
+    expect(note.duplicate).toBe(false);
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [note.runId])).toEqual([{ status: "completed" }]);
+    expect(await rows("SELECT outcome FROM trigger_deliveries WHERE run_id = $1", [note.runId])).toEqual([{ outcome: "accepted" }]);
+    expect(await zoneOf("omar@example.com")).toBe("America/New_York");
+    const moved = await timerOf(a.runId);
+    expect(moved).toMatchObject({ zone: "America/New_York", wake: 2 });
+    expect(localHour(moved.due_at, "America/New_York")).toBe("09:00");
+    expect((await recomputed(a.runId)).map((e) => e.data.reason)).toEqual([
+      `the contact's time zone changed from Europe/Berlin to America/New_York (by a delivery to "notes", run ${note.runId})`,
+    ]);
+
+    // A person moves the contact afterwards; the provider re-sends the old delivery: it finds its run and the
+    // person's word stands (a re-sent event is not news about where the contact is).
+    const id = (await rows("SELECT id FROM contacts WHERE org_id = $1 AND email = 'omar@example.com'", [orgId]))[0].id;
+    await setContactZone(t.db, orgId, id, "Asia/Tokyo", "user:owner@example.com");
+    const again = await deliver("notes", body, true);
+    expect(again).toMatchObject({ runId: note.runId, duplicate: true });
+    expect(await rows("SELECT outcome FROM trigger_deliveries WHERE run_id = $1 ORDER BY seq", [note.runId])).toEqual([{ outcome: "accepted" }, { outcome: "duplicate" }]);
+    expect(await zoneOf("omar@example.com")).toBe("Asia/Tokyo");
+    expect(await timerOf(a.runId)).toMatchObject({ zone: "Asia/Tokyo", wake: 3 });
+    // The same zone again is the one-statement path and moves nothing.
+    const same = await deliver("notes", { id: "d5", email: "omar@example.com", tz: "Asia/Tokyo" }, true);
+    expect(same.duplicate).toBe(false);
+    expect(await timerOf(a.runId)).toMatchObject({ zone: "Asia/Tokyo", wake: 3 });
   });
 });
 

@@ -1,4 +1,4 @@
-import { type Db, inTx } from "@holdfast/db";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import { HoldfastError } from "../errors";
 import { contactsSetZone } from "../sql/contacts";
 import { timersPendingOfContact, timersReschedule } from "../sql/timers";
@@ -29,17 +29,28 @@ export interface ZoneChange {
 export async function setContactZone(db: Db, orgId: string, contactId: string, zone: string | null, by: string): Promise<ZoneChange> {
   if (zone !== null && !isValidZone(zone)) throw new InvalidZoneError(zone);
   return inTx(db, async (tx) => {
-    const set = await contactsSetZone(tx, orgId, contactId, zone);
-    if (!set) throw new HoldfastError("contact_not_found", "contact not found: it may have been erased; search again");
-    if (!set.changed || zone === null) return { changed: set.changed, oldZone: set.oldZone, zone, moved: 0 };
-    let moved = 0;
-    for (const t of await timersPendingOfContact(tx, orgId, contactId)) {
-      const rule = t.rule as WaitRule;
-      if (rule.kind === "duration") continue;
-      const next = instantFor({ rule, zone, spreadSeconds: t.spreadSeconds, runId: t.runId, anchorAt: t.anchorAt });
-      if (next.dueAt.getTime() === t.dueAt.getTime() && t.zone === zone) continue;
-      if (await timersReschedule(tx, t, zone, next.dueAt, `the contact's time zone changed from ${set.oldZone ?? "none"} to ${zone} (by ${by})`)) moved++;
-    }
-    return { changed: true, oldZone: set.oldZone, zone, moved };
+    const change = await changeContactZone(tx, orgId, contactId, zone, by);
+    if (!change) throw new HoldfastError("contact_not_found", "contact not found: it may have been erased; search again");
+    return change;
   });
+}
+
+/**
+ * The rule of `setContactZone` in the caller's transaction, for every path that changes a contact's zone (Settings,
+ * the CLI, tRPC, and a delivery whose payload names another zone: start/start-run.ts). `zone` must be valid or null;
+ * null result: no such contact. `by` ends the reason on each moved run's timeline.
+ */
+export async function changeContactZone(tx: Tx, orgId: string, contactId: string, zone: string | null, by: string): Promise<ZoneChange | null> {
+  const set = await contactsSetZone(tx, orgId, contactId, zone);
+  if (!set) return null;
+  if (!set.changed || zone === null) return { changed: set.changed, oldZone: set.oldZone, zone, moved: 0 };
+  let moved = 0;
+  for (const t of await timersPendingOfContact(tx, orgId, contactId)) {
+    const rule = t.rule as WaitRule;
+    if (rule.kind === "duration") continue;
+    const next = instantFor({ rule, zone, spreadSeconds: t.spreadSeconds, runId: t.runId, anchorAt: t.anchorAt });
+    if (next.dueAt.getTime() === t.dueAt.getTime() && t.zone === zone) continue;
+    if (await timersReschedule(tx, t, zone, next.dueAt, `the contact's time zone changed from ${set.oldZone ?? "none"} to ${zone} (by ${by})`)) moved++;
+  }
+  return { changed: true, oldZone: set.oldZone, zone, moved };
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import { crashpoint } from "../crash";
-import { InvalidPayloadError, NoPublishedVersionError, NotFoundError } from "../errors";
+import { changeContactZone } from "../contacts/zone";
+import { InvalidPayloadError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "../errors";
 import { hasUnstorableText } from "../json";
 import { deliveryGate } from "../automations/lifecycle";
 import { automationsFindStartTarget, automationsLockLifecycle, automationsSetSampleIfNone } from "../sql/automations";
+import { contactsIdByEmail } from "../sql/contacts";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsStartWithPlan } from "../sql/runs";
@@ -50,6 +52,9 @@ function contactOf(trigger: TriggerConfig, body: unknown): { email: string; time
   const zone = trigger.contactTimeZoneField ? readDotted(body, trigger.contactTimeZoneField) : undefined;
   return { email: email.trim().toLowerCase(), timeZone: typeof zone === "string" && isValidZone(zone) ? zone : null };
 }
+
+/** holdfast_contact_resolve: the payload moves an existing contact to another zone (its waits move in TypeScript). */
+const contactZoneChanges = "HF004";
 
 /** Published versions are immutable, so a process parses each one once. */
 const startGraphs = new GraphCache();
@@ -117,14 +122,26 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
       }
     : null;
 
-  // The engine's transaction: a first walk that needs it (a timer from the database clock), and test runs (marked
-  // before they commit). The delivery row and the sample commit with the run.
+  // A payload that names a zone for its contact moves the contact there, and with it the pending waits of the
+  // contact's other runs (contacts/zone.ts, the rule Settings and the CLI use), in the start's transaction. Only a
+  // delivery that starts a run does: a re-sent one would undo a person's later change.
+  const moveContact = async (tx: Tx, runId: string, contactId: string | null) => {
+    if (!contact?.timeZone) return;
+    const id = contactId ?? (await contactsIdByEmail(tx, run.orgId, contact.email));
+    const by = `${request.delivery ? "a delivery to" : `a ${request.via} start of`} "${request.automationSlug}", run ${runId}`;
+    if (id) await changeContactZone(tx, run.orgId, id, contact.timeZone, by);
+  };
+
+  // The engine's transaction: a first walk that needs it (a timer from the database clock), a payload that moves its
+  // contact to another zone, and test runs (marked before they commit). The delivery row and the sample commit with
+  // the run.
   const startInTx = async (tx: Tx) => {
-    const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, contact.timeZone) : null;
+    const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, null) : null;
     const inserted = await runsInsertIfNew(tx, { ...run, contactId });
     await runEventsInsert(tx, [
       { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
     ]);
+    if (inserted.inserted) await moveContact(tx, inserted.id, contactId);
     // A held start re-reads the automation under a share lock: a Resume that committed since the read above must
     // not leave this run held with nobody left to release it.
     const held = hold && inserted.inserted && (await automationsLockLifecycle(tx, run.orgId, run.automationId, "share"))?.pauseMode === "hold";
@@ -157,7 +174,9 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   let started: { runId: string; inserted: boolean };
   if (request.test) {
     started = await inTx(db, async (tx) => {
-      const s = plan ? await runsStartWithPlan(tx, { ...run, eventData, plan, contact }) : await startInTx(tx);
+      // (Its contact's zone moves with moveContact, in this transaction: the statement must not raise HF004.)
+      const s = plan ? await runsStartWithPlan(tx, { ...run, eventData, plan, contact: contact && { ...contact, timeZone: null } }) : await startInTx(tx);
+      if (plan) await moveContact(tx, s.runId, null);
       await runsMarkTest(tx, run.orgId, s.runId);
       return s;
     });
@@ -172,9 +191,15 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
       return s;
     });
   } else if (plan && !hold) {
-    started = delivery
-      ? await triggerDeliveriesStartRun(db, { ...run, eventData, plan, contact }, delivery)
-      : await runsStartWithPlan(db, { ...run, eventData, plan, contact });
+    try {
+      started = delivery
+        ? await triggerDeliveriesStartRun(db, { ...run, eventData, plan, contact }, delivery)
+        : await runsStartWithPlan(db, { ...run, eventData, plan, contact });
+    } catch (error) {
+      // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too.
+      if (pgErrorCode(error) !== contactZoneChanges) throw error;
+      started = await inTx(db, startInTx);
+    }
   } else {
     started = await inTx(db, startInTx);
   }
