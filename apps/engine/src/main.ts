@@ -1,11 +1,13 @@
-import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, workerId, requireSecretKey } from "@holdfast/core";
+import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, watchOutages, workerId, requireSecretKey } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env } from "./env";
 
 const log = createLogger("engine", env.LOG_LEVEL);
 const id = workerId("engine");
-const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine" });
+// Lost connections are said once per outage by the watch; pools and queue clients reconnect by themselves.
+const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
+const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 const graphs = new GraphCache();
 
@@ -33,11 +35,16 @@ async function handleTimer(data: unknown) {
   return result;
 }
 
+/** A queue client's error: a lost connection goes to the watch (said once per outage), anything else is logged. */
+function queueError(error: Error): void {
+  if (!outages.report(error)) log.error({ err: error }, "queue error");
+}
+
 let stop: () => Promise<void>;
 if (env.WAKEUPS === "poll") {
   const abort = new AbortController();
   const poll = (topic: "run.wake" | "timer.due", run: (data: unknown) => Promise<unknown>) =>
-    pollOutbox({ db, topic, lane: null, slots: env.ENGINE_CONCURRENCY, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: run });
+    pollOutbox({ db, topic, lane: null, slots: env.ENGINE_CONCURRENCY, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: run, outages });
   const polling = [poll("run.wake", handle), poll("timer.due", handleTimer)];
   stop = async () => {
     abort.abort();
@@ -46,7 +53,7 @@ if (env.WAKEUPS === "poll") {
 } else {
   await checkRedis(env.REDIS_URL);
   const consumer = createConsumer(
-    { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
+    { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: queueError },
     queueNames.engine,
     async (job, token) => {
       if (job.name !== "timer.due") return handle(job.data);
@@ -60,7 +67,10 @@ if (env.WAKEUPS === "poll") {
     },
     { concurrency: env.ENGINE_CONCURRENCY },
   );
-  consumer.on("failed", (job, error) => log.error({ jobId: job?.id, ...runFields(job?.data), err: error }, "run wake-up failed"));
+  // A wake-up that failed for a lost connection is dropped quietly: the sweeper re-wakes the run once it is back.
+  consumer.on("failed", (job, error) => {
+    if (!outages.report(error)) log.error({ jobId: job?.id, ...runFields(job?.data), err: error }, "run wake-up failed");
+  });
   await consumer.waitUntilReady();
   stop = () => consumer.close();
 }
@@ -68,6 +78,7 @@ log.info({ worker: id, concurrency: env.ENGINE_CONCURRENCY, wakeups: env.WAKEUPS
 
 onShutdown(log, async () => {
   await stop();
+  outages.stop();
   await db.$disconnect();
 });
 

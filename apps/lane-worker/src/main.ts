@@ -1,4 +1,4 @@
-import { createLogger, GraphCache, notifyApproval, onShutdown, pollOutbox, sleep, StepRunner, topics, workerId, requireSecretKey } from "@holdfast/core";
+import { createLogger, GraphCache, notifyApproval, onShutdown, pollOutbox, sleep, StepRunner, topics, watchOutages, workerId, requireSecretKey } from "@holdfast/core";
 import { createDb, createPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
@@ -7,8 +7,11 @@ const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
 const id = workerId(`lane-${lane.name}`);
 // The hot path (claim, settle, heartbeat) has one connection per slot plus one for heartbeats, so a claimed step never
 // waits for a connection; Prisma's pool serves the rest (effect ledger, graphs, outbox polling).
-const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, applicationName: `holdfast-lane-${lane.name}` });
-const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}` });
+// Lost connections are said once per outage by the watch; both pools and the queue client reconnect by themselves.
+const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
+const onConnectionError = (error: Error) => void outages.report(error);
+const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
 await requireSecretKey(db, log);
 
 const runner = new StepRunner({
@@ -18,6 +21,7 @@ const runner = new StepRunner({
   worker: id,
   lane,
   log,
+  outages,
   ...(env.LOCAL_DISPATCH_MAX_CHAIN > 0 ? { localDispatch: { maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } } : {}),
 });
 
@@ -52,6 +56,7 @@ if (env.WAKEUPS === "poll") {
     intervalMs: env.POLL_INTERVAL_MS,
     log,
     signal: abort.signal,
+    outages,
     // An early wake-up (not due) is dropped here: its outbox row was due, so the step's own row decides; the
     // sweeper re-wakes a ready step that nobody claimed.
     handle: async (payload) => {
@@ -60,7 +65,7 @@ if (env.WAKEUPS === "poll") {
     },
   });
   const notifyPolling = notifies
-    ? pollOutbox({ db, topic: "approval.notify", lane: null, slots: 4, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: notify })
+    ? pollOutbox({ db, topic: "approval.notify", lane: null, slots: 4, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: notify, outages })
     : Promise.resolve();
   stopTaking = async () => {
     abort.abort();
@@ -70,7 +75,13 @@ if (env.WAKEUPS === "poll") {
   await checkRedis(env.REDIS_URL);
   // BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
   const consumer = createConsumer(
-    { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX },
+    {
+      redisUrl: env.REDIS_URL,
+      prefix: env.QUEUE_PREFIX,
+      onError: (error) => {
+        if (!outages.report(error)) log.error({ err: error }, "queue error");
+      },
+    },
     queueNames.lane(lane.name),
     async (job, token) => {
       if (job.name === "approval.notify" && notifies) return notify(job.data);
@@ -87,6 +98,8 @@ if (env.WAKEUPS === "poll") {
     { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
   );
   consumer.on("failed", (job, error) => {
+    // A step whose claim or settle failed for a lost connection: its lease lapses and the sweeper hands it on.
+    if (outages.report(error)) return;
     const { orgId, runId, stepId, approvalId } = (job?.data ?? {}) as Record<string, unknown>;
     log.error({ jobId: job?.id, orgId, runId, stepId, approvalId, err: error }, "step job failed");
   });
@@ -105,5 +118,6 @@ onShutdown(log, async () => {
     log.info({ aborted }, "grace period over: releasing leases");
     await Promise.race([closing, sleep(5_000)]);
   }
+  outages.stop();
   await Promise.all([db.$disconnect(), sql.end()]);
 });

@@ -1,4 +1,4 @@
-import { createLogger, ingestInboundEmail, onShutdown, requireSecretKey, resolveReplyRoutes, routingTokenOf } from "@holdfast/core";
+import { createLogger, ingestInboundEmail, onShutdown, requireSecretKey, resolveReplyRoutes, routingTokenOf, watchOutages } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { type AddressObject, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -12,7 +12,9 @@ import { orgOfRecipient } from "./recipient";
  * failure is a 451 (try again later), so the sending server keeps it and nothing is lost.
  */
 const log = createLogger("mail-in", env.LOG_LEVEL);
-const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-mail-in" });
+// A lost database is said once per outage by the watch; meanwhile every message is answered 451 and the sender retries.
+const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1") });
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-mail-in", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 
 const temporary = (message: string) => Object.assign(new Error(message), { responseCode: 451 });
@@ -29,7 +31,7 @@ const server = new SMTPServer({
       resolveReplyRoutes(db, [address.address]).then(
         ({ routes }) => (routes.length > 0 ? callback() : noSuchMailbox()),
         (err) => {
-          log.error({ err }, "routing address not checked: asking the sender to retry");
+          if (!outages.report(err)) log.error({ err }, "routing address not checked: asking the sender to retry");
           callback(temporary("temporary failure, try again later"));
         },
       );
@@ -62,7 +64,7 @@ const server = new SMTPServer({
         callback();
       })
       .catch((err) => {
-        log.error({ err }, "inbound reply not stored: asking the sender to retry");
+        if (!outages.report(err)) log.error({ err }, "inbound reply not stored: asking the sender to retry");
         callback(temporary("temporary failure, try again later"));
       });
   },
@@ -75,5 +77,6 @@ server.listen(env.INBOUND_SMTP_PORT, env.INBOUND_SMTP_HOST, () => {
 
 onShutdown(log, async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  outages.stop();
   await db.$disconnect();
 });

@@ -1,4 +1,4 @@
-import { createLogger, loop, onShutdown, relayOnce, requireSecretKey } from "@holdfast/core";
+import { createLogger, loop, onShutdown, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createPublisher } from "@holdfast/queue";
 import pg from "pg";
@@ -10,10 +10,18 @@ if (env.WAKEUPS === "poll") {
   log.error("WAKEUPS=poll: consumers poll the outbox, so the relay must not run; exiting");
   process.exit(78);
 }
-const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay" });
+// Lost connections are said once per outage by the watch; pools, the publisher and the listener reconnect by themselves.
+const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.REDIS_URL });
+const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 await checkRedis(env.REDIS_URL);
-const publisher = createPublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX });
+const publisher = createPublisher({
+  redisUrl: env.REDIS_URL,
+  prefix: env.QUEUE_PREFIX,
+  onError: (error) => {
+    if (!outages.report(error)) log.error({ err: error }, "queue error");
+  },
+});
 
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
 let notified: (() => void) | undefined;
@@ -25,7 +33,8 @@ async function listen(): Promise<void> {
   const again = (error?: Error) => {
     if (closing || listener !== client) return;
     listener = undefined;
-    log.warn({ err: error }, "LISTEN connection lost; polling until it is back");
+    // During an outage the watch says it once; every failed attempt to listen again would otherwise be a line.
+    if (!error || !outages.report(error)) log.warn({ err: error }, "LISTEN connection lost; polling until it is back");
     client.end().catch(() => {});
     setTimeout(() => listen().catch(() => {}), 1_000);
   };
@@ -49,6 +58,7 @@ const running = loop({
   signal: stop.signal,
   idleMs: env.RELAY_POLL_MS,
   wake,
+  outages,
   once: async () => {
     const { published } = await relayOnce(db, publisher, env.RELAY_BATCH_SIZE);
     total += published;
@@ -63,6 +73,7 @@ onShutdown(log, async () => {
   await running;
   log.info({ total }, "relay stopped");
   closing = true;
+  outages.stop();
   await listener?.end().catch(() => {});
   await publisher.close();
   await db.$disconnect();

@@ -15,6 +15,7 @@ import {
   systemMailFrom,
   workerId,
   requireSecretKey,
+  watchOutages,
 } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { env } from "./env";
@@ -22,7 +23,9 @@ import { env } from "./env";
 const log = createLogger("sweeper", env.LOG_LEVEL);
 const systemMail = systemMailFrom(env);
 const id = workerId("sweeper");
-const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper" });
+// Lost connections are said once per outage by the watch; the pool reconnects by itself and the sweep goes on.
+const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1") });
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 const stop = new AbortController();
 const graphs = new GraphCache();
@@ -32,6 +35,7 @@ const running = loop({
   log,
   signal: stop.signal,
   idleMs: env.SWEEP_INTERVAL_MS,
+  outages,
   once: async () => {
     const lead = await acquireLeadership(db, id, env.LEADER_LEASE_MS);
     if (lead !== leading) log.info({ worker: id }, lead ? "became sweeper leader" : "lost sweeper leadership");
@@ -54,14 +58,14 @@ const running = loop({
     if (env.CONNECTION_PROBE_SECONDS > 0) {
       // A few per tick, so a slow mail server never holds up the sweep; failures are logged, never fatal.
       const probed = await probeStaleConnections(db, env.CONNECTION_PROBE_SECONDS, 5).catch((err) => {
-        log.warn({ err }, "connection probe failed");
+        if (!outages.report(err)) log.warn({ err }, "connection probe failed");
         return null;
       });
       if (probed && (probed.needs_reconnect || probed.unreachable)) log.warn(probed, "connection probe found broken connections");
     }
     // Owners' emails for broken connections (one per break, connection_notices), through the system mailbox.
     const notices = await sendConnectionNoticesOnce(db, systemMail).catch((err) => {
-      log.warn({ err }, "connection notices failed");
+      if (!outages.report(err)) log.warn({ err }, "connection notices failed");
       return null;
     });
     if (notices && (notices.sent || notices.failed || notices.retrying)) log.info(notices, "connection notices emailed");
@@ -82,6 +86,7 @@ log.info({ worker: id, intervalMs: env.SWEEP_INTERVAL_MS }, "sweeper ready");
 onShutdown(log, async () => {
   stop.abort();
   await running;
+  outages.stop();
   if (leading) await db.$transaction((tx) => leaderLeasesRelease(tx, sweeperLeaderName, id));
   await db.$disconnect();
 });

@@ -41,6 +41,7 @@ export * from "./versions/graph";
 export { decide, isTerminal, maxInlineHops, type Command, type RunState, type StepState } from "./walk/walk";
 export { evaluate, type WalkContext } from "./walk/condition";
 export * from "./process";
+export { connectionFailureOf, isDatabaseUnreachable, Outages, unavailableRetryAfterSeconds, watchOutages, type OutageReporter, type Service } from "./ops/outage";
 export { fireTimer, recomputeTimers, type FireResult, type RecomputeReport } from "./timers/fire";
 export { dueInstant, instantOf, isValidZone, spreadOffsetSeconds, waitRuleSchema, type WaitRule } from "./timers/schedule";
 export { instantFor, timerFor, zoneFor } from "./timers/plan";

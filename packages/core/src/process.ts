@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Db } from "@holdfast/db";
 import type { Topic } from "./catalog";
 import type { Logger } from "./log";
+import type { OutageReporter } from "./ops/outage";
 import { outboxTakeDue } from "./sql/outbox";
 
 /** A worker identity that is unique per process and readable in the timeline. */
@@ -45,7 +46,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 /**
  * The loop every background process shares: call `once` until stopped, pausing `idleMs` when it found nothing
- * (or `wake` resolves first) and backing off after errors.
+ * (or `wake` resolves first) and backing off after errors. A lost connection goes to `outages` (which says so once
+ * per outage, not once per iteration) and the loop goes on as soon as the service answers again.
  */
 export async function loop(opts: {
   log: Logger;
@@ -53,6 +55,7 @@ export async function loop(opts: {
   once: () => Promise<boolean>;
   idleMs: number;
   wake?: () => Promise<void>;
+  outages?: OutageReporter;
 }): Promise<void> {
   let failures = 0;
   while (!opts.signal.aborted) {
@@ -70,8 +73,14 @@ export async function loop(opts: {
       }
     } catch (error) {
       failures++;
+      const backoff = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
+      if (opts.outages?.report(error)) {
+        await sleep(250, opts.signal);
+        await Promise.race([opts.outages.whenUp(), sleep(backoff, opts.signal)]);
+        continue;
+      }
       opts.log.error({ err: error, failures }, "loop iteration failed");
-      await sleep(Math.min(30_000, 250 * 2 ** Math.min(failures, 7)), opts.signal);
+      await sleep(backoff, opts.signal);
     }
   }
 }
@@ -89,6 +98,7 @@ export function pollOutbox(opts: {
   log: Logger;
   signal: AbortSignal;
   handle: (payload: unknown) => Promise<unknown>;
+  outages?: OutageReporter;
 }): Promise<void> {
   let busy = 0;
   let freed: (() => void) | undefined;
@@ -97,6 +107,7 @@ export function pollOutbox(opts: {
     log: opts.log,
     signal: opts.signal,
     idleMs: opts.intervalMs,
+    ...(opts.outages ? { outages: opts.outages } : {}),
     wake: () => new Promise<void>((resolve) => (freed = resolve)),
     once: async () => {
       const free = opts.slots - busy;
@@ -107,6 +118,7 @@ export function pollOutbox(opts: {
         const p = opts
           .handle(payload)
           .catch((error) => {
+            if (opts.outages?.report(error)) return;
             const { orgId, runId, stepId } = (payload ?? {}) as Record<string, unknown>;
             opts.log.error({ orgId, runId, stepId, err: error }, "wake-up handler failed; the sweeper will retry");
           })

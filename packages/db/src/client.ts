@@ -16,11 +16,20 @@ export interface DbOptions {
    * connection is stamped with it when handed out. Background processes leave it unset.
    */
   scope?: () => Promise<DbScope>;
+  /**
+   * A pooled connection failed (idle or in use: the server went away, restarted or reset it). The pool drops it and
+   * opens a new one when next asked; processes pass their outage watch's `report` (core/ops/outage.ts).
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
   const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" };
-  const adapter = new PrismaPg(options.scope ? new ScopedPool(config, options.scope) : config);
+  const onError = options.onConnectionError;
+  const adapter = new PrismaPg(
+    options.scope ? new ScopedPool(config, options.scope) : config,
+    onError ? { onPoolError: onError, onConnectionError: onError } : undefined,
+  );
   return new PrismaClient({
     adapter,
     // Waiting for a pooled connection under load is normal; a transaction that runs for half a minute is not.
@@ -42,7 +51,10 @@ export interface Sql {
 }
 
 export function createPool(connectionString: string, options: DbOptions = {}): pg.Pool & Sql {
-  return new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" });
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" });
+  // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process.
+  pool.on("error", options.onConnectionError ?? (() => {}));
+  return pool;
 }
 
 /** The same statements through Prisma's connection (tests and processes without a hot-path pool). */

@@ -10,11 +10,37 @@ export interface QueueConfig {
   redisUrl: string;
   /** Redis key prefix: one per deployment, one per test file. */
   prefix: string;
+  /**
+   * Connection errors of the queue's clients (they reconnect by themselves): without a listener BullMQ prints each
+   * one, once per reconnect attempt. Processes pass their outage watch's `report` (core/ops/outage.ts).
+   */
+  onError?: (error: Error) => void;
 }
 
-export function redisConnection(redisUrl: string): Redis {
-  // BullMQ's blocking commands need maxRetriesPerRequest: null.
-  return new Redis(redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+export function redisConnection(redisUrl: string, options: { failFast?: boolean } = {}): Redis {
+  // BullMQ's blocking commands need maxRetriesPerRequest: null. A publisher fails fast instead of queueing commands
+  // while Redis is away: the relay's batch then rolls back at once rather than holding its rows until Redis is back.
+  return new Redis(redisUrl, {
+    maxRetriesPerRequest: options.failFast ? 1 : null,
+    enableOfflineQueue: !options.failFast,
+    enableReadyCheck: true,
+    lazyConnect: false,
+  });
+}
+
+/**
+ * A standing connection for outage checks: `ping()` answers PONG or throws at once while Redis is away (no offline
+ * queue); the connection comes back by itself within a second of Redis.
+ */
+export function redisProbe(redisUrl: string): { ping(): Promise<void>; close(): void } {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 3_000, retryStrategy: () => 1_000 });
+  redis.on("error", () => undefined);
+  return {
+    async ping() {
+      await redis.ping();
+    },
+    close: () => redis.disconnect(),
+  };
 }
 
 /** BullMQ silently loses jobs when Redis may evict keys; refuse to run on such a Redis. */
@@ -65,7 +91,7 @@ export interface Publisher {
 }
 
 export function createPublisher(config: QueueConfig): Publisher {
-  const connection = redisConnection(config.redisUrl);
+  const connection = redisConnection(config.redisUrl, { failFast: true });
   const queues = new Map<string, Queue>();
   const queueFor = (name: string) => {
     let queue = queues.get(name);
@@ -81,6 +107,7 @@ export function createPublisher(config: QueueConfig): Publisher {
           backoff: { type: "exponential", delay: 500 },
         },
       });
+      if (config.onError) queue.on("error", config.onError);
       queues.set(name, queue);
     }
     return queue;
@@ -116,7 +143,7 @@ export function createConsumer(
   handler: Processor,
   options: ConsumerOptions,
 ): Consumer {
-  return new Worker(queue, handler, {
+  const worker = new Worker(queue, handler, {
     connection: redisConnection(config.redisUrl),
     prefix: config.prefix,
     concurrency: options.concurrency,
@@ -124,6 +151,8 @@ export function createConsumer(
     // Wake-ups are cheap to drop: the sweeper is the backstop, so a stalled job is not retried forever.
     maxStalledCount: 2,
   });
+  if (config.onError) worker.on("error", config.onError);
+  return worker;
 }
 
 export const queueNames = {

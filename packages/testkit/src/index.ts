@@ -8,3 +8,4 @@ export * from "./crm";
 export * from "./model";
 export * from "./web";
 export * from "./slack";
+export * from "./tcp-proxy";

@@ -9,6 +9,7 @@ import { effectKey } from "../effects/keys";
 import { LeaseLostError } from "../errors";
 import type { Logger } from "../log";
 import { egressRefusalOf, egressStepError } from "../net/egress";
+import type { OutageReporter } from "../ops/outage";
 import {
   type ClaimedStep,
   type SettleRequest,
@@ -81,6 +82,8 @@ export class StepRunner {
        * slot runs in a row before handing back to the queue.
        */
       localDispatch?: { maxChain: number };
+      /** A heartbeat that failed for a lost connection is said once per outage there, not once per beat here. */
+      outages?: OutageReporter;
     },
   ) {
     this.lane = deps.lane ?? lanes.io;
@@ -140,7 +143,9 @@ export class StepRunner {
             controller.abort(new LeaseLostError(step.id, step.attempt));
           }
         })
-        .catch((error) => slog.warn({ err: error }, "heartbeat failed; retrying at the next beat"));
+        .catch((error) => {
+          if (!this.deps.outages?.report(error)) slog.warn({ err: error }, "heartbeat failed; retrying at the next beat");
+        });
     }, this.lane.heartbeatMs);
     try {
       const graph = await this.deps.graphs.get(db, step.orgId, step.versionId);
