@@ -114,7 +114,7 @@ async function sendWith(domain: string | undefined) {
   await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
   const [{ output }] = await rows("SELECT output FROM steps WHERE id = $1", [stepId]);
   const received = smtp.received.find((m) => m.messageId === output.messageId);
-  return { runId, orgId, stepId: stepId as string, email, messageId: output.messageId as string, replyTo: received?.replyTo ?? null };
+  return { runId, orgId, stepId: stepId as string, email, messageId: output.messageId as string, replyTo: received?.replyTo ?? null, recordedReplyTo: output.replyTo ?? null };
 }
 const waitStatus = async (runId: string) => (await rows("SELECT status, output FROM steps WHERE run_id = $1 AND node_id = 'await_reply'", [runId]))[0];
 
@@ -122,9 +122,11 @@ describe("replies that route themselves", () => {
   it("Reply-To is the step's routing address when INBOUND_EMAIL_DOMAIN is set, and absent when it is not", async () => {
     const on = await sendWith("reply.acme.test");
     expect(on.replyTo).toBe(replyRoutingAddress({ orgId: on.orgId, runId: on.runId, stepId: on.stepId }, "reply.acme.test"));
+    expect(on.recordedReplyTo).toBe(on.replyTo); // the step's output records the Reply-To it sent
     const off = await sendWith(undefined);
     expect(off.messageId).toMatch(/^<hf\./);
     expect(off.replyTo).toBeNull();
+    expect(off.recordedReplyTo).toBeNull();
   });
 
   it("a reply to the routing address, without In-Reply-To or an organisation, settles the wait", async () => {

@@ -81,6 +81,19 @@ describe("send_email over SMTP", () => {
     expect(sent[0]?.raw).toContain("&lt;b&gt;hi&lt;/b&gt;");
     const [effect] = await rows("SELECT status, result FROM effects WHERE key = $1", [key]);
     expect(effect).toMatchObject({ status: "settled", result: { messageId: sent[0]?.messageId, to: "maya@example.com" } });
+    // The step's output records what was sent, as sent (the run page shows it from here, never re-rendered).
+    const [{ output }] = await rows("SELECT output FROM steps WHERE id = $1", [stepId]);
+    expect(output).toMatchObject({
+      messageId: sent[0]?.messageId,
+      from: "Acme <hello@acme.test>",
+      to: "maya@example.com",
+      subject: "Hello Maya",
+      text: "Hi Maya",
+      html: "<p>&lt;b&gt;hi&lt;/b&gt;</p>",
+    });
+    expect(output.subject).toBe(sent[0]?.subject);
+    expect(output.replyTo).toBeUndefined(); // no inbound domain configured here
+    expect(effect.result).toMatchObject({ subject: output.subject, text: output.text, html: output.html });
     // The step is run again (its settle was lost): the stored answer comes back, no second message.
     await t.sql.query("UPDATE steps SET status = 'ready', advanced_at = NULL WHERE id = $1", [stepId]);
     await t.sql.query("UPDATE runs SET status = 'running', finished_at = NULL WHERE id = $1", [runId]);
@@ -201,6 +214,13 @@ describe("send_email over SMTP", () => {
   it("erasing a contact cancels its runs, scrubs their stored data, and still never writes to the address again", async () => {
     const done = await start("mail", { email: "erase-me@example.com", name: "Eve", note: "secret note" });
     expect((await runner().run(done.stepId)).kind).toBe("settled");
+    // The recorded email carries her words (subject, bodies, address) until she is erased.
+    expect((await rows("SELECT output FROM steps WHERE id = $1", [done.stepId]))[0].output).toMatchObject({
+      to: "erase-me@example.com",
+      subject: "Hello Eve",
+      text: "Hi Eve",
+      html: "<p>secret note</p>",
+    });
     await contactsUnsubscribe(t.db, orgId, "erase-me@example.com");
     const waiting = await start("mail", { email: "Erase-Me@example.com", name: "Eve", note: "second" });
     // Copies outside the runs: the automation's sample payload (the editor's picker, Test run) and the delivery log.
@@ -218,6 +238,12 @@ describe("send_email over SMTP", () => {
     expect(await rows("SELECT input FROM runs WHERE id = $1", [done.runId])).toEqual([{ input: { erased: true } }]);
     expect(await rows("SELECT output FROM steps WHERE id = $1", [done.stepId])).toEqual([{ output: { erased: true } }]);
     expect(await rows("SELECT result FROM effects WHERE key = $1", [done.key])).toEqual([{ result: { erased: true } }]);
+    const sentWords = await rows(
+      `SELECT (SELECT count(*)::int FROM steps WHERE run_id = ANY($1) AND output::text ~ '(erase-me|Eve|secret note)')
+            + (SELECT count(*)::int FROM effects WHERE run_id = ANY($1) AND result::text ~ '(erase-me|Eve|secret note)') AS n`,
+      [[done.runId, waiting.runId]],
+    );
+    expect(sentWords).toEqual([{ n: 0 }]); // nothing of the sent email's record is left
     const leftovers = await rows(
       "SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND data::text ILIKE '%erase-me%'",
       [[done.runId, waiting.runId]],

@@ -116,8 +116,22 @@ const send = step("send", "send_email", {
   maxAttempts: 5,
   createdAt: t("2026-12-02T08:12:00.100Z"),
   settledAt: t("2026-12-02T08:12:01Z"),
-  output: { messageId: "<hf.1@acme.test>", to: "lena@example.com", accepted: ["lena@example.com"], rejected: [], response: "250 OK", consentCheckedAt: "2026-12-02T08:12:00.500Z" },
+  // As effects/send-email.ts records it: what was sent, as sent.
+  output: {
+    messageId: "<hf.1@acme.test>",
+    from: "Sam <sam@acme.test>",
+    to: "lena@example.com",
+    replyTo: "reply+tok1@in.acme.test",
+    subject: "Thursday, Lena?",
+    text: "Hi Lena, shall we talk on Thursday?",
+    accepted: ["lena@example.com"],
+    rejected: [],
+    response: "250 OK",
+    consentCheckedAt: "2026-12-02T08:12:00.500Z",
+  },
 });
+/** A run sent before the send step recorded the email: only the Message-ID and the recipient. */
+const sendBeforeRecords = { ...send, output: { messageId: "<hf.1@acme.test>", to: "lena@example.com", accepted: ["lena@example.com"], rejected: [], response: "250 OK" } };
 const awaitReply = step("await_reply", "wait_for_reply", {
   createdAt: t("2026-12-02T08:12:01.100Z"),
   settledAt: t("2026-12-02T10:30:00Z"),
@@ -202,14 +216,53 @@ describe("the story of a completed run", () => {
     ]);
   });
 
-  it("shows the sent email's subject and body as the step's templates rendered them", () => {
+  it("shows the sent email as the send step recorded it: subject, body, from, Reply-To and Message-ID", () => {
     expect(buildStory(completed()).email).toEqual({
       nodeId: "send",
+      source: "recorded",
       to: "lena@example.com",
+      from: "Sam <sam@acme.test>",
+      replyTo: "reply+tok1@in.acme.test",
+      messageId: "<hf.1@acme.test>",
       subject: "Thursday, Lena?",
       body: "Hi Lena, shall we talk on Thursday?",
+      html: null,
       sentAt: send.settledAt,
     });
+  });
+
+  it("reads the record, not the templates: data changed since the send does not change the email shown", () => {
+    // The templates would now render "Thursday, Lena-Marie?" and the draft's new text; the record says what went out.
+    const redrafted = { ...draft, output: { ...(draft.output as object), text: "A different draft" } };
+    const story = buildStory(completed({ steps: [notify, morning, redrafted, review, send, awaitReply, crm], run: { ...completed().run, input: { ...(completed().run.input as object), name: "Lena-Marie" } } }));
+    expect(story.email).toMatchObject({ source: "recorded", subject: "Thursday, Lena?", body: "Hi Lena, shall we talk on Thursday?" });
+    expect(story.sentences[4]?.text).toMatch(/^Email to lena@example\.com "Thursday, Lena\?" accepted by the server at /);
+    // An HTML-only email: the body shown is the HTML as sent (escaped values and all).
+    const htmlOnly = { ...send, output: { ...(send.output as object), text: undefined, html: "<p>Hi &lt;Lena&gt;</p>" } };
+    expect(buildStory(completed({ steps: [notify, morning, draft, review, htmlOnly] })).email).toMatchObject({ source: "recorded", body: "<p>Hi &lt;Lena&gt;</p>", html: "<p>Hi &lt;Lena&gt;</p>" });
+  });
+
+  it("an older run without a recorded email is reconstructed from the templates, and says so", () => {
+    const story = buildStory(completed({ steps: [notify, morning, draft, review, sendBeforeRecords, awaitReply, crm] }));
+    expect(story.email).toEqual({
+      nodeId: "send",
+      source: "reconstructed",
+      to: "lena@example.com",
+      from: null,
+      replyTo: null,
+      messageId: "<hf.1@acme.test>",
+      subject: "Thursday, Lena?",
+      body: "Hi Lena, shall we talk on Thursday?",
+      html: null,
+      sentAt: send.settledAt,
+    });
+  });
+
+  it("an erased contact's email shows nothing of what was sent", () => {
+    const erased = { ...send, output: { erased: true } };
+    const story = buildStory(completed({ steps: [notify, morning, draft, review, erased], timeline: timeline.slice(0, 8), contact: { email: "sha256:ab12", timeZone: null } }));
+    expect(story.email).toMatchObject({ source: "erased", to: "", subject: "", body: "", html: null, messageId: null });
+    expect(story.sentences.at(-1)?.text).toMatch(/^Email to the contact accepted by the server at /);
   });
 
   it("in a viewer's zone equal to the contact's, says each time once", () => {

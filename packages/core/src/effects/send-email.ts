@@ -16,6 +16,20 @@ export interface EmailMessage {
   replyTo?: string;
 }
 
+/** A send_email step's output once the server took the message: what was sent, as sent. */
+export interface SentEmailRecord {
+  messageId: string;
+  from: string;
+  to: string;
+  replyTo?: string;
+  subject: string;
+  text?: string;
+  html?: string;
+  accepted: string[];
+  rejected: string[];
+  response: string;
+}
+
 let messageIdKey: Buffer | undefined;
 
 /**
@@ -49,10 +63,11 @@ export function smtpTransport(config: SmtpConnectionConfig, password: string | n
 }
 
 /**
- * One message through nodemailer over SMTP. The provider's message id (the server's answer to DATA, and our
- * Message-ID, the correlation key for replies) is the effect's result. Errors are classified by where the SMTP
- * conversation stopped: before DATA nothing was sent (given back), a refusal with a code is definite, and a lost
- * connection or timeout after the body was sent is uncertain.
+ * One message through nodemailer over SMTP. The effect's result records what was sent (from, to, Reply-To, the
+ * rendered subject and bodies, our Message-ID, the correlation key for replies) and the server's answer to DATA: the
+ * run page shows the email from this record, and erasing the contact scrubs it with the step's output. Errors are
+ * classified by where the SMTP conversation stopped: before DATA nothing was sent (given back), a refusal with a
+ * code is definite, and a lost connection or timeout after the body was sent is uncertain.
  */
 export async function performSendEmail(input: {
   config: SmtpConnectionConfig;
@@ -85,10 +100,19 @@ export async function performSendEmail(input: {
       messageId,
       headers: { [effectKeyHeader]: idempotencyKey, "X-Holdfast-Run-Id": input.runId },
     });
-    return {
-      kind: "done",
-      output: { messageId, to: message.to, accepted: info.accepted.map(String), rejected: info.rejected.map(String), response: info.response },
+    const sent: SentEmailRecord = {
+      messageId,
+      from: config.from,
+      to: message.to,
+      ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
+      subject: message.subject,
+      ...(message.text !== undefined ? { text: message.text } : {}),
+      ...(message.html !== undefined ? { html: message.html } : {}),
+      accepted: info.accepted.map(String),
+      rejected: info.rejected.map(String),
+      response: info.response,
     };
+    return { kind: "done", output: sent };
   } catch (error) {
     return classify(error as Error & { code?: string; responseCode?: number; command?: string });
   } finally {

@@ -54,6 +54,8 @@ export const sendEmail = defineStepKind({
   output: [
     { path: "messageId", label: "Message-ID" },
     { path: "to", label: "Recipient" },
+    { path: "subject", label: "Subject (as sent)" },
+    { path: "text", label: "Message (as sent)" },
   ],
   maxAttempts: (c) => c.maxAttempts,
   summary: (c) => `Email ${c.to === "{{contact.email}}" ? "the contact" : c.to}${c.subject ? `: "${c.subject}"` : ""}`,

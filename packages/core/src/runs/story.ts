@@ -119,9 +119,19 @@ export interface StoryStatus {
 }
 export interface StoryEmail {
   nodeId: string;
+  /**
+   * recorded: as sent (the step's output); reconstructed: a run sent before outputs recorded the email, rendered
+   * again from the step's templates; erased: the contact was erased, nothing of it is left.
+   */
+  source: "recorded" | "reconstructed" | "erased";
   to: string;
+  from: string | null;
+  replyTo: string | null;
+  messageId: string | null;
   subject: string;
+  /** The text body (the HTML one when there is no text). */
   body: string;
+  html: string | null;
   sentAt: Date | null;
 }
 export interface Story {
@@ -371,7 +381,7 @@ function doneSentence(s: StoryStep, out: Record<string, unknown>, config: Record
     case "send_email": {
       const to = str(out.to) ?? "the contact";
       if (out.skipped === true) return [`Email to ${to} not sent: ${str(out.reason) ?? "not allowed"}`, "warning"];
-      const subject = email?.nodeId === s.nodeId ? ` ${quote(email.subject)}` : "";
+      const subject = email?.nodeId === s.nodeId && email.subject ? ` ${quote(email.subject)}` : "";
       const rejected = Array.isArray(out.rejected) && out.rejected.length ? `, refused for ${out.rejected.join(", ")}` : "";
       return [`Email to ${to}${subject} accepted by the server at ${clock.when(s.settledAt ?? s.createdAt)}${rejected}`, "done"];
     }
