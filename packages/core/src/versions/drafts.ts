@@ -3,9 +3,11 @@ import { assertEditable } from "../automations/lifecycle";
 import { HoldfastError, NotFoundError } from "../errors";
 import type { AllowList } from "../net/allow";
 import { literalUrlRefusal } from "../net/egress";
+import { automationVersionsStepIds } from "../sql/automation-versions";
 import { canonicalJson } from "../start/start-key";
 import { orgProblems, runtimeProblems } from "./checks";
 import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
+import { reservedIdProblems } from "./reserved-ids";
 
 /**
  * Drafts and publishing. A draft is saved as the editor has it, valid or not (an autosave never loses an edit),
@@ -117,7 +119,17 @@ export async function getDraft(db: Db, orgId: string, automationId: string): Pro
   if (!row) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
   const publishedIds = new Set<string>();
   for (const v of versions) for (const n of (v.graph as Graph).nodes ?? []) publishedIds.add(n.id);
-  return { automationId, ...row, published: versions[0]?.version ?? null, publishedIds: [...publishedIds].sort(), problems: await publishProblems(db, orgId, row.graph) };
+  const problems = [...(await publishProblems(db, orgId, row.graph)), ...(await reservedProblems(db, orgId, automationId, row.graph))];
+  return { automationId, ...row, published: versions[0]?.version ?? null, publishedIds: [...publishedIds].sort(), problems };
+}
+
+/** Step ids of the draft that published versions reserve (versions/reserved-ids.ts); any shape of draft. */
+async function reservedProblems(tx: Db | Tx, orgId: string, automationId: string, graph: unknown): Promise<GraphProblem[]> {
+  const raw = (graph as { nodes?: unknown } | null)?.nodes;
+  const nodes = (Array.isArray(raw) ? raw : []).filter(
+    (n): n is { id: string; kind: string } => typeof n?.id === "string" && typeof n?.kind === "string",
+  );
+  return nodes.length ? reservedIdProblems({ nodes }, await automationVersionsStepIds(tx, orgId, automationId)) : [];
 }
 
 /**
@@ -152,7 +164,7 @@ export async function publishDraft(db: Db, orgId: string, automationId: string, 
     const [draft] = await tx.$queryRaw<{ graph: unknown }[]>`
       SELECT graph FROM automation_drafts WHERE org_id = ${orgId} AND automation_id = ${automationId} FOR UPDATE`;
     if (!draft) throw new NotFoundError("automation_not_found", `draft of automation ${automationId}`);
-    const problems = await publishProblems(tx, orgId, draft.graph);
+    const problems = [...(await publishProblems(tx, orgId, draft.graph)), ...(await reservedProblems(tx, orgId, automationId, draft.graph))];
     if (problems.length) throw new InvalidDraftError(problems);
     const graph = graphSchema.parse(draft.graph);
     // Versions of one automation are numbered under its row's lock: two publishes never take the same number.

@@ -9,8 +9,13 @@ export function palette(): KindModule[] {
 
 export const kindInfo = (kind: string): KindModule | undefined => kindOf(kind);
 
-/** A new, unused slug id for a node of this kind (ids are never regenerated after this). */
-export function newNodeId(kind: string, taken: Set<string>): string {
-  if (!taken.has(kind)) return kind;
-  for (let i = 2; ; i++) if (!taken.has(`${kind}_${i}`)) return `${kind}_${i}`;
+/**
+ * A new, unused slug id for a node of this kind (ids are never regenerated after this): not on the canvas, and not
+ * one a published version used (`reserved`, the draft's publishedIds: a published id names one step for the
+ * automation's life, and publishing refuses a draft that gives it to another).
+ */
+export function newNodeId(kind: string, taken: Set<string>, reserved: ReadonlySet<string> = new Set()): string {
+  const free = (id: string) => !taken.has(id) && !reserved.has(id);
+  if (free(kind)) return kind;
+  for (let i = 2; ; i++) if (free(`${kind}_${i}`)) return `${kind}_${i}`;
 }

@@ -330,12 +330,12 @@ function EditorInner({
       const info = kindInfo(kind);
       if (!info) return;
       setNodes((ns) => {
-        const id = newNodeId(kind, new Set(ns.map((n) => n.id)));
+        const id = newNodeId(kind, new Set(ns.map((n) => n.id)), publishedIds);
         setSelected(id);
         return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: structuredClone(info.defaults), problems: [] } }];
       });
     },
-    [setNodes],
+    [setNodes, publishedIds],
   );
   /**
    * A palette click: the new node lands right of the selected one (never on top of another) and, when the selected
@@ -344,7 +344,7 @@ function EditorInner({
   const addAfterSelected = (kind: string) => {
     const after = nodes.find((n) => n.id === selected);
     const taken = new Set(nodes.map((n) => n.id));
-    const id = newNodeId(kind, taken);
+    const id = newNodeId(kind, taken, publishedIds);
     const at = placeNew(nodes, after);
     addNode(kind, at);
     // Bring the new step into view (a long automation runs off the canvas's right edge).
@@ -451,6 +451,7 @@ function EditorInner({
     if (publishedIds.has(current.id)) return setConfigError(`"${current.id}" was published: its id can no longer change`);
     if (!/^[a-z][a-z0-9_]{0,62}$/.test(idText)) return setConfigError("an id is a lowercase slug: a letter, then letters, digits or _");
     if (nodes.some((n) => n.id === idText)) return setConfigError(`"${idText}" is taken`);
+    if (publishedIds.has(idText)) return setConfigError(`"${idText}" was used by a published version: it stays reserved for that step, pick another id`);
     const from = current.id;
     // Every reference to the step (templates, conditions, replyTo) follows the rename.
     let references = 0;
