@@ -1,0 +1,77 @@
+import { join } from "node:path";
+import { type AppName, spawnApp } from "@holdfast/testkit/procs";
+import { superviseWeb } from "./infra/web";
+import type { Supervised } from "./infra/supervised";
+
+/** The process kinds faults are aimed at; each kind is killed and frozen the same number of times. */
+export const processKinds = ["web", "relay", "engine", "sweeper", "lane-worker", "mail-in"] as const;
+export type ProcessKind = (typeof processKinds)[number];
+
+export interface Member {
+  kind: ProcessKind;
+  label: string;
+  proc: Supervised;
+  /** True while SIGSTOPped by the soak (a frozen process is not picked for another fault). */
+  frozen: boolean;
+  /** Resolves once the process says it is ready (the web: once it answers). */
+  ready(): Promise<void>;
+}
+
+export interface FleetConfig {
+  env: Record<string, string>;
+  web: { dir: string; ports: number[]; env: Record<string, string> };
+  mailInPort: number;
+  inboundDomain: string;
+  /** Lane worker processes per lane (at least six in all). */
+  lanes: Record<"io" | "slow" | "human", number>;
+  engines: number;
+  sweepers: number;
+  relays: number;
+  /** The queue fault wrapper, preloaded into every relay (it is the queue's only producer of wake-ups). */
+  queueFaults: { preload: string; env: Record<string, string> };
+}
+
+/**
+ * Every process of a deployment, several of each, each supervised: a process that exits (killed by the soak, or
+ * dying on its own during an outage) is started again, as a process manager would.
+ */
+export function startFleet(c: FleetConfig): Member[] {
+  const members: Member[] = [];
+  const app = (kind: ProcessKind, name: AppName, label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
+    const proc = spawnApp(name, { env: { ...c.env, ...env }, restart: true, label, nodeArgs });
+    members.push({ kind, label, frozen: false, proc, ready: () => proc.waitForOutput(/ready/, 120_000) });
+  };
+  c.web.ports.forEach((port, i) => {
+    const proc = superviseWeb(`web-${i + 1}`, c.web.dir, port, { ...c.env, ...c.web.env });
+    members.push({ kind: "web", label: `web-${i + 1}`, frozen: false, proc, ready: () => answers(`http://127.0.0.1:${port}/api/health?live=1`, 120_000) });
+  });
+  for (let i = 0; i < c.relays; i++) app("relay", "relay", `relay-${i + 1}`, { ...c.queueFaults.env, SOAK_PROCESS: `relay-${i + 1}` }, ["--import", c.queueFaults.preload]);
+  for (let i = 0; i < c.engines; i++) app("engine", "engine", `engine-${i + 1}`);
+  for (let i = 0; i < c.sweepers; i++) app("sweeper", "sweeper", `sweeper-${i + 1}`);
+  for (const [lane, n] of Object.entries(c.lanes)) {
+    for (let i = 0; i < n; i++) app("lane-worker", "lane-worker", `lane-${lane}-${i + 1}`, { LANE: lane, INBOUND_EMAIL_DOMAIN: c.inboundDomain });
+  }
+  app("mail-in", "mail-in", "mail-in", { INBOUND_SMTP_PORT: String(c.mailInPort), INBOUND_EMAIL_DOMAIN: c.inboundDomain });
+  return members;
+}
+
+export async function stopFleet(members: Member[]): Promise<void> {
+  for (const m of members) m.proc.signal("SIGCONT");
+  await Promise.all(members.map((m) => m.proc.stop(15_000)));
+}
+
+/** Exits the soak did not cause (its own kills are SIGKILL): processes that died by themselves, e.g. in an outage. */
+export function ownExits(members: Member[]): { label: string; code: number | null; signal: string | null }[] {
+  return members.flatMap((m) => m.proc.exits.filter((e) => e.signal !== "SIGKILL").map((e) => ({ label: m.label, code: e.code, signal: e.signal })));
+}
+
+async function answers(url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export const queueFaultPreload = join(import.meta.dirname, "faults", "queue-faults.mjs");

@@ -1,0 +1,263 @@
+import { approveActionId, rejectActionId } from "@holdfast/core";
+import { sleep } from "./infra/exec";
+import { approver, indexOf, type Plan, planFor } from "./mix";
+import { sendSmtp } from "./smtp-client";
+import type { SlackApi, SmtpTarget } from "./testkit";
+import { slackInteraction } from "./testkit";
+
+export interface HumanFigures {
+  slackClicks: number;
+  inboxClicks: number;
+  /** Decisions that reached the product (its answer said decided, or that someone already had). */
+  decided: number;
+  /** Slack-route approvals whose Slack message never came, decided in the inbox after a minute instead. */
+  slackFallbacks: number;
+  repliesSmtp: number;
+  repliesApi: number;
+  /** Reply attempts the receiving side asked to repeat (451, 5xx, no connection). */
+  replyRetries: number;
+  /** Answers no retry can change (a refused reply, an inbox form refused): listed in the report. */
+  refusals: string[];
+}
+
+export interface Humans {
+  figures: HumanFigures;
+  stop(): Promise<void>;
+}
+
+export interface HumanOptions {
+  seed: number;
+  webs: string[];
+  slack: SlackApi;
+  smtp: SmtpTarget;
+  signingSecret: string;
+  cookie: string;
+  mailInPort: number;
+  inboundToken: string;
+  log: (line: string) => void;
+}
+
+/**
+ * The people around the runs, scripted: an approver who clicks Approve or Reject in Slack (a signed interaction to
+ * the web's Slack route) or in the approvals inbox (the page's own form, posted as a browser without JavaScript
+ * would), and contacts who reply to the email they got, through the SMTP receiver (mail-in) or the inbound-email
+ * webhook, or not at all. Who does what is `planFor(seed, i)`, read from the contact address the product shows.
+ */
+export function startHumans(o: HumanOptions): Humans {
+  const figures: HumanFigures = { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] };
+  let stopped = false;
+  let turn = 0;
+  const web = () => o.webs[turn++ % o.webs.length] as string;
+  const decided = new Set<string>();
+  const firstSeen = new Map<string, number>();
+
+  const clickSlack = async (): Promise<void> => {
+    for (const m of [...o.slack.messages]) {
+      const approvalId = m.metadata?.event_payload.approval_id;
+      if (!approvalId || decided.has(approvalId)) continue;
+      const i = indexOf(m.text);
+      const actions = m.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] } | undefined;
+      if (i === null || !actions) continue; // decided already (the update took its buttons away)
+      const p = planFor(o.seed, i);
+      if (p.approveVia !== "slack") continue;
+      const actionId = p.decision === "approved" ? approveActionId : rejectActionId;
+      const value = actions.elements.find((e) => e.action_id === actionId)?.value;
+      if (!value) continue;
+      const req = slackInteraction(o.signingSecret, {
+        teamId: o.slack.teamId,
+        userId: approver.slackUserId,
+        channel: m.channel,
+        ts: m.ts,
+        actionId,
+        value,
+        responseUrl: `${o.slack.origin}/response/${approvalId}`,
+      });
+      figures.slackClicks++;
+      try {
+        const res = await fetch(`${web()}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) });
+        const text = await res.text();
+        if (res.status === 200) {
+          decided.add(approvalId);
+          figures.decided++;
+        } else if (res.status < 500 && res.status !== 408 && res.status !== 429) {
+          decided.add(approvalId);
+          figures.refusals.push(`slack click on ${approvalId}: ${res.status} ${text.slice(0, 200)}`);
+        }
+      } catch {
+        // No answer: clicked again on the next round, as a person would.
+      }
+    }
+  };
+
+  const clickInbox = async (): Promise<void> => {
+    const base = web();
+    let html: string;
+    try {
+      const res = await fetch(`${base}/approvals`, { headers: { cookie: o.cookie }, redirect: "manual", signal: AbortSignal.timeout(10_000) });
+      if (res.status !== 200) return;
+      html = await res.text();
+    } catch {
+      return;
+    }
+    for (const card of html.matchAll(/<li[^>]*data-approval="(apr_[0-9a-f]+)"[^>]*>([\s\S]*?)<\/li>/g)) {
+      const [, approvalId, inner] = card as unknown as [string, string, string];
+      if (decided.has(approvalId)) continue;
+      const i = indexOf(inner);
+      if (i === null) continue;
+      const p = planFor(o.seed, i);
+      const seen = firstSeen.get(approvalId) ?? Date.now();
+      firstSeen.set(approvalId, seen);
+      // Slack's message first; if it has not come within a minute, the approver decides in the inbox instead.
+      const fallback = p.approveVia === "slack" && Date.now() - seen > 60_000 && !o.slack.messages.some((m) => m.metadata?.event_payload.approval_id === approvalId);
+      if (p.approveVia !== "inbox" && !fallback) continue;
+      if (fallback) figures.slackFallbacks++;
+      await postInboxForm(base, approvalId, inner, p);
+    }
+  };
+
+  const postInboxForm = async (base: string, approvalId: string, card: string, p: Plan) => {
+    const form = /<form([^>]*)>([\s\S]*?)<\/form>/.exec(card);
+    if (!form) return;
+    const action = /action="([^"]*)"/.exec(form[1] ?? "")?.[1] ?? "";
+    const body = new FormData();
+    for (const input of (form[2] ?? "").matchAll(/<input([^>]*)\/?>/g)) {
+      const attrs = input[1] ?? "";
+      const name = /name="([^"]*)"/.exec(attrs)?.[1];
+      if (name) body.append(htmlText(name), htmlText(/value="([^"]*)"/.exec(attrs)?.[1] ?? ""));
+    }
+    body.append("decision", p.decision);
+    figures.inboxClicks++;
+    try {
+      const target = action && !action.startsWith("javascript:") ? new URL(htmlText(action), `${base}/approvals`).toString() : `${base}/approvals`;
+      const res = await fetch(target, { method: "POST", headers: { cookie: o.cookie }, body, redirect: "manual", signal: AbortSignal.timeout(10_000) });
+      const location = res.headers.get("location") ?? "";
+      const outcome = decodeURIComponent(location.split("?")[1] ?? "");
+      if (res.status >= 300 && res.status < 400 && outcome.startsWith("done=")) {
+        decided.add(approvalId);
+        figures.decided++;
+      } else if (res.status >= 300 && res.status < 400 && /^error=(Already recorded|Not recorded: (approved|rejected) by)/.test(outcome)) {
+        decided.add(approvalId);
+        figures.decided++;
+      } else if (res.status >= 300 && res.status < 400) {
+        figures.refusals.push(`inbox decision on ${approvalId}: ${outcome.slice(0, 200)}`);
+        decided.add(approvalId);
+      }
+      // 5xx or no answer: the next round finds the card again.
+    } catch {
+      // No answer: tried again on the next round.
+    }
+  };
+
+  // Replies: every email the plain SMTP sink got, answered once by its recipient (or not, by plan).
+  let readUpTo = 0;
+  const replied = new Set<number>();
+  const queue: { at: number; tries: number; p: Plan; replyTo: string; messageId: string; subject: string }[] = [];
+  const collectReplies = () => {
+    for (; readUpTo < o.smtp.received.length; readUpTo++) {
+      const m = o.smtp.received[readUpTo];
+      const i = m ? indexOf(m.to.join(",")) : null;
+      if (!m || i === null || replied.has(i)) continue;
+      const p = planFor(o.seed, i);
+      replied.add(i);
+      if (p.replyVia === "none" || !m.replyTo || !m.messageId) continue;
+      queue.push({ at: Date.now() + p.replyDelayMs, tries: 0, p, replyTo: m.replyTo, messageId: m.messageId, subject: m.subject ?? "" });
+    }
+  };
+  const sendReply = async (r: (typeof queue)[number]): Promise<"done" | "again"> => {
+    const messageId = `<reply-${o.seed}-${r.p.i}@mx.soak.test>`;
+    if (r.p.replyVia === "smtp") {
+      const data = [
+        `From: ${r.p.email}`,
+        `To: ${r.replyTo}`,
+        `Subject: Re: ${r.subject}`,
+        `Message-ID: ${messageId}`,
+        `In-Reply-To: ${r.messageId}`,
+        `Date: ${new Date().toUTCString()}`,
+        "",
+        "Thanks, that works for me.",
+      ].join("\r\n");
+      const outcome = await sendSmtp({ port: o.mailInPort, from: r.p.email, to: r.replyTo, data });
+      if (outcome.kind === "accepted") {
+        figures.repliesSmtp++;
+        return "done";
+      }
+      if (outcome.kind === "refused") {
+        figures.refusals.push(`reply of ${r.p.email} refused by mail-in: ${outcome.reply}`);
+        return "done";
+      }
+      return "again";
+    }
+    try {
+      const res = await fetch(`${web()}/api/signals/email`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${o.inboundToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ messageId, from: r.p.email, to: r.replyTo, subject: `Re: ${r.subject}`, inReplyTo: r.messageId, text: "Thanks, that works for me." }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await res.text();
+      if (res.status >= 200 && res.status < 300) {
+        figures.repliesApi++;
+        return "done";
+      }
+      if (res.status < 500 && res.status !== 408 && res.status !== 429) {
+        figures.refusals.push(`reply of ${r.p.email} refused by the webhook: ${res.status} ${text.slice(0, 200)}`);
+        return "done";
+      }
+    } catch {
+      // no answer
+    }
+    return "again";
+  };
+  const reply = async () => {
+    collectReplies();
+    const due = queue.filter((r) => r.at <= Date.now());
+    await Promise.all(
+      due.map(async (r) => {
+        if ((await sendReply(r)) === "done") queue.splice(queue.indexOf(r), 1);
+        else {
+          figures.replyRetries++;
+          r.tries++;
+          r.at = Date.now() + Math.min(8_000, 250 * 2 ** Math.min(r.tries, 5));
+        }
+      }),
+    );
+  };
+
+  const loops = [
+    (async () => {
+      while (!stopped) {
+        await clickSlack().catch((e) => o.log(`slack clicker: ${(e as Error).message}`));
+        await sleep(300);
+      }
+    })(),
+    (async () => {
+      while (!stopped) {
+        await clickInbox().catch((e) => o.log(`inbox clicker: ${(e as Error).message}`));
+        await sleep(700);
+      }
+    })(),
+    (async () => {
+      while (!stopped) {
+        await reply().catch((e) => o.log(`replier: ${(e as Error).message}`));
+        await sleep(200);
+      }
+    })(),
+  ];
+  return {
+    figures,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** HTML attribute text back to characters (&amp; &quot; &#x27; ...). */
+function htmlText(s: string): string {
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#x27;|&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+}

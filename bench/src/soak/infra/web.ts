@@ -1,0 +1,80 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot } from "@holdfast/testkit/procs";
+import { run } from "./exec";
+import type { Supervised } from "./supervised";
+
+const webDir = join(repoRoot, "apps/web");
+
+/**
+ * A private copy of the built web app. `next start` serves it for the whole soak while other engineers rebuild
+ * apps/web; the copy is taken under the house's web lock (/tmp/holdfast-web.lock), which is held only while copying.
+ * It sits in node_modules/ at apps/web's depth, so the build's relative links into node_modules/.pnpm resolve.
+ */
+export async function snapshotWeb(name: string): Promise<{ dir: string; remove(): void }> {
+  if (!existsSync(join(webDir, ".next/BUILD_ID"))) {
+    throw new Error("the web app is not built: run `cd apps/web && flock /tmp/holdfast-web.lock pnpm build` first");
+  }
+  const dir = join(repoRoot, "node_modules", name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const lock = process.env.SOAK_WEB_LOCK ?? "/tmp/holdfast-web.lock";
+  const copy = `cp -a ${JSON.stringify(join(webDir, ".next"))} ${JSON.stringify(join(dir, ".next"))} && rm -rf ${JSON.stringify(join(dir, ".next/cache"))}`;
+  await run("flock", [lock, "sh", "-c", copy], { timeoutMs: 15 * 60_000 });
+  cpSync(join(webDir, "next.config.ts"), join(dir, "next.config.ts"));
+  symlinkSync(join(webDir, "node_modules"), join(dir, "node_modules"));
+  writeFileSync(join(dir, "SOAK-COPY.txt"), "A copy of apps/web/.next served by `pnpm soak`; removed when it ends.\n");
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `next start` on a fixed port, restarted after every exit it was not asked for (as a process manager would). */
+export function superviseWeb(label: string, dir: string, port: number, env: Record<string, string>): Supervised {
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let kills = 0;
+  let out = "";
+  const exits: Supervised["exits"] = [];
+  const start = () => {
+    const proc = spawn(process.execPath, [join(webDir, "node_modules/next/dist/bin/next"), "start", dir, "-p", String(port), "-H", "127.0.0.1"], {
+      cwd: dir,
+      env: { ...process.env, ...env, PORT: String(port), NEXT_TELEMETRY_DISABLED: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child = proc;
+    const keep = (d: Buffer) => {
+      out = (out + d.toString()).slice(-200_000);
+    };
+    proc.stdout?.on("data", keep);
+    proc.stderr?.on("data", keep);
+    proc.on("exit", (code, signal) => {
+      exits.push({ code, signal });
+      if (signal === "SIGKILL") kills++;
+      out += `\n[${label} exited code=${code} signal=${signal}]\n`;
+      if (!stopping) setTimeout(start, 200);
+    });
+  };
+  start();
+  return {
+    name: label,
+    exits,
+    kills: () => kills,
+    output: () => out,
+    pid: () => child?.pid,
+    signal: (sig) => child?.kill(sig),
+    stop(timeoutMs = 10_000) {
+      stopping = true;
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return Promise.resolve(exits.at(-1) ?? { code: 0, signal: null });
+      return new Promise((resolve) => {
+        const t = setTimeout(() => c.kill("SIGKILL"), timeoutMs);
+        c.once("exit", (code, signal) => {
+          clearTimeout(t);
+          resolve({ code, signal });
+        });
+        c.kill("SIGCONT");
+        c.kill("SIGTERM");
+      });
+    },
+  };
+}

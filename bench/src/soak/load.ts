@@ -1,0 +1,136 @@
+import { createHmac } from "node:crypto";
+import { sleep } from "./infra/exec";
+import { type Plan, planFor } from "./mix";
+
+/** What the sender saw for one delivery (one event, one webhook-id, however many attempts). */
+export interface Delivery {
+  i: number;
+  webhookId: string;
+  attempts: number;
+  /** Every 2xx answer's run id (the first, and any redelivery's). */
+  runIds: string[];
+  statuses: number[];
+  /** Answers that were neither success nor worth a retry (4xx other than 408/429): a delivery refused for good. */
+  refused: { status: number; body: string }[];
+  firstAt: number;
+  ackedAt: number | null;
+}
+
+export interface LoadOptions {
+  seed: number;
+  runs: number;
+  /** Deliveries started per second (open loop: an outage does not slow the sender down, it only piles up retries). */
+  rate: number;
+  webs: string[];
+  path: string;
+  signingSecret: string;
+  log: (line: string) => void;
+}
+
+export interface Load {
+  deliveries: Delivery[];
+  /** Resolves when every delivery was acknowledged (or refused for good). */
+  done: Promise<void>;
+  /** When the last delivery was first sent, ms after t0. */
+  startedAll: Promise<number>;
+  stop(): void;
+}
+
+/**
+ * The webhook sender, as a provider behaves: each event is POSTed with a Standard Webhooks signature (signed anew
+ * for every attempt, the same webhook-id throughout) to one of the web processes; a 5xx, 408, 429 or a connection
+ * that failed is retried with exponential backoff, honouring Retry-After, until it is acknowledged. A few events
+ * are delivered again after their first success, as providers do.
+ */
+export function startLoad(o: LoadOptions, t0: number): Load {
+  const deliveries: Delivery[] = [];
+  let stopped = false;
+  let webTurn = 0;
+  const key = Buffer.from(o.signingSecret.replace(/^whsec_/, ""), "base64");
+  const sign = (id: string, body: string) => {
+    const ts = Math.floor(Date.now() / 1000);
+    return { ts, signature: `v1,${createHmac("sha256", key).update(`${id}.${ts}.${body}`).digest("base64")}` };
+  };
+
+  const attempt = async (d: Delivery, body: string): Promise<{ ok: boolean; retryAfterMs?: number; final?: boolean }> => {
+    const base = o.webs[webTurn++ % o.webs.length] as string;
+    const { ts, signature } = sign(d.webhookId, body);
+    d.attempts++;
+    try {
+      const res = await fetch(`${base}${o.path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "webhook-id": d.webhookId, "webhook-timestamp": String(ts), "webhook-signature": signature },
+        body,
+        signal: AbortSignal.timeout(15_000),
+      });
+      const text = await res.text();
+      d.statuses.push(res.status);
+      if (res.status >= 200 && res.status < 300) {
+        const parsed = JSON.parse(text) as { runId: string };
+        d.runIds.push(parsed.runId);
+        return { ok: true };
+      }
+      const retryable = res.status >= 500 || res.status === 408 || res.status === 429;
+      if (!retryable) {
+        d.refused.push({ status: res.status, body: text.slice(0, 300) });
+        return { ok: false, final: true };
+      }
+      const after = Number(res.headers.get("retry-after"));
+      return { ok: false, ...(Number.isFinite(after) && after > 0 ? { retryAfterMs: after * 1000 } : {}) };
+    } catch {
+      d.statuses.push(0); // no answer: connection refused or reset, or timed out
+      return { ok: false };
+    }
+  };
+
+  const deliver = async (p: Plan, d: Delivery) => {
+    const body = JSON.stringify({ id: d.webhookId, email: p.email, plan: p.plan, topic: `order ${p.i}` });
+    for (let n = 0; !stopped; n++) {
+      const r = await attempt(d, body);
+      if (r.ok) {
+        d.ackedAt ??= Date.now() - t0;
+        break;
+      }
+      if (r.final) return;
+      // 0.25 s doubling to 8 s, with jitter; a Retry-After wins.
+      await sleep(r.retryAfterMs ?? Math.min(8_000, 250 * 2 ** Math.min(n, 5)) * (0.5 + Math.random()));
+    }
+    if (p.redeliver) {
+      for (let k = 0; k < 2 && !stopped; k++) {
+        await sleep(200 + Math.random() * 1_000);
+        for (let n = 0; !stopped; n++) {
+          const r = await attempt(d, body);
+          if (r.ok || r.final) break;
+          await sleep(r.retryAfterMs ?? Math.min(8_000, 250 * 2 ** Math.min(n, 5)));
+        }
+      }
+    }
+  };
+
+  const all: Promise<void>[] = [];
+  let resolveStarted: (ms: number) => void = () => undefined;
+  const startedAll = new Promise<number>((r) => (resolveStarted = r));
+  const feeder = (async () => {
+    for (let i = 0; i < o.runs && !stopped; i++) {
+      const due = t0 + (i * 1000) / o.rate;
+      const wait = due - Date.now();
+      if (wait > 0) await sleep(wait);
+      const p = planFor(o.seed, i);
+      const d: Delivery = { i, webhookId: `msg_soak_${o.seed}_${i}`, attempts: 0, runIds: [], statuses: [], refused: [], firstAt: Date.now() - t0, ackedAt: null };
+      deliveries.push(d);
+      all.push(deliver(p, d));
+      if ((i + 1) % 500 === 0) o.log(`load: ${i + 1} deliveries started`);
+    }
+    resolveStarted(Date.now() - t0);
+  })();
+  return {
+    deliveries,
+    startedAll,
+    done: feeder.then(async () => {
+      await Promise.all(all);
+    }),
+    stop() {
+      stopped = true;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { SoakResult } from "./soak";
+
+const n = (x: number, d = 0) => x.toLocaleString("en-GB", { maximumFractionDigits: d, minimumFractionDigits: d });
+const pairs = (r: Record<string, number>) =>
+  Object.entries(r)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k} ${n(v)}`)
+    .join(", ") || "-";
+
+/** The soak's outcome for a person: the invariants with their figures, then the load, the faults and the timing. */
+export function formatReport(r: SoakResult): string {
+  const lines: string[] = [];
+  lines.push("", `== holdfast soak: ${r.ok ? "PASSED" : "FAILED"} (seed ${r.seed}; replay with: pnpm soak --runs ${r.runs} --seed ${r.seed}) ==`);
+  if (r.error) lines.push(`error: ${r.error}`);
+  for (const i of r.invariants) {
+    lines.push(`${i.violations.length ? "FAIL" : "ok  "}  ${i.name}: ${i.figure}`);
+    for (const v of i.violations) lines.push(`        ${v}`);
+  }
+  const f = r.figures;
+  if (f) {
+    lines.push("", "runs");
+    lines.push(`  ${n(f.runs)} runs: ${pairs(f.byStatus)}; completed at ${pairs(f.endedAt)}; needs review ${n(f.needsReview)}, parked otherwise ${n(f.parkedOther)}`);
+    if (Object.keys(f.failedReasons).length) lines.push(`  failed because: ${pairs(f.failedReasons)}`);
+    lines.push(`  ${n(f.steps)} steps, ${n(f.timers)} timers; effects ${pairs(f.effectsByKindStatus)}`);
+    lines.push(`  deliveries: ${n(f.deliveries.total)} sent, ${n(f.deliveries.acked)} acknowledged, ${n(f.deliveries.attempts)} attempts, ${n(f.deliveries.answeredDuplicate)} redeliveries answered with the same run`);
+    lines.push(`  approvals: ${pairs(f.approvalsByVia)}; replies consumed ${n(f.replies.consumed)}, reply waits timed out ${n(f.replies.timeouts)}`);
+    lines.push(
+      `  providers: HTTP ${n(f.http.keys)} keys / ${n(f.http.calls)} calls (${n(f.http.resent)} re-sent with the same key); CRM ${n(f.crm.records)} records / ${n(f.crm.puts)} PUTs; model ${n(f.model.calls)} calls for ${n(f.model.drafts)} drafts; SMTP ${n(f.smtp.messages)} messages / ${n(f.smtp.keys)} keys; Slack ${n(f.slack.messages)} posts, ${n(f.slack.updates)} updates`,
+    );
+  }
+  const h = r.humans;
+  lines.push(`  people: ${n(h.slackClicks)} Slack clicks, ${n(h.inboxClicks)} inbox clicks, ${n(h.decided)} decisions landed (${n(h.slackFallbacks)} Slack ones decided in the inbox); replies ${n(h.repliesSmtp)} by SMTP, ${n(h.repliesApi)} by webhook, ${n(h.replyRetries)} retried`);
+  for (const x of h.refusals.slice(0, 10)) lines.push(`    refused: ${x}`);
+  lines.push("", "faults");
+  lines.push(`  planned: ${pairs(r.faults.planned)}`);
+  lines.push(`  injected: ${pairs(r.faults.injected)}`);
+  lines.push(`  by process kind: ${pairs(r.faults.byTarget)}`);
+  lines.push(`  queue wrapper: ${pairs(r.faults.queue)}`);
+  const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});
+  lines.push(`  exits the soak did not cause (restarted by the supervisor): ${pairs(exits)}`);
+  const t = r.timing;
+  lines.push("", "timing");
+  lines.push(
+    `  last delivery acknowledged at ${n(t.loadSeconds, 1)} s; last fault over at ${n(t.lastFaultSeconds, 1)} s; drained ${t.drainAfterLastFaultSeconds === null ? "never" : `${n(t.drainAfterLastFaultSeconds, 1)} s`} after it; ${n(t.runsPerSecond, 2)} runs/s from first delivery to drained; ${n(t.totalSeconds, 0)} s in all`,
+  );
+  return lines.join("\n");
+}

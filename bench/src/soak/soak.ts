@@ -1,0 +1,235 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { checkInvariants, type Figures, type Invariant } from "./checks";
+import { type Member, ownExits, queueFaultPreload, startFleet, stopFleet } from "./fleet";
+import { type Injected, injectFaults } from "./faults/inject";
+import { type Fault, faultsPerKind, planFaults, restartsFor } from "./faults/schedule";
+import { startHumans, type HumanFigures } from "./humans";
+import { sleep } from "./infra/exec";
+import { startOwnPostgres } from "./infra/postgres";
+import { startOwnRedis } from "./infra/redis";
+import { snapshotWeb } from "./infra/web";
+import { startLoad } from "./load";
+import { approver } from "./mix";
+import { freePort, sessionCookieFor } from "./testkit";
+import { automation, deploy, org, startProviders } from "./world";
+
+export interface SoakOptions {
+  runs: number;
+  seed: number;
+  /** Deliveries per second. */
+  rate: number;
+  /** How long runs may take to settle after the last fault is over before the soak calls them lost. */
+  drainSeconds: number;
+  pgRestarts?: number;
+  redisRestarts?: number;
+  /** Kills and freezes per process kind (default: 20 at 10,000 runs, in proportion, at least 1). */
+  perKind?: number;
+  keep?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface SoakResult {
+  seed: number;
+  runs: number;
+  ok: boolean;
+  invariants: Invariant[];
+  figures: Figures | null;
+  humans: HumanFigures;
+  faults: { planned: Record<string, number>; injected: Record<string, number>; byTarget: Record<string, number>; queue: Record<string, number> };
+  timing: { loadSeconds: number; lastFaultSeconds: number; drainAfterLastFaultSeconds: number | null; totalSeconds: number; runsPerSecond: number };
+  /** Exits of processes the soak did not kill (each was restarted by its supervisor): what broke in an outage. */
+  ownExits: { label: string; code: number | null; signal: string | null }[];
+  error?: string;
+}
+
+const timing = { replyTimeoutSeconds: 20, pauseSeconds: 2, approvalDeadlineSeconds: 900 };
+
+/**
+ * The chaos soak: a deployment of every process kind (several of each) on its own PostgreSQL and Redis, a load of
+ * webhook deliveries through the web, scripted approvers and repliers, and a seeded schedule of faults (SIGKILL and
+ * SIGSTOP of every process kind, PostgreSQL and Redis restarts, a queue that drops, repeats and delays wake-ups);
+ * then, once everything settled, the invariants.
+ */
+export async function runSoak(o: SoakOptions): Promise<SoakResult> {
+  const log = o.log ?? ((line: string) => console.log(line));
+  const started = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "holdfast-soak-"));
+  const cleanups: (() => Promise<unknown> | unknown)[] = [];
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch((e) => log(`cleanup: ${(e as Error).message}`));
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  };
+  // The deployment's key, shared by this process (it encrypts the connections' secrets) and every process it starts.
+  process.env.HOLDFAST_SECRET_KEY ??= randomBytes(32).toString("hex");
+  const secretKey = process.env.HOLDFAST_SECRET_KEY;
+  const result: SoakResult = {
+    seed: o.seed,
+    runs: o.runs,
+    ok: false,
+    invariants: [],
+    figures: null,
+    humans: { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] },
+    faults: { planned: {}, injected: {}, byTarget: {}, queue: {} },
+    timing: { loadSeconds: 0, lastFaultSeconds: 0, drainAfterLastFaultSeconds: null, totalSeconds: 0, runsPerSecond: 0 },
+    ownExits: [],
+  };
+  let fleet: Member[] = [];
+  try {
+    // Infrastructure of our own: restarting it disturbs no one else's tests.
+    const [pgPort, redisPort, web1, web2, mailInPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+    const postgres = await startOwnPostgres(dir, pgPort);
+    cleanups.push(() => postgres.stop());
+    const redis = await startOwnRedis(dir, redisPort);
+    cleanups.push(() => redis.stop());
+    const providers = await startProviders();
+    cleanups.push(() => providers.close());
+    const d = await deploy(postgres.url("holdfast_soak"), providers, timing);
+    cleanups.push(() => d.db.$disconnect());
+    log(`soak: seed ${o.seed}, ${o.runs} runs at ${o.rate}/s; PostgreSQL :${pgPort}, Redis :${redisPort}, dir ${dir}`);
+
+    const web = await snapshotWeb(`.holdfast-soak-web-${process.pid}`);
+    cleanups.push(() => web.remove());
+    const webs = [web1, web2].map((p) => `http://127.0.0.1:${p}`);
+    const inboundToken = randomBytes(16).toString("hex");
+    const queueLog = join(dir, "queue-faults.log");
+    const env: Record<string, string> = {
+      DATABASE_URL: d.workerUrl,
+      REDIS_URL: redis.url,
+      QUEUE_PREFIX: "soak",
+      LOG_LEVEL: "info",
+      DB_POOL_SIZE: "4",
+      HOLDFAST_SECRET_KEY: secretKey,
+      HOLDFAST_EGRESS_ALLOW: "127.0.0.1,::1,localhost",
+      HOLDFAST_PUBLIC_URL: webs[0] as string,
+      RELAY_POLL_MS: "200",
+      SWEEP_INTERVAL_MS: "500",
+      SWEEP_STALE_SECONDS: "3",
+      LEADER_LEASE_MS: "3000",
+      LANE_LEASE_MS: "3000",
+      SHUTDOWN_GRACE_MS: "1000",
+      APPROVAL_NOTIFY_LEASE_SECONDS: "5",
+      CONNECTION_PROBE_SECONDS: "0",
+    };
+    fleet = startFleet({
+      env,
+      web: { dir: web.dir, ports: [web1, web2], env: { SLACK_SIGNING_SECRET: "soak-slack-signing-secret", INBOUND_EMAIL_TOKEN: inboundToken } },
+      mailInPort,
+      inboundDomain: "reply.soak.test",
+      lanes: { io: 3, slow: 1, human: 2 },
+      engines: 2,
+      sweepers: 2,
+      relays: 2,
+      queueFaults: { preload: queueFaultPreload, env: { SOAK_QUEUE_SEED: String(o.seed), SOAK_QUEUE_LOG: queueLog } },
+    });
+    cleanups.push(() => stopFleet(fleet));
+    await Promise.all(fleet.map((m) => m.ready()));
+    log(`soak: ${fleet.length} processes ready after ${((Date.now() - started) / 1000).toFixed(1)} s: ${fleet.map((m) => m.label).join(", ")}`);
+
+    const cookie = await sessionCookieFor(d.db, approver.email, approver.password);
+    const humans = startHumans({ seed: o.seed, webs, slack: providers.slack, smtp: providers.smtp, signingSecret: "soak-slack-signing-secret", cookie, mailInPort, inboundToken, log });
+    cleanups.push(() => humans.stop());
+    result.humans = humans.figures;
+
+    const loadMs = (o.runs / o.rate) * 1000;
+    const perKind = o.perKind ?? faultsPerKind(o.runs);
+    const schedule: Fault[] = planFaults({
+      seed: o.seed,
+      loadMs,
+      perKind,
+      pgRestarts: o.pgRestarts ?? restartsFor(o.runs),
+      redisRestarts: o.redisRestarts ?? restartsFor(o.runs),
+      stopMs: [500, 7_000],
+      downMs: [500, 4_000],
+    });
+    result.faults.planned = tally(schedule.map((f) => f.kind));
+    log(`soak: ${schedule.length} faults planned over ${(loadMs / 1000).toFixed(0)} s: ${JSON.stringify(result.faults.planned)} (${perKind} kills and ${perKind} freezes per process kind)`);
+
+    const t0 = Date.now();
+    const load = startLoad({ seed: o.seed, runs: o.runs, rate: o.rate, webs, path: `/api/hooks/${org}/${automation}`, signingSecret: d.signingSecret, log }, t0);
+    cleanups.push(() => load.stop());
+    const injection = injectFaults(schedule, fleet, { restartPostgres: (ms) => postgres.restart(ms), restartRedis: (ms) => redis.restart(ms) }, t0, log);
+    cleanups.push(() => injection.abort());
+    const progress = setInterval(() => {
+      const acked = load.deliveries.filter((x) => x.runIds.length > 0).length;
+      log(`soak: ${((Date.now() - t0) / 1000).toFixed(0)} s: ${load.deliveries.length} sent, ${acked} acknowledged; ${humans.figures.decided} decided, ${humans.figures.repliesSmtp + humans.figures.repliesApi} replies`);
+    }, 15_000);
+    cleanups.push(() => clearInterval(progress));
+
+    const injected: Injected[] = await injection.done;
+    result.faults.injected = tally(injected.map((f) => f.kind));
+    result.faults.byTarget = tally(injected.map((f) => `${f.kind} ${f.target?.replace(/-\d+$/, "") ?? ""}`.trim()));
+    const lastFaultMs = Math.max(0, ...injected.map((f) => f.endMs));
+    result.timing.lastFaultSeconds = lastFaultMs / 1000;
+    log(`soak: faults over at ${(lastFaultMs / 1000).toFixed(1)} s`);
+
+    // Drain: every delivery acknowledged and every run final or parked, within the bound after the last fault.
+    const deadline = t0 + lastFaultMs + o.drainSeconds * 1000;
+    const check = new pg.Client({ connectionString: d.adminUrl });
+    await check.connect();
+    cleanups.push(() => check.end());
+    let drainedAt: number | null = null;
+    let loadOver = false;
+    load.done.then(() => (loadOver = true));
+    for (;;) {
+      const { rows } = await check.query(
+        `SELECT count(*)::int AS n,
+                count(*) FILTER (WHERE r.status = 'running' AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked'))::int AS moving
+         FROM runs r WHERE r.automation_id = $1`,
+        [d.automationId],
+      );
+      const acked = load.deliveries.filter((x) => x.runIds.length > 0).length;
+      if (loadOver && acked === load.deliveries.length && rows[0].n === acked && rows[0].moving === 0) {
+        drainedAt = Date.now();
+        break;
+      }
+      if (Date.now() > deadline) {
+        log(`soak: not drained ${o.drainSeconds} s after the last fault: ${rows[0].moving} runs still moving, ${load.deliveries.length - acked} deliveries unacknowledged`);
+        break;
+      }
+      await sleep(500);
+    }
+    result.timing.loadSeconds = (Math.max(...load.deliveries.map((x) => x.ackedAt ?? 0)) || 0) / 1000;
+    result.timing.drainAfterLastFaultSeconds = drainedAt === null ? null : Math.max(0, drainedAt - t0 - lastFaultMs) / 1000;
+    result.timing.runsPerSecond = drainedAt === null ? 0 : o.runs / ((drainedAt - t0) / 1000);
+    result.ownExits = ownExits(fleet);
+    load.stop();
+    await humans.stop();
+
+    const checked = await checkInvariants({
+      adminUrl: d.adminUrl,
+      workerUrl: d.workerUrl,
+      automationId: d.automationId,
+      deliveries: load.deliveries,
+      runsWanted: o.runs,
+      providers,
+      secretKey,
+    });
+    result.invariants = [
+      {
+        name: `every run settles within ${o.drainSeconds} s after the last fault`,
+        figure: drainedAt === null ? "not drained" : `drained ${result.timing.drainAfterLastFaultSeconds?.toFixed(1)} s after the last fault`,
+        violations: drainedAt === null ? ["the runs did not all settle within the bound"] : [],
+      },
+      ...checked.invariants,
+    ];
+    result.figures = checked.figures;
+    result.faults.queue = existsSync(queueLog) ? tally(readFileSync(queueLog, "utf8").split("\n").filter(Boolean).map((l) => l.split("\t")[0] as string)) : {};
+    result.ok = result.invariants.every((i) => i.violations.length === 0);
+  } catch (error) {
+    result.error = (error as Error).stack ?? String(error);
+    log(`soak failed: ${result.error}`);
+    for (const m of fleet) log(`--- ${m.label} (last output)\n${m.proc.output().slice(-1500)}`);
+  } finally {
+    await cleanup();
+    result.timing.totalSeconds = (Date.now() - started) / 1000;
+  }
+  return result;
+}
+
+function tally(items: string[]): Record<string, number> {
+  return items.reduce<Record<string, number>>((m, k) => ((m[k] = (m[k] ?? 0) + 1), m), {});
+}
