@@ -26,6 +26,8 @@ let base = "";
 /** The demo trigger's URL with its token (url_token mode, as `pnpm start` seeds it). */
 let hookUrl = "";
 const prefix = createTestPrefix();
+/** The run 200 deliveries of one webhook-id started (its page shows the repeats). */
+let burstRun = "";
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -83,16 +85,19 @@ describe("the webhook, end to end", () => {
     const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE start_key LIKE '%msg_burst'");
     expect(rows[0].n).toBe(1);
     const [runId] = [...ids] as [string];
+    burstRun = runId;
     // One start and one first walk (the outbox row it wrote may already be sent and pruned by the relay).
     const events = await t.sql.query(
       "SELECT type, count(*)::int AS n FROM run_events WHERE run_id = $1 AND type IN ('run.started', 'run.walk_started', 'run.duplicate_start') GROUP BY type ORDER BY type",
       [runId],
     );
+    // The 199 repeats are counted on the run; only the first 3 are timeline rows.
     expect(events.rows).toEqual([
-      { type: "run.duplicate_start", n: 199 },
+      { type: "run.duplicate_start", n: 3 },
       { type: "run.started", n: 1 },
       { type: "run.walk_started", n: 1 },
     ]);
+    expect((await t.sql.query("SELECT duplicate_deliveries AS n FROM runs WHERE id = $1", [runId])).rows).toEqual([{ n: 199 }]);
   });
 
   it("a demo run goes from webhook to completed through a real HTTP step, and shows on the runs pages", async () => {
@@ -134,6 +139,9 @@ describe("the webhook, end to end", () => {
     expect(page).toContain("run.completed");
     expect(page).toContain("notify_crm");
     expect(page).not.toContain("Cancel run"); // a viewer sees, and cannot act
+    // The burst's run says how often its event came, from the run's count (its timeline keeps only 3 repeats).
+    const burst = await (await fetch(`${base}/runs/${burstRun}`, { headers: { cookie: member } })).text();
+    expect(burst).toContain("The trigger delivered this event 200 times; the 199 repeats started nothing new.");
     const stranger = await sessionCookieFor(t.db, "stranger@other.test", "a long enough password");
     expect((await fetch(`${base}/runs/${lastRun}`, { headers: { cookie: stranger } })).status).toBe(404);
     expect(await (await fetch(`${base}/`, { headers: { cookie: stranger } })).text()).not.toContain(lastRun);

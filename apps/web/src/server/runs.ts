@@ -153,6 +153,9 @@ export interface RunDetail {
     expiresAt: Date | null;
     createdAt: Date;
     finishedAt: Date | null;
+    /** Repeated deliveries of its start key (counted; only the first 3 are on the timeline), and the latest's time. */
+    duplicateDeliveries: number;
+    lastDuplicateAt: Date | null;
   };
   orgSlug: string;
   automationSlug: string;
@@ -180,6 +183,7 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
     SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.start_key AS "startKey", r.test, r.input,
            r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
            r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
+           r.duplicate_deliveries AS "duplicateDeliveries", r.last_duplicate_at AS "lastDuplicateAt",
            o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact,
            c.time_zone AS "contactZone", c.consent AS "contactConsent", c.id AS "contactId"
     FROM runs r

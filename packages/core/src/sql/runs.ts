@@ -35,8 +35,18 @@ export async function runsInsertIfNew(
 }
 
 /**
+ * A repeat of a run's start key (holdfast_run_duplicate): counted on the run (duplicate_deliveries,
+ * last_duplicate_at); only the first few repeats get a run.duplicate_start row, so a provider retrying or someone
+ * replaying a request cannot grow the timeline without bound. Returns the run's count of repeats so far.
+ */
+export async function runsRecordDuplicate(tx: Tx, orgId: string, runId: string, eventData: Record<string, unknown>): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`SELECT holdfast_run_duplicate(${orgId}, ${runId}, ${JSON.stringify(eventData)}::jsonb) AS n`;
+  return rows[0]?.n ?? 0;
+}
+
+/**
  * One statement starts a run with its first walk (holdfast_run_start): the run row, run.started, the plan's events,
- * first steps and their step.ready outbox rows. A repeat of the start key records run.duplicate_start instead.
+ * first steps and their step.ready outbox rows. A repeat of the start key is counted instead (runsRecordDuplicate).
  */
 export async function runsStartWithPlan(
   db: Tx,

@@ -9,7 +9,7 @@ import { automationsFindStartTarget, automationsLockLifecycle, automationsSetSam
 import { contactsIdByEmail } from "../sql/contacts";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
-import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsStartWithPlan } from "../sql/runs";
+import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { planAtStart } from "../walk/plan";
 import { isValidZone } from "../timers/schedule";
@@ -138,9 +138,8 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   const startInTx = async (tx: Tx) => {
     const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, null) : null;
     const inserted = await runsInsertIfNew(tx, { ...run, contactId });
-    await runEventsInsert(tx, [
-      { orgId: run.orgId, runId: inserted.id, type: inserted.inserted ? "run.started" : "run.duplicate_start", data: eventData },
-    ]);
+    if (inserted.inserted) await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data: eventData }]);
+    else await runsRecordDuplicate(tx, run.orgId, inserted.id, eventData);
     if (inserted.inserted) await moveContact(tx, inserted.id, contactId);
     // A held start re-reads the automation under a share lock: a Resume that committed since the read above must
     // not leave this run held with nobody left to release it.

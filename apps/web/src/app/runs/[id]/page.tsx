@@ -43,6 +43,13 @@ function timeIn(zone: string) {
   };
 }
 
+/** Repeated deliveries of the run's start key: counted on the run (the timeline keeps only the first few). */
+function repeatsWords(n: number): string {
+  return n === 1
+    ? "The trigger delivered this event twice; the repeat started nothing new."
+    : `The trigger delivered this event ${(n + 1).toLocaleString("en")} times; the ${n.toLocaleString("en")} repeats started nothing new.`;
+}
+
 const toneMark: Record<string, string> = { done: "✓", waiting: "◷", working: "…", warning: "!", failed: "✗", stopped: "■" };
 
 /**
@@ -113,6 +120,12 @@ export default async function RunPage({ params, searchParams }: Props) {
       {run.test ? (
         <p className="muted small" data-test-run="1">
           Test run: started from the editor's trigger panel with the automation's sample payload (its timeline says by whom).
+        </p>
+      ) : null}
+      {run.duplicateDeliveries > 0 ? (
+        <p className="muted small" data-duplicates={run.duplicateDeliveries}>
+          {repeatsWords(run.duplicateDeliveries)}
+          {run.lastDuplicateAt ? ` The latest came ${story.clock.when(run.lastDuplicateAt)}.` : ""}
         </p>
       ) : null}
       {done ? (
