@@ -40,9 +40,9 @@ export const webEnv = baseEnv.extend({
   SLACK_AUTHORIZE_URL: z.string().url().default("https://slack.com/oauth/v2/authorize"),
   /**
    * The public address. Session cookies are Secure when it is https, and also for any request that came over https
-   * (the request URL, or `X-Forwarded-Proto: https` from a proxy).
+   * (the request URL, or `X-Forwarded-Proto: https` from a proxy). Unset: http://localhost:PORT.
    */
-  HOLDFAST_PUBLIC_URL: z.string().url().default("http://localhost:3000"),
+  HOLDFAST_PUBLIC_URL: z.string().url().optional(),
   /** Failed sign-ins per account (email) per window before the account is refused with 429. */
   SIGNIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Failed sign-ins per client address per window before the address is refused with 429. */
@@ -64,9 +64,12 @@ export const webEnv = baseEnv.extend({
   METRICS_TOKEN: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(16).optional()),
 });
 
-export type WebEnv = z.infer<typeof webEnv>;
+/** The public address defaults to this process's own port (a web app started on another PORT shows its real URLs). */
+const webEnvWithDefaults = webEnv.transform((e) => ({ ...e, HOLDFAST_PUBLIC_URL: e.HOLDFAST_PUBLIC_URL ?? `http://localhost:${e.PORT}` }));
 
-export const env: WebEnv = loadEnv(webEnv);
+export type WebEnv = z.infer<typeof webEnvWithDefaults>;
+
+export const env: WebEnv = loadEnv(webEnvWithDefaults);
 
 /** The web process's database URL (one rule for its pools): WEB_DATABASE_URL, else DATABASE_URL as holdfast_web. */
 export const webDatabaseUrl: string = env.WEB_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "holdfast_web");

@@ -70,21 +70,37 @@ commands:
   runs retry <org> <runId>        a failed run again from its failed step (same run, same effect key)
   runs rerun <org> <runId>        a new run with the same input on the newest version, linked to this one
 
-environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, HOLDFAST_PUBLIC_URL,
-DEMO_ECHO_URL (see .env.example)`;
+environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, PORT,
+HOLDFAST_PUBLIC_URL, DEMO_ECHO_URL (see .env.example)`;
 
 class UsageError extends Error {}
 
+// Help is an answer, not a usage error: the usage on stdout and exit 0, before the environment or a database is needed.
+const argv = process.argv.slice(2);
+if (argv[0] === "help" || argv.some((a) => a === "--help" || a === "-h")) {
+  console.log(usage);
+  process.exit(0);
+}
+
 const env = loadEnv(
-  baseEnv.extend({
-    DEMO_ECHO_URL: z.string().url().default("http://127.0.0.1:3000/api/demo/echo"),
-    /** Where the web app is reached: trigger URLs are printed under it. */
-    HOLDFAST_PUBLIC_URL: z.string().url().default("http://localhost:3000"),
-    /** The role that owns the schema and creates the others (superuser or BYPASSRLS + CREATEROLE); default postgres. */
-    MIGRATE_DATABASE_URL: z.string().url().optional(),
-    /** The web process's URL: migrate gives holdfast_web the password written in it, if any. */
-    WEB_DATABASE_URL: z.string().url().optional(),
-  }),
+  baseEnv
+    .extend({
+      /** The web app's port (`pnpm start` passes it on): the demo's echo URL and trigger URLs default to it. */
+      PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+      /** The demo's HTTP step target; default this deployment's own /api/demo/echo on PORT. */
+      DEMO_ECHO_URL: z.string().url().optional(),
+      /** Where the web app is reached: trigger URLs are printed under it; default http://localhost:PORT. */
+      HOLDFAST_PUBLIC_URL: z.string().url().optional(),
+      /** The role that owns the schema and creates the others (superuser or BYPASSRLS + CREATEROLE); default postgres. */
+      MIGRATE_DATABASE_URL: z.string().url().optional(),
+      /** The web process's URL: migrate gives holdfast_web the password written in it, if any. */
+      WEB_DATABASE_URL: z.string().url().optional(),
+    })
+    .transform((e) => ({
+      ...e,
+      DEMO_ECHO_URL: e.DEMO_ECHO_URL ?? `http://127.0.0.1:${e.PORT}/api/demo/echo`,
+      HOLDFAST_PUBLIC_URL: e.HOLDFAST_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
+    })),
 );
 
 async function main(argv: string[]): Promise<void> {
@@ -118,7 +134,7 @@ async function main(argv: string[]): Promise<void> {
     },
   });
   const [command, sub, ...rest] = positionals;
-  if (values.help || !command) throw new UsageError();
+  if (!command) throw new UsageError();
 
   if (command === "migrate") {
     const migrateUrl = env.MIGRATE_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "postgres");
@@ -347,7 +363,7 @@ async function orgBySlug(db: ReturnType<typeof createDb>, slug: string) {
   return org;
 }
 
-main(process.argv.slice(2)).then(
+main(argv).then(
   () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {

@@ -1,0 +1,57 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { createTestDatabase, repoRoot, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * The CLI's first impressions: `holdfast --help` is an answer, not a failure; the demo seeded for a web app on
+ * another PORT calls that app's echo endpoint (and prints a trigger URL on that port), so its first run works.
+ */
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
+  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, DATABASE_URL: t.url, PORT: undefined, DEMO_ECHO_URL: undefined, HOLDFAST_PUBLIC_URL: undefined, ...env },
+    encoding: "utf8",
+  });
+
+describe("holdfast --help and the demo's port", () => {
+  it("--help, -h and help print the usage on stdout and exit 0; a wrong command still exits 64 with the usage", () => {
+    for (const args of [["--help"], ["-h"], ["help"], ["runs", "--help"]]) {
+      const out = cli(args);
+      expect({ args, status: out.status, stderr: out.stderr }).toEqual({ args, status: 0, stderr: "" });
+      expect(out.stdout).toMatch(/^usage: holdfast <command> \[options\]/);
+    }
+    const wrong = cli(["no-such-command"]);
+    expect(wrong.status).toBe(64);
+    expect(wrong.stderr).toMatch(/unknown command "no-such-command"/);
+    expect(wrong.stderr).toContain("usage: holdfast");
+    const none = cli([]);
+    expect(none.status).toBe(64);
+    expect(none.stderr).toContain("usage: holdfast");
+  });
+
+  it("seeds the demo's echo URL and prints its trigger URL on PORT", async () => {
+    const seed = cli(["seed"], { PORT: "3456" });
+    expect(seed.stderr).toBe("");
+    expect(seed.status).toBe(0);
+    expect(seed.stdout).toMatch(/its trigger URL: http:\/\/localhost:3456\/api\/hooks\/demo\/demo-follow-up/);
+    const { rows } = await t.sql.query(
+      "SELECT n->'config'->>'url' AS url FROM automation_versions v, jsonb_array_elements(v.graph->'nodes') n WHERE n->>'id' = 'notify_crm'",
+    );
+    expect(rows).toEqual([{ url: "http://127.0.0.1:3456/api/demo/echo" }]);
+    // An explicit DEMO_ECHO_URL still wins (a new version of the demo, as every `pnpm start` keeps it current).
+    expect(cli(["seed"], { PORT: "3456", DEMO_ECHO_URL: "http://127.0.0.1:4000/api/demo/echo" }).status).toBe(0);
+    const latest = await t.sql.query(
+      "SELECT n->'config'->>'url' AS url FROM automation_versions v, jsonb_array_elements(v.graph->'nodes') n WHERE n->>'id' = 'notify_crm' ORDER BY v.version DESC LIMIT 1",
+    );
+    expect(latest.rows).toEqual([{ url: "http://127.0.0.1:4000/api/demo/echo" }]);
+  });
+});
