@@ -8,7 +8,7 @@ import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
 import { type RunRow, runsFinish, runsLockForWalk, runsTouch } from "../sql/runs";
 import { type StepRow, stepsCancelOpen, stepsForRun, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
-import { signalsConsumeWaiting, signalsCorrelate } from "../sql/signals";
+import { signalsAwaitedEmailSkipped, signalsConsumeWaiting, signalsCorrelate } from "../sql/signals";
 import { timersInsert } from "../sql/timers";
 import { timerFor } from "../timers/plan";
 import { unknownZoneEvent } from "../timers/zone-warning";
@@ -128,8 +128,12 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], comman
           if (node?.kind !== "wait" && node?.kind !== "wait_for_reply") throw new Error(`node ${c.nodeId} is not a wait`);
           const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
           // A reply wait's deadline is a timer too: whichever settles the step first (signal or timer) wins.
+          // An email that was never sent (skipped: the contact unsubscribed) gets no reply: its deadline is now.
+          const notSent = node.kind === "wait_for_reply" ? await signalsAwaitedEmailSkipped(tx, run.orgId, run.id, node.config.replyTo) : null;
           const waitConfig =
-            node.kind === "wait" ? node.config : { rule: { kind: "duration" as const, seconds: node.config.timeoutSeconds }, spreadSeconds: 0 };
+            node.kind === "wait"
+              ? node.config
+              : { rule: { kind: "duration" as const, seconds: notSent === null ? node.config.timeoutSeconds : 0 }, spreadSeconds: 0 };
           // The contact's stored zone decides when the payload names none (or names something that is not a zone).
           const contact = node.kind === "wait" ? await contactsOfRun(tx, run.orgId, run.id) : null;
           const timer = timerFor(waitConfig, run.id, run.input, now, contact?.timeZone ?? null);
@@ -146,6 +150,7 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], comman
             // Correlate with the email it waits on; a reply that arrived before the run got here is consumed now.
             const key = await signalsCorrelate(tx, run.orgId, run.id, step.id, node.config.replyTo);
             events.push({ ...base, type: "reply.awaited", stepId: step.id, nodeId: c.nodeId, data: { correlationKey: key } });
+            if (notSent !== null) events.push({ ...base, type: "reply.not_expected", stepId: step.id, nodeId: c.nodeId, data: { reason: notSent } });
             // (its run.wake is written by the consume itself)
             if (key) await signalsConsumeWaiting(tx, run.orgId, step.id, "walk");
           }

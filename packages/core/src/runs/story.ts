@@ -80,7 +80,7 @@ export interface StorySignal {
   unmatchedReason: string | null;
 }
 export interface StoryGraph {
-  nodes: { id: string; kind: string; config?: unknown }[];
+  nodes: { id: string; kind: string; name?: string | undefined; config?: unknown }[];
   edges: { from: string; to: string; label?: string | undefined }[];
 }
 export interface StoryInput {
@@ -216,9 +216,14 @@ const num = (v: unknown): number | null => (typeof v === "number" && Number.isFi
 const date = (v: unknown): Date | null => (v instanceof Date ? v : typeof v === "string" && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
 const quote = (s: string) => `"${s.length > 80 ? `${s.slice(0, 79)}…` : s}"`;
 
-const stepName = (s: Pick<StoryStep, "nodeId" | "kind">) => `${kindOf(s.kind)?.label ?? s.kind} "${s.nodeId}"`;
+/** A step as people call it: the name its author gave ("Update the CRM"), else its kind and id (Update CRM "crm"). */
+const stepNames = (graph: StoryGraph | null) => (s: Pick<StoryStep, "nodeId" | "kind">) => {
+  const named = graph?.nodes.find((n) => n.id === s.nodeId)?.name?.trim();
+  return named ? `"${named}"` : `${kindOf(s.kind)?.label ?? s.kind} "${s.nodeId}"`;
+};
 
 export function buildStory(input: StoryInput): Story {
+  const stepName = stepNames(input.graph);
   const clock = storyClock(input.viewerZone, input.contact?.timeZone ?? null);
   const email = sentEmail(input);
   const config = (id: string) => rec(input.graph?.nodes.find((n) => n.id === id)?.config);
@@ -240,6 +245,12 @@ export function buildStory(input: StoryInput): Story {
       say(e.nodeId ?? "", e.at, `${str(e.data?.by) ?? actorWords(e.worker)}'s ${what} ${via} at ${clock.when(e.at)} was not recorded: ${str(e.data?.message) ?? "refused"}`, "warning");
     } else if (e.type === "timer.zone_unknown") {
       say(e.nodeId ?? "", e.at, str(e.data?.message) ?? `The contact's time zone is unknown: the wait counts in ${str(e.data?.fallback) ?? "UTC"}`, "warning");
+    } else if (e.type === "run.retried") {
+      // The retried step keeps one row: its failure before the retry is told here, where it happened in time.
+      const s = input.steps.find((x) => x.id === e.stepId);
+      const previous = e.data?.previousError as StepErrorLike | null | undefined;
+      const failed = previous ? `${s ? stepName(s) : "The step"} ${errorPhrase(previous)} and the run failed; ` : "";
+      say(e.nodeId ?? "", e.at, `${failed}retried from that step by ${actorWords(e.worker)} at ${clock.when(e.at)}`, "working");
     } else if (e.type === "step.resumed") {
       say(e.nodeId ?? "", e.at, `Resumed by ${actorWords(e.worker)} at ${clock.when(e.at)}`, "working");
     } else if (e.type.startsWith("review.")) {
@@ -268,7 +279,7 @@ export function buildStory(input: StoryInput): Story {
 
 /** One sentence per step, in the order given. */
 function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock, email: StoryEmail | null): StorySentence[] {
-  const name = stepName;
+  const name = stepNames(input.graph);
   const config = (id: string) => rec(input.graph?.nodes.find((n) => n.id === id)?.config);
   const eventsOf = (stepId: string, type: string) => input.timeline.filter((e) => e.stepId === stepId && e.type === type);
   const sentences: StorySentence[] = [];
@@ -322,6 +333,9 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
         else if (s.status === "done" && out.outcome === "reply") {
           const subject = str(reply.subject);
           say(s, s.nodeId, at, `Reply received from ${str(reply.from) ?? "the contact"} at ${clock.when(signal?.receivedAt ?? at)}${subject ? `: ${quote(subject)}` : ""}`, "done");
+        } else if (s.status === "done" && eventsOf(s.id, "reply.not_expected").length) {
+          const why = str(eventsOf(s.id, "reply.not_expected")[0]?.data?.reason);
+          say(s, s.nodeId, at, `Took the timeout path at once: no email was sent${why ? ` (${why})` : ""}, so no reply can come`, "done");
         } else if (s.status === "done") say(s, s.nodeId, at, `Took the timeout path because no reply came by ${due ? clock.when(due) : "the deadline"}`, "done");
         else say(s, s.nodeId, at, "Was waiting for a reply when the run stopped", "stopped");
         break;
@@ -410,7 +424,7 @@ function hostOf(url: string | null): string {
 
 /** The run's last word: what state it is in, why, and what to do. */
 function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail | null): StoryStatus {
-  const name = stepName;
+  const name = stepNames(input.graph);
   const { run, steps, timeline } = input;
   const latest = (type: string) => timeline.filter((e) => e.type === type).at(-1);
   const base = { todo: null, actions: [] as StoryAction[], stepId: null };

@@ -67,6 +67,18 @@ export async function signalsCorrelate(tx: Tx, orgId: string, runId: string, ste
   return rows[0]?.key ?? null;
 }
 
+/**
+ * Why the email a reply wait listens for was not sent (the latest settled step of its `replyTo` node was skipped:
+ * suppressed, consent withdrawn), or null when it was sent or has not run. No reply can come to an email never sent.
+ */
+export async function signalsAwaitedEmailSkipped(tx: Tx, orgId: string, runId: string, replyTo: string): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ reason: string | null }[]>`
+    SELECT CASE WHEN (output->>'skipped')::boolean THEN coalesce(output->>'reason', 'not sent') END AS reason FROM steps
+    WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${replyTo} AND status = 'done'
+    ORDER BY iteration DESC LIMIT 1`;
+  return rows[0]?.reason ?? null;
+}
+
 /** Waiting steps listening for any of these keys (an inbound reply's In-Reply-To and References). */
 export async function signalsWaitingFor(tx: Tx, orgId: string, keys: string[]): Promise<{ id: string; runId: string }[]> {
   if (keys.length === 0) return [];

@@ -59,6 +59,8 @@ function fire(tx: Tx, which: Prisma.Sql, by: string): Promise<FiredTimer[]> {
       UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
                          output = COALESCE(s.output, '{}'::jsonb)
                                   || jsonb_build_object('dueAt', f.due_at, 'firedAt', now(), 'latenessMs', f.lateness_ms)
+                                  -- A reply wait whose deadline came first says so: {{steps.<id>.output.outcome}} is "timeout".
+                                  || CASE WHEN s.kind = 'wait_for_reply' THEN '{"outcome": "timeout"}'::jsonb ELSE '{}'::jsonb END
       FROM fired f WHERE s.id = f.step_id AND s.status = 'waiting'
       RETURNING s.id
     ), wake AS (

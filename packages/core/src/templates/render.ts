@@ -36,8 +36,23 @@ export function renderTemplate(template: string, context: TemplateContext, mode:
   try {
     return fn(context);
   } catch (error) {
-    throw new TemplateError(template, `template reference cannot be resolved: ${(error as Error).message.split("\n")[0]}`);
+    throw new TemplateError(template, missingWords(template, context) ?? `the template cannot be filled in: ${(error as Error).message.split("\n")[0]}`);
   }
+}
+
+/** Names the first reference with no value in this run, in words: "{{steps.reply.output.outcome}} has no value in this run". */
+function missingWords(template: string, context: TemplateContext): string | null {
+  for (const ref of templateReferences(template)) {
+    let value: unknown = context;
+    for (const [i, part] of ref.parts.entries()) {
+      if (value === null || typeof value !== "object" || !(part in value)) {
+        const known = ref.parts.slice(0, i).join(".");
+        return `{{${ref.original}}} has no value in this run${known ? ` (${known} has no "${part}")` : ""}`;
+      }
+      value = (value as Record<string, unknown>)[part];
+    }
+  }
+  return null;
 }
 
 /**
