@@ -241,6 +241,25 @@ describe("the run page", () => {
     expect(completed.sentences.at(-1)).toMatch(/^Email to maya@example\.com "Thursday" accepted by the server at /);
     expect(await completed.page.locator("[data-email-subject]").textContent()).toBe("Thursday");
     expect(await completed.page.locator("pre.email-body").textContent()).toBe("Hi Maya, shall we talk on Thursday?");
+    // The card is the send step's record of what went out: From and the Message-ID the mail server received.
+    expect(await completed.page.locator("[data-email-source]").getAttribute("data-email-source")).toBe("recorded");
+    expect(await completed.page.locator("[data-email-from]").textContent()).toBe("sam@acme.test");
+    expect(await completed.page.locator("[data-email-message-id]").textContent()).toBe(smtp.received[0]?.messageId);
+    expect(await completed.page.locator("[data-email-reconstructed]").count()).toBe(0);
+    const [{ output: recorded }] = await q("SELECT output FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
+    expect(recorded).toMatchObject({ subject: "Thursday", text: "Hi Maya, shall we talk on Thursday?", from: "sam@acme.test", to: "maya@example.com" });
+    // Read from the record, not re-rendered: a different record shows, whatever the templates say...
+    await q("UPDATE steps SET output = output || '{\"subject\": \"Thursday (as recorded)\", \"text\": \"The recorded body\"}'::jsonb WHERE run_id = $1 AND node_id = 'send'", [runId]);
+    await completed.page.reload();
+    expect(await completed.page.locator("[data-email-subject]").textContent()).toBe("Thursday (as recorded)");
+    expect(await completed.page.locator("pre.email-body").textContent()).toBe("The recorded body");
+    // ...and a run sent before emails were recorded (no subject in its output) is rebuilt from the templates, labelled.
+    await q("UPDATE steps SET output = output - 'subject' - 'text' - 'from' WHERE run_id = $1 AND node_id = 'send'", [runId]);
+    await completed.page.reload();
+    expect(await completed.page.locator("[data-email-source]").getAttribute("data-email-source")).toBe("reconstructed");
+    expect(await completed.page.locator("[data-email-subject]").textContent()).toBe("Thursday");
+    expect(await completed.page.locator("[data-email-reconstructed]").textContent()).toContain("Reconstructed");
+    await q("UPDATE steps SET output = $2::jsonb WHERE run_id = $1 AND node_id = 'send'", [runId, JSON.stringify(recorded)]);
     expect(await completed.page.locator('svg.graph g[data-node="sent"]').getAttribute("data-taken")).toBe("1");
     await completed.close();
 
