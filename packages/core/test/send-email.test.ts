@@ -43,6 +43,8 @@ beforeAll(async () => {
   t = await createTestDatabase();
   smtp = await startSmtpTarget({ credentials: { user: "sam", pass: "right" } });
   const seeded = await publish(t.db, emailGraph("mailbox"), { automation: "mail" });
+  // The email goes to someone other than the run's contact (a colleague in copy).
+  await publish(t.db, emailGraph("mailbox", { to: "{{input.cc}}" }), { automation: "mail-cc" });
   orgId = seeded.orgId;
   const config = { host: "127.0.0.1", port: smtp.port, tls: "none", user: "sam", from: "Acme <hello@acme.test>" };
   await createConnection(t.db, { orgId, kind: "smtp", name: "mailbox", config, secret: "right" });
@@ -221,6 +223,10 @@ describe("send_email over SMTP", () => {
       text: "Hi Eve",
       html: "<p>secret note</p>",
     });
+    // Another contact's run wrote to her too: its record of that email names her and holds what it said.
+    const copied = await start("mail-cc", { email: "boss@example.com", cc: "Erase-Me@example.com", name: "Eve", note: "about Eve" });
+    expect((await runner().run(copied.stepId)).kind).toBe("settled");
+    expect((await rows("SELECT output FROM steps WHERE id = $1", [copied.stepId]))[0].output).toMatchObject({ to: "Erase-Me@example.com", subject: "Hello Eve" });
     await contactsUnsubscribe(t.db, orgId, "erase-me@example.com");
     const waiting = await start("mail", { email: "Erase-Me@example.com", name: "Eve", note: "second" });
     // Copies outside the runs: the automation's sample payload (the editor's picker, Test run) and the delivery log.
@@ -244,6 +250,9 @@ describe("send_email over SMTP", () => {
       [[done.runId, waiting.runId]],
     );
     expect(sentWords).toEqual([{ n: 0 }]); // nothing of the sent email's record is left
+    expect(await rows("SELECT output FROM steps WHERE id = $1", [copied.stepId])).toEqual([{ output: { erased: true } }]);
+    expect(await rows("SELECT result FROM effects WHERE key = $1", [copied.key])).toEqual([{ result: { erased: true } }]);
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [copied.runId])).toEqual([{ status: "completed" }]); // not hers: not cancelled
     const leftovers = await rows(
       "SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND data::text ILIKE '%erase-me%'",
       [[done.runId, waiting.runId]],

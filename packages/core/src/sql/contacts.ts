@@ -109,6 +109,14 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
     UPDATE effects SET result = CASE WHEN result IS NULL THEN NULL ELSE ${erased}::jsonb END,
                        error = CASE WHEN error IS NULL THEN NULL ELSE ${erased}::jsonb END
     WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[])`;
+  // Emails to the address from other contacts' runs (a colleague notified, a fixed recipient): a send step records
+  // what it sent (to, subject, bodies), so that record goes too, in the step's output and the effect's result.
+  await tx.$executeRaw`
+    UPDATE steps SET output = ${erased}::jsonb
+    WHERE org_id = ${orgId} AND kind = 'send_email' AND output IS NOT NULL AND lower(output->>'to') = lower(${email})`;
+  await tx.$executeRaw`
+    UPDATE effects SET result = ${erased}::jsonb
+    WHERE org_id = ${orgId} AND kind = 'send_email' AND result IS NOT NULL AND lower(result->>'to') = lower(${email})`;
   await tx.$executeRaw`
     UPDATE run_events SET data = NULL WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[]) AND data IS NOT NULL`;
   await signalsErase(tx, orgId, runIds, email, hash);
