@@ -2,14 +2,19 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import type { ReactNode } from "react";
 import { currentUser } from "../server/session";
+import { orUnavailable, unavailable } from "../server/unavailable";
 import { BrokenConnections } from "./broken-connections";
 import "./globals.css";
 import { signOutAction } from "./signin/actions";
+import { Unavailable } from "./unavailable";
 
 export const metadata: Metadata = { title: "Holdfast", description: "Durable automation runs" };
 
 export default async function RootLayout({ children }: { children: ReactNode }) {
-  const user = await currentUser();
+  // Without the database no page can be shown: say so in words instead of an error page.
+  const found = await orUnavailable(currentUser);
+  const down = found === unavailable;
+  const user = down ? null : found;
   return (
     <html lang="en">
       <body>
@@ -39,8 +44,14 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
           </nav>
         </header>
         <main>
-          <BrokenConnections user={user} />
-          {children}
+          {down ? (
+            <Unavailable />
+          ) : (
+            <>
+              <BrokenConnections user={user} />
+              {children}
+            </>
+          )}
         </main>
       </body>
     </html>

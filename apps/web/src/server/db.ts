@@ -1,4 +1,4 @@
-import { sessionCookie, sessionIdOf } from "@holdfast/core";
+import { createLogger, Outages, sessionCookie, sessionIdOf } from "@holdfast/core";
 import { createDb, type Db, type DbScope } from "@holdfast/db";
 import { env, webDatabaseUrl } from "../env";
 import { explicitScope } from "./scope";
@@ -26,7 +26,17 @@ async function requestScope(): Promise<DbScope> {
 }
 
 // `next dev` re-evaluates modules on every edit; keeping the client on globalThis stops each reload opening a new pool.
-const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db };
+const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db; holdfastWebOutages?: Outages };
+
+/**
+ * The web's outage watch (core/ops/outage.ts): a request that finds the database gone reports it here, so the log says
+ * once that it is down and once that it is back, not once per request. No periodic check: the web notices on use
+ * (and `next build`, which loads this module, never probes).
+ */
+export const outages: Outages =
+  cache.holdfastWebOutages ??
+  new Outages({ log: createLogger("web", env.LOG_LEVEL), services: [{ service: "database", probe: () => db.$queryRawUnsafe("SELECT 1") }], checkEveryMs: 0 });
+cache.holdfastWebOutages = outages;
 
 export const db: Db =
   cache.holdfastWebDb ??
@@ -34,5 +44,6 @@ export const db: Db =
     poolSize: env.DB_POOL_SIZE,
     applicationName: "holdfast-web",
     scope: requestScope,
+    onConnectionError: (error) => outages.report(error),
   });
 cache.holdfastWebDb = db;

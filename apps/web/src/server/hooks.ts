@@ -4,12 +4,15 @@ import {
   deliveryContentType,
   deliveryStatus,
   HoldfastError,
+  isDatabaseUnreachable,
   type Logger,
+  type OutageReporter,
   organisationsIdBySlug,
   recordRefusedDelivery,
   refusalReason,
   startRun,
   triggerPayload,
+  unavailableRetryAfterSeconds,
 } from "@holdfast/core";
 import { pausedRetryAfterSeconds } from "@holdfast/core/lifecycle";
 import type { Db } from "@holdfast/db";
@@ -31,6 +34,8 @@ export interface HookParams {
 export interface HookOptions {
   maxBodyBytes?: number;
   log?: Logger;
+  /** The process's outage watch: a lost database is logged there once per outage, not once per delivery. */
+  outages?: OutageReporter;
 }
 
 let defaultLog: Logger | undefined;
@@ -54,9 +59,27 @@ const statusByCode: Record<string, number> = {
  * The trigger endpoint, as a plain function of (db, route params, request) so that tests drive it without Next.
  * Every refusal happens before or inside startRun's transaction, so a refused delivery starts nothing; once the
  * URL's organisation is known, each outcome is written to the automation's delivery log (an accepted or repeated
- * one by startRun with the run, a refusal here, without its body).
+ * one by startRun with the run, a refusal here, without its body). While the database cannot be reached the answer
+ * is 503 with Retry-After: senders retry later, and a delivery that did commit before the connection broke comes
+ * back as a duplicate with its run.
  */
 export async function handleHook(db: Db, params: HookParams, request: Request, options: HookOptions = {}): Promise<Response> {
+  try {
+    return await answerHook(db, params, request, options);
+  } catch (error) {
+    if (!isDatabaseUnreachable(error)) throw error;
+    options.outages?.report(error);
+    await request.body?.cancel().catch(() => {});
+    return errorResponse(
+      503,
+      "database_unavailable",
+      "the service cannot reach its database right now: send this delivery again later (one that was already stored comes back as a duplicate)",
+      { "retry-after": String(unavailableRetryAfterSeconds) },
+    );
+  }
+}
+
+async function answerHook(db: Db, params: HookParams, request: Request, options: HookOptions): Promise<Response> {
   const maxBytes = options.maxBodyBytes ?? env.MAX_WEBHOOK_BYTES;
   const log = options.log ?? (defaultLog ??= createLogger("web", env.LOG_LEVEL));
 
@@ -89,6 +112,7 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
         });
       } catch (error) {
         // The log is for people configuring senders; failing to write it must not change the sender's answer.
+        if (options.outages?.report(error)) return response;
         log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "delivery log write failed");
       }
       return response;
@@ -144,6 +168,7 @@ export async function handleHook(db: Db, params: HookParams, request: Request, o
         const headers = error.code === "automation_paused" ? { "retry-after": String(pausedRetryAfterSeconds) } : undefined;
         return refuse(errorResponse(status, error.code, error.message, headers), error.code, refusalReason(error));
       }
+      if (isDatabaseUnreachable(error)) throw error; // 503 above: no log line per delivery, no delivery-log write
       log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "webhook failed");
       return refuse(errorResponse(500, "internal", "internal error"), "internal", refusalReason(error));
     }

@@ -6,9 +6,11 @@ import { notFound } from "next/navigation";
 import { db } from "../../../server/db";
 import { mayActOnRuns, runDetail, type StepView } from "../../../server/runs";
 import { requireUser } from "../../../server/session";
+import { orUnavailable, unavailable } from "../../../server/unavailable";
 import { viewerZone } from "../../../server/viewer-zone";
 import { AutoRefresh } from "../../auto-refresh";
 import { InlineJson, Json, StatusBadge } from "../../ui";
+import { Unavailable } from "../../unavailable";
 import { ViewerZone } from "../../viewer-zone";
 import { GraphView } from "../graph-view";
 import { cancelAction, resolveAction, resumeAction, reviewStoppedAction } from "./actions";
@@ -61,12 +63,12 @@ const toneMark: Record<string, string> = { done: "✓", waiting: "◷", working:
 export default async function RunPage({ params, searchParams }: Props) {
   const { id } = await params;
   const { done, error } = await searchParams;
-  const user = await requireUser(`/runs/${id}`);
-  const detail = await runDetail(
-    db,
-    user.memberships.map((m) => m.orgId),
-    id,
-  );
+  const loaded = await orUnavailable(async () => {
+    const user = await requireUser(`/runs/${id}`);
+    return { user, detail: await runDetail(db, user.memberships.map((m) => m.orgId), id) };
+  });
+  if (loaded === unavailable) return <Unavailable />;
+  const { user, detail } = loaded;
   if (!detail) notFound();
   const { run, steps, timeline, approvals, effects, timers, signals, graph, uncertain } = detail;
   const zone = await viewerZone();

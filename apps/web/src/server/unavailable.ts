@@ -1,0 +1,19 @@
+import { isDatabaseUnreachable } from "@holdfast/core";
+import { outages } from "./db";
+
+/** What a page's loads come to while the database cannot be reached: the page shows <Unavailable /> instead. */
+export const unavailable = Symbol("database unavailable");
+
+/**
+ * Runs a page's database loads. A lost database becomes `unavailable` (and one line in the log per outage, through
+ * the web's watch); anything else, including Next's redirects and not-found, is thrown on as before.
+ */
+export async function orUnavailable<T>(load: () => Promise<T>): Promise<T | typeof unavailable> {
+  try {
+    return await load();
+  } catch (error) {
+    if (!isDatabaseUnreachable(error)) throw error;
+    outages.report(error);
+    return unavailable;
+  }
+}
