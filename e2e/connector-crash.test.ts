@@ -141,7 +141,8 @@ async function crashRuns(s: Scenario, point: Point) {
 const scenarios: Scenario[] = [
   { name: "http", kind: "http_request", connection: "", acted: (k) => (http.calls.get(k) ? 1 : 0), dedupes: true },
   { name: "email-dedupe", kind: "send_email", connection: "dedupe", acted: (k) => dedupeSmtp.byKey().get(k) ?? 0, dedupes: true },
-  { name: "crm", kind: "crm_upsert", connection: "crm", acted: (k) => (crm.records.has(k) ? 1 : 0), dedupes: true },
+  // The CRM applies a key once (a repeat is answered from its first write): `writes` holds the keys that wrote.
+  { name: "crm", kind: "crm_upsert", connection: "crm", acted: (k) => (crm.writes.has(k) ? 1 : 0), dedupes: true },
   { name: "email-plain", kind: "send_email", connection: "plain", acted: (k) => plainSmtp.byKey().get(k) ?? 0, dedupes: false },
 ];
 

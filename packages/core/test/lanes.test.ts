@@ -21,7 +21,7 @@ const crmGraph = (connection: string) =>
   parseGraph({
     nodes: [
       { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-      { id: "sync", kind: "crm_upsert", config: { connection, object: "leads", fields: { n: "{{input.n}}" } } },
+      { id: "sync", kind: "crm_upsert", config: { connection, object: "leads", matchKey: "lead-{{input.n}}", fields: { n: "{{input.n}}" } } },
       { id: "e", kind: "end" },
     ],
     edges: [

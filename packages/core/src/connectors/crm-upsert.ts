@@ -4,13 +4,14 @@ import type { StepOutcome } from "../steps/retry";
 import { renderTemplate, TemplateError } from "../templates/render";
 import { type Connector, takenOver } from "./connector";
 
-const recordUrl = (baseUrl: string, object: string, externalId: string) =>
-  `${baseUrl.replace(/\/$/, "")}/objects/${encodeURIComponent(object)}/records/${encodeURIComponent(externalId)}`;
+const recordsUrl = (baseUrl: string, object: string) => `${baseUrl.replace(/\/$/, "")}/objects/${encodeURIComponent(object)}/records`;
 
 /**
- * crm_upsert: `PUT /objects/{object}/records/{externalId}` with the effect key as the external id, so a repeat
- * updates the record it created instead of adding one; reconcile is `GET /objects/{object}/records?externalId=`.
- * Field values are templates (plain text).
+ * crm_upsert: `PUT /objects/{object}/records/{externalId}` where the external id is the node's match key as rendered
+ * for this run (the contact's email by default), so runs about one person update one record. The effect key is the
+ * call's `Idempotency-Key`: a repeat of this run's call is answered by the CRM, not applied again (a same-key re-send
+ * after a crash never overwrites a later run's write). Reconcile asks the CRM what the key wrote:
+ * `GET /objects/{object}/records?idempotencyKey=`. Field values are templates (plain text).
  */
 export const crmUpsertConnector: Connector<"crm_upsert"> = {
   kind: "crm_upsert",
@@ -19,21 +20,32 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
   async perform(ctx, key, begin): Promise<StepOutcome> {
     const crm = crmConnectionConfig.safeParse(ctx.connection?.config);
     if (!crm.success) return { kind: "fail", error: { code: "bad_connection", message: `connection "${ctx.node.config.connection}" is not a CRM connection`, permanent: true, notPerformed: true } };
+    const { matchKey, object } = ctx.node.config;
+    const context = await ctx.templates();
+    if (context.contact === null && /\{\{\s*contact\./.test(matchKey)) {
+      const message = `this run has no contact, so no ${object} record can be matched by ${matchKey}: set "Match records by" to a value of the payload, such as {{input.customer_id}}, or send the contact's email`;
+      return { kind: "fail", error: { code: "no_match_key", message, permanent: true, notPerformed: true } };
+    }
     let fields: Record<string, string>;
+    let externalId: string;
     try {
-      const context = await ctx.templates();
+      externalId = renderTemplate(matchKey, context, "text").trim();
       fields = Object.fromEntries(Object.entries(ctx.node.config.fields).map(([name, t]) => [name, renderTemplate(t, context, "text")]));
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
     }
+    if (externalId === "") {
+      const message = `"Match records by" (${matchKey}) is empty for this run, so no ${object} record can be named: give the payload that value or match by another one`;
+      return { kind: "fail", error: { code: "no_match_key", message, permanent: true, notPerformed: true } };
+    }
     if (!(await begin())) return takenOver(key);
     const outcome = await performHttpRequest({
       config: {
-        url: recordUrl(crm.data.baseUrl, ctx.node.config.object, key),
+        url: `${recordsUrl(crm.data.baseUrl, object)}/${encodeURIComponent(externalId)}`,
         method: "PUT",
         headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {},
-        body: { externalId: key, fields },
+        body: { externalId, fields },
         sendInput: false,
         timeoutMs: crm.data.timeoutMs,
         idempotent: true,
@@ -47,9 +59,15 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
   },
   async reconcile(ctx, key): Promise<unknown | null> {
     const crm = crmConnectionConfig.parse(ctx.connection?.config);
-    const url = `${crm.baseUrl.replace(/\/$/, "")}/objects/${encodeURIComponent(ctx.node.config.object)}/records?externalId=${encodeURIComponent(key)}`;
     const found = await performHttpRequest({
-      config: { url, method: "GET", headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {}, sendInput: false, timeoutMs: crm.timeoutMs, idempotent: true },
+      config: {
+        url: `${recordsUrl(crm.baseUrl, ctx.node.config.object)}?idempotencyKey=${encodeURIComponent(key)}`,
+        method: "GET",
+        headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {},
+        sendInput: false,
+        timeoutMs: crm.timeoutMs,
+        idempotent: true,
+      },
       idempotencyKey: key,
       runId: ctx.step.runId,
       input: null,
