@@ -1,11 +1,14 @@
 import { describeOutcome } from "@holdfast/core";
+import { storyClock } from "@holdfast/core/story";
 import Link from "next/link";
 import { inboxFor } from "../../server/approvals";
 import { db } from "../../server/db";
 import { requireUser } from "../../server/session";
 import { orUnavailable, unavailable } from "../../server/unavailable";
-import { StatusBadge, Time } from "../ui";
+import { viewerZone } from "../../server/viewer-zone";
+import { StatusBadge } from "../ui";
 import { Unavailable } from "../unavailable";
+import { ViewerZone } from "../viewer-zone";
 import { decideAction } from "./actions";
 
 export const dynamic = "force-dynamic";
@@ -21,8 +24,13 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const inbox = await orUnavailable(async () => inboxFor(db, await requireUser("/approvals")));
   if (inbox === unavailable) return <Unavailable />;
   const { pending, decided } = inbox;
+  // Times in the approver's own zone (their browser's, told by a cookie), UTC until it is known.
+  const zone = await viewerZone();
+  const clock = storyClock(zone ?? "UTC", null);
+  const when = (at: Date | null | undefined) => (at ? <time dateTime={at.toISOString()}>{clock.when(at)}</time> : <span className="muted">-</span>);
   return (
     <>
+      <ViewerZone current={zone} />
       <h1>Approvals</h1>
       {done ? (
         <p className="flash flash-ok" role="status">
@@ -50,7 +58,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
               </div>
               <pre className="content">{a.content}</pre>
               <p className="small muted">
-                Decide by <Time at={a.deadlineAt} /> UTC · approvers: {approversText(a)} · content digest <code>{a.digest.slice(0, 12)}</code>
+                Decide by {when(a.deadlineAt)} · approvers: {approversText(a)} · content digest <code>{a.digest.slice(0, 12)}</code>
               </p>
               <form action={decideAction} className="decide">
                 <input type="hidden" name="approvalId" value={a.id} />
@@ -77,7 +85,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
               <th>Approval</th>
               <th>Outcome</th>
               <th>By</th>
-              <th>When (UTC)</th>
+              <th>When</th>
               <th>Run</th>
             </tr>
           </thead>
@@ -90,9 +98,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
                   {a.decidedVia === "deadline" || a.decidedVia === "run" ? <span className="small muted"> {describeOutcome(a)}</span> : null}
                 </td>
                 <td>{a.decidedByName ?? "-"}{a.decidedVia ? <span className="muted small"> via {a.decidedVia}</span> : null}</td>
-                <td>
-                  <Time at={a.decidedAt} />
-                </td>
+                <td>{when(a.decidedAt)}</td>
                 <td>
                   <Link href={`/runs/${a.runId}`} className="mono small">
                     {a.runId}

@@ -1,4 +1,5 @@
 import type { Graph } from "@holdfast/core";
+import { kindOf } from "@holdfast/core/kinds";
 
 /**
  * The automation's graph as the run went through it: nodes in layers by distance from the trigger, each coloured by
@@ -52,7 +53,15 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
   const height = 20 + Math.max(...[...layers.values()].map((l) => l.length)) * (H + GY) - GY;
   const open = new Set(["ready", "running", "waiting", "parked"]);
   return (
-    <svg className="graph" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="the automation's graph with the run's position">
+    // Shrinks to the page's width down to 70% (a long automation then scrolls sideways in its frame).
+    <svg
+      className="graph"
+      width="100%"
+      style={{ maxWidth: width, minWidth: Math.round(width * 0.7) }}
+      viewBox={`0 0 ${width} ${height}`}
+      role="img"
+      aria-label="the automation's graph with the run's position"
+    >
       <defs>
         <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
           <path d="M 0 0 L 10 5 L 0 10 z" fill="#8a93a6" />
@@ -61,7 +70,9 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
           <path d="M 0 0 L 10 5 L 0 10 z" fill="#1f5fbf" />
         </marker>
       </defs>
-      {graph.edges.map((e) => {
+      {graph.edges.map((e, i) => {
+        // Two outputs into the same step ("reply" and "timeout" both to the CRM): their labels stack, not overlap.
+        const twin = graph.edges.slice(0, i).filter((x) => x.from === e.from && x.to === e.to).length;
         const a = pos.get(e.from);
         const b = pos.get(e.to);
         if (!a || !b) return null;
@@ -76,7 +87,7 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
           <g key={`${e.from}-${e.to}-${e.label ?? ""}`} data-edge={`${e.from}->${e.to}`} data-taken={taken ? "1" : undefined} opacity={path && !taken ? 0.45 : 1}>
             <path d={d} fill="none" stroke={taken ? "#1f5fbf" : "#8a93a6"} strokeWidth={taken ? 2.6 : 1.3} markerEnd={taken ? "url(#arrow-taken)" : "url(#arrow)"} />
             {e.label ? (
-              <text x={(x1 + x2) / 2} y={(y1 + y2) / 2 - 4} fontSize="10" fill="#6b7385" textAnchor="middle">
+              <text x={(x1 + x2) / 2} y={(y1 + y2) / 2 - 4 + twin * 14} fontSize="10" fill="#6b7385" textAnchor="middle">
                 {e.label}
               </text>
             ) : null}
@@ -88,6 +99,7 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
         if (!p) return null;
         const status = latest.get(n.id);
         const here = status !== undefined && open.has(status);
+        const title = n.name?.trim() || n.id;
         return (
           <g
             key={n.id}
@@ -108,10 +120,11 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
               strokeWidth={here ? 3 : takenNodes.has(n.id) ? 1.8 : 1}
             />
             <text x={p.x + 10} y={p.y + 18} fontSize="12" fontWeight="600" fill="#1d2330">
-              {n.id.length > 20 ? `${n.id.slice(0, 19)}…` : n.id}
+              {title.length > 20 ? `${title.slice(0, 19)}…` : title}
+              <title>{n.name ? `${n.name} (${n.id})` : n.id}</title>
             </text>
             <text x={p.x + 10} y={p.y + 34} fontSize="10" fill="#6b7385">
-              {n.kind}
+              {kindOf(n.kind)?.label ?? n.kind}
               {status ? ` · ${status}` : ""}
             </text>
           </g>
