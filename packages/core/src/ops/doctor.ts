@@ -64,10 +64,17 @@ const queries: Record<CheckName, { sql: string; repair: string }> = {
             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = s.run_id AND o.sent_at IS NULL)`,
     repair: "write a fresh step.ready wake-up",
   },
+  // What the sweeper re-wakes (runsFindStalled): no open step, nothing recent, no wake-up. A settled step never
+  // walked counts (its run.wake was lost: the typical case); a held run does not (its resume wakes it).
   no_way_forward: {
-    sql: `SELECT r.id AS "runId", 'quiet for ' || round(EXTRACT(EPOCH FROM now() - r.updated_at)) || ' s' AS detail FROM runs r
-          WHERE r.status = 'running' AND r.updated_at < now() - interval '${graceSeconds} seconds'
-            AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND (s.status IN ('ready', 'running', 'waiting', 'parked') OR s.advanced_at IS NULL AND s.status IN ('done', 'failed')) )
+    sql: `SELECT r.id AS "runId",
+                 CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.advanced_at IS NULL AND s.status IN ('done', 'failed'))
+                      THEN 'a settled step was never walked (its wake-up was lost); ' ELSE '' END
+                 || 'quiet for ' || round(EXTRACT(EPOCH FROM now() - r.updated_at)) || ' s' AS detail
+          FROM runs r
+          WHERE r.status = 'running' AND r.held_at IS NULL AND r.updated_at < now() - interval '${graceSeconds} seconds'
+            AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id
+                              AND (s.status IN ('ready', 'running', 'waiting', 'parked') OR s.updated_at >= now() - interval '${graceSeconds} seconds'))
             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = r.id AND o.sent_at IS NULL)`,
     repair: "wake the run: the engine walks on, or fails it with the reason where a person sees it",
   },
