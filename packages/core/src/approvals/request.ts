@@ -9,8 +9,10 @@ import { renderTemplate, type TemplateContext } from "../templates/render";
 import { timerFor } from "../timers/plan";
 import type { GraphNode } from "../versions/graph";
 import { contentDigest } from "./digest";
+import { type EmailDigest, emailDigestOf, emailReviewText, renderEmail } from "./email";
 
 type ApprovalNode = Extract<GraphNode, { kind: "approval" }>;
+type SendEmailNode = Extract<GraphNode, { kind: "send_email" }>;
 
 export interface ApprovalRequested {
   events: RunEventRow[];
@@ -21,7 +23,8 @@ export interface ApprovalRequested {
  * A run reached an approval step (inserted `waiting` in this transaction): render the exact content under review,
  * take its digest, write the approval (stage 1, or 2 for an escalation: other approvers, their own deadline), the
  * deadline's timer on the step, the step's signal key, the Slack post owed, and the timeline rows. All in the
- * engine's transaction: a crash before its commit leaves no half-made request.
+ * engine's transaction: a crash before its commit leaves no half-made request. An approval of an email (`email`, the
+ * send step's node) shows that email rendered as it would be sent, after the content, and keeps its digests.
  */
 export async function requestApproval(
   tx: Tx,
@@ -31,6 +34,7 @@ export async function requestApproval(
   stage: number,
   steps: StepRow[],
   actor: string,
+  email: SendEmailNode | null = null,
 ): Promise<ApprovalRequested> {
   const base = { orgId: run.orgId, runId: run.id, worker: actor, stepId: step.id, nodeId: node.id };
   const escalation = stage > 1 && node.config.onDeadline.action === "escalate" ? node.config.onDeadline : null;
@@ -40,9 +44,20 @@ export async function requestApproval(
   const context = await templateContextInTx(tx, run, steps);
   let title: string;
   let content: string;
+  let emailDigest: EmailDigest | null = null;
   try {
     title = renderTemplate(node.config.title, context, "text");
     content = renderTemplate(node.config.content, context, "text");
+    if (email) {
+      let parts: ReturnType<typeof renderEmail>;
+      try {
+        parts = renderEmail(email.config, context);
+      } catch (error) {
+        throw new Error(`the email of "${email.id}" cannot be shown for approval: ${(error as Error).message}`);
+      }
+      content = [content.trim() === "" ? null : content, emailReviewText(parts)].filter((c) => c !== null).join("\n\n");
+      emailDigest = emailDigestOf(email.id, parts);
+    }
   } catch (error) {
     // The content cannot be known: the step fails (visible), and the next walk stops the run on it.
     await tx.$executeRaw`
@@ -69,6 +84,7 @@ export async function requestApproval(
     deadlineSeconds,
     onDeadline: node.config.onDeadline,
     slack: node.config.slack ?? null,
+    emailDigest,
   });
   const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
   const timer = timerFor({ rule: { kind: "duration", seconds: deadlineSeconds }, spreadSeconds: 0 }, run.id, run.input, now);
@@ -86,6 +102,7 @@ export async function requestApproval(
           stage,
           approvers,
           digest: digest.slice(0, 12),
+          ...(emailDigest ? { email: emailDigest.node } : {}),
           deadlineAt: approval.deadlineAt.toISOString(),
           onDeadline: node.config.onDeadline.action,
           slack: node.config.slack?.channel ?? null,

@@ -1,15 +1,18 @@
+import { approvedEmailCheck } from "../approvals/email-check";
+import { renderEmail } from "../approvals/email";
 import { smtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EmailMessage, performSendEmail } from "../effects/send-email";
 import { contactsMaySend } from "../sql/contacts";
 import type { StepOutcome } from "../steps/retry";
 import { inboundEmailDomain, replyRoutingAddress } from "../signals/routing";
-import { renderTemplate, TemplateError } from "../templates/render";
+import { TemplateError } from "../templates/render";
 import { type Connector, takenOver } from "./connector";
 
 /**
  * send_email: at the moment of sending, the templates are rendered, consent and the suppression list are checked by
  * the database, and the message goes out with a Message-ID derived from the effect key. SMTP cannot be asked what
- * it received, so there is no reconcile; a repeat is safe only where the provider drops a repeated Message-ID.
+ * it received, so there is no reconcile; a repeat is safe only where the provider drops a repeated Message-ID. An
+ * email an approval approved (approvals/email-check.ts) goes out only as the approver saw it; otherwise it parks.
  */
 export const sendEmailConnector: Connector<"send_email"> = {
   kind: "send_email",
@@ -25,13 +28,7 @@ export const sendEmailConnector: Connector<"send_email"> = {
     const { config } = node;
     let message: EmailMessage;
     try {
-      const context = await ctx.templates();
-      message = {
-        to: renderTemplate(config.to, context, "text").trim(),
-        subject: renderTemplate(config.subject, context, "text"),
-        ...(config.text !== undefined ? { text: renderTemplate(config.text, context, "text") } : {}),
-        ...(config.html !== undefined ? { html: renderTemplate(config.html, context, "html") } : {}),
-      };
+      message = renderEmail(config, await ctx.templates());
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
@@ -41,6 +38,8 @@ export const sendEmailConnector: Connector<"send_email"> = {
     if (!/^[^\s@,;<>"()]+@[^\s@,;<>"()]+\.[^\s@,;<>"()]+$/.test(message.to)) {
       return { kind: "fail", error: { code: "bad_recipient", message: `"${message.to}" is not one email address`, permanent: true, notPerformed: true } };
     }
+    const unapproved = await approvedEmailCheck(db, step, node.id, message);
+    if (unapproved) return unapproved;
     const permission = await contactsMaySend(db, step.orgId, message.to, config.requireConsent);
     const checkedAt = permission.checkedAt.toISOString();
     if (!permission.allowed) {

@@ -117,7 +117,8 @@ async function apply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], comman
         if (c.kind === "approval") {
           const node = graph.nodes.find((n) => n.id === c.nodeId);
           if (node?.kind !== "approval") throw new Error(`node ${c.nodeId} is not an approval`);
-          const requested = await requestApproval(tx, run, step, node, c.stage ?? 1, steps, actor);
+          const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
+          const requested = await requestApproval(tx, run, step, node, c.stage ?? 1, steps, actor, email?.kind === "send_email" ? email : null);
           events.push(...requested.events);
           outbox.push(...requested.outbox);
           break;

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { defineStepKind } from "./kind";
+import { nodeId } from "./ids";
+import { type CheckGraph, defineStepKind, type GraphProblem } from "./kind";
 import { durationWords, listWords } from "./words";
 
 /** Who may decide: named users (by email) and/or everyone holding a role (an owner may always decide). */
@@ -37,18 +38,29 @@ export type OnDeadline = z.infer<typeof onDeadlineSchema>;
  * Asks a person to approve exact content (`content`, a template over earlier steps' outputs such as a drafted email)
  * before the run goes on. The decision binds the content's digest. Posted to Slack when `slack` is set, and always
  * listed in the approvals inbox. Two outgoing edges: "approved" and "rejected".
+ *
+ * `email` names the Send email step whose email this approval approves. The approver is then shown that email as it
+ * would be sent (recipient, subject, text, HTML), rendered when the approval is asked, after `content` if any; and
+ * that step sends exactly that email: when it renders anything else at send time, it parks with the reason and sends
+ * nothing (approvals/email.ts, connectors/send-email.ts). Publish checks: the step is a Send email step on the
+ * approved path, every way to it passes the approval, and its templates use no step that runs after the approval.
  */
 export const approvalConfig = z
   .object({
     approvers: approversSchema,
     title: z.string().min(1).max(300),
-    content: z.string().min(1).max(50_000),
+    content: z.string().max(50_000).default(""),
+    email: nodeId.optional(),
     deadlineSeconds: z.number().int().min(1).max(30 * 86_400),
     onDeadline: onDeadlineSchema.default({ action: "stop" }),
     /** A Slack connection of the organisation and the channel (C...) or user (U...) to post to. */
     slack: z.object({ connection: z.string().min(1).max(100), channel: z.string().min(1).max(100) }).strict().optional(),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.content.trim() !== "" || c.email !== undefined, {
+    message: "say what they approve: the content, or the email step it approves",
+    path: ["content"],
+  });
 export type ApprovalConfig = z.infer<typeof approvalConfig>;
 
 export function approversWords(a: Pick<Approvers, "users" | "role">): string {
@@ -72,10 +84,16 @@ export const approval = defineStepKind({
     { name: "approvers", label: "Who may approve", help: "Members by email, or everyone with a role. Owners may always decide.", required: true, widget: { type: "approvers" } },
     { name: "title", label: "Question", required: true, widget: { type: "template" } },
     {
+      name: "email",
+      label: "Email it approves",
+      help:
+        "Optional: a Send email step after this one. They see that email exactly as it will be sent, and it is sent only as approved: if it would go out different in any way, it is held with the reason instead.",
+      widget: { type: "step", kinds: ["send_email"] },
+    },
+    {
       name: "content",
       label: "What they approve",
-      help: "The exact content the decision binds (such as the drafted email). If it changes, the approval no longer counts.",
-      required: true,
+      help: "The exact content the decision binds (such as the drafted email); with an email chosen above, a note shown before it. If it changes, the approval no longer counts.",
       widget: { type: "template", multiline: true },
     },
     { name: "deadlineSeconds", label: "Decide within", required: true, widget: { type: "duration", min: 1, max: 30 * 86_400 } },
@@ -114,5 +132,45 @@ export const approval = defineStepKind({
     { path: "reply.decision", label: "Decision" },
     { path: "reply.byName", label: "Decided by" },
   ],
-  summary: (c) => `Ask ${approversWords(c.approvers)} within ${durationWords(c.deadlineSeconds)}${c.slack ? " (Slack)" : ""}`,
+  summary: (c) => `Ask ${approversWords(c.approvers)} within ${durationWords(c.deadlineSeconds)}${c.email ? ` to approve the email of ${c.email}` : ""}${c.slack ? " (Slack)" : ""}`,
+  checks: (node, graph) => (node.config.email ? approvedEmailProblems(node.id, node.config.email, graph) : []),
 });
+
+/** Nodes reachable from `starts` along `edges`, never entering `wall` (the approval). */
+function reach(starts: string[], next: (id: string) => string[], wall: string): Set<string> {
+  const seen = new Set<string>();
+  const todo = starts.filter((s) => s !== wall);
+  for (let id = todo.pop(); id !== undefined; id = todo.pop()) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    for (const n of next(id)) if (n !== wall && !seen.has(n)) todo.push(n);
+  }
+  return seen;
+}
+
+/**
+ * The email an approval approves must be a Send email step that only the approved edge leads to, and its templates
+ * must render when the approval is asked: no step between the approval and the send (nor the approval itself) may
+ * feed them, since the approver could not see what it will say.
+ */
+function approvedEmailProblems(approvalId: string, emailId: string, graph: CheckGraph): GraphProblem[] {
+  const path = `node:${approvalId}.config.email`;
+  const send = graph.nodes.find((n) => n.id === emailId);
+  if (send?.kind !== "send_email") return [{ path, message: `"${emailId}" is not a Send email step of this automation` }];
+  const out = (id: string) => graph.edges.filter((e) => e.from === id).map((e) => e.to);
+  const into = (id: string) => graph.edges.filter((e) => e.to === id).map((e) => e.from);
+  const fromApproval = (approved: boolean) => graph.edges.filter((e) => e.from === approvalId && (e.label === "approved") === approved).map((e) => e.to);
+  const after = reach(fromApproval(true), out, approvalId);
+  if (!after.has(emailId)) return [{ path, message: `"${emailId}" does not come after this approval's "approved" edge` }];
+  const triggers = graph.nodes.filter((n) => n.kind === "trigger").map((n) => n.id);
+  if (reach([...triggers, ...fromApproval(false)], out, approvalId).has(emailId)) {
+    return [{ path, message: `"${emailId}" can be reached without this approval: every way to the email must pass its "approved" edge` }];
+  }
+  const between = new Set([...reach([emailId], into, approvalId)].filter((id) => id !== emailId && after.has(id)));
+  between.add(approvalId);
+  const used = [...JSON.stringify(send.config ?? {}).matchAll(/steps\.([a-z][a-z0-9_]*)/g)].map((m) => m[1] as string);
+  const late = [...new Set(used.filter((id) => between.has(id)))];
+  return late.length
+    ? [{ path, message: `"${emailId}" uses ${late.map((id) => `{{steps.${id}...}}`).join(", ")}, which this approval cannot show: it runs after the approval is asked` }]
+    : [];
+}

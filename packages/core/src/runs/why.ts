@@ -131,6 +131,12 @@ export function parkedWhy(e: StepErrorLike | null | undefined, usd: (micros: num
         what: e?.reason ?? `the connection${e?.connection ? ` "${e.connection}"` : ""} needs reconnecting`,
         todo: `fix ${e?.connection ? `"${e.connection}"` : "the connection"} in Settings -> Connections, then Resume`,
       };
+    case "email_differs":
+    case "email_not_approved":
+      return {
+        what: e?.reason ?? "the email is not the one that was approved",
+        todo: "cancel the run and start it again, so the email is approved as it will be sent; Resume sends it only if it now matches what was approved",
+      };
     case "breaker_open":
       return {
         what: e?.reason ?? "calls to the connection are paused because it kept failing",

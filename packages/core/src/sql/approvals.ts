@@ -1,4 +1,5 @@
 import type { Tx } from "@holdfast/db";
+import type { EmailDigest } from "../approvals/email";
 import type { Approvers, Decision, OnDeadline } from "../versions/graph";
 
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "escalated" | "expired" | "cancelled";
@@ -50,17 +51,17 @@ const columns = `a.id, a.org_id AS "orgId", a.run_id AS "runId", a.step_id AS "s
 export type NewApproval = Pick<
   ApprovalRow,
   "orgId" | "runId" | "stepId" | "nodeId" | "stage" | "approvers" | "title" | "content" | "digest" | "onDeadline" | "slack"
-> & { deadlineSeconds: number };
+> & { deadlineSeconds: number; emailDigest?: EmailDigest | null };
 
 /** The request for a decision, due `deadlineSeconds` from the database's now; its step listens for `approval:<id>`. */
 export async function approvalsInsert(tx: Tx, a: NewApproval): Promise<{ id: string; deadlineAt: Date }> {
   const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
     INSERT INTO approvals (org_id, run_id, step_id, node_id, stage, approvers, title, content, digest, deadline_at,
-                           on_deadline, slack, notify_state)
+                           on_deadline, slack, notify_state, email_digest)
     VALUES (${a.orgId}, ${a.runId}, ${a.stepId}, ${a.nodeId}, ${a.stage}, ${JSON.stringify(a.approvers)}::jsonb,
             ${a.title}, ${a.content}, ${a.digest}, now() + make_interval(secs => ${a.deadlineSeconds}),
             ${JSON.stringify(a.onDeadline)}::jsonb, ${a.slack ? JSON.stringify(a.slack) : null}::jsonb,
-            ${a.slack ? "post" : "none"})
+            ${a.slack ? "post" : "none"}, ${a.emailDigest ? JSON.stringify(a.emailDigest) : null}::jsonb)
     RETURNING id, deadline_at AS "deadlineAt"`;
   const row = rows[0];
   if (!row) throw new Error(`approval for step ${a.stepId} not inserted`);
@@ -103,6 +104,28 @@ export async function approvalsBySlackMessage(tx: Tx, orgIds: string[], message:
     message.ts,
   );
   return rows[0];
+}
+
+/** The latest approval of a run that approves the email of send step `sendNodeId`, with what it showed. */
+export interface EmailApproval {
+  id: string;
+  nodeId: string;
+  status: ApprovalStatus;
+  decidedByName: string | null;
+  decidedVia: DecidedVia | null;
+  emailDigest: EmailDigest;
+}
+
+/** By the run's step ids (`stepIds`, as the claim read them): the unique step_id index finds them on every send. */
+export async function approvalsOfEmail(tx: Tx, orgId: string, stepIds: string[], sendNodeId: string): Promise<EmailApproval | null> {
+  if (stepIds.length === 0) return null;
+  const rows = await tx.$queryRaw<EmailApproval[]>`
+    SELECT id, node_id AS "nodeId", status, decided_by_name AS "decidedByName", decided_via AS "decidedVia", email_digest AS "emailDigest"
+    FROM approvals
+    WHERE org_id = ${orgId} AND step_id = ANY(${stepIds}::text[]) AND email_digest->>'node' = ${sendNodeId}
+    ORDER BY created_at DESC, stage DESC
+    LIMIT 1`;
+  return rows[0] ?? null;
 }
 
 export async function approvalsForRun(tx: Tx, orgId: string, runId: string): Promise<ApprovalRow[]> {
@@ -180,10 +203,14 @@ export async function approvalsClose(
   return rows.filter((r) => r.notifyState === "post" || r.notifyState === "update").map((r) => r.id);
 }
 
-/** New content under review (and its digest): decisions bound to the old digest are refused from now on. */
+/**
+ * New content under review (and its digest): decisions bound to the old digest are refused from now on. An approval
+ * of an email no longer shows that email as rendered, so its send will not go out on this approval (`revised`).
+ */
 export async function approvalsRevise(tx: Tx, orgId: string, approvalId: string, content: string, digest: string): Promise<ApprovalRow | undefined> {
   const rows = await tx.$queryRawUnsafe<ApprovalRow[]>(
     `UPDATE approvals a SET content = $3, digest = $4, revision = revision + 1, updated_at = now(),
+            email_digest = CASE WHEN email_digest IS NULL THEN NULL ELSE email_digest || '{"revised": true}'::jsonb END,
             notify_state = CASE WHEN slack IS NULL THEN 'none' WHEN slack_message IS NULL THEN 'post' ELSE 'update' END
      WHERE org_id = $1 AND id = $2 AND status = 'pending'
      RETURNING ${columns}`,
