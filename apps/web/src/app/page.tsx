@@ -3,7 +3,11 @@ import { z } from "zod";
 import { db } from "../server/db";
 import { automationsFor, displayStatuses, listRuns } from "../server/runs";
 import { requireUser } from "../server/session";
-import { StatusBadge, Time } from "./ui";
+import { orUnavailable, unavailable } from "../server/unavailable";
+import { Unavailable } from "./unavailable";
+import { viewerClock } from "../server/viewer-zone";
+import { At, StatusBadge } from "./ui";
+import { ViewerZone } from "./viewer-zone";
 
 export const dynamic = "force-dynamic";
 
@@ -17,7 +21,8 @@ const filters = z.object({
 });
 
 export default async function RunsPage({ searchParams }: { searchParams: Promise<Record<string, string | undefined>> }) {
-  const user = await requireUser("/");
+  const user = await orUnavailable(() => requireUser("/"));
+  if (user === unavailable) return <Unavailable />;
   const raw = await searchParams;
   const f = filters.parse({
     automation: raw.automation || undefined,
@@ -26,10 +31,15 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     contact: raw.contact || undefined,
   });
   const orgIds = user.memberships.map((m) => m.orgId);
-  const [runs, automations] = await Promise.all([listRuns(db, orgIds, f), automationsFor(db, orgIds)]);
+  const lists = await orUnavailable(() => Promise.all([listRuns(db, orgIds, f), automationsFor(db, orgIds)]));
+  if (lists === unavailable) return <Unavailable />;
+  const [runs, automations] = lists;
   const filtered = Boolean(f.automation || f.version || f.status || f.contact);
+  // Times in the viewer's zone (their browser's, told by a cookie), UTC until it is known.
+  const { zone, clock } = await viewerClock();
   return (
     <>
+      <ViewerZone current={zone} />
       <h1>Runs</h1>
       <form className="filters" method="get">
         <label>
@@ -83,7 +93,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
               <th>Version</th>
               <th>Status</th>
               <th>Contact</th>
-              <th>Started (UTC)</th>
+              <th>Started</th>
               <th>Finished</th>
             </tr>
           </thead>
@@ -112,10 +122,10 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
                 </td>
                 <td>{r.contact ?? <span className="muted">-</span>}</td>
                 <td>
-                  <Time at={r.createdAt} />
+                  <At at={r.createdAt} clock={clock} />
                 </td>
                 <td>
-                  <Time at={r.finishedAt} />
+                  <At at={r.finishedAt} clock={clock} />
                 </td>
               </tr>
             ))}

@@ -4,12 +4,12 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{status}</span>;
 }
 
-export function Time({ at }: { at: Date | null | undefined }) {
+/** An instant as people read it, in the viewer's zone (`clock` from server/viewer-zone's viewerClock); ISO on hover. */
+export function At({ at, clock }: { at: Date | null | undefined; clock: { when(at: Date): string } }) {
   if (!at) return <span className="muted">-</span>;
-  const iso = at.toISOString();
   return (
-    <time dateTime={iso} title={iso}>
-      {iso.replace("T", " ").replace("Z", "")}
+    <time dateTime={at.toISOString()} title={at.toISOString()}>
+      {clock.when(at)}
     </time>
   );
 }

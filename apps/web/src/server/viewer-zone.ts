@@ -1,4 +1,5 @@
 import { isValidZone } from "@holdfast/core";
+import { type StoryClock, storyClock } from "@holdfast/core/story";
 import { cookies } from "next/headers";
 import { viewerZoneCookie } from "./viewer-zone-name";
 
@@ -16,4 +17,10 @@ export async function viewerZone(): Promise<string | null> {
     return null;
   }
   return zone.length <= 64 && isValidZone(zone) ? zone : null;
+}
+
+/** The viewer's zone and a clock formatting instants in it (UTC, labelled, until the browser has told its zone). */
+export async function viewerClock(): Promise<{ zone: string | null; clock: StoryClock }> {
+  const zone = await viewerZone();
+  return { zone, clock: storyClock(zone ?? "UTC", null) };
 }

@@ -1,12 +1,11 @@
 import { describeOutcome } from "@holdfast/core";
-import { storyClock } from "@holdfast/core/story";
 import Link from "next/link";
 import { inboxFor } from "../../server/approvals";
 import { db } from "../../server/db";
 import { requireUser } from "../../server/session";
 import { orUnavailable, unavailable } from "../../server/unavailable";
-import { viewerZone } from "../../server/viewer-zone";
-import { StatusBadge } from "../ui";
+import { viewerClock } from "../../server/viewer-zone";
+import { At, StatusBadge } from "../ui";
 import { Unavailable } from "../unavailable";
 import { ViewerZone } from "../viewer-zone";
 import { decideAction } from "./actions";
@@ -24,10 +23,8 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
   const inbox = await orUnavailable(async () => inboxFor(db, await requireUser("/approvals")));
   if (inbox === unavailable) return <Unavailable />;
   const { pending, decided } = inbox;
-  // Times in the approver's own zone (their browser's, told by a cookie), UTC until it is known.
-  const zone = await viewerZone();
-  const clock = storyClock(zone ?? "UTC", null);
-  const when = (at: Date | null | undefined) => (at ? <time dateTime={at.toISOString()}>{clock.when(at)}</time> : <span className="muted">-</span>);
+  // Times in the viewer's zone (their browser's, told by a cookie), UTC until it is known.
+  const { zone, clock } = await viewerClock();
   return (
     <>
       <ViewerZone current={zone} />
@@ -58,7 +55,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
               </div>
               <pre className="content">{a.content}</pre>
               <p className="small muted">
-                Decide by {when(a.deadlineAt)} · approvers: {approversText(a)} · content digest <code>{a.digest.slice(0, 12)}</code>
+                Decide by <At at={a.deadlineAt} clock={clock} /> · approvers: {approversText(a)} · content digest <code>{a.digest.slice(0, 12)}</code>
               </p>
               <form action={decideAction} className="decide">
                 <input type="hidden" name="approvalId" value={a.id} />
@@ -98,7 +95,7 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
                   {a.decidedVia === "deadline" || a.decidedVia === "run" ? <span className="small muted"> {describeOutcome(a)}</span> : null}
                 </td>
                 <td>{a.decidedByName ?? "-"}{a.decidedVia ? <span className="muted small"> via {a.decidedVia}</span> : null}</td>
-                <td>{when(a.decidedAt)}</td>
+                <td><At at={a.decidedAt} clock={clock} /></td>
                 <td>
                   <Link href={`/runs/${a.runId}`} className="mono small">
                     {a.runId}
