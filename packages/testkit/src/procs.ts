@@ -34,6 +34,8 @@ export interface SpawnOptions {
   label?: string;
   /** Extra node flags (e.g. --cpu-prof, which NODE_OPTIONS does not accept). */
   nodeArgs?: string[];
+  /** Run the app from this copy of the repository instead of the checkout (the soak pins its source). */
+  root?: string;
 }
 
 /** Spawns a real app process (tsx, as `pnpm start` does) and supervises it like a process manager would. */
@@ -55,8 +57,9 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
       ...(armed && options.crash ? { HOLDFAST_CRASH_AT: options.crash.point, HOLDFAST_CRASH_SKIP: String(options.crash.skip ?? 0) } : {}),
     };
     if (!armed) delete env.HOLDFAST_CRASH_AT;
-    const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", join(repoRoot, "apps", app, "src/main.ts")], {
-      cwd: repoRoot,
+    const root = options.root ?? repoRoot;
+    const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", join(root, "apps", app, "src/main.ts")], {
+      cwd: root,
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
