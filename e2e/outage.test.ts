@@ -139,13 +139,18 @@ describe("the database goes away and comes back", () => {
     // A burst of refused deliveries is still one line in the web's log, not one per request.
     for (const r of await Promise.all(Array.from({ length: 20 }, () => deliver("order-1")))) expect(r.status).toBe(503);
 
-    for (const path of ["/approvals", `/runs/${firstRun}`]) {
+    for (const path of ["/approvals", `/runs/${firstRun}`, "/", "/automations", "/settings"]) {
       const page = await fetchAgain(`${web.base}${path}`, { headers: { cookie } });
       const html = await page.text();
       expect(html, path).toContain("Holdfast is unavailable right now");
       expect(html, path).toContain("It cannot reach its database, so this page cannot be shown.");
       expect(html, path).not.toMatch(/Application error|Internal Server Error|This page couldn.t load/);
     }
+    // The editor's and settings' API: SERVICE_UNAVAILABLE in words, not an internal error.
+    const input = encodeURIComponent(JSON.stringify({ json: { orgSlug: "acme" } }));
+    const api = await fetchAgain(`${web.base}/api/trpc/automations.list?input=${input}`, { headers: { cookie } });
+    expect(api.status).toBe(503);
+    expect(await api.text()).toContain("Holdfast cannot reach its database right now: try again in a minute");
     // mail-in answers 451 (try again later): the sending server keeps the message.
     await expect(mail("during")).rejects.toMatchObject({ responseCode: 451 });
 
@@ -176,6 +181,8 @@ describe("the database goes away and comes back", () => {
     // Nothing else was logged as a warning or an error about it (no line per failed query, loop or job).
     const noise = Object.entries(lines).flatMap(([n, ls]) => ls.filter((l) => (l.level as number) >= 40 && !l.outage).map((l) => `${n}: ${l.msg}`));
     expect(noise).toEqual([]);
+    // Nor did Next print an error of its own (a render that threw, with its digest).
+    expect(web.log().slice(marks.web)).not.toMatch(/⨯|digest|Error:/);
     for (const a of apps) expect(a.exits, a.name).toEqual([]);
   });
 });

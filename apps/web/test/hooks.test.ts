@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { demoGraph, ensurePublished } from "@holdfast/cli/seed";
 import { createAutomation, type Logger, parseGraph, rotateTriggerCredential, signPayload, triggerSettings } from "@holdfast/core";
-import type { Db } from "@holdfast/db";
-import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
+import { createDb, type Db } from "@holdfast/db";
+import { createTestDatabase, startTcpProxy, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handleHook } from "../src/server/hooks";
 
@@ -345,5 +345,39 @@ describe("POST /api/hooks/:org/:automation", () => {
       );
       expect(res.json.error?.message).toMatch(/application\/x-www-form-urlencoded/);
     });
+  });
+});
+
+describe("while the database cannot be reached", () => {
+  it("answers 503 with Retry-After (not 500) and reports the outage once per request; back: the sender's retry is accepted", async () => {
+    const u = new URL(t.url);
+    const proxy = await startTcpProxy({ host: u.hostname, port: Number(u.port || 5432) });
+    const behind = createDb(proxy.urlFor(t.url), { poolSize: 2, onConnectionError: () => {} });
+    const reported: unknown[] = [];
+    const outages = { report: (e: unknown) => reported.push(e) > 0, whenUp: async () => {} };
+    const send = () =>
+      handleHook(
+        behind,
+        { orgSlug: "demo", automationSlug: "demo-follow-up", token: tokens.get("demo-follow-up") as string },
+        post("demo/demo-follow-up", JSON.stringify({ id: "evt_outage", plan: "pro" }), { "webhook-id": "evt_outage" }),
+        { log: silentLog, outages },
+      );
+    try {
+      await behind.$queryRawUnsafe("SELECT 1"); // a pooled connection the cut resets
+      const before = await counts();
+      await proxy.cut();
+      const refused = await send();
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("30");
+      expect(((await refused.json()) as HookBody).error?.code).toBe("database_unavailable");
+      expect(reported).toHaveLength(1);
+      await proxy.restore();
+      expect(await counts()).toEqual(before);
+      const accepted = await send();
+      expect(accepted.status).toBe(202);
+    } finally {
+      await behind.$disconnect();
+      await proxy.close();
+    }
   });
 });

@@ -1,11 +1,14 @@
 import { requireUser } from "../../server/session";
+import { orUnavailable, unavailable } from "../../server/unavailable";
+import { Unavailable } from "../unavailable";
 import { AutomationList } from "./list";
 import { canEditRole, pickOrg } from "./org";
 
 export const dynamic = "force-dynamic";
 
 export default async function AutomationsPage({ searchParams }: { searchParams: Promise<{ org?: string }> }) {
-  const user = await requireUser("/automations");
+  const user = await orUnavailable(() => requireUser("/automations"));
+  if (user === unavailable) return <Unavailable />;
   const org = pickOrg(user, (await searchParams).org);
   if (!org) return <p className="empty muted">You are not a member of any organisation yet. Ask an owner to add you.</p>;
   return (

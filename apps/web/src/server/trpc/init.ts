@@ -1,8 +1,9 @@
-import { HoldfastError, type Role, type SessionUser } from "@holdfast/core";
+import { HoldfastError, isDatabaseUnreachable, type Role, type SessionUser } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { z, ZodError } from "zod";
+import { outages } from "../db";
 
 /**
  * tRPC for the builder and settings. The context is the session's user (from the httpOnly cookie). Every
@@ -31,11 +32,21 @@ const t = initTRPC.context<Context>().create({
 });
 
 export const router = t.router;
+
+/** A lost database as the client sees it (SERVICE_UNAVAILABLE, in words), said once per outage in the log. */
+export function databaseUnavailable(cause: unknown): TRPCError {
+  outages.report(cause);
+  return new TRPCError({ code: "SERVICE_UNAVAILABLE", message: "Holdfast cannot reach its database right now: try again in a minute", cause });
+}
 export const createCallerFactory = t.createCallerFactory;
 
-/** Core errors become tRPC errors with their code kept (the client shows the message, the problems inline). */
+/**
+ * Core errors become tRPC errors with their code kept (the client shows the message, the problems inline); a lost
+ * database is SERVICE_UNAVAILABLE in words (and one line per outage in the log, through the web's watch).
+ */
 const mapErrors = t.middleware(async ({ next }) => {
   const result = await next();
+  if (!result.ok && isDatabaseUnreachable(result.error.cause)) throw databaseUnavailable(result.error.cause);
   if (!result.ok && result.error.cause instanceof HoldfastError) {
     const e = result.error.cause;
     const code = e.code.endsWith("not_found") ? "NOT_FOUND" : e.code === "draft_conflict" || e.code.endsWith("_exists") ? "CONFLICT" : "BAD_REQUEST";

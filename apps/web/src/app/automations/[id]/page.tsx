@@ -2,6 +2,8 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "../../../server/db";
 import { requireUser } from "../../../server/session";
+import { orUnavailable, unavailable } from "../../../server/unavailable";
+import { Unavailable } from "../../unavailable";
 import { canEditRole } from "../org";
 import { Editor } from "./editor";
 import { LifecycleBar } from "./lifecycle";
@@ -10,12 +12,17 @@ export const dynamic = "force-dynamic";
 
 export default async function EditorPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const user = await requireUser(`/automations/${id}`);
+  const user = await orUnavailable(() => requireUser(`/automations/${id}`));
+  if (user === unavailable) return <Unavailable />;
   const orgIds = user.memberships.map((m) => m.orgId);
-  const [a] = /^aut_[0-9a-f]{32}$/.test(id)
-    ? await db.$queryRaw<{ name: string; slug: string; orgId: string; status: string }[]>`
-        SELECT name, slug, org_id AS "orgId", status FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
-    : [];
+  const found = await orUnavailable(async () =>
+    /^aut_[0-9a-f]{32}$/.test(id)
+      ? await db.$queryRaw<{ name: string; slug: string; orgId: string; status: string }[]>`
+          SELECT name, slug, org_id AS "orgId", status FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
+      : [],
+  );
+  if (found === unavailable) return <Unavailable />;
+  const [a] = found;
   if (!a) notFound();
   const m = user.memberships.find((x) => x.orgId === a.orgId);
   if (!m) notFound();

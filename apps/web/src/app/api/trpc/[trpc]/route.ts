@@ -1,8 +1,9 @@
-import { sessionCookie, sessionUser } from "@holdfast/core";
+import { isDatabaseUnreachable, sessionCookie, sessionUser } from "@holdfast/core";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { env } from "../../../../env";
 import { readBodyLimited } from "../../../../server/body";
 import { db } from "../../../../server/db";
+import { databaseUnavailable } from "../../../../server/trpc/init";
 import { appRouter } from "../../../../server/trpc/router";
 
 export const runtime = "nodejs";
@@ -42,7 +43,9 @@ async function handler(request: Request): Promise<Response> {
     router: appRouter,
     createContext: async () => ({
       db,
-      user: await sessionUser(db, cookieValue(req.headers.get("cookie"), sessionCookie), { idleMinutes: env.SESSION_IDLE_MINUTES }),
+      user: await sessionUser(db, cookieValue(req.headers.get("cookie"), sessionCookie), { idleMinutes: env.SESSION_IDLE_MINUTES }).catch((error) => {
+        throw isDatabaseUnreachable(error) ? databaseUnavailable(error) : error;
+      }),
     }),
   });
 }
