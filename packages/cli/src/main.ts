@@ -140,7 +140,10 @@ async function main(argv: string[]): Promise<void> {
     const migrateUrl = env.MIGRATE_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "postgres");
     const created = await ensureDatabase(migrateUrl);
     const result = await migrate(migrateUrl);
-    console.log(`${created ? "created database; " : ""}applied ${result.applied.length}, already applied ${result.skipped.length}`);
+    console.log(
+      `${created ? "created database; " : ""}applied ${result.applied.length}, already applied ${result.skipped.length}; ` +
+        `stored functions from their files: ${result.functions.length}`,
+    );
     for (const name of result.applied) console.log(`  + ${name}`);
     const passwords = await setRolePasswords(migrateUrl, [env.DATABASE_URL, ...(env.WEB_DATABASE_URL ? [env.WEB_DATABASE_URL] : [])]);
     if (passwords.length) console.log(`set the password of ${passwords.join(", ")} from the configured URLs`);

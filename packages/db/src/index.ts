@@ -1,4 +1,4 @@
 export { createDb, createPool, inTx, prismaSql, type Db, type DbOptions, type Sql, type Tx } from "./client";
-export { ensureDatabase, migrate, migrationsDir, setRolePasswords, urlAsRole, type MigrationResult } from "./migrate";
+export { ensureDatabase, functionFiles, functionsDir, migrate, migrationsDir, setRolePasswords, urlAsRole, type MigrationResult } from "./migrate";
 export { Prisma } from "./generated/client";
 export { emptyScope, ScopedPool, type DbScope } from "./scope";

@@ -101,7 +101,7 @@ export async function stepsClaimIfLeaseFree(
   /** A held wake-up this worker is fulfilling itself (local dispatch): marked sent with the claim. */
   outboxId?: string,
 ): Promise<ClaimedStep | undefined> {
-  // holdfast_step_claim (prisma/migrations/20261129090000_claim_effects): the fenced UPDATE, its timeline row, the
+  // holdfast_step_claim (sql/functions/step_claim.sql): the fenced UPDATE, its timeline row, the
   // effect claim for effect kinds, the held outbox row marked sent, and the run's seq, input and steps, in one
   // planned-once statement.
   const { rows } = await sql.query<{ claimed: RawClaim | null }>({
