@@ -33,7 +33,10 @@ export {
 export { automationsFindBySlug } from "./sql/automations";
 export { parseRetryAfter, retryDelayMs, settlementFor, type StepOutcome } from "./steps/retry";
 export { StepRunner, defaultHandlers, type RunStepResult, type StepHandler } from "./steps/runner";
-export { acquireLeadership, sweepOnce, sweeperLeaderName, type SweepConfig, type SweepResult } from "./sweeper/sweep";
+export { sweepOnce, type SweepConfig, type SweepResult } from "./sweeper/sweep";
+export { acquireLeadership, runSweeper, sweeperLeaderName } from "./sweeper/runner";
+export { defineService, type ServiceDefinition, type SweepContext, type SweepService } from "./sweeper/service";
+export { sweepServiceDefinitions, sweepServicesEnv } from "./sweeper/services";
 export { leaderLeasesCurrent, leaderLeasesRelease } from "./sql/leader-leases";
 export { runEventsForRun, type TimelineEntry } from "./sql/run-events";
 export { GraphCache } from "./versions/graph-cache";

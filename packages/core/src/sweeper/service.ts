@@ -1,0 +1,103 @@
+import type { Db } from "@holdfast/db";
+import { z } from "zod";
+import type { SystemMail } from "../connections/notices";
+import type { Logger } from "../log";
+import type { EgressOptions } from "../net/egress";
+import type { GraphCache } from "../versions/graph-cache";
+
+/**
+ * One maintenance service of the sweeper: a `runOnce` that does one bounded batch (each write in its own short
+ * transaction, as the statement it calls) and returns what it did, its own settings, and the log line saying so.
+ * The sweeper process runs the list under its leader lease (sweeper/runner.ts); tests call `runOnce` directly.
+ */
+export interface SweepService<R = unknown> {
+  readonly name: string;
+  /** How often the leader runs it (ms). */
+  readonly intervalMs: number;
+  runOnce(ctx: SweepContext): Promise<R>;
+  /** The batch was full: more is waiting, so the loop runs it again after a short breath instead of the interval. */
+  full(result: R): boolean;
+  /** What it did, in the log (nothing when it did nothing). */
+  report(result: R, log: Logger): void;
+}
+
+/** What a service works with; the process builds it once. */
+export interface SweepContext {
+  db: Db;
+  /** The name the timeline and the rows the sweeper writes carry ("sweeper"). */
+  actor: string;
+  /** Compiled graphs (a missing timer is re-created from its node's rule). */
+  graphs: GraphCache;
+  /** The deployment's mailbox for owners' notices; null: notices are shown in the app only. */
+  systemMail: SystemMail | null;
+  egress?: EgressOptions;
+}
+
+export interface ServiceDefinition<S extends { intervalMs: number }, R> {
+  readonly name: string;
+  /** Its settings from the environment, validated; an unset variable falls back as the module says, then to its default. */
+  readonly env: z.ZodType<S>;
+  /** The service with its default settings, or with `settings` over them (tests, sweepOnce). */
+  make(settings?: Partial<S>): SweepService<R> & { readonly settings: S };
+}
+
+export function defineService<S extends { intervalMs: number }, R>(def: {
+  name: string;
+  env: z.ZodType<S>;
+  runOnce(ctx: SweepContext, settings: S): Promise<R>;
+  full?(result: R, settings: S): boolean;
+  report(result: R, log: Logger): void;
+}): ServiceDefinition<S, R> {
+  return {
+    name: def.name,
+    env: def.env,
+    make(overrides = {}) {
+      const settings = { ...def.env.parse({}), ...overrides } as S;
+      return {
+        name: def.name,
+        settings,
+        intervalMs: settings.intervalMs,
+        runOnce: (ctx) => def.runOnce(ctx, settings),
+        full: (result) => def.full?.(result, settings) ?? false,
+        report: (result, log) => def.report(result, log),
+      };
+    },
+  };
+}
+
+/** The value types every service's settings use. */
+export const setting = {
+  intervalMs: z.coerce.number().int().min(50).max(86_400_000),
+  batch: z.coerce.number().int().min(1).max(100_000),
+  /** A ready step or a quiet run older than this is assumed to have lost its wake-up. */
+  staleSeconds: z.coerce.number().min(0.1).max(86_400),
+};
+
+/**
+ * The sweeper-wide variables, the names the sweeper has always read: a service's own variable, when unset, falls
+ * back to these, and then to the module's default (SWEEP_INTERVAL_MS 2000, SWEEP_BATCH_SIZE 500,
+ * SWEEP_STALE_SECONDS 30).
+ */
+export const sweepSharedEnv = z.object({
+  SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).optional(),
+  SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).optional(),
+  SWEEP_STALE_SECONDS: setting.staleSeconds.optional(),
+});
+
+/** Every service's default interval when neither its own variable nor SWEEP_INTERVAL_MS is set. */
+export const defaultIntervalMs = 2_000;
+/** Rows per batch when neither a service's own variable nor SWEEP_BATCH_SIZE is set. */
+export const defaultBatch = 500;
+/** Seconds before a quiet step or run counts as stalled when neither its own variable nor SWEEP_STALE_SECONDS is set. */
+export const defaultStaleSeconds = 30;
+
+/** Step and run references for one log line per repaired run. */
+export interface StepRef {
+  orgId: string;
+  runId: string;
+  stepId: string;
+}
+export interface RunRef {
+  orgId: string;
+  runId: string;
+}

@@ -1,0 +1,51 @@
+import { inTx } from "@holdfast/db";
+import { z } from "zod";
+import { timersFireDueFairly } from "../../sql/timers";
+import { defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
+
+export interface DueTimersResult {
+  /** Timers fired (each wakes its run). */
+  fired: number;
+  /** Batches taken (at most `maxBatches`; the last one came back empty unless the cap stopped it). */
+  batches: number;
+}
+
+/**
+ * The due sweep, the timers' backstop beside the engine's fast path: up to `orgs` organisations with due timers,
+ * least recently served first, up to `perOrg` timers from each and `batch` in all, fired in one transaction per
+ * batch; batches repeat while they find work, up to `maxBatches` per run (docs/timers.md).
+ */
+export const dueTimers = defineService({
+  name: "due-timers",
+  env: z
+    .object({
+      ...sweepSharedEnv.shape,
+      SWEEP_DUE_TIMERS_INTERVAL_MS: setting.intervalMs.optional(),
+      TIMER_SWEEP_ORGS: z.coerce.number().int().min(1).max(1_000).default(20),
+      TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50),
+      TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
+      TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20),
+    })
+    .transform((e) => ({
+      intervalMs: e.SWEEP_DUE_TIMERS_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
+      orgs: e.TIMER_SWEEP_ORGS,
+      perOrg: e.TIMER_SWEEP_PER_ORG,
+      batch: e.TIMER_SWEEP_BATCH,
+      maxBatches: e.TIMER_SWEEP_MAX_BATCHES,
+    })),
+  async runOnce(ctx, s): Promise<DueTimersResult> {
+    let fired = 0;
+    let batches = 0;
+    while (batches < s.maxBatches) {
+      const batch = await inTx(ctx.db, (tx) => timersFireDueFairly(tx, s.orgs, s.perOrg, s.batch, ctx.actor));
+      batches++;
+      const n = batch.fired.reduce((a, f) => a + f.count, 0);
+      fired += n;
+      if (n === 0) break; // keep draining a backlog (rotating organisations) up to maxBatches per run
+    }
+    return { fired, batches };
+  },
+  report(r, log) {
+    if (r.fired) log.debug({ timersFired: r.fired, batches: r.batches }, "due sweep fired timers");
+  },
+});
