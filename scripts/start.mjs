@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dev = process.argv.includes("--dev");
 const port = process.env.PORT ?? "3000";
-const tsx = ["--import", "tsx"];
+// `pnpm start` runs each app's production build (scripts/build.mjs: apps/<app>/dist/main.mjs) with plain node;
+// `pnpm dev` runs the TypeScript sources through tsx.
+const app = (name) => (dev ? ["--import", "tsx", `apps/${name}/src/main.ts`] : ["--enable-source-maps", `apps/${name}/dist/main.mjs`]);
 // The demo's http_request step calls this web app's /api/demo/echo on loopback, which the egress guard refuses: the
 // demo gets that one documented exception (and the echo route) unless the operator configured egress themselves.
 const demoEnv = {
@@ -19,16 +21,16 @@ const demoEnv = {
 };
 const procs = [
   // WAKEUPS=poll: engine and workers poll the outbox; no relay (and no Redis) is needed.
-  ...(process.env.WAKEUPS === "poll" ? [] : [{ name: "relay", cmd: process.execPath, args: [...tsx, "apps/relay/src/main.ts"] }]),
-  { name: "engine", cmd: process.execPath, args: [...tsx, "apps/engine/src/main.ts"] },
-  { name: "sweeper", cmd: process.execPath, args: [...tsx, "apps/sweeper/src/main.ts"] },
-  { name: "lane-io", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "io" } },
+  ...(process.env.WAKEUPS === "poll" ? [] : [{ name: "relay", cmd: process.execPath, args: app("relay") }]),
+  { name: "engine", cmd: process.execPath, args: app("engine") },
+  { name: "sweeper", cmd: process.execPath, args: app("sweeper") },
+  { name: "lane-io", cmd: process.execPath, args: app("lane-worker"), env: { LANE: "io" } },
   // Model drafts run on their own lane, so a burst of slow calls never holds up emails and CRM calls.
-  { name: "lane-slow", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "slow" } },
+  { name: "lane-slow", cmd: process.execPath, args: app("lane-worker"), env: { LANE: "slow" } },
   // Approvals' Slack messages (posted on request, updated on decision) go out from the human lane.
-  { name: "lane-human", cmd: process.execPath, args: [...tsx, "apps/lane-worker/src/main.ts"], env: { LANE: "human" } },
+  { name: "lane-human", cmd: process.execPath, args: app("lane-worker"), env: { LANE: "human" } },
   // The self-hosted inbound email receiver, when a port is configured (replies to reply+<org>@this host).
-  ...(process.env.INBOUND_SMTP_PORT ? [{ name: "mail-in", cmd: process.execPath, args: [...tsx, "apps/mail-in/src/main.ts"] }] : []),
+  ...(process.env.INBOUND_SMTP_PORT ? [{ name: "mail-in", cmd: process.execPath, args: app("mail-in") }] : []),
   {
     name: "web",
     cmd: "pnpm",
@@ -84,7 +86,7 @@ function run(p, i) {
 procs.forEach(run);
 process.stdout.write(`holdfast: starting ${procs.map((p) => p.name).join(", ")}; web on http://localhost:${port}\n`);
 // The demo's trigger URL (with its token), for the README's curl.
-const hook = spawnSync(process.execPath, [...tsx, "packages/cli/src/main.ts", "hooks", "url", "demo", "demo-follow-up"], {
+const hook = spawnSync(process.execPath, ["--import", "tsx", "packages/cli/src/main.ts", "hooks", "url", "demo", "demo-follow-up"], {
   cwd: root,
   env: { ...process.env, HOLDFAST_PUBLIC_URL: process.env.HOLDFAST_PUBLIC_URL ?? `http://localhost:${port}` },
   encoding: "utf8",

@@ -34,11 +34,13 @@ export interface SpawnOptions {
   label?: string;
   /** Extra node flags (e.g. --cpu-prof, which NODE_OPTIONS does not accept). */
   nodeArgs?: string[];
+  /** Run the production build (apps/<app>/dist/main.mjs, scripts/build.mjs) with plain node instead of tsx. */
+  built?: boolean;
   /** Run the app from this copy of the repository instead of the checkout (the soak pins its source). */
   root?: string;
 }
 
-/** Spawns a real app process (tsx, as `pnpm start` does) and supervises it like a process manager would. */
+/** Spawns a real app process (tsx, as `pnpm dev` does; `built`: the production build) and supervises it like a process manager would. */
 export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
   const exits: Exit[] = [];
   let out = "";
@@ -58,7 +60,8 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
     };
     if (!armed) delete env.HOLDFAST_CRASH_AT;
     const root = options.root ?? repoRoot;
-    const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), "--import", "tsx", join(root, "apps", app, "src/main.ts")], {
+    const entry = options.built ? ["--enable-source-maps", join(root, "apps", app, "dist/main.mjs")] : ["--import", "tsx", join(root, "apps", app, "src/main.ts")];
+    const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
       cwd: root,
       env,
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// The production build of the background processes: each app (engine, relay, sweeper, lane-worker, mail-in) is
+// compiled by esbuild into one JavaScript file, apps/<app>/dist/main.mjs, with its workspace packages and npm
+// dependencies inside and a source map beside it, so `pnpm start` runs it with plain `node` (no TypeScript compiler
+// at start-up or in memory). `pnpm dev` and the tests keep running the TypeScript sources through tsx. The web app
+// has its own build (`next build`).
+import { rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const apps = ["engine", "relay", "sweeper", "lane-worker", "mail-in"];
+
+/** Builds every app (or the ones named); returns each output's size in bytes. */
+export async function buildApps(names = apps) {
+  const sizes = {};
+  for (const app of names) {
+    const outdir = join(root, "apps", app, "dist");
+    rmSync(outdir, { recursive: true, force: true });
+    const result = await build({
+      entryPoints: [join(root, "apps", app, "src/main.ts")],
+      outfile: join(outdir, "main.mjs"),
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node22",
+      sourcemap: true,
+      metafile: true,
+      logLevel: "warning",
+      // Optional native add-ons the libraries try and fall back from; never bundled.
+      external: ["pg-native", "msgpackr-extract"],
+      // CommonJS dependencies inside an ES module still find require, __filename and __dirname.
+      banner: {
+        js: [
+          'import { createRequire as __holdfastRequire } from "node:module";',
+          'import { fileURLToPath as __holdfastPath } from "node:url";',
+          "const require = __holdfastRequire(import.meta.url);",
+          "const __filename = __holdfastPath(import.meta.url);",
+          'const __dirname = __filename.slice(0, __filename.lastIndexOf("/"));',
+        ].join("\n"),
+      },
+    });
+    sizes[app] = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+  }
+  return sizes;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const started = Date.now();
+  const sizes = await buildApps(process.argv.slice(2).length ? process.argv.slice(2) : apps);
+  for (const [app, bytes] of Object.entries(sizes)) console.log(`build: apps/${app}/dist/main.mjs (${(bytes / 1e6).toFixed(1)} MB with its source map)`);
+  console.log(`build: ${Object.keys(sizes).length} apps in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
