@@ -341,3 +341,16 @@ export async function approvalsErase(tx: Tx, orgId: string, runIds: string[]): P
     SELECT count(*)::int AS n FROM scrubbed`;
   return rows[0]?.n ?? 0;
 }
+
+/** A version migration's rename: the run's approvals of one node follow its steps to the new id. */
+export function approvalsRenameNode(tx: Tx, orgId: string, runId: string, fromNodeId: string, toNodeId: string): Promise<number> {
+  return tx.$executeRaw`UPDATE approvals SET node_id = ${toNodeId} WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${fromNodeId}`;
+}
+
+/** A run moved to another step by a version migration: its pending approvals are cancelled (decided by no one). */
+export function approvalsCancelPendingForMigration(tx: Tx, orgId: string, runId: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE approvals SET status = 'cancelled', decided_via = 'run', decided_by_name = 'a version migration', decided_at = now(),
+                         revision = revision + 1
+    WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'pending'`;
+}

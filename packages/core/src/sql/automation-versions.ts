@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 
 export interface PublishedStepId {
   id: string;
@@ -22,4 +22,53 @@ export function automationVersionsStepIds(tx: Tx, orgId: string, automationId: s
     FROM v CROSS JOIN LATERAL jsonb_array_elements(v.graph->'nodes') AS node
     GROUP BY node->>'id'
     ORDER BY 1`;
+}
+
+/** The automation's published versions numbered `a` and `b` (either may be missing). */
+export function automationVersionsPublishedPair(
+  db: Db | Tx,
+  orgId: string,
+  automationId: string,
+  a: number,
+  b: number,
+): Promise<{ id: string; version: number; graph: unknown }[]> {
+  return db.$queryRaw<{ id: string; version: number; graph: unknown }[]>`
+    SELECT id, version, graph FROM automation_versions
+    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
+      AND version IN (${a}, ${b})`;
+}
+
+/** The automation's published versions, newest first. */
+export function automationVersionsPublished(db: Db | Tx, orgId: string, automationId: string): Promise<{ version: number; graph: unknown }[]> {
+  return db.$queryRaw<{ version: number; graph: unknown }[]>`
+    SELECT version, graph FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
+    ORDER BY version DESC`;
+}
+
+export interface PublishedVersionRow {
+  versionId: string;
+  version: number;
+  publishedAt: Date;
+  publishedBy: string;
+}
+
+/** The automation's newest version with its graph (the caller holds the automation's row lock). */
+export async function automationVersionsLatest(tx: Tx, orgId: string, automationId: string): Promise<(PublishedVersionRow & { graph: unknown }) | undefined> {
+  const rows = await tx.$queryRaw<(PublishedVersionRow & { graph: unknown })[]>`
+    SELECT id AS "versionId", version, graph, published_at AS "publishedAt", published_by AS "publishedBy"
+    FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}
+    ORDER BY version DESC LIMIT 1`;
+  return rows[0];
+}
+
+/** Inserts version `version`, published now (immutable from then on: a trigger refuses UPDATE and DELETE). */
+export async function automationVersionsInsertPublished(
+  tx: Tx,
+  v: { orgId: string; automationId: string; version: number; graph: unknown; by: string },
+): Promise<PublishedVersionRow> {
+  const rows = await tx.$queryRaw<PublishedVersionRow[]>`
+    INSERT INTO automation_versions (org_id, automation_id, version, graph, published_by, published_at)
+    VALUES (${v.orgId}, ${v.automationId}, ${v.version}, ${JSON.stringify(v.graph)}::jsonb, ${v.by}, now())
+    RETURNING id AS "versionId", version, published_at AS "publishedAt", published_by AS "publishedBy"`;
+  return rows[0] as PublishedVersionRow;
 }

@@ -1,4 +1,4 @@
-import { Prisma, type Tx } from "@holdfast/db";
+import { type Db, Prisma, type Tx } from "@holdfast/db";
 
 export interface StartTarget {
   orgId: string;
@@ -160,4 +160,15 @@ export async function automationsSetLifecycle(
       UPDATE automations SET status = ${to.status}, pause_mode = ${to.pauseMode}, pause_runs = ${to.pauseRuns}, status_changed_at = now()
       WHERE org_id = ${orgId} AND id = ${automationId}`) > 0
   );
+}
+
+export async function automationsExists(db: Db | Tx, orgId: string, automationId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  return rows.length > 0;
+}
+
+/** Locks the automation's row: versions of one automation are numbered under it. */
+export async function automationsLock(tx: Tx, orgId: string, automationId: string): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId} FOR UPDATE`;
+  return rows.length > 0;
 }

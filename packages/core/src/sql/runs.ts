@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 import type { InlinePlan } from "../walk/plan";
 
 export interface RunRow {
@@ -303,4 +303,36 @@ export function runsReruns(tx: Tx, orgId: string, runId: string): Promise<{ id: 
 export async function runsRerunOf(tx: Tx, orgId: string, runId: string): Promise<string | null> {
   const rows = await tx.$queryRaw<{ rerunOf: string | null }[]>`SELECT rerun_of AS "rerunOf" FROM runs WHERE org_id = ${orgId} AND id = ${runId}`;
   return rows[0]?.rerunOf ?? null;
+}
+
+/** Work of the run that may still act: a step running under a live lease, or an effect in flight. */
+export async function runsHasWorkInFlight(db: Db | Tx, runId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ n: number }[]>`
+    SELECT (SELECT count(*) FROM steps WHERE run_id = ${runId} AND status = 'running' AND lease_until >= now())
+         + (SELECT count(*) FROM effects WHERE run_id = ${runId} AND status = 'in_flight') AS n`;
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+/** Running runs of a version, oldest first. */
+export function runsRunningOnVersion(db: Db | Tx, orgId: string, versionId: string): Promise<{ id: string }[]> {
+  return db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM runs WHERE org_id = ${orgId} AND version_id = ${versionId} AND status = 'running' ORDER BY created_at, id`;
+}
+
+/** A batch of a version's running runs by id, after `after` (keyset paging). */
+export function runsRunningOnVersionAfter(db: Db | Tx, orgId: string, versionId: string, after: string, limit: number): Promise<{ id: string }[]> {
+  return db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM runs WHERE org_id = ${orgId} AND version_id = ${versionId} AND status = 'running' AND id > ${after}
+    ORDER BY id LIMIT ${limit}`;
+}
+
+export async function runsCountRunningOnVersion(db: Db | Tx, orgId: string, versionId: string): Promise<number> {
+  const rows = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM runs WHERE org_id = ${orgId} AND version_id = ${versionId} AND status = 'running'`;
+  return rows[0]?.n ?? 0;
+}
+
+/** Moves the run onto another version of its automation (a version migration; the caller holds the run's lock). */
+export function runsSetVersion(tx: Tx, runId: string, versionId: string): Promise<number> {
+  return tx.$executeRaw`UPDATE runs SET version_id = ${versionId} WHERE id = ${runId}`;
 }

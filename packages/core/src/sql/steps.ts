@@ -363,3 +363,14 @@ export async function stepsReopenFailed(tx: Tx, stepId: string, attempts: number
       WHERE id = ${stepId} AND status = 'failed'`) === 1
   );
 }
+
+/** A version migration's rename: the run's steps of one node keep their history under the new id. */
+export function stepsRenameNode(tx: Tx, orgId: string, runId: string, fromNodeId: string, toNodeId: string): Promise<number> {
+  return tx.$executeRaw`UPDATE steps SET node_id = ${toNodeId} WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${fromNodeId}`;
+}
+
+/** The run's step waiting on a node (a wait), if any. */
+export async function stepsWaitingAt(tx: Tx, runId: string, nodeId: string): Promise<string | undefined> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM steps WHERE run_id = ${runId} AND node_id = ${nodeId} AND status = 'waiting'`;
+  return rows[0]?.id;
+}

@@ -208,3 +208,8 @@ export async function timersOverdue(tx: Tx, graceSeconds: number): Promise<{ ove
     WHERE fired_at IS NULL AND due_at < now() - make_interval(secs => ${graceSeconds})`;
   return rows[0] ?? { overdue: 0, oldestDueAt: null };
 }
+
+/** The ids of a step's timers that have not fired. */
+export function timersUnfiredForStep(tx: Tx, stepId: string): Promise<{ id: string }[]> {
+  return tx.$queryRaw<{ id: string }[]>`SELECT id FROM timers WHERE step_id = ${stepId} AND fired_at IS NULL`;
+}

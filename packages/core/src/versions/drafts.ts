@@ -3,7 +3,14 @@ import { assertEditable } from "../automations/lifecycle";
 import { HoldfastError, NotFoundError } from "../errors";
 import type { AllowList } from "../net/allow";
 import { literalUrlRefusal } from "../net/egress";
-import { automationVersionsStepIds } from "../sql/automation-versions";
+import { automationDraftsGet, automationDraftsInsertIfNone, automationDraftsLockGraph, automationDraftsSaveIfRevision } from "../sql/automation-drafts";
+import {
+  automationVersionsInsertPublished,
+  automationVersionsLatest,
+  automationVersionsPublished,
+  automationVersionsStepIds,
+} from "../sql/automation-versions";
+import { automationsExists, automationsLock } from "../sql/automations";
 import { canonicalJson } from "../start/start-key";
 import { orgProblems, runtimeProblems } from "./checks";
 import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
@@ -103,19 +110,11 @@ export function egressProblems(graph: Graph, allow?: AllowList): GraphProblem[] 
 }
 
 export async function getDraft(db: Db, orgId: string, automationId: string): Promise<Draft> {
-  const [automation] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
-  if (!automation) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
-  const versions = await db.$queryRaw<{ version: number; graph: unknown }[]>`
-    SELECT version, graph FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
-    ORDER BY version DESC`;
+  if (!(await automationsExists(db, orgId, automationId))) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
+  const versions = await automationVersionsPublished(db, orgId, automationId);
   // The first open of the editor starts from the newest published version (or a trigger and an end).
-  await db.$executeRaw`
-    INSERT INTO automation_drafts (automation_id, org_id, graph)
-    VALUES (${automationId}, ${orgId}, ${JSON.stringify(versions[0]?.graph ?? emptyGraph)}::jsonb)
-    ON CONFLICT (automation_id) DO NOTHING`;
-  const [row] = await db.$queryRaw<{ graph: unknown; revision: number; updatedBy: string | null; updatedAt: Date }[]>`
-    SELECT graph, revision, updated_by AS "updatedBy", updated_at AS "updatedAt" FROM automation_drafts
-    WHERE org_id = ${orgId} AND automation_id = ${automationId}`;
+  await automationDraftsInsertIfNone(db, orgId, automationId, versions[0]?.graph ?? emptyGraph);
+  const row = await automationDraftsGet(db, orgId, automationId);
   if (!row) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
   const publishedIds = new Set<string>();
   for (const v of versions) for (const n of (v.graph as Graph).nodes ?? []) publishedIds.add(n.id);
@@ -140,12 +139,9 @@ async function reservedProblems(tx: Db | Tx, orgId: string, automationId: string
 export async function saveDraft(db: Db, orgId: string, automationId: string, graph: unknown, baseRevision: number, by: string): Promise<Draft> {
   if (canonicalJson(graph).length > 2_000_000) throw new HoldfastError("draft_too_large", "a draft is at most 2 MB");
   await assertEditable(db, orgId, automationId);
-  const saved = await db.$queryRaw<{ revision: number }[]>`
-    UPDATE automation_drafts SET graph = ${JSON.stringify(graph)}::jsonb, revision = revision + 1, updated_by = ${by}, updated_at = now()
-    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND revision = ${baseRevision}
-    RETURNING revision`;
+  const saved = await automationDraftsSaveIfRevision(db, orgId, automationId, graph, baseRevision, by);
   const current = await getDraft(db, orgId, automationId);
-  if (!saved[0]) throw new DraftConflictError(current);
+  if (saved === undefined) throw new DraftConflictError(current);
   return current;
 }
 
@@ -161,28 +157,21 @@ export interface Published {
 /** Publishes the draft as version N+1 (refused with every problem when it is not valid, or unchanged). */
 export async function publishDraft(db: Db, orgId: string, automationId: string, by: string): Promise<Published> {
   return inTx(db, async (tx) => {
-    const [draft] = await tx.$queryRaw<{ graph: unknown }[]>`
-      SELECT graph FROM automation_drafts WHERE org_id = ${orgId} AND automation_id = ${automationId} FOR UPDATE`;
+    const draft = await automationDraftsLockGraph(tx, orgId, automationId);
     if (!draft) throw new NotFoundError("automation_not_found", `draft of automation ${automationId}`);
     const problems = [...(await publishProblems(tx, orgId, draft.graph)), ...(await reservedProblems(tx, orgId, automationId, draft.graph))];
     if (problems.length) throw new InvalidDraftError(problems);
     const graph = graphSchema.parse(draft.graph);
     // Versions of one automation are numbered under its row's lock: two publishes never take the same number.
-    await tx.$queryRaw`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId} FOR UPDATE`;
+    await automationsLock(tx, orgId, automationId);
     await assertEditable(tx, orgId, automationId);
-    const [latest] = await tx.$queryRaw<(Omit<Published, "alreadyPublished"> & { graph: unknown })[]>`
-      SELECT id AS "versionId", version, graph, published_at AS "publishedAt", published_by AS "publishedBy"
-      FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}
-      ORDER BY version DESC LIMIT 1`;
+    const latest = await automationVersionsLatest(tx, orgId, automationId);
     // Publishing the same draft again (a double click, a retry) reads back the version it already is.
     if (latest && canonicalJson(latest.graph) === canonicalJson(graph)) {
       const { graph: _, ...version } = latest;
       return { ...version, alreadyPublished: true };
     }
-    const [row] = await tx.$queryRaw<Omit<Published, "alreadyPublished">[]>`
-      INSERT INTO automation_versions (org_id, automation_id, version, graph, published_by, published_at)
-      VALUES (${orgId}, ${automationId}, ${(latest?.version ?? 0) + 1}, ${JSON.stringify(graph)}::jsonb, ${by}, now())
-      RETURNING id AS "versionId", version, published_at AS "publishedAt", published_by AS "publishedBy"`;
-    return { ...(row as Omit<Published, "alreadyPublished">), alreadyPublished: false };
+    const row = await automationVersionsInsertPublished(tx, { orgId, automationId, version: (latest?.version ?? 0) + 1, graph, by });
+    return { ...row, alreadyPublished: false };
   });
 }

@@ -2,13 +2,26 @@ import { type Db, inTx, type Tx } from "@holdfast/db";
 import { z } from "zod";
 import { applyCommands } from "../engine/advance";
 import { HoldfastError, NotFoundError } from "../errors";
+import { approvalsCancelPendingForMigration, approvalsRenameNode } from "../sql/approvals";
+import { automationVersionsPublishedPair } from "../sql/automation-versions";
 import { runEventsInsert } from "../sql/run-events";
-import { type RunRow, runsLockForWalk, runsRequestCancel, runsTouch } from "../sql/runs";
-import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced } from "../sql/steps";
+import { runMigrationsInsert, runMigrationsRecordApply } from "../sql/run-migrations";
+import {
+  type RunRow,
+  runsCountRunningOnVersion,
+  runsHasWorkInFlight,
+  runsLockForWalk,
+  runsRequestCancel,
+  runsRunningOnVersion,
+  runsRunningOnVersionAfter,
+  runsSetVersion,
+  runsTouch,
+} from "../sql/runs";
+import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced, stepsRenameNode, stepsWaitingAt } from "../sql/steps";
 import { isStepKind, kindOf } from "../kinds/registry";
 import { type Graph, graphSchema } from "./graph";
 import type { GraphCache } from "./graph-cache";
-import { timersPending, timersReschedule } from "../sql/timers";
+import { timersPending, timersReschedule, timersUnfiredForStep } from "../sql/timers";
 import { canonicalJson } from "../start/start-key";
 import { instantFor } from "../timers/plan";
 import { decide, scheduleAt } from "../walk/walk";
@@ -85,10 +98,7 @@ interface Versions {
 }
 
 async function versionsOf(db: Db | Tx, orgId: string, automationId: string, input: MigrationInput): Promise<Versions> {
-  const rows = await db.$queryRaw<{ id: string; version: number; graph: unknown }[]>`
-    SELECT id, version, graph FROM automation_versions
-    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
-      AND version IN (${input.fromVersion}, ${input.toVersion})`;
+  const rows = await automationVersionsPublishedPair(db, orgId, automationId, input.fromVersion, input.toVersion);
   const from = rows.find((r) => r.version === input.fromVersion);
   const to = rows.find((r) => r.version === input.toVersion);
   if (!from || !to) throw new NotFoundError("automation_not_found", `published versions ${input.fromVersion} and ${input.toVersion}`);
@@ -112,24 +122,16 @@ async function versionsOf(db: Db | Tx, orgId: string, automationId: string, inpu
   return { automationId, fromId: from.id, toId: to.id, fromGraph, toGraph };
 }
 
-async function inFlight(db: Db | Tx, runId: string): Promise<boolean> {
-  const rows = await db.$queryRaw<{ n: number }[]>`
-    SELECT (SELECT count(*) FROM steps WHERE run_id = ${runId} AND status = 'running' AND lease_until >= now())
-         + (SELECT count(*) FROM effects WHERE run_id = ${runId} AND status = 'in_flight') AS n`;
-  return Number(rows[0]?.n ?? 0) > 0;
-}
-
 export async function planMigration(db: Db, orgId: string, automationId: string, raw: unknown): Promise<MigrationPlan> {
   const input = migrationInput.parse(raw);
   const v = await versionsOf(db, orgId, automationId, input);
-  const runs = await db.$queryRaw<{ id: string }[]>`
-    SELECT id FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running' ORDER BY created_at, id`;
+  const runs = await runsRunningOnVersion(db, orgId, v.fromId);
   const plans: RunPlan[] = [];
   for (const r of runs) {
     const steps = await stepsForRun(db, orgId, r.id);
     const from = positionOf(steps);
     const landing = landingFor(from, v.fromGraph, v.toGraph, input);
-    plans.push({ runId: r.id, from, landing, deferred: landing.action !== "stay" && (await inFlight(db, r.id)) });
+    plans.push({ runId: r.id, from, landing, deferred: landing.action !== "stay" && (await runsHasWorkInFlight(db, r.id)) });
   }
   const byPosition = new Map<string, MigrationPlan["positions"][number]>();
   for (const p of plans) {
@@ -165,20 +167,13 @@ export async function applyMigration(
   const v = await versionsOf(db, orgId, automationId, input);
   const migrationId =
     opts.migrationId ??
-    (
-      await db.$queryRaw<{ id: string }[]>`
-        INSERT INTO run_migrations (org_id, automation_id, from_version_id, to_version_id, mapping, removed_rule, created_by)
-        VALUES (${orgId}, ${automationId}, ${v.fromId}, ${v.toId}, ${JSON.stringify(input.mapping)}::jsonb, ${JSON.stringify(input.removed)}::jsonb, ${by})
-        RETURNING id`
-    )[0]?.id;
+    (await runMigrationsInsert(db, { orgId, automationId, fromVersionId: v.fromId, toVersionId: v.toId, mapping: input.mapping, removed: input.removed, by }));
   if (!migrationId) throw new Error("migration not recorded");
   const report = { migrated: 0, cancelled: 0, stayed: 0, deferred: 0, gone: 0 };
   const batchSize = opts.batchSize ?? 100;
   let after = "";
   for (;;) {
-    const batch = await db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running' AND id > ${after}
-      ORDER BY id LIMIT ${batchSize}`;
+    const batch = await runsRunningOnVersionAfter(db, orgId, v.fromId, after, batchSize);
     if (batch.length === 0) break;
     for (const r of batch) {
       const outcome = await inTx(db, (tx) => migrateOne(tx, graphs, orgId, r.id, v, input, migrationId, by));
@@ -186,14 +181,9 @@ export async function applyMigration(
     }
     after = batch.at(-1)?.id ?? after;
   }
-  const [left] = await db.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM runs WHERE org_id = ${orgId} AND version_id = ${v.fromId} AND status = 'running'`;
   // Runs that stay by the rule never move; every other run still on the old version is left to move.
-  const remaining = (left?.n ?? 0) - report.stayed;
-  await db.$executeRaw`
-    UPDATE run_migrations SET migrated = migrated + ${report.migrated}, cancelled = cancelled + ${report.cancelled},
-           stayed = ${report.stayed}, deferred = ${report.deferred}, status = ${remaining > 0 ? "open" : "done"}, updated_at = now()
-    WHERE id = ${migrationId}`;
+  const remaining = (await runsCountRunningOnVersion(db, orgId, v.fromId)) - report.stayed;
+  await runMigrationsRecordApply(db, migrationId, { ...report, open: remaining > 0 });
   const { gone: _, ...counts } = report;
   return { migrationId, ...counts, remaining };
 }
@@ -214,7 +204,7 @@ async function migrateOne(
   const from = positionOf(steps);
   const landing = landingFor(from, v.fromGraph, v.toGraph, input);
   if (landing.action === "stay") return "stayed";
-  if (await inFlight(tx, runId)) return "deferred";
+  if (await runsHasWorkInFlight(tx, runId)) return "deferred";
   const event = (type: string, data: Record<string, unknown>) =>
     runEventsInsert(tx, [{ orgId, runId, type, worker: by, data: { migrationId, fromVersion: input.fromVersion, toVersion: input.toVersion, fromStep: from, ...data } }]);
   if (landing.action === "cancel") {
@@ -227,10 +217,10 @@ async function migrateOne(
   // Renamed steps keep their history under the new id (templates in the new version read `steps.<new id>`).
   for (const [oldId, newId] of Object.entries(input.mapping)) {
     if (oldId === newId || !steps.some((s) => s.nodeId === oldId)) continue;
-    await tx.$executeRaw`UPDATE steps SET node_id = ${newId} WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${oldId}`;
-    await tx.$executeRaw`UPDATE approvals SET node_id = ${newId} WHERE org_id = ${orgId} AND run_id = ${runId} AND node_id = ${oldId}`;
+    await stepsRenameNode(tx, orgId, runId, oldId, newId);
+    await approvalsRenameNode(tx, orgId, runId, oldId, newId);
   }
-  await tx.$executeRaw`UPDATE runs SET version_id = ${v.toId} WHERE id = ${runId}`;
+  await runsSetVersion(tx, runId, v.toId);
   await runsTouch(tx, runId); // a worker's plan made on the old graph no longer applies
   if (landing.action !== "move" && "to" in landing) await rescheduleChangedWait(tx, v, runId, landing.to, input.toVersion);
   if (landing.action === "move") {
@@ -240,8 +230,7 @@ async function migrateOne(
     if (open.length) await stepsCancelOpen(tx, open);
     const unwalked = steps.filter((s) => !s.advanced && (s.status === "done" || s.status === "failed")).map((s) => s.id);
     if (unwalked.length) await stepsMarkAdvanced(tx, unwalked);
-    await tx.$executeRaw`UPDATE approvals SET status = 'cancelled', decided_via = 'run', decided_by_name = 'a version migration', decided_at = now(), revision = revision + 1
-                         WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'pending'`;
+    await approvalsCancelPendingForMigration(tx, orgId, runId);
     const moved: RunRow = { ...run, versionId: v.toId };
     const now = await stepsForRun(tx, orgId, runId);
     const command = scheduleAt(v.toGraph, { id: runId, status: "running", input: run.input, cancelRequested: false, steps: now }, landing.to);
@@ -260,8 +249,8 @@ async function rescheduleChangedWait(tx: Tx, v: Versions, runId: string, nodeId:
   const node = v.toGraph.nodes.find((n) => n.id === nodeId);
   if (node?.kind !== "wait") return;
   const timers = await timersPending(tx, { runId }, 10);
-  const [step] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM steps WHERE run_id = ${runId} AND node_id = ${nodeId} AND status = 'waiting'`;
-  const rows = step ? await tx.$queryRaw<{ id: string }[]>`SELECT id FROM timers WHERE step_id = ${step.id} AND fired_at IS NULL` : [];
+  const stepId = await stepsWaitingAt(tx, runId, nodeId);
+  const rows = stepId ? await timersUnfiredForStep(tx, stepId) : [];
   const t = timers.find((x) => rows.some((r) => r.id === x.id));
   if (!t) return;
   const zone = node.config.zone ?? t.zone;
