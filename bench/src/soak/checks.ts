@@ -1,7 +1,5 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
-import { repoRoot } from "@holdfast/testkit/procs";
 import pg from "pg";
+import { holdfastCli } from "./infra/cli";
 import type { Delivery } from "./load";
 import type { Providers } from "./world";
 
@@ -41,6 +39,8 @@ const sample = (items: string[], n = 10) => (items.length > n ? [...items.slice(
  * providers and the sender recorded. Each is computed, never assumed, so any one of them can fail.
  */
 export async function checkInvariants(o: {
+  /** The copy of the source the processes ran from (its CLI runs the doctor). */
+  root: string;
   adminUrl: string;
   workerUrl: string;
   automationId: string;
@@ -145,15 +145,17 @@ export async function checkInvariants(o: {
     const d5: string[] = [];
     for (const e of ofKind("http_request", "settled")) if (!p.http.calls.get(e.key)) d5.push(`http effect ${e.key} settled but the target never received it`);
     for (const k of p.http.calls.keys()) if (!ledgerKeys.has(k)) d5.push(`the HTTP target acted on ${k}, which has no effect row`);
-    for (const e of ofKind("crm_upsert", "settled")) if (!p.crm.records.has(e.key)) d5.push(`crm effect ${e.key} settled but the CRM has no record for it`);
-    const crmSettled = new Set(ofKind("crm_upsert", "settled").map((e) => e.key));
-    for (const k of p.crm.records.keys()) if (!crmSettled.has(k)) d5.push(`the CRM holds record ${k}, which is no settled effect`);
+    // The CRM names records by the match key (the contact's email: one contact per run here) and answers a repeated
+    // Idempotency-Key (the effect key) without applying it again: one write per key, each record written once.
+    for (const e of ofKind("crm_upsert", "settled")) if (!p.crm.writes.has(e.key)) d5.push(`crm effect ${e.key} settled but the CRM applied no write with its key`);
+    for (const k of p.crm.writes.keys()) if (!ledgerKeys.has(k)) d5.push(`the CRM applied a write with key ${k}, which has no effect row`);
+    for (const r of p.crm.records.values()) if (r.version !== 1) d5.push(`CRM record ${r.externalId} was written ${r.version} times (one run is about this contact)`);
     const postsPer = count(p.slack.messages.filter((m) => m.metadata), (m) => m.metadata?.event_payload.approval_id ?? "");
     for (const [id, n] of Object.entries(postsPer)) if (n > 1) d5.push(`approval ${id} was posted to Slack ${n} times`);
     const httpCalls = [...p.http.calls.values()].reduce((a, b) => a + b, 0);
     invariants.push({
       name: "every de-duplicating provider acted once per effect key",
-      figure: `HTTP ${p.http.effects()} keys acted on (${httpCalls} calls); CRM ${p.crm.records.size} records (${[...p.crm.upserts.values()].reduce((a, b) => a + b, 0)} PUTs); Slack ${Object.keys(postsPer).length} approvals posted, ${Math.max(0, ...Object.values(postsPer))} at most per approval`,
+      figure: `HTTP ${p.http.effects()} keys acted on (${httpCalls} calls); CRM ${p.crm.writes.size} keys written, ${p.crm.records.size} records (${[...p.crm.upserts.values()].reduce((a, b) => a + b, 0)} PUTs); Slack ${Object.keys(postsPer).length} approvals posted, ${Math.max(0, ...Object.values(postsPer))} at most per approval`,
       violations: sample(d5),
     });
 
@@ -176,12 +178,7 @@ export async function checkInvariants(o: {
     });
 
     // 7. holdfast doctor finds nothing.
-    const doctor = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "doctor", "--json"], {
-      cwd: repoRoot,
-      env: { ...process.env, DATABASE_URL: o.workerUrl, HOLDFAST_SECRET_KEY: o.secretKey },
-      encoding: "utf8",
-      timeout: 120_000,
-    });
+    const doctor = holdfastCli(o.root, ["doctor", "--json"], { DATABASE_URL: o.workerUrl, HOLDFAST_SECRET_KEY: o.secretKey });
     let findings: { check: string; count: number; examples: { runId: string; detail: string }[] }[] = [];
     const d7: string[] = [];
     try {

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type AppName, spawnApp } from "@holdfast/testkit/procs";
+import { fetchWithin } from "./http";
 import { superviseWeb } from "./infra/web";
 import type { Supervised } from "./infra/supervised";
 
@@ -18,6 +19,8 @@ export interface Member {
 }
 
 export interface FleetConfig {
+  /** The copy of the source the apps run from. */
+  root: string;
   env: Record<string, string>;
   web: { dir: string; ports: number[]; env: Record<string, string> };
   mailInPort: number;
@@ -38,7 +41,7 @@ export interface FleetConfig {
 export function startFleet(c: FleetConfig): Member[] {
   const members: Member[] = [];
   const app = (kind: ProcessKind, name: AppName, label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
-    const proc = spawnApp(name, { env: { ...c.env, ...env }, restart: true, label, nodeArgs });
+    const proc = spawnApp(name, { env: { ...c.env, ...env }, restart: true, label, nodeArgs, root: c.root });
     members.push({ kind, label, frozen: false, proc, ready: () => proc.waitForOutput(/ready/, 120_000) });
   };
   c.web.ports.forEach((port, i) => {
@@ -68,7 +71,7 @@ export function ownExits(members: Member[]): { label: string; code: number | nul
 async function answers(url: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (await fetchWithin(url, {}, 5_000).then((r) => r.status === 200, () => false)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);

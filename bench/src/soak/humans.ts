@@ -1,4 +1,5 @@
 import { approveActionId, rejectActionId } from "@holdfast/core";
+import { fetchWithin } from "./http";
 import { sleep } from "./infra/exec";
 import { approver, indexOf, type Plan, planFor } from "./mix";
 import { sendSmtp } from "./smtp-client";
@@ -12,6 +13,11 @@ export interface HumanFigures {
   decided: number;
   /** Slack-route approvals whose Slack message never came, decided in the inbox after a minute instead. */
   slackFallbacks: number;
+  /**
+   * Clicks refused with token_not_for_this_message although the button was on that approval's own message: Slack
+   * showed the post before the notifier stored where it is. The approver clicks again, as a person would.
+   */
+  slackRefusedBeforeStored: number;
   repliesSmtp: number;
   repliesApi: number;
   /** Reply attempts the receiving side asked to repeat (451, 5xx, no connection). */
@@ -44,12 +50,14 @@ export interface HumanOptions {
  * webhook, or not at all. Who does what is `planFor(seed, i)`, read from the contact address the product shows.
  */
 export function startHumans(o: HumanOptions): Humans {
-  const figures: HumanFigures = { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] };
+  const figures: HumanFigures = { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, slackRefusedBeforeStored: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] };
   let stopped = false;
   let turn = 0;
   const web = () => o.webs[turn++ % o.webs.length] as string;
   const decided = new Set<string>();
   const firstSeen = new Map<string, number>();
+  const refusedEarly = new Map<string, number>();
+  let lastFullLook = 0;
 
   const clickSlack = async (): Promise<void> => {
     for (const m of [...o.slack.messages]) {
@@ -74,11 +82,14 @@ export function startHumans(o: HumanOptions): Humans {
       });
       figures.slackClicks++;
       try {
-        const res = await fetch(`${web()}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) });
-        const text = await res.text();
+        const res = await fetchWithin(`${web()}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body }, 10_000);
+        const text = res.text;
         if (res.status === 200) {
           decided.add(approvalId);
           figures.decided++;
+        } else if (res.status === 403 && text.includes("token_not_for_this_message") && (refusedEarly.get(approvalId) ?? 0) < 20) {
+          refusedEarly.set(approvalId, (refusedEarly.get(approvalId) ?? 0) + 1);
+          figures.slackRefusedBeforeStored++;
         } else if (res.status < 500 && res.status !== 408 && res.status !== 429) {
           decided.add(approvalId);
           figures.refusals.push(`slack click on ${approvalId}: ${res.status} ${text.slice(0, 200)}`);
@@ -91,11 +102,20 @@ export function startHumans(o: HumanOptions): Humans {
 
   const clickInbox = async (): Promise<void> => {
     const base = web();
+    // The inbox page is costly to render: load it only when an approval the approver decides there is waiting
+    // (every approval is also posted to Slack, where its contact, and so its plan, can be read).
+    const waiting = o.slack.messages.some((m) => {
+      const id = m.metadata?.event_payload.approval_id;
+      const i = indexOf(m.text);
+      return id && !decided.has(id) && i !== null && planFor(o.seed, i).approveVia === "inbox" && m.blocks.some((b) => (b as { type: string }).type === "actions");
+    });
+    if (!waiting && Date.now() - lastFullLook < 30_000) return;
+    lastFullLook = Date.now();
     let html: string;
     try {
-      const res = await fetch(`${base}/approvals`, { headers: { cookie: o.cookie }, redirect: "manual", signal: AbortSignal.timeout(10_000) });
+      const res = await fetchWithin(`${base}/approvals`, { headers: { cookie: o.cookie }, redirect: "manual" }, 10_000);
       if (res.status !== 200) return;
-      html = await res.text();
+      html = res.text;
     } catch {
       return;
     }
@@ -129,7 +149,8 @@ export function startHumans(o: HumanOptions): Humans {
     figures.inboxClicks++;
     try {
       const target = action && !action.startsWith("javascript:") ? new URL(htmlText(action), `${base}/approvals`).toString() : `${base}/approvals`;
-      const res = await fetch(target, { method: "POST", headers: { cookie: o.cookie }, body, redirect: "manual", signal: AbortSignal.timeout(10_000) });
+      // As a browser without JavaScript posts the form: its own origin, the session cookie, multipart.
+      const res = await fetchWithin(target, { method: "POST", headers: { cookie: o.cookie, origin: base }, body, redirect: "manual" }, 10_000);
       const location = res.headers.get("location") ?? "";
       const outcome = decodeURIComponent(location.split("?")[1] ?? "");
       if (res.status >= 300 && res.status < 400 && outcome.startsWith("done=")) {
@@ -188,13 +209,16 @@ export function startHumans(o: HumanOptions): Humans {
       return "again";
     }
     try {
-      const res = await fetch(`${web()}/api/signals/email`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${o.inboundToken}`, "content-type": "application/json" },
-        body: JSON.stringify({ messageId, from: r.p.email, to: r.replyTo, subject: `Re: ${r.subject}`, inReplyTo: r.messageId, text: "Thanks, that works for me." }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const text = await res.text();
+      const res = await fetchWithin(
+        `${web()}/api/signals/email`,
+        {
+          method: "POST",
+          headers: { authorization: `Bearer ${o.inboundToken}`, "content-type": "application/json" },
+          body: JSON.stringify({ messageId, from: r.p.email, to: r.replyTo, subject: `Re: ${r.subject}`, inReplyTo: r.messageId, text: "Thanks, that works for me." }),
+        },
+        10_000,
+      );
+      const text = res.text;
       if (res.status >= 200 && res.status < 300) {
         figures.repliesApi++;
         return "done";

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { fetchWithin } from "./http";
 import { sleep } from "./infra/exec";
 import { type Plan, planFor } from "./mix";
 
@@ -10,10 +11,25 @@ export interface Delivery {
   /** Every 2xx answer's run id (the first, and any redelivery's). */
   runIds: string[];
   statuses: number[];
+  /** When each answer came (ms after t0), beside `statuses`. */
+  answeredAt: number[];
   /** Answers that were neither success nor worth a retry (4xx other than 408/429): a delivery refused for good. */
   refused: { status: number; body: string }[];
   firstAt: number;
   ackedAt: number | null;
+}
+
+/** The sender's answers per 10 s of the load, by status (0: no answer), e.g. {"40": {"202": 31, "503": 12}}. */
+export function answersOverTime(deliveries: Delivery[], bucketMs = 10_000): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const d of deliveries) {
+    d.statuses.forEach((status, k) => {
+      const at = String(Math.floor((d.answeredAt[k] ?? 0) / bucketMs) * (bucketMs / 1000));
+      const row = (out[at] ??= {});
+      row[status] = (row[status] ?? 0) + 1;
+    });
+  }
+  return out;
 }
 
 export interface LoadOptions {
@@ -57,14 +73,18 @@ export function startLoad(o: LoadOptions, t0: number): Load {
     const { ts, signature } = sign(d.webhookId, body);
     d.attempts++;
     try {
-      const res = await fetch(`${base}${o.path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "webhook-id": d.webhookId, "webhook-timestamp": String(ts), "webhook-signature": signature },
-        body,
-        signal: AbortSignal.timeout(15_000),
-      });
-      const text = await res.text();
+      const res = await fetchWithin(
+        `${base}${o.path}`,
+        {
+          method: "POST",
+          headers: { "content-type": "application/json", "webhook-id": d.webhookId, "webhook-timestamp": String(ts), "webhook-signature": signature },
+          body,
+        },
+        15_000,
+      );
+      const text = res.text;
       d.statuses.push(res.status);
+      d.answeredAt.push(Date.now() - t0);
       if (res.status >= 200 && res.status < 300) {
         const parsed = JSON.parse(text) as { runId: string };
         d.runIds.push(parsed.runId);
@@ -79,6 +99,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       return { ok: false, ...(Number.isFinite(after) && after > 0 ? { retryAfterMs: after * 1000 } : {}) };
     } catch {
       d.statuses.push(0); // no answer: connection refused or reset, or timed out
+      d.answeredAt.push(Date.now() - t0);
       return { ok: false };
     }
   };
@@ -116,7 +137,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       const wait = due - Date.now();
       if (wait > 0) await sleep(wait);
       const p = planFor(o.seed, i);
-      const d: Delivery = { i, webhookId: `msg_soak_${o.seed}_${i}`, attempts: 0, runIds: [], statuses: [], refused: [], firstAt: Date.now() - t0, ackedAt: null };
+      const d: Delivery = { i, webhookId: `msg_soak_${o.seed}_${i}`, attempts: 0, runIds: [], statuses: [], answeredAt: [], refused: [], firstAt: Date.now() - t0, ackedAt: null };
       deliveries.push(d);
       all.push(deliver(p, d));
       if ((i + 1) % 500 === 0) o.log(`load: ${i + 1} deliveries started`);

@@ -18,6 +18,7 @@ const { values } = parseArgs({
     "redis-restarts": { type: "string" },
     "per-kind": { type: "string" },
     keep: { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false },
   },
 });
 const int = (name: string, v: string | undefined, min: number) => {
@@ -45,6 +46,7 @@ const result = await runSoak({
   ...(values["redis-restarts"] ? { redisRestarts: int("redis-restarts", values["redis-restarts"], 0) as number } : {}),
   ...(values["per-kind"] ? { perKind: int("per-kind", values["per-kind"], 0) as number } : {}),
   keep: values.keep,
+  verbose: values.verbose,
 });
 console.log(formatReport(result));
 console.log(`SOAK_RESULT ${JSON.stringify(result)}`);

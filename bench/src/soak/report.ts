@@ -29,7 +29,7 @@ export function formatReport(r: SoakResult): string {
     );
   }
   const h = r.humans;
-  lines.push(`  people: ${n(h.slackClicks)} Slack clicks, ${n(h.inboxClicks)} inbox clicks, ${n(h.decided)} decisions landed (${n(h.slackFallbacks)} Slack ones decided in the inbox); replies ${n(h.repliesSmtp)} by SMTP, ${n(h.repliesApi)} by webhook, ${n(h.replyRetries)} retried`);
+  lines.push(`  people: ${n(h.slackClicks)} Slack clicks, ${n(h.inboxClicks)} inbox clicks, ${n(h.decided)} decisions landed (${n(h.slackFallbacks)} Slack ones decided in the inbox; ${n(h.slackRefusedBeforeStored)} Slack clicks refused as "not for this message" before the post was stored, clicked again); replies ${n(h.repliesSmtp)} by SMTP, ${n(h.repliesApi)} by webhook, ${n(h.replyRetries)} retried`);
   for (const x of h.refusals.slice(0, 10)) lines.push(`    refused: ${x}`);
   lines.push("", "faults");
   lines.push(`  planned: ${pairs(r.faults.planned)}`);
@@ -38,6 +38,13 @@ export function formatReport(r: SoakResult): string {
   lines.push(`  queue wrapper: ${pairs(r.faults.queue)}`);
   const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});
   lines.push(`  exits the soak did not cause (restarted by the supervisor): ${pairs(exits)}`);
+  if (r.timeline.length <= 400) {
+    lines.push("", "timeline (s after the first delivery)");
+    for (const e of r.timeline) lines.push(`  ${e}`);
+  }
+  lines.push("", "the sender's answers per 10 s (status count; 0 = no answer)");
+  for (const [at, row] of Object.entries(r.answers).sort(([a], [b]) => Number(a) - Number(b))) lines.push(`  ${at.padStart(5)} s: ${pairs(row)}`);
+  if (r.dir) lines.push("", `logs of every process and of PostgreSQL kept in ${r.dir}`);
   const t = r.timing;
   lines.push("", "timing");
   lines.push(

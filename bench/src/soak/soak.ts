@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -11,10 +11,12 @@ import { startHumans, type HumanFigures } from "./humans";
 import { sleep } from "./infra/exec";
 import { startOwnPostgres } from "./infra/postgres";
 import { startOwnRedis } from "./infra/redis";
+import { snapshotSource } from "./infra/source";
 import { snapshotWeb } from "./infra/web";
-import { startLoad } from "./load";
+import { answersOverTime, startLoad } from "./load";
 import { approver } from "./mix";
 import { freePort, sessionCookieFor } from "./testkit";
+import { watchFleet } from "./watch";
 import { automation, deploy, org, startProviders } from "./world";
 
 export interface SoakOptions {
@@ -29,6 +31,8 @@ export interface SoakOptions {
   /** Kills and freezes per process kind (default: 20 at 10,000 runs, in proportion, at least 1). */
   perKind?: number;
   keep?: boolean;
+  /** Print each fault as it happens. */
+  verbose?: boolean;
   log?: (line: string) => void;
 }
 
@@ -41,6 +45,12 @@ export interface SoakResult {
   humans: HumanFigures;
   faults: { planned: Record<string, number>; injected: Record<string, number>; byTarget: Record<string, number>; queue: Record<string, number> };
   timing: { loadSeconds: number; lastFaultSeconds: number; drainAfterLastFaultSeconds: number | null; totalSeconds: number; runsPerSecond: number };
+  /** Process restarts and web availability over time, with the faults (seconds after the load began). */
+  timeline: string[];
+  /** The sender's answers per 10 s, by HTTP status (0: no answer). */
+  answers: Record<string, Record<string, number>>;
+  /** Where the processes' logs and the database's log were kept (a failed soak keeps its directory). */
+  dir: string | null;
   /** Exits of processes the soak did not kill (each was restarted by its supervisor): what broke in an outage. */
   ownExits: { label: string; code: number | null; signal: string | null }[];
   error?: string;
@@ -61,7 +71,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   const cleanup = async () => {
     for (const c of cleanups.reverse()) await Promise.resolve(c()).catch((e) => log(`cleanup: ${(e as Error).message}`));
-    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+    if (o.keep || !result.ok) result.dir = dir;
+    else rmSync(dir, { recursive: true, force: true });
   };
   // The deployment's key, shared by this process (it encrypts the connections' secrets) and every process it starts.
   process.env.HOLDFAST_SECRET_KEY ??= randomBytes(32).toString("hex");
@@ -72,10 +83,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     ok: false,
     invariants: [],
     figures: null,
-    humans: { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] },
+    humans: { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, slackRefusedBeforeStored: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] },
     faults: { planned: {}, injected: {}, byTarget: {}, queue: {} },
     timing: { loadSeconds: 0, lastFaultSeconds: 0, drainAfterLastFaultSeconds: null, totalSeconds: 0, runsPerSecond: 0 },
     ownExits: [],
+    answers: {},
+    timeline: [],
+    dir: null,
   };
   let fleet: Member[] = [];
   try {
@@ -87,7 +101,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     cleanups.push(() => redis.stop());
     const providers = await startProviders();
     cleanups.push(() => providers.close());
-    const d = await deploy(postgres.url("holdfast_soak"), providers, timing);
+    const root = snapshotSource(dir);
+    const d = await deploy(root, postgres.url("holdfast_soak"), providers, timing);
     cleanups.push(() => d.db.$disconnect());
     log(`soak: seed ${o.seed}, ${o.runs} runs at ${o.rate}/s; PostgreSQL :${pgPort}, Redis :${redisPort}, dir ${dir}`);
 
@@ -115,6 +130,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       CONNECTION_PROBE_SECONDS: "0",
     };
     fleet = startFleet({
+      root,
       env,
       web: { dir: web.dir, ports: [web1, web2], env: { SLACK_SIGNING_SECRET: "soak-slack-signing-secret", INBOUND_EMAIL_TOKEN: inboundToken } },
       mailInPort,
@@ -149,9 +165,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     log(`soak: ${schedule.length} faults planned over ${(loadMs / 1000).toFixed(0)} s: ${JSON.stringify(result.faults.planned)} (${perKind} kills and ${perKind} freezes per process kind)`);
 
     const t0 = Date.now();
+    const watch = watchFleet(fleet, new Map(webs.map((base, i) => [`web-${i + 1}`, base])), t0);
+    cleanups.push(() => watch.stop());
+    result.timeline = watch.events;
     const load = startLoad({ seed: o.seed, runs: o.runs, rate: o.rate, webs, path: `/api/hooks/${org}/${automation}`, signingSecret: d.signingSecret, log }, t0);
     cleanups.push(() => load.stop());
-    const injection = injectFaults(schedule, fleet, { restartPostgres: (ms) => postgres.restart(ms), restartRedis: (ms) => redis.restart(ms) }, t0, log);
+    const injection = injectFaults(schedule, fleet, { restartPostgres: (ms) => postgres.restart(ms), restartRedis: (ms) => redis.restart(ms) }, t0, (line) => {
+      watch.events.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${line.replace(/^fault \d+ ms: /, "")}`);
+      if (o.verbose) log(line);
+    });
     cleanups.push(() => injection.abort());
     const progress = setInterval(() => {
       const acked = load.deliveries.filter((x) => x.runIds.length > 0).length;
@@ -196,10 +218,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.timing.drainAfterLastFaultSeconds = drainedAt === null ? null : Math.max(0, drainedAt - t0 - lastFaultMs) / 1000;
     result.timing.runsPerSecond = drainedAt === null ? 0 : o.runs / ((drainedAt - t0) / 1000);
     result.ownExits = ownExits(fleet);
+    result.answers = answersOverTime(load.deliveries);
     load.stop();
     await humans.stop();
 
     const checked = await checkInvariants({
+      root,
       adminUrl: d.adminUrl,
       workerUrl: d.workerUrl,
       automationId: d.automationId,
@@ -222,8 +246,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   } catch (error) {
     result.error = (error as Error).stack ?? String(error);
     log(`soak failed: ${result.error}`);
-    for (const m of fleet) log(`--- ${m.label} (last output)\n${m.proc.output().slice(-1500)}`);
   } finally {
+    if (fleet.length) {
+      mkdirSync(join(dir, "logs"), { recursive: true });
+      for (const m of fleet) writeFileSync(join(dir, "logs", `${m.label}.log`), m.proc.output());
+    }
     await cleanup();
     result.timing.totalSeconds = (Date.now() - started) / 1000;
   }

@@ -1,5 +1,6 @@
 import { budgetsSetAllowed, createConnection, triggerSettings, upsertMember } from "@holdfast/core";
-import { createDb, type Db, ensureDatabase, migrate, urlAsRole } from "@holdfast/db";
+import { createDb, type Db, urlAsRole } from "@holdfast/db";
+import { holdfastCli } from "./infra/cli";
 import {
   type CrmTarget,
   type HttpTarget,
@@ -62,13 +63,15 @@ export const automation = "mix";
 
 /** A migrated database on the soak's own PostgreSQL, one organisation, the mix automation, its connections and people. */
 export async function deploy(
+  root: string,
   adminUrl: string,
   p: Providers,
   timing: { replyTimeoutSeconds: number; pauseSeconds: number; approvalDeadlineSeconds: number },
 ): Promise<Deployment> {
-  await ensureDatabase(adminUrl);
-  await migrate(adminUrl);
+  // Migrated by the copy the processes run from (its migrations match its code).
   const workerUrl = urlAsRole(adminUrl, "holdfast_worker");
+  const migrated = holdfastCli(root, ["migrate"], { DATABASE_URL: workerUrl, MIGRATE_DATABASE_URL: adminUrl });
+  if (migrated.status !== 0) throw new Error(`holdfast migrate failed (exit ${migrated.status}):\n${migrated.stdout}\n${migrated.stderr}`);
   const db = createDb(workerUrl, { poolSize: 4, applicationName: "holdfast-soak" });
   const seeded = await ensurePublishedAutomation(db, {
     orgSlug: org,

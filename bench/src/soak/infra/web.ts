@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { repoRoot } from "@holdfast/testkit/procs";
 import { run } from "./exec";
@@ -13,15 +13,15 @@ const webDir = join(repoRoot, "apps/web");
  * It sits in node_modules/ at apps/web's depth, so the build's relative links into node_modules/.pnpm resolve.
  */
 export async function snapshotWeb(name: string): Promise<{ dir: string; remove(): void }> {
-  if (!existsSync(join(webDir, ".next/BUILD_ID"))) {
-    throw new Error("the web app is not built: run `cd apps/web && flock /tmp/holdfast-web.lock pnpm build` first");
-  }
   const dir = join(repoRoot, "node_modules", name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const lock = process.env.SOAK_WEB_LOCK ?? "/tmp/holdfast-web.lock";
-  const copy = `cp -a ${JSON.stringify(join(webDir, ".next"))} ${JSON.stringify(join(dir, ".next"))} && rm -rf ${JSON.stringify(join(dir, ".next/cache"))}`;
-  await run("flock", [lock, "sh", "-c", copy], { timeoutMs: 15 * 60_000 });
+  // Checked under the lock: a build in progress has removed .next until it finishes.
+  const copy = `test -f ${JSON.stringify(join(webDir, ".next/BUILD_ID"))} || exit 3; cp -a ${JSON.stringify(join(webDir, ".next"))} ${JSON.stringify(join(dir, ".next"))} && rm -rf ${JSON.stringify(join(dir, ".next/cache"))}`;
+  await run("flock", [lock, "sh", "-c", copy], { timeoutMs: 15 * 60_000 }).catch((error: Error) => {
+    throw /exited 3/.test(error.message) ? new Error("the web app is not built: run `cd apps/web && flock /tmp/holdfast-web.lock pnpm build` first") : error;
+  });
   cpSync(join(webDir, "next.config.ts"), join(dir, "next.config.ts"));
   symlinkSync(join(webDir, "node_modules"), join(dir, "node_modules"));
   writeFileSync(join(dir, "SOAK-COPY.txt"), "A copy of apps/web/.next served by `pnpm soak`; removed when it ends.\n");
