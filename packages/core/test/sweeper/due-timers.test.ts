@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dueTimers } from "../../src/sweeper/services";
+import { type Bed, sweeperBed } from "./bed";
+
+let bed: Bed;
+beforeAll(async () => {
+  bed = await sweeperBed();
+});
+afterAll(() => bed?.drop());
+
+/** Runs waiting on their hour's timer, which the test makes due a minute ago (its fast-path wake-up lost). */
+async function due(count: number) {
+  const runs = [];
+  for (let i = 0; i < count; i++) runs.push(await bed.start("wait"));
+  await bed.rows("UPDATE timers SET due_at = now() - interval '1 minute' WHERE run_id = ANY($1)", [runs.map((r) => r.runId)]);
+  await bed.sendOutbox();
+  return runs;
+}
+
+describe("due-timers", () => {
+  it("fires every due timer: the wait settles, the run gets its run.wake, the timeline says by whom; a future timer waits", async () => {
+    const [a, b] = await due(2);
+    const later = await bed.start("wait");
+    await bed.sendOutbox();
+
+    expect(await dueTimers.make().runOnce(bed.ctx)).toEqual({ fired: 2, batches: 2 }); // the second batch found nothing
+    expect(await bed.rows("SELECT fired_by, lateness_ms >= 60000 AS late FROM timers WHERE run_id = ANY($1)", [[a?.runId, b?.runId]])).toEqual([
+      { fired_by: "sweeper", late: true },
+      { fired_by: "sweeper", late: true },
+    ]);
+    expect(await bed.rows("SELECT status FROM steps WHERE run_id = ANY($1)", [[a?.runId, b?.runId]])).toEqual([{ status: "done" }, { status: "done" }]);
+    expect((await bed.rows("SELECT run_id FROM outbox WHERE topic = 'run.wake' AND sent_at IS NULL AND payload->>'reason' = 'timer_fired'")).map((r) => r.run_id).sort()).toEqual(
+      [a?.runId, b?.runId].sort(),
+    );
+    expect(await bed.rows("SELECT worker FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [a?.runId])).toEqual([{ worker: "sweeper" }]);
+    expect(await bed.rows("SELECT fired_at FROM timers WHERE run_id = $1", [later.runId])).toEqual([{ fired_at: null }]);
+    expect(await dueTimers.make().runOnce(bed.ctx)).toEqual({ fired: 0, batches: 1 });
+  });
+
+  it("stops at maxBatches per run; the rest is fired by the next run", async () => {
+    await due(3);
+    const service = dueTimers.make({ orgs: 1, perOrg: 1, batch: 1, maxBatches: 2 });
+    expect(await service.runOnce(bed.ctx)).toEqual({ fired: 2, batches: 2 });
+    expect(await bed.rows("SELECT count(*)::int AS n FROM timers WHERE fired_at IS NULL AND due_at <= now()")).toEqual([{ n: 1 }]);
+    expect(await service.runOnce(bed.ctx)).toEqual({ fired: 1, batches: 2 });
+  });
+});

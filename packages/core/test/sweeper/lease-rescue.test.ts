@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stepsClaimIfLeaseFree } from "../../src/sql/steps";
+import { leaseRescue } from "../../src/sweeper/services";
+import { type Bed, sweeperBed } from "./bed";
+
+let bed: Bed;
+beforeAll(async () => {
+  bed = await sweeperBed();
+});
+afterAll(() => bed?.drop());
+
+/** A step claimed by a worker whose lease then lapsed (it died or hung). */
+async function lapsed() {
+  const run = await bed.start("call");
+  await stepsClaimIfLeaseFree(bed.t.sql, run.stepId, "dead-worker", 30_000);
+  await bed.rows("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [run.stepId]);
+  return run;
+}
+
+describe("lease-rescue", () => {
+  it("makes a running step whose lease lapsed ready again, with a fresh wake-up and a timeline row; a live lease is left alone", async () => {
+    const dead = await lapsed();
+    const live = await bed.start("call");
+    await stepsClaimIfLeaseFree(bed.t.sql, live.stepId, "live-worker", 30_000);
+    await bed.sendOutbox();
+
+    const result = await leaseRescue.make({ batch: 10 }).runOnce(bed.ctx);
+    expect(result).toEqual({ reclaimed: 1, steps: [{ orgId: bed.orgId, runId: dead.runId, stepId: dead.stepId }] });
+    expect(await bed.rows("SELECT status, owner, lease_until FROM steps WHERE id = $1", [dead.stepId])).toEqual([{ status: "ready", owner: null, lease_until: null }]);
+    expect(await bed.rows("SELECT topic, payload->>'stepId' AS step FROM outbox WHERE sent_at IS NULL")).toEqual([{ topic: "step.ready", step: dead.stepId }]);
+    expect(await bed.rows("SELECT type FROM run_events WHERE run_id = $1 AND type = 'step.lease_expired'", [dead.runId])).toHaveLength(1);
+    expect(await bed.rows("SELECT status, owner FROM steps WHERE id = $1", [live.stepId])).toEqual([{ status: "running", owner: "live-worker" }]);
+
+    expect(await leaseRescue.make({ batch: 10 }).runOnce(bed.ctx)).toEqual({ reclaimed: 0, steps: [] });
+  });
+
+  it("takes at most a batch and says when it was full", async () => {
+    await bed.rows("UPDATE steps SET status = 'cancelled', owner = NULL, lease_until = NULL WHERE status IN ('ready', 'running')");
+    for (let i = 0; i < 3; i++) await lapsed();
+    const service = leaseRescue.make({ batch: 2 });
+    const first = await service.runOnce(bed.ctx);
+    expect(first.reclaimed).toBe(2);
+    expect(service.full(first)).toBe(true);
+    const second = await service.runOnce(bed.ctx);
+    expect(second.reclaimed).toBe(1);
+    expect(service.full(second)).toBe(false);
+    expect(await bed.rows("SELECT count(*)::int AS n FROM steps WHERE status = 'running'")).toEqual([{ n: 0 }]);
+  });
+});
