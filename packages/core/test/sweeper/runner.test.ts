@@ -1,0 +1,73 @@
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSweeper } from "../../src/sweeper/runner";
+import type { SweepService } from "../../src/sweeper/service";
+import { type Bed, sweeperBed } from "./bed";
+
+let bed: Bed;
+beforeAll(async () => {
+  bed = await sweeperBed();
+});
+afterAll(() => bed?.drop());
+
+/** A stand-in service that records its runs; `fullFor` results say the batch was full. */
+function fake(name: string, intervalMs: number, o: { fails?: boolean; fullFor?: number } = {}) {
+  const runs: number[] = [];
+  const service: SweepService<{ n: number }> = {
+    name,
+    intervalMs,
+    async runOnce() {
+      runs.push(performance.now());
+      if (o.fails) throw new Error(`${name} broke`);
+      return { n: runs.length };
+    },
+    full: (r) => r.n <= (o.fullFor ?? 0),
+    report: () => {},
+  };
+  return { service, runs };
+}
+
+function logged() {
+  const lines: { msg: string; service?: string; level: number }[] = [];
+  const log = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+  return { log, lines };
+}
+
+const leader = async () => (await bed.rows("SELECT owner FROM leader_leases WHERE name = 'sweeper' AND lease_until > now()"))[0]?.owner;
+
+describe("the sweeper's loop", () => {
+  it("runs each service at its own interval under the leader lease; a failing one is logged and the others go on; the lease is released at the end", async () => {
+    const often = fake("often", 50);
+    const broken = fake("broken", 50, { fails: true });
+    const rare = fake("rare", 60_000);
+    const busy = fake("busy", 60_000, { fullFor: 3 });
+    const { log, lines } = logged();
+    const stop = new AbortController();
+    const running = runSweeper({ ctx: bed.ctx, services: [broken.service, often.service, rare.service, busy.service], owner: "sweeper-a", leaseMs: 3_000, log, signal: stop.signal });
+
+    for (let i = 0; i < 100 && (await leader()) !== "sweeper-a"; i++) await new Promise((r) => setTimeout(r, 20));
+    // A standby with the same services never runs them while the leader holds the lease.
+    const standbyRuns = fake("often", 50);
+    const standbyStop = new AbortController();
+    const standby = runSweeper({ ctx: bed.ctx, services: [standbyRuns.service], owner: "sweeper-b", leaseMs: 3_000, log: logged().log, signal: standbyStop.signal });
+
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await leader()).toBe("sweeper-a");
+    stop.abort();
+    standbyStop.abort();
+    await Promise.all([running, standby]);
+
+    expect(often.runs.length).toBeGreaterThanOrEqual(5); // every ~50 ms for a second, despite the broken one
+    expect(broken.runs.length).toBeGreaterThanOrEqual(5);
+    expect(rare.runs).toHaveLength(1); // once on taking the lead, then not before a minute
+    expect(busy.runs).toHaveLength(4); // three full batches ran again at once, the fourth waits its interval
+    expect((busy.runs[3] ?? 0) - (busy.runs[0] ?? 0)).toBeLessThan(900);
+    expect(standbyRuns.runs).toHaveLength(0);
+    const failures = lines.filter((l) => l.service === "broken");
+    expect(failures.length).toBe(broken.runs.length);
+    expect(failures[0]?.msg).toBe("sweep service broken failed; the others go on");
+    expect(lines.filter((l) => l.msg === "became sweeper leader")).toHaveLength(1);
+    expect(await leader()).toBeUndefined(); // released on the way out: a standby takes over at once
+  });
+});
