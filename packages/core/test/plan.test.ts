@@ -32,20 +32,20 @@ const running = (over: Partial<StepState> = {}): StepState => ({
 });
 const seen = (steps: StepState[], over: Partial<RunState> = {}): RunState => ({ id: "r", status: "running", input: {}, cancelRequested: false, steps, ...over });
 
-describe("the inline plan a worker writes with its settle", () => {
+describe("the walk a worker makes with its settle", () => {
   it("walks through the branch on the step's own output and schedules the next step", () => {
-    expect(planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 200 }, error: null })).toEqual({
-      events: [{ type: "branch.evaluated", nodeId: "ok", data: { result: true } }],
-      steps: [{ nodeId: "b", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 8 }],
-      finish: null,
-    });
+    expect(planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 200 }, error: null })).toEqual([
+      { type: "mark_advanced", stepId: "s_a" },
+      { type: "record", event: "branch.evaluated", nodeId: "ok", data: { result: true } },
+      { type: "schedule_step", nodeId: "b", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 8 },
+    ]);
   });
 
   it("finishes the run inline when the walk reaches an end, and fails it when the step failed", () => {
     const done = planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 500 }, error: null });
-    expect(done?.finish).toEqual({ status: "completed", error: null, event: { type: "run.completed", nodeId: "e", data: null } });
+    expect(done?.at(-1)).toEqual({ type: "complete_run", nodeId: "e" });
     const failed = planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "failed", output: null, error: { code: "x" } });
-    expect(failed?.finish?.status).toBe("failed");
+    expect(failed?.at(-1)).toMatchObject({ type: "fail_run", reason: "step a failed" });
   });
 
   it("leaves the walk to the engine when the run is being cancelled or another step is open or unwalked", () => {

@@ -9,7 +9,7 @@ import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
-import type { InlinePlan } from "../src/walk/plan";
+import type { PlanRows } from "../src/sql/plan-rows";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -109,7 +109,10 @@ describe("a stale settle that carries a plan", () => {
       worker: "worker-a",
       status: "done",
       output: {},
-      advance: { runSeq: a?.runSeq ?? 0n, plan: { steps: [], events: [], finish: { status: "completed", error: null, event: { type: "run.completed", nodeId: null, data: null } } } },
+      advance: {
+        runSeq: a?.runSeq ?? 0n,
+        rows: { steps: [], events: [{ orgId: a?.orgId ?? "", runId, type: "run.completed" }], outbox: [], finish: { status: "completed", error: null }, advanced: [], claim: null },
+      },
     });
     expect(stale.changed).toBe(false);
     expect(await rows("SELECT seq, status FROM runs WHERE id = $1", [runId])).toEqual(before);
@@ -192,17 +195,21 @@ describe("the engine walk and the sweeper", () => {
     const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000);
     if (!claimed) throw new Error("no claim");
     await t.sql.query("UPDATE runs SET seq = seq + 1 WHERE id = $1", [runId]); // someone else moved the run on
-    const plan: InlinePlan = {
-      steps: [{ nodeId: "call_2", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3 }],
-      events: [],
+    const id = "stp_never_inserted";
+    const plan: PlanRows = {
+      steps: [{ id, orgId, runId, nodeId: "call_2", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3, status: "ready" }],
+      events: [{ orgId, runId, type: "step.scheduled", stepId: id, nodeId: "call_2", lane: "io", worker: "w1", data: { iteration: 1 } }],
+      outbox: [{ orgId, runId, topic: "step.ready", payload: { orgId, runId, stepId: id, lane: "io" } }],
       finish: null,
+      advanced: [claimed.id],
+      claim: null,
     };
     const settled = await stepsSettleIfToken(t.sql, {
       step: claimed,
       worker: "w1",
       status: "done",
       output: {},
-      advance: { runSeq: claimed.runSeq, plan },
+      advance: { runSeq: claimed.runSeq, rows: plan },
     });
     expect(settled).toMatchObject({ changed: true, advanced: false, steps: [], claimed: null });
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [runId])).toEqual([{ n: 1 }]);

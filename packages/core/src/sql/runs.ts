@@ -1,5 +1,5 @@
 import type { Db, Tx } from "@holdfast/db";
-import type { InlinePlan } from "../walk/plan";
+import type { PlanRows } from "./plan-rows";
 
 export interface RunRow {
   id: string;
@@ -45,8 +45,9 @@ export async function runsRecordDuplicate(tx: Tx, orgId: string, runId: string, 
 }
 
 /**
- * One statement starts a run with its first walk (holdfast_run_start): the run row, run.started, the plan's events,
- * first steps and their step.ready outbox rows. A repeat of the start key is counted instead (runsRecordDuplicate).
+ * One statement starts a run with its first walk (holdfast_run_start): the run row and the rows the applier prepared
+ * (run.started, the walk's events, first steps and their step.ready outbox rows). A repeat of the start key is
+ * counted instead (runsRecordDuplicate).
  */
 export async function runsStartWithPlan(
   db: Tx,
@@ -56,15 +57,17 @@ export async function runsStartWithPlan(
     versionId: string;
     startKey: string;
     input: unknown;
+    /** The run's id, made by the starter: the prepared rows name it. */
+    id: string;
     eventData: Record<string, unknown>;
-    plan: InlinePlan;
+    rows: PlanRows;
     contact: { email: string; timeZone: string | null } | null;
   },
 ): Promise<{ runId: string; inserted: boolean }> {
   const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
-    SELECT holdfast_run_start(${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
-      ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.plan)}::jsonb,
-      'start', holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r`;
+    SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
+      ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
+      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
   return r;

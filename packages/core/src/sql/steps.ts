@@ -3,7 +3,8 @@ import type { LaneName } from "../catalog";
 import { effectKinds, type StepKind } from "../kinds/registry";
 import type { EffectClaimOrRead } from "./effects";
 import { pgErrorCode } from "../errors";
-import type { InlinePlan } from "../walk/plan";
+import type { OutboxRow } from "./outbox";
+import type { PlanRows } from "./plan-rows";
 import type { StepState } from "../walk/walk";
 
 /**
@@ -12,7 +13,9 @@ import type { StepState } from "../walk/walk";
  * (data-modifying CTEs commit together or not at all).
  */
 
+/** A new step row; its id is made by the applier (apply/rows.ts) so its wake-up and timeline rows can name it. */
 export interface NewStep {
+  id: string;
   orgId: string;
   runId: string;
   nodeId: string;
@@ -20,18 +23,16 @@ export interface NewStep {
   kind: StepKind;
   lane: LaneName;
   maxAttempts: number;
+  status: "ready" | "waiting" | "running";
 }
 
-export function stepsInsert(
-  tx: Tx,
-  steps: NewStep[],
-  status: "ready" | "waiting" = "ready",
-): Promise<{ id: string; nodeId: string; lane: LaneName }[]> {
+/** Inserts steps; one already there for its (run, node, iteration) is skipped and not returned. */
+export function stepsInsert(tx: Tx, steps: NewStep[]): Promise<{ id: string; nodeId: string; lane: LaneName }[]> {
   const values = steps.map(
-    (s) => Prisma.sql`(${s.orgId}, ${s.runId}, ${s.nodeId}, ${s.iteration}, ${s.kind}, ${s.lane}, ${s.maxAttempts}, ${status})`,
+    (s) => Prisma.sql`(${s.id}, ${s.orgId}, ${s.runId}, ${s.nodeId}, ${s.iteration}, ${s.kind}, ${s.lane}, ${s.maxAttempts}, ${s.status})`,
   );
   return tx.$queryRaw`
-    INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status)
+    INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status)
     VALUES ${Prisma.join(values)}
     ON CONFLICT (run_id, node_id, iteration) DO NOTHING
     RETURNING id, node_id AS "nodeId", lane`;
@@ -148,10 +149,16 @@ export interface SettleRequest {
   output?: unknown;
   error?: Record<string, unknown> | null;
   delayMs?: number;
-  /** The walk from the state seen at claim, applied only if the run's seq is still `runSeq`. */
-  advance?: { runSeq: bigint; plan: InlinePlan } | null;
-  /** Local dispatch: claim a step the plan schedules on this lane in the same commit. */
-  claimNext?: { lane: LaneName; leaseMs: number } | null;
+  /**
+   * The step's own wake-up (apply/rows.ts `stepReady`), written due after delayMs when it goes back to ready (a
+   * retry, a deferral, a park whose cause cleared while it ran).
+   */
+  retry?: OutboxRow | null;
+  /**
+   * The walk from the state seen at claim, as the applier's rows (apply/inline.ts), inserted only if the run's seq is
+   * still `runSeq`. A step in them inserted already claimed by this worker (local dispatch) comes back as `claimed`.
+   */
+  advance?: { runSeq: bigint; rows: PlanRows } | null;
   /**
    * The effect this attempt performed: its answer is recorded in the same commit, fenced by its owner token. With
    * `release`, the attempt claimed the key but never called the provider: the claim is given back.
@@ -173,17 +180,17 @@ const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "ste
 
 /**
  * Records the outcome only if this attempt still holds the step (status running, attempt = token), with its
- * timeline row and what happens next (the inline plan, a run.wake, or a delayed step.ready), in one commit.
+ * timeline row and what happens next (the walk's rows, a run.wake, or its delayed step.ready), in one commit.
  */
 export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<SettleResult> {
   const eventData =
     r.event?.data ?? (r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) });
-  let rows: { result: SettleResult }[];
+  let rows: { result: RawSettle }[];
   try {
-    ({ rows } = await sql.query<{ result: SettleResult }>({
+    ({ rows } = await sql.query<{ result: RawSettle }>({
       name: "holdfast_step_settle",
       text: `SELECT holdfast_step_settle($1::text, $2::int, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::float8, $8::text,
-               $9::jsonb, $10::bigint, $11::jsonb, $12::text, $13::float8, $14::jsonb, $15::text[]) AS result`,
+               $9::jsonb, $10::bigint, $11::jsonb, $12::jsonb, $13::jsonb) AS result`,
       values: [
         r.step.id,
         r.step.attempt,
@@ -195,11 +202,9 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
         r.event?.type ?? settleEvent[r.status],
         eventData ? JSON.stringify(eventData) : null,
         r.advance ? String(r.advance.runSeq) : null,
-        r.advance ? JSON.stringify(r.advance.plan) : null,
-        r.claimNext?.lane ?? null,
-        r.claimNext?.leaseMs ?? 0,
+        r.advance ? JSON.stringify(r.advance.rows) : null,
+        r.retry ? JSON.stringify(r.retry) : null,
         r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null,
-        effectKinds(),
       ],
     }));
   } catch (error) {
@@ -209,10 +214,38 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
     if (code === "HF002" || code === "HF003") return { changed: false };
     throw error;
   }
-  const result = rows[0]?.result as (Omit<SettleResult, "claimed"> & { claimed?: RawClaim | null }) | undefined;
-  if (!result) return { changed: false };
-  return { ...result, claimed: result.claimed ? fromRawClaim(result.claimed) : null };
+  const result = rows[0]?.result;
+  if (!result?.changed) return { changed: false };
+  if (!result.advanced || !r.advance) return { changed: true, advanced: false, steps: [], claimed: null };
+  const inserted = r.advance.rows.steps;
+  const claim = r.advance.rows.claim;
+  const step = claim && inserted.find((s) => s.id === claim.stepId);
+  return {
+    changed: true,
+    advanced: true,
+    steps: inserted.map((s) => ({ id: s.id, nodeId: s.nodeId, lane: s.lane })),
+    claimed: step && result.claimed ? claimedAtSettle(step, result.claimed) : null,
+  };
 }
+
+/** What the settle read about the run for a step it inserted already claimed (local dispatch). */
+type RawSettle = { changed: boolean; advanced?: boolean; claimed?: Pick<RawClaim, "versionId" | "maxSteps" | "expired" | "input" | "runSeq" | "runSteps" | "effect"> | null };
+
+/** The step the settle inserted claimed (attempt 1, no deferrals), with the run as its own walk will see it. */
+const claimedAtSettle = (step: PlanRows["steps"][number], run: NonNullable<RawSettle["claimed"]>): ClaimedStep =>
+  fromRawClaim({
+    id: step.id,
+    orgId: step.orgId,
+    runId: step.runId,
+    nodeId: step.nodeId,
+    iteration: step.iteration,
+    kind: step.kind,
+    lane: step.lane,
+    attempt: 1,
+    maxAttempts: step.maxAttempts,
+    deferrals: 0,
+    ...run,
+  });
 
 /** Shutdown: give the step back at once (lease_until = now) so another worker takes it without waiting. */
 export function stepsReleaseIfToken(tx: Tx, step: Pick<ClaimedStep, "id" | "attempt">, worker: string): Promise<number> {

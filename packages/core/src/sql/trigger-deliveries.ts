@@ -1,5 +1,5 @@
 import { Prisma, type Tx } from "@holdfast/db";
-import type { InlinePlan } from "../walk/plan";
+import type { PlanRows } from "./plan-rows";
 
 /**
  * trigger_deliveries: what each request to a trigger URL came to. Never a body (a refused request may be anyone's;
@@ -99,8 +99,10 @@ export async function triggerDeliveriesStartRun(
     versionId: string;
     startKey: string;
     input: unknown;
+    /** The run's id, made by the starter: the prepared rows name it. */
+    id: string;
     eventData: Record<string, unknown>;
-    plan: InlinePlan;
+    rows: PlanRows;
     contact: { email: string; timeZone: string | null } | null;
   },
   delivery: {
@@ -120,9 +122,9 @@ export async function triggerDeliveriesStartRun(
     : Prisma.empty;
   const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
     WITH s AS (
-      SELECT holdfast_run_start(${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
-        ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.plan)}::jsonb,
-        'start', holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
+      SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
+        ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
+        holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
     ), d AS (
       INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, start_key, webhook_id, run_id, content_type, body_bytes)
       SELECT ${run.orgId}, ${run.automationId},

@@ -7,11 +7,12 @@ import { hasUnstorableText } from "../json";
 import { deliveryGate } from "../automations/lifecycle";
 import { automationsFindStartTarget, automationsLockLifecycle, automationsSetSampleIfNone } from "../sql/automations";
 import { contactsIdByEmail } from "../sql/contacts";
+import { rowsAtStart } from "../apply/inline";
+import { newRunId } from "../apply/rows";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
-import { planAtStart } from "../walk/plan";
 import { isValidZone } from "../timers/schedule";
 import { type TriggerConfig, triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
@@ -110,7 +111,9 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
     ...(request.rerun ? { rerunOf: request.rerun.of, by: request.rerun.by } : {}),
   };
   const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: request.body };
-  const plan = planAtStart(graph, request.body);
+  // The first walk as the rows one statement inserts with the run (apply/), or null when it needs the transaction.
+  const runId = newRunId();
+  const rows = rowsAtStart(graph, { orgId: run.orgId, runId, input: request.body }, { orgId: run.orgId, runId, type: "run.started", data: eventData });
   const delivery = request.delivery
     ? {
         status: deliveryStatus,
@@ -174,8 +177,8 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   if (request.test) {
     started = await inTx(db, async (tx) => {
       // (Its contact's zone moves with moveContact, in this transaction: the statement must not raise HF004.)
-      const s = plan ? await runsStartWithPlan(tx, { ...run, eventData, plan, contact: contact && { ...contact, timeZone: null } }) : await startInTx(tx);
-      if (plan) await moveContact(tx, s.runId, null);
+      const s = rows ? await runsStartWithPlan(tx, { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null } }) : await startInTx(tx);
+      if (rows) await moveContact(tx, s.runId, null);
       await runsMarkTest(tx, run.orgId, s.runId);
       return s;
     });
@@ -189,11 +192,11 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
       }
       return s;
     });
-  } else if (plan && !hold) {
+  } else if (rows && !hold) {
     try {
       started = delivery
-        ? await triggerDeliveriesStartRun(db, { ...run, eventData, plan, contact }, delivery)
-        : await runsStartWithPlan(db, { ...run, eventData, plan, contact });
+        ? await triggerDeliveriesStartRun(db, { ...run, id: runId, eventData, rows, contact }, delivery)
+        : await runsStartWithPlan(db, { ...run, id: runId, eventData, rows, contact });
     } catch (error) {
       // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too.
       if (pgErrorCode(error) !== contactZoneChanges) throw error;

@@ -1,4 +1,6 @@
 import { type Db, prismaSql, type Sql } from "@holdfast/db";
+import { rowsAfterSettle } from "../apply/inline";
+import { stepReady } from "../apply/rows";
 import { type Connector, connectorHandler, effectOwner } from "../connectors/connector";
 import { connectors } from "../connectors/registry";
 import type { PreClaim } from "../effects/ledger";
@@ -21,7 +23,6 @@ import {
 } from "../sql/steps";
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
-import { planAfterSettle } from "../walk/plan";
 import { storable } from "../json";
 import { settlementFor, type StepOutcome } from "./retry";
 
@@ -177,23 +178,13 @@ export class StepRunner {
                 : { step, worker, status: "failed", error: settlement.error };
       request.effect = effect;
       if (outcome.kind === "done" && outcome.skipped) request.event = { type: "step.skipped", data: { reason: outcome.skipped.reason } };
+      if (request.status === "ready" || request.status === "parked") request.retry = stepReady(step);
       if (request.status === "done" || request.status === "failed") {
-        const plan = planAfterSettle(
-          graph,
-          {
-            id: step.runId,
-            status: "running",
-            input: step.input,
-            cancelRequested: false,
-            steps: step.runSteps,
-            maxSteps: step.maxSteps ?? null,
-            expired: step.expired ?? false,
-          },
-          { stepId: step.id, status: request.status, output: request.output ?? null, error: request.error ?? null },
-        );
-        request.advance = plan ? { runSeq: step.runSeq, plan } : null;
+        // The walk after this step as the applier's rows; with local dispatch the next step on this lane comes claimed.
         const chain = mayChain && !this.stopping && this.deps.localDispatch;
-        request.claimNext = chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null;
+        const own = { status: request.status, output: request.output ?? null, error: request.error ?? null };
+        const rows = rowsAfterSettle(graph, step, own, worker, chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null);
+        request.advance = rows ? { runSeq: step.runSeq, rows } : null;
       }
       const settled = await stepsSettleIfToken(this.sql, request);
       if (!settled.changed) {

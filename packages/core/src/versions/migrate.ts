@@ -1,6 +1,6 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import { z } from "zod";
-import { applyCommands } from "../engine/advance";
+import { applyPlan } from "../apply/apply";
 import { HoldfastError, NotFoundError } from "../errors";
 import { approvalsCancelPendingForMigration, approvalsRenameNode } from "../sql/approvals";
 import { automationVersionsPublishedPair } from "../sql/automation-versions";
@@ -211,7 +211,7 @@ async function migrateOne(
     await runsRequestCancel(tx, orgId, runId, `migration to version ${input.toVersion}: step ${from} was removed`);
     await event("run.migration_cancelled", {});
     const graph = await graphs.get(tx, orgId, v.fromId);
-    await applyCommands(tx, graph, { ...run, cancelRequested: true }, steps, decide(graph, { id: run.id, status: "running", input: run.input, cancelRequested: true, steps }), by);
+    await applyPlan(tx, graph, { ...run, cancelRequested: true }, steps, decide(graph, { id: run.id, status: "running", input: run.input, cancelRequested: true, steps }), by);
     return "cancelled";
   }
   // Renamed steps keep their history under the new id (templates in the new version read `steps.<new id>`).
@@ -235,7 +235,7 @@ async function migrateOne(
     const now = await stepsForRun(tx, orgId, runId);
     const command = scheduleAt(v.toGraph, { id: runId, status: "running", input: run.input, cancelRequested: false, steps: now }, landing.to);
     if (!command) throw new HoldfastError("invalid_migration", `"${landing.to}" is not a step`);
-    await applyCommands(tx, v.toGraph, moved, now, [command], by);
+    await applyPlan(tx, v.toGraph, moved, now, [command], by);
   }
   await event("run.migrated", { toStep: "to" in landing ? landing.to : null, action: landing.action });
   return "migrated";

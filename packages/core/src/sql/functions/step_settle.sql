@@ -1,31 +1,33 @@
--- Settles a step fenced by its attempt and, in the same transaction, moves the run on by the plan the worker's walk
--- computed from the state it saw at claim time, provided the run has not changed since (seq) and is not being
--- cancelled. Otherwise it leaves the walk to the engine (a run.wake outbox row). One round trip, one commit.
+-- Settles a step fenced by its attempt and, in the same transaction, moves the run on by the walk the worker made
+-- from the state it saw at claim time, provided the run has not changed since (seq) and is not being cancelled.
+-- Otherwise it leaves the walk to the engine (a run.wake outbox row). One round trip, one commit.
 --   p_status: 'done' | 'failed' | 'ready' (another attempt after p_delay_ms) | 'parked' (waits for a person)
---   p_plan:   {"steps": [{"nodeId","kind","lane","iteration","maxAttempts"}],
---              "events": [{"type","nodeId","data"}], "finish": null | {"status","error","event"}}
+--   p_rows:   the walk's rows as the worker's applier prepared them (apply/rows.ts, PlanRows in sql/plan-rows.ts):
+--             inserted as given by holdfast_rows_insert; 'finish' is written with this function's own run update.
+--             A step the walk scheduled on the worker's lane comes already claimed by it ('claim': local dispatch:
+--             running under its lease, no outbox row); its effect key is claimed here when 'claim'.'effect'.
+--   p_retry:  the step's own step.ready outbox row (built by the applier), written due after p_delay_ms when the step
+--             goes back to ready.
 --   p_effect: the effect's answer {"orgId","key","owner","result","error"}, or {"release": true} to give back a
 --             claim the step never used.
--- Returns {"changed": bool, "advanced": bool, "steps": [{"id","nodeId","lane"}], "claimed": <claim> | null}.
--- The run is locked first (the engine's and cancel's order, so a settle and a cancel never deadlock): when the plan
--- applies, by its own seq update (one write of the run row), else FOR UPDATE; then the step is written once. A step the plan schedules on the settling
--- worker's lane (p_claim_lane) is inserted already claimed by it (attempt 1, its lease, its effect claimed), with
--- no outbox row: local dispatch in the same commit. If the worker dies, the lease lapses and the sweeper hands the
--- step on.
--- The inline advance applies only to a run that is not held: a held run's settle writes a run.wake and the engine's
--- walk holds it. The settle hands the worker the run's budgets with its steps, as the claim does.
--- History (prisma/migrations, never edited): 20261129080000_step_functions, 20261129090000_claim_effects, 20261130010000_run_budgets, 20261201100000_lifecycle_retry.
-CREATE OR REPLACE FUNCTION holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_plan jsonb, p_claim_lane text, p_lease_ms double precision, p_effect jsonb, p_effect_kinds text[])
+-- Returns {"changed": bool, "advanced": bool, "claimed": <the run as the claimed step's walk needs it> | null}.
+-- The run is locked first (the engine's and cancel's order, so a settle and a cancel never deadlock): when the walk
+-- applies, by its own seq update (one write of the run row), else FOR UPDATE; then the step is written once. If the
+-- worker dies after the commit, the claimed step's lease lapses and the sweeper hands it on.
+-- The walk applies only to a run that is not held: a held run's settle writes a run.wake and the engine's walk holds
+-- it. The settle hands the worker the run's budgets with its steps, as the claim does.
+-- History (prisma/migrations, never edited): 20261129080000_step_functions, 20261129090000_claim_effects,
+-- 20261130010000_run_budgets, 20261201100000_lifecycle_retry, 20261201121000_one_applier (drops the signature that
+-- took the walk's plan and scheduled its steps in SQL).
+CREATE OR REPLACE FUNCTION holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   r record;
   s record;
-  n record;
   advance boolean;
-  new_steps jsonb := '[]'::jsonb;
-  new_id text;
+  claim jsonb;
   claimed jsonb;
   effect jsonb;
   cause record;
@@ -55,16 +57,16 @@ BEGIN
     END IF;
   END IF;
 
-  -- The run is locked before the step (the engine's and cancel's order). When the worker's plan still applies
+  -- The run is locked before the step (the engine's and cancel's order). When the worker's walk still applies
   -- (same seq, running, not cancelling), the run's own update is the lock: one write of the run row, not a lock
   -- and then a write.
   advance := false;
-  IF p_status <> 'ready' AND p_plan IS NOT NULL THEN
+  IF p_status <> 'ready' AND p_rows IS NOT NULL THEN
     UPDATE runs SET
       seq = seq + 1, updated_at = now(),
-      status = COALESCE(p_plan->'finish'->>'status', status),
-      error = CASE WHEN p_plan->'finish' IS NULL OR jsonb_typeof(p_plan->'finish') = 'null' THEN error ELSE p_plan->'finish'->'error' END,
-      finished_at = CASE WHEN p_plan->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
+      status = COALESCE(p_rows->'finish'->>'status', status),
+      error = CASE WHEN jsonb_typeof(p_rows->'finish') = 'object' THEN p_rows->'finish'->'error' ELSE error END,
+      finished_at = CASE WHEN p_rows->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
     WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
       AND seq = p_run_seq AND status = 'running' AND cancel_requested_at IS NULL
       -- A run held by its paused automation takes no next step here: the engine's walk holds it (run.wake).
@@ -122,74 +124,46 @@ BEGIN
       INSERT INTO outbox (org_id, run_id, topic, payload)
       VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'cancel'));
     END IF;
-    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
   END IF;
 
   IF p_status = 'ready' AND r.cancelling THEN
     -- Nobody will claim the retry of a run being cancelled: the engine finishes the cancellation instead.
     INSERT INTO outbox (org_id, run_id, topic, payload)
     VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'cancel'));
-    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
   END IF;
 
   IF p_status = 'ready' THEN
+    IF p_retry IS NULL THEN
+      RAISE EXCEPTION 'step % goes back to ready but its settle brought no step.ready row (p_retry)', p_step_id;
+    END IF;
     INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
-    VALUES (s.org_id, s.run_id, 'step.ready',
-            jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'stepId', p_step_id, 'lane', s.lane),
-            now() + make_interval(secs => p_delay_ms / 1000));
-    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+    VALUES (s.org_id, s.run_id, p_retry->>'topic', p_retry->'payload', now() + make_interval(secs => p_delay_ms / 1000));
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
   END IF;
 
   IF NOT advance THEN
     INSERT INTO outbox (org_id, run_id, topic, payload)
     VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'step_settled'));
-    RETURN jsonb_build_object('changed', true, 'advanced', false, 'steps', '[]'::jsonb);
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
   END IF;
 
-  -- Timeline order follows the walk: inline nodes, then the steps it scheduled, then how the run ended.
-  INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
-  SELECT s.org_id, s.run_id, e."nodeId", e.type, p_worker, e.data
-  FROM jsonb_to_recordset(COALESCE(p_plan->'events', '[]'::jsonb)) AS e(type text, "nodeId" text, data jsonb);
-  FOR n IN SELECT * FROM jsonb_to_recordset(COALESCE(p_plan->'steps', '[]'::jsonb))
-             AS x("nodeId" text, kind text, lane text, iteration int, "maxAttempts" int)
-  LOOP
-    IF claimed IS NULL AND n.lane = p_claim_lane THEN
-      -- Local dispatch: inserted already claimed by this worker (attempt 1 is its fencing token).
-      INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until)
-      VALUES (s.org_id, s.run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts", 'running', p_worker, 1,
-              now() + make_interval(secs => p_lease_ms / 1000))
-      RETURNING id INTO new_id;
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, type, lane, worker, data)
-      VALUES (s.org_id, s.run_id, new_id, n."nodeId", 'step.scheduled', n.lane, p_worker, jsonb_build_object('iteration', n.iteration));
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
-      VALUES (s.org_id, s.run_id, new_id, n."nodeId", 1, 'step.claimed', n.lane, p_worker);
-      effect := CASE WHEN n.kind = ANY(p_effect_kinds)
-                     THEN holdfast_effect_claim(s.org_id, s.run_id, new_id, n."nodeId", n.iteration, n.kind, 1, p_lease_ms) END;
-      claimed := jsonb_build_object(
-        'id', new_id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', n."nodeId", 'iteration', n.iteration,
-        'kind', n.kind, 'lane', n.lane, 'attempt', 1, 'maxAttempts', n."maxAttempts", 'deferrals', 0,
-        'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input, 'runSeq', r.seq::text, 'effect', effect);
-    ELSE
-      INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts)
-      VALUES (s.org_id, s.run_id, n."nodeId", n.iteration, n.kind, n.lane, n."maxAttempts")
-      RETURNING id INTO new_id;
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      VALUES (s.org_id, s.run_id, 'step.ready',
-              jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'stepId', new_id, 'lane', n.lane));
-      INSERT INTO run_events (org_id, run_id, step_id, node_id, type, lane, worker, data)
-      VALUES (s.org_id, s.run_id, new_id, n."nodeId", 'step.scheduled', n.lane, p_worker, jsonb_build_object('iteration', n.iteration));
-    END IF;
-    new_steps := new_steps || jsonb_build_object('id', new_id, 'nodeId', n."nodeId", 'lane', n.lane);
-  END LOOP;
-  IF p_plan->'finish'->'event' IS NOT NULL THEN
-    INSERT INTO run_events (org_id, run_id, node_id, type, worker, data)
-    SELECT s.org_id, s.run_id, e."nodeId", e.type, p_worker, e.data
-    FROM jsonb_to_record(p_plan->'finish'->'event') AS e(type text, "nodeId" text, data jsonb);
+  -- The walk's rows as the worker prepared them, in its timeline order (inline nodes, the steps it scheduled, how
+  -- the run ended); the run row already carries the end.
+  PERFORM holdfast_rows_insert(p_rows);
+  claim := p_rows->'claim';
+  IF jsonb_typeof(claim) = 'object' THEN
+    -- Local dispatch: the step inserted already claimed by this worker (attempt 1 is its fencing token); its effect
+    -- key is claimed in the same commit, as a claim would. The run as that step's inline walk will see it (read after
+    -- every write above).
+    effect := CASE WHEN (claim->>'effect')::boolean
+                   THEN holdfast_effect_claim(s.org_id, s.run_id, claim->>'stepId', claim->>'nodeId', (claim->>'iteration')::int,
+                                              claim->>'kind', 1, (claim->>'leaseMs')::float8) END;
+    claimed := jsonb_build_object(
+      'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input,
+      'runSeq', r.seq::text, 'effect', effect, 'runSteps', holdfast_run_steps(s.run_id));
   END IF;
-  IF claimed IS NOT NULL THEN
-    -- The run's steps as the next step's inline walk will see them (read after every write above).
-    claimed := claimed || jsonb_build_object('runSteps', holdfast_run_steps(s.run_id));
-  END IF;
-  RETURN jsonb_build_object('changed', true, 'advanced', true, 'steps', new_steps, 'claimed', claimed);
+  RETURN jsonb_build_object('changed', true, 'advanced', true, 'claimed', claimed);
 END;
 $function$;

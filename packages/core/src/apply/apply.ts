@@ -1,0 +1,133 @@
+import type { Tx } from "@holdfast/db";
+import { requestApproval } from "../approvals/request";
+import { approvalsClose } from "../sql/approvals";
+import { contactsOfRun } from "../sql/contacts";
+import { outboxInsert, type OutboxRow } from "../sql/outbox";
+import { type RunEventRow, runEventsInsert } from "../sql/run-events";
+import { type RunRow, runsFinish, runsTouch } from "../sql/runs";
+import { signalsAwaitedEmailSkipped, signalsConsumeWaiting, signalsCorrelate } from "../sql/signals";
+import { type StepRow, stepsCancelOpen, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
+import { timersInsert } from "../sql/timers";
+import { timerFor } from "../timers/plan";
+import { unknownZoneEvent } from "../timers/zone-warning";
+import type { Graph } from "../versions/graph";
+import type { Command } from "../walk/walk";
+import { prepare, type ScheduledStep } from "./rows";
+
+/**
+ * The applier's transactional half: carries out a plan (the walk's commands, turned into rows by `prepare`) for a
+ * run locked in `tx`, through the table modules, with its outbox and timeline rows in the same transaction. The
+ * engine's walk, a start whose first walk waits, cancel, and a migration's "move to this step" all come here.
+ */
+export async function applyPlan(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], commands: Command[], actor: string): Promise<void> {
+  if (commands.length === 0) return;
+  const base = { orgId: run.orgId, runId: run.id, worker: actor };
+  const events: RunEventRow[] = [];
+  const outbox: OutboxRow[] = [];
+  const advanced: string[] = [];
+  let finished = false;
+  for (const o of prepare(commands, { orgId: run.orgId, runId: run.id, actor })) {
+    switch (o.op) {
+      case "advanced":
+        advanced.push(o.stepId);
+        break;
+      case "event":
+        events.push(o.row);
+        break;
+      case "step": {
+        const { step, then } = o.scheduled;
+        const [inserted] = await stepsInsert(tx, [step]);
+        if (!inserted) break; // already scheduled by an earlier walk of the same settle
+        events.push(...o.scheduled.events);
+        outbox.push(...o.scheduled.outbox);
+        if (then?.kind === "approval") {
+          const node = graph.nodes.find((n) => n.id === step.nodeId);
+          if (node?.kind !== "approval") throw new Error(`node ${step.nodeId} is not an approval`);
+          const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
+          const requested = await requestApproval(tx, run, step, node, then.stage, steps, actor, email?.kind === "send_email" ? email : null);
+          events.push(...requested.events);
+          outbox.push(...requested.outbox);
+        } else if (then?.kind === "timer") {
+          events.push(...(await scheduleWaitTimer(tx, graph, run, o.scheduled, base)));
+        }
+        break;
+      }
+      case "close_approval": {
+        const via = o.status === "approved" || o.status === "rejected" ? "the deadline (default decision)" : "the deadline";
+        const owed = await approvalsClose(tx, run.orgId, { stepId: o.stepId }, o.status, "deadline", via);
+        outbox.push(...owed.map((id) => notifyRow(run, id)));
+        break;
+      }
+      case "finish": {
+        const f = o.finish;
+        // A cancel or a budget stop closes the run's open steps (waits and their timers) with it.
+        if (f.closeSteps.length) await stepsCancelOpen(tx, f.closeSteps);
+        await runsFinish(tx, run.id, f.status, f.error);
+        events.push(f.event);
+        finished = true;
+        break;
+      }
+    }
+  }
+  if (advanced.length) await stepsMarkAdvanced(tx, advanced);
+  if (commands.some((c) => c.type === "fail_run" || c.type === "cancel_run")) {
+    // A stopped run closes its open approvals: a later click is refused, and the Slack message says why.
+    const owed = await approvalsClose(tx, run.orgId, { runId: run.id }, "cancelled", "run", "the run stopped");
+    outbox.push(...owed.map((id) => notifyRow(run, id)));
+  }
+  if (!finished) await runsTouch(tx, run.id);
+  await runEventsInsert(tx, events);
+  await outboxInsert(tx, outbox);
+}
+
+const notifyRow = (run: RunRow, approvalId: string): OutboxRow => ({
+  orgId: run.orgId,
+  runId: run.id,
+  topic: "approval.notify",
+  payload: { orgId: run.orgId, approvalId },
+});
+
+/**
+ * A wait step's timer: the intent and the instant, computed from the database clock, with its fast-path wake-up. A
+ * reply wait's deadline is a timer too: whichever settles the step first (signal or timer) wins.
+ */
+async function scheduleWaitTimer(
+  tx: Tx,
+  graph: Graph,
+  run: RunRow,
+  scheduled: ScheduledStep,
+  base: { orgId: string; runId: string; worker: string },
+): Promise<RunEventRow[]> {
+  const { step } = scheduled;
+  const events: RunEventRow[] = [];
+  const node = graph.nodes.find((n) => n.id === step.nodeId);
+  if (node?.kind !== "wait" && node?.kind !== "wait_for_reply") throw new Error(`node ${step.nodeId} is not a wait`);
+  const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
+  // An email that was never sent (skipped: the contact unsubscribed) gets no reply: its deadline is now.
+  const notSent = node.kind === "wait_for_reply" ? await signalsAwaitedEmailSkipped(tx, run.orgId, run.id, node.config.replyTo) : null;
+  const waitConfig =
+    node.kind === "wait"
+      ? node.config
+      : { rule: { kind: "duration" as const, seconds: notSent === null ? node.config.timeoutSeconds : 0 }, spreadSeconds: 0 };
+  // The contact's stored zone decides when the payload names none (or names something that is not a zone).
+  const contact = node.kind === "wait" ? await contactsOfRun(tx, run.orgId, run.id) : null;
+  const timer = timerFor(waitConfig, run.id, run.input, now, contact?.timeZone ?? null);
+  const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
+  if (timer.unknownZone !== undefined) events.push(unknownZoneEvent(base, step.id, step.nodeId, timer));
+  events.push({
+    ...base,
+    type: "timer.scheduled",
+    stepId: step.id,
+    nodeId: step.nodeId,
+    data: { timerId: written.id, rule: timer.rule, zone: timer.zone, zoneSource: timer.zoneSource, dueAt: timer.dueAt.toISOString(), spreadOffsetSeconds: timer.spreadOffsetSeconds },
+  });
+  if (node.kind === "wait_for_reply") {
+    // Correlate with the email it waits on; a reply that arrived before the run got here is consumed now.
+    const key = await signalsCorrelate(tx, run.orgId, run.id, step.id, node.config.replyTo);
+    events.push({ ...base, type: "reply.awaited", stepId: step.id, nodeId: step.nodeId, data: { correlationKey: key } });
+    if (notSent !== null) events.push({ ...base, type: "reply.not_expected", stepId: step.id, nodeId: step.nodeId, data: { reason: notSent } });
+    // (its run.wake is written by the consume itself)
+    if (key) await signalsConsumeWaiting(tx, run.orgId, step.id, "walk");
+  }
+  return events;
+}
