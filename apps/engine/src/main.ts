@@ -1,10 +1,25 @@
-import { advanceRun, createLogger, fireTimer, GraphCache, onShutdown, pollOutbox, topics, watchOutages, workerId, requireSecretKey } from "@holdfast/core";
+import {
+  advanceRun,
+  createLogger,
+  fireTimer,
+  GraphCache,
+  onShutdown,
+  pollOutbox,
+  requireSecretKey,
+  type RunWake,
+  startTracing,
+  topics,
+  traceRunWork,
+  watchOutages,
+  workerId,
+} from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env } from "./env";
 
 const log = createLogger("engine", env.LOG_LEVEL);
 const id = workerId("engine");
+const tracing = await startTracing({ app: "engine", env, log, instanceId: id });
 // Lost connections are said once per outage by the watch; pools and queue clients reconnect by themselves.
 const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine", onConnectionError: (e) => outages.report(e) });
@@ -18,9 +33,17 @@ async function handle(data: unknown) {
     log.error({ data, issues: wake.error.issues }, "malformed run.wake message dropped");
     return { dropped: "malformed" };
   }
-  const result = await advanceRun(db, graphs, wake.data, id);
+  const result = await walk(wake.data);
   if (result.commands.length) log.debug({ orgId: wake.data.orgId, runId: wake.data.runId, ...result }, "run advanced");
   return result;
+}
+
+/** One walk of a run, a span of the run's trace when traces are exported. */
+function walk(wake: RunWake) {
+  return traceRunWork("walk", { orgId: wake.orgId, runId: wake.runId, attributes: { "holdfast.wake_reason": wake.reason } }, () => advanceRun(db, graphs, wake, id), (r) => ({
+    "holdfast.commands": r.commands.join(",") || "none",
+    "holdfast.run_status": r.status,
+  }));
 }
 
 /** A timer's fast-path job: fire it (if due and current) and walk the run on at once. */
@@ -31,7 +54,7 @@ async function handleTimer(data: unknown) {
     return { kind: "dropped" as const };
   }
   const result = await fireTimer(db, due.data, id);
-  if (result.kind === "fired") await advanceRun(db, graphs, { orgId: due.data.orgId, runId: due.data.runId, reason: "timer_fired" }, id);
+  if (result.kind === "fired") await walk({ orgId: due.data.orgId, runId: due.data.runId, reason: "timer_fired" });
   return result;
 }
 
@@ -79,6 +102,7 @@ log.info({ worker: id, concurrency: env.ENGINE_CONCURRENCY, wakeups: env.WAKEUPS
 onShutdown(log, async () => {
   await stop();
   outages.stop();
+  await tracing.shutdown();
   await db.$disconnect();
 });
 

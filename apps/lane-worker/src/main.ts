@@ -1,10 +1,25 @@
-import { createLogger, GraphCache, notifyApproval, onShutdown, pollOutbox, sleep, StepRunner, topics, watchOutages, workerId, requireSecretKey } from "@holdfast/core";
+import {
+  createLogger,
+  GraphCache,
+  notifyApproval,
+  onShutdown,
+  pollOutbox,
+  requireSecretKey,
+  sleep,
+  StepRunner,
+  startTracing,
+  topics,
+  watchOutages,
+  workerId,
+} from "@holdfast/core";
 import { createDb, createPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
 
 const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
 const id = workerId(`lane-${lane.name}`);
+// Before any step runs: every attempt and provider call is a span of its run's trace (when an endpoint is set).
+const tracing = await startTracing({ app: "lane-worker", env, log, instanceId: id });
 // The hot path (claim, settle, heartbeat) has one connection per slot plus one for heartbeats, so a claimed step never
 // waits for a connection; Prisma's pool serves the rest (effect ledger, graphs, outbox polling).
 // Lost connections are said once per outage by the watch; both pools and the queue client reconnect by themselves.
@@ -119,5 +134,7 @@ onShutdown(log, async () => {
     await Promise.race([closing, sleep(5_000)]);
   }
   outages.stop();
+  // The last attempts' spans go out before the process exits.
+  await tracing.shutdown();
   await Promise.all([db.$disconnect(), sql.end()]);
 });

@@ -13,6 +13,23 @@ export const egressAllowSchema = z
   })
   .transform((text): AllowList => parseAllowList(text));
 
+/** An OpenTelemetry variable: empty is unset (as the specification says). */
+const otelOptional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (v === "" ? undefined : v), schema.optional());
+
+/**
+ * Traces (ops/tracing.ts): the standard OpenTelemetry variables. An endpoint turns the export on; the exporter
+ * itself also reads OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT and _COMPRESSION, and the SDK OTEL_RESOURCE_ATTRIBUTES.
+ */
+export const tracingEnv = z.object({
+  OTEL_EXPORTER_OTLP_ENDPOINT: otelOptional(z.string().url()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otelOptional(z.string().url()),
+  OTEL_SERVICE_NAME: otelOptional(z.string().min(1)),
+  OTEL_SDK_DISABLED: otelOptional(z.enum(["true", "false"]).transform((v) => v === "true")),
+  OTEL_TRACES_EXPORTER: otelOptional(z.enum(["otlp", "none"])),
+  /** How long finished spans wait to be sent in a batch (ms; the SDK's default is 5000). */
+  OTEL_BSP_SCHEDULE_DELAY: otelOptional(z.coerce.number().int().min(0).max(600_000)),
+});
+
 /** Settings every process shares. Each app extends this in its own env.ts and parses once at start-up. */
 export const baseEnv = z.object({
   /**
@@ -28,6 +45,7 @@ export const baseEnv = z.object({
   WAKEUPS: z.enum(["redis", "poll"]).default("redis"),
   POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   HOLDFAST_EGRESS_ALLOW: egressAllowSchema,
+  ...tracingEnv.shape,
 });
 
 /** Parses the environment against `schema`, exiting with a readable list of problems. */

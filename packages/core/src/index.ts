@@ -135,6 +135,23 @@ export { effectUncertainSql, effectsUncertainOfRun, type UncertainEffect } from 
 export { setRunBudgets, type RunBudgets } from "./runs/budgets";
 export { checkNames, repairAll, repairMissingTimers, runChecks, type CheckName, type Finding, type RepairReport } from "./ops/doctor";
 export { healthFigures, readiness, type HealthFigures, type Readiness } from "./ops/health";
+export {
+  endAttemptSpan,
+  failedOutcomeCode,
+  inAttempt,
+  isTracing,
+  runContext,
+  runSpanId,
+  runTraceId,
+  startAttemptSpan,
+  startTracing,
+  traceAttr,
+  traceProviderCall,
+  traceRunWork,
+  type AttemptSpan,
+  type Tracing,
+  type TracingEnv,
+} from "./ops/tracing";
 export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./versions/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";

@@ -9,3 +9,4 @@ export * from "./model";
 export * from "./web";
 export * from "./slack";
 export * from "./tcp-proxy";
+export * from "./otlp";

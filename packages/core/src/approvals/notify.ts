@@ -6,6 +6,7 @@ import { crashpoint } from "../crash";
 import type { Logger } from "../log";
 import { egressAgentFor } from "../net/agent";
 import { type EgressOptions, egressRefusalOf } from "../net/egress";
+import { traceAttr, traceProviderCall } from "../ops/tracing";
 import {
   type ApprovalRow,
   approvalsNotified,
@@ -116,10 +117,14 @@ async function notifyOnce(
 
   let message: SlackMessage | null = a.slackMessage;
   let posted = false;
+  // Each Slack call is a span in the run's trace (no step attempt is running here).
+  const attributes = { [traceAttr.org]: a.orgId, [traceAttr.step]: a.stepId, [traceAttr.node]: a.nodeId, "holdfast.approval_id": a.id };
+  const slack = <T>(method: string, call: () => Promise<T>) => traceProviderCall({ provider: "slack", operation: method, runId: a.runId, attributes }, call);
   try {
-    if (!message && a.uncertain) message = await findPosted(client, target.channel, a.id, a.createdAt);
+    if (!message && a.uncertain) message = await slack("conversations.history", () => findPosted(client, target.channel, a.id, a.createdAt));
     if (message) {
-      await client.chat.update({ channel: message.channel, ts: message.ts, text: body.text, blocks: body.blocks as never });
+      const { channel, ts } = message;
+      await slack("chat.update", () => client.chat.update({ channel, ts, text: body.text, blocks: body.blocks as never }));
     } else {
       if (a.status !== "pending") {
         // Decided before it was ever posted: nothing to ask anyone.
@@ -128,7 +133,9 @@ async function notifyOnce(
           WHERE org_id = ${a.orgId} AND id = ${a.id} AND slack_message IS NULL AND status <> 'pending'`;
         return { result: "skipped" };
       }
-      const res = await client.chat.postMessage({ channel: target.channel, text: body.text, blocks: body.blocks as never, metadata: body.metadata });
+      const res = await slack("chat.postMessage", () =>
+        client.chat.postMessage({ channel: target.channel, text: body.text, blocks: body.blocks as never, metadata: body.metadata }),
+      );
       if (!res.channel || !res.ts) return fail("Slack answered a post without channel and ts", false);
       message = { channel: res.channel, ts: res.ts };
       posted = true;

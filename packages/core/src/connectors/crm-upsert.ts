@@ -41,6 +41,7 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
     }
     if (!(await begin())) return takenOver(key);
     const outcome = await performHttpRequest({
+      provider: "crm",
       config: {
         url: `${recordsUrl(crm.data.baseUrl, object)}/${encodeURIComponent(externalId)}`,
         method: "PUT",
@@ -60,6 +61,7 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
   async reconcile(ctx, key): Promise<unknown | null> {
     const crm = crmConnectionConfig.parse(ctx.connection?.config);
     const found = await performHttpRequest({
+      provider: "crm",
       config: {
         url: `${recordsUrl(crm.baseUrl, ctx.node.config.object)}?idempotencyKey=${encodeURIComponent(key)}`,
         method: "GET",

@@ -50,6 +50,7 @@ export const modelDraftConnector: Connector<"model_draft"> = {
       return takenOver(key);
     }
     const outcome = await performHttpRequest({
+      provider: "model",
       config: {
         url: `${config.baseUrl.replace(/\/$/, "")}/chat/completions`,
         method: "POST",

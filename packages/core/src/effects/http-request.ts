@@ -2,6 +2,7 @@ import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { EgressHttpAgent, EgressHttpsAgent } from "../net/agent";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
+import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
 import type { StepOutcome } from "../steps/retry";
 import { parseRetryAfter } from "../steps/retry";
 import type { HttpRequestConfig } from "../versions/graph";
@@ -18,13 +19,41 @@ export interface HttpRequestInput {
   egress?: EgressOptions;
   /** A connection's credential header (an HTTP API connection): replaces a plain header of the same name. */
   credential?: { header: string; value: string };
+  /** Who the call is to, for its trace span: http (an http_request step), crm, model. */
+  provider?: "http" | "crm" | "model";
 }
 
 /**
  * A real HTTP call. At least once: a retry after a crash repeats the call with the same Idempotency-Key, which a
  * well-behaved receiver uses to return the first result instead of acting twice.
  */
-export async function performHttpRequest({ config, idempotencyKey, runId, input, signal, egress, credential }: HttpRequestInput): Promise<StepOutcome> {
+export function performHttpRequest(request: HttpRequestInput): Promise<StepOutcome> {
+  const { config, idempotencyKey, runId } = request;
+  return traceProviderCall(
+    { provider: request.provider ?? "http", operation: config.method, runId, effectKey: idempotencyKey, attributes: urlAttributes(config.method, config.url) },
+    async (span) => {
+      const outcome = await httpCall(request);
+      const status = outcome.kind === "done" ? (outcome.output as { status?: number }).status : (outcome as { error?: { status?: unknown } }).error?.status;
+      if (typeof status === "number") span?.setAttribute("http.response.status_code", status);
+      return outcome;
+    },
+    failedOutcomeCode,
+  );
+}
+
+/** Where the call went, for its span: no query string and no credentials (they may carry secrets). */
+function urlAttributes(method: string, url: string): Record<string, string | number> {
+  const u = URL.parse(url);
+  if (!u) return { "http.request.method": method };
+  return {
+    "http.request.method": method,
+    "server.address": u.hostname,
+    "server.port": Number(u.port) || (u.protocol === "https:" ? 443 : 80),
+    "url.full": `${u.protocol}//${u.host}${u.pathname}`,
+  };
+}
+
+async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential }: HttpRequestInput): Promise<StepOutcome> {
   const hasBody = config.method !== "GET" && (config.body !== undefined || config.sendInput);
   const body = config.sendInput ? { input, body: config.body ?? null } : config.body;
   let response: { status: number; headers: IncomingHttpHeaders; text: string };

@@ -3,6 +3,7 @@ import { secretKey } from "../keys/secret-key";
 import type { SmtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import { egressSmtpTransport } from "../net/smtp";
+import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
 import type { StepOutcome } from "../steps/retry";
 
 export type { SmtpConnectionConfig };
@@ -69,7 +70,7 @@ export function smtpTransport(config: SmtpConnectionConfig, password: string | n
  * classified by where the SMTP conversation stopped: before DATA nothing was sent (given back), a refusal with a
  * code is definite, and a lost connection or timeout after the body was sent is uncertain.
  */
-export async function performSendEmail(input: {
+export interface SendEmailInput {
   config: SmtpConnectionConfig;
   password: string | null;
   message: EmailMessage;
@@ -77,7 +78,14 @@ export async function performSendEmail(input: {
   runId: string;
   /** The egress guard's settings (tests); default HOLDFAST_EGRESS_ALLOW. */
   egress?: EgressOptions;
-}): Promise<StepOutcome> {
+}
+
+export function performSendEmail(input: SendEmailInput): Promise<StepOutcome> {
+  const attributes = { "server.address": input.config.host, "server.port": input.config.port };
+  return traceProviderCall({ provider: "smtp", operation: "send", runId: input.runId, effectKey: input.idempotencyKey, attributes }, () => sendEmail(input), failedOutcomeCode);
+}
+
+async function sendEmail(input: SendEmailInput): Promise<StepOutcome> {
   const { config, password, message, idempotencyKey } = input;
   const messageId = messageIdFor(idempotencyKey, config.from);
   let transport: Awaited<ReturnType<typeof smtpTransport>>;

@@ -12,6 +12,7 @@ import { LeaseLostError } from "../errors";
 import type { Logger } from "../log";
 import { egressRefusalOf, egressStepError } from "../net/egress";
 import type { OutageReporter } from "../ops/outage";
+import { type AttemptSpan, endAttemptSpan, inAttempt, startAttemptSpan } from "../ops/tracing";
 import {
   type ClaimedStep,
   type SettleRequest,
@@ -120,7 +121,7 @@ export class StepRunner {
 
   /** Claims `target` (or takes the step a settle already claimed for this worker), runs it and settles it. */
   private async runOne(target: string | ClaimedStep, mayChain: boolean): Promise<{ result: RunStepResult; next?: ClaimedStep }> {
-    const { db, worker, log } = this.deps;
+    const { db, worker } = this.deps;
     const stepId = typeof target === "string" ? target : target.id;
     const step = typeof target === "string" ? await stepsClaimIfLeaseFree(this.sql, stepId, worker, this.lane.leaseMs) : target;
     if (!step) {
@@ -129,6 +130,30 @@ export class StepRunner {
       return { result: inMs !== undefined && inMs > 0 ? { kind: "not_due", inMs } : { kind: "not_claimable" } };
     }
     crashpoint("worker.after_claim");
+    const span = startAttemptSpan({
+      orgId: step.orgId,
+      runId: step.runId,
+      stepId: step.id,
+      nodeId: step.nodeId,
+      kind: step.kind,
+      attempt: step.attempt,
+      effectKey: effectKey(step.runId, step.nodeId, step.iteration),
+      lane: this.lane.name,
+    });
+    if (!span) return this.attempt(step, mayChain);
+    try {
+      const done = await this.attempt(step, mayChain, span);
+      endAttemptSpan(span, done.result.kind, done.error);
+      return done;
+    } catch (error) {
+      endAttemptSpan(span, "thrown", error);
+      throw error;
+    }
+  }
+
+  /** One attempt of a claimed step: perform it, settle it fenced by its token; `error` is what it settled with. */
+  private async attempt(step: ClaimedStep, mayChain: boolean, span?: AttemptSpan): Promise<{ result: RunStepResult; next?: ClaimedStep; error?: unknown }> {
+    const { db, worker, log } = this.deps;
     const slog = log.child({ orgId: step.orgId, runId: step.runId, stepId: step.id, nodeId: step.nodeId, attempt: step.attempt });
     const controller = new AbortController();
     this.inFlight.set(step.id, { step, controller });
@@ -150,11 +175,12 @@ export class StepRunner {
     }, this.lane.heartbeatMs);
     try {
       const graph = await this.deps.graphs.get(db, step.orgId, step.versionId);
-      const outcome = await this.perform(step, graph, controller.signal);
+      const outcome = await inAttempt(span, () => this.perform(step, graph, controller.signal));
       clearInterval(heartbeat);
       if (controller.signal.aborted) {
         await this.keepAnswer(step, outcome);
-        return { result: await this.afterAbort(step, controller.signal.reason, slog) };
+        const result = await this.afterAbort(step, controller.signal.reason, slog);
+        return { result, ...(result.kind === "lease_lost" ? { error: { code: "lease_lost" } } : {}) };
       }
       crashpoint("worker.before_settle");
       // A provider's answer is recorded whatever it contains: text jsonb cannot hold is cleaned, not a reason to retry.
@@ -190,7 +216,7 @@ export class StepRunner {
       if (!settled.changed) {
         await this.keepAnswer(step, outcome);
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
-        return { result: { kind: "lease_lost" } };
+        return { result: { kind: "lease_lost" }, error: { code: "lease_lost" } };
       }
       const kind =
         request.status === "done"
@@ -203,7 +229,7 @@ export class StepRunner {
                 ? "parked"
                 : "failed";
       slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
-      return { result: { kind }, ...(settled.claimed ? { next: settled.claimed } : {}) };
+      return { result: { kind }, error: request.error, ...(settled.claimed ? { next: settled.claimed } : {}) };
     } finally {
       clearInterval(heartbeat);
       this.inFlight.delete(step.id);
