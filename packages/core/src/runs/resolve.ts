@@ -1,9 +1,11 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import { advanceLocked } from "../engine/advance";
 import { HoldfastError, NotFoundError } from "../errors";
+import { effectsDeleteNeedsReview, effectsSettleNeedsReview } from "../sql/effects";
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
-import { runsLockForWalk } from "../sql/runs";
+import { runsLockForWalk, runsStatus } from "../sql/runs";
+import { stepsFailAbandoned, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParked, stepsSettleReviewedDone } from "../sql/steps";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**
@@ -32,9 +34,7 @@ interface ParkedStep {
 }
 
 async function parkedStep(tx: Tx, orgId: string, runId: string, stepId: string): Promise<ParkedStep> {
-  const rows = await tx.$queryRaw<(ParkedStep & { status: string })[]>`
-    SELECT id, node_id AS "nodeId", status, error FROM steps WHERE org_id = ${orgId} AND run_id = ${runId} AND id = ${stepId} FOR UPDATE`;
-  const step = rows[0];
+  const step = await stepsLockOfRun(tx, orgId, runId, stepId);
   if (!step) throw new NotFoundError("run_not_found", `step ${stepId} of run ${runId}`);
   if (step.status !== "parked" || step.error?.code !== "needs_review") throw new ActionRefusedError(`step ${step.nodeId} is not waiting for a review (it is ${step.status})`);
   return step;
@@ -56,38 +56,25 @@ export async function resolveNeedsReview(
     const base = { orgId: r.orgId, runId: r.runId, stepId: step.id, nodeId: step.nodeId, worker: r.by };
     if (r.action === "done") {
       const output = { resolved: "done", note, by: r.by };
-      if (key) {
-        await tx.$executeRaw`
-          UPDATE effects SET status = 'settled', result = ${JSON.stringify(output)}::jsonb, owner = NULL, lease_until = NULL,
-                             settled_at = now(), updated_at = now()
-          WHERE org_id = ${r.orgId} AND key = ${key} AND status = 'needs_review'`;
-      }
-      await tx.$executeRaw`
-        UPDATE steps SET status = 'done', output = ${JSON.stringify(output)}::jsonb, settled_at = now(), updated_at = now()
-        WHERE id = ${step.id}`;
+      if (key) await effectsSettleNeedsReview(tx, r.orgId, key, output);
+      await stepsSettleReviewedDone(tx, step.id, output);
       await runEventsInsert(tx, [{ ...base, type: "review.marked_done", data: { key, note } }]);
       await advanceLocked(tx, graphs, run, r.by);
     } else if (r.action === "retry") {
       // The person found it did not happen: the ledger forgets the uncertain attempt, so the next claim is a first
       // attempt with the same key (a provider that honours the key still answers once).
-      if (key) await tx.$executeRaw`DELETE FROM effects WHERE org_id = ${r.orgId} AND key = ${key} AND status = 'needs_review'`;
-      await tx.$executeRaw`
-        UPDATE steps SET status = 'ready', error = NULL, available_at = now(), updated_at = now() WHERE id = ${step.id}`;
+      if (key) await effectsDeleteNeedsReview(tx, r.orgId, key);
+      const lane = await stepsReadyAgainAfterReview(tx, step.id);
       await runEventsInsert(tx, [{ ...base, type: "review.retry", data: { key, note } }]);
-      const [lane] = await tx.$queryRaw<{ lane: string }[]>`SELECT lane FROM steps WHERE id = ${step.id}`;
       await outboxInsert(tx, [
-        { orgId: r.orgId, runId: r.runId, topic: "step.ready", payload: { orgId: r.orgId, runId: r.runId, stepId: step.id, lane: lane?.lane ?? "io" } },
+        { orgId: r.orgId, runId: r.runId, topic: "step.ready", payload: { orgId: r.orgId, runId: r.runId, stepId: step.id, lane: lane ?? "io" } },
       ]);
     } else {
-      await tx.$executeRaw`
-        UPDATE steps SET status = 'failed', settled_at = now(), updated_at = now(),
-                         error = ${JSON.stringify({ code: "abandoned", message: `abandoned by ${r.by}: ${note}`, key, note })}::jsonb
-        WHERE id = ${step.id}`;
+      await stepsFailAbandoned(tx, step.id, { code: "abandoned", message: `abandoned by ${r.by}: ${note}`, key, note });
       await runEventsInsert(tx, [{ ...base, type: "review.abandoned", data: { key, note } }]);
       await advanceLocked(tx, graphs, run, r.by);
     }
-    const [after] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM runs WHERE id = ${r.runId}`;
-    return { status: after?.status ?? "running" };
+    return { status: (await runsStatus(tx, r.runId)) ?? "running" };
   });
 }
 
@@ -101,10 +88,7 @@ export async function resumeRun(db: Db, r: { orgId: string; runId: string; by: s
     const run = await runsLockForWalk(tx, r.orgId, r.runId);
     if (!run) throw new NotFoundError("run_not_found", `run ${r.runId}`);
     if (run.status !== "running") throw new ActionRefusedError(`the run is ${run.status}`);
-    const steps = await tx.$queryRaw<{ id: string; nodeId: string; lane: string; reason: string | null }[]>`
-      UPDATE steps SET status = 'ready', available_at = now(), updated_at = now()
-      WHERE org_id = ${r.orgId} AND run_id = ${r.runId} AND status = 'parked' AND COALESCE(error->>'code', '') <> 'needs_review'
-      RETURNING id, node_id AS "nodeId", lane, error->>'reason' AS reason`;
+    const steps = await stepsResumeParked(tx, r.orgId, r.runId);
     if (steps.length === 0) throw new ActionRefusedError("nothing in this run is parked (a step that needs a review is resolved, not resumed)");
     await runEventsInsert(
       tx,

@@ -172,3 +172,29 @@ export async function automationsLock(tx: Tx, orgId: string, automationId: strin
   const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId} FOR UPDATE`;
   return rows.length > 0;
 }
+
+/** Sets an automation's run budget overrides (undefined: kept; null: cleared); the budgets after, or undefined if no such slug. */
+export async function automationsSetRunBudgets(
+  db: Db | Tx,
+  orgId: string,
+  slug: string,
+  b: { maxSteps?: number | null; maxAgeSeconds?: number | null },
+): Promise<{ maxSteps: number | null; maxAgeSeconds: number | null } | undefined> {
+  const rows = await db.$queryRaw<{ maxSteps: number | null; maxAgeSeconds: number | null }[]>`
+    UPDATE automations SET
+      run_max_steps = CASE WHEN ${b.maxSteps !== undefined} THEN ${b.maxSteps ?? null}::int ELSE run_max_steps END,
+      run_max_age_seconds = CASE WHEN ${b.maxAgeSeconds !== undefined} THEN ${b.maxAgeSeconds ?? null}::int ELSE run_max_age_seconds END
+    WHERE org_id = ${orgId} AND slug = ${slug}
+    RETURNING run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds"`;
+  return rows[0];
+}
+
+/** Each automation's run budget overrides, by name (at most 500). */
+export function automationsRunBudgets(
+  db: Db | Tx,
+  orgId: string,
+): Promise<{ id: string; slug: string; name: string; maxSteps: number | null; maxAgeSeconds: number | null }[]> {
+  return db.$queryRaw<{ id: string; slug: string; name: string; maxSteps: number | null; maxAgeSeconds: number | null }[]>`
+    SELECT id, slug, name, run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds"
+    FROM automations WHERE org_id = ${orgId} ORDER BY name LIMIT 500`;
+}

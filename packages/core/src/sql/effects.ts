@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 
 export type EffectStatus = "in_flight" | "settled" | "outcome_unknown" | "needs_review";
 
@@ -206,4 +206,35 @@ export async function effectsSettleReviewed(
     error,
   );
   return rows[0] ?? null;
+}
+
+/** A person found the effect happened: the review's effect is settled with their record as its result. */
+export function effectsSettleNeedsReview(tx: Tx, orgId: string, key: string, output: unknown): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE effects SET status = 'settled', result = ${JSON.stringify(output)}::jsonb, owner = NULL, lease_until = NULL,
+                       settled_at = now(), updated_at = now()
+    WHERE org_id = ${orgId} AND key = ${key} AND status = 'needs_review'`;
+}
+
+/** A person found the effect did not happen: the ledger forgets the uncertain attempt (the next claim is a first one). */
+export function effectsDeleteNeedsReview(tx: Tx, orgId: string, key: string): Promise<number> {
+  return tx.$executeRaw`DELETE FROM effects WHERE org_id = ${orgId} AND key = ${key} AND status = 'needs_review'`;
+}
+
+export interface EffectFigures {
+  inFlight: number;
+  inFlightPastLease: number;
+  needsReview: number;
+  outcomeUnknown: number;
+}
+
+/** Effects not settled, by state (in flight, in flight past their lease, needing review, outcome unknown). */
+export async function effectsFigures(db: Db | Tx): Promise<EffectFigures> {
+  const rows = await db.$queryRaw<EffectFigures[]>`
+    SELECT count(*) FILTER (WHERE status = 'in_flight')::int AS "inFlight",
+           count(*) FILTER (WHERE status = 'in_flight' AND lease_until < now())::int AS "inFlightPastLease",
+           count(*) FILTER (WHERE status = 'needs_review')::int AS "needsReview",
+           count(*) FILTER (WHERE status = 'outcome_unknown')::int AS "outcomeUnknown"
+    FROM effects WHERE status <> 'settled'`;
+  return rows[0] as EffectFigures;
 }

@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 
 /**
  * Takes or renews the named leadership if it is free, expired, or already ours. Compared with the database clock.
@@ -21,7 +21,7 @@ export function leaderLeasesRelease(tx: Tx, name: string, owner: string): Promis
   return tx.$executeRaw`UPDATE leader_leases SET lease_until = now() WHERE name = ${name} AND owner = ${owner}`;
 }
 
-export async function leaderLeasesCurrent(tx: Tx, name: string): Promise<{ owner: string; leaseUntil: Date; live: boolean } | undefined> {
+export async function leaderLeasesCurrent(tx: Db | Tx, name: string): Promise<{ owner: string; leaseUntil: Date; live: boolean } | undefined> {
   const rows = await tx.$queryRaw<{ owner: string; leaseUntil: Date; live: boolean }[]>`
     SELECT owner, lease_until AS "leaseUntil", lease_until > now() AS live FROM leader_leases WHERE name = ${name}`;
   return rows[0];

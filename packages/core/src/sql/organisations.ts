@@ -10,3 +10,24 @@ export async function organisationsSlugById(db: Db | Tx, orgId: string): Promise
   const rows = await (db as Tx).$queryRaw<{ slug: string }[]>`SELECT slug FROM organisations WHERE id = ${orgId}`;
   return rows[0]?.slug ?? null;
 }
+
+/** Run budgets for new runs (null: none set). */
+export interface RunBudgets {
+  maxSteps: number | null;
+  maxAgeSeconds: number | null;
+}
+
+/** Sets the organisation's run budget defaults (an undefined one is kept); the budgets after, or undefined if no such organisation. */
+export async function organisationsSetRunBudgets(db: Db | Tx, orgId: string, b: Partial<RunBudgets>): Promise<RunBudgets | undefined> {
+  const rows = await (db as Tx).$queryRaw<RunBudgets[]>`
+    UPDATE organisations SET run_max_steps = COALESCE(${b.maxSteps ?? null}::int, run_max_steps),
+                             run_max_age_seconds = COALESCE(${b.maxAgeSeconds ?? null}::int, run_max_age_seconds)
+    WHERE id = ${orgId} RETURNING run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds"`;
+  return rows[0];
+}
+
+export async function organisationsRunBudgets(db: Db | Tx, orgId: string): Promise<RunBudgets | undefined> {
+  const rows = await (db as Tx).$queryRaw<RunBudgets[]>`
+    SELECT run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds" FROM organisations WHERE id = ${orgId}`;
+  return rows[0];
+}

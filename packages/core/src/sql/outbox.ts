@@ -1,4 +1,4 @@
-import { Prisma, type Tx } from "@holdfast/db";
+import { type Db, Prisma, type Tx } from "@holdfast/db";
 import type { Topic } from "../catalog";
 
 export interface OutboxRow {
@@ -79,4 +79,12 @@ export function outboxTakeDue(tx: Tx, topic: Topic, lane: string | null, limit: 
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING payload`;
+}
+
+/** Due unsent rows and the age of the oldest (seconds). */
+export async function outboxBacklog(db: Db | Tx): Promise<{ backlog: number; oldestSeconds: number }> {
+  const rows = await db.$queryRaw<{ backlog: number; oldestSeconds: number }[]>`
+    SELECT count(*)::int AS backlog, COALESCE(EXTRACT(EPOCH FROM now() - min(available_at)), 0)::float8 AS "oldestSeconds"
+    FROM outbox WHERE sent_at IS NULL AND available_at <= now()`;
+  return rows[0] as { backlog: number; oldestSeconds: number };
 }

@@ -339,3 +339,12 @@ export async function runsCountRunningOnVersion(db: Db | Tx, orgId: string, vers
 export function runsSetVersion(tx: Tx, runId: string, versionId: string): Promise<number> {
   return tx.$executeRaw`UPDATE runs SET version_id = ${versionId} WHERE id = ${runId}`;
 }
+
+export async function runsStatus(db: Db | Tx, runId: string): Promise<RunRow["status"] | undefined> {
+  const rows = await db.$queryRaw<{ status: RunRow["status"] }[]>`SELECT status FROM runs WHERE id = ${runId}`;
+  return rows[0]?.status;
+}
+
+export function runsCountByStatus(db: Db | Tx): Promise<{ status: string; n: number }[]> {
+  return db.$queryRaw<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM runs GROUP BY status`;
+}

@@ -1,4 +1,4 @@
-import { Prisma, type Sql, type Tx } from "@holdfast/db";
+import { type Db, Prisma, type Sql, type Tx } from "@holdfast/db";
 import type { LaneName } from "../catalog";
 import { effectKinds, type StepKind } from "../kinds/registry";
 import type { EffectClaimOrRead } from "./effects";
@@ -406,4 +406,87 @@ export function stepsRenameNode(tx: Tx, orgId: string, runId: string, fromNodeId
 export async function stepsWaitingAt(tx: Tx, runId: string, nodeId: string): Promise<string | undefined> {
   const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM steps WHERE run_id = ${runId} AND node_id = ${nodeId} AND status = 'waiting'`;
   return rows[0]?.id;
+}
+
+export interface ParkedStepRow {
+  id: string;
+  nodeId: string;
+  status: string;
+  error: { code?: string; key?: string } | null;
+}
+
+/** One step of the run, locked (a person's action on it). */
+export async function stepsLockOfRun(tx: Tx, orgId: string, runId: string, stepId: string): Promise<ParkedStepRow | undefined> {
+  const rows = await tx.$queryRaw<ParkedStepRow[]>`
+    SELECT id, node_id AS "nodeId", status, error FROM steps WHERE org_id = ${orgId} AND run_id = ${runId} AND id = ${stepId} FOR UPDATE`;
+  return rows[0];
+}
+
+/** A reviewed step is done with the person's record as its output. */
+export function stepsSettleReviewedDone(tx: Tx, stepId: string, output: unknown): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE steps SET status = 'done', output = ${JSON.stringify(output)}::jsonb, settled_at = now(), updated_at = now()
+    WHERE id = ${stepId}`;
+}
+
+/** A reviewed step runs again now; its lane (for the wake-up). */
+export async function stepsReadyAgainAfterReview(tx: Tx, stepId: string): Promise<string | undefined> {
+  await tx.$executeRaw`
+    UPDATE steps SET status = 'ready', error = NULL, available_at = now(), updated_at = now() WHERE id = ${stepId}`;
+  const rows = await tx.$queryRaw<{ lane: string }[]>`SELECT lane FROM steps WHERE id = ${stepId}`;
+  return rows[0]?.lane;
+}
+
+/** A reviewed step is given up: it fails with the person's note. */
+export function stepsFailAbandoned(tx: Tx, stepId: string, error: unknown): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE steps SET status = 'failed', settled_at = now(), updated_at = now(), error = ${JSON.stringify(error)}::jsonb
+    WHERE id = ${stepId}`;
+}
+
+/** The run's parked steps back to ready now, except those waiting for a review. */
+export function stepsResumeParked(tx: Tx, orgId: string, runId: string): Promise<{ id: string; nodeId: string; lane: string; reason: string | null }[]> {
+  return tx.$queryRaw<{ id: string; nodeId: string; lane: string; reason: string | null }[]>`
+    UPDATE steps SET status = 'ready', available_at = now(), updated_at = now()
+    WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'parked' AND COALESCE(error->>'code', '') <> 'needs_review'
+    RETURNING id, node_id AS "nodeId", lane, error->>'reason' AS reason`;
+}
+
+/** Per lane: due ready steps and how long the oldest has waited (seconds), running and parked steps. */
+export function stepsCountByLane(db: Db | Tx): Promise<{ lane: string; ready: number; oldest: number; running: number; parked: number }[]> {
+  return db.$queryRaw<{ lane: string; ready: number; oldest: number; running: number; parked: number }[]>`
+    SELECT lane,
+           count(*) FILTER (WHERE status = 'ready' AND available_at <= now())::int AS ready,
+           COALESCE(EXTRACT(EPOCH FROM now() - min(available_at) FILTER (WHERE status = 'ready' AND available_at <= now())), 0)::float8 AS oldest,
+           count(*) FILTER (WHERE status = 'running')::int AS running,
+           count(*) FILTER (WHERE status = 'parked')::int AS parked
+    FROM steps WHERE status IN ('ready', 'running', 'parked') GROUP BY lane`;
+}
+
+export interface LostWaitRow {
+  id: string;
+  orgId: string;
+  runId: string;
+  nodeId: string;
+  versionId: string;
+  input: unknown;
+  createdAt: Date;
+  deadlineAt: Date | null;
+}
+
+/** Waiting steps of running runs with no unfired timer (nothing will wake them), oldest first, with the approval's deadline. */
+export function stepsWaitingWithoutTimer(db: Db | Tx, limit: number): Promise<LostWaitRow[]> {
+  return db.$queryRaw<LostWaitRow[]>`
+    SELECT s.id, s.org_id AS "orgId", s.run_id AS "runId", s.node_id AS "nodeId", r.version_id AS "versionId", r.input,
+           s.created_at AS "createdAt", a.deadline_at AS "deadlineAt"
+    FROM steps s JOIN runs r ON r.id = s.run_id LEFT JOIN approvals a ON a.step_id = s.id
+    WHERE s.status = 'waiting' AND r.status = 'running'
+      AND NOT EXISTS (SELECT 1 FROM timers t WHERE t.step_id = s.id AND t.fired_at IS NULL)
+    ORDER BY s.created_at LIMIT ${limit}`;
+}
+
+/** Locks the step if it is still waiting. */
+export async function stepsLockIfWaiting(tx: Tx, stepId: string): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM steps WHERE id = ${stepId} AND status = 'waiting' FOR UPDATE`;
+  return rows.length > 0;
 }

@@ -1,4 +1,4 @@
-import { Prisma, type Tx } from "@holdfast/db";
+import { type Db, Prisma, type Tx } from "@holdfast/db";
 
 export interface NewTimer {
   orgId: string;
@@ -212,4 +212,35 @@ export async function timersOverdue(tx: Tx, graceSeconds: number): Promise<{ ove
 /** The ids of a step's timers that have not fired. */
 export function timersUnfiredForStep(tx: Tx, stepId: string): Promise<{ id: string }[]> {
   return tx.$queryRaw<{ id: string }[]>`SELECT id FROM timers WHERE step_id = ${stepId} AND fired_at IS NULL`;
+}
+
+export interface TimerFigures {
+  firedRecently: number;
+  latenessP50Ms: number;
+  latenessP99Ms: number;
+  latenessMaxMs: number;
+  overdue: number;
+  oldestOverdueSeconds: number;
+}
+
+/** Timers fired in the last 5 minutes (not closed by a signal or a cancel) and how late; unfired ones past due. */
+export async function timersFigures(db: Db | Tx): Promise<TimerFigures> {
+  const rows = await db.$queryRaw<TimerFigures[]>`
+    SELECT
+      (SELECT count(*)::int FROM timers WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')) AS "firedRecently",
+      COALESCE((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lateness_ms) FROM timers
+                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')), 0)::float8 AS "latenessP50Ms",
+      COALESCE((SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY lateness_ms) FROM timers
+                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')), 0)::float8 AS "latenessP99Ms",
+      COALESCE((SELECT max(lateness_ms) FROM timers
+                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')), 0)::float8 AS "latenessMaxMs",
+      (SELECT count(*)::int FROM timers WHERE fired_at IS NULL AND due_at < now()) AS overdue,
+      COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(due_at)) FROM timers WHERE fired_at IS NULL AND due_at < now()), 0)::float8 AS "oldestOverdueSeconds"`;
+  return rows[0] as TimerFigures;
+}
+
+/** Under the step's lock: whether the step has an unfired timer. */
+export async function timersUnfiredCountForStep(tx: Tx, stepId: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM timers WHERE step_id = ${stepId} AND fired_at IS NULL`;
+  return rows[0]?.n ?? 0;
 }

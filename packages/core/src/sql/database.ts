@@ -1,0 +1,15 @@
+import type { Db, Tx } from "@holdfast/db";
+
+/**
+ * Statements about the database itself, not a table: its clock and whether it answers. Every process decides times
+ * by the database's now() (worker clocks drift).
+ */
+export async function databaseNow(db: Db | Tx): Promise<Date> {
+  const rows = await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
+  return (rows[0] as { now: Date }).now;
+}
+
+/** Resolves when the database answers a trivial statement (readiness and the outage watch). */
+export async function databasePing(db: Db | Tx): Promise<void> {
+  await db.$queryRaw`SELECT 1`;
+}
