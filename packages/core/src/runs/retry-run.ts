@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Db, inTx } from "@holdfast/db";
+import { stepReady } from "../apply/rows";
 import { effectKey } from "../effects/keys";
 import { NotFoundError } from "../errors";
 import { outboxInsert } from "../sql/outbox";
@@ -101,9 +102,7 @@ export async function retryFromFailedStep(db: Db, graphs: GraphCache, r: { orgId
         data: { key, attempts, previousError: step.error, forgotFailedAnswer: decision.forgetEffect },
       },
     ]);
-    await outboxInsert(tx, [
-      { orgId: r.orgId, runId: r.runId, topic: "step.ready", payload: { orgId: r.orgId, runId: r.runId, stepId: step.id, lane: step.lane } },
-    ]);
+    await outboxInsert(tx, [stepReady({ orgId: r.orgId, runId: r.runId, id: step.id, lane: step.lane })]);
     return { state: "retried", stepId: step.id, nodeId: step.nodeId };
   });
 }
