@@ -6,7 +6,9 @@ import type { Approvers } from "../versions/graph";
  * someone who may not see the approval learns nothing about it; otherwise the decision that won, a stopped run, a
  * passed deadline and changed content are each told apart.
  */
-export type Role = "owner" | "editor" | "approver" | "viewer";
+import type { Role } from "../sql/memberships";
+
+export type { Role };
 
 export interface Decider {
   userId: string;

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Db, inTx, type Tx } from "@holdfast/db";
-import type { Role } from "../approvals/judge";
+import { membershipsOfUser, type Role } from "../sql/memberships";
 import { type SessionLifetime, sessionsDelete, sessionsDeleteForUser, sessionsFindValidAndTouch, sessionsInsert } from "../sql/sessions";
+import { usersCredentials } from "../sql/users";
 import { verifyPassword } from "./password";
 
 /**
@@ -36,10 +37,8 @@ export interface SignInOptions extends Partial<SessionLifetime> {
 
 /** Checks an email and password; on success a new session token (to set as the cookie) and its absolute expiry. */
 export async function signIn(db: Db, email: string, password: string, options: SignInOptions = {}): Promise<{ token: string; expiresAt: Date } | null> {
-  const users = await db.$queryRaw<{ id: string; passwordHash: string | null }[]>`
-    SELECT id, password_hash AS "passwordHash" FROM users WHERE email = ${email.trim().toLowerCase()}`;
-  const ok = await verifyPassword(password, users[0]?.passwordHash ?? null);
-  const user = users[0];
+  const user = await usersCredentials(db, email.trim().toLowerCase());
+  const ok = await verifyPassword(password, user?.passwordHash ?? null);
   if (!ok || !user) return null;
   const token = randomBytes(32).toString("base64url");
   const life = { days: options.days ?? defaults.days, idleMinutes: options.idleMinutes ?? defaults.idleMinutes };
@@ -69,9 +68,6 @@ export async function sessionUser(db: Db, token: string | undefined, options: { 
   const rows = await sessionsFindValidAndTouch(db, hashToken(token), options.idleMinutes ?? defaults.idleMinutes);
   const user = rows[0];
   if (!user) return null;
-  const memberships = await db.$queryRaw<SessionUser["memberships"]>`
-    SELECT m.org_id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", m.role
-    FROM memberships m JOIN organisations o ON o.id = m.org_id
-    WHERE m.user_id = ${user.id} ORDER BY o.name`;
+  const memberships = await membershipsOfUser(db, user.id);
   return { ...user, memberships };
 }

@@ -1,5 +1,6 @@
 import { type Db, inTx } from "@holdfast/db";
-import type { Role } from "../approvals/judge";
+import { membershipsDeleteByEmail, membershipsUpsert, membershipsUpsertRole, type Role } from "../sql/memberships";
+import { usersIdByEmail, usersInsertIfNew, usersSetPassword, usersUpsert } from "../sql/users";
 import { hashPassword } from "./password";
 import { revokeUserSessions } from "./sessions";
 
@@ -13,23 +14,16 @@ export async function upsertMember(
 ): Promise<string> {
   const hash = m.password === null ? null : await hashPassword(m.password);
   return inTx(db, async (tx) => {
-    const users = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO users (email, name, password_hash) VALUES (${m.email.trim().toLowerCase()}, ${m.name}, ${hash})
-      ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name, password_hash = COALESCE(EXCLUDED.password_hash, users.password_hash)
-      RETURNING id`;
-    const userId = (users[0] as { id: string }).id;
+    const userId = await usersUpsert(tx, m.email.trim().toLowerCase(), m.name, hash);
     if (hash !== null) await revokeUserSessions(tx, userId);
-    await tx.$executeRaw`
-      INSERT INTO memberships (org_id, user_id, role, slack_user_id) VALUES (${m.orgId}, ${userId}, ${m.role}, ${m.slackUserId ?? null})
-      ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role, slack_user_id = COALESCE(EXCLUDED.slack_user_id, memberships.slack_user_id)`;
+    await membershipsUpsert(tx, { orgId: m.orgId, userId, role: m.role, slackUserId: m.slackUserId ?? null });
     return userId;
   });
 }
 
 /** Takes a user's access to an organisation away; decisions they try from now on are refused. */
 export async function removeMember(db: Db, orgId: string, email: string): Promise<boolean> {
-  const n = await db.$executeRaw`
-    DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = (SELECT id FROM users WHERE email = ${email.trim().toLowerCase()})`;
+  const n = await membershipsDeleteByEmail(db, orgId, email.trim().toLowerCase());
   return n > 0;
 }
 
@@ -45,15 +39,11 @@ export async function addMember(
   const hash = m.password === null ? null : await hashPassword(m.password);
   return inTx(db, async (tx) => {
     const email = m.email.trim().toLowerCase();
-    const created = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO users (email, name, password_hash) VALUES (${email}, ${m.name}, ${hash})
-      ON CONFLICT (email) DO NOTHING RETURNING id`;
-    const userId = created[0]?.id ?? (await tx.$queryRaw<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`)[0]?.id;
+    const created = await usersInsertIfNew(tx, email, m.name, hash);
+    const userId = created ?? (await usersIdByEmail(tx, email));
     if (!userId) throw new Error(`user ${email} not found`);
-    await tx.$executeRaw`
-      INSERT INTO memberships (org_id, user_id, role) VALUES (${m.orgId}, ${userId}, ${m.role})
-      ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`;
-    return { userId, created: created.length > 0 };
+    await membershipsUpsertRole(tx, m.orgId, userId, m.role);
+    return { userId, created: created !== undefined };
   });
 }
 
@@ -61,9 +51,7 @@ export async function addMember(
 export async function setUserPassword(db: Db, email: string, password: string): Promise<{ userId: string; sessionsRevoked: number } | null> {
   const hash = await hashPassword(password);
   return inTx(db, async (tx) => {
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      UPDATE users SET password_hash = ${hash} WHERE email = ${email.trim().toLowerCase()} RETURNING id`;
-    const userId = rows[0]?.id;
+    const userId = await usersSetPassword(tx, email.trim().toLowerCase(), hash);
     if (!userId) return null;
     return { userId, sessionsRevoked: await revokeUserSessions(tx, userId) };
   });

@@ -1,4 +1,7 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
+
+/** A member's role in one organisation (memberships.role). */
+export type Role = "owner" | "editor" | "approver" | "viewer";
 
 /** The (lowercased) emails of the organisation's members, with their roles. */
 export function membershipsListEmails(tx: Tx, orgId: string): Promise<{ email: string; role: string }[]> {
@@ -23,4 +26,32 @@ export async function membershipsLinkSlackIfUnset(tx: Tx, orgId: string, userId:
     WHERE org_id = ${orgId} AND user_id = ${userId} AND slack_user_id IS NULL
       AND NOT EXISTS (SELECT 1 FROM memberships o WHERE o.org_id = ${orgId} AND o.slack_user_id = ${slackUserId})`;
   return n > 0;
+}
+
+/** Makes the user a member with `role`; an existing membership takes the role (and a Slack user id when given). */
+export function membershipsUpsert(tx: Tx, m: { orgId: string; userId: string; role: Role; slackUserId?: string | null }): Promise<number> {
+  return tx.$executeRaw`
+    INSERT INTO memberships (org_id, user_id, role, slack_user_id) VALUES (${m.orgId}, ${m.userId}, ${m.role}, ${m.slackUserId ?? null})
+    ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role, slack_user_id = COALESCE(EXCLUDED.slack_user_id, memberships.slack_user_id)`;
+}
+
+/** Makes the user a member with `role` (an existing membership takes the role; its Slack link stays). */
+export function membershipsUpsertRole(tx: Tx, orgId: string, userId: string, role: Role): Promise<number> {
+  return tx.$executeRaw`
+    INSERT INTO memberships (org_id, user_id, role) VALUES (${orgId}, ${userId}, ${role})
+    ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`;
+}
+
+/** Ends the membership of the user with this (lowercased) email. */
+export function membershipsDeleteByEmail(db: Db | Tx, orgId: string, email: string): Promise<number> {
+  return db.$executeRaw`
+    DELETE FROM memberships WHERE org_id = ${orgId} AND user_id = (SELECT id FROM users WHERE email = ${email})`;
+}
+
+/** The user's organisations with their role, by name. */
+export function membershipsOfUser(db: Db | Tx, userId: string): Promise<{ orgId: string; orgSlug: string; orgName: string; role: Role }[]> {
+  return db.$queryRaw<{ orgId: string; orgSlug: string; orgName: string; role: Role }[]>`
+    SELECT m.org_id AS "orgId", o.slug AS "orgSlug", o.name AS "orgName", m.role
+    FROM memberships m JOIN organisations o ON o.id = m.org_id
+    WHERE m.user_id = ${userId} ORDER BY o.name`;
 }
