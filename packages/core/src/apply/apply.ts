@@ -35,19 +35,19 @@ export async function applyPlan(tx: Tx, graph: Graph, run: RunRow, steps: StepRo
         events.push(o.row);
         break;
       case "step": {
-        const { step, then } = o.scheduled;
+        const { step, waitsFor } = o.scheduled;
         const [inserted] = await stepsInsert(tx, [step]);
         if (!inserted) break; // already scheduled by an earlier walk of the same settle
         events.push(...o.scheduled.events);
         outbox.push(...o.scheduled.outbox);
-        if (then?.kind === "approval") {
+        if (waitsFor?.kind === "approval") {
           const node = graph.nodes.find((n) => n.id === step.nodeId);
           if (node?.kind !== "approval") throw new Error(`node ${step.nodeId} is not an approval`);
           const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
-          const requested = await requestApproval(tx, run, step, node, then.stage, steps, actor, email?.kind === "send_email" ? email : null);
+          const requested = await requestApproval(tx, run, step, node, waitsFor.stage, steps, actor, email?.kind === "send_email" ? email : null);
           events.push(...requested.events);
           outbox.push(...requested.outbox);
-        } else if (then?.kind === "timer") {
+        } else if (waitsFor?.kind === "timer") {
           events.push(...(await scheduleWaitTimer(tx, graph, run, o.scheduled, base)));
         }
         break;

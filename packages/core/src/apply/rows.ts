@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { LaneName } from "../catalog";
-import { isStepKind, kindOf, type StepKind } from "../kinds/registry";
+import { isStepKind, kindOf } from "../kinds/registry";
 import type { OutboxRow } from "../sql/outbox";
 import type { RunEventRow } from "../sql/run-events";
 import type { PlanRows, StepInsert } from "../sql/plan-rows";
@@ -21,7 +21,7 @@ export interface ScheduledStep {
   events: RunEventRow[];
   outbox: OutboxRow[];
   /** A wait is settled by its timer (or a signal), an approval by a person: both need the database (apply.ts). */
-  then: null | { kind: "timer" } | { kind: "approval"; stage: number };
+  waitsFor: null | { kind: "timer" } | { kind: "approval"; stage: number };
 }
 
 /** How the run ends, with its timeline row. */
@@ -90,14 +90,14 @@ export function scheduleStep(c: ScheduleCommand, at: RowContext, claimed = false
     maxAttempts: c.maxAttempts,
     status: waits ? "waiting" : claimed ? "running" : "ready",
   };
-  if (waits) return { step, events: [], outbox: [], then: c.kind === "approval" ? { kind: "approval", stage: c.stage ?? 1 } : { kind: "timer" } };
+  if (waits) return { step, events: [], outbox: [], waitsFor: c.kind === "approval" ? { kind: "approval", stage: c.stage ?? 1 } : { kind: "timer" } };
   const scheduled: RunEventRow = { ...base, type: "step.scheduled", stepId: step.id, nodeId: c.nodeId, lane: c.lane, data: { iteration: c.iteration } };
   if (claimed && at.claim) {
     Object.assign(step, { owner: at.actor, attempt: 1, leaseMs: at.claim.leaseMs });
     const claim: RunEventRow = { ...base, type: "step.claimed", stepId: step.id, nodeId: c.nodeId, attempt: 1, lane: c.lane };
-    return { step, events: [scheduled, claim], outbox: [], then: null };
+    return { step, events: [scheduled, claim], outbox: [], waitsFor: null };
   }
-  return { step, events: [scheduled], outbox: [stepReady(step)], then: null };
+  return { step, events: [scheduled], outbox: [stepReady(step)], waitsFor: null };
 }
 
 /** The walk's commands as rows, in order. */
@@ -165,8 +165,8 @@ export function statementRows(ops: Op[], effectKinds: readonly string[]): PlanRo
         rows.events.push(o.row);
         break;
       case "step": {
-        const { step, events, outbox, then } = o.scheduled;
-        if (then) return null;
+        const { step, events, outbox, waitsFor } = o.scheduled;
+        if (waitsFor) return null;
         rows.steps.push(step);
         rows.events.push(...events);
         rows.outbox.push(...outbox);
