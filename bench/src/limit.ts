@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import pg from "pg";
-import { counters, diff } from "./pg";
+import type { Meter } from "./measure/meter";
 
 /**
  * The database's limit for Holdfast's step transition, measured with pgbench on copies of the real tables: the writes
@@ -11,7 +11,7 @@ import { counters, diff } from "./pg";
  * next transaction on it can settle it again (and the same for its effect), which costs pgbench two writes more than
  * the engine.
  */
-export async function measureLimit(url: string, dbName: string, seconds: number, clients: number, withEffects = true) {
+export async function measureLimit(meter: Meter, url: string, dbName: string, seconds: number, clients: number, withEffects = true) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   for (const t of ["steps", "runs", "outbox", "run_events", "effects"]) {
@@ -47,18 +47,29 @@ COMMIT;
   if (!withEffects) script = script.split("\n").filter((l) => !l.includes("pb_effects")).join("\n");
   const file = join(tmpdir(), `holdfast-step-${process.pid}.sql`);
   writeFileSync(file, script);
-  const before = await counters(url, dbName);
   const u = new URL(url);
-  const out = spawnSync(
+  const child = spawn(
     "pgbench",
     ["-n", "-M", "prepared", "-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres"), "-c", String(clients), "-j", "2", "-T", String(seconds), "-f", file, dbName],
-    { encoding: "utf8" },
+    { stdio: ["ignore", "pipe", "pipe"] },
   );
-  await new Promise((r) => setTimeout(r, 1200));
-  const after = await counters(url, dbName);
-  const tps = Number(/tps = ([\d.]+)/.exec(out.stdout)?.[1] ?? Number.NaN);
-  if (!Number.isFinite(tps)) throw new Error(`pgbench failed: ${out.stderr || out.stdout}`);
-  const d = diff(before, after);
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+  const window = await meter.begin(dbName, [{ name: "pgbench", pid: () => child.pid }]);
+  await new Promise((resolve) => child.on("exit", resolve));
+  await window.done();
+  const m = await window.end();
+  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+  if (!Number.isFinite(tps)) throw new Error(`pgbench failed: ${out}`);
   const transitions = tps * seconds;
-  return { stepsPerSec: tps, commitsPerStep: d.commits / transitions, walBytesPerStep: d.walBytes / transitions, pgCpuPer1kSteps: (d.pgCpu / transitions) * 1000 };
+  const pgCpu = Object.values(m.pgCpu).reduce((a, b) => a + b, 0);
+  return {
+    stepsPerSec: tps,
+    commitsPerStep: m.commits / transitions,
+    walBytesPerStep: m.walBytes / transitions,
+    walBytesServerPerStep: m.walBytesServer / transitions,
+    pgCpuMsPerStep: (pgCpu * 1000) / transitions,
+    load: m.load,
+  };
 }

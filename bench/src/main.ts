@@ -1,151 +1,118 @@
-// pnpm bench [--quick] [--runs N] [--profile DIR]: the engine beside its peers and against the database's limit,
-// all measured in this one run on this machine. See docs/performance.md.
-import { spawn } from "node:child_process";
+// pnpm bench [--quick] [--runs N] [--in-flight N] [--profile DIR] [--skip-peers]: the race, Holdfast beside DBOS
+// Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
+// pnpm bench --spike [--quick] [--waits N] [--spreads 0,600]: the 09:00 spike (spike/main.ts).
+// See docs/performance.md.
 import { cpus } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { type Result, runHoldfast } from "./holdfast";
+import { runHoldfast } from "./holdfast";
 import { measureLimit } from "./limit";
-import { dropDatabase, freshDatabase, pidCpu, setting } from "./pg";
+import { Meter } from "./measure/meter";
+import { loadAverage } from "./measure/proc";
+import { startNoop } from "./noop-client";
+import { runPeer } from "./peers/run";
+import { dropDatabase, freshDatabase, setting } from "./pg";
+import { cpuLines, fmt, raceHeader, raceRow, ratioLines } from "./report";
+import { perStep, type RaceResult } from "./result";
+import { runSpike } from "./spike/main";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     runs: { type: "string" },
+    "in-flight": { type: "string" },
     profile: { type: "string" },
     "skip-peers": { type: "boolean", default: false },
+    spike: { type: "boolean", default: false },
+    waits: { type: "string" },
+    spreads: { type: "string" },
+    orgs: { type: "string" },
   },
 });
 const quick = values.quick;
-const runs = Number(values.runs ?? (quick ? 50 : 500));
+
+if (values.spike) {
+  const ok = await runSpike({
+    quick,
+    waits: values.waits ? Number(values.waits) : undefined,
+    spreads: values.spreads ? values.spreads.split(",").map(Number) : undefined,
+    orgs: values.orgs ? Number(values.orgs) : undefined,
+  });
+  process.exit(ok ? 0 : 1);
+}
+
+const runs = Number(values.runs ?? (quick ? 40 : 500));
+const inFlight = Number(values["in-flight"] ?? 32);
+const steps = 10;
 const benchStart = Date.now();
-
-async function startNoop(): Promise<{ url: string; stop(): void; stats(): Promise<{ keys: number; repeated: number }> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "noop-server.ts")], { stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise<string>((resolve) => {
-    child.stdout.on("data", (d: Buffer) => {
-      const m = /listening (\d+)/.exec(d.toString());
-      if (m?.[1]) resolve(m[1]);
-    });
-  });
-  const base = `http://127.0.0.1:${port}`;
-  return { url: `${base}/noop`, stop: () => child.kill(), stats: async () => (await fetch(`${base}/stats`)).json() as never };
-}
-
-async function peer(name: "dbos" | "graphile", peerRuns: number) {
-  const db = `holdfast_bench_${name}`;
-  const url = await freshDatabase(db, false);
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, "peers", `${name}.ts`)], {
-    env: { ...process.env, PEER_DATABASE_URL: url, PEER_RUNS: String(peerRuns), PEER_STEPS: "10" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  let cpu = 0;
-  child.stdout.on("data", (d) => {
-    out += d;
-    cpu = Math.max(cpu, pidCpu(child.pid));
-  });
-  const poll = setInterval(() => (cpu = Math.max(cpu, pidCpu(child.pid))), 200);
-  await new Promise((resolve) => child.on("exit", resolve));
-  clearInterval(poll);
-  await dropDatabase(db);
-  const r = JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as { completed: number; steps: number; seconds: number; runs: number };
-  return { name, stepsPerSec: r.steps / r.seconds, runsPerSec: r.completed / r.seconds, lost: r.runs - r.completed, nodeCpuPer1kSteps: (cpu / r.steps) * 1000 };
-}
-
-const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : "-");
-const header = `${"scenario".padEnd(30)} ${"runs/s".padStart(7)} ${"steps/s".padStart(8)} ${"latency p50/95/99 ms".padStart(21)} ${"dispatch p50/99".padStart(15)} ${"commit/st".padStart(9)} ${"WAL B/st".padStart(8)} ${"node s/1k".padStart(9)} ${"pg s/1k".padStart(8)} ${"lost/dup".padStart(8)}`;
-function row(r: Result): string {
-  return [
-    r.label.padEnd(30),
-    fmt(r.runsPerSec, 1).padStart(7),
-    fmt(r.stepsPerSec).padStart(8),
-    `${fmt(r.latencyMs.p50)}/${fmt(r.latencyMs.p95)}/${fmt(r.latencyMs.p99)}`.padStart(21),
-    (r.dispatchMs ? `${fmt(r.dispatchMs.p50, 1)}/${fmt(r.dispatchMs.p99, 1)}` : "-").padStart(15),
-    fmt(r.commitsPerStep, 2).padStart(9),
-    fmt(r.walBytesPerStep).padStart(8),
-    fmt(r.nodeCpuPer1kSteps, 2).padStart(9),
-    fmt(r.pgCpuPer1kSteps, 2).padStart(8),
-    `${r.lost}/${r.duplicated}`.padStart(8),
-  ].join(" ");
-}
-
 const dbName = process.env.BENCH_DATABASE ?? "holdfast_bench";
 const url = await freshDatabase(dbName);
 const noop = await startNoop();
-const env = { url, dbName, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? `hf_bench_${process.pid}`, noopUrl: noop.url };
+const meter = await Meter.open();
+const env = { url, dbName, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? `hf_bench_${process.pid}`, noop, meter };
 console.log(
-  `holdfast bench: ${cpus().length} cores, PostgreSQL synchronous_commit=${await setting(url, "synchronous_commit")}, ` +
-    `${runs} runs of 10 steps per scenario${quick ? " (quick)" : ""}\n`,
+  `holdfast bench ${new Date().toISOString()}: ${cpus().length} cores, load average ${fmt(loadAverage(), 2)}, ` +
+    `PostgreSQL synchronous_commit=${await setting(url, "synchronous_commit")}; ${runs} runs of ${steps} steps per row, ` +
+    `${inFlight} runs in flight${quick ? " (quick)" : ""}\n` +
+    "  (a) http: every step the same HTTP POST to a no-op server in its own process (Holdfast: http_request through the effect ledger)\n" +
+    "  (b) noop: every step a durable step with no outside call (Holdfast: the bench_noop step kind on the io lane)\n",
 );
-console.log(header);
-const results: Result[] = [];
-const show = (r: Result) => {
+console.log(raceHeader());
+const results: RaceResult[] = [];
+const show = (r: RaceResult) => {
   results.push(r);
-  console.log(row(r));
+  console.log(raceRow(r));
 };
+
 const profile = values.profile ? { profileDir: values.profile } : {};
-const peak = await runHoldfast({ label: "http x10, 1 lane worker", kind: "http", runs, steps: 10, laneWorkers: 1, ...profile }, env);
-show(peak);
-show(await runHoldfast({ label: "branch x10 (inline)", kind: "branch", runs, steps: 10, laneWorkers: 1 }, env));
-
-let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
-let limitNoEffects: Awaited<ReturnType<typeof measureLimit>> | undefined;
-const peers: Awaited<ReturnType<typeof peer>>[] = [];
-if (!quick) {
-  for (const workers of [2, 4]) show(await runHoldfast({ label: `http x10, ${workers} lane workers`, kind: "http", runs, steps: 10, laneWorkers: workers }, env));
-  show(await runHoldfast({ label: "http x10, sweep only (no Redis)", kind: "http", runs, steps: 10, laneWorkers: 1, sweepOnly: true }, env));
-  const half = Math.max(1, peak.runsPerSec / 2);
-  show(await runHoldfast({ label: `http x10 at half peak (${fmt(half, 1)} runs/s)`, kind: "http", runs: Math.min(runs, Math.round(half * 20)), steps: 10, laneWorkers: 1, rate: half }, env));
-  limit = await measureLimit(url, dbName, 10, 8);
-  limitNoEffects = await measureLimit(url, dbName, 10, 8, false);
-  if (!values["skip-peers"]) {
-    peers.push(await peer("dbos", runs));
-    peers.push(await peer("graphile", runs));
-  }
+const peers = values["skip-peers"] ? [] : (["dbos", "graphile"] as const);
+for (const step of ["http", "noop"] as const) {
+  show(await runHoldfast({ label: `Holdfast ${step} x${steps}`, step, runs, steps, inFlight, laneWorkers: 1, ...(step === "http" ? profile : {}) }, env));
+  for (const peer of peers) show(await runPeer(peer, { step, runs, steps, inFlight }, env));
 }
-console.log("\nNode CPU s per 1,000 steps by process:");
-for (const r of results) console.log(`  ${r.label.padEnd(40)} ${Object.entries(r.cpuByApp).map(([k, v]) => `${k} ${v}`).join(", ")}`);
-const effects = await noop.stats();
-noop.stop();
+let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
+if (!quick) {
+  show(await runHoldfast({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
+  show(await runHoldfast({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
+  const peak = results.find((r) => r.system === "Holdfast" && r.scenario === "http") as RaceResult;
+  const half = Math.max(1, peak.runsPerSec / 2);
+  show(
+    await runHoldfast(
+      { label: `Holdfast http x${steps}, half peak (${fmt(half, 1)}/s)`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half },
+      env,
+    ),
+  );
+  limit = await measureLimit(meter, url, dbName, 10, 8);
+}
+console.log("  * peers: the start call's return to the first step's body, process clock; Holdfast: the start's commit to the first claim, database clock");
 
-console.log("");
-const best = Math.max(...results.filter((r) => r.label.startsWith("http")).map((r) => r.stepsPerSec));
-if (limit) {
+console.log("\nCPU ms per step by process (Node by pid; PostgreSQL backends of the scenario's database by application_name):");
+for (const line of cpuLines(results)) console.log(line);
+
+console.log("\nRatios of steps/s, same run:");
+for (const line of ratioLines(results, { http: { DBOS: 1.5, "graphile-worker": 2 }, noop: { DBOS: 1.5 } })) console.log(line);
+
+const peakHttp = results.find((r) => r.system === "Holdfast" && r.scenario === "http");
+if (peakHttp) console.log(`Holdfast commits per step at peak (http): ${fmt(perStep(peakHttp).commits, 2)} (target <= 0.3)`);
+if (limit && peakHttp) {
   console.log(
     `database limit (pgbench -M prepared, the writes of a chained effect step in one commit, 8 clients, 10 s): ${fmt(limit.stepsPerSec)} steps/s, ` +
-      `${fmt(limit.commitsPerStep, 2)} commits/step, ${fmt(limit.walBytesPerStep)} WAL bytes/step, ${fmt(limit.pgCpuPer1kSteps, 2)} pg CPU s/1k steps`,
+      `${fmt(limit.commitsPerStep, 2)} commits/step, ${fmt(limit.walBytesPerStep)} WAL B/step, ${fmt(limit.pgCpuMsPerStep, 2)} pg ms/step (load ${fmt(limit.load.start, 1)})`,
   );
-  if (limitNoEffects) {
-    console.log(
-      `  (the same without the effect ledger's two writes: ${fmt(limitNoEffects.stepsPerSec)} steps/s, ${fmt(limitNoEffects.walBytesPerStep)} WAL bytes/step, ` +
-        `${fmt(limitNoEffects.pgCpuPer1kSteps, 2)} pg CPU s/1k steps; engine / that: ${fmt((100 * best) / limitNoEffects.stepsPerSec, 1)}%)`,
-    );
-  }
-  console.log(`engine / database limit: ${fmt((100 * best) / limit.stepsPerSec, 1)}% (target >= 50%)`);
-}
-for (const p of peers) {
-  const target = p.name === "dbos" ? 1.5 : 2;
-  console.log(
-    `${p.name.padEnd(9)} ${fmt(p.stepsPerSec)} steps/s (${fmt(p.runsPerSec, 1)} runs/s, node CPU ${fmt(p.nodeCpuPer1kSteps, 2)} s/1k steps, lost ${p.lost}); ` +
-      `engine/${p.name} = ${fmt(best / p.stepsPerSec, 2)}x (target >= ${target}x)`,
-  );
+  const best = Math.max(...results.filter((r) => r.system === "Holdfast" && r.scenario === "http").map((r) => r.stepsPerSec));
+  console.log(`Holdfast http / database limit: ${fmt((100 * best) / limit.stepsPerSec, 1)}% (target >= 60%)`);
 }
 const halfRow = results.find((r) => r.label.includes("half peak"));
-if (halfRow?.dispatchMs) {
+if (halfRow) {
   console.log(
-    `dispatch at half peak (settle commit -> next claim): p50 ${fmt(halfRow.dispatchMs.p50, 1)} ms (target <= 5), p99 ${fmt(halfRow.dispatchMs.p99, 1)} ms (target <= 25)` +
-      (halfRow.firstDispatchMs
-        ? `; first step of a run (walk -> relay -> Redis -> claim): p50 ${fmt(halfRow.firstDispatchMs.p50, 1)} ms, p99 ${fmt(halfRow.firstDispatchMs.p99, 1)} ms`
-        : ""),
+    `first-step dispatch at half peak (start commit -> first claim): p50 ${fmt(halfRow.firstDispatchMs?.p50, 1)} ms, p99 ${fmt(halfRow.firstDispatchMs?.p99, 1)} ms (target p99 <= 25); ` +
+      `chained steps p50 ${fmt(halfRow.chainedDispatchMs?.p50, 1)}, p99 ${fmt(halfRow.chainedDispatchMs?.p99, 1)} ms (target 0)`,
   );
 }
-const lost = results.reduce((a, r) => a + r.lost, 0) + peers.reduce((a, p) => a + p.lost, 0);
+const lost = results.reduce((a, r) => a + r.lost, 0);
 const dup = results.reduce((a, r) => a + r.duplicated, 0);
-console.log(`HTTP effects: ${effects.keys} distinct Idempotency-Keys, ${effects.repeated} sent more than once`);
-console.log(`lost steps: ${lost}, duplicated steps: ${dup} (target 0 and 0)`);
-console.log(`bench took ${fmt((Date.now() - benchStart) / 1000)} s`);
+console.log(`lost steps: ${lost}, duplicated steps: ${dup} (target 0 and 0; every system, every row)`);
+console.log(`bench took ${fmt((Date.now() - benchStart) / 1000)} s; load average now ${fmt(loadAverage(), 2)}`);
+noop.stop();
+await meter.close();
 if (!process.env.BENCH_KEEP_DB) await dropDatabase(dbName).catch(() => {});
 process.exit(lost === 0 && dup === 0 ? 0 : 1);

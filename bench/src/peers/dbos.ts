@@ -1,26 +1,56 @@
-// DBOS Transact: N workflows of 10 checkpointed no-op steps, all started at once. Prints one JSON line.
+// DBOS Transact: each run is a workflow of N checkpointed steps (DBOS.runStep), `inFlight` workflows at a time.
+// A step is the same HTTP call as Holdfast's http_request (PEER_STEP=http) or nothing (noop). See protocol.ts.
 import { DBOS } from "@dbos-inc/dbos-sdk";
+import { httpCall } from "./http-call";
+import { closedLoop, executionCounter, peerEnv, quantile, report, told } from "./protocol";
 
-const url = process.env.PEER_DATABASE_URL as string;
-const runs = Number(process.env.PEER_RUNS ?? 300);
-const steps = Number(process.env.PEER_STEPS ?? 10);
-
+const { url, runs, steps, inFlight, step, target } = peerEnv;
 DBOS.setConfig({ name: "holdfast-bench", systemDatabaseUrl: url, systemDatabasePoolSize: 20, logLevel: "error" });
-const noop = async () => 1;
+
+const counter = executionCounter();
+const firstStep = new Map<string, number>();
 const workflow = DBOS.registerWorkflow(
   async () => {
-    let total = 0;
-    for (let i = 0; i < steps; i++) total += await DBOS.runStep(noop, { name: `s${i}` });
-    return total;
+    const id = DBOS.workflowID as string;
+    let done = 0;
+    for (let i = 0; i < steps; i++) {
+      await DBOS.runStep(
+        async () => {
+          if (i === 0) firstStep.set(id, performance.now());
+          counter.count(`${id}:${i}`);
+          if (step === "http") await httpCall(target, `${id}:${i}`);
+          return 1;
+        },
+        { name: `s${i}` },
+      );
+      done++;
+    }
+    return done;
   },
   { name: "chain" },
 );
 await DBOS.launch();
-const started = performance.now();
-const handles = await Promise.all(Array.from({ length: runs }, () => DBOS.startWorkflow(workflow)()));
-const results = await Promise.all(handles.map((h) => h.getResult()));
-const seconds = (performance.now() - started) / 1000;
+process.stdout.write("ready\n");
+await told("go");
+
+let completed = 0;
+const loop = await closedLoop(runs, inFlight, async (i) => {
+  const id = `bench-${i}`;
+  const handle = await DBOS.startWorkflow(workflow, { workflowID: id })();
+  const startedAt = performance.now();
+  if ((await handle.getResult()) === steps) completed++;
+  return { startedAt, firstStepAt: () => firstStep.get(id) };
+});
+report({
+  runs,
+  completed,
+  steps: completed * steps,
+  seconds: loop.seconds,
+  latencyMs: { p50: quantile(loop.latency, 0.5), p99: quantile(loop.latency, 0.99) },
+  firstDispatchMs: { p50: quantile(loop.dispatch, 0.5), p99: quantile(loop.dispatch, 0.99) },
+  executions: counter.executions(),
+  repeated: counter.repeated(),
+});
+await told("stop");
 await DBOS.shutdown();
-const completed = results.filter((r) => r === steps).length;
-process.stdout.write(`${JSON.stringify({ runs, completed, steps: completed * steps, seconds })}\n`);
 process.exit(0);

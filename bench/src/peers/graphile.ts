@@ -1,12 +1,13 @@
-// graphile-worker: N chains of 10 jobs where each job enqueues the next. Prints one JSON line.
+// graphile-worker: each run is a chain of N jobs where each job enqueues the next, `inFlight` chains at a time,
+// concurrency 32. A job is the same HTTP call as Holdfast's http_request (PEER_STEP=http) or nothing (noop).
 import { makeWorkerUtils, run } from "graphile-worker";
+import { httpCall } from "./http-call";
+import { closedLoop, executionCounter, peerEnv, quantile, report, told } from "./protocol";
 
-const url = process.env.PEER_DATABASE_URL as string;
-const runs = Number(process.env.PEER_RUNS ?? 300);
-const steps = Number(process.env.PEER_STEPS ?? 10);
-let finished = 0;
-let done: () => void;
-const allDone = new Promise<void>((resolve) => (done = resolve));
+const { url, runs, steps, inFlight, step, target } = peerEnv;
+const counter = executionCounter();
+const firstStep = new Map<number, number>();
+const finished = new Map<number, () => void>();
 
 const utils = await makeWorkerUtils({ connectionString: url });
 await utils.migrate();
@@ -20,16 +21,37 @@ const runner = await run({
   taskList: {
     step: async (payload, helpers) => {
       const { chain, i } = payload as { chain: number; i: number };
+      if (i === 0) firstStep.set(chain, performance.now());
+      counter.count(`${chain}:${i}`);
+      if (step === "http") await httpCall(target, `chain-${chain}:${i}`);
       if (i + 1 < steps) await helpers.addJob("step", { chain, i: i + 1 });
-      else if (++finished === runs) done();
+      else finished.get(chain)?.();
     },
   },
 });
-const started = performance.now();
-await Promise.all(Array.from({ length: runs }, (_, chain) => utils.addJob("step", { chain, i: 0 })));
-await allDone;
-const seconds = (performance.now() - started) / 1000;
+process.stdout.write("ready\n");
+await told("go");
+
+let completed = 0;
+const loop = await closedLoop(runs, inFlight, async (chain) => {
+  const done = new Promise<void>((resolve) => finished.set(chain, resolve));
+  await utils.addJob("step", { chain, i: 0 });
+  const startedAt = performance.now();
+  await done;
+  completed++;
+  return { startedAt, firstStepAt: () => firstStep.get(chain) };
+});
+report({
+  runs,
+  completed,
+  steps: completed * steps,
+  seconds: loop.seconds,
+  latencyMs: { p50: quantile(loop.latency, 0.5), p99: quantile(loop.latency, 0.99) },
+  firstDispatchMs: { p50: quantile(loop.dispatch, 0.5), p99: quantile(loop.dispatch, 0.99) },
+  executions: counter.executions(),
+  repeated: counter.repeated(),
+});
+await told("stop");
 await runner.stop();
 await utils.release();
-process.stdout.write(`${JSON.stringify({ runs, completed: finished, steps: finished * steps, seconds })}\n`);
 process.exit(0);

@@ -1,0 +1,163 @@
+import pg from "pg";
+import { adminUrl, urlFor } from "../pg";
+import { cpuSeconds, loadAverage } from "./proc";
+
+/**
+ * What one scenario cost, measured so that other work on a shared machine stays out of it:
+ * - commits: `pg_stat_database.xact_commit` of the scenario's own database;
+ * - WAL: the records of that database's transactions (pg_walinspect over the window, a temporary replication slot
+ *   keeping the segments until they are read), beside the server-wide `pg_current_wal_lsn` delta;
+ * - CPU: each Node process by pid and each PostgreSQL backend of that database by pid (/proc/<pid>/stat), the
+ *   backends grouped by application_name. PostgreSQL's shared background processes (WAL writer, checkpointer) are
+ *   not counted.
+ * The meter works from its own database, so its queries count in none of the measured ones.
+ */
+export interface NodeProc {
+  name: string;
+  pid(): number | undefined;
+}
+
+export interface Figures {
+  seconds: number;
+  commits: number;
+  /** WAL bytes of the measured database's transactions; NaN without pg_walinspect. */
+  walBytes: number;
+  /** pg_current_wal_lsn delta: every database on the server. */
+  walBytesServer: number;
+  /** CPU seconds per Node process. */
+  nodeCpu: Record<string, number>;
+  /** CPU seconds per group of backends (application_name, else backend type). */
+  pgCpu: Record<string, number>;
+  load: { start: number; end: number };
+}
+
+export interface Window {
+  /** The work is done: CPU and WAL stop counting here (before the processes are stopped). */
+  done(): Promise<void>;
+  /** After the processes were stopped (their backends flushed their statistics on exit): the figures. */
+  end(): Promise<Figures>;
+}
+
+const meterDb = "holdfast_bench_meter";
+
+export class Meter {
+  private constructor(
+    private readonly client: pg.Client,
+    readonly walinspect: boolean,
+  ) {}
+
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /** One query at a time on the meter's connection (the sampler runs beside the rest). */
+  private query(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
+    const next = this.chain.then(() => this.client.query(text, values));
+    this.chain = next.catch(() => {});
+    return next;
+  }
+
+  static async open(): Promise<Meter> {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${meterDb} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${meterDb}`);
+    await admin.end();
+    const client = new pg.Client({ connectionString: urlFor(meterDb), application_name: "holdfast-bench-meter" });
+    await client.connect();
+    let walinspect = true;
+    try {
+      await client.query("CREATE EXTENSION pg_walinspect");
+    } catch (error) {
+      walinspect = false;
+      console.warn(`pg_walinspect unavailable (${(error as Error).message}): WAL is the server-wide figure only`);
+    }
+    return new Meter(client, walinspect);
+  }
+
+  async close(): Promise<void> {
+    await this.client.end().catch(() => {});
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${meterDb} WITH (FORCE)`);
+    await admin.end();
+  }
+
+  async begin(database: string, procs: NodeProc[]): Promise<Window> {
+    const c = { query: (text: string, values?: unknown[]) => this.query(text, values) };
+    const slot = `hf_bench_${process.pid}_${Date.now()}`;
+    if (this.walinspect) await c.query("SELECT pg_create_physical_replication_slot($1, true, true)", [slot]);
+    const oid = Number((await c.query("SELECT oid::int8 AS oid FROM pg_database WHERE datname = $1", [database])).rows[0]?.oid);
+    const commits = async () => Number((await c.query("SELECT xact_commit::int8 AS n FROM pg_stat_database WHERE datname = $1", [database])).rows[0]?.n ?? 0);
+    const commitsBefore = await commits();
+    const lsnStart: string = (await c.query("SELECT pg_current_wal_insert_lsn()::text AS l")).rows[0].l;
+    const nodeBefore = Object.fromEntries(procs.map((p) => [p.name, cpuSeconds(p.pid())]));
+    const loadStart = loadAverage();
+    const started = performance.now();
+
+    // Backends by pid: the CPU each had when first seen (0 for one forked inside the window) and at the last sample.
+    const backends = new Map<number, { group: string; base: number; last: number }>();
+    let first = true;
+    const sample = async () => {
+      const { rows } = await c.query(
+        "SELECT pid, COALESCE(NULLIF(application_name, ''), backend_type) AS grp FROM pg_stat_activity WHERE datname = $1",
+        [database],
+      );
+      for (const r of rows as { pid: number; grp: string }[]) {
+        const now = cpuSeconds(r.pid);
+        const seen = backends.get(r.pid);
+        if (seen) seen.last = Math.max(seen.last, now);
+        else backends.set(r.pid, { group: r.grp, base: first ? now : 0, last: now });
+      }
+      first = false;
+    };
+    await sample();
+    let sampling = Promise.resolve();
+    const timer = setInterval(() => {
+      sampling = sampling.then(sample).catch(() => {});
+    }, 200);
+
+    let doneAt: { seconds: number; lsn: string; nodeCpu: Record<string, number>; load: number } | undefined;
+    return {
+      async done() {
+        clearInterval(timer);
+        await sampling;
+        await sample();
+        const lsn: string = (await c.query("SELECT pg_current_wal_insert_lsn()::text AS l")).rows[0].l;
+        const nodeCpu = Object.fromEntries(procs.map((p) => [p.name, cpuSeconds(p.pid()) - (nodeBefore[p.name] ?? 0)]));
+        doneAt = { seconds: (performance.now() - started) / 1000, lsn, nodeCpu, load: loadAverage() };
+      },
+      end: async () => {
+        if (!doneAt) throw new Error("Window.end() before done()");
+        // Statistics of backends that are still connected can lag up to a second behind (10 s when idle): the
+        // caller stops its processes first, and this waits for the rest.
+        await new Promise((r) => setTimeout(r, 1200));
+        const commitsAfter = await commits();
+        const pgCpu: Record<string, number> = {};
+        for (const b of backends.values()) pgCpu[b.group] = (pgCpu[b.group] ?? 0) + (b.last - b.base);
+        let walBytes = Number.NaN;
+        const walBytesServer = Number((await c.query("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS n", [doneAt.lsn, lsnStart])).rows[0].n);
+        if (this.walinspect) {
+          // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
+          // when it belongs to a transaction that touched the database (its commit record).
+          const { rows } = await c.query(
+            `WITH r AS (
+               SELECT xid, record_length, block_ref ~ $3 AS ours FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+             ), tx AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0')
+             SELECT COALESCE(sum(record_length) FILTER (WHERE ours OR xid IN (SELECT xid FROM tx)), 0)::float8 AS n FROM r`,
+            [lsnStart, doneAt.lsn, `rel [0-9]+/${oid}/`],
+          );
+          walBytes = Number(rows[0].n);
+          await c.query("SELECT pg_drop_replication_slot($1)", [slot]).catch(() => {});
+        }
+        return {
+          seconds: doneAt.seconds,
+          commits: commitsAfter - commitsBefore,
+          walBytes,
+          walBytesServer,
+          nodeCpu: doneAt.nodeCpu,
+          pgCpu,
+          load: { start: loadStart, end: doneAt.load },
+        };
+      },
+    };
+  }
+}

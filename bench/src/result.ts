@@ -1,0 +1,58 @@
+import type { Figures } from "./measure/meter";
+
+export interface Quantiles {
+  p50: number;
+  p99: number;
+}
+
+/** One system in one scenario of the race. */
+export interface RaceResult {
+  system: "Holdfast" | "DBOS" | "graphile-worker";
+  scenario: "http" | "noop";
+  label: string;
+  runs: number;
+  /** Steps completed. */
+  steps: number;
+  seconds: number;
+  runsPerSec: number;
+  stepsPerSec: number;
+  /** Runs kept in flight (closed loop), or null for an open-loop row. */
+  inFlight: number | null;
+  latencyMs: Quantiles;
+  /** The start's commit to the first step's claim (or, for a peer, the start call's return to the first step's body). */
+  firstDispatchMs: Quantiles | null;
+  /** A step's settle commit to the next step's claim (Holdfast). */
+  chainedDispatchMs: Quantiles | null;
+  dispatchClock: "database" | "process";
+  measured: Figures;
+  /** The Node processes that are the system (its totals); the others are measured beside it (the no-op server). */
+  systemNode: string[];
+  lost: number;
+  duplicated: number;
+}
+
+export const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+
+export function quantiles(values: number[]): Quantiles | null {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+}
+
+/** Per step: commits, WAL bytes, and CPU ms of the system's Node processes and of its database backends. */
+export function perStep(r: RaceResult) {
+  const n = Math.max(1, r.steps);
+  const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  const node = Object.fromEntries(Object.entries(r.measured.nodeCpu).map(([k, v]) => [k, (v * 1000) / n]));
+  const pg = Object.fromEntries(Object.entries(r.measured.pgCpu).map(([k, v]) => [k, (v * 1000) / n]));
+  const systemNode = Object.fromEntries(Object.entries(node).filter(([k]) => r.systemNode.includes(k)));
+  return {
+    commits: r.measured.commits / n,
+    walBytes: r.measured.walBytes / n,
+    walBytesServer: r.measured.walBytesServer / n,
+    node,
+    pg,
+    nodeMs: sum(systemNode),
+    pgMs: sum(pg),
+  };
+}
