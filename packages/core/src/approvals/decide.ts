@@ -9,6 +9,8 @@ import {
   approvalsLockForDecision,
   approvalsRevise,
 } from "../sql/approvals";
+import { membershipsIdentityOfSlackUser, membershipsIdentityOfUser } from "../sql/memberships";
+import { runsLockForApproval } from "../sql/runs";
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
 import { signalsConsumeWaiting, signalsInsert } from "../sql/signals";
@@ -46,9 +48,7 @@ export async function decideApproval(db: Db, req: DecisionRequest): Promise<Deci
     return await inTx(db, async (tx) => {
       // The run first, as the engine and cancel take it (FOR NO KEY UPDATE: a timer firing's timeline insert, which
       // only key-shares the run, is not blocked), then the approval: no lock-order deadlock with a stopping run.
-      await tx.$queryRaw`
-        SELECT r.id FROM runs r JOIN approvals a ON a.run_id = r.id AND a.org_id = r.org_id
-        WHERE a.org_id = ${req.orgId} AND a.id = ${req.approvalId} FOR NO KEY UPDATE OF r`;
+      await runsLockForApproval(tx, req.orgId, req.approvalId);
       const a = await approvalsLockForDecision(tx, req.orgId, req.approvalId);
       if (!a) throw new NotFoundError("approval_not_found", `approval ${req.approvalId}`);
       const decider = await deciderOf(tx, req.orgId, req.actor);
@@ -98,17 +98,10 @@ export async function decideApproval(db: Db, req: DecisionRequest): Promise<Deci
 }
 
 async function deciderOf(tx: Tx, orgId: string, actor: DecisionActor): Promise<Decider> {
-  const rows =
-    "userId" in actor
-      ? await tx.$queryRaw<Decider[]>`
-          SELECT u.id AS "userId", u.email, u.name, m.role FROM users u
-          LEFT JOIN memberships m ON m.user_id = u.id AND m.org_id = ${orgId}
-          WHERE u.id = ${actor.userId}`
-      : await tx.$queryRaw<Decider[]>`
-          SELECT u.id AS "userId", u.email, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id
-          WHERE m.org_id = ${orgId} AND m.slack_user_id = ${actor.slackUserId}`;
+  const found =
+    "userId" in actor ? await membershipsIdentityOfUser(tx, orgId, actor.userId) : await membershipsIdentityOfSlackUser(tx, orgId, actor.slackUserId);
   const who = "userId" in actor ? actor.userId : `slack:${actor.slackUserId}`;
-  return rows[0] ?? { userId: who, email: "", name: who, role: null };
+  return found ?? { userId: who, email: "", name: who, role: null };
 }
 
 async function recordRefusal(tx: Tx, a: ApprovalRow, decider: Decider, req: DecisionRequest, refusal: Refusal): Promise<void> {

@@ -1,15 +1,14 @@
 import type { ApprovalStatus, DecidedVia } from "../sql/approvals";
+import type { Role } from "../sql/memberships";
 import type { Approvers } from "../versions/graph";
+
+export type { Role };
 
 /**
  * Whether a decision may be taken, as a pure function of what was read under the approval's lock. The order matters:
  * someone who may not see the approval learns nothing about it; otherwise the decision that won, a stopped run, a
  * passed deadline and changed content are each told apart.
  */
-import type { Role } from "../sql/memberships";
-
-export type { Role };
-
 export interface Decider {
   userId: string;
   email: string;

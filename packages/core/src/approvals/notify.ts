@@ -10,11 +10,13 @@ import { traceAttr, traceProviderCall } from "../ops/tracing";
 import {
   type ApprovalRow,
   approvalsNotified,
+  approvalsNotifyDoneIfUnposted,
   approvalsNotifyFailed,
   approvalsTakeNotify,
   type SlackMessage,
 } from "../sql/approvals";
 import { connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
+import { databaseNow } from "../sql/database";
 import { runEventsInsert } from "../sql/run-events";
 import { approvalMessage } from "./slack-blocks";
 import { issueButtonToken } from "./token";
@@ -108,7 +110,7 @@ async function notifyOnce(
   // ends inside its lease, so no other attempt can take the row while this one may still post.
   const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl, Math.min(10_000, ((opts.leaseSeconds ?? 30) * 1000) / 8));
 
-  const [{ now }] = (await db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
+  const now = await databaseNow(db);
   const token = (decision: "approved" | "rejected") =>
     issueButtonToken({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, decision, digest: a.digest }, a.deadlineAt, now);
   const body = approvalMessage(a, a.status === "pending" ? { approve: token("approved"), reject: token("rejected") } : null, {
@@ -128,9 +130,7 @@ async function notifyOnce(
     } else {
       if (a.status !== "pending") {
         // Decided before it was ever posted: nothing to ask anyone.
-        await db.$executeRaw`
-          UPDATE approvals SET notify_state = 'done', notify_attempted_at = NULL
-          WHERE org_id = ${a.orgId} AND id = ${a.id} AND slack_message IS NULL AND status <> 'pending'`;
+        await approvalsNotifyDoneIfUnposted(db, a.orgId, a.id);
         return { result: "skipped" };
       }
       const res = await slack("chat.postMessage", () =>

@@ -1,9 +1,10 @@
 import type { Tx } from "@holdfast/db";
 import { approvalsInsert } from "../sql/approvals";
 import { contactsOfRun } from "../sql/contacts";
+import { databaseNow } from "../sql/database";
 import type { OutboxRow } from "../sql/outbox";
 import type { RunEventRow } from "../sql/run-events";
-import type { StepRow } from "../sql/steps";
+import { type StepRow, stepsFail, stepsSetOutput } from "../sql/steps";
 import { timersInsert } from "../sql/timers";
 import { renderTemplate, type TemplateContext } from "../templates/render";
 import { timerFor } from "../timers/plan";
@@ -60,17 +61,14 @@ export async function requestApproval(
     }
   } catch (error) {
     // The content cannot be known: the step fails (visible), and the next walk stops the run on it.
-    await tx.$executeRaw`
-      UPDATE steps SET status = 'failed', settled_at = now(), updated_at = now(),
-                       error = ${JSON.stringify({ code: "template", message: (error as Error).message })}::jsonb
-      WHERE id = ${step.id}`;
+    await stepsFail(tx, step.id, { code: "template", message: (error as Error).message });
     return {
       events: [{ ...base, type: "approval.content_failed", data: { message: (error as Error).message } }],
       outbox: [{ orgId: run.orgId, runId: run.id, topic: "run.wake", payload: { orgId: run.orgId, runId: run.id, reason: "step_settled" } }],
     };
   }
   const digest = contentDigest(title, content);
-  await tx.$executeRaw`UPDATE steps SET output = ${JSON.stringify({ stage })}::jsonb WHERE id = ${step.id}`;
+  await stepsSetOutput(tx, step.id, { stage });
   const approval = await approvalsInsert(tx, {
     orgId: run.orgId,
     runId: run.id,
@@ -86,7 +84,7 @@ export async function requestApproval(
     slack: node.config.slack ?? null,
     emailDigest,
   });
-  const [{ now }] = (await tx.$queryRaw<{ now: Date }[]>`SELECT now() AS now`) as [{ now: Date }];
+  const now = await databaseNow(tx);
   const timer = timerFor({ rule: { kind: "duration", seconds: deadlineSeconds }, spreadSeconds: 0 }, run.id, run.input, now);
   const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
   const outbox: OutboxRow[] = node.config.slack

@@ -2,6 +2,8 @@ import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { guardedFetch } from "../net/fetch";
 import { approvalsBySlackMessage } from "../sql/approvals";
+import { connectionsSlackOfTeam } from "../sql/connections";
+import { databaseNowMs } from "../sql/database";
 import { type DecisionResult, decideApproval } from "./decide";
 import { readBack } from "./judge";
 import { slackConnectionConfig } from "../connections/kinds/slack";
@@ -49,7 +51,7 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
   if (!signingSecret) return refuse(500, "not_configured", "SLACK_SIGNING_SECRET is not set");
   if (!req.signature || !req.timestamp) return refuse(401, "missing_signature", "x-slack-signature and x-slack-request-timestamp are required");
   if (!/^\d{1,12}$/.test(req.timestamp)) return refuse(401, "bad_timestamp", "x-slack-request-timestamp is not a Unix time");
-  const [{ nowMs }] = (await db.$queryRaw<{ nowMs: number }[]>`SELECT (EXTRACT(EPOCH FROM now()) * 1000)::float8 AS "nowMs"`) as [{ nowMs: number }];
+  const nowMs = await databaseNowMs(db);
   const skew = Math.abs(nowMs / 1000 - Number(req.timestamp));
   if (skew > slackToleranceSeconds) return refuse(401, "stale_request", `the request's timestamp is ${Math.round(skew)} s from now (at most ${slackToleranceSeconds})`);
   const { verifySlackRequest } = await import("@slack/bolt");
@@ -84,8 +86,7 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
   const t = check.claims;
   if ((action.action_id === approveActionId) !== (t.x === "approved")) return refuse(403, "token_mismatch", "this token was issued for the other button");
 
-  const orgIds = await db.$queryRaw<{ orgId: string; config: unknown }[]>`
-    SELECT org_id AS "orgId", config FROM connections WHERE kind = 'slack' AND config->>'teamId' = ${p.team.id}`;
+  const orgIds = await connectionsSlackOfTeam(db, p.team.id);
   if (!orgIds.some((o) => o.orgId === t.o)) return refuse(403, "token_wrong_workspace", "this button does not belong to this workspace");
   const approval = await approvalsBySlackMessage(db, [t.o], { channel: p.container.channel_id, ts: p.container.message_ts });
   if (!approval || approval.id !== t.a || approval.stepId !== t.s || approval.runId !== t.r) {
@@ -112,7 +113,7 @@ async function withNote(reply: SlackReply, responseUrl: string | undefined, db: 
   const url = new URL(responseUrl);
   let allowed = url.protocol === "https:" && url.hostname === "hooks.slack.com";
   if (!allowed) {
-    const configs = await db.$queryRaw<{ config: unknown }[]>`SELECT config FROM connections WHERE kind = 'slack' AND config->>'teamId' = ${teamId}`;
+    const configs = await connectionsSlackOfTeam(db, teamId);
     allowed = configs.some((c) => {
       const parsed = slackConnectionConfig.safeParse(c.config);
       return parsed.success && new URL(parsed.data.apiUrl).origin === url.origin;

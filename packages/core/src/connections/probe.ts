@@ -2,7 +2,7 @@ import type { Db } from "@holdfast/db";
 import { smtpTransport } from "../effects/send-email";
 import { smtpConnectionConfig } from "./kinds/smtp";
 import { type EgressOptions, egressRefusalOf } from "../net/egress";
-import { type ConnectionRow, connectionsMarkChecked, connectionsMarkNeedsReconnect } from "../sql/connections";
+import { type ConnectionRow, connectionsMarkChecked, connectionsMarkNeedsReconnect, connectionsSmtpStale } from "../sql/connections";
 import { resumeConnection } from "./connect";
 import { decryptSecret } from "./secrets";
 
@@ -54,14 +54,7 @@ export async function probeConnection(db: Db, connection: ConnectionRow, egress?
 
 /** The sweeper's schedule: connections not checked for `staleSeconds`, oldest first, across organisations. */
 export async function probeStaleConnections(db: Db, staleSeconds: number, limit: number): Promise<Record<ProbeResult["status"], number>> {
-  const rows = await db.$queryRaw<ConnectionRow[]>`
-    SELECT id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason", limits,
-           breaker_state AS "breakerState", breaker_probe AS "breakerProbe",
-           (EXTRACT(EPOCH FROM now() - breaker_opened_at) * 1000)::float8 AS "breakerOpenForMs"
-    FROM connections
-    WHERE kind = 'smtp' AND (checked_at IS NULL OR checked_at < now() - make_interval(secs => ${staleSeconds}))
-    ORDER BY checked_at NULLS FIRST
-    LIMIT ${limit}`;
+  const rows = await connectionsSmtpStale(db, staleSeconds, limit);
   const counts = { ok: 0, needs_reconnect: 0, unreachable: 0 };
   for (const row of rows) counts[(await probeConnection(db, row)).status]++;
   return counts;

@@ -1,7 +1,7 @@
 import type { Db } from "@holdfast/db";
 import { inTx } from "@holdfast/db";
 import { requestCancel } from "../runs/cancel";
-import { contactsEraseData } from "../sql/contacts";
+import { contactsEraseData, contactsRunningRuns } from "../sql/contacts";
 import type { GraphCache } from "../versions/graph-cache";
 
 export interface EraseOutcome {
@@ -21,10 +21,7 @@ export interface EraseOutcome {
  * Idempotent: run it again after the in-flight effects settled to scrub what they recorded.
  */
 export async function eraseContact(db: Db, graphs: GraphCache, orgId: string, email: string, by: string): Promise<EraseOutcome> {
-  const runs = await db.$queryRaw<{ id: string }[]>`
-    SELECT r.id FROM runs r JOIN contacts c ON c.id = r.contact_id
-    WHERE c.org_id = ${orgId} AND r.status = 'running'
-      AND c.email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))`;
+  const runs = await contactsRunningRuns(db, orgId, email);
   let cancelled = 0;
   let cancelRequested = 0;
   for (const run of runs) {

@@ -5,7 +5,7 @@ import { effectsDeleteNeedsReview, effectsSettleNeedsReview } from "../sql/effec
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
 import { runsLockForWalk, runsStatus } from "../sql/runs";
-import { stepsFailAbandoned, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParked, stepsSettleReviewedDone } from "../sql/steps";
+import { stepsFail, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParked, stepsSettleReviewedDone } from "../sql/steps";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**
@@ -70,7 +70,7 @@ export async function resolveNeedsReview(
         { orgId: r.orgId, runId: r.runId, topic: "step.ready", payload: { orgId: r.orgId, runId: r.runId, stepId: step.id, lane: lane ?? "io" } },
       ]);
     } else {
-      await stepsFailAbandoned(tx, step.id, { code: "abandoned", message: `abandoned by ${r.by}: ${note}`, key, note });
+      await stepsFail(tx, step.id, { code: "abandoned", message: `abandoned by ${r.by}: ${note}`, key, note });
       await runEventsInsert(tx, [{ ...base, type: "review.abandoned", data: { key, note } }]);
       await advanceLocked(tx, graphs, run, r.by);
     }

@@ -3,6 +3,7 @@ import addressparser from "nodemailer/lib/addressparser";
 import { z } from "zod";
 import { crashpoint } from "../crash";
 import { NotFoundError } from "../errors";
+import { organisationsIdBySlug } from "../sql/organisations";
 import { signalsConsumeWaiting, signalsFindSentMessages, signalsInsert, signalsWaitingFor } from "../sql/signals";
 
 /** An inbound email as an inbound-email webhook (or the SMTP receiver) hands it over. */
@@ -79,8 +80,7 @@ export async function ingestEmailReply(
   const identity = messageIds(email.messageId)[0] ?? email.messageId;
   const sender = senderAddress(email.from);
   return inTx(db, async (tx) => {
-    const orgs = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM organisations WHERE slug = ${orgSlug}`;
-    const orgId = orgs[0]?.id;
+    const orgId = await organisationsIdBySlug(tx, orgSlug);
     if (!orgId) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
     const found = await signalsFindSentMessages(tx, orgId, keys);
     // The message it answers first: In-Reply-To, then References from the newest.

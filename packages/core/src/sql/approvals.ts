@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 import type { EmailDigest } from "../approvals/email";
 import type { Approvers, Decision, OnDeadline } from "../versions/graph";
 
@@ -353,4 +353,11 @@ export function approvalsCancelPendingForMigration(tx: Tx, orgId: string, runId:
     UPDATE approvals SET status = 'cancelled', decided_via = 'run', decided_by_name = 'a version migration', decided_at = now(),
                          revision = revision + 1
     WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'pending'`;
+}
+
+/** An approval decided before it was ever posted: nothing to ask anyone, the notifier is done with it. */
+export function approvalsNotifyDoneIfUnposted(db: Db | Tx, orgId: string, approvalId: string): Promise<number> {
+  return db.$executeRaw`
+    UPDATE approvals SET notify_state = 'done', notify_attempted_at = NULL
+    WHERE org_id = ${orgId} AND id = ${approvalId} AND slack_message IS NULL AND status <> 'pending'`;
 }

@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 import type { ConnectionKindName } from "../kinds/fields";
 
 /** connections.kind (CHECK connections_kind_check); the kinds' modules are connections/kinds/. */
@@ -168,4 +168,22 @@ export async function connectionsNamedByDrafts(tx: Tx, orgId: string, name: stri
         WHERE node->'config'->>'connection' = ${name} OR node->'config'->'slack'->>'connection' = ${name})
     ORDER BY a.name`;
   return rows.map((r) => r.automationName);
+}
+
+/** Slack connections of the workspace (team id), in every organisation that connected it. */
+export function connectionsSlackOfTeam(db: Db | Tx, teamId: string): Promise<{ orgId: string; config: unknown }[]> {
+  return db.$queryRaw<{ orgId: string; config: unknown }[]>`
+    SELECT org_id AS "orgId", config FROM connections WHERE kind = 'slack' AND config->>'teamId' = ${teamId}`;
+}
+
+/** The sweeper's probe schedule: SMTP connections not checked for `staleSeconds`, oldest first, across organisations. */
+export function connectionsSmtpStale(db: Db | Tx, staleSeconds: number, limit: number): Promise<ConnectionRow[]> {
+  return db.$queryRaw<ConnectionRow[]>`
+    SELECT id, org_id AS "orgId", kind, name, config, secret, status, status_reason AS "statusReason", limits,
+           breaker_state AS "breakerState", breaker_probe AS "breakerProbe",
+           (EXTRACT(EPOCH FROM now() - breaker_opened_at) * 1000)::float8 AS "breakerOpenForMs"
+    FROM connections
+    WHERE kind = 'smtp' AND (checked_at IS NULL OR checked_at < now() - make_interval(secs => ${staleSeconds}))
+    ORDER BY checked_at NULLS FIRST
+    LIMIT ${limit}`;
 }

@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 import { approvalsErase } from "./approvals";
 import { signalsErase } from "./signals";
 
@@ -198,4 +198,12 @@ export async function contactsEraseCount(tx: Tx, orgId: string, email: string): 
 export async function contactsIdByEmail(tx: Tx, orgId: string, email: string): Promise<string | null> {
   const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM contacts WHERE org_id = ${orgId} AND email = lower(${email})`;
   return rows[0]?.id ?? null;
+}
+
+/** Running runs of the organisation's contact with this email (stored plainly or, once erased, as its sha256). */
+export function contactsRunningRuns(db: Db | Tx, orgId: string, email: string): Promise<{ id: string }[]> {
+  return db.$queryRaw<{ id: string }[]>`
+    SELECT r.id FROM runs r JOIN contacts c ON c.id = r.contact_id
+    WHERE c.org_id = ${orgId} AND r.status = 'running'
+      AND c.email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))`;
 }

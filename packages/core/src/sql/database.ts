@@ -13,3 +13,9 @@ export async function databaseNow(db: Db | Tx): Promise<Date> {
 export async function databasePing(db: Db | Tx): Promise<void> {
   await db.$queryRaw`SELECT 1`;
 }
+
+/** The database clock in epoch milliseconds, with its sub-millisecond fraction. */
+export async function databaseNowMs(db: Db | Tx): Promise<number> {
+  const rows = await db.$queryRaw<{ nowMs: number }[]>`SELECT (EXTRACT(EPOCH FROM now()) * 1000)::float8 AS "nowMs"`;
+  return (rows[0] as { nowMs: number }).nowMs;
+}

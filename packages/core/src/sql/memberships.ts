@@ -55,3 +55,28 @@ export function membershipsOfUser(db: Db | Tx, userId: string): Promise<{ orgId:
     FROM memberships m JOIN organisations o ON o.id = m.org_id
     WHERE m.user_id = ${userId} ORDER BY o.name`;
 }
+
+/** A person as a decider sees them: their role in the organisation now (null: not a member). */
+export interface MemberIdentity {
+  userId: string;
+  email: string;
+  name: string;
+  role: Role | null;
+}
+
+/** The user (signed in on the web) with their role in the organisation, if any. */
+export async function membershipsIdentityOfUser(tx: Tx, orgId: string, userId: string): Promise<MemberIdentity | undefined> {
+  const rows = await tx.$queryRaw<MemberIdentity[]>`
+    SELECT u.id AS "userId", u.email, u.name, m.role FROM users u
+    LEFT JOIN memberships m ON m.user_id = u.id AND m.org_id = ${orgId}
+    WHERE u.id = ${userId}`;
+  return rows[0];
+}
+
+/** The member linked to a Slack user in the organisation, if any. */
+export async function membershipsIdentityOfSlackUser(tx: Tx, orgId: string, slackUserId: string): Promise<MemberIdentity | undefined> {
+  const rows = await tx.$queryRaw<MemberIdentity[]>`
+    SELECT u.id AS "userId", u.email, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id
+    WHERE m.org_id = ${orgId} AND m.slack_user_id = ${slackUserId}`;
+  return rows[0];
+}

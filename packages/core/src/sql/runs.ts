@@ -348,3 +348,13 @@ export async function runsStatus(db: Db | Tx, runId: string): Promise<RunRow["st
 export function runsCountByStatus(db: Db | Tx): Promise<{ status: string; n: number }[]> {
   return db.$queryRaw<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM runs GROUP BY status`;
 }
+
+/**
+ * Locks the run of an approval, as the engine and cancel take it (FOR NO KEY UPDATE: a timer firing's timeline
+ * insert, which only key-shares the run, is not blocked).
+ */
+export function runsLockForApproval(tx: Tx, orgId: string, approvalId: string): Promise<unknown> {
+  return tx.$queryRaw`
+    SELECT r.id FROM runs r JOIN approvals a ON a.run_id = r.id AND a.org_id = r.org_id
+    WHERE a.org_id = ${orgId} AND a.id = ${approvalId} FOR NO KEY UPDATE OF r`;
+}

@@ -437,8 +437,8 @@ export async function stepsReadyAgainAfterReview(tx: Tx, stepId: string): Promis
   return rows[0]?.lane;
 }
 
-/** A reviewed step is given up: it fails with the person's note. */
-export function stepsFailAbandoned(tx: Tx, stepId: string, error: unknown): Promise<number> {
+/** The step fails now with this error (a reviewed step given up, content that cannot be rendered). */
+export function stepsFail(tx: Tx, stepId: string, error: unknown): Promise<number> {
   return tx.$executeRaw`
     UPDATE steps SET status = 'failed', settled_at = now(), updated_at = now(), error = ${JSON.stringify(error)}::jsonb
     WHERE id = ${stepId}`;
@@ -489,4 +489,9 @@ export function stepsWaitingWithoutTimer(db: Db | Tx, limit: number): Promise<Lo
 export async function stepsLockIfWaiting(tx: Tx, stepId: string): Promise<boolean> {
   const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM steps WHERE id = ${stepId} AND status = 'waiting' FOR UPDATE`;
   return rows.length > 0;
+}
+
+/** Records the step's output while it stays open (an approval's stage). */
+export function stepsSetOutput(tx: Tx, stepId: string, output: unknown): Promise<number> {
+  return tx.$executeRaw`UPDATE steps SET output = ${JSON.stringify(output)}::jsonb WHERE id = ${stepId}`;
 }

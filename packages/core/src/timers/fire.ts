@@ -2,7 +2,7 @@ import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../catalog";
 import { HoldfastError } from "../errors";
 import { canonicalJson } from "../start/start-key";
-import { type PendingTimer, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
+import { type PendingTimer, timersDueInMs, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
 import { isValidZone, type WaitRule, waitRuleSchema } from "./schedule";
 import { instantFor } from "./plan";
 
@@ -14,10 +14,8 @@ export async function fireTimer(db: Db, due: TimerDue, by: string): Promise<Fire
     const fired = await timersFireIfDue(tx, due.timerId, due.wake, by);
     if (fired[0]) return { kind: "fired", runId: fired[0].runId };
     // Early (the queue's clock and the database's differ) or already fired / recomputed since.
-    const rows = await tx.$queryRaw<{ ms: number }[]>`
-      SELECT GREATEST(0, EXTRACT(EPOCH FROM due_at - now()) * 1000)::float8 AS ms
-      FROM timers WHERE id = ${due.timerId} AND fired_at IS NULL AND wake = ${due.wake}::int`;
-    return rows[0] && rows[0].ms > 0 ? { kind: "not_due", inMs: rows[0].ms } : { kind: "stale" };
+    const inMs = await timersDueInMs(tx, due.timerId, due.wake);
+    return inMs !== undefined && inMs > 0 ? { kind: "not_due", inMs } : { kind: "stale" };
   });
 }
 
