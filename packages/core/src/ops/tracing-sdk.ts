@@ -17,7 +17,11 @@ export function registerSdk(opts: { url: string; serviceName: string; instanceId
   const warn = (message: string, ...args: unknown[]) => {
     if (Date.now() - said < 60_000) return;
     said = Date.now();
-    opts.log.warn({ detail: args.map(String).join(" ") }, `traces: ${message}`);
+    let reason = message;
+    try {
+      reason = (JSON.parse(message) as { message?: string }).message ?? message; // errors come serialised
+    } catch {}
+    opts.log.warn({ detail: args.map(String).join(" ") || undefined }, `traces not exported: ${reason} (said at most once a minute)`);
   };
   diag.setLogger({ error: warn, warn, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN);
 
