@@ -2,6 +2,7 @@
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600]: the 09:00 spike (spike/main.ts).
 // See docs/performance.md.
+import { createTestPrefix } from "@holdfast/testkit";
 import { cpus } from "node:os";
 import { parseArgs } from "node:util";
 import { runHoldfast } from "./holdfast";
@@ -48,7 +49,9 @@ const dbName = process.env.BENCH_DATABASE ?? "holdfast_bench";
 const url = await freshDatabase(dbName);
 const noop = await startNoop();
 const meter = await Meter.open();
-const env = { url, dbName, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? `hf_bench_${process.pid}`, noop, meter };
+// The caller's Redis key prefix (the CI test clears its own), else one of the bench's, removed at the end.
+const keys = process.env.BENCH_REDIS_PREFIX ? null : createTestPrefix();
+const env = { url, dbName, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? (keys as { prefix: string }).prefix, noop, meter };
 console.log(
   `holdfast bench ${new Date().toISOString()}: ${cpus().length} cores, load average ${fmt(loadAverage(), 2)}, ` +
     `PostgreSQL synchronous_commit=${await setting(url, "synchronous_commit")}; ${runs} runs of ${steps} steps per row, ` +
@@ -114,5 +117,6 @@ console.log(`lost steps: ${lost}, duplicated steps: ${dup} (target 0 and 0; ever
 console.log(`bench took ${fmt((Date.now() - benchStart) / 1000)} s; load average now ${fmt(loadAverage(), 2)}`);
 noop.stop();
 await meter.close();
+await keys?.clear();
 if (!process.env.BENCH_KEEP_DB) await dropDatabase(dbName).catch(() => {});
 process.exit(lost === 0 && dup === 0 ? 0 : 1);

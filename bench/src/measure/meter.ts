@@ -81,10 +81,12 @@ export class Meter {
     await admin.end();
   }
 
-  async begin(database: string, procs: NodeProc[]): Promise<Window> {
+  /** `wal: false`: the server-wide LSN delta only (a long window's WAL is too much to read back record by record). */
+  async begin(database: string, procs: NodeProc[], options: { wal?: boolean } = {}): Promise<Window> {
+    const walinspect = this.walinspect && options.wal !== false;
     const c = { query: (text: string, values?: unknown[]) => this.query(text, values) };
     const slot = `hf_bench_${process.pid}_${Date.now()}`;
-    if (this.walinspect) await c.query("SELECT pg_create_physical_replication_slot($1, true, true)", [slot]);
+    if (walinspect) await c.query("SELECT pg_create_physical_replication_slot($1, true, true)", [slot]);
     const oid = Number((await c.query("SELECT oid::int8 AS oid FROM pg_database WHERE datname = $1", [database])).rows[0]?.oid);
     const commits = async () => Number((await c.query("SELECT xact_commit::int8 AS n FROM pg_stat_database WHERE datname = $1", [database])).rows[0]?.n ?? 0);
     const commitsBefore = await commits();
@@ -135,7 +137,7 @@ export class Meter {
         for (const b of backends.values()) pgCpu[b.group] = (pgCpu[b.group] ?? 0) + (b.last - b.base);
         let walBytes = Number.NaN;
         const walBytesServer = Number((await c.query("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS n", [doneAt.lsn, lsnStart])).rows[0].n);
-        if (this.walinspect) {
+        if (walinspect) {
           // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
           // when it belongs to a transaction that touched the database (its commit record).
           const { rows } = await c.query(

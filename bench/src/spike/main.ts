@@ -1,3 +1,160 @@
-export async function runSpike(_o: { quick: boolean; waits?: number; spreads?: number[]; orgs?: number }): Promise<boolean> {
-  throw new Error("not yet");
+// pnpm bench --spike [--quick] [--waits N] [--orgs N] [--spreads 0,600]: the 09:00 spike. N waits across the
+// organisations (the first holding half) due at the same instant (spread 0) or spread over S seconds, fired by the
+// real engine, sweeper and relay, with the queue working (each wait's delayed job in Redis) and with every delayed
+// job lost (only the sweeper's due sweep fires them). See docs/performance.md.
+import { randomBytes } from "node:crypto";
+import { cpus } from "node:os";
+import { createDb } from "@holdfast/db";
+import { createTestPrefix } from "@holdfast/testkit";
+import { type AppProcess, spawnApp } from "@holdfast/testkit/procs";
+import pg from "pg";
+import { Meter } from "../measure/meter";
+import { loadAverage } from "../measure/proc";
+import { dropDatabase, freshDatabase } from "../pg";
+import { fmt } from "../report";
+import { jain, readSpike, type SpikeFigures } from "./measure";
+import { createOrgs, publishDelayedJobs, writeWaits } from "./seed";
+
+export interface SpikeOptions {
+  quick: boolean;
+  waits?: number | undefined;
+  spreads?: number[] | undefined;
+  orgs?: number | undefined;
+}
+
+interface SpikeCase {
+  waits: number;
+  orgs: number;
+  spread: number;
+  queue: boolean;
+}
+
+const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const benchKey = process.env.HOLDFAST_SECRET_KEY || randomBytes(32).toString("hex");
+
+export async function runSpike(o: SpikeOptions): Promise<boolean> {
+  const waits = o.waits ?? (o.quick ? 5_000 : 100_000);
+  const orgs = o.orgs ?? 100;
+  const spreads = o.spreads ?? (o.quick ? [0, 30] : [0, 600]);
+  const began = Date.now();
+  console.log(
+    `holdfast bench --spike ${new Date().toISOString()}: ${cpus().length} cores, load average ${fmt(loadAverage(), 2)}; ` +
+      `${waits} waits across ${orgs} organisations (the first holds half), spreads ${spreads.join(", ")} s; ` +
+      "engine, sweeper and relay with their default settings\n",
+  );
+  const meter = await Meter.open();
+  let ok = true;
+  try {
+    for (const spread of spreads) {
+      for (const queue of [true, false]) {
+        const f = await runCase({ waits, orgs, spread, queue }, meter);
+        ok &&= f.lost === 0 && f.duplicated === 0;
+      }
+    }
+  } finally {
+    await meter.close();
+  }
+  console.log(`spike took ${fmt((Date.now() - began) / 1000)} s; load average now ${fmt(loadAverage(), 2)}`);
+  return ok;
+}
+
+async function runCase(c: SpikeCase, meter: Meter): Promise<{ lost: number; duplicated: number }> {
+  const dbName = process.env.BENCH_SPIKE_DATABASE ?? "holdfast_bench_spike";
+  const url = await freshDatabase(dbName);
+  // Its own Redis key prefix, removed afterwards (the delayed jobs of 100,000 waits are not left behind).
+  const keys = createTestPrefix();
+  const prefix = keys.prefix;
+  const db = createDb(url, { poolSize: 2, applicationName: "holdfast-bench-seed" });
+  const sql = new pg.Client({ connectionString: url, application_name: "holdfast-bench-seed" });
+  await sql.connect();
+  const apps: AppProcess[] = [];
+  try {
+    const orgs = await createOrgs(db, c.orgs, c.waits, c.spread);
+    const env: Record<string, string> = { DATABASE_URL: url, QUEUE_PREFIX: prefix, REDIS_URL: redisUrl, LOG_LEVEL: "info", HOLDFAST_SECRET_KEY: benchKey };
+    apps.push(spawnApp("relay", { env }), spawnApp("engine", { env }), spawnApp("sweeper", { env }));
+    await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 120_000)));
+
+    // Due far enough ahead for the writing and the publishing to finish first (checked below).
+    const leadSeconds = Math.max(15, Math.ceil(c.waits / 2_000) + 10);
+    const seedStart = performance.now();
+    const dueAt: string = (await sql.query("SELECT (now() + make_interval(secs => $1))::text AS t", [leadSeconds])).rows[0].t;
+    const written = await writeWaits(sql, orgs, dueAt, c.spread);
+    const wroteIn = (performance.now() - seedStart) / 1000;
+    const published = c.queue ? await publishDelayedJobs(sql, redisUrl, prefix) : 0;
+    const setupIn = (performance.now() - seedStart) / 1000;
+    const [{ ahead }] = (await sql.query("SELECT EXTRACT(EPOCH FROM $1::timestamptz - now())::float8 AS ahead", [dueAt])).rows;
+    const label = `spread ${c.spread} s, ${c.queue ? "queue working" : "every delayed job lost (sweep only)"}`;
+    console.log(
+      `${label}: ${written} waits written in ${fmt(wroteIn, 1)} s${c.queue ? `, ${published} delayed jobs published` : ", no delayed jobs"}; ` +
+        (ahead > 0 ? `setup done ${fmt(ahead, 1)} s before the first due instant` : `SETUP OVERRAN the first due instant by ${fmt(-ahead, 1)} s (figures include it)`) +
+        ` (setup ${fmt(setupIn, 1)} s)`,
+    );
+
+    const window = await meter.begin(dbName, apps.map((a) => ({ name: a.name, pid: () => a.pid() })), { wal: false });
+    // Until every run walked past its wait, or a bound well past the last due instant.
+    const deadline = Date.now() + (Math.max(0, ahead) + c.spread + 20 * 60) * 1000;
+    for (;;) {
+      const [{ open }] = (await sql.query("SELECT count(*)::int AS open FROM runs WHERE status = 'running'")).rows;
+      if (open === 0) break;
+      const dead = apps.find((a) => a.exits.length > 0);
+      if (dead) throw new Error(`${label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
+      if (Date.now() > deadline) {
+        console.log(`${label}: ${open} runs still waiting at the deadline`);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    await window.done();
+    await Promise.all(apps.splice(0).map((a) => a.stop()));
+    const measured = await window.end();
+    delete measured.pgCpu["holdfast-bench-seed"]; // the bench's own once-a-second count of waiting runs
+    const f = await readSpike(sql);
+    const lost = f.timers - f.fired + (f.timers - f.runsCompleted);
+    const duplicated = f.extraFiredEvents;
+    print(label, f, measured.nodeCpu, measured.pgCpu, measured.load, lost, duplicated);
+    return { lost, duplicated };
+  } finally {
+    await Promise.all(apps.map((a) => a.stop()));
+    await keys.clear();
+    await sql.end();
+    await db.$disconnect();
+    if (!process.env.BENCH_KEEP_DB) await dropDatabase(dbName).catch(() => {});
+  }
+}
+
+function print(
+  label: string,
+  f: SpikeFigures,
+  nodeCpu: Record<string, number>,
+  pgCpu: Record<string, number>,
+  load: { start: number; end: number },
+  lost: number,
+  duplicated: number,
+) {
+  const big = f.orgs[0];
+  const small = f.orgs.slice(1);
+  const p99s = f.orgs.map((o) => o.p99);
+  const smallP99 = small.map((o) => o.p99).sort((a, b) => a - b);
+  const ms = (n: number | undefined) => fmt(n, 0);
+  const cpu = (o: Record<string, number>) =>
+    Object.entries(o)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${fmt((v * 1000) / Math.max(1, f.fired), 3)}`)
+      .join(", ");
+  console.log(
+    [
+      `  fired ${f.fired}/${f.timers} (${Object.entries(f.firedBy).map(([k, v]) => `${k} ${v}`).join(", ")}); runs completed ${f.runsCompleted}; lost ${lost}, duplicated ${duplicated}; load ${fmt(load.start, 1)}-${fmt(load.end, 1)}`,
+      `  timers fired per second: peak ${f.peakPerSecond} (busiest second), mean ${fmt(f.meanPerSecond)} (first due -> last fired, ${fmt(f.firingSpanSeconds, 1)} s); last run completed ${fmt(f.completionSpanSeconds, 1)} s after the first due instant`,
+      `  lateness ms, all: p50 ${ms(f.overall.p50)}, p99 ${ms(f.overall.p99)}, max ${ms(f.overall.max)}`,
+      big ? `  lateness ms, ${big.slug} (${big.timers} waits): p50 ${ms(big.p50)}, p99 ${ms(big.p99)}, max ${ms(big.max)}` : "",
+      small.length
+        ? `  lateness ms, the other ${small.length} (${Math.min(...small.map((o) => o.timers))}-${Math.max(...small.map((o) => o.timers))} waits each): p50 of p50s ${ms(small.map((o) => o.p50).sort((a, b) => a - b)[Math.floor(small.length / 2)])}, ` +
+          `p99 min/median/max ${ms(smallP99[0])}/${ms(smallP99[Math.floor(smallP99.length / 2)])}/${ms(smallP99.at(-1))}, max ${ms(Math.max(...small.map((o) => o.max)))}`
+        : "",
+      `  fairness: Jain's index over the organisations' p99 lateness ${fmt(jain(p99s), 3)}; highest p99 / lowest p99 ${fmt(Math.max(...p99s) / Math.max(1, Math.min(...p99s)), 1)}x (target within 2x)`,
+      `  CPU ms per timer: node ${cpu(nodeCpu)}; postgres ${cpu(pgCpu)}`,
+    ]
+      .filter(Boolean)
+      .join("\n"),
+  );
 }
