@@ -111,7 +111,7 @@ async function runCase(c: SpikeCase, meter: Meter): Promise<{ lost: number; dupl
     const f = await readSpike(sql);
     const lost = f.timers - f.fired + (f.timers - f.runsCompleted);
     const duplicated = f.extraFiredEvents;
-    print(label, f, measured.nodeCpu, measured.pgCpu, measured.load, lost, duplicated);
+    print(f, measured.nodeCpu, measured.pgCpu, measured.load, lost, duplicated);
     return { lost, duplicated };
   } finally {
     await Promise.all(apps.map((a) => a.stop()));
@@ -123,7 +123,6 @@ async function runCase(c: SpikeCase, meter: Meter): Promise<{ lost: number; dupl
 }
 
 function print(
-  label: string,
   f: SpikeFigures,
   nodeCpu: Record<string, number>,
   pgCpu: Record<string, number>,

@@ -2,7 +2,7 @@ import { ensurePublished } from "@holdfast/cli/seed";
 import { parseGraph, queueForTopic } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { createPublisher } from "@holdfast/queue";
-import pg from "pg";
+import type pg from "pg";
 
 /**
  * The 09:00 spike's waits, written in bulk: for each organisation, runs of a published `trigger -> wait -> end`
