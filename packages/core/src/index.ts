@@ -193,3 +193,38 @@ export { connectionsLimitsView, connectionsSetLimits, type ConnectionLimitsView 
 export { noticesOpenForOrgs, type OpenNotice } from "./sql/connection-notices";
 export { noticeText, sendConnectionNoticesOnce, systemMailEnv, systemMailFrom, type NoticeSendResult, type SystemMail } from "./connections/notices";
 export { zoneSourceWords } from "./timers/plan";
+// The web's reads and writes (issue 18 item 2: no SQL in the web): named queries of the table modules.
+export { databaseNow, databasePing } from "./sql/database";
+export {
+  automationsExists,
+  automationsHeaderInOrgs,
+  automationsListWithLatest,
+  automationsStatuses,
+  automationsTriggerOf,
+  automationsWithPublishedVersions,
+} from "./sql/automations";
+export { automationVersionsHasPublished, automationVersionsListPublished, automationVersionsPublishedPair } from "./sql/automation-versions";
+export { runMigrationsIsOf, runMigrationsList } from "./sql/run-migrations";
+export { contactsSearch, contactsUpsertConsent } from "./sql/contacts";
+export { suppressionsDelete, suppressionsInsert, suppressionsList } from "./sql/suppressions";
+export {
+  membershipsCountOwners,
+  membershipsEmailOf,
+  membershipsList,
+  membershipsLockOrg,
+  membershipsSetRole,
+  membershipsSetSlackUser,
+} from "./sql/memberships";
+export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps";
+export { effectsViewOfRun, type EffectView } from "./sql/effects";
+export { timersViewOfRun, type TimerView } from "./sql/timers";
+export { signalsViewOfRun, type SignalView } from "./sql/signals";
+export {
+  runDisplayStatuses,
+  runsDetailHead,
+  runsListForOrgs,
+  type RunDetailHead,
+  type RunDisplayStatus,
+  type RunListFilters,
+  type RunListItem,
+} from "./sql/runs";

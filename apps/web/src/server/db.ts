@@ -1,4 +1,4 @@
-import { createLogger, Outages, sessionCookie, sessionIdOf } from "@holdfast/core";
+import { createLogger, databasePing, Outages, sessionCookie, sessionIdOf } from "@holdfast/core";
 import { createDb, type Db, type DbScope } from "@holdfast/db";
 import { env, webDatabaseUrl } from "../env";
 import { explicitScope } from "./scope";
@@ -35,7 +35,7 @@ const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db; holdfastWe
  */
 export const outages: Outages =
   cache.holdfastWebOutages ??
-  new Outages({ log: createLogger("web", env.LOG_LEVEL), services: [{ service: "database", probe: () => db.$queryRawUnsafe("SELECT 1") }], checkEveryMs: 0 });
+  new Outages({ log: createLogger("web", env.LOG_LEVEL), services: [{ service: "database", probe: () => databasePing(db) }], checkEveryMs: 0 });
 cache.holdfastWebOutages = outages;
 
 export const db: Db =

@@ -5,7 +5,7 @@ import { effectsDeleteNeedsReview, effectsSettleNeedsReview } from "../sql/effec
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
 import { runsLockForWalk, runsStatus } from "../sql/runs";
-import { stepsFail, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParked, stepsSettleReviewedDone } from "../sql/steps";
+import { stepsFail, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParkedOfRun, stepsSettleReviewedDone } from "../sql/steps";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**
@@ -88,7 +88,7 @@ export async function resumeRun(db: Db, r: { orgId: string; runId: string; by: s
     const run = await runsLockForWalk(tx, r.orgId, r.runId);
     if (!run) throw new NotFoundError("run_not_found", `run ${r.runId}`);
     if (run.status !== "running") throw new ActionRefusedError(`the run is ${run.status}`);
-    const steps = await stepsResumeParked(tx, r.orgId, r.runId);
+    const steps = await stepsResumeParkedOfRun(tx, r.orgId, r.runId);
     if (steps.length === 0) throw new ActionRefusedError("nothing in this run is parked (a step that needs a review is resolved, not resumed)");
     await runEventsInsert(
       tx,

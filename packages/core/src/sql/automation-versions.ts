@@ -72,3 +72,23 @@ export async function automationVersionsInsertPublished(
     RETURNING id AS "versionId", version, published_at AS "publishedAt", published_by AS "publishedBy"`;
   return rows[0] as PublishedVersionRow;
 }
+
+/** The automation's published versions, newest first, each with its running runs. */
+export function automationVersionsListPublished(
+  db: Db | Tx,
+  orgId: string,
+  automationId: string,
+): Promise<{ id: string; version: number; publishedAt: Date; publishedBy: string | null; running: number }[]> {
+  return db.$queryRaw<{ id: string; version: number; publishedAt: Date; publishedBy: string | null; running: number }[]>`
+    SELECT v.id, v.version, v.published_at AS "publishedAt", v.published_by AS "publishedBy",
+           (SELECT count(*)::int FROM runs r WHERE r.version_id = v.id AND r.status = 'running') AS running
+    FROM automation_versions v
+    WHERE v.org_id = ${orgId} AND v.automation_id = ${automationId} AND v.published_at IS NOT NULL
+    ORDER BY v.version DESC`;
+}
+
+export async function automationVersionsHasPublished(db: Db | Tx, orgId: string, automationId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL LIMIT 1`;
+  return rows.length > 0;
+}

@@ -198,3 +198,53 @@ export function automationsRunBudgets(
     SELECT id, slug, name, run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds"
     FROM automations WHERE org_id = ${orgId} ORDER BY name LIMIT 500`;
 }
+
+/** The list page: each automation with its newest version, when that was published, and its running runs. */
+export function automationsListWithLatest(
+  db: Db | Tx,
+  orgId: string,
+): Promise<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number }[]> {
+  return db.$queryRaw<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number }[]>`
+    SELECT a.id, a.slug, a.name, v.version AS latest, v.published_at AS "publishedAt",
+           (SELECT count(*)::int FROM runs r WHERE r.org_id = a.org_id AND r.automation_id = a.id AND r.status = 'running') AS running
+    FROM automations a
+    LEFT JOIN LATERAL (SELECT version, published_at FROM automation_versions WHERE automation_id = a.id AND org_id = a.org_id
+                       ORDER BY version DESC LIMIT 1) v ON true
+    WHERE a.org_id = ${orgId} ORDER BY a.name`;
+}
+
+/** Every automation's lifecycle status, for the list. */
+export function automationsStatuses(
+  db: Db | Tx,
+  orgId: string,
+): Promise<{ id: string; status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null }[]> {
+  return db.$queryRaw<{ id: string; status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null }[]>`
+    SELECT id, status, pause_mode AS "pauseMode", pause_runs AS "pauseRuns" FROM automations WHERE org_id = ${orgId}`;
+}
+
+/** The automation's slug and trigger authentication mode. */
+export async function automationsTriggerOf(db: Db | Tx, orgId: string, automationId: string): Promise<{ slug: string; mode: "signed" | "url_token" } | undefined> {
+  const rows = await db.$queryRaw<{ slug: string; mode: "signed" | "url_token" }[]>`
+    SELECT slug, trigger_auth AS mode FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  return rows[0];
+}
+
+/** An automation of any of the organisations (a page's header), with its status. */
+export async function automationsHeaderInOrgs(
+  db: Db | Tx,
+  orgIds: string[],
+  automationId: string,
+): Promise<{ name: string; slug: string; orgId: string; status: AutomationStatus } | undefined> {
+  const rows = await db.$queryRaw<{ name: string; slug: string; orgId: string; status: AutomationStatus }[]>`
+    SELECT name, slug, org_id AS "orgId", status FROM automations WHERE id = ${automationId} AND org_id = ANY(${orgIds}::text[])`;
+  return rows[0];
+}
+
+/** The organisations' automations with each one's published version numbers (the runs list's filters). */
+export function automationsWithPublishedVersions(db: Db | Tx, orgIds: string[]): Promise<{ slug: string; name: string; versions: number[] }[]> {
+  return db.$queryRaw<{ slug: string; name: string; versions: number[] }[]>`
+    SELECT a.slug, a.name, array_agg(v.version ORDER BY v.version) AS versions
+    FROM automations a JOIN automation_versions v ON v.automation_id = a.id
+    WHERE a.org_id = ANY(${orgIds}::text[]) AND v.published_at IS NOT NULL
+    GROUP BY a.slug, a.name ORDER BY a.name`;
+}

@@ -207,3 +207,27 @@ export function contactsRunningRuns(db: Db | Tx, orgId: string, email: string): 
     WHERE c.org_id = ${orgId} AND r.status = 'running'
       AND c.email IN (lower(${email}), 'sha256:' || encode(sha256(convert_to(lower(${email}), 'UTF8')), 'hex'))`;
 }
+
+/** Contacts whose email contains `query` (taken literally: % and _ match themselves), by email (at most 200). */
+export function contactsSearch(db: Db | Tx, orgId: string, query: string): Promise<{ id: string; email: string; timeZone: string | null; consent: string }[]> {
+  return db.$queryRaw<{ id: string; email: string; timeZone: string | null; consent: string }[]>`
+    SELECT id, email, time_zone AS "timeZone", consent FROM contacts
+    WHERE org_id = ${orgId} AND email ILIKE ${`%${query.replace(/[\\%_]/g, (m) => `\\${m}`)}%`}
+    ORDER BY email LIMIT 200`;
+}
+
+/**
+ * Creates the contact with its zone and consent, or sets an existing one's consent (its change time moves only when
+ * it changed); the zone of an existing contact is not written here (contacts/zone.ts moves its waits too).
+ */
+export async function contactsUpsertConsent(
+  db: Db | Tx,
+  c: { orgId: string; email: string; timeZone: string | null; consent: Consent },
+): Promise<string | undefined> {
+  const rows = await db.$queryRaw<{ id: string }[]>`
+    INSERT INTO contacts (org_id, email, time_zone, consent, consent_changed_at) VALUES (${c.orgId}, ${c.email}, ${c.timeZone}, ${c.consent}, now())
+    ON CONFLICT (org_id, email) DO UPDATE SET consent = EXCLUDED.consent,
+      consent_changed_at = CASE WHEN contacts.consent <> EXCLUDED.consent THEN now() ELSE contacts.consent_changed_at END, updated_at = now()
+    RETURNING id`;
+  return rows[0]?.id;
+}

@@ -238,3 +238,24 @@ export async function effectsFigures(db: Db | Tx): Promise<EffectFigures> {
     FROM effects WHERE status <> 'settled'`;
   return rows[0] as EffectFigures;
 }
+
+/** An effect as the run page shows it. */
+export interface EffectView {
+  key: string;
+  kind: string;
+  status: string;
+  attempts: number;
+  providerIdempotent: boolean | null;
+  result: unknown;
+  error: unknown;
+  stepId: string;
+  firstAttemptAt: Date;
+  settledAt: Date | null;
+}
+
+export function effectsViewOfRun(db: Db | Tx, orgId: string, runId: string): Promise<EffectView[]> {
+  return db.$queryRaw<EffectView[]>`
+    SELECT key, kind, status, attempts, provider_idempotent AS "providerIdempotent", result, error, step_id AS "stepId",
+           first_attempt_at AS "firstAttemptAt", settled_at AS "settledAt"
+    FROM effects WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY created_at`;
+}

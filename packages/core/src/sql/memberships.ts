@@ -80,3 +80,37 @@ export async function membershipsIdentityOfSlackUser(tx: Tx, orgId: string, slac
     WHERE m.org_id = ${orgId} AND m.slack_user_id = ${slackUserId}`;
   return rows[0];
 }
+
+/** The organisation's members by name. */
+export function membershipsList(db: Db | Tx, orgId: string): Promise<{ userId: string; email: string; name: string; role: string; slackUserId: string | null }[]> {
+  return db.$queryRaw<{ userId: string; email: string; name: string; role: string; slackUserId: string | null }[]>`
+    SELECT u.id AS "userId", u.email, u.name, m.role, m.slack_user_id AS "slackUserId"
+    FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ${orgId} ORDER BY u.name`;
+}
+
+/** Locks the organisation's memberships (role changes take turns: an organisation always keeps an owner). */
+export function membershipsLockOrg(tx: Tx, orgId: string): Promise<unknown> {
+  return tx.$queryRaw`SELECT user_id FROM memberships WHERE org_id = ${orgId} FOR UPDATE`;
+}
+
+export function membershipsSetRole(tx: Tx, orgId: string, userId: string, role: Role): Promise<number> {
+  return tx.$executeRaw`UPDATE memberships SET role = ${role} WHERE org_id = ${orgId} AND user_id = ${userId}`;
+}
+
+export async function membershipsCountOwners(tx: Tx, orgId: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM memberships WHERE org_id = ${orgId} AND role = 'owner'`;
+  return rows[0]?.n ?? 0;
+}
+
+/** Sets (or clears) the member's Slack user by hand. */
+export function membershipsSetSlackUser(db: Db | Tx, orgId: string, userId: string, slackUserId: string | null): Promise<number> {
+  return db.$executeRaw`
+    UPDATE memberships SET slack_user_id = ${slackUserId} WHERE org_id = ${orgId} AND user_id = ${userId}`;
+}
+
+/** The email of a member of the organisation, if the user is one. */
+export async function membershipsEmailOf(db: Db | Tx, orgId: string, userId: string): Promise<string | undefined> {
+  const rows = await db.$queryRaw<{ email: string }[]>`
+    SELECT u.email FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ${orgId} AND u.id = ${userId}`;
+  return rows[0]?.email;
+}

@@ -1,4 +1,5 @@
-import type { Db, Tx } from "@holdfast/db";
+import { type Db, Prisma, type Tx } from "@holdfast/db";
+import { effectUncertainSql } from "./effects";
 import type { PlanRows } from "./plan-rows";
 
 export interface RunRow {
@@ -357,4 +358,115 @@ export function runsLockForApproval(tx: Tx, orgId: string, approvalId: string): 
   return tx.$queryRaw`
     SELECT r.id FROM runs r JOIN approvals a ON a.run_id = r.id AND a.org_id = r.org_id
     WHERE a.org_id = ${orgId} AND a.id = ${approvalId} FOR NO KEY UPDATE OF r`;
+}
+
+/** A run's status as a person needs it: a running run that waits for a person says so. */
+export const runDisplayStatuses = ["running", "waiting", "parked", "needs_review", "completed", "failed", "cancelled"] as const;
+export type RunDisplayStatus = (typeof runDisplayStatuses)[number];
+
+/**
+ * A cancelled run whose call's outcome nobody knows (effectUncertainSql) still needs a person: it is listed as
+ * needs review until someone says what they found (reviewStoppedRunEffect).
+ */
+const displayStatusSql = Prisma.sql`CASE
+  WHEN r.status = 'cancelled' AND EXISTS (SELECT 1 FROM effects e WHERE e.org_id = r.org_id AND e.run_id = r.id AND ${Prisma.raw(effectUncertainSql)}) THEN 'needs_review'
+  WHEN r.status <> 'running' THEN r.status
+  WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked' AND s.error->>'code' = 'needs_review') THEN 'needs_review'
+  WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked') THEN 'parked'
+  WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'waiting')
+   AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status IN ('ready', 'running')) THEN 'waiting'
+  ELSE 'running' END`;
+
+export interface RunListItem {
+  id: string;
+  orgSlug: string;
+  automationSlug: string;
+  automationName: string;
+  version: number | null;
+  status: RunDisplayStatus;
+  contact: string | null;
+  startKey: string;
+  /** Started from the editor's Test run. */
+  test: boolean;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface RunListFilters {
+  automation?: string;
+  version?: number;
+  status?: RunDisplayStatus;
+  contact?: string;
+}
+
+/** The runs list: the organisations' newest runs matching the filters (contact: part of the email, taken literally). */
+export async function runsListForOrgs(db: Db | Tx, orgIds: string[], f: RunListFilters, limit: number): Promise<RunListItem[]> {
+  const where: Prisma.Sql[] = [Prisma.sql`r.org_id = ANY(${orgIds}::text[])`];
+  if (f.automation) where.push(Prisma.sql`a.slug = ${f.automation}`);
+  if (f.version !== undefined) where.push(Prisma.sql`v.version = ${f.version}`);
+  if (f.contact) where.push(Prisma.sql`c.email ILIKE ${`%${f.contact.replace(/[\\%_]/g, (m) => `\\${m}`)}%`}`);
+  return db.$queryRaw<RunListItem[]>`
+    SELECT * FROM (
+      SELECT r.id, o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version,
+             ${displayStatusSql} AS status, c.email AS contact, r.start_key AS "startKey", r.test, r.created_at AS "createdAt",
+             r.finished_at AS "finishedAt"
+      FROM runs r
+      JOIN organisations o ON o.id = r.org_id
+      JOIN automations a ON a.id = r.automation_id AND a.org_id = r.org_id
+      JOIN automation_versions v ON v.id = r.version_id
+      LEFT JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
+      WHERE ${Prisma.join(where, " AND ")}
+        AND ${f.status ? Prisma.sql`${displayStatusSql} = ${f.status}` : Prisma.sql`true`}
+      ORDER BY r.created_at DESC, r.id DESC
+      LIMIT ${limit}
+    ) x`;
+}
+
+/** The run page's head: the run, its automation, version (with its graph) and contact. */
+export interface RunDetailHead {
+  id: string;
+  orgId: string;
+  status: string;
+  displayStatus: RunDisplayStatus;
+  startKey: string;
+  /** Started from the editor's Test run. */
+  test: boolean;
+  input: unknown;
+  error: unknown;
+  cancelRequestedAt: Date | null;
+  cancelReason: string | null;
+  maxSteps: number | null;
+  expiresAt: Date | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+  /** Repeated deliveries of its start key (counted; only the first 3 are on the timeline), and the latest's time. */
+  duplicateDeliveries: number;
+  lastDuplicateAt: Date | null;
+  orgSlug: string;
+  automationSlug: string;
+  automationName: string;
+  version: number;
+  graph: unknown;
+  contact: string | null;
+  contactZone: string | null;
+  contactConsent: string | null;
+  contactId: string | null;
+}
+
+/** The run, if it belongs to one of the organisations. */
+export async function runsDetailHead(db: Db | Tx, orgIds: string[], id: string): Promise<RunDetailHead | undefined> {
+  const rows = await db.$queryRaw<RunDetailHead[]>`
+    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.start_key AS "startKey", r.test, r.input,
+           r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
+           r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
+           r.duplicate_deliveries AS "duplicateDeliveries", r.last_duplicate_at AS "lastDuplicateAt",
+           o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact,
+           c.time_zone AS "contactZone", c.consent AS "contactConsent", c.id AS "contactId"
+    FROM runs r
+    JOIN organisations o ON o.id = r.org_id
+    JOIN automations a ON a.id = r.automation_id AND a.org_id = r.org_id
+    JOIN automation_versions v ON v.id = r.version_id
+    LEFT JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
+    WHERE r.id = ${id} AND r.org_id = ANY(${orgIds}::text[])`;
+  return rows[0];
 }

@@ -1,4 +1,4 @@
-import type { Tx } from "@holdfast/db";
+import type { Db, Tx } from "@holdfast/db";
 
 /**
  * Signals: insert once per (org, identity); correlate a waiting step with its key; consume a signal for a waiting
@@ -165,4 +165,24 @@ export function signalsErase(tx: Tx, orgId: string, runIds: string[], email: str
     WHERE org_id = ${orgId}
       AND (run_id = ANY(${runIds}::text[]) OR sender = lower(${email})
            OR position(lower(${email}) IN lower(payload::text)) > 0)`;
+}
+
+/** A signal as the run page shows it. */
+export interface SignalView {
+  id: string;
+  kind: string;
+  identity: string;
+  receivedAt: Date;
+  consumedAt: Date | null;
+  stepId: string | null;
+  payload: unknown;
+  /** Why this signal can never move the run (e.g. a reply from someone other than the recipient). */
+  unmatchedReason: string | null;
+}
+
+export function signalsViewOfRun(db: Db | Tx, orgId: string, runId: string): Promise<SignalView[]> {
+  return db.$queryRaw<SignalView[]>`
+    SELECT id, kind, identity, received_at AS "receivedAt", consumed_at AS "consumedAt", step_id AS "stepId", payload,
+           unmatched_reason AS "unmatchedReason"
+    FROM signals WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY received_at`;
 }

@@ -445,7 +445,7 @@ export function stepsFail(tx: Tx, stepId: string, error: unknown): Promise<numbe
 }
 
 /** The run's parked steps back to ready now, except those waiting for a review. */
-export function stepsResumeParked(tx: Tx, orgId: string, runId: string): Promise<{ id: string; nodeId: string; lane: string; reason: string | null }[]> {
+export function stepsResumeParkedOfRun(tx: Tx, orgId: string, runId: string): Promise<{ id: string; nodeId: string; lane: string; reason: string | null }[]> {
   return tx.$queryRaw<{ id: string; nodeId: string; lane: string; reason: string | null }[]>`
     UPDATE steps SET status = 'ready', available_at = now(), updated_at = now()
     WHERE org_id = ${orgId} AND run_id = ${runId} AND status = 'parked' AND COALESCE(error->>'code', '') <> 'needs_review'
@@ -494,4 +494,39 @@ export async function stepsLockIfWaiting(tx: Tx, stepId: string): Promise<boolea
 /** Records the step's output while it stays open (an approval's stage). */
 export function stepsSetOutput(tx: Tx, stepId: string, output: unknown): Promise<number> {
   return tx.$executeRaw`UPDATE steps SET output = ${JSON.stringify(output)}::jsonb WHERE id = ${stepId}`;
+}
+
+/** Steps of the organisation parked because the model budget ran out. */
+export async function stepsCountParkedForBudget(db: Db | Tx, orgId: string): Promise<number> {
+  const rows = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM steps WHERE org_id = ${orgId} AND status = 'parked' AND error->>'code' = 'budget_exhausted'`;
+  return rows[0]?.n ?? 0;
+}
+
+/** A step as the run page shows it. */
+export interface StepView {
+  id: string;
+  nodeId: string;
+  iteration: number;
+  kind: string;
+  lane: string;
+  status: string;
+  attempt: number;
+  maxAttempts: number;
+  /** Times given back unstarted for want of a connection slot: `attempt` counts them, real attempts do not. */
+  deferrals: number;
+  owner: string | null;
+  leaseUntil: Date | null;
+  availableAt: Date;
+  output: unknown;
+  error: { code?: string; message?: string; reason?: string; key?: string } | null;
+  createdAt: Date;
+  settledAt: Date | null;
+}
+
+export function stepsViewOfRun(db: Db | Tx, orgId: string, runId: string): Promise<StepView[]> {
+  return db.$queryRaw<StepView[]>`
+    SELECT id, node_id AS "nodeId", iteration, kind, lane, status, attempt, max_attempts AS "maxAttempts", deferrals, owner,
+           lease_until AS "leaseUntil", available_at AS "availableAt", output, error, created_at AS "createdAt", settled_at AS "settledAt"
+    FROM steps WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY created_at, id`;
 }

@@ -252,3 +252,22 @@ export async function timersDueInMs(tx: Tx, timerId: string, wake: number): Prom
     FROM timers WHERE id = ${timerId} AND fired_at IS NULL AND wake = ${wake}::int`;
   return rows[0]?.ms;
 }
+
+/** A timer as the run page shows it. */
+export interface TimerView {
+  id: string;
+  stepId: string;
+  rule: unknown;
+  zone: string;
+  dueAt: Date;
+  firedAt: Date | null;
+  firedBy: string | null;
+  latenessMs: number | null;
+}
+
+export function timersViewOfRun(db: Db | Tx, orgId: string, runId: string): Promise<TimerView[]> {
+  return db.$queryRaw<TimerView[]>`
+    SELECT id, step_id AS "stepId", rule, zone, due_at AS "dueAt", fired_at AS "firedAt", fired_by AS "firedBy",
+           lateness_ms::float8 AS "latenessMs"
+    FROM timers WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY created_at`;
+}

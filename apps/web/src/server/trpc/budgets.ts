@@ -1,4 +1,4 @@
-import { budgetsOf, budgetsSetAllowed, runBudgetsOf, setRunBudgets } from "@holdfast/core";
+import { budgetsOf, budgetsSetAllowed, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "./init";
@@ -15,14 +15,13 @@ const ageSeconds = z.number().int("a whole number of seconds").min(60, "at least
 export const budgets = router({
   model: viewerProcedure.query(async ({ ctx }) => {
     const b = await budgetsOf(ctx.db, ctx.org.id);
-    const [parked] = await ctx.db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM steps WHERE org_id = ${ctx.org.id} AND status = 'parked' AND error->>'code' = 'budget_exhausted'`;
+    const parked = await stepsCountParkedForBudget(ctx.db, ctx.org.id);
     return {
       set: b !== null,
       allowedUsd: (b?.allowedMicros ?? 0) / 1e6,
       spentUsd: (b?.spentMicros ?? 0) / 1e6,
       reservedUsd: (b?.reservedMicros ?? 0) / 1e6,
-      parkedSteps: parked?.n ?? 0,
+      parkedSteps: parked,
     };
   }),
   /** Raising the budget resumes every step parked because it ran out, in the same transaction. */

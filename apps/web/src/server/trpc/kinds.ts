@@ -1,4 +1,4 @@
-import { isValidZone, previewWait, waitRuleSchema } from "@holdfast/core";
+import { databaseNow, isValidZone, previewWait, waitRuleSchema } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { router, viewerProcedure } from "./init";
@@ -9,7 +9,6 @@ export const kinds = router({
     .input(z.object({ rule: waitRuleSchema, zone: z.string().max(100) }))
     .query(async ({ ctx, input }) => {
       if (!isValidZone(input.zone)) throw new TRPCError({ code: "BAD_REQUEST", message: `"${input.zone}" is not a time zone` });
-      const [row] = await ctx.db.$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
-      return previewWait(input.rule, input.zone, row?.now ?? new Date());
+      return previewWait(input.rule, input.zone, await databaseNow(ctx.db));
     }),
 });

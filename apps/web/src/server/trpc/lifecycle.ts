@@ -1,3 +1,4 @@
+import { automationsExists, automationsStatuses } from "@holdfast/core";
 import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core/lifecycle";
 import type { Db } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
@@ -25,16 +26,12 @@ export const lifecycleChangeInput = automationId.extend({
 });
 
 async function ownAutomation(db: Db, orgId: string, automationId: string): Promise<void> {
-  const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
-  if (!rows[0]) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
+  if (!(await automationsExists(db, orgId, automationId))) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
 }
 
 export const lifecycle = router({
   /** Every automation's status, for the list (archived ones are hidden there unless asked for). */
-  statuses: viewerProcedure.query(({ ctx }) =>
-    ctx.db.$queryRaw<{ id: string; status: "active" | "paused" | "archived"; pauseMode: "refuse" | "hold" | null; pauseRuns: "continue" | "hold" | null }[]>`
-      SELECT id, status, pause_mode AS "pauseMode", pause_runs AS "pauseRuns" FROM automations WHERE org_id = ${ctx.org.id}`,
-  ),
+  statuses: viewerProcedure.query(({ ctx }) => automationsStatuses(ctx.db, ctx.org.id)),
   get: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
     await ownAutomation(ctx.db, ctx.org.id, input.automationId);
     const { state, history } = await lifecycleOf(ctx.db, ctx.org.id, input.automationId);

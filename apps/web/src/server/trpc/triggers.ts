@@ -1,6 +1,8 @@
 import {
+  automationVersionsHasPublished,
   automationsSampleInput,
   automationsSetSampleFromDelivery,
+  automationsTriggerOf,
   revokePreviousTriggerCredentials,
   rotateTriggerCredential,
   setTriggerAuth,
@@ -28,16 +30,13 @@ const triggerMode = z.enum(["signed", "url_token"]);
 const deliveriesShown = 20;
 
 async function automationOf(db: Db, orgId: string, automationId: string): Promise<{ slug: string; mode: "signed" | "url_token" }> {
-  const [a] = await db.$queryRaw<{ slug: string; mode: "signed" | "url_token" }[]>`
-    SELECT slug, trigger_auth AS mode FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  const a = await automationsTriggerOf(db, orgId, automationId);
   if (!a) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
   return a;
 }
 
 async function hasPublishedVersion(db: Db, orgId: string, automationId: string): Promise<boolean> {
-  const rows = await db.$queryRaw<{ id: string }[]>`
-    SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL LIMIT 1`;
-  return rows.length > 0;
+  return automationVersionsHasPublished(db, orgId, automationId);
 }
 
 /**

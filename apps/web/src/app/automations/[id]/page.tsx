@@ -1,3 +1,4 @@
+import { automationsHeaderInOrgs } from "@holdfast/core";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "../../../server/db";
@@ -17,12 +18,11 @@ export default async function EditorPage({ params }: { params: Promise<{ id: str
   const orgIds = user.memberships.map((m) => m.orgId);
   const found = await orUnavailable(async () =>
     /^aut_[0-9a-f]{32}$/.test(id)
-      ? await db.$queryRaw<{ name: string; slug: string; orgId: string; status: string }[]>`
-          SELECT name, slug, org_id AS "orgId", status FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
-      : [],
+      ? await automationsHeaderInOrgs(db, orgIds, id)
+      : undefined,
   );
   if (found === unavailable) return <Unavailable />;
-  const [a] = found;
+  const a = found;
   if (!a) notFound();
   const m = user.memberships.find((x) => x.orgId === a.orgId);
   if (!m) notFound();

@@ -1,3 +1,4 @@
+import { automationsHeaderInOrgs } from "@holdfast/core";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "../../../../server/db";
@@ -16,11 +17,11 @@ export default async function VersionsPage({ params }: { params: Promise<{ id: s
   const orgIds = user.memberships.map((m) => m.orgId);
   const found = await orUnavailable(async () =>
     /^aut_[0-9a-f]{32}$/.test(id)
-      ? await db.$queryRaw<{ name: string; orgId: string }[]>`SELECT name, org_id AS "orgId" FROM automations WHERE id = ${id} AND org_id = ANY(${orgIds}::text[])`
-      : [],
+      ? await automationsHeaderInOrgs(db, orgIds, id)
+      : undefined,
   );
   if (found === unavailable) return <Unavailable />;
-  const [a] = found;
+  const a = found;
   const m = a ? user.memberships.find((x) => x.orgId === a.orgId) : undefined;
   if (!a || !m) notFound();
   return (
