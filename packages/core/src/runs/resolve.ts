@@ -1,4 +1,6 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
+import { stepReady } from "../apply/rows";
+import type { LaneName } from "../catalog";
 import { advanceLocked } from "../engine/advance";
 import { HoldfastError, NotFoundError } from "../errors";
 import { effectsDeleteNeedsReview, effectsSettleNeedsReview } from "../sql/effects";
@@ -66,9 +68,7 @@ export async function resolveNeedsReview(
       if (key) await effectsDeleteNeedsReview(tx, r.orgId, key);
       const lane = await stepsReadyAgainAfterReview(tx, step.id);
       await runEventsInsert(tx, [{ ...base, type: "review.retry", data: { key, note } }]);
-      await outboxInsert(tx, [
-        { orgId: r.orgId, runId: r.runId, topic: "step.ready", payload: { orgId: r.orgId, runId: r.runId, stepId: step.id, lane: lane ?? "io" } },
-      ]);
+      await outboxInsert(tx, [stepReady({ orgId: r.orgId, runId: r.runId, id: step.id, lane: (lane ?? "io") as LaneName })]);
     } else {
       await stepsFail(tx, step.id, { code: "abandoned", message: `abandoned by ${r.by}: ${note}`, key, note });
       await runEventsInsert(tx, [{ ...base, type: "review.abandoned", data: { key, note } }]);
@@ -96,7 +96,7 @@ export async function resumeRun(db: Db, r: { orgId: string; runId: string; by: s
     );
     await outboxInsert(
       tx,
-      steps.map((s) => ({ orgId: r.orgId, runId: r.runId, topic: "step.ready" as const, payload: { orgId: r.orgId, runId: r.runId, stepId: s.id, lane: s.lane } })),
+      steps.map((s) => stepReady({ orgId: r.orgId, runId: r.runId, id: s.id, lane: s.lane as LaneName })),
     );
     return { resumed: steps.length };
   });
