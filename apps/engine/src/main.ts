@@ -1,6 +1,7 @@
 import {
   advanceRun,
   createLogger,
+  databasePing,
   fireTimer,
   GraphCache,
   onShutdown,
@@ -21,7 +22,7 @@ const log = createLogger("engine", env.LOG_LEVEL);
 const id = workerId("engine");
 const tracing = await startTracing({ app: "engine", env, log, instanceId: id });
 // Lost connections are said once per outage by the watch; pools and queue clients reconnect by themselves.
-const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
+const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 const graphs = new GraphCache();

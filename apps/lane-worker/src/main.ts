@@ -1,13 +1,14 @@
 import {
   createLogger,
+  databasePing,
   GraphCache,
   notifyApproval,
   onShutdown,
   pollOutbox,
   requireSecretKey,
   sleep,
-  StepRunner,
   startTracing,
+  StepRunner,
   topics,
   watchOutages,
   workerId,
@@ -23,7 +24,7 @@ const tracing = await startTracing({ app: "lane-worker", env, log, instanceId: i
 // The hot path (claim, settle, heartbeat) has one connection per slot plus one for heartbeats, so a claimed step never
 // waits for a connection; Prisma's pool serves the rest (effect ledger, graphs, outbox polling).
 // Lost connections are said once per outage by the watch; both pools and the queue client reconnect by themselves.
-const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
+const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
 const onConnectionError = (error: Error) => void outages.report(error);
 const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}`, onConnectionError });

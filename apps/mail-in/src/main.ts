@@ -1,4 +1,4 @@
-import { createLogger, ingestInboundEmail, onShutdown, requireSecretKey, resolveReplyRoutes, routingTokenOf, watchOutages } from "@holdfast/core";
+import { createLogger, databasePing, ingestInboundEmail, onShutdown, requireSecretKey, resolveReplyRoutes, routingTokenOf, watchOutages } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { type AddressObject, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
@@ -13,7 +13,7 @@ import { orgOfRecipient } from "./recipient";
  */
 const log = createLogger("mail-in", env.LOG_LEVEL);
 // A lost database is said once per outage by the watch; meanwhile every message is answered 451 and the sender retries.
-const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1") });
+const outages = watchOutages({ log, database: () => databasePing(db) });
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-mail-in", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 

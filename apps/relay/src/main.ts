@@ -1,4 +1,4 @@
-import { createLogger, loop, onShutdown, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
+import { createLogger, databasePing, loop, onShutdown, outboxListen, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createPublisher } from "@holdfast/queue";
 import pg from "pg";
@@ -11,7 +11,7 @@ if (env.WAKEUPS === "poll") {
   process.exit(78);
 }
 // Lost connections are said once per outage by the watch; pools, the publisher and the listener reconnect by themselves.
-const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1"), redisUrl: env.REDIS_URL });
+const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.REDIS_URL });
 const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 await checkRedis(env.REDIS_URL);
@@ -44,7 +44,7 @@ async function listen(): Promise<void> {
   client.on("end", () => again());
   try {
     await client.connect();
-    await client.query("LISTEN holdfast_outbox");
+    await outboxListen(client);
   } catch (error) {
     again(error as Error);
   }

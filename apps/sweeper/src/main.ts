@@ -1,11 +1,11 @@
-import { GraphCache, createLogger, onShutdown, requireSecretKey, runSweeper, systemMailFrom, watchOutages, workerId } from "@holdfast/core";
+import { createLogger, databasePing, GraphCache, onShutdown, requireSecretKey, runSweeper, systemMailFrom, watchOutages, workerId } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { env, services } from "./env";
 
 const log = createLogger("sweeper", env.LOG_LEVEL);
 const id = workerId("sweeper");
 // Lost connections are said once per outage by the watch; the pool reconnects by itself and the sweep goes on.
-const outages = watchOutages({ log, database: () => db.$queryRawUnsafe("SELECT 1") });
+const outages = watchOutages({ log, database: () => databasePing(db) });
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper", onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 const stop = new AbortController();

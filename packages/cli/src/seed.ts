@@ -1,15 +1,19 @@
 import { randomBytes } from "node:crypto";
 import {
+  automationVersionsMarkPublished,
   automationsFindBySlug,
   canonicalJson,
   createAutomation,
+  databaseAdvisoryXactLock,
   type Graph,
+  organisationsCount,
   parseGraph,
   type TriggerAuth,
   triggerPath,
   triggerSettings,
   setUserPassword,
   upsertMember,
+  usersPasswordHash,
   verifyPassword,
 } from "@holdfast/core";
 import { type Db, inTx, type Prisma } from "@holdfast/db";
@@ -71,7 +75,7 @@ export async function ensurePublished(
       },
     });
     // Publishing stamps the database clock; from here on the row is immutable (a trigger refuses changes).
-    await tx.$executeRaw`UPDATE automation_versions SET published_at = now() WHERE id = ${created.id} AND published_at IS NULL`;
+    await automationVersionsMarkPublished(tx, created.id);
     return { orgId: org.id, automationId: automation.id, versionId: created.id, version: created.version };
   });
 }
@@ -89,9 +93,8 @@ export async function seedDemo(db: Db, o: { echoUrl: string; publicUrl: string }
   const demo = { orgSlug: "demo", orgName: "Demo", automationSlug: "demo-follow-up", automationName: "Demo follow-up", graph: demoGraph(o.echoUrl) };
   const claimed = await inTx(db, async (tx) => {
     // One seeder at a time; the demo is created only if no organisation exists at all.
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(72110002)`;
-    const [row] = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM organisations`;
-    return row?.n === 0;
+    await databaseAdvisoryXactLock(tx, 72110002);
+    return (await organisationsCount(tx)) === 0;
   });
   const exists = await db.organisation.findUnique({ where: { slug: "demo" } });
   if (!claimed && !exists) {
@@ -109,8 +112,8 @@ export async function seedDemo(db: Db, o: { echoUrl: string; publicUrl: string }
   console.log(`seed: demo/demo-follow-up is version ${seeded.version}; its trigger URL: ${url}`);
   // Earlier versions seeded this owner with a password written in the source: an install upgraded from one gets a
   // random password now (and its sessions end), printed once like a new demo's.
-  const [owner] = await db.$queryRaw<{ hash: string | null }[]>`SELECT password_hash AS hash FROM users WHERE email = ${demoEmail}`;
-  if (!claimed && owner?.hash && (await verifyPassword(formerDemoPassword, owner.hash))) {
+  const ownerHash = await usersPasswordHash(db, demoEmail);
+  if (!claimed && ownerHash && (await verifyPassword(formerDemoPassword, ownerHash))) {
     const password = randomBytes(12).toString("base64url");
     await setUserPassword(db, demoEmail, password);
     console.log(`seed: ${demoEmail} still had the old published demo password; its new password is ${password}`);

@@ -228,3 +228,8 @@ export {
   type RunListFilters,
   type RunListItem,
 } from "./sql/runs";
+export { databaseAdvisoryXactLock } from "./sql/database";
+export { outboxListen } from "./sql/outbox";
+export { organisationsCount } from "./sql/organisations";
+export { usersPasswordHash } from "./sql/users";
+export { automationVersionsMarkPublished } from "./sql/automation-versions";

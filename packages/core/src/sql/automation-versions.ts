@@ -92,3 +92,8 @@ export async function automationVersionsHasPublished(db: Db | Tx, orgId: string,
     SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL LIMIT 1`;
   return rows.length > 0;
 }
+
+/** Publishes a version inserted unpublished: the database clock stamps it, and from then on the row is immutable. */
+export function automationVersionsMarkPublished(tx: Tx, versionId: string): Promise<number> {
+  return tx.$executeRaw`UPDATE automation_versions SET published_at = now() WHERE id = ${versionId} AND published_at IS NULL`;
+}

@@ -19,3 +19,8 @@ export async function databaseNowMs(db: Db | Tx): Promise<number> {
   const rows = await db.$queryRaw<{ nowMs: number }[]>`SELECT (EXTRACT(EPOCH FROM now()) * 1000)::float8 AS "nowMs"`;
   return (rows[0] as { nowMs: number }).nowMs;
 }
+
+/** Takes a transaction-scoped advisory lock (released at commit): callers with the same key take turns. */
+export function databaseAdvisoryXactLock(tx: Tx, key: number): Promise<number> {
+  return tx.$executeRaw`SELECT pg_advisory_xact_lock(${key})`;
+}

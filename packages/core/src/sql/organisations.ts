@@ -31,3 +31,8 @@ export async function organisationsRunBudgets(db: Db | Tx, orgId: string): Promi
     SELECT run_max_steps AS "maxSteps", run_max_age_seconds AS "maxAgeSeconds" FROM organisations WHERE id = ${orgId}`;
   return rows[0];
 }
+
+export async function organisationsCount(db: Db | Tx): Promise<number> {
+  const rows = await (db as Tx).$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM organisations`;
+  return rows[0]?.n ?? 0;
+}

@@ -88,3 +88,11 @@ export async function outboxBacklog(db: Db | Tx): Promise<{ backlog: number; old
     FROM outbox WHERE sent_at IS NULL AND available_at <= now()`;
   return rows[0] as { backlog: number; oldestSeconds: number };
 }
+
+/** The channel holdfast_notify_outbox (sql/functions/notify_outbox.sql) notifies when a due row is inserted. */
+export const outboxChannel = "holdfast_outbox";
+
+/** Subscribes a dedicated connection (plain pg, outside the pool) to the outbox's notifications. */
+export async function outboxListen(client: { query(text: string): Promise<unknown> }): Promise<void> {
+  await client.query(`LISTEN ${outboxChannel}`);
+}

@@ -37,3 +37,9 @@ export async function usersSetPassword(tx: Tx, email: string, passwordHash: stri
     UPDATE users SET password_hash = ${passwordHash} WHERE email = ${email} RETURNING id`;
   return rows[0]?.id;
 }
+
+/** The user's password hash (undefined: no such user; null: no password set). */
+export async function usersPasswordHash(db: Db | Tx, email: string): Promise<string | null | undefined> {
+  const rows = await db.$queryRaw<{ hash: string | null }[]>`SELECT password_hash AS hash FROM users WHERE email = ${email}`;
+  return rows[0]?.hash;
+}
