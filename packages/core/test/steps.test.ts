@@ -162,7 +162,42 @@ describe("the step runner", () => {
     const b = await startAndWalk();
     expect((await runner().run(b.stepId)).kind).toBe("failed");
   });
+
+  it("a retry's wake-up and a shutdown's release name the step on its lane, due when the step is (the release's now)", async () => {
+    const wakeups = (stepId: string) =>
+      rows(
+        `SELECT o.payload, o.available_at = s.available_at AS "withStep", o.available_at <= now() AS due FROM outbox o JOIN steps s ON s.id = $1
+         WHERE o.topic = 'step.ready' AND o.payload->>'stepId' = $1 ORDER BY o.id`,
+        [stepId],
+      );
+    target.behave({ failFirst: 1, failStatus: 503 });
+    const a = await startAndWalk();
+    expect((await runner().run(a.stepId)).kind).toBe("retry_scheduled");
+    const retried = await wakeups(a.stepId);
+    expect(retried.at(-1)).toMatchObject({ payload: { orgId: a.orgId, runId: a.runId, stepId: a.stepId, lane: "io" }, withStep: true });
+
+    const b = await startAndWalk();
+    const r = new StepRunner({
+      db: t.db,
+      graphs,
+      worker: "w1",
+      lane: lanes.io,
+      log,
+      handlers: { http_request: ({ signal }) => new Promise((done) => signal.addEventListener("abort", () => done({ kind: "done", output: {} }))) },
+    });
+    const running = r.run(b.stepId);
+    await waitUntil(async () => (await rows("SELECT status FROM steps WHERE id = $1", [b.stepId]))[0]?.status === "running");
+    expect(r.abortAll()).toBe(1);
+    expect((await running).kind).toBe("released");
+    expect((await wakeups(b.stepId)).at(-1)).toEqual({ payload: { orgId: b.orgId, runId: b.runId, stepId: b.stepId, lane: "io" }, withStep: true, due: true });
+    expect(await rows("SELECT type, worker FROM run_events WHERE step_id = $1 ORDER BY id DESC LIMIT 1", [b.stepId])).toEqual([{ type: "step.released", worker: "w1" }]);
+  });
 });
+
+async function waitUntil(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 20))) if (await check()) return;
+  throw new Error("condition not met in time");
+}
 
 describe("the engine walk and the sweeper", () => {
   it("a settle moves the run on in the same transaction; the engine's wake-ups then find nothing to do", async () => {

@@ -247,13 +247,16 @@ const claimedAtSettle = (step: PlanRows["steps"][number], run: NonNullable<RawSe
     ...run,
   });
 
-/** Shutdown: give the step back at once (lease_until = now) so another worker takes it without waiting. */
-export function stepsReleaseIfToken(tx: Tx, step: Pick<ClaimedStep, "id" | "attempt">, worker: string): Promise<number> {
+/**
+ * Shutdown: give the step back at once (lease_until = now) so another worker takes it without waiting, with its
+ * wake-up (`wake`: the step's step.ready row, apply/rows.ts stepReady).
+ */
+export function stepsReleaseIfToken(tx: Tx, step: Pick<ClaimedStep, "id" | "attempt">, worker: string, wake: OutboxRow): Promise<number> {
   return fencedTransition(tx, step, worker, {
     set: Prisma.sql`status = 'ready', available_at = now()`,
     event: "step.released",
     data: { reason: "worker shutting down" },
-    wake: "step",
+    wake,
   });
 }
 
@@ -261,9 +264,8 @@ interface Transition {
   set: Prisma.Sql;
   event: string;
   data: Record<string, unknown> | null;
-  /** Which consumer the transition wakes: the engine (the run moves on) or a lane worker (try the step again). */
-  wake: "run" | "step";
-  delayMs?: number;
+  /** The outbox row written with the transition (who is woken, and when). */
+  wake: OutboxRow;
 }
 
 async function fencedTransition(
@@ -272,10 +274,6 @@ async function fencedTransition(
   worker: string,
   t: Transition,
 ): Promise<number> {
-  const payload =
-    t.wake === "run"
-      ? Prisma.sql`jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'step_settled')`
-      : Prisma.sql`jsonb_build_object('orgId', org_id, 'runId', run_id, 'stepId', id, 'lane', lane)`;
   const rows = await tx.$queryRaw<{ n: bigint }[]>`
     WITH moved AS (
       UPDATE steps SET ${t.set}, owner = NULL, lease_until = NULL, updated_at = now()
@@ -283,8 +281,8 @@ async function fencedTransition(
       RETURNING id, org_id, run_id, node_id, attempt, lane
     ), wake AS (
       INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
-      SELECT org_id, run_id, ${t.wake === "run" ? "run.wake" : "step.ready"}, ${payload},
-             now() + make_interval(secs => ${(t.delayMs ?? 0) / 1000})
+      SELECT org_id, run_id, ${t.wake.topic}, ${JSON.stringify(t.wake.payload)}::jsonb,
+             now() + make_interval(secs => ${(t.wake.delayMs ?? 0) / 1000})
       FROM moved
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)

@@ -268,7 +268,7 @@ export class StepRunner {
 
   private async afterAbort(step: ClaimedStep, reason: unknown, slog: Logger): Promise<RunStepResult> {
     if (reason instanceof ShutdownAbort) {
-      const n = await stepsReleaseIfToken(this.deps.db, step, this.deps.worker);
+      const n = await stepsReleaseIfToken(this.deps.db, step, this.deps.worker, stepReady(step));
       slog.info({ released: n }, "released step at shutdown");
       return { kind: n ? "released" : "lease_lost" };
     }
