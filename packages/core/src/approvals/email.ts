@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { EmailDigest } from "../types/approvals";
 import type { SendEmailConfig } from "../kinds/send_email";
 import { renderTemplate, type TemplateContext } from "../templates/render";
 
@@ -38,18 +39,7 @@ const parts = ["to", "subject", "text", "html"] as const;
 type Part = (typeof parts)[number];
 
 /** What an approval keeps of the email it showed (approvals.email_digest): digests only, never the text. */
-export interface EmailDigest {
-  /** The send_email step whose email this is. */
-  node: string;
-  /** sha256 of the whole email (every part, absent ones as null). */
-  all: string;
-  to: string;
-  subject: string;
-  text: string | null;
-  html: string | null;
-  /** The approval's content was changed (an operator's correction) after it showed this email. */
-  revised?: boolean;
-}
+export type { EmailDigest };
 
 const sha = (v: unknown) => createHash("sha256").update(JSON.stringify(v)).digest("hex");
 

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { Approvers as ApproversRow, Decision as DecisionRow, OnDeadline as OnDeadlineRow } from "../types/approvals";
+import type { Same } from "../types/same";
 import { nodeId } from "./ids";
 import { type CheckGraph, defineStepKind, type GraphProblem } from "./kind";
 import { durationWords, listWords } from "./words";
@@ -33,6 +35,11 @@ export const onDeadlineSchema = z.discriminatedUnion("action", [
   z.object({ action: z.literal("stop") }).strict(),
 ]);
 export type OnDeadline = z.infer<typeof onDeadlineSchema>;
+
+// The table modules store these settings typed by types/approvals.ts: a schema change must change those types too.
+const _approversRow: Same<Approvers, ApproversRow> = true;
+const _decisionRow: Same<Decision, DecisionRow> = true;
+const _onDeadlineRow: Same<OnDeadline, OnDeadlineRow> = true;
 
 /**
  * Asks a person to approve exact content (`content`, a template over earlier steps' outputs such as a drafted email)

@@ -4,7 +4,9 @@
  * Pure data: no IO, safe in the browser.
  */
 
-export type ConnectionKindName = "smtp" | "crm" | "model" | "slack" | "http";
+import type { ConnectionKindName } from "../types/connections";
+
+export type { ConnectionKindName };
 
 export type Widget =
   /** One line of plain text. `format` adds a hint and the browser's own check. */

@@ -1,6 +1,5 @@
 import type { Db, Tx } from "@holdfast/db";
-import type { EmailDigest } from "../approvals/email";
-import type { Approvers, Decision, OnDeadline } from "../versions/graph";
+import type { Approvers, Decision, EmailDigest, OnDeadline } from "../types/approvals";
 
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "escalated" | "expired" | "cancelled";
 export type DecidedVia = "slack" | "inbox" | "deadline" | "run";

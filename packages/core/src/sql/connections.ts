@@ -1,5 +1,5 @@
 import type { Db, Tx } from "@holdfast/db";
-import type { ConnectionKindName } from "../kinds/fields";
+import type { ConnectionKindName } from "../types/connections";
 
 /** connections.kind (CHECK connections_kind_check); the kinds' modules are connections/kinds/. */
 export type ConnectionKind = ConnectionKindName;
