@@ -2,7 +2,7 @@ import type { Db } from "@holdfast/db";
 import { listWords } from "../kinds/words";
 import { approvalsOfEmail, type EmailApproval } from "../sql/approvals";
 import type { ClaimedStep } from "../sql/steps";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 import { type EmailParts, emailChanges } from "./email";
 
 const statusWords: Record<EmailApproval["status"], string> = {

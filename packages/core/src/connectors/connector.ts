@@ -16,7 +16,7 @@ import {
 import { type ConnectionKind, type ConnectionRow, connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { contactsOfRun } from "../sql/contacts";
 import type { ClaimedStep } from "../sql/steps";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 import type { TemplateContext } from "../templates/render";
 import type { GraphNode } from "../versions/graph";
 

@@ -1,6 +1,6 @@
 import { crmConnectionConfig } from "../connections/kinds/crm";
 import { performHttpRequest } from "../effects/http-request";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 import { renderTemplate, TemplateError } from "../templates/render";
 import { type Connector, takenOver } from "./connector";
 

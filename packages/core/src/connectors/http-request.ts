@@ -1,6 +1,6 @@
 import { httpConnectionConfig, underBaseUrl } from "../connections/kinds/http";
 import { performHttpRequest } from "../effects/http-request";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 import { type Connector, takenOver } from "./connector";
 
 /**

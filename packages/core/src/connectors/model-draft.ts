@@ -1,7 +1,7 @@
 import { type ModelConnectionConfig, modelConnectionConfig } from "../connections/kinds/model";
 import { performHttpRequest } from "../effects/http-request";
 import { budgetsReserve, budgetsSettle } from "../sql/budgets";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 import { renderTemplate, TemplateError } from "../templates/render";
 import { type Connector, effectOwner, takenOver } from "./connector";
 

@@ -3,7 +3,7 @@ import { renderEmail } from "../approvals/email";
 import { smtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EmailMessage, performSendEmail } from "../effects/send-email";
 import { contactsMaySend } from "../sql/contacts";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 import { inboundEmailDomain, replyRoutingAddress } from "../signals/routing";
 import { TemplateError } from "../templates/render";
 import { type Connector, takenOver } from "./connector";

@@ -3,8 +3,8 @@ import { request as httpsRequest } from "node:https";
 import { EgressHttpAgent, EgressHttpsAgent } from "../net/agent";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
-import type { StepOutcome } from "../steps/retry";
-import { parseRetryAfter } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
+import { parseRetryAfter } from "../outcome/retry-after";
 import type { HttpRequestConfig } from "../versions/graph";
 
 const maxBodyChars = 64 * 1024;

@@ -14,7 +14,7 @@ import {
   effectsRelease,
   effectsSettleReconciled,
 } from "../sql/effects";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 
 /**
  * At least once, made idempotent. Every outside effect runs through its key (run/node/iteration):

@@ -4,7 +4,7 @@ import type { SmtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import { egressSmtpTransport } from "../net/smtp";
 import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
-import type { StepOutcome } from "../steps/retry";
+import type { StepOutcome } from "../outcome/outcome";
 
 export type { SmtpConnectionConfig };
 

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { egressAllowFromEnv } from "../env";
 import { HoldfastError } from "../errors";
-import type { StepError } from "../steps/retry";
+import type { StepError } from "../outcome/outcome";
 import { classifyAddress } from "./address";
 import { type AllowList, allowedAddress, allowedHost } from "./allow";
 
