@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import { HoldfastError } from "../errors";
+import { canonicalJson } from "../json";
 import type { TriggerConfig } from "../versions/graph";
+
+export { canonicalJson };
 
 export class MissingStartKeyError extends HoldfastError {
   constructor(detail: string) {
@@ -47,16 +50,4 @@ export function readDotted(value: unknown, path: string): unknown {
     v = (v as Record<string, unknown>)[part];
   }
   return v;
-}
-
-/** JSON with sorted keys: the same payload hashes the same whatever order the sender wrote its keys in. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }

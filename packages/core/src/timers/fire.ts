@@ -1,7 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../catalog";
 import { HoldfastError } from "../errors";
-import { canonicalJson } from "../start/start-key";
+import { canonicalJson } from "../json";
 import { type PendingTimer, timersDueInMs, timersFireIfDue, timersPending, timersReschedule } from "../sql/timers";
 import { isValidZone, type WaitRule, waitRuleSchema } from "./schedule";
 import { instantFor } from "./plan";

@@ -1,4 +1,4 @@
-import { canonicalJson } from "../start/start-key";
+import { canonicalJson } from "../json";
 import type { Graph, GraphEdge, GraphNode } from "./graph";
 
 /**

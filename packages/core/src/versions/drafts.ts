@@ -11,7 +11,7 @@ import {
   automationVersionsStepIds,
 } from "../sql/automation-versions";
 import { automationsExists, automationsLock } from "../sql/automations";
-import { canonicalJson } from "../start/start-key";
+import { canonicalJson } from "../json";
 import { orgProblems, runtimeProblems } from "./checks";
 import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
 import { reservedIdProblems } from "./reserved-ids";

@@ -22,7 +22,7 @@ import { isStepKind, kindOf } from "../kinds/registry";
 import { type Graph, graphSchema } from "./graph";
 import type { GraphCache } from "./graph-cache";
 import { timersPending, timersReschedule, timersUnfiredForStep } from "../sql/timers";
-import { canonicalJson } from "../start/start-key";
+import { canonicalJson } from "../json";
 import { instantFor } from "../timers/plan";
 import { decide, scheduleAt } from "../walk/walk";
 
