@@ -165,7 +165,7 @@ export {
   type Landing,
   type MigrationInput,
   type MigrationPlan,
-} from "./versions/migrate";
+} from "./run-migrations/migrate";
 export { organisationsIdBySlug } from "./sql/organisations";
 export { triggerPayload } from "./start/payload";
 export { type PreviewInstant, previewWait } from "./timers/preview";

@@ -10,7 +10,7 @@ import { createLogger } from "../src/log";
 import { StepRunner } from "../src/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
-import { applyMigration } from "../src/versions/migrate";
+import { applyMigration } from "../src/run-migrations/migrate";
 
 /**
  * An approval that approves an email (`email: "send"`) shows that email as it will be sent, and the send step sends

@@ -7,7 +7,7 @@ import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
-import { applyMigration, planMigration } from "../src/versions/migrate";
+import { applyMigration, planMigration } from "../src/run-migrations/migrate";
 
 /**
  * 300 runs of version 1 sit on three steps; version 2 removes one (`b`) and renames another (`c` -> `call_crm`).

@@ -1,6 +1,6 @@
 import type { Db, Tx } from "@holdfast/db";
 
-/** Records a version migration's plan (versions/migrate.ts applyMigration); its id. */
+/** Records a version migration's plan (run-migrations/migrate.ts applyMigration); its id. */
 export async function runMigrationsInsert(
   db: Db | Tx,
   m: { orgId: string; automationId: string; fromVersionId: string; toVersionId: string; mapping: unknown; removed: unknown; by: string },

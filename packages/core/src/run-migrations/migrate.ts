@@ -19,8 +19,8 @@ import {
 } from "../sql/runs";
 import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced, stepsRenameNode, stepsWaitingAt } from "../sql/steps";
 import { isStepKind, kindOf } from "../kinds/registry";
-import { type Graph, graphSchema } from "./graph";
-import type { GraphCache } from "./graph-cache";
+import { type Graph, graphSchema } from "../versions/graph";
+import type { GraphCache } from "../versions/graph-cache";
 import { timersPending, timersReschedule, timersUnfiredForStep } from "../sql/timers";
 import { canonicalJson } from "../json";
 import { instantFor } from "../timers/plan";
