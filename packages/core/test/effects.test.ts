@@ -10,6 +10,7 @@ import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../src/sql/steps";
 import { StepRunner } from "../src/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
+import { effectKinds } from "../src/kinds/registry";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -199,13 +200,13 @@ describe("the effect ledger", () => {
 
   it("the step claim takes the effect key in its own commit; a step that never calls the provider gives it back", async () => {
     const { stepId, key } = await readyStep("plain");
-    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w", 2_000);
+    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w", 2_000, effectKinds());
     expect(claimed?.effect).toEqual({ claimed: true });
     expect(await rows("SELECT status, owner, provider_idempotent FROM effects WHERE key = $1", [key])).toEqual([
       { status: "in_flight", owner: `${stepId}:1`, provider_idempotent: null },
     ]);
     // A second claim while the first holds the step is refused as a whole (no effect read, no second owner).
-    expect(await stepsClaimIfLeaseFree(t.sql, stepId, "w2", 2_000)).toBeUndefined();
+    expect(await stepsClaimIfLeaseFree(t.sql, stepId, "w2", 2_000, effectKinds())).toBeUndefined();
     await t.sql.query("UPDATE steps SET status = 'ready', owner = NULL, lease_until = NULL, available_at = now() WHERE id = $1", [stepId]);
     await t.sql.query("DELETE FROM effects WHERE key = $1", [key]);
     // A handler that decides not to act (a skipped send, a bad template) never uses the claim: it is given back.
@@ -224,7 +225,7 @@ describe("the effect ledger", () => {
 
   it("a settle whose effect was taken over by a newer attempt is refused as a whole (HF002)", async () => {
     const { stepId, key, orgId } = await readyStep("idem");
-    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w", 2_000);
+    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w", 2_000, effectKinds());
     expect(claimed?.effect).toEqual({ claimed: true });
     await t.sql.query("UPDATE effects SET owner = 'newer:2' WHERE key = $1", [key]);
     const settled = await stepsSettleIfToken(t.sql, {

@@ -10,6 +10,7 @@ import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
 import type { PlanRows } from "../src/sql/plan-rows";
+import { effectKinds } from "../src/kinds/registry";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -64,12 +65,12 @@ describe("starting once", () => {
 describe("claim, heartbeat, settle: fenced by the attempt", () => {
   it("gives the claim a token, refuses a second claim while leased, and fences the old attempt out", async () => {
     const { stepId } = await startAndWalk();
-    const a = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-a", 30_000);
+    const a = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-a", 30_000, effectKinds());
     expect(a?.attempt).toBe(1);
-    expect(await stepsClaimIfLeaseFree(t.sql, stepId, "worker-b", 30_000)).toBeUndefined();
+    expect(await stepsClaimIfLeaseFree(t.sql, stepId, "worker-b", 30_000, effectKinds())).toBeUndefined();
     // The lease lapses (moved in SQL, by the database clock); b takes over with a newer token.
     await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
-    const b = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-b", 30_000);
+    const b = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-b", 30_000, effectKinds());
     expect(b?.attempt).toBe(2);
     expect(await stepsHeartbeatIfToken(t.sql, stepId, 1, 30_000)).toBe(0);
     expect(await stepsSettleIfToken(t.sql, { step: { id: stepId, attempt: 1 }, worker: "worker-a", status: "done", output: { from: "a" } })).toMatchObject({
@@ -96,9 +97,9 @@ describe("claim, heartbeat, settle: fenced by the attempt", () => {
 describe("a stale settle that carries a plan", () => {
   it("is refused as a whole: the run's seq, its steps and its timeline are as before", async () => {
     const { runId, stepId } = await startAndWalk();
-    const a = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-a", 30_000);
+    const a = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-a", 30_000, effectKinds());
     await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
-    const b = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-b", 30_000);
+    const b = await stepsClaimIfLeaseFree(t.sql, stepId, "worker-b", 30_000, effectKinds());
     expect(a && b).toBeTruthy();
     const before = await rows("SELECT seq, status FROM runs WHERE id = $1", [runId]);
     const events = await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [runId]);
@@ -227,7 +228,7 @@ describe("the engine walk and the sweeper", () => {
 
   it("leaves the walk to the engine when the run changed after the claim", async () => {
     const { runId, orgId, stepId } = await startAndWalk();
-    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000);
+    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
     if (!claimed) throw new Error("no claim");
     await t.sql.query("UPDATE runs SET seq = seq + 1 WHERE id = $1", [runId]); // someone else moved the run on
     const id = "stp_never_inserted";
@@ -253,7 +254,7 @@ describe("the engine walk and the sweeper", () => {
 
   it("reclaims an expired lease, re-wakes a lost step wake-up and a stalled run", async () => {
     const { runId, stepId } = await startAndWalk();
-    await stepsClaimIfLeaseFree(t.sql, stepId, "dead-worker", 30_000);
+    await stepsClaimIfLeaseFree(t.sql, stepId, "dead-worker", 30_000, effectKinds());
     await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);
     await t.sql.query("UPDATE outbox SET sent_at = now()");
     const first = await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 });
@@ -271,7 +272,7 @@ describe("the engine walk and the sweeper", () => {
     expect((await sweepOnce(t.db, { staleSeconds: 5, batchSize: 100, outboxRetentionSeconds: 3600 })).stepsRewoken).toBe(0);
 
     // The step settles through the engine path but its run.wake is lost: the run is quiet and gets a fresh wake-up.
-    const again = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000);
+    const again = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
     if (!again) throw new Error("no claim");
     expect((await stepsSettleIfToken(t.sql, { step: again, worker: "w1", status: "done", output: {} })).changed).toBe(true);
     await t.sql.query("UPDATE outbox SET sent_at = now()");
@@ -289,7 +290,7 @@ describe("the engine walk and the sweeper", () => {
     expect(await rows("SELECT status FROM steps WHERE run_id = $1", [waiting.runId])).toEqual([{ status: "cancelled" }]);
 
     const busy = await startAndWalk();
-    const claimed = await stepsClaimIfLeaseFree(t.sql, busy.stepId, "w1", 30_000);
+    const claimed = await stepsClaimIfLeaseFree(t.sql, busy.stepId, "w1", 30_000, effectKinds());
     expect((await requestCancel(t.db, graphs, busy.orgId, busy.runId, "asked to stop", "test")).state).toBe("requested");
     await stepsSettleIfToken(t.sql, { step: { id: busy.stepId, attempt: claimed?.attempt ?? 0 }, worker: "w1", status: "done", output: {} });
     expect(await advanceRun(t.db, graphs, { orgId: busy.orgId, runId: busy.runId, reason: "step_settled" })).toMatchObject({ status: "cancelled" });
@@ -313,7 +314,7 @@ describe("local dispatch", () => {
 describe("cancellation whatever the step in flight does next", () => {
   it("a retry of a step whose run is being cancelled wakes the engine, which finishes the cancel", async () => {
     const { runId, orgId, stepId } = await startAndWalk();
-    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000);
+    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
     if (!claimed) throw new Error("no claim");
     expect((await requestCancel(t.db, graphs, orgId, runId, "stop", "test")).state).toBe("requested");
     const settled = await stepsSettleIfToken(t.sql, { step: claimed, worker: "w1", status: "ready", error: { code: "http_503", message: "x" }, delayMs: 1000 });
@@ -326,7 +327,7 @@ describe("cancellation whatever the step in flight does next", () => {
 
   it("a run whose cancel waits on a step that was released or lost is found by the sweeper and cancelled", async () => {
     const { runId, orgId, stepId } = await startAndWalk();
-    await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000);
+    await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
     await requestCancel(t.db, graphs, orgId, runId, "stop", "test");
     // The worker died: its lease lapses and the sweeper reclaims the step (ready again, nobody may claim it).
     await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [stepId]);

@@ -5,6 +5,7 @@ import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../src/sql/steps";
 import { startRun } from "../src/start/start-run";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
+import { effectKinds } from "../src/kinds/registry";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -33,7 +34,7 @@ async function runWithFirstStep(status: "parked" | "done") {
   const orgId = (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0].org_id as string;
   await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
   const step = (await rows("SELECT id FROM steps WHERE run_id = $1 AND status = 'ready'", [runId]))[0] as { id: string };
-  const claimed = await stepsClaimIfLeaseFree(t.sql, step.id, "w1", 30_000);
+  const claimed = await stepsClaimIfLeaseFree(t.sql, step.id, "w1", 30_000, effectKinds());
   if (!claimed) throw new Error("no claim");
   const error = status === "parked" ? { code: "authorisation", message: "The connection's login was refused: reconnect it in Settings." } : null;
   expect((await stepsSettleIfToken(t.sql, { step: claimed, worker: "w1", status, output: {}, error })).changed).toBe(true);

@@ -1,4 +1,3 @@
-import type { StepKind } from "../kinds/registry";
 import type { OutboxRow } from "./outbox";
 import type { RunEventRow } from "./run-events";
 import type { NewStep } from "./steps";
@@ -17,7 +16,7 @@ export interface PlanRows {
   /** Settled steps the walk went on from (the settle marks its own step in its fenced update). */
   advanced: string[];
   /** The step inserted already claimed (local dispatch), and whether its effect key is claimed with it. */
-  claim: null | { stepId: string; nodeId: string; iteration: number; kind: StepKind; leaseMs: number; effect: boolean };
+  claim: null | { stepId: string; nodeId: string; iteration: number; kind: string; leaseMs: number; effect: boolean };
 }
 
 /** A new step row for holdfast_rows_insert: a claimed one carries its owner, attempt and lease length. */

@@ -1,11 +1,10 @@
 import { type Db, Prisma, type Sql, type Tx } from "@holdfast/db";
 import type { LaneName } from "../catalog";
-import { effectKinds, type StepKind } from "../kinds/registry";
 import type { EffectClaimOrRead } from "./effects";
 import { pgErrorCode } from "../errors";
 import type { OutboxRow } from "./outbox";
 import type { PlanRows } from "./plan-rows";
-import type { StepState } from "../walk/walk";
+import type { StepState } from "../types/steps";
 
 /**
  * Step transitions. Every write by a lease holder is fenced by its attempt number (the token from the claim), and
@@ -20,7 +19,8 @@ export interface NewStep {
   runId: string;
   nodeId: string;
   iteration: number;
-  kind: StepKind;
+  /** A step kind (kinds/registry.ts; a kind registered at start-up too). */
+  kind: string;
   lane: LaneName;
   maxAttempts: number;
   status: "ready" | "waiting" | "running";
@@ -71,7 +71,7 @@ export interface ClaimedStep {
   runId: string;
   nodeId: string;
   iteration: number;
-  kind: StepKind;
+  kind: string;
   lane: LaneName;
   /** The fencing token: only this attempt may heartbeat or settle. */
   attempt: number;
@@ -99,6 +99,8 @@ export async function stepsClaimIfLeaseFree(
   stepId: string,
   worker: string,
   leaseMs: number,
+  /** The kinds whose claim also claims the effect key (kinds/registry.ts effectKinds). */
+  effectKinds: readonly string[],
   /** A held wake-up this worker is fulfilling itself (local dispatch): marked sent with the claim. */
   outboxId?: string,
 ): Promise<ClaimedStep | undefined> {
@@ -108,7 +110,7 @@ export async function stepsClaimIfLeaseFree(
   const { rows } = await sql.query<{ claimed: RawClaim | null }>({
     name: "holdfast_step_claim",
     text: "SELECT holdfast_step_claim($1::text, $2::text, $3::float8, $4::bigint, $5::text[]) AS claimed",
-    values: [stepId, worker, leaseMs, outboxId ?? null, effectKinds()],
+    values: [stepId, worker, leaseMs, outboxId ?? null, effectKinds],
   });
   const raw = rows[0]?.claimed;
   // The function read the steps after its UPDATE, so this step already shows as running and leased.

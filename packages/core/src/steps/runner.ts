@@ -11,6 +11,7 @@ import { effectKey } from "../effects/keys";
 import { LeaseLostError } from "../errors";
 import type { Logger } from "../log";
 import { egressRefusalOf, egressStepError } from "../net/egress";
+import { effectKinds } from "../kinds/registry";
 import type { OutageReporter } from "../ops/outage";
 import { type AttemptSpan, endAttemptSpan, inAttempt, startAttemptSpan } from "../ops/tracing";
 import {
@@ -123,7 +124,7 @@ export class StepRunner {
   private async runOne(target: string | ClaimedStep, mayChain: boolean): Promise<{ result: RunStepResult; next?: ClaimedStep }> {
     const { db, worker } = this.deps;
     const stepId = typeof target === "string" ? target : target.id;
-    const step = typeof target === "string" ? await stepsClaimIfLeaseFree(this.sql, stepId, worker, this.lane.leaseMs) : target;
+    const step = typeof target === "string" ? await stepsClaimIfLeaseFree(this.sql, stepId, worker, this.lane.leaseMs, effectKinds()) : target;
     if (!step) {
       // A duplicate wake-up, a live lease elsewhere, a cancelled run, or a wake-up that came early.
       const inMs = await stepsReadyDueInMs(db, stepId);

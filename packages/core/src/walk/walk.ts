@@ -2,26 +2,14 @@ import { lanes, type LaneName } from "../catalog";
 import { isStepKind, kindOf, laneOf, type StepKind } from "../kinds/registry";
 import type { Decision, Graph, GraphNode } from "../versions/graph";
 import { evaluate, type WalkContext } from "./condition";
+import type { StepState, StepStatus } from "../types/steps";
 
 /**
  * The walk: a pure function of (run state, graph) that returns the commands to carry out. No SQL, no queue, no
  * clock. The engine's shell loads the state, calls `decide`, and applies the commands in one transaction.
  */
 
-export type StepStatus = "ready" | "running" | "waiting" | "parked" | "done" | "failed" | "cancelled";
-
-export interface StepState {
-  id: string;
-  nodeId: string;
-  iteration: number;
-  status: StepStatus;
-  output: unknown;
-  error: unknown;
-  /** The engine has already walked on from this settled step. */
-  advanced: boolean;
-  /** A live lease: a worker may be performing the step right now. */
-  leased: boolean;
-}
+export type { StepState, StepStatus };
 
 export interface RunState {
   id: string;

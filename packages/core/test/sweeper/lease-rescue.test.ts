@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stepsClaimIfLeaseFree } from "../../src/sql/steps";
 import { leaseRescue } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
+import { effectKinds } from "../../src/kinds/registry";
 
 let bed: Bed;
 beforeAll(async () => {
@@ -12,7 +13,7 @@ afterAll(() => bed?.drop());
 /** A step claimed by a worker whose lease then lapsed (it died or hung). */
 async function lapsed() {
   const run = await bed.start("call");
-  await stepsClaimIfLeaseFree(bed.t.sql, run.stepId, "dead-worker", 30_000);
+  await stepsClaimIfLeaseFree(bed.t.sql, run.stepId, "dead-worker", 30_000, effectKinds());
   await bed.rows("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [run.stepId]);
   return run;
 }
@@ -21,7 +22,7 @@ describe("lease-rescue", () => {
   it("makes a running step whose lease lapsed ready again, with a fresh wake-up and a timeline row; a live lease is left alone", async () => {
     const dead = await lapsed();
     const live = await bed.start("call");
-    await stepsClaimIfLeaseFree(bed.t.sql, live.stepId, "live-worker", 30_000);
+    await stepsClaimIfLeaseFree(bed.t.sql, live.stepId, "live-worker", 30_000, effectKinds());
     await bed.sendOutbox();
 
     const result = await leaseRescue.make({ batch: 10 }).runOnce(bed.ctx);

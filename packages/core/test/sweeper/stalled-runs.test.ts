@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../../src/sql/steps";
 import { stalledRuns } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
+import { effectKinds } from "../../src/kinds/registry";
 
 let bed: Bed;
 beforeAll(async () => {
@@ -12,7 +13,7 @@ afterAll(() => bed?.drop());
 /** A run whose only step a worker settled (`done`, or `parked` for a person) and whose run.wake was then lost. */
 async function settled(status: "done" | "parked") {
   const run = await bed.start("call");
-  const claimed = await stepsClaimIfLeaseFree(bed.t.sql, run.stepId, "w1", 30_000);
+  const claimed = await stepsClaimIfLeaseFree(bed.t.sql, run.stepId, "w1", 30_000, effectKinds());
   if (!claimed) throw new Error("no claim");
   const error = status === "parked" ? { code: "authorisation", message: "The connection's login was refused: reconnect it in Settings." } : null;
   await stepsSettleIfToken(bed.t.sql, { step: claimed, worker: "w1", status, output: {}, error });
