@@ -42,3 +42,13 @@ export function runEventsForRun(tx: Tx, orgId: string, runId: string): Promise<T
     SELECT id, at, type, step_id AS "stepId", node_id AS "nodeId", attempt, lane, worker, data
     FROM run_events WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY id`;
 }
+
+/**
+ * Up to `limit` timeline rows of these runs deleted by primary key, oldest first (the caller holds the runs' locks:
+ * finished runs, whose timeline only a late repeat of the trigger still adds to). Returns how many.
+ */
+export function runEventsDeleteOfRuns(tx: Tx, runIds: string[], limit: number): Promise<number> {
+  return tx.$executeRaw`
+    DELETE FROM run_events WHERE id IN (
+      SELECT id FROM run_events WHERE run_id = ANY(${runIds}::text[]) ORDER BY id LIMIT ${limit})`;
+}

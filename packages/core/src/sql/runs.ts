@@ -470,3 +470,25 @@ export async function runsDetailHead(db: Db | Tx, orgIds: string[], id: string):
     WHERE r.id = ${id} AND r.org_id = ANY(${orgIds}::text[])`;
   return rows[0];
 }
+
+/**
+ * Finished runs whose timeline is older than the retention and still there, oldest first (the partial index
+ * runs_timeline_retention_idx holds only these). Locked so a retry reopening one waits for the batch; SKIP LOCKED:
+ * a run someone is acting on is left for the next pass. A running run never matches.
+ */
+export function runsTakeTimelineExpired(tx: Tx, retentionDays: number, limit: number): Promise<{ id: string; orgId: string }[]> {
+  return tx.$queryRaw<{ id: string; orgId: string }[]>`
+    SELECT id, org_id AS "orgId" FROM runs
+    WHERE status IN ('completed', 'failed', 'cancelled') AND (timeline_removed_at IS NULL OR timeline_removed_at < finished_at)
+      AND finished_at < now() - make_interval(days => ${retentionDays}::int)
+    ORDER BY finished_at LIMIT ${limit}
+    FOR UPDATE SKIP LOCKED`;
+}
+
+/** Of these runs (locked by the caller), those with no timeline row left are marked removed, now. */
+export function runsMarkTimelineRemovedIfEmpty(tx: Tx, runIds: string[]): Promise<{ id: string; orgId: string }[]> {
+  return tx.$queryRaw<{ id: string; orgId: string }[]>`
+    UPDATE runs r SET timeline_removed_at = now()
+    WHERE r.id = ANY(${runIds}::text[]) AND NOT EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = r.id)
+    RETURNING r.id, r.org_id AS "orgId"`;
+}

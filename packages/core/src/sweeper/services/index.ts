@@ -14,6 +14,7 @@ import { sessionPurge } from "./session-purge";
 import { staleWakeups } from "./stale-wakeups";
 import { stalledRuns } from "./stalled-runs";
 import { throttlePurge } from "./throttle-purge";
+import { timelineRetention } from "./timeline-retention";
 
 /** The sweeper's maintenance services, in the order the leader runs them when several are due. */
 export const sweepServiceDefinitions = [
@@ -31,6 +32,8 @@ export const sweepServiceDefinitions = [
   connectionNotices,
   breakerProbes,
   budgetReaping,
+  // Last: the heaviest deletes wait for every repair of the tick.
+  timelineRetention,
 ] as const;
 
 /**
@@ -71,4 +74,5 @@ export {
   staleWakeups,
   stalledRuns,
   throttlePurge,
+  timelineRetention,
 };
