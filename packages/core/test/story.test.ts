@@ -559,3 +559,23 @@ describe("refused decisions", () => {
     ]);
   });
 });
+
+describe("a run whose timeline was removed (retention)", () => {
+  it("still tells every step from the record, says why the details are gone, and keeps its status", () => {
+    const removed = ev("timeline.removed", t("2027-01-02T03:00:00Z"), { worker: "sweeper", data: { retentionDays: 30 } });
+    const story = buildStory(completed({ timeline: [removed] }));
+    expect(story.sentences.map((s) => s.text)).toEqual([
+      // What the timeline added is gone (the failed first attempt, the branch taken); the steps' own rows remain.
+      "POST 127.0.0.1:4000/hook answered 200",
+      "Waited until Wed 2 Dec 09:00 Europe/Berlin (your time 08:00 UTC), fired 0.1 s late",
+      "Draft by gpt-4o-mini, 90 tokens, $0.000027",
+      "Approved by Sam in Slack at Wed 2 Dec 08:12 UTC (contact's time 09:12 Europe/Berlin)",
+      'Email to lena@example.com "Thursday, Lena?" accepted by the server at Wed 2 Dec 08:12 UTC (contact\'s time 09:12 Europe/Berlin)',
+      'Reply received from Lena <lena@example.com> at Wed 2 Dec 10:29 UTC (contact\'s time 11:29 Europe/Berlin): "Re: Thursday, Lena?"',
+      "CRM contact rec_42 created or updated",
+      "The timeline of this run was removed after 30 days (retention).",
+    ]);
+    expect(story.status.state).toBe("completed");
+    expect(story.email?.subject).toBe("Thursday, Lena?");
+  });
+});

@@ -264,6 +264,10 @@ export function buildStory(input: StoryInput): Story {
               : "Abandoned";
       const note = str(e.data?.note);
       say(e.nodeId ?? "", e.at, `${did} by ${actorWords(e.worker)} at ${clock.when(e.at)}${note ? `: ${quote(note)}` : ""}`, "working");
+    } else if (e.type === "timeline.removed") {
+      // The sweeper's retention took the rows this story is partly told from (branches, retries, holds): say so.
+      const days = num(e.data?.retentionDays);
+      say("", e.at, `The timeline of this run was removed after ${days ?? "some"} days (retention).`, "done");
     } else if (e.type === "run.cancel_requested") {
       const reason = str(e.data?.reason);
       say("", e.at, `Cancel requested by ${actorWords(e.worker)} at ${clock.when(e.at)}${reason ? `: ${quote(reason)}` : ""}`, "stopped");
