@@ -3,21 +3,35 @@ import { join } from "node:path";
 import { createTestPrefix, repoRoot } from "@holdfast/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 
-/** `pnpm bench --quick` in CI: small load, and the one thing it asserts is that nothing was lost or duplicated. */
+/**
+ * `pnpm bench --quick` and a small `pnpm bench --spike --quick` in CI: small loads, and the one thing they assert is
+ * that nothing was lost or duplicated (every system of the race, every case of the spike).
+ */
 const prefix = createTestPrefix();
 afterAll(() => prefix.clear());
 
+const bench = (args: string[], timeout: number) =>
+  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/main.ts"), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, BENCH_DATABASE: `holdfast_bench_ci_${process.pid}`, BENCH_SPIKE_DATABASE: `holdfast_spike_ci_${process.pid}`, BENCH_REDIS_PREFIX: prefix.prefix },
+    encoding: "utf8",
+    timeout,
+  });
+
 describe("pnpm bench --quick", () => {
-  it("runs the engine scenarios and loses or duplicates no step", () => {
-    const out = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/main.ts"), "--quick"], {
-      cwd: repoRoot,
-      env: { ...process.env, BENCH_DATABASE: `holdfast_bench_ci_${process.pid}`, BENCH_REDIS_PREFIX: prefix.prefix },
-      encoding: "utf8",
-      timeout: 120_000,
-    });
+  it("runs the race (Holdfast, DBOS, graphile-worker; http and noop steps) and loses or duplicates no step", () => {
+    const out = bench(["--quick"], 240_000);
     console.log(out.stdout);
     expect(out.stderr).not.toMatch(/Error/);
     expect(out.stdout).toMatch(/lost steps: 0, duplicated steps: 0/);
     expect(out.status).toBe(0);
-  });
+  }, 260_000);
+
+  it("runs a small 09:00 spike (queue working and sweep only) and loses or fires twice no timer", () => {
+    const out = bench(["--spike", "--quick", "--waits", "1000", "--orgs", "10", "--spreads", "0"], 300_000);
+    console.log(out.stdout);
+    expect(out.stderr).not.toMatch(/Error/);
+    expect(out.stdout).toMatch(/spike: lost timers or runs: 0, duplicated firings: 0/);
+    expect(out.status).toBe(0);
+  }, 320_000);
 });

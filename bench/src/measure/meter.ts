@@ -38,7 +38,8 @@ export interface Window {
   end(): Promise<Figures>;
 }
 
-const meterDb = "holdfast_bench_meter";
+// One per bench process: two benches at once (the CI test beside a full run) must not share or drop each other's.
+const meterDb = `holdfast_bench_meter_${process.pid}`;
 
 export class Meter {
   private constructor(

@@ -14,9 +14,9 @@ const names = { dbos: "DBOS", graphile: "graphile-worker" } as const;
 export async function runPeer(
   peer: "dbos" | "graphile",
   s: { step: "http" | "noop"; runs: number; steps: number; inFlight: number },
-  env: { noop: NoopServer; meter: Meter },
+  env: { dbName: string; noop: NoopServer; meter: Meter },
 ): Promise<RaceResult> {
-  const dbName = `holdfast_bench_${peer}`;
+  const dbName = `${env.dbName}_${peer}`;
   const url = await freshDatabase(dbName, false);
   const child = spawn(process.execPath, ["--import", "tsx", join(here, `${peer}.ts`)], {
     env: {
