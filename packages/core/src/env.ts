@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type AllowList, allowListProblems, parseAllowList } from "./net/allow";
+import { type AllowList, allowListProblems, parseAllowList } from "./allow-list";
 
 /**
  * HOLDFAST_EGRESS_ALLOW: hosts, IPs or CIDRs (each optionally :port) the egress guard lets through although they

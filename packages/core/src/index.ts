@@ -58,7 +58,7 @@ export { connectionsByName, connectionsMarkNeedsReconnect } from "./sql/connecti
 export { contactsMaySend, contactsOfRun, contactsUnsubscribe } from "./sql/contacts";
 export { messageIdFor, performSendEmail } from "./effects/send-email";
 export { classifyAddress, type AddressVerdict } from "./net/address";
-export { AllowListError, parseAllowList, type AllowEntry, type AllowList } from "./net/allow";
+export { AllowListError, parseAllowList, type AllowEntry, type AllowList } from "./allow-list";
 export {
   checkAddress,
   defaultEgressAllow,
@@ -152,7 +152,7 @@ export {
   type Tracing,
   type TracingEnv,
 } from "./ops/tracing";
-export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./versions/drafts";
+export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
 export {

@@ -18,10 +18,10 @@ import { retypeSecret } from "../src/connections/destination";
 import { testConnectionSettings, testSavedConnection } from "../src/connections/test";
 import { deleteRefusal, draftsNote, liveUses, renameRefusal } from "../src/connections/uses";
 import { createLogger } from "../src/log";
-import { parseAllowList } from "../src/net/allow";
+import { parseAllowList } from "../src/allow-list";
 import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
-import { getDraft, saveDraft } from "../src/versions/drafts";
+import { getDraft, saveDraft } from "../src/automations/drafts";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 
@@ -53,7 +53,7 @@ describe("connection kinds (pure)", () => {
     const dir = join(import.meta.dirname, "../src/connections/kinds");
     for (const file of readdirSync(dir)) {
       const imports = [...readFileSync(join(dir, file), "utf8").matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1]);
-      for (const i of imports) expect(["zod", "../../kinds/fields"].includes(i as string) || /^\.\/[a-z]+$/.test(i as string), `${file}: ${i}`).toBe(true);
+      for (const i of imports) expect(["zod", "../../forms/fields"].includes(i as string) || /^\.\/[a-z]+$/.test(i as string), `${file}: ${i}`).toBe(true);
     }
   });
 

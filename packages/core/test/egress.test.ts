@@ -12,13 +12,13 @@ import { advanceRun } from "../src/engine/advance";
 import { baseEnv, egressAllowFromEnv } from "../src/env";
 import { createLogger } from "../src/log";
 import { classifyAddress } from "../src/net/address";
-import { type AllowList, parseAllowList } from "../src/net/allow";
+import { type AllowList, parseAllowList } from "../src/allow-list";
 import { EgressRefusedError, egressRefusalOf, literalUrlRefusal, type LookupAll, normalizeHost, resolveEgress } from "../src/net/egress";
 import { egressFetch } from "../src/net/fetch";
 import { egressSmtpTransport } from "../src/net/smtp";
 import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
-import { draftProblems } from "../src/versions/drafts";
+import { draftProblems } from "../src/automations/drafts";
 import { GraphCache } from "../src/versions/graph-cache";
 import { parseGraph } from "../src/versions/graph";
 

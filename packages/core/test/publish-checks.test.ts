@@ -2,7 +2,7 @@ import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { upsertMember } from "../src/auth/users";
 import { createConnection } from "../src/connections/connect";
-import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/versions/drafts";
+import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/automations/drafts";
 
 /**
  * Publish refuses what would fail at run time: each check on its own graph, with the node and field it names and

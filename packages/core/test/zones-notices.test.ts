@@ -7,7 +7,7 @@ import { probeConnection } from "../src/connections/probe";
 import { connectionsByName } from "../src/sql/connections";
 import { setContactZone } from "../src/contacts/zone";
 import { advanceRun } from "../src/engine/advance";
-import { parseAllowList } from "../src/net/allow";
+import { parseAllowList } from "../src/allow-list";
 import { startRun } from "../src/start/start-run";
 import { noticesOpenForOrgs } from "../src/sql/connection-notices";
 import { parseGraph } from "../src/versions/graph";

@@ -2,10 +2,10 @@ import { type Db, inTx } from "@holdfast/db";
 import type { ApprovalNotify } from "../catalog";
 import { slackConnectionConfig } from "../connections/kinds/slack";
 import { decryptSecret } from "../connections/secrets";
+import { slackClient, type WebClient } from "../connections/slack-client";
 import { crashpoint } from "../crash";
 import type { Logger } from "../log";
-import { egressAgentFor } from "../net/agent";
-import { type EgressOptions, egressRefusalOf } from "../net/egress";
+import { egressRefusalOf } from "../net/egress";
 import { traceAttr, traceProviderCall } from "../ops/tracing";
 import {
   type ApprovalRow,
@@ -21,33 +21,8 @@ import { runEventsInsert } from "../sql/run-events";
 import { approvalMessage } from "./slack-blocks";
 import { issueButtonToken } from "./token";
 
-type WebClient = InstanceType<Awaited<typeof import("@slack/bolt")>["webApi"]["WebClient"]>;
+export { slackClient };
 
-/**
- * Bolt's Web API client, loaded on first use (Bolt is heavy; processes that never post to Slack never load it). Its
- * axios requests go through the egress guard's agent (the API URL is a connection setting an organisation chooses).
- */
-export async function slackClient(token: string, apiUrl: string, timeoutMs = 10_000, egress?: EgressOptions): Promise<WebClient> {
-  const { webApi } = await import("@slack/bolt");
-  return new webApi.WebClient(token, {
-    slackApiUrl: apiUrl,
-    agent: egress ? egressAgentFor(apiUrl, {}, egress) : slackAgent(apiUrl),
-    // Retries are ours (the lease and the sweeper), each one after a lookup, so the client never repeats a post.
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    timeout: timeoutMs,
-    logLevel: webApi.LogLevel.ERROR,
-  });
-}
-
-const slackAgents = new Map<string, ReturnType<typeof egressAgentFor>>();
-/** One guarded agent per protocol for the process (axios needs the agent of the URL's protocol). */
-const slackAgent = (apiUrl: string) => {
-  const protocol = new URL(apiUrl).protocol;
-  let agent = slackAgents.get(protocol);
-  if (!agent) slackAgents.set(protocol, (agent = egressAgentFor(apiUrl)));
-  return agent;
-};
 
 /** Slack's answers for a token that no longer works: the app was removed, the token revoked, the workspace closed. */
 const revokedErrors = new Set(["invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired"]);

@@ -1,7 +1,7 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
-import { assertEditable } from "../automations/lifecycle";
+import { assertEditable } from "./lifecycle";
 import { HoldfastError, NotFoundError } from "../errors";
-import type { AllowList } from "../net/allow";
+import type { AllowList } from "../allow-list";
 import { literalUrlRefusal } from "../net/egress";
 import { automationDraftsGet, automationDraftsInsertIfNone, automationDraftsLockGraph, automationDraftsSaveIfRevision } from "../sql/automation-drafts";
 import {
@@ -12,9 +12,9 @@ import {
 } from "../sql/automation-versions";
 import { automationsExists, automationsLock } from "../sql/automations";
 import { canonicalJson } from "../json";
-import { orgProblems, runtimeProblems } from "./checks";
-import { type Graph, type GraphProblem, graphProblems, graphSchema } from "./graph";
-import { reservedIdProblems } from "./reserved-ids";
+import { orgProblems, runtimeProblems } from "../versions/checks";
+import { type Graph, type GraphProblem, graphProblems, graphSchema } from "../versions/graph";
+import { reservedIdProblems } from "../versions/reserved-ids";
 
 /**
  * Drafts and publishing. A draft is saved as the editor has it, valid or not (an autosave never loses an edit),

@@ -1,7 +1,7 @@
 import { destinationChanged, retypeSecret } from "./destination";
 import { type Db, inTx } from "@holdfast/db";
 import { HoldfastError, pgErrorCode } from "../errors";
-import type { ConnectionKindName } from "../kinds/fields";
+import type { ConnectionKindName } from "../forms/fields";
 import { stepsResumeParked } from "../sql/connection-limits";
 import {
   type ConnectionListRow,

@@ -1,5 +1,5 @@
 import type { Db } from "@holdfast/db";
-import { smtpTransport } from "../effects/send-email";
+import { smtpTransport } from "./smtp-transport";
 import { smtpConnectionConfig } from "./kinds/smtp";
 import { type EgressOptions, egressRefusalOf } from "../net/egress";
 import { type ConnectionRow, connectionsMarkChecked, connectionsMarkNeedsReconnect, connectionsSmtpStale } from "../sql/connections";

@@ -1,8 +1,8 @@
 import { destinationChanged, retypeSecret } from "./destination";
 import type { Db } from "@holdfast/db";
-import { slackClient } from "../approvals/notify";
-import { smtpTransport } from "../effects/send-email";
-import type { ConnectionKindName } from "../kinds/fields";
+import { slackClient } from "./slack-client";
+import { smtpTransport } from "./smtp-transport";
+import type { ConnectionKindName } from "../forms/fields";
 import { type EgressOptions, type EgressRefusedError, egressRefusalOf } from "../net/egress";
 import { egressFetch, guardedFetch } from "../net/fetch";
 import { connectionsById } from "../sql/connections";

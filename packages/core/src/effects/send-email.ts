@@ -2,7 +2,7 @@ import { createHmac, hkdfSync } from "node:crypto";
 import { secretKey } from "../keys/secret-key";
 import type { SmtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
-import { egressSmtpTransport } from "../net/smtp";
+import { smtpTransport } from "../connections/smtp-transport";
 import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
 import type { StepOutcome } from "../outcome/outcome";
 
@@ -43,25 +43,9 @@ export function messageIdFor(key: string, from: string): string {
   return `<hf.${createHmac("sha256", messageIdKey).update(key).digest("hex").slice(0, 40)}@${domain}>`;
 }
 
-export const effectKeyHeader = "X-Holdfast-Effect-Key";
+export { smtpTransport };
 
-/**
- * A nodemailer SMTP transport for a connection (one conversation per send or probe; closed by the caller), to the
- * address the egress guard checked. Throws EgressRefusedError for a refused host.
- */
-export function smtpTransport(config: SmtpConnectionConfig, password: string | null, egress?: EgressOptions) {
-  return egressSmtpTransport({
-    host: config.host,
-    port: config.port,
-    secure: config.tls === "implicit",
-    requireTLS: config.tls === "starttls",
-    ignoreTLS: config.tls === "none",
-    ...(config.user ? { auth: { user: config.user, pass: password ?? "" } } : {}),
-    connectionTimeout: config.timeoutMs,
-    greetingTimeout: config.timeoutMs,
-    socketTimeout: config.timeoutMs,
-  }, egress);
-}
+export const effectKeyHeader = "X-Holdfast-Effect-Key";
 
 /**
  * One message through nodemailer over SMTP. The effect's result records what was sent (from, to, Reply-To, the

@@ -1,5 +1,5 @@
 /** The browser-safe entry (`@holdfast/core/kinds`): step kinds, connection kinds and their form fields. No IO. */
-export * from "./fields";
+export * from "../forms/fields";
 export * from "./kind";
 export * from "./registry";
 export { approversWords, type Approvers, type Decision } from "./approval";

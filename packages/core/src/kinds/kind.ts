@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { LaneName } from "../catalog";
-import { type FieldSpec, fieldValue } from "./fields";
+import { type FieldSpec, fieldValue } from "../forms/fields";
 
 /**
  * A node kind: everything about it in one module (kinds/<kind>.ts). The graph schema, the lanes' kinds, the walk's

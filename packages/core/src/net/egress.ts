@@ -4,7 +4,7 @@ import { egressAllowFromEnv } from "../env";
 import { HoldfastError } from "../errors";
 import type { StepError } from "../outcome/outcome";
 import { classifyAddress } from "./address";
-import { type AllowList, allowedAddress, allowedHost } from "./allow";
+import { type AllowList, allowedAddress, allowedHost } from "../allow-list";
 
 /**
  * The egress guard: every outbound connection whose destination an organisation can choose (http_request, CRM,

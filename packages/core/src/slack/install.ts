@@ -1,6 +1,6 @@
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { type Db, inTx } from "@holdfast/db";
-import { slackClient } from "../approvals/notify";
+import { slackClient } from "../connections/slack-client";
 import { addConnection, updateConnection } from "../connections/manage";
 import { HoldfastError } from "../errors";
 import { secretKey } from "../keys/secret-key";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { InvalidGraphError } from "../errors";
-import { friendlyIssue } from "../kinds/fields";
+import { friendlyIssue } from "../forms/fields";
 import { nodeId } from "../kinds/ids";
 import { type GraphProblem, templateFieldsOf } from "../kinds/kind";
 import { allKinds, type BuiltInNode, edgeLabels, kindOf } from "../kinds/registry";

@@ -2,7 +2,7 @@ import { startSmtpTarget } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { upsertMember } from "../../src/auth/users";
 import { createConnection } from "../../src/connections/connect";
-import { parseAllowList } from "../../src/net/allow";
+import { parseAllowList } from "../../src/allow-list";
 import { connectionNotices } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 

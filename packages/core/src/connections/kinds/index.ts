@@ -1,4 +1,4 @@
-import type { ConnectionKindName } from "../../kinds/fields";
+import type { ConnectionKindName } from "../../forms/fields";
 import { crmKind } from "./crm";
 import { httpKind } from "./http";
 import type { ConnectionKindModule } from "./kind";

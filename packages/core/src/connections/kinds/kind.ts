@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type ConnectionKindName, type FieldSpec, fieldValue } from "../../kinds/fields";
+import { type ConnectionKindName, type FieldSpec, fieldValue } from "../../forms/fields";
 
 /**
  * A connection kind: everything the product knows about one kind of account in one module (connections/kinds/<kind>.ts):
