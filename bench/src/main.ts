@@ -1,6 +1,7 @@
 // pnpm bench [--quick] [--runs N] [--in-flight N] [--profile DIR] [--skip-peers]: the race, Holdfast beside DBOS
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600]: the 09:00 spike (spike/main.ts).
+// pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
 // See docs/performance.md.
 import { createTestPrefix } from "@holdfast/testkit";
 import { cpus } from "node:os";
@@ -14,6 +15,7 @@ import { runPeer } from "./peers/run";
 import { dropDatabase, freshDatabase, setting } from "./pg";
 import { cpuLines, fmt, raceHeader, raceRow, ratioLines } from "./report";
 import { perStep, type RaceResult } from "./result";
+import { runGrown } from "./grown/main";
 import { runSpike } from "./spike/main";
 
 const { values } = parseArgs({
@@ -27,6 +29,9 @@ const { values } = parseArgs({
     waits: { type: "string" },
     spreads: { type: "string" },
     orgs: { type: "string" },
+    grown: { type: "boolean", default: false },
+    sizes: { type: "string" },
+    "retention-days": { type: "string" },
   },
 });
 const quick = values.quick;
@@ -37,6 +42,17 @@ if (values.spike) {
     waits: values.waits ? Number(values.waits) : undefined,
     spreads: values.spreads ? values.spreads.split(",").map(Number) : undefined,
     orgs: values.orgs ? Number(values.orgs) : undefined,
+  });
+  process.exit(ok ? 0 : 1);
+}
+
+if (values.grown) {
+  const ok = await runGrown({
+    quick,
+    sizes: (values.sizes ?? (quick ? "2000" : "100000,1000000")).split(",").map(Number),
+    runs: Number(values.runs ?? (quick ? 40 : 500)),
+    inFlight: Number(values["in-flight"] ?? 32),
+    retentionDays: values["retention-days"] ? Number(values["retention-days"]) : undefined,
   });
   process.exit(ok ? 0 : 1);
 }

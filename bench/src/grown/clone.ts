@@ -1,0 +1,84 @@
+import type pg from "pg";
+
+/**
+ * Finished runs written in bulk as copies of one real run: every row the engine wrote for it (runs, steps, effects,
+ * timers, run_events, outbox) copied per clone with generate_series, so the grown database holds exactly what real
+ * runs of that automation write (the same columns, JSON and index keys), only more of it. Per clone n:
+ * - ids: the run `run_` || md5('grown:' || n); a step, effect or timer `<its prefix>` || md5(its id || ':' || n)
+ *   (32 hex digits, as the uuid-derived ids); timeline and outbox ids from their sequences, in the template's order;
+ * - the template's run id inside text and JSON (an effect's key, an outbox payload) replaced by the clone's, and an
+ *   outbox payload's stepId by the clone's step;
+ * - every timestamp moved back by the clone's age, `baseSeconds + n * spacingSeconds`, so clone 1 finished most
+ *   recently and the oldest is spread back over the span (the rows a retention would keep);
+ * - outbox rows only for clones younger than `outboxKeepSeconds` (the outbox retention has removed the older ones).
+ * Columns are read from the catalogue, so a column added later is copied too. The loader sets
+ * session_replication_role = replica (no triggers, no foreign-key checks: the copies are consistent by construction)
+ * and synchronous_commit off.
+ */
+export interface CloneSpec {
+  templateRunId: string;
+  /** Clone numbers from..to (inclusive); numbers are global, so loading in steps never repeats an id. */
+  from: number;
+  to: number;
+  baseSeconds: number;
+  spacingSeconds: number;
+  outboxKeepSeconds: number;
+}
+
+export const cloneTables = ["runs", "steps", "effects", "timers", "run_events", "outbox"] as const;
+type Table = (typeof cloneTables)[number];
+
+interface Column {
+  name: string;
+  type: string;
+}
+
+async function columnsOf(sql: pg.Client, table: Table): Promise<Column[]> {
+  const { rows } = await sql.query<{ name: string; type: string }>(
+    `SELECT column_name AS name, data_type AS type FROM information_schema.columns
+     WHERE table_schema = 'public' AND table_name = $1 AND is_generated = 'NEVER' ORDER BY ordinal_position`,
+    [table],
+  );
+  return rows;
+}
+
+const newRun = "('run_' || md5('grown:' || g.n))";
+const newId = (col: string) => `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || md5(t.${col} || ':' || g.n) END)`;
+
+function expression(table: Table, c: Column): string | null {
+  const col = `"${c.name}"`;
+  if (c.name === "id") return table === "runs" ? newRun : table === "run_events" || table === "outbox" ? null : newId(col);
+  if (c.name === "run_id") return newRun;
+  if (c.name === "step_id") return newId(col);
+  if (table === "runs" && c.name === "start_key") return `t.start_key || ':' || g.n`;
+  if (table === "outbox" && c.name === "payload")
+    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || md5((t.payload->>'stepId') || ':' || g.n))
+             ELSE replace(t.payload::text, $1, ${newRun}) END)::jsonb`;
+  if (c.type === "timestamp with time zone") return `t.${col} - g.age`;
+  if (c.type === "text") return `replace(t.${col}, $1, ${newRun})`;
+  if (c.type === "jsonb") return `replace(t.${col}::text, $1, ${newRun})::jsonb`;
+  return `t.${col}`;
+}
+
+/** One statement per table for clones from..to; returns the rows written per table. */
+export async function cloneRuns(sql: pg.Client, s: CloneSpec): Promise<Record<Table, number>> {
+  const written = {} as Record<Table, number>;
+  const clones = `(SELECT n, make_interval(secs => $3::float8 + n * $4::float8) AS age FROM generate_series($2::int, $5::int) n) g`;
+  await sql.query("SET session_replication_role = replica");
+  await sql.query("SET synchronous_commit = off");
+  for (const table of cloneTables) {
+    const cols = (await columnsOf(sql, table)).map((c) => [c.name, expression(table, c)] as const).filter(([, e]) => e !== null);
+    const key = table === "runs" ? "t.id" : "t.run_id";
+    const order = table === "run_events" || table === "outbox" ? "ORDER BY g.n, t.id" : "";
+    const young = table === "outbox" ? "AND g.age < make_interval(secs => $6::float8)" : "";
+    const text = `INSERT INTO ${table} (${cols.map(([n]) => `"${n}"`).join(", ")})
+      SELECT ${cols.map(([, e]) => e).join(", ")} FROM ${table} t CROSS JOIN ${clones}
+      WHERE ${key} = $1 ${young} ${order}`;
+    const values: unknown[] = [s.templateRunId, s.from, s.baseSeconds, s.spacingSeconds, s.to];
+    if (table === "outbox") values.push(s.outboxKeepSeconds);
+    const r = await sql.query(text, values);
+    written[table] = r.rowCount ?? 0;
+  }
+  await sql.query("RESET session_replication_role");
+  return written;
+}
