@@ -19,7 +19,8 @@ if [ ! -f "$dir/.ready" ]; then
     rel=${nm#"$root"/}
     [ -d "$dir/$(dirname "$rel")" ] && cp -a "$nm" "$dir/$rel"
   done
-  (cd "$dir" && pnpm -s --filter @holdfast/db generate >/dev/null)
+  # The db package's `generate` script, run directly (pnpm refuses a workspace whose node_modules is a link).
+  (cd "$dir/packages/db" && PRISMA_SCHEMA_ENGINE_BINARY=/bin/true PRISMA_HIDE_UPDATE_MESSAGE=1 ./node_modules/.bin/prisma generate --schema ../../prisma/schema.prisma >/dev/null)
   touch "$dir/.ready"
 fi
 echo "bench: running commit $sha from $dir"
