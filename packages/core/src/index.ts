@@ -188,7 +188,7 @@ export { deleteRefusal, draftsNote, liveUses, renameRefusal, useWords, type Conn
 export { testConnectionSettings, testSavedConnection, type ConnectionTestResult } from "./connections/test";
 export { runBudgetsOf, type RunBudgetsView } from "./runs/budgets";
 export { contactsDetail, contactsEraseCount, contactsIdByEmail, contactsRuns, type ContactDetail, type ContactRun } from "./sql/contacts";
-export { InvalidZoneError, setContactZone, type ZoneChange } from "./contacts/zone";
+export { InvalidZoneError, setContactZone, type ZoneChange } from "./timers/contact-zone";
 export { connectionsLimitsView, connectionsSetLimits, type ConnectionLimitsView } from "./sql/connection-limits";
 export { noticesOpenForOrgs, type OpenNotice } from "./sql/connection-notices";
 export { noticeText, sendConnectionNoticesOnce, systemMailEnv, systemMailFrom, type NoticeSendResult, type SystemMail } from "./connections/notices";

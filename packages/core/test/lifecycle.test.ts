@@ -2,7 +2,7 @@ import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttp
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changeLifecycle, decideLifecycle, deliveryGate, holdsWalk, type LifecycleState } from "../src/automations/lifecycle";
-import { countRunsToStop, stopAllRuns } from "../src/automations/stop-runs";
+import { countRunsToStop, stopAllRuns } from "../src/runs/stop-all";
 import { lanes, type RunWake } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";

@@ -5,7 +5,7 @@ import { createConnection } from "../src/connections/connect";
 import { sendConnectionNoticesOnce } from "../src/connections/notices";
 import { probeConnection } from "../src/connections/probe";
 import { connectionsByName } from "../src/sql/connections";
-import { setContactZone } from "../src/contacts/zone";
+import { setContactZone } from "../src/timers/contact-zone";
 import { advanceRun } from "../src/engine/advance";
 import { parseAllowList } from "../src/allow-list";
 import { startRun } from "../src/start/start-run";

@@ -7,7 +7,7 @@ export { conditionSentence, opWords, type Condition } from "./branch";
 export { ruleWords, zoneWords } from "./wait";
 export { durationWords, listWords, weekdayNames } from "./words";
 export { nodeId } from "./ids";
-export { isValidZone, type WaitRule } from "../timers/rule";
+export { isValidZone, type WaitRule } from "./wait-rule";
 export { type Flow, type FlowGraph, flowOf } from "./flow";
 export { payloadPaths, type Variable, variablesAt } from "./variables";
 export * from "../connections/kinds";

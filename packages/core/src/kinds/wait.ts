@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isValidZone, type WaitRule, waitRuleSchema } from "../timers/rule";
+import { isValidZone, type WaitRule, waitRuleSchema } from "./wait-rule";
 import { defineStepKind } from "./kind";
 import { durationWords, listWords, weekdayNames } from "./words";
 

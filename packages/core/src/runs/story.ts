@@ -2,7 +2,7 @@ import { DateTime } from "luxon";
 import { type Condition, conditionSentence } from "../kinds/branch";
 import { kindOf } from "../kinds/registry";
 import { durationWords, listWords } from "../kinds/words";
-import { isValidZone } from "../timers/rule";
+import { isValidZone } from "../kinds/wait-rule";
 import { pathTaken } from "./path-taken";
 import { sentEmail } from "./sent-email";
 import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike } from "./why";

@@ -218,7 +218,7 @@ export function contactsSearch(db: Db | Tx, orgId: string, query: string): Promi
 
 /**
  * Creates the contact with its zone and consent, or sets an existing one's consent (its change time moves only when
- * it changed); the zone of an existing contact is not written here (contacts/zone.ts moves its waits too).
+ * it changed); the zone of an existing contact is not written here (timers/contact-zone.ts moves its waits too).
  */
 export async function contactsUpsertConsent(
   db: Db | Tx,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import { crashpoint } from "../crash";
-import { changeContactZone } from "../contacts/zone";
+import { changeContactZone } from "../timers/contact-zone";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "../errors";
 import { hasUnstorableText } from "../json";
 import { deliveryGate } from "../automations/lifecycle";
@@ -126,7 +126,7 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
     : null;
 
   // A payload that names a zone for its contact moves the contact there, and with it the pending waits of the
-  // contact's other runs (contacts/zone.ts, the rule Settings and the CLI use), in the start's transaction. Only a
+  // contact's other runs (timers/contact-zone.ts, the rule Settings and the CLI use), in the start's transaction. Only a
   // delivery that starts a run does: a re-sent one would undo a person's later change.
   const moveContact = async (tx: Tx, runId: string, contactId: string | null) => {
     if (!contact?.timeZone) return;

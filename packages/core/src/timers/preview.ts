@@ -1,5 +1,5 @@
 import { DateTime } from "luxon";
-import type { WaitRule } from "./rule";
+import type { WaitRule } from "../kinds/wait-rule";
 import { dueInstant } from "./schedule";
 
 export interface PreviewInstant {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { DateTime, IANAZone } from "luxon";
-import type { WaitRule } from "./rule";
+import type { WaitRule } from "../kinds/wait-rule";
 
 /**
  * When a wait ends: pure functions of (rule, zone, the present as the database gave it). No clock is read here.
@@ -14,7 +14,7 @@ import type { WaitRule } from "./rule";
  * date (luxon alone picks an offset for an ambiguous time that does).
  */
 
-export { isValidZone, type WaitRule, waitRuleSchema } from "./rule";
+export { isValidZone, type WaitRule, waitRuleSchema } from "../kinds/wait-rule";
 
 interface Wall {
   year: number;

@@ -6,7 +6,7 @@ import { ownerProcedure, router, viewerProcedure } from "./init";
 
 /**
  * Settings -> Contacts -> one contact: consent, suppression, time zone and its runs; a zone change recomputes the
- * contact's pending waits (contacts/zone.ts); erase shows the runs it would cancel first, then erases only when the
+ * contact's pending waits (timers/contact-zone.ts); erase shows the runs it would cancel first, then erases only when the
  * owner confirmed that count. Members read; owners change. Scoped by `ctx.org.id`.
  */
 const contactId = z.object({ contactId: z.string().regex(/^ctc_[0-9a-f]{32}$/, "not a contact id") });

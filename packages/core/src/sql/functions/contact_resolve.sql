@@ -1,6 +1,6 @@
 -- Finds or creates the organisation's contact for an email (case-insensitive) and returns its id.
 -- A payload's zone that moves an existing contact must also move the contact's other pending waits, and that
--- recompute is TypeScript (luxon's zone rules, contacts/zone.ts changeContactZone), so this function does not write
+-- recompute is TypeScript (luxon's zone rules, timers/contact-zone.ts changeContactZone), so this function does not write
 -- the zone of an existing contact. Called with a zone that differs from the stored one, it raises HF004 and nothing
 -- of the statement commits: start/start-run.ts then starts the run in a transaction that moves the zone and the waits
 -- together (only when the delivery starts a new run: a re-sent one is not news). A new contact takes the zone at once

@@ -20,8 +20,8 @@ export {
   type LifecycleState,
   type PauseMode,
   type PauseRuns,
-} from "./lifecycle";
-export { countRunsToStop, stopAllRuns, stopBatchSize, type StopOutcome } from "./stop-runs";
-export { decideRetry, rerunRun, retryFromFailedStep, type RetryDecision, type RetryOutcome } from "../runs/retry-run";
-export { runsRerunOf, runsReruns } from "../sql/runs";
-export type { HistoryEntry } from "../sql/automation-history";
+} from "./automations/lifecycle";
+export { countRunsToStop, stopAllRuns, stopBatchSize, type StopOutcome } from "./runs/stop-all";
+export { decideRetry, rerunRun, retryFromFailedStep, type RetryDecision, type RetryOutcome } from "./runs/retry-run";
+export { runsRerunOf, runsReruns } from "./sql/runs";
+export type { HistoryEntry } from "./sql/automation-history";

@@ -1,7 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import { NotFoundError } from "../errors";
-import { requestCancel } from "../runs/cancel";
-import { ActionRefusedError } from "../runs/resolve";
+import { requestCancel } from "./cancel";
+import { ActionRefusedError } from "./resolve";
 import { automationHistoryInsert } from "../sql/automation-history";
 import { automationsLifecycle } from "../sql/automations";
 import { runsCountRunning, runsRunningBatch } from "../sql/runs";

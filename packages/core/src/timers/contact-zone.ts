@@ -2,8 +2,8 @@ import { type Db, inTx, type Tx } from "@holdfast/db";
 import { HoldfastError } from "../errors";
 import { contactsSetZone } from "../sql/contacts";
 import { timersPendingOfContact, timersReschedule } from "../sql/timers";
-import { instantFor } from "../timers/plan";
-import { isValidZone, type WaitRule } from "../timers/schedule";
+import { instantFor } from "./plan";
+import { isValidZone, type WaitRule } from "./schedule";
 
 export class InvalidZoneError extends HoldfastError {
   constructor(zone: string) {

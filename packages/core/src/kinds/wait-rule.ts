@@ -1,7 +1,7 @@
 import { IANAZone } from "luxon";
 import { z } from "zod";
 
-/** A wait's rule and the zone check: pure and browser-safe (the schedule itself is timers/schedule.ts). */
+/** A wait's rule and the zone check: pure and browser-safe (the schedule itself is timers/schedule.ts; the wait kind owns its rule). */
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "a local time as HH:MM");
 const weekday = z.number().int().min(1).max(7); // ISO: 1 = Monday ... 7 = Sunday
