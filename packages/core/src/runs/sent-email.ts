@@ -1,5 +1,6 @@
 import { renderTemplate } from "../templates/render";
-import { rec, type StoryEmail, type StoryInput, type StoryStep, str } from "./story";
+import type { StoryEmail, StoryInput, StoryStep } from "./story";
+import { rec, str } from "./values";
 
 /**
  * The email the run sent (the latest send_email step that was not skipped), as the step recorded it when the server

@@ -5,6 +5,7 @@ import { durationWords, listWords } from "../kinds/words";
 import { isValidZone } from "../kinds/wait-rule";
 import { pathTaken } from "./path-taken";
 import { sentEmail } from "./sent-email";
+import { rec, str } from "./values";
 import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike } from "./why";
 
 /**
@@ -210,8 +211,6 @@ export function actorWords(worker: string | null | undefined): string {
   return worker;
 }
 
-export const rec = (v: unknown): Record<string, unknown> => (v && typeof v === "object" ? (v as Record<string, unknown>) : {});
-export const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const date = (v: unknown): Date | null => (v instanceof Date ? v : typeof v === "string" && !Number.isNaN(Date.parse(v)) ? new Date(v) : null);
 const quote = (s: string) => `"${s.length > 80 ? `${s.slice(0, 79)}…` : s}"`;
