@@ -18,7 +18,8 @@ export async function runPeer(
 ): Promise<RaceResult> {
   const dbName = `${env.dbName}_${peer}`;
   const url = await freshDatabase(dbName, false);
-  const child = spawn(process.execPath, ["--import", "tsx", join(here, `${peer}.ts`)], {
+  // --no-deprecation: DBOS's own pg client use prints a warning that is not the bench's.
+  const child = spawn(process.execPath, ["--no-deprecation", "--import", "tsx", join(here, `${peer}.ts`)], {
     env: {
       ...process.env,
       PEER_DATABASE_URL: url,
