@@ -1,0 +1,1771 @@
+-- The schema of a freshly migrated database (prisma/migrations, then packages/core/src/sql/functions), written by
+-- `pnpm schema:dump` from pg_dump --schema-only --no-owner. Do not edit: change a migration or a function file and
+-- dump again. packages/core/test/schema-dump.test.ts fails while this file and the migrated database differ.
+
+CREATE FUNCTION public.holdfast_breaker_record(p_connection_id text, p_ok boolean, p_holder text, p_window_ms double precision, p_min_calls integer, p_rate double precision) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  c record;
+BEGIN
+  SELECT breaker_state, breaker_probe, window_started_at, window_calls, window_failures INTO c
+  FROM connections WHERE id = p_connection_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  IF c.breaker_state = 'half_open' THEN
+    IF c.breaker_probe IS DISTINCT FROM p_holder THEN
+      RETURN 'half_open'; -- a late answer from before the breaker opened: the probe decides
+    END IF;
+    UPDATE connections SET breaker_state = CASE WHEN p_ok THEN 'closed' ELSE 'open' END,
+                           breaker_opened_at = CASE WHEN p_ok THEN NULL ELSE now() END, breaker_probe = NULL,
+                           window_started_at = now(), window_calls = 0, window_failures = 0, updated_at = now()
+    WHERE id = p_connection_id;
+    RETURN CASE WHEN p_ok THEN 'closed' ELSE 'open' END;
+  END IF;
+  IF c.breaker_state = 'open' THEN
+    RETURN 'open';
+  END IF;
+  IF c.window_started_at IS NULL OR c.window_started_at < now() - make_interval(secs => p_window_ms / 1000) THEN
+    c.window_calls := 0;
+    c.window_failures := 0;
+    c.window_started_at := now();
+  END IF;
+  c.window_calls := c.window_calls + 1;
+  c.window_failures := c.window_failures + CASE WHEN p_ok THEN 0 ELSE 1 END;
+  IF c.window_calls >= p_min_calls AND c.window_failures::float8 / c.window_calls >= p_rate THEN
+    UPDATE connections SET breaker_state = 'open', breaker_opened_at = now(), window_started_at = now(),
+                           window_calls = 0, window_failures = 0, updated_at = now()
+    WHERE id = p_connection_id;
+    RETURN 'open';
+  END IF;
+  UPDATE connections SET window_started_at = c.window_started_at, window_calls = c.window_calls,
+                         window_failures = c.window_failures
+  WHERE id = p_connection_id;
+  RETURN 'closed';
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_budget_reserve(p_org_id text, p_key text, p_owner text, p_micros bigint) RETURNS bigint
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  left_after bigint;
+BEGIN
+  IF EXISTS (SELECT 1 FROM budget_reservations WHERE org_id = p_org_id AND key = p_key AND owner = p_owner) THEN
+    SELECT allowed_micros - reserved_micros - spent_micros INTO left_after FROM org_budgets WHERE org_id = p_org_id;
+    RETURN left_after;
+  END IF;
+  UPDATE org_budgets SET reserved_micros = reserved_micros + p_micros, updated_at = now()
+  WHERE org_id = p_org_id AND allowed_micros - reserved_micros - spent_micros >= p_micros
+  RETURNING allowed_micros - reserved_micros - spent_micros INTO left_after;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO budget_reservations (org_id, key, owner, micros) VALUES (p_org_id, p_key, p_owner, p_micros);
+  RETURN left_after;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_budget_settle(p_org_id text, p_key text, p_owner text, p_actual bigint) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  held bigint;
+BEGIN
+  UPDATE budget_reservations SET settled_at = now(), actual_micros = COALESCE(p_actual, micros)
+  WHERE org_id = p_org_id AND key = p_key AND owner = p_owner AND settled_at IS NULL
+  RETURNING micros INTO held;
+  IF FOUND THEN
+    UPDATE org_budgets SET reserved_micros = reserved_micros - held, spent_micros = spent_micros + COALESCE(p_actual, held),
+                           updated_at = now()
+    WHERE org_id = p_org_id;
+  END IF;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_connection_break_notice() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NEW.status = 'needs_reconnect' AND OLD.status IS DISTINCT FROM 'needs_reconnect' THEN
+    INSERT INTO connection_notices (org_id, connection_id, break_no, reason)
+    VALUES (NEW.org_id, NEW.id, NEW.break_count, NEW.status_reason)
+    ON CONFLICT (connection_id, break_no) DO NOTHING;
+  ELSIF OLD.status = 'needs_reconnect' AND NEW.status IS DISTINCT FROM 'needs_reconnect' THEN
+    UPDATE connection_notices SET resolved_at = now()
+    WHERE org_id = NEW.org_id AND connection_id = NEW.id AND resolved_at IS NULL;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE FUNCTION public.holdfast_connection_break_number() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NEW.status = 'needs_reconnect' AND OLD.status IS DISTINCT FROM 'needs_reconnect' THEN
+    NEW.break_count := OLD.break_count + 1;
+  END IF;
+  RETURN NEW;
+END $$;
+
+CREATE FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  contact_id text;
+  stored_zone text;
+BEGIN
+  IF p_email IS NULL OR p_email = '' THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO contacts (org_id, email, time_zone) VALUES (p_org_id, lower(p_email), p_time_zone)
+  ON CONFLICT (org_id, email) DO NOTHING
+  RETURNING id INTO contact_id;
+  IF contact_id IS NULL THEN
+    SELECT id, time_zone INTO contact_id, stored_zone FROM contacts WHERE org_id = p_org_id AND email = lower(p_email);
+    IF p_time_zone IS NOT NULL AND stored_zone IS DISTINCT FROM p_time_zone THEN
+      RAISE EXCEPTION 'contact % changes time zone from % to %: start in a transaction that moves its waits',
+        contact_id, coalesce(stored_zone, 'none'), p_time_zone
+        USING ERRCODE = 'HF004';
+    END IF;
+  END IF;
+  RETURN contact_id;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  eff_key text := p_run_id || '/' || p_node_id || '/' || p_iteration;
+  found_row jsonb;
+BEGIN
+  INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
+  VALUES (p_org_id, p_run_id, p_step_id, eff_key, p_kind, 'in_flight', p_step_id || ':' || p_attempt,
+          now() + make_interval(secs => p_lease_ms / 1000))
+  ON CONFLICT (org_id, key) DO NOTHING;
+  IF FOUND THEN
+    RETURN jsonb_build_object('claimed', true);
+  END IF;
+  SELECT jsonb_build_object(
+           'key', e.key, 'status', e.status, 'owner', e.owner, 'attempts', e.attempts,
+           'providerIdempotent', e.provider_idempotent, 'result', e.result, 'error', e.error,
+           'firstAttemptAt', e.first_attempt_at,
+           'leaseLeftMs', GREATEST(0, EXTRACT(EPOCH FROM e.lease_until - now()) * 1000)::float8)
+    INTO found_row FROM effects e WHERE e.org_id = p_org_id AND e.key = eff_key;
+  RETURN jsonb_build_object('claimed', false, 'row', found_row);
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_notify_outbox() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM inserted WHERE available_at <= now()) THEN
+    PERFORM pg_notify('holdfast_outbox', '');
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_refuse_published_version_change() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF OLD.published_at IS NOT NULL THEN
+    RAISE EXCEPTION 'automation version % (v%) is published and immutable', OLD.id, OLD.version
+      USING ERRCODE = 'HF001';
+  END IF;
+  IF TG_OP = 'DELETE' THEN
+    RETURN OLD;
+  END IF;
+  RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_rows_insert(p_rows jsonb) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  -- Empty lists insert nothing (the outbox's NOTIFY trigger fires per statement, even for none).
+  IF jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb)) > 0 THEN
+    INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until)
+    SELECT s.id, s."orgId", s."runId", s."nodeId", s.iteration, s.kind, s.lane, s."maxAttempts", s.status, s.owner,
+           COALESCE(s.attempt, 0), now() + make_interval(secs => s."leaseMs" / 1000)
+    FROM jsonb_to_recordset(COALESCE(p_rows->'steps', '[]'::jsonb))
+      AS s(id text, "orgId" text, "runId" text, "nodeId" text, iteration int, kind text, lane text, "maxAttempts" int,
+           status text, owner text, attempt int, "leaseMs" float8);
+  END IF;
+  IF jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb)) > 0 THEN
+    INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
+    SELECT e."orgId", e."runId", e."stepId", e."nodeId", e.attempt, e.type, e.lane, e.worker, e.data
+    FROM ROWS FROM (jsonb_to_recordset(COALESCE(p_rows->'events', '[]'::jsonb))
+           AS ("orgId" text, "runId" text, "stepId" text, "nodeId" text, attempt int, type text, lane text, worker text, data jsonb))
+         WITH ORDINALITY AS e("orgId", "runId", "stepId", "nodeId", attempt, type, lane, worker, data, n)
+    ORDER BY e.n;
+  END IF;
+  IF jsonb_array_length(COALESCE(p_rows->'outbox', '[]'::jsonb)) > 0 THEN
+    INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
+    SELECT o."orgId", o."runId", o.topic, o.payload, now() + make_interval(secs => COALESCE(o."delayMs", 0) / 1000)
+    FROM ROWS FROM (jsonb_to_recordset(COALESCE(p_rows->'outbox', '[]'::jsonb))
+           AS ("orgId" text, "runId" text, topic text, payload jsonb, "delayMs" float8))
+         WITH ORDINALITY AS o("orgId", "runId", topic, payload, "delayMs", n)
+    ORDER BY o.n;
+  END IF;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_run_budgets() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  SELECT COALESCE(NEW.max_steps, a.run_max_steps, o.run_max_steps),
+         COALESCE(NEW.expires_at, NEW.created_at + make_interval(secs => COALESCE(a.run_max_age_seconds, o.run_max_age_seconds)))
+    INTO NEW.max_steps, NEW.expires_at
+  FROM organisations o LEFT JOIN automations a ON a.id = NEW.automation_id AND a.org_id = o.id
+  WHERE o.id = NEW.org_id;
+  RETURN NEW;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_run_duplicate(p_org_id text, p_run_id text, p_event_data jsonb) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  kept CONSTANT integer := 3;
+  n integer;
+BEGIN
+  UPDATE runs SET duplicate_deliveries = duplicate_deliveries + 1, last_duplicate_at = now()
+  WHERE org_id = p_org_id AND id = p_run_id
+  RETURNING duplicate_deliveries INTO n;
+  IF n IS NULL THEN
+    RAISE EXCEPTION 'run % not found to count a repeated start', p_run_id;
+  END IF;
+  IF n <= kept THEN
+    INSERT INTO run_events (org_id, run_id, type, data)
+    VALUES (p_org_id, p_run_id, 'run.duplicate_start',
+            COALESCE(p_event_data, '{}'::jsonb) || jsonb_build_object('duplicate', n)
+            || CASE WHEN n = kept
+                    THEN jsonb_build_object('more', 'later repeats are counted on the run, not written here')
+                    ELSE '{}'::jsonb END);
+  END IF;
+  RETURN n;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_run_start(p_run_id text, p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb, p_event_data jsonb, p_rows jsonb, p_contact_id text) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  run_id text;
+BEGIN
+  INSERT INTO runs (id, org_id, automation_id, version_id, start_key, input, seq, contact_id)
+  VALUES (p_run_id, p_org_id, p_automation_id, p_version_id, p_start_key, p_input, 1, p_contact_id)
+  ON CONFLICT (org_id, start_key) DO NOTHING
+  RETURNING id INTO run_id;
+  IF run_id IS NULL THEN
+    -- ON CONFLICT waited for the other start to commit; in PL/pgSQL each statement takes a fresh snapshot
+    -- (READ COMMITTED), so this SELECT sees the committed row.
+    SELECT id INTO run_id FROM runs WHERE org_id = p_org_id AND start_key = p_start_key;
+    IF run_id IS NULL THEN
+      RAISE EXCEPTION 'start key % conflicted but no run holds it', p_start_key;
+    END IF;
+    PERFORM holdfast_run_duplicate(p_org_id, run_id, p_event_data);
+    RETURN jsonb_build_object('runId', run_id, 'inserted', false);
+  END IF;
+  PERFORM holdfast_rows_insert(p_rows);
+  IF jsonb_typeof(p_rows->'finish') = 'object' THEN
+    UPDATE runs SET status = p_rows->'finish'->>'status', error = p_rows->'finish'->'error', finished_at = now(),
+                    seq = seq + 1, updated_at = now()
+    WHERE id = run_id;
+  END IF;
+  RETURN jsonb_build_object('runId', run_id, 'inserted', true);
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_run_steps(p_run_id text) RETURNS jsonb
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+           'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,
+           'output', o.output, 'error', o.error, 'advanced', o.advanced_at IS NOT NULL,
+           'leased', o.status = 'running' AND o.lease_until >= now()) ORDER BY o.created_at, o.id), '[]'::jsonb)
+  FROM steps o WHERE o.run_id = p_run_id;
+$$;
+
+CREATE FUNCTION public.holdfast_scope_all() RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$ SELECT COALESCE(current_setting('holdfast.all_orgs', true), 'off') = 'on' $$;
+
+CREATE FUNCTION public.holdfast_scope_orgs() RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+  SELECT COALESCE(array_agg(DISTINCT o.id), '{}') FROM (
+    SELECT unnest(string_to_array(NULLIF(current_setting('holdfast.org_ids', true), ''), ',')) AS id
+    UNION ALL
+    SELECT m.org_id FROM sessions s JOIN memberships m ON m.user_id = s.user_id
+    WHERE s.id = NULLIF(current_setting('holdfast.session', true), '')
+      AND s.expires_at > now() AND s.idle_expires_at > now()
+  ) o
+$$;
+
+CREATE FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) RETURNS integer
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  taken int;
+BEGIN
+  UPDATE connection_slots SET lease_until = now() + make_interval(secs => p_lease_ms / 1000)
+  WHERE connection_id = p_connection_id AND holder = p_holder
+  RETURNING slot INTO taken;
+  IF FOUND THEN
+    RETURN taken;
+  END IF;
+  INSERT INTO connection_slots (connection_id, slot, org_id)
+  SELECT p_connection_id, g, p_org_id FROM generate_series(1, p_cap) g
+  ON CONFLICT DO NOTHING;
+  DELETE FROM connection_slots WHERE connection_id = p_connection_id AND slot > p_cap AND holder IS NULL;
+  UPDATE connection_slots SET holder = p_holder, lease_until = now() + make_interval(secs => p_lease_ms / 1000)
+  WHERE (connection_id, slot) = (
+    SELECT connection_id, slot FROM connection_slots
+    WHERE connection_id = p_connection_id AND slot <= p_cap AND (holder IS NULL OR lease_until < now())
+    ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED)
+  RETURNING slot INTO taken;
+  RETURN taken;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[]) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  s record;
+  r record;
+  seen jsonb;
+  effect jsonb;
+BEGIN
+  -- FOR SHARE: a cancel that locked the run first is seen here (we wait for it); one that comes after sees this
+  -- step running with a live lease and waits for its settle instead of cancelling it under the worker.
+  SELECT id, version_id, input, seq, max_steps, expires_at INTO r FROM runs
+  WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
+    AND status = 'running' AND cancel_requested_at IS NULL
+    -- A run past its age budget performs nothing more: the sweeper wakes it and the walk stops it.
+    AND (expires_at IS NULL OR expires_at > now())
+  FOR SHARE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
+                   lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
+  WHERE id = p_step_id AND status IN ('ready', 'running')
+    AND (lease_until IS NULL OR lease_until < now()) AND available_at <= now()
+  RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+  VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt, 'step.claimed', s.lane, p_worker);
+  IF s.kind = ANY(p_effect_kinds) THEN
+    effect := holdfast_effect_claim(s.org_id, s.run_id, s.id, s.node_id, s.iteration, s.kind, s.attempt, p_lease_ms);
+  END IF;
+  IF p_outbox_id IS NOT NULL THEN
+    UPDATE outbox SET sent_at = now() WHERE id = p_outbox_id AND sent_at IS NULL;
+  END IF;
+  seen := holdfast_run_steps(s.run_id);
+  RETURN jsonb_build_object(
+    'id', s.id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', s.node_id, 'iteration', s.iteration,
+    'kind', s.kind, 'lane', s.lane, 'attempt', s.attempt, 'maxAttempts', s.max_attempts, 'deferrals', s.deferrals,
+    'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect);
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  r record;
+  s record;
+  advance boolean;
+  claim jsonb;
+  claimed jsonb;
+  effect jsonb;
+  cause record;
+BEGIN
+  -- A park whose cause was cleared while this attempt ran (the connection reconnected, the breaker closed, the
+  -- budget raised) becomes a plain return to ready. The cause's row is read under a share lock before anything else
+  -- is locked: a reconnect, breaker close or budget change either committed first (seen here) or waits for this
+  -- commit and then resumes the parked step itself.
+  IF p_status = 'parked' THEN
+    IF p_error->>'code' IN ('needs_reconnect', 'breaker_open') THEN
+      SELECT status, breaker_state INTO cause FROM connections WHERE id = p_error->>'connectionId' FOR SHARE;
+      IF (p_error->>'code' = 'needs_reconnect' AND cause.status = 'ok')
+         OR (p_error->>'code' = 'breaker_open' AND cause.breaker_state = 'closed') THEN
+        p_status := 'ready';
+      END IF;
+    ELSIF p_error->>'code' = 'budget_exhausted' THEN
+      SELECT b.allowed_micros - b.reserved_micros - b.spent_micros AS left_micros INTO cause
+      FROM org_budgets b WHERE b.org_id = (SELECT org_id FROM steps WHERE id = p_step_id) FOR SHARE;
+      IF cause.left_micros >= COALESCE((p_error->>'estimateMicros')::bigint, 0) THEN
+        p_status := 'ready';
+      END IF;
+    END IF;
+    IF p_status = 'ready' THEN
+      p_delay_ms := 0;
+      p_event := 'step.deferred';
+      p_event_data := jsonb_build_object('reason', 'what it waited for was resolved while it ran');
+    END IF;
+  END IF;
+
+  -- The run is locked before the step (the engine's and cancel's order). When the worker's walk still applies
+  -- (same seq, running, not cancelling), the run's own update is the lock: one write of the run row, not a lock
+  -- and then a write.
+  advance := false;
+  IF p_status <> 'ready' AND p_rows IS NOT NULL THEN
+    UPDATE runs SET
+      seq = seq + 1, updated_at = now(),
+      status = COALESCE(p_rows->'finish'->>'status', status),
+      error = CASE WHEN jsonb_typeof(p_rows->'finish') = 'object' THEN p_rows->'finish'->'error' ELSE error END,
+      finished_at = CASE WHEN p_rows->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
+    WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
+      AND seq = p_run_seq AND status = 'running' AND cancel_requested_at IS NULL
+      -- A run held by its paused automation takes no next step here: the engine's walk holds it (run.wake).
+      AND held_at IS NULL
+    RETURNING id, seq, false AS cancelling, version_id, input, max_steps, expires_at INTO r;
+    advance := FOUND;
+  END IF;
+  IF NOT advance THEN
+    SELECT id, seq, cancel_requested_at IS NOT NULL AS cancelling, version_id, input, max_steps, expires_at INTO r FROM runs
+    WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
+  END IF;
+  UPDATE steps SET
+    status = p_status,
+    output = CASE WHEN p_status = 'done' THEN p_output ELSE output END,
+    error = CASE WHEN p_status = 'done' THEN NULL ELSE p_error END,
+    settled_at = CASE WHEN p_status IN ('ready', 'parked') THEN NULL ELSE now() END,
+    available_at = CASE WHEN p_status = 'ready' THEN now() + make_interval(secs => p_delay_ms / 1000) ELSE available_at END,
+    advanced_at = CASE WHEN advance THEN now() ELSE advanced_at END,
+    -- A step given back for want of a connection slot (step.deferred) or parked for a person did not use an attempt.
+    deferrals = deferrals + CASE WHEN p_event = 'step.deferred' OR p_status = 'parked' THEN 1 ELSE 0 END,
+    owner = NULL, lease_until = NULL, updated_at = now()
+  WHERE id = p_step_id AND attempt = p_token AND status = 'running'
+  RETURNING org_id, run_id, node_id, attempt, lane INTO s;
+  IF NOT FOUND THEN
+    -- A newer attempt holds the step. If the run was already moved on for this settle, undo it all (HF003: the
+    -- caller reads it as "not changed").
+    IF advance THEN
+      RAISE EXCEPTION 'step % attempt % no longer holds its lease', p_step_id, p_token USING ERRCODE = 'HF003';
+    END IF;
+    RETURN jsonb_build_object('changed', false);
+  END IF;
+
+  -- The effect's answer commits with the step's: fenced by the effect's owner token as the step is by its attempt.
+  IF p_effect IS NOT NULL AND (p_effect->>'release')::boolean IS TRUE THEN
+    DELETE FROM effects
+    WHERE org_id = p_effect->>'orgId' AND key = p_effect->>'key' AND owner = p_effect->>'owner'
+      AND status = 'in_flight' AND attempts = 1;
+  ELSIF p_effect IS NOT NULL THEN
+    UPDATE effects SET status = 'settled', result = p_effect->'result',
+                       error = CASE WHEN jsonb_typeof(p_effect->'error') = 'null' THEN NULL ELSE p_effect->'error' END,
+                       owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
+    WHERE org_id = p_effect->>'orgId' AND key = p_effect->>'key' AND owner = p_effect->>'owner' AND status = 'in_flight';
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'effect % was taken over by another attempt', p_effect->>'key' USING ERRCODE = 'HF002';
+    END IF;
+  END IF;
+
+  INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
+  VALUES (s.org_id, s.run_id, p_step_id, s.node_id, s.attempt, p_event, s.lane, p_worker, p_event_data);
+
+  IF p_status = 'parked' THEN
+    -- Waits for a person (p_error says why and which connection resumes it); a run being cancelled goes on to
+    -- its cancellation instead.
+    IF r.cancelling THEN
+      INSERT INTO outbox (org_id, run_id, topic, payload)
+      VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'cancel'));
+    END IF;
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
+  END IF;
+
+  IF p_status = 'ready' AND r.cancelling THEN
+    -- Nobody will claim the retry of a run being cancelled: the engine finishes the cancellation instead.
+    INSERT INTO outbox (org_id, run_id, topic, payload)
+    VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'cancel'));
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
+  END IF;
+
+  IF p_status = 'ready' THEN
+    IF p_retry IS NULL THEN
+      RAISE EXCEPTION 'step % goes back to ready but its settle brought no step.ready row (p_retry)', p_step_id;
+    END IF;
+    INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
+    VALUES (s.org_id, s.run_id, p_retry->>'topic', p_retry->'payload', now() + make_interval(secs => p_delay_ms / 1000));
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
+  END IF;
+
+  IF NOT advance THEN
+    INSERT INTO outbox (org_id, run_id, topic, payload)
+    VALUES (s.org_id, s.run_id, 'run.wake', jsonb_build_object('orgId', s.org_id, 'runId', s.run_id, 'reason', 'step_settled'));
+    RETURN jsonb_build_object('changed', true, 'advanced', false);
+  END IF;
+
+  -- The walk's rows as the worker prepared them, in its timeline order (inline nodes, the steps it scheduled, how
+  -- the run ended); the run row already carries the end.
+  PERFORM holdfast_rows_insert(p_rows);
+  claim := p_rows->'claim';
+  IF jsonb_typeof(claim) = 'object' THEN
+    -- Local dispatch: the step inserted already claimed by this worker (attempt 1 is its fencing token); its effect
+    -- key is claimed in the same commit, as a claim would. The run as that step's inline walk will see it (read after
+    -- every write above).
+    effect := CASE WHEN (claim->>'effect')::boolean
+                   THEN holdfast_effect_claim(s.org_id, s.run_id, claim->>'stepId', claim->>'nodeId', (claim->>'iteration')::int,
+                                              claim->>'kind', 1, (claim->>'leaseMs')::float8) END;
+    claimed := jsonb_build_object(
+      'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input,
+      'runSeq', r.seq::text, 'effect', effect, 'runSteps', holdfast_run_steps(s.run_id));
+  END IF;
+  RETURN jsonb_build_object('changed', true, 'advanced', true, 'claimed', claimed);
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_tenant_table(t regclass) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
+  EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', t);
+  -- The sub-selects make the scope an InitPlan: computed once per statement, not once per row.
+  EXECUTE format(
+    'CREATE POLICY tenant_scope ON %s TO holdfast_web
+       USING ((SELECT holdfast_scope_all()) OR org_id = ANY ((SELECT holdfast_scope_orgs())::text[]))
+       WITH CHECK ((SELECT holdfast_scope_all()) OR org_id = ANY ((SELECT holdfast_scope_orgs())::text[]))', t);
+  EXECUTE format('CREATE POLICY worker_all ON %s TO holdfast_worker USING (true) WITH CHECK (true)', t);
+END $$;
+
+CREATE TABLE public._holdfast_migrations (
+    name text NOT NULL,
+    checksum text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE public.approvals (
+    id text DEFAULT ('apr_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    run_id text NOT NULL,
+    step_id text NOT NULL,
+    node_id text NOT NULL,
+    stage integer DEFAULT 1 NOT NULL,
+    approvers jsonb NOT NULL,
+    title text NOT NULL,
+    content text NOT NULL,
+    digest text NOT NULL,
+    deadline_at timestamp(6) with time zone NOT NULL,
+    on_deadline jsonb NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    decided_by text,
+    decided_by_name text,
+    decided_via text,
+    decided_at timestamp(6) with time zone,
+    slack jsonb,
+    slack_message jsonb,
+    notify_state text DEFAULT 'none'::text NOT NULL,
+    notify_error text,
+    notify_attempted_at timestamp(6) with time zone,
+    revision integer DEFAULT 1 NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    email_digest jsonb,
+    CONSTRAINT approvals_decided_check CHECK (((status = 'pending'::text) = (decided_at IS NULL))),
+    CONSTRAINT approvals_notify_check CHECK ((notify_state = ANY (ARRAY['none'::text, 'post'::text, 'update'::text, 'done'::text, 'failed'::text]))),
+    CONSTRAINT approvals_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text, 'escalated'::text, 'expired'::text, 'cancelled'::text]))),
+    CONSTRAINT approvals_via_check CHECK (((decided_via IS NULL) OR (decided_via = ANY (ARRAY['slack'::text, 'inbox'::text, 'deadline'::text, 'run'::text]))))
+);
+
+ALTER TABLE ONLY public.approvals FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.automation_drafts (
+    automation_id text NOT NULL,
+    org_id text NOT NULL,
+    graph jsonb NOT NULL,
+    revision integer DEFAULT 1 NOT NULL,
+    updated_by text,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL
+);
+
+ALTER TABLE ONLY public.automation_drafts FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.automation_history (
+    id text DEFAULT ('ahi_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    seq bigint NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    by text NOT NULL,
+    action text NOT NULL,
+    from_status text NOT NULL,
+    to_status text NOT NULL,
+    pause_mode text,
+    pause_runs text,
+    reason text,
+    detail jsonb,
+    CONSTRAINT automation_history_action_check CHECK ((action = ANY (ARRAY['pause'::text, 'resume'::text, 'archive'::text, 'restore'::text, 'stop_runs'::text]))),
+    CONSTRAINT automation_history_sizes_check CHECK (((length(by) <= 200) AND (length(reason) <= 500)))
+);
+
+ALTER TABLE ONLY public.automation_history FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.automation_history ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.automation_history_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.automation_versions (
+    id text DEFAULT ('ver_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    version integer NOT NULL,
+    graph jsonb NOT NULL,
+    published_at timestamp(6) with time zone,
+    published_by text,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT automation_versions_version_check CHECK ((version >= 1))
+);
+
+ALTER TABLE ONLY public.automation_versions FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.automations (
+    id text DEFAULT ('aut_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    slug text NOT NULL,
+    name text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    run_max_steps integer,
+    run_max_age_seconds integer,
+    trigger_auth text DEFAULT 'signed'::text NOT NULL,
+    sample_input jsonb,
+    status text DEFAULT 'active'::text NOT NULL,
+    pause_mode text,
+    pause_runs text,
+    status_changed_at timestamp(6) with time zone,
+    CONSTRAINT automations_pause_check CHECK ((((status = 'paused'::text) = (pause_mode IS NOT NULL)) AND ((pause_mode IS NULL) = (pause_runs IS NULL)) AND ((pause_mode IS NULL) OR (pause_mode = ANY (ARRAY['refuse'::text, 'hold'::text]))) AND ((pause_runs IS NULL) OR (pause_runs = ANY (ARRAY['continue'::text, 'hold'::text]))))),
+    CONSTRAINT automations_run_budget_check CHECK ((((run_max_steps IS NULL) OR (run_max_steps >= 1)) AND ((run_max_age_seconds IS NULL) OR (run_max_age_seconds >= 1)))),
+    CONSTRAINT automations_sample_input_check CHECK (((sample_input IS NULL) OR (jsonb_typeof(sample_input) = 'object'::text))),
+    CONSTRAINT automations_status_check CHECK ((status = ANY (ARRAY['active'::text, 'paused'::text, 'archived'::text]))),
+    CONSTRAINT automations_trigger_auth_check CHECK ((trigger_auth = ANY (ARRAY['signed'::text, 'url_token'::text])))
+);
+
+ALTER TABLE ONLY public.automations FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.budget_reservations (
+    org_id text NOT NULL,
+    key text NOT NULL,
+    owner text NOT NULL,
+    micros bigint NOT NULL,
+    actual_micros bigint,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    settled_at timestamp(6) with time zone
+);
+
+ALTER TABLE ONLY public.budget_reservations FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.connection_notices (
+    id text DEFAULT ('ntc_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    connection_id text NOT NULL,
+    break_no integer NOT NULL,
+    reason text,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    resolved_at timestamp(6) with time zone,
+    email_status text DEFAULT 'pending'::text NOT NULL,
+    email_attempts integer DEFAULT 0 NOT NULL,
+    email_claimed_until timestamp(6) with time zone,
+    email_sent_at timestamp(6) with time zone,
+    email_to text[],
+    email_error text,
+    CONSTRAINT connection_notices_email_status_check CHECK ((email_status = ANY (ARRAY['pending'::text, 'sending'::text, 'sent'::text, 'skipped'::text, 'failed'::text])))
+);
+
+ALTER TABLE ONLY public.connection_notices FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.connection_slots (
+    connection_id text NOT NULL,
+    slot integer NOT NULL,
+    org_id text NOT NULL,
+    holder text,
+    lease_until timestamp(6) with time zone,
+    CONSTRAINT connection_slots_lease_check CHECK (((holder IS NULL) = (lease_until IS NULL)))
+);
+
+ALTER TABLE ONLY public.connection_slots FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.connections (
+    id text DEFAULT ('cnx_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    kind text NOT NULL,
+    name text NOT NULL,
+    config jsonb DEFAULT '{}'::jsonb NOT NULL,
+    secret text,
+    status text DEFAULT 'ok'::text NOT NULL,
+    status_reason text,
+    checked_at timestamp(6) with time zone,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    limits jsonb DEFAULT '{}'::jsonb NOT NULL,
+    breaker_state text DEFAULT 'closed'::text NOT NULL,
+    breaker_opened_at timestamp(6) with time zone,
+    breaker_probe text,
+    window_started_at timestamp(6) with time zone,
+    window_calls integer DEFAULT 0 NOT NULL,
+    window_failures integer DEFAULT 0 NOT NULL,
+    break_count integer DEFAULT 0 NOT NULL,
+    CONSTRAINT connections_breaker_check CHECK ((breaker_state = ANY (ARRAY['closed'::text, 'open'::text, 'half_open'::text]))),
+    CONSTRAINT connections_kind_check CHECK ((kind = ANY (ARRAY['smtp'::text, 'crm'::text, 'model'::text, 'slack'::text, 'http'::text]))),
+    CONSTRAINT connections_status_check CHECK ((status = ANY (ARRAY['ok'::text, 'needs_reconnect'::text])))
+);
+
+ALTER TABLE ONLY public.connections FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.contacts (
+    id text DEFAULT ('ctc_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    email text NOT NULL,
+    time_zone text,
+    consent text DEFAULT 'unknown'::text NOT NULL,
+    consent_changed_at timestamp(6) with time zone,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT contacts_consent_check CHECK ((consent = ANY (ARRAY['granted'::text, 'unknown'::text, 'withdrawn'::text]))),
+    CONSTRAINT contacts_email_lower_check CHECK ((email = lower(email)))
+);
+
+ALTER TABLE ONLY public.contacts FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.deployment_settings (
+    id smallint DEFAULT 1 NOT NULL,
+    key_check text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT deployment_settings_id_check CHECK ((id = 1))
+);
+
+CREATE TABLE public.effects (
+    id text DEFAULT ('eff_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    run_id text NOT NULL,
+    step_id text NOT NULL,
+    key text NOT NULL,
+    kind text NOT NULL,
+    status text NOT NULL,
+    owner text,
+    lease_until timestamp(6) with time zone,
+    attempts integer DEFAULT 1 NOT NULL,
+    provider_idempotent boolean,
+    result jsonb,
+    error jsonb,
+    first_attempt_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    settled_at timestamp(6) with time zone,
+    started_at timestamp(6) with time zone,
+    CONSTRAINT effects_lease_check CHECK (((status = 'in_flight'::text) = ((lease_until IS NOT NULL) AND (owner IS NOT NULL)))),
+    CONSTRAINT effects_status_check CHECK ((status = ANY (ARRAY['in_flight'::text, 'settled'::text, 'outcome_unknown'::text, 'needs_review'::text])))
+);
+
+ALTER TABLE ONLY public.effects FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.leader_leases (
+    name text NOT NULL,
+    owner text NOT NULL,
+    lease_until timestamp(6) with time zone NOT NULL,
+    acquired_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL
+);
+
+CREATE TABLE public.memberships (
+    org_id text NOT NULL,
+    user_id text NOT NULL,
+    role text NOT NULL,
+    slack_user_id text,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT memberships_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'editor'::text, 'approver'::text, 'viewer'::text])))
+);
+
+ALTER TABLE ONLY public.memberships FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.org_budgets (
+    org_id text NOT NULL,
+    allowed_micros bigint NOT NULL,
+    reserved_micros bigint DEFAULT 0 NOT NULL,
+    spent_micros bigint DEFAULT 0 NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT org_budgets_amounts_check CHECK (((allowed_micros >= 0) AND (reserved_micros >= 0) AND (spent_micros >= 0)))
+);
+
+ALTER TABLE ONLY public.org_budgets FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.organisations (
+    id text DEFAULT ('org_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    slug text NOT NULL,
+    name text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    last_timer_served_at timestamp(6) with time zone,
+    run_max_steps integer DEFAULT 1000 NOT NULL,
+    run_max_age_seconds integer DEFAULT 7776000 NOT NULL,
+    CONSTRAINT organisations_run_budget_check CHECK (((run_max_steps >= 1) AND (run_max_age_seconds >= 1)))
+);
+
+CREATE TABLE public.outbox (
+    id bigint NOT NULL,
+    org_id text NOT NULL,
+    run_id text,
+    topic text NOT NULL,
+    payload jsonb NOT NULL,
+    available_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    sent_at timestamp(6) with time zone
+);
+
+ALTER TABLE ONLY public.outbox FORCE ROW LEVEL SECURITY;
+
+CREATE SEQUENCE public.outbox_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.outbox_id_seq OWNED BY public.outbox.id;
+
+CREATE TABLE public.run_events (
+    id bigint NOT NULL,
+    org_id text NOT NULL,
+    run_id text NOT NULL,
+    step_id text,
+    node_id text,
+    attempt integer,
+    type text NOT NULL,
+    lane text,
+    worker text,
+    data jsonb,
+    at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL
+);
+
+ALTER TABLE ONLY public.run_events FORCE ROW LEVEL SECURITY;
+
+CREATE SEQUENCE public.run_events_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE public.run_events_id_seq OWNED BY public.run_events.id;
+
+CREATE TABLE public.run_migrations (
+    id text DEFAULT ('mig_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    from_version_id text NOT NULL,
+    to_version_id text NOT NULL,
+    mapping jsonb NOT NULL,
+    removed_rule jsonb NOT NULL,
+    status text DEFAULT 'open'::text NOT NULL,
+    migrated integer DEFAULT 0 NOT NULL,
+    cancelled integer DEFAULT 0 NOT NULL,
+    stayed integer DEFAULT 0 NOT NULL,
+    deferred integer DEFAULT 0 NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT run_migrations_status_check CHECK ((status = ANY (ARRAY['open'::text, 'done'::text])))
+);
+
+ALTER TABLE ONLY public.run_migrations FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.runs (
+    id text DEFAULT ('run_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    version_id text NOT NULL,
+    start_key text NOT NULL,
+    status text DEFAULT 'running'::text NOT NULL,
+    input jsonb NOT NULL,
+    error jsonb,
+    cancel_requested_at timestamp(6) with time zone,
+    cancel_reason text,
+    swept_at timestamp(6) with time zone,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    finished_at timestamp(6) with time zone,
+    seq bigint DEFAULT 0 NOT NULL,
+    contact_id text,
+    max_steps integer,
+    expires_at timestamp(6) with time zone,
+    test boolean DEFAULT false NOT NULL,
+    held_at timestamp(6) with time zone,
+    rerun_of text,
+    duplicate_deliveries integer DEFAULT 0 NOT NULL,
+    last_duplicate_at timestamp(6) with time zone,
+    timeline_removed_at timestamp(6) with time zone,
+    CONSTRAINT runs_duplicate_deliveries_check CHECK ((duplicate_deliveries >= 0)),
+    CONSTRAINT runs_finished_check CHECK (((status = 'running'::text) = (finished_at IS NULL))),
+    CONSTRAINT runs_held_check CHECK (((held_at IS NULL) OR (status = 'running'::text))),
+    CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+ALTER TABLE ONLY public.runs FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.sessions (
+    id text NOT NULL,
+    user_id text NOT NULL,
+    expires_at timestamp(6) with time zone NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    idle_expires_at timestamp(6) with time zone NOT NULL
+);
+
+CREATE TABLE public.signals (
+    id text DEFAULT ('sig_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    kind text NOT NULL,
+    identity text NOT NULL,
+    correlation_keys text[] DEFAULT '{}'::text[] NOT NULL,
+    payload jsonb NOT NULL,
+    received_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    consumed_at timestamp(6) with time zone,
+    run_id text,
+    step_id text,
+    sender text,
+    unmatched_reason text,
+    CONSTRAINT signals_consumed_check CHECK (((consumed_at IS NULL) = (step_id IS NULL))),
+    CONSTRAINT signals_kind_check CHECK ((kind = ANY (ARRAY['email_reply'::text, 'approval'::text]))),
+    CONSTRAINT signals_unmatched_check CHECK (((unmatched_reason IS NULL) OR (consumed_at IS NULL)))
+);
+
+ALTER TABLE ONLY public.signals FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.signin_throttle (
+    key text NOT NULL,
+    points integer DEFAULT 0 NOT NULL,
+    expire bigint
+);
+
+CREATE TABLE public.slack_install_states (
+    id text NOT NULL,
+    org_id text NOT NULL,
+    user_id text NOT NULL,
+    session_id text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp(6) with time zone NOT NULL,
+    used_at timestamp(6) with time zone,
+    CONSTRAINT slack_install_states_expiry_check CHECK (((expires_at > created_at) AND (expires_at <= (created_at + '01:00:00'::interval))))
+);
+
+ALTER TABLE ONLY public.slack_install_states FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.steps (
+    id text DEFAULT ('stp_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    run_id text NOT NULL,
+    node_id text NOT NULL,
+    iteration integer NOT NULL,
+    kind text NOT NULL,
+    lane text NOT NULL,
+    status text DEFAULT 'ready'::text NOT NULL,
+    attempt integer DEFAULT 0 NOT NULL,
+    max_attempts integer NOT NULL,
+    owner text,
+    lease_until timestamp(6) with time zone,
+    available_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    output jsonb,
+    error jsonb,
+    advanced_at timestamp(6) with time zone,
+    woken_at timestamp(6) with time zone,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    settled_at timestamp(6) with time zone,
+    deferrals integer DEFAULT 0 NOT NULL,
+    correlation_key text,
+    CONSTRAINT steps_attempt_check CHECK (((attempt >= 0) AND (max_attempts >= 1))),
+    CONSTRAINT steps_iteration_check CHECK ((iteration >= 1)),
+    CONSTRAINT steps_lease_check CHECK (
+CASE
+    WHEN (status = 'running'::text) THEN ((lease_until IS NOT NULL) AND (owner IS NOT NULL))
+    ELSE ((lease_until IS NULL) AND (owner IS NULL))
+END),
+    CONSTRAINT steps_status_check CHECK ((status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text, 'done'::text, 'failed'::text, 'cancelled'::text])))
+);
+
+ALTER TABLE ONLY public.steps FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.suppressions (
+    org_id text NOT NULL,
+    email text NOT NULL,
+    reason text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT suppressions_email_lower_check CHECK ((email = lower(email)))
+);
+
+ALTER TABLE ONLY public.suppressions FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.timers (
+    id text DEFAULT ('tmr_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    run_id text NOT NULL,
+    step_id text NOT NULL,
+    rule jsonb NOT NULL,
+    zone text NOT NULL,
+    spread_seconds integer DEFAULT 0 NOT NULL,
+    spread_offset_seconds integer DEFAULT 0 NOT NULL,
+    anchor_at timestamp(6) with time zone NOT NULL,
+    due_at timestamp(6) with time zone NOT NULL,
+    wake integer DEFAULT 1 NOT NULL,
+    fired_at timestamp(6) with time zone,
+    fired_by text,
+    lateness_ms double precision,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    zone_source text,
+    CONSTRAINT timers_fired_check CHECK (((fired_at IS NULL) = (lateness_ms IS NULL))),
+    CONSTRAINT timers_spread_check CHECK (((spread_seconds >= 0) AND (spread_offset_seconds >= 0) AND (wake >= 1))),
+    CONSTRAINT timers_zone_source_check CHECK (((zone_source IS NULL) OR (zone_source = ANY (ARRAY['run'::text, 'contact'::text, 'node'::text, 'default'::text]))))
+);
+
+ALTER TABLE ONLY public.timers FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.trigger_credentials (
+    id text DEFAULT ('tcr_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    kind text NOT NULL,
+    secret text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp(6) with time zone,
+    CONSTRAINT trigger_credentials_kind_check CHECK ((kind = ANY (ARRAY['signing_secret'::text, 'url_token'::text])))
+);
+
+ALTER TABLE ONLY public.trigger_credentials FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.trigger_deliveries (
+    id text DEFAULT ('dlv_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    seq bigint NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    received_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    outcome text NOT NULL,
+    status integer NOT NULL,
+    reason text,
+    start_key text,
+    webhook_id text,
+    run_id text,
+    content_type text,
+    body_bytes integer,
+    CONSTRAINT trigger_deliveries_outcome_check CHECK ((outcome = ANY (ARRAY['accepted'::text, 'duplicate'::text, 'refused'::text]))),
+    CONSTRAINT trigger_deliveries_refusal_check CHECK ((((outcome = 'refused'::text) AND (reason IS NOT NULL) AND (run_id IS NULL) AND (start_key IS NULL)) OR (outcome <> 'refused'::text))),
+    CONSTRAINT trigger_deliveries_sizes_check CHECK ((((body_bytes IS NULL) OR (body_bytes >= 0)) AND ((status >= 100) AND (status <= 599)) AND (length(reason) <= 500) AND (length(content_type) <= 100) AND (length(webhook_id) <= 300) AND (length(start_key) <= 400)))
+);
+
+ALTER TABLE ONLY public.trigger_deliveries FORCE ROW LEVEL SECURITY;
+
+ALTER TABLE public.trigger_deliveries ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.trigger_deliveries_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+CREATE TABLE public.users (
+    id text DEFAULT ('usr_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    email text NOT NULL,
+    name text NOT NULL,
+    password_hash text,
+    created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT users_email_lower_check CHECK ((email = lower(email)))
+);
+
+ALTER TABLE ONLY public.outbox ALTER COLUMN id SET DEFAULT nextval('public.outbox_id_seq'::regclass);
+
+ALTER TABLE ONLY public.run_events ALTER COLUMN id SET DEFAULT nextval('public.run_events_id_seq'::regclass);
+
+ALTER TABLE ONLY public._holdfast_migrations
+    ADD CONSTRAINT _holdfast_migrations_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.automation_drafts
+    ADD CONSTRAINT automation_drafts_pkey PRIMARY KEY (automation_id);
+
+ALTER TABLE ONLY public.automation_history
+    ADD CONSTRAINT automation_history_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.automation_versions
+    ADD CONSTRAINT automation_versions_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.automations
+    ADD CONSTRAINT automations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.budget_reservations
+    ADD CONSTRAINT budget_reservations_pkey PRIMARY KEY (org_id, key, owner);
+
+ALTER TABLE ONLY public.connection_notices
+    ADD CONSTRAINT connection_notices_break_key UNIQUE (connection_id, break_no);
+
+ALTER TABLE ONLY public.connection_notices
+    ADD CONSTRAINT connection_notices_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.connection_slots
+    ADD CONSTRAINT connection_slots_pkey PRIMARY KEY (connection_id, slot);
+
+ALTER TABLE ONLY public.connections
+    ADD CONSTRAINT connections_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.contacts
+    ADD CONSTRAINT contacts_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.deployment_settings
+    ADD CONSTRAINT deployment_settings_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_key_key UNIQUE (org_id, key);
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.leader_leases
+    ADD CONSTRAINT leader_leases_pkey PRIMARY KEY (name);
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_pkey PRIMARY KEY (org_id, user_id);
+
+ALTER TABLE ONLY public.org_budgets
+    ADD CONSTRAINT org_budgets_pkey PRIMARY KEY (org_id);
+
+ALTER TABLE ONLY public.organisations
+    ADD CONSTRAINT organisations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.outbox
+    ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.run_events
+    ADD CONSTRAINT run_events_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.run_migrations
+    ADD CONSTRAINT run_migrations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.signals
+    ADD CONSTRAINT signals_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.signin_throttle
+    ADD CONSTRAINT signin_throttle_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY public.slack_install_states
+    ADD CONSTRAINT slack_install_states_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.steps
+    ADD CONSTRAINT steps_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.suppressions
+    ADD CONSTRAINT suppressions_pkey PRIMARY KEY (org_id, email);
+
+ALTER TABLE ONLY public.timers
+    ADD CONSTRAINT timers_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.timers
+    ADD CONSTRAINT timers_step_key UNIQUE (step_id);
+
+ALTER TABLE ONLY public.trigger_credentials
+    ADD CONSTRAINT trigger_credentials_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.trigger_deliveries
+    ADD CONSTRAINT trigger_deliveries_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.users
+    ADD CONSTRAINT users_pkey PRIMARY KEY (id);
+
+CREATE INDEX approvals_notify_idx ON public.approvals USING btree (notify_attempted_at) WHERE (notify_state = ANY (ARRAY['post'::text, 'update'::text]));
+
+CREATE INDEX approvals_org_status_idx ON public.approvals USING btree (org_id, status, deadline_at);
+
+CREATE UNIQUE INDEX approvals_step_id_key ON public.approvals USING btree (step_id);
+
+CREATE INDEX automation_history_automation_idx ON public.automation_history USING btree (org_id, automation_id, seq DESC);
+
+CREATE UNIQUE INDEX automation_versions_automation_id_version_key ON public.automation_versions USING btree (automation_id, version);
+
+CREATE INDEX automation_versions_org_id_automation_id_published_at_idx ON public.automation_versions USING btree (org_id, automation_id, published_at);
+
+CREATE UNIQUE INDEX automation_versions_org_id_key ON public.automation_versions USING btree (org_id, id);
+
+CREATE UNIQUE INDEX automations_org_id_id_key ON public.automations USING btree (org_id, id);
+
+CREATE UNIQUE INDEX automations_org_id_slug_key ON public.automations USING btree (org_id, slug);
+
+CREATE INDEX budget_reservations_open_idx ON public.budget_reservations USING btree (created_at) WHERE (settled_at IS NULL);
+
+CREATE INDEX connection_notices_open_idx ON public.connection_notices USING btree (org_id) WHERE (resolved_at IS NULL);
+
+CREATE INDEX connection_notices_owed_idx ON public.connection_notices USING btree (created_at) WHERE (email_status = ANY (ARRAY['pending'::text, 'sending'::text]));
+
+CREATE UNIQUE INDEX connections_org_id_key ON public.connections USING btree (org_id, id);
+
+CREATE UNIQUE INDEX connections_org_id_name_key ON public.connections USING btree (org_id, name);
+
+CREATE UNIQUE INDEX contacts_org_id_email_key ON public.contacts USING btree (org_id, email);
+
+CREATE UNIQUE INDEX contacts_org_id_key ON public.contacts USING btree (org_id, id);
+
+CREATE INDEX effects_run_idx ON public.effects USING btree (run_id);
+
+CREATE INDEX effects_unsettled_idx ON public.effects USING btree (lease_until) WHERE (status = 'in_flight'::text);
+
+CREATE UNIQUE INDEX memberships_org_id_slack_user_id_key ON public.memberships USING btree (org_id, slack_user_id);
+
+CREATE UNIQUE INDEX organisations_slug_key ON public.organisations USING btree (slug);
+
+CREATE INDEX outbox_unsent_due_idx ON public.outbox USING btree (available_at, id) WHERE (sent_at IS NULL);
+
+CREATE INDEX outbox_unsent_run_idx ON public.outbox USING btree (run_id) WHERE (sent_at IS NULL);
+
+CREATE INDEX run_events_run_id_id_idx ON public.run_events USING btree (run_id, id);
+
+CREATE INDEX run_migrations_org_automation_idx ON public.run_migrations USING btree (org_id, automation_id, created_at);
+
+CREATE INDEX runs_automation_running_idx ON public.runs USING btree (org_id, automation_id, id) WHERE (status = 'running'::text);
+
+CREATE INDEX runs_contact_idx ON public.runs USING btree (contact_id) WHERE (contact_id IS NOT NULL);
+
+CREATE INDEX runs_held_idx ON public.runs USING btree (org_id, automation_id) WHERE (held_at IS NOT NULL);
+
+CREATE INDEX runs_org_id_created_at_idx ON public.runs USING btree (org_id, created_at DESC);
+
+CREATE UNIQUE INDEX runs_org_id_key ON public.runs USING btree (org_id, id);
+
+CREATE UNIQUE INDEX runs_org_id_start_key_key ON public.runs USING btree (org_id, start_key);
+
+CREATE INDEX runs_rerun_of_idx ON public.runs USING btree (org_id, rerun_of) WHERE (rerun_of IS NOT NULL);
+
+CREATE INDEX runs_running_expires_idx ON public.runs USING btree (expires_at) WHERE (status = 'running'::text);
+
+CREATE INDEX runs_running_idx ON public.runs USING btree (updated_at) WHERE (status = 'running'::text);
+
+CREATE INDEX runs_running_version_idx ON public.runs USING btree (version_id) WHERE (status = 'running'::text);
+
+CREATE INDEX runs_status_updated_at_idx ON public.runs USING btree (status, updated_at);
+
+CREATE INDEX runs_timeline_retention_idx ON public.runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND ((timeline_removed_at IS NULL) OR (timeline_removed_at < finished_at)));
+
+CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
+
+CREATE UNIQUE INDEX signals_org_id_identity_key ON public.signals USING btree (org_id, identity);
+
+CREATE INDEX signals_unconsumed_keys_idx ON public.signals USING gin (correlation_keys) WHERE (consumed_at IS NULL);
+
+CREATE INDEX signin_throttle_expire_idx ON public.signin_throttle USING btree (expire);
+
+CREATE INDEX slack_install_states_org_idx ON public.slack_install_states USING btree (org_id, expires_at);
+
+CREATE INDEX steps_lane_status_available_at_idx ON public.steps USING btree (lane, status, available_at);
+
+CREATE UNIQUE INDEX steps_org_id_key ON public.steps USING btree (org_id, id);
+
+CREATE INDEX steps_parked_idx ON public.steps USING btree (org_id, ((error ->> 'connectionId'::text))) WHERE (status = 'parked'::text);
+
+CREATE UNIQUE INDEX steps_run_id_node_id_iteration_key ON public.steps USING btree (run_id, node_id, iteration);
+
+CREATE INDEX steps_run_idx ON public.steps USING btree (run_id);
+
+CREATE INDEX steps_sent_message_id_idx ON public.steps USING btree (org_id, ((output ->> 'messageId'::text))) WHERE ((kind = 'send_email'::text) AND ((output ->> 'messageId'::text) IS NOT NULL));
+
+CREATE INDEX steps_settled_unadvanced_idx ON public.steps USING btree (run_id) WHERE ((advanced_at IS NULL) AND (status = ANY (ARRAY['done'::text, 'failed'::text])));
+
+CREATE INDEX steps_status_lease_until_idx ON public.steps USING btree (status, lease_until);
+
+CREATE INDEX steps_waiting_correlation_idx ON public.steps USING btree (org_id, correlation_key) WHERE ((status = 'waiting'::text) AND (correlation_key IS NOT NULL));
+
+CREATE INDEX timers_due_idx ON public.timers USING btree (org_id, due_at) WHERE (fired_at IS NULL);
+
+CREATE INDEX timers_run_idx ON public.timers USING btree (run_id);
+
+CREATE INDEX trigger_credentials_automation_idx ON public.trigger_credentials USING btree (org_id, automation_id);
+
+CREATE UNIQUE INDEX trigger_credentials_current_key ON public.trigger_credentials USING btree (automation_id, kind) WHERE (expires_at IS NULL);
+
+CREATE INDEX trigger_deliveries_automation_idx ON public.trigger_deliveries USING btree (org_id, automation_id, seq DESC);
+
+CREATE INDEX trigger_deliveries_run_idx ON public.trigger_deliveries USING btree (org_id, run_id) WHERE (run_id IS NOT NULL);
+
+CREATE UNIQUE INDEX users_email_key ON public.users USING btree (email);
+
+CREATE TRIGGER automation_versions_immutable BEFORE DELETE OR UPDATE ON public.automation_versions FOR EACH ROW EXECUTE FUNCTION public.holdfast_refuse_published_version_change();
+
+CREATE TRIGGER connections_break_notice AFTER UPDATE OF status ON public.connections FOR EACH ROW EXECUTE FUNCTION public.holdfast_connection_break_notice();
+
+CREATE TRIGGER connections_break_number BEFORE UPDATE OF status ON public.connections FOR EACH ROW EXECUTE FUNCTION public.holdfast_connection_break_number();
+
+CREATE TRIGGER outbox_notify AFTER INSERT ON public.outbox REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_notify_outbox();
+
+CREATE TRIGGER runs_budgets BEFORE INSERT ON public.runs FOR EACH ROW EXECUTE FUNCTION public.holdfast_run_budgets();
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.approvals
+    ADD CONSTRAINT approvals_step_fkey FOREIGN KEY (org_id, step_id) REFERENCES public.steps(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.automation_drafts
+    ADD CONSTRAINT automation_drafts_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id);
+
+ALTER TABLE ONLY public.automation_drafts
+    ADD CONSTRAINT automation_drafts_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.automation_history
+    ADD CONSTRAINT automation_history_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.automation_versions
+    ADD CONSTRAINT automation_versions_org_id_automation_id_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id) ON UPDATE CASCADE ON DELETE RESTRICT;
+
+ALTER TABLE ONLY public.automations
+    ADD CONSTRAINT automations_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id) ON UPDATE CASCADE ON DELETE RESTRICT;
+
+ALTER TABLE ONLY public.budget_reservations
+    ADD CONSTRAINT budget_reservations_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.connection_notices
+    ADD CONSTRAINT connection_notices_connection_fkey FOREIGN KEY (org_id, connection_id) REFERENCES public.connections(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.connection_slots
+    ADD CONSTRAINT connection_slots_connection_id_fkey FOREIGN KEY (org_id, connection_id) REFERENCES public.connections(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.connection_slots
+    ADD CONSTRAINT connection_slots_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.connections
+    ADD CONSTRAINT connections_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.contacts
+    ADD CONSTRAINT contacts_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.effects
+    ADD CONSTRAINT effects_step_fkey FOREIGN KEY (org_id, step_id) REFERENCES public.steps(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.memberships
+    ADD CONSTRAINT memberships_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.org_budgets
+    ADD CONSTRAINT org_budgets_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.outbox
+    ADD CONSTRAINT outbox_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.run_events
+    ADD CONSTRAINT run_events_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.run_migrations
+    ADD CONSTRAINT run_migrations_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id);
+
+ALTER TABLE ONLY public.run_migrations
+    ADD CONSTRAINT run_migrations_from_fkey FOREIGN KEY (org_id, from_version_id) REFERENCES public.automation_versions(org_id, id);
+
+ALTER TABLE ONLY public.run_migrations
+    ADD CONSTRAINT run_migrations_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.run_migrations
+    ADD CONSTRAINT run_migrations_to_fkey FOREIGN KEY (org_id, to_version_id) REFERENCES public.automation_versions(org_id, id);
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id);
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_contact_fkey FOREIGN KEY (org_id, contact_id) REFERENCES public.contacts(org_id, id) ON DELETE SET NULL (contact_id);
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_rerun_of_fkey FOREIGN KEY (org_id, rerun_of) REFERENCES public.runs(org_id, id) ON DELETE SET NULL (rerun_of);
+
+ALTER TABLE ONLY public.runs
+    ADD CONSTRAINT runs_version_fkey FOREIGN KEY (org_id, version_id) REFERENCES public.automation_versions(org_id, id);
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
+
+ALTER TABLE ONLY public.signals
+    ADD CONSTRAINT signals_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.signals
+    ADD CONSTRAINT signals_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE SET NULL (run_id);
+
+ALTER TABLE ONLY public.signals
+    ADD CONSTRAINT signals_step_fkey FOREIGN KEY (org_id, step_id) REFERENCES public.steps(org_id, id) ON DELETE SET NULL (step_id);
+
+ALTER TABLE ONLY public.slack_install_states
+    ADD CONSTRAINT slack_install_states_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.slack_install_states
+    ADD CONSTRAINT slack_install_states_user_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.steps
+    ADD CONSTRAINT steps_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.suppressions
+    ADD CONSTRAINT suppressions_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.timers
+    ADD CONSTRAINT timers_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
+
+ALTER TABLE ONLY public.timers
+    ADD CONSTRAINT timers_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.timers
+    ADD CONSTRAINT timers_step_id_fkey FOREIGN KEY (org_id, step_id) REFERENCES public.steps(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.trigger_credentials
+    ADD CONSTRAINT trigger_credentials_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.trigger_deliveries
+    ADD CONSTRAINT trigger_deliveries_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.trigger_deliveries
+    ADD CONSTRAINT trigger_deliveries_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE SET NULL (run_id);
+
+ALTER TABLE public.approvals ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.automation_drafts ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.automation_history ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.automation_versions ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.automations ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.budget_reservations ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.connection_notices ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.connection_slots ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.connections ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.contacts ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.effects ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.memberships ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.org_budgets ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.outbox ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.run_events ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.run_migrations ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.runs ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.signals ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.slack_install_states ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.steps ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.suppressions ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY tenant_scope ON public.approvals TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.automation_drafts TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.automation_history TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.automation_versions TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.automations TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.budget_reservations TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.connection_notices TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.connection_slots TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.connections TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.contacts TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.effects TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.memberships TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.org_budgets TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.outbox TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.run_events TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.run_migrations TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.runs TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.signals TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.slack_install_states TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.steps TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.suppressions TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.timers TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.trigger_credentials TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.trigger_deliveries TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+ALTER TABLE public.timers ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.trigger_credentials ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.trigger_deliveries ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY worker_all ON public.approvals TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.automation_drafts TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.automation_history TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.automation_versions TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.automations TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.budget_reservations TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.connection_notices TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.connection_slots TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.connections TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.contacts TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.effects TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.memberships TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.org_budgets TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.outbox TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.run_events TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.run_migrations TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.runs TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.signals TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.slack_install_states TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.steps TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.suppressions TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.timers TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.trigger_credentials TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.trigger_deliveries TO holdfast_worker USING (true) WITH CHECK (true);
+
+GRANT USAGE ON SCHEMA public TO holdfast_web;
+GRANT USAGE ON SCHEMA public TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_breaker_record(p_connection_id text, p_ok boolean, p_holder text, p_window_ms double precision, p_min_calls integer, p_rate double precision) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_breaker_record(p_connection_id text, p_ok boolean, p_holder text, p_window_ms double precision, p_min_calls integer, p_rate double precision) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_budget_reserve(p_org_id text, p_key text, p_owner text, p_micros bigint) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_budget_reserve(p_org_id text, p_key text, p_owner text, p_micros bigint) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_budget_settle(p_org_id text, p_key text, p_owner text, p_actual bigint) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_budget_settle(p_org_id text, p_key text, p_owner text, p_actual bigint) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_connection_break_notice() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_connection_break_notice() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_connection_break_number() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_connection_break_number() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_rows_insert(p_rows jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_rows_insert(p_rows jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_run_budgets() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_run_budgets() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_run_duplicate(p_org_id text, p_run_id text, p_event_data jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_run_duplicate(p_org_id text, p_run_id text, p_event_data jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_run_start(p_run_id text, p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb, p_event_data jsonb, p_rows jsonb, p_contact_id text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_run_start(p_run_id text, p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb, p_event_data jsonb, p_rows jsonb, p_contact_id text) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_run_steps(p_run_id text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_run_steps(p_run_id text) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_scope_all() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_scope_all() TO holdfast_worker;
+
+REVOKE ALL ON FUNCTION public.holdfast_scope_orgs() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.holdfast_scope_orgs() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_scope_orgs() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[]) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[]) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_worker;
+
+REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.approvals TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.approvals TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automation_drafts TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automation_drafts TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automation_history TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automation_history TO holdfast_worker;
+
+GRANT ALL ON SEQUENCE public.automation_history_seq_seq TO holdfast_web;
+GRANT ALL ON SEQUENCE public.automation_history_seq_seq TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automation_versions TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automation_versions TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automations TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.automations TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.budget_reservations TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.budget_reservations TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connection_notices TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connection_notices TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connection_slots TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connection_slots TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connections TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connections TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.effects TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.effects TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.leader_leases TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.leader_leases TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memberships TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.memberships TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.org_budgets TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.org_budgets TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.organisations TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.organisations TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.outbox TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.outbox TO holdfast_worker;
+
+GRANT ALL ON SEQUENCE public.outbox_id_seq TO holdfast_web;
+GRANT ALL ON SEQUENCE public.outbox_id_seq TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_events TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_events TO holdfast_worker;
+
+GRANT ALL ON SEQUENCE public.run_events_id_seq TO holdfast_web;
+GRANT ALL ON SEQUENCE public.run_events_id_seq TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_migrations TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_migrations TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.runs TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.runs TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.signals TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.signals TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.signin_throttle TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.signin_throttle TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.slack_install_states TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.slack_install_states TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.steps TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.steps TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.suppressions TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.suppressions TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.timers TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.timers TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.trigger_credentials TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.trigger_credentials TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.trigger_deliveries TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.trigger_deliveries TO holdfast_worker;
+
+GRANT ALL ON SEQUENCE public.trigger_deliveries_seq_seq TO holdfast_web;
+GRANT ALL ON SEQUENCE public.trigger_deliveries_seq_seq TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.users TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.users TO holdfast_worker;
+
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrator> IN SCHEMA public GRANT ALL ON SEQUENCES  TO holdfast_web;
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrator> IN SCHEMA public GRANT ALL ON SEQUENCES  TO holdfast_worker;
+
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrator> IN SCHEMA public GRANT ALL ON FUNCTIONS  TO holdfast_web;
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrator> IN SCHEMA public GRANT ALL ON FUNCTIONS  TO holdfast_worker;
+
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrator> IN SCHEMA public GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES  TO holdfast_web;
+ALTER DEFAULT PRIVILEGES FOR ROLE <migrator> IN SCHEMA public GRANT SELECT,INSERT,DELETE,UPDATE ON TABLES  TO holdfast_worker;
