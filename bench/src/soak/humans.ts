@@ -59,56 +59,72 @@ export function startHumans(o: HumanOptions): Humans {
   const refusedEarly = new Map<string, number>();
   let lastFullLook = 0;
 
-  const clickSlack = async (): Promise<void> => {
-    for (const m of [...o.slack.messages]) {
-      const approvalId = m.metadata?.event_payload.approval_id;
-      if (!approvalId || decided.has(approvalId)) continue;
-      const i = indexOf(m.text);
-      const actions = m.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] } | undefined;
-      if (i === null || !actions) continue; // decided already (the update took its buttons away)
-      const p = planFor(o.seed, i);
-      if (p.approveVia !== "slack") continue;
-      const actionId = p.decision === "approved" ? approveActionId : rejectActionId;
-      const value = actions.elements.find((e) => e.action_id === actionId)?.value;
-      if (!value) continue;
-      const req = slackInteraction(o.signingSecret, {
-        teamId: o.slack.teamId,
-        userId: approver.slackUserId,
-        channel: m.channel,
-        ts: m.ts,
-        actionId,
-        value,
-        responseUrl: `${o.slack.origin}/response/${approvalId}`,
-      });
-      figures.slackClicks++;
-      try {
-        const res = await fetchWithin(`${web()}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body }, 10_000);
-        const text = res.text;
-        if (res.status === 200) {
-          decided.add(approvalId);
-          figures.decided++;
-        } else if (res.status === 403 && text.includes("token_not_for_this_message") && (refusedEarly.get(approvalId) ?? 0) < 20) {
-          refusedEarly.set(approvalId, (refusedEarly.get(approvalId) ?? 0) + 1);
-          figures.slackRefusedBeforeStored++;
-        } else if (res.status < 500 && res.status !== 408 && res.status !== 429) {
-          decided.add(approvalId);
-          figures.refusals.push(`slack click on ${approvalId}: ${res.status} ${text.slice(0, 200)}`);
-        }
-      } catch {
-        // No answer: clicked again on the next round, as a person would.
-      }
+  // Slack messages arrive in order and are only changed in place (an update takes the buttons away), so new ones are
+  // read once from a cursor and the ones still to decide are kept by approval.
+  let slackReadUpTo = 0;
+  const open = new Map<string, { m: SlackApi["messages"][number]; p: Plan }>();
+  const posted = new Set<string>();
+  const readSlack = () => {
+    for (; slackReadUpTo < o.slack.messages.length; slackReadUpTo++) {
+      const m = o.slack.messages[slackReadUpTo];
+      const approvalId = m?.metadata?.event_payload.approval_id;
+      const i = m ? indexOf(m.text) : null;
+      if (approvalId) posted.add(approvalId);
+      if (m && approvalId && i !== null && !decided.has(approvalId)) open.set(approvalId, { m, p: planFor(o.seed, i) });
     }
+    for (const id of open.keys()) if (decided.has(id)) open.delete(id);
+  };
+  const buttons = (m: SlackApi["messages"][number]) =>
+    m.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] } | undefined;
+
+  const clickOne = async (approvalId: string, m: SlackApi["messages"][number], p: Plan): Promise<void> => {
+    const actionId = p.decision === "approved" ? approveActionId : rejectActionId;
+    const value = buttons(m)?.elements.find((e) => e.action_id === actionId)?.value;
+    if (!value) {
+      open.delete(approvalId); // decided elsewhere: the update took its buttons away
+      return;
+    }
+    const req = slackInteraction(o.signingSecret, {
+      teamId: o.slack.teamId,
+      userId: approver.slackUserId,
+      channel: m.channel,
+      ts: m.ts,
+      actionId,
+      value,
+      responseUrl: `${o.slack.origin}/response/${approvalId}`,
+    });
+    figures.slackClicks++;
+    try {
+      const res = await fetchWithin(`${web()}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body }, 10_000);
+      const text = res.text;
+      if (res.status === 200) {
+        decided.add(approvalId);
+        figures.decided++;
+      } else if (res.status === 403 && text.includes("token_not_for_this_message") && (refusedEarly.get(approvalId) ?? 0) < 20) {
+        refusedEarly.set(approvalId, (refusedEarly.get(approvalId) ?? 0) + 1);
+        figures.slackRefusedBeforeStored++;
+      } else if (res.status < 500 && res.status !== 408 && res.status !== 429) {
+        decided.add(approvalId);
+        figures.refusals.push(`slack click on ${approvalId}: ${res.status} ${text.slice(0, 200)}`);
+      }
+    } catch {
+      // No answer: clicked again on the next round, as a person would.
+    }
+  };
+
+  const clickSlack = async (): Promise<void> => {
+    readSlack();
+    const mine = [...open].filter(([, x]) => x.p.approveVia === "slack");
+    // A few clicks at a time: several approvers at their desks.
+    for (let k = 0; k < mine.length; k += 8) await Promise.all(mine.slice(k, k + 8).map(([id, x]) => clickOne(id, x.m, x.p)));
   };
 
   const clickInbox = async (): Promise<void> => {
     const base = web();
     // The inbox page is costly to render: load it only when an approval the approver decides there is waiting
     // (every approval is also posted to Slack, where its contact, and so its plan, can be read).
-    const waiting = o.slack.messages.some((m) => {
-      const id = m.metadata?.event_payload.approval_id;
-      const i = indexOf(m.text);
-      return id && !decided.has(id) && i !== null && planFor(o.seed, i).approveVia === "inbox" && m.blocks.some((b) => (b as { type: string }).type === "actions");
-    });
+    readSlack();
+    const waiting = [...open.values()].some((x) => x.p.approveVia === "inbox" && buttons(x.m));
     if (!waiting && Date.now() - lastFullLook < 30_000) return;
     lastFullLook = Date.now();
     let html: string;
@@ -128,7 +144,7 @@ export function startHumans(o: HumanOptions): Humans {
       const seen = firstSeen.get(approvalId) ?? Date.now();
       firstSeen.set(approvalId, seen);
       // Slack's message first; if it has not come within a minute, the approver decides in the inbox instead.
-      const fallback = p.approveVia === "slack" && Date.now() - seen > 60_000 && !o.slack.messages.some((m) => m.metadata?.event_payload.approval_id === approvalId);
+      const fallback = p.approveVia === "slack" && Date.now() - seen > 60_000 && !posted.has(approvalId);
       if (p.approveVia !== "inbox" && !fallback) continue;
       if (fallback) figures.slackFallbacks++;
       await postInboxForm(base, approvalId, inner, p);

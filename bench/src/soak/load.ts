@@ -19,7 +19,7 @@ export interface Delivery {
   ackedAt: number | null;
 }
 
-/** The sender's answers per 10 s of the load, by status (0: no answer), e.g. {"40": {"202": 31, "503": 12}}. */
+/** The sender's answers per 10 s of the load, by status (0: none within 15 s, -1: no connection), e.g. {"40": {"202": 31, "503": 12}}. */
 export function answersOverTime(deliveries: Delivery[], bucketMs = 10_000): Record<string, Record<string, number>> {
   const out: Record<string, Record<string, number>> = {};
   for (const d of deliveries) {
@@ -97,8 +97,9 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       }
       const after = Number(res.headers.get("retry-after"));
       return { ok: false, ...(Number.isFinite(after) && after > 0 ? { retryAfterMs: after * 1000 } : {}) };
-    } catch {
-      d.statuses.push(0); // no answer: connection refused or reset, or timed out
+    } catch (error) {
+      // 0: no answer in time; -1: no connection (refused or reset).
+      d.statuses.push(/no answer within/.test((error as Error).message) ? 0 : -1);
       d.answeredAt.push(Date.now() - t0);
       return { ok: false };
     }
@@ -113,8 +114,8 @@ export function startLoad(o: LoadOptions, t0: number): Load {
         break;
       }
       if (r.final) return;
-      // 0.25 s doubling to 8 s, with jitter; a Retry-After wins.
-      await sleep(r.retryAfterMs ?? Math.min(8_000, 250 * 2 ** Math.min(n, 5)) * (0.5 + Math.random()));
+      // As providers back off: 1 s doubling to 30 s, with jitter; a Retry-After wins.
+      await sleep(r.retryAfterMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(n, 5)) * (0.5 + Math.random()));
     }
     if (p.redeliver) {
       for (let k = 0; k < 2 && !stopped; k++) {
@@ -122,7 +123,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
         for (let n = 0; !stopped; n++) {
           const r = await attempt(d, body);
           if (r.ok || r.final) break;
-          await sleep(r.retryAfterMs ?? Math.min(8_000, 250 * 2 ** Math.min(n, 5)));
+          await sleep(r.retryAfterMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(n, 5)));
         }
       }
     }

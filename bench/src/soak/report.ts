@@ -21,6 +21,7 @@ export function formatReport(r: SoakResult): string {
     lines.push("", "runs");
     lines.push(`  ${n(f.runs)} runs: ${pairs(f.byStatus)}; completed at ${pairs(f.endedAt)}; needs review ${n(f.needsReview)}, parked otherwise ${n(f.parkedOther)}`);
     if (Object.keys(f.failedReasons).length) lines.push(`  failed because: ${pairs(f.failedReasons)}`);
+    if (f.uncertainOnEndedRuns.length) lines.push(`  effects left uncertain on ended runs (not in needs-review): ${f.uncertainOnEndedRuns.slice(0, 10).join(", ")}`);
     lines.push(`  ${n(f.steps)} steps, ${n(f.timers)} timers; effects ${pairs(f.effectsByKindStatus)}`);
     lines.push(`  deliveries: ${n(f.deliveries.total)} sent, ${n(f.deliveries.acked)} acknowledged, ${n(f.deliveries.attempts)} attempts, ${n(f.deliveries.answeredDuplicate)} redeliveries answered with the same run`);
     lines.push(`  approvals: ${pairs(f.approvalsByVia)}; replies consumed ${n(f.replies.consumed)}, reply waits timed out ${n(f.replies.timeouts)}`);
@@ -42,7 +43,7 @@ export function formatReport(r: SoakResult): string {
     lines.push("", "timeline (s after the first delivery)");
     for (const e of r.timeline) lines.push(`  ${e}`);
   }
-  lines.push("", "the sender's answers per 10 s (status count; 0 = no answer)");
+  lines.push("", "the sender's answers per 10 s (status count; 0 = no answer within 15 s, -1 = no connection)");
   for (const [at, row] of Object.entries(r.answers).sort(([a], [b]) => Number(a) - Number(b))) lines.push(`  ${at.padStart(5)} s: ${pairs(row)}`);
   if (r.dir) lines.push("", `logs of every process and of PostgreSQL kept in ${r.dir}`);
   const t = r.timing;

@@ -116,7 +116,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       REDIS_URL: redis.url,
       QUEUE_PREFIX: "soak",
       LOG_LEVEL: "info",
-      DB_POOL_SIZE: "4",
       HOLDFAST_SECRET_KEY: secretKey,
       HOLDFAST_EGRESS_ALLOW: "127.0.0.1,::1,localhost",
       HOLDFAST_PUBLIC_URL: webs[0] as string,
@@ -183,7 +182,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
 
     const injected: Injected[] = await injection.done;
     result.faults.injected = tally(injected.map((f) => f.kind));
-    result.faults.byTarget = tally(injected.map((f) => `${f.kind} ${f.target?.replace(/-\d+$/, "") ?? ""}`.trim()));
+    result.faults.byTarget = tally(injected.map((f) => `${f.kind} ${f.targetKind ?? ""}`.trim()));
     const lastFaultMs = Math.max(0, ...injected.map((f) => f.endMs));
     result.timing.lastFaultSeconds = lastFaultMs / 1000;
     log(`soak: faults over at ${(lastFaultMs / 1000).toFixed(1)} s`);

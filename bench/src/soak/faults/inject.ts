@@ -9,7 +9,9 @@ export interface Outages {
 
 export interface Injected {
   kind: FaultKind;
+  /** The process (its label) and its kind; null for PostgreSQL and Redis. */
   target: string | null;
+  targetKind: string | null;
   /** Milliseconds after the load began: when it was done, and when it was over (continued, service back). */
   atMs: number;
   endMs: number;
@@ -53,7 +55,7 @@ export function injectFaults(schedule: Fault[], fleet: Member[], outages: Outage
         const m = await target(f);
         if (!m) return;
         m.proc.signal("SIGKILL");
-        injected.push({ kind: f.kind, target: m.label, atMs: at, endMs: since(), durationMs: 0 });
+        injected.push({ kind: f.kind, target: m.label, targetKind: m.kind, atMs: at, endMs: since(), durationMs: 0 });
         log(`fault ${at} ms: SIGKILL ${m.label}`);
         return;
       }
@@ -67,14 +69,14 @@ export function injectFaults(schedule: Fault[], fleet: Member[], outages: Outage
         while (!aborted && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
         m.proc.signal("SIGCONT");
         m.frozen = false;
-        injected.push({ kind: f.kind, target: m.label, atMs: at, endMs: since(), durationMs: f.durationMs });
+        injected.push({ kind: f.kind, target: m.label, targetKind: m.kind, atMs: at, endMs: since(), durationMs: f.durationMs });
         return;
       }
       case "pg_restart":
       case "redis_restart": {
         log(`fault ${at} ms: ${f.kind === "pg_restart" ? "PostgreSQL" : "Redis"} down for ${f.durationMs} ms`);
         await (f.kind === "pg_restart" ? outages.restartPostgres(f.durationMs) : outages.restartRedis(f.durationMs));
-        injected.push({ kind: f.kind, target: null, atMs: at, endMs: since(), durationMs: f.durationMs });
+        injected.push({ kind: f.kind, target: null, targetKind: null, atMs: at, endMs: since(), durationMs: f.durationMs });
         log(`fault ${since()} ms: ${f.kind === "pg_restart" ? "PostgreSQL" : "Redis"} is back`);
         return;
       }
