@@ -6,7 +6,7 @@ import { runHoldfast } from "../holdfast";
 import { Meter } from "../measure/meter";
 import { loadAverage } from "../measure/proc";
 import { startNoop } from "../noop-client";
-import { dropDatabase, freshDatabase } from "../pg";
+import { adminUrl, dropDatabase, freshDatabase } from "../pg";
 import { cpuLines, fmt, raceHeader, raceRow } from "../report";
 import type { RaceResult } from "../result";
 import { cloneRuns, cloneTables } from "./clone";
@@ -46,6 +46,13 @@ function freeBytes(): number | null {
   }
 }
 
+async function checkpoint(): Promise<void> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query("CHECKPOINT");
+  await admin.end();
+}
+
 export async function runGrown(o: GrownOptions): Promise<boolean> {
   const began = Date.now();
   const dbName = "holdfast_bench_grown";
@@ -64,6 +71,10 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
   );
   const results: RaceResult[] = [];
   const row = async (label: string, e = env) => {
+    // Every row starts from a checkpoint: no dirty pages left by the load for the row's backends to write out, and
+    // each row pays the same first-touch full-page images (the server-wide cost of a checkpoint is at most
+    // shared_buffers written, the load having been checkpointed as it went).
+    await checkpoint();
     const r = await runHoldfast({ label, step: "http", runs: o.runs, steps, inFlight: o.inFlight, laneWorkers: 1 }, e);
     results.push(r);
     console.log(raceRow(r));

@@ -41,23 +41,26 @@ export async function tableSizes(sql: pg.Client): Promise<TableSize[]> {
 
 const mb = (b: number) => b / 1024 / 1024;
 
-/** The sizes as a table: rows, table and index MB, bytes per row, and MB per million steps. */
+/** The sizes as a table: rows, table, index and total MB, bytes per row, and MB per million steps. */
 export function sizeLines(sizes: TableSize[], steps: number): string[] {
   const perM = (b: number) => (steps > 0 ? fmt(mb(b) / (steps / 1e6), 0) : "-");
-  const lines = [
-    `${"table".padEnd(11)} ${"rows".padStart(12)} ${"table MB".padStart(9)} ${"index MB".padStart(9)} ${"B/row".padStart(6)} ${"MB/M steps (table+index)".padStart(25)}  largest index`,
-  ];
-  let total = 0;
+  const line = (cells: string[], largest: string) =>
+    `${cells[0]?.padEnd(11)} ${cells.slice(1).map((c, i) => c.padStart([12, 9, 9, 9, 6, 24][i] ?? 9)).join(" ")}  ${largest}`;
+  const lines = [line(["table", "rows", "table MB", "index MB", "total MB", "B/row", "MB per M steps (t+i=all)"], "largest index")];
+  const sum = { table: 0, index: 0 };
   for (const s of sizes) {
     const bytes = s.tableBytes + s.indexBytes;
-    total += bytes;
+    sum.table += s.tableBytes;
+    sum.index += s.indexBytes;
     const biggest = s.indexes[0];
     lines.push(
-      `${s.table.padEnd(11)} ${fmt(s.rows).padStart(12)} ${fmt(mb(s.tableBytes)).padStart(9)} ${fmt(mb(s.indexBytes)).padStart(9)} ` +
-        `${(s.rows ? fmt(bytes / s.rows) : "-").padStart(6)} ${`${perM(s.tableBytes)}+${perM(s.indexBytes)} = ${perM(bytes)}`.padStart(25)}  ` +
-        `${biggest ? `${biggest.name} ${fmt(mb(biggest.bytes))} MB` : "-"}`,
+      line(
+        [s.table, fmt(s.rows), fmt(mb(s.tableBytes)), fmt(mb(s.indexBytes)), fmt(mb(bytes)), s.rows ? fmt(bytes / s.rows) : "-", `${perM(s.tableBytes)}+${perM(s.indexBytes)}=${perM(bytes)}`],
+        biggest ? `${biggest.name} ${fmt(mb(biggest.bytes))} MB` : "-",
+      ),
     );
   }
-  lines.push(`${"all".padEnd(11)} ${"".padStart(12)} ${"".padStart(9)} ${fmt(mb(total)).padStart(9)} ${"".padStart(6)} ${perM(total).padStart(25)}  (MB for ${fmt(steps)} steps)`);
+  const all = sum.table + sum.index;
+  lines.push(line(["all", "", fmt(mb(sum.table)), fmt(mb(sum.index)), fmt(mb(all)), "", `${perM(sum.table)}+${perM(sum.index)}=${perM(all)}`], `(${fmt(steps)} steps)`));
   return lines;
 }
