@@ -117,6 +117,7 @@ if (!quick) {
   });
 }
 console.log("  * peers: the start call's return to the first step's body, process clock; Holdfast: the start's commit to the first claim, database clock");
+console.log("  WAL B/st: the records of the row's own database (pg_walinspect); srv WAL: pg_current_wal_lsn delta, every database on the server");
 
 console.log("\nCPU ms per step by process (Node by pid; PostgreSQL backends of the scenario's database by application_name):");
 for (const line of cpuLines(results)) console.log(line);

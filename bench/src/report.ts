@@ -11,6 +11,7 @@ const columns: [string, number, (r: RaceResult) => string][] = [
   ["1st step ms p50/p99", 20, (r) => q(r.firstDispatchMs) + (r.dispatchClock === "process" ? "*" : "")],
   ["commit/st", 9, (r) => fmt(perStep(r).commits, 2)],
   ["WAL B/st", 8, (r) => fmt(perStep(r).walBytes)],
+  ["srv WAL", 8, (r) => fmt(perStep(r).walBytesServer)],
   ["node ms/st", 10, (r) => fmt(perStep(r).nodeMs, 2)],
   ["pg ms/st", 8, (r) => fmt(perStep(r).pgMs, 2)],
   ["lost/dup", 8, (r) => `${r.lost}/${r.duplicated}`],
