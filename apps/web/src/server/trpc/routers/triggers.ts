@@ -14,16 +14,15 @@ import {
 import type { Db } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { env } from "../../env";
-import { editorProcedure, router, viewerProcedure } from "./init";
+import { env } from "../../../env";
+import { editorProcedure, router, viewerProcedure } from "../init";
+import { automationId, id } from "./common";
 
 /**
  * The trigger step's panel: the trigger's URL and credential, its recent deliveries, the sample payload the
  * variable picker reads `input.*` from, and Test run. Every procedure is scoped by `ctx.org.id` (init.ts resolves
  * it from the session's membership of `orgSlug`); an id of another organisation is "not found".
  */
-const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `not a ${prefix}_ id`);
-const automationId = z.object({ automationId: id("aut") });
 const triggerMode = z.enum(["signed", "url_token"]);
 
 /** Rows the panel lists (the table keeps about 50 per automation). */

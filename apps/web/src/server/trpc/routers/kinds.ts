@@ -1,7 +1,7 @@
 import { databaseNow, isValidZone, previewWait, waitRuleSchema } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { router, viewerProcedure } from "./init";
+import { router, viewerProcedure } from "../init";
 
 /** What the editor's forms ask the server: the next due instants of a wait rule, by the database's clock. */
 export const kinds = router({

@@ -1,7 +1,7 @@
 import { connectionLimits, connectionsLimitsView, connectionsSetLimits, limitsOf } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { ownerProcedure, router, viewerProcedure } from "./init";
+import { ownerProcedure, router, viewerProcedure } from "../init";
 
 /**
  * Settings -> Connections -> Limits: a connection's cap on calls in flight across every worker, and its circuit

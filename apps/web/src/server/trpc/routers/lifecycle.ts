@@ -1,18 +1,16 @@
-import { automationsExists, automationsStatuses } from "@holdfast/core";
+import { automationsStatuses } from "@holdfast/core";
 import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core/lifecycle";
-import type { Db } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { graphs } from "../graphs";
-import { editorProcedure, router, viewerProcedure } from "./init";
+import { graphs } from "../../graphs";
+import { editorProcedure, router, viewerProcedure } from "../init";
+import { automationId, ownAutomation } from "./common";
 
 /**
  * An automation's lifecycle (Active / Paused / Archived), its history, and Stop all runs. Every procedure is scoped by
  * `ctx.org.id` (init.ts); an automation of another organisation is "not found". Owners and editors change things,
  * everyone in the organisation reads.
  */
-const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `not a ${prefix}_ id`);
-const automationId = z.object({ automationId: id("aut") });
 const version = z.number().int().min(1).nullable().default(null);
 
 export const lifecycleChangeInput = automationId.extend({
@@ -24,10 +22,6 @@ export const lifecycleChangeInput = automationId.extend({
   ]),
   reason: z.string().trim().max(500).optional(),
 });
-
-async function ownAutomation(db: Db, orgId: string, automationId: string): Promise<void> {
-  if (!(await automationsExists(db, orgId, automationId))) throw new TRPCError({ code: "NOT_FOUND", message: "automation not found" });
-}
 
 export const lifecycle = router({
   /** Every automation's status, for the list (archived ones are hidden there unless asked for). */

@@ -12,7 +12,7 @@ import {
 } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { ownerProcedure, router, viewerProcedure } from "./init";
+import { ownerProcedure, router, viewerProcedure } from "../init";
 
 /**
  * Settings -> Connections. Secrets are write-only: never selected, only set or replaced (and used by Test connection

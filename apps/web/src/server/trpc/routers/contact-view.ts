@@ -1,8 +1,8 @@
 import { contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactZone } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { graphs } from "../graphs";
-import { ownerProcedure, router, viewerProcedure } from "./init";
+import { graphs } from "../../graphs";
+import { ownerProcedure, router, viewerProcedure } from "../init";
 
 /**
  * Settings -> Contacts -> one contact: consent, suppression, time zone and its runs; a zone change recomputes the

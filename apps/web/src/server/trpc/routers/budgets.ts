@@ -1,7 +1,7 @@
 import { budgetsOf, budgetsSetAllowed, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { ownerProcedure, router, viewerProcedure } from "./init";
+import { ownerProcedure, router, viewerProcedure } from "../init";
 
 /**
  * Settings -> Budgets: the organisation's model budget (US dollars, stored in micros) with its spend to date, and
