@@ -1,4 +1,4 @@
-// pnpm bench [--quick] [--runs N] [--in-flight N] [--profile DIR] [--skip-peers]: the race, Holdfast beside DBOS
+// pnpm bench [--quick] [--runs N] [--in-flight N] [--profile DIR] [--skip-peers] [--only ROWS]: the race, Holdfast beside DBOS
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600]: the 09:00 spike (spike/main.ts).
 // pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     "in-flight": { type: "string" },
     profile: { type: "string" },
     "skip-peers": { type: "boolean", default: false },
+    only: { type: "string" },
     spike: { type: "boolean", default: false },
     waits: { type: "string" },
     spreads: { type: "string" },
@@ -79,7 +80,10 @@ console.log(raceHeader());
 const results: RaceResult[] = [];
 const failed: string[] = [];
 /** A row that fails (a process died, the server refused a connection on a shared machine) is said and counted; the rest go on. */
+// --only "graphile noop,Holdfast http": just the rows whose names contain one of these (e.g. one that failed).
+const only = values.only?.split(",").map((o) => o.trim().toLowerCase());
 const show = async (label: string, row: () => Promise<RaceResult>) => {
+  if (only && !only.some((o) => label.toLowerCase().includes(o))) return;
   try {
     const r = await row();
     results.push(r);
@@ -110,7 +114,7 @@ if (!quick) {
       ),
     );
   }
-  limit = await measureLimit(meter, url, dbName, 10, 8).catch((error) => {
+  limit = await (only && !only.some((o) => "database limit".includes(o)) ? Promise.resolve(undefined) : measureLimit(meter, url, dbName, 10, 8)).catch((error) => {
     failed.push("database limit");
     console.log(`database limit FAILED: ${(error as Error).message.split("\n")[0]}`);
     return undefined;

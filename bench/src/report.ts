@@ -42,9 +42,12 @@ export function ratioLines(results: RaceResult[], targets: Record<string, Record
     for (const peer of results.filter((r) => r.system !== "Holdfast" && r.scenario === scenario)) {
       const ratio = ours.stepsPerSec / peer.stepsPerSec;
       const target = targets[scenario]?.[peer.system];
+      // CPU per step moves far less with the machine's load than steps/s does: the same ratio as steps per CPU second.
+      const cpu = (r: RaceResult) => perStep(r).nodeMs + perStep(r).pgMs;
       lines.push(
         `  (${scenario === "http" ? "a" : "b"}) ${scenario.padEnd(5)} Holdfast/${peer.system.padEnd(15)} ${fmt(ours.stepsPerSec)}/${fmt(peer.stepsPerSec)} = ${fmt(ratio, 2)}x` +
-          (target ? ` (target >= ${target}x: ${ratio >= target ? "met" : "not met"})` : ""),
+          (target ? ` (target >= ${target}x: ${ratio >= target ? "met" : "not met"})` : "") +
+          `; steps per CPU second (node + postgres): ${fmt(cpu(peer) / cpu(ours), 2)}x (${fmt(cpu(ours), 2)} vs ${fmt(cpu(peer), 2)} ms a step)`,
       );
     }
   }
