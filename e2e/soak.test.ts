@@ -5,12 +5,12 @@ import { repoRoot } from "@holdfast/testkit";
 import { expect, it } from "vitest";
 
 /**
- * The chaos soak, small (`pnpm soak --runs 300`): every process kind killed and frozen, PostgreSQL and Redis
+ * The chaos soak, small (`pnpm soak --runs 200`): every process kind killed and frozen, PostgreSQL and Redis
  * restarted (the soak's own instances, not the machine's), wake-ups dropped, repeated and delayed, while webhook
  * deliveries, approvals and replies come in; then every invariant is checked. The seed is printed (SOAK_SEED=n to
  * replay one). Needs the built web app (apps/web/.next), which it copies under the web lock.
  */
-const runs = Number(process.env.SOAK_RUNS ?? 300);
+const runs = Number(process.env.SOAK_RUNS ?? 200);
 const seed = Number(process.env.SOAK_SEED ?? randomInt(1, 2 ** 31 - 1));
 
 interface Result {
@@ -23,7 +23,7 @@ interface Result {
 }
 
 it(`soak: ${runs} runs under every kind of fault (seed ${seed}) break no invariant`, async () => {
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), "--runs", String(runs), "--seed", String(seed), "--rate", "6"], {
+  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), "--runs", String(runs), "--seed", String(seed), "--rate", "5"], {
     cwd: repoRoot,
     env: process.env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,6 +1,8 @@
-// pnpm soak [--runs N] [--seed S] [--rate R] [--drain-seconds D] [--keep]: the chaos soak (bench/src/soak/soak.ts).
+// pnpm soak [--runs N] [--seed S] [--rate R] [--drain-seconds D] [--keep] [--verbose] [--report FILE]: the chaos soak
+// (bench/src/soak/soak.ts). --report writes the report with its whole timeline (CPU shares every 10 s) to FILE.
 // Prints the report and, last, one line `SOAK_RESULT <json>`; exits 1 when an invariant broke.
 import { randomInt } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 // The providers listen on loopback, which the egress guard refuses unless named (as in the tests); set before core loads.
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     "per-kind": { type: "string" },
     keep: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
+    report: { type: "string" },
   },
 });
 const int = (name: string, v: string | undefined, min: number) => {
@@ -32,7 +35,7 @@ const int = (name: string, v: string | undefined, min: number) => {
 };
 const runs = int("runs", values.runs, 1) as number;
 const seed = int("seed", values.seed, 0) ?? randomInt(1, 2 ** 31 - 1);
-const rate = values.rate === undefined ? 8 : Number(values.rate);
+const rate = values.rate === undefined ? 3 : Number(values.rate);
 if (!(rate > 0)) {
   console.error("--rate must be a positive number of deliveries per second");
   process.exit(64);
@@ -48,6 +51,7 @@ const result = await runSoak({
   keep: values.keep,
   verbose: values.verbose,
 });
-console.log(formatReport(result));
+console.log(formatReport(result, { fullTimeline: false }));
+if (values.report) writeFileSync(values.report, `${formatReport(result, { fullTimeline: true })}\n`);
 console.log(`SOAK_RESULT ${JSON.stringify(result)}`);
 process.exit(result.ok ? 0 : 1);

@@ -8,7 +8,7 @@ const pairs = (r: Record<string, number>) =>
     .join(", ") || "-";
 
 /** The soak's outcome for a person: the invariants with their figures, then the load, the faults and the timing. */
-export function formatReport(r: SoakResult): string {
+export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { fullTimeline: true }): string {
   const lines: string[] = [];
   lines.push("", `== holdfast soak: ${r.ok ? "PASSED" : "FAILED"} (seed ${r.seed}; replay with: pnpm soak --runs ${r.runs} --seed ${r.seed}) ==`);
   if (r.error) lines.push(`error: ${r.error}`);
@@ -39,10 +39,10 @@ export function formatReport(r: SoakResult): string {
   lines.push(`  queue wrapper: ${pairs(r.faults.queue)}`);
   const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});
   lines.push(`  exits the soak did not cause (restarted by the supervisor): ${pairs(exits)}`);
-  if (r.timeline.length <= 400) {
-    lines.push("", "timeline (s after the first delivery)");
-    for (const e of r.timeline) lines.push(`  ${e}`);
-  }
+  // The console gets the faults, restarts and web availability; the CPU shares (every 10 s) only in --report's file.
+  const timeline = o.fullTimeline ? r.timeline : r.timeline.filter((e) => !e.includes(" cpu %: "));
+  lines.push("", `timeline (s after the first delivery)${o.fullTimeline ? "" : "; CPU shares per process in --report FILE"}`);
+  for (const e of timeline) lines.push(`  ${e}`);
   lines.push("", "the sender's answers per 10 s (status count; 0 = no answer within 15 s, -1 = no connection)");
   for (const [at, row] of Object.entries(r.answers).sort(([a], [b]) => Number(a) - Number(b))) lines.push(`  ${at.padStart(5)} s: ${pairs(row)}`);
   if (r.dir) lines.push("", `logs of every process and of PostgreSQL kept in ${r.dir}`);

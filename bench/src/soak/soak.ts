@@ -121,11 +121,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       HOLDFAST_PUBLIC_URL: webs[0] as string,
       RELAY_POLL_MS: "200",
       SWEEP_INTERVAL_MS: "500",
-      SWEEP_STALE_SECONDS: "3",
-      LEADER_LEASE_MS: "3000",
-      LANE_LEASE_MS: "3000",
-      SHUTDOWN_GRACE_MS: "1000",
-      APPROVAL_NOTIFY_LEASE_SECONDS: "5",
+      // Shorter than a deployment's (30-60 s) so a killed worker's steps come back within the soak, long enough that a
+      // starved process on this shared machine does not lose its leases all the time; a freeze may outlast them.
+      SWEEP_STALE_SECONDS: "10",
+      LEADER_LEASE_MS: "5000",
+      LANE_LEASE_MS: "10000",
+      SHUTDOWN_GRACE_MS: "2000",
+      APPROVAL_NOTIFY_LEASE_SECONDS: "10",
       CONNECTION_PROBE_SECONDS: "0",
     };
     fleet = startFleet({
@@ -157,7 +159,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       perKind,
       pgRestarts: o.pgRestarts ?? restartsFor(o.runs),
       redisRestarts: o.redisRestarts ?? restartsFor(o.runs),
-      stopMs: [500, 7_000],
+      stopMs: [1_000, 15_000],
       downMs: [500, 4_000],
     });
     result.faults.planned = tally(schedule.map((f) => f.kind));
