@@ -46,7 +46,7 @@ const exceptions: Record<string, { patterns: string[]; mustContain: string[] }> 
   // http_request over node:http keep-alive agents: the agents are the guard's.
   "packages/core/src/effects/http-request.ts": { patterns: ["node:http (request)", "node:https (request)"], mustContain: ["new EgressHttpAgent(", "new EgressHttpsAgent(", "agent: secure ? agents.https : agents.http"] },
   // slackClient builds the WebClient with the guard's agent.
-  "packages/core/src/approvals/notify.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded agent)"], mustContain: ["agent: egress ? egressAgentFor("] },
+  "packages/core/src/connections/slack-client.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded agent)"], mustContain: ["agent: egress ? egressAgentFor("] },
 };
 
 function sources(dir: string): string[] {
