@@ -1,6 +1,7 @@
 import { approveActionId, rejectActionId } from "@holdfast/core";
 import { fetchWithin } from "./http";
 import { sleep } from "./infra/exec";
+import { backoffMs } from "./load";
 import { approver, indexOf, type Plan, planFor } from "./mix";
 import { sendSmtp } from "./smtp-client";
 import type { SlackApi, SmtpTarget } from "./testkit";
@@ -252,12 +253,12 @@ export function startHumans(o: HumanOptions): Humans {
     collectReplies();
     const due = queue.filter((r) => r.at <= Date.now());
     await Promise.all(
-      due.map(async (r) => {
+      due.slice(0, 16).map(async (r) => {
         if ((await sendReply(r)) === "done") queue.splice(queue.indexOf(r), 1);
         else {
           figures.replyRetries++;
           r.tries++;
-          r.at = Date.now() + Math.min(8_000, 250 * 2 ** Math.min(r.tries, 5));
+          r.at = Date.now() + backoffMs(r.tries);
         }
       }),
     );

@@ -40,6 +40,8 @@ export interface LoadOptions {
   webs: string[];
   path: string;
   signingSecret: string;
+  /** Requests in flight at once: the provider's delivery workers (the rest wait their turn, as in its queue). */
+  concurrency?: number;
   log: (line: string) => void;
 }
 
@@ -54,13 +56,15 @@ export interface Load {
 
 /**
  * The webhook sender, as a provider behaves: each event is POSTed with a Standard Webhooks signature (signed anew
- * for every attempt, the same webhook-id throughout) to one of the web processes; a 5xx, 408, 429 or a connection
- * that failed is retried with exponential backoff, honouring Retry-After, until it is acknowledged. A few events
- * are delivered again after their first success, as providers do.
+ * for every attempt, the same webhook-id throughout) to one of the web processes, by a pool of 24 delivery workers;
+ * a 5xx, 408, 429, a failed connection or no answer within 15 s is retried with backoff (2 s, 5 s, 15 s, 30 s, then
+ * every 60 s, with jitter; a Retry-After wins) until it is acknowledged. A few events are delivered again after their
+ * first success, as providers do.
  */
 export function startLoad(o: LoadOptions, t0: number): Load {
   const deliveries: Delivery[] = [];
   let stopped = false;
+  const senders = limit(o.concurrency ?? 24);
   let webTurn = 0;
   const key = Buffer.from(o.signingSecret.replace(/^whsec_/, ""), "base64");
   const sign = (id: string, body: string) => {
@@ -68,7 +72,8 @@ export function startLoad(o: LoadOptions, t0: number): Load {
     return { ts, signature: `v1,${createHmac("sha256", key).update(`${id}.${ts}.${body}`).digest("base64")}` };
   };
 
-  const attempt = async (d: Delivery, body: string): Promise<{ ok: boolean; retryAfterMs?: number; final?: boolean }> => {
+  const attempt = (d: Delivery, body: string) => senders.run(() => attemptNow(d, body));
+  const attemptNow = async (d: Delivery, body: string): Promise<{ ok: boolean; retryAfterMs?: number; final?: boolean }> => {
     const base = o.webs[webTurn++ % o.webs.length] as string;
     const { ts, signature } = sign(d.webhookId, body);
     d.attempts++;
@@ -115,7 +120,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       }
       if (r.final) return;
       // As providers back off: 1 s doubling to 30 s, with jitter; a Retry-After wins.
-      await sleep(r.retryAfterMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(n, 5)) * (0.5 + Math.random()));
+      await sleep(r.retryAfterMs ?? backoffMs(n));
     }
     if (p.redeliver) {
       for (let k = 0; k < 2 && !stopped; k++) {
@@ -123,7 +128,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
         for (let n = 0; !stopped; n++) {
           const r = await attempt(d, body);
           if (r.ok || r.final) break;
-          await sleep(r.retryAfterMs ?? Math.min(30_000, 1_000 * 2 ** Math.min(n, 5)));
+          await sleep(r.retryAfterMs ?? backoffMs(n));
         }
       }
     }
@@ -153,6 +158,30 @@ export function startLoad(o: LoadOptions, t0: number): Load {
     }),
     stop() {
       stopped = true;
+    },
+  };
+}
+
+/** A provider's retry schedule, compressed to minutes: 2 s, 5 s, 15 s, 30 s, then 60 s, each with +-25% jitter. */
+export function backoffMs(attempt: number): number {
+  const base = [2_000, 5_000, 15_000, 30_000][attempt] ?? 60_000;
+  return base * (0.75 + Math.random() / 2);
+}
+
+/** At most n of the given tasks run at once; the others wait in order. */
+export function limit(n: number): { run<T>(task: () => Promise<T>): Promise<T> } {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return {
+    async run(task) {
+      if (active >= n) await new Promise<void>((r) => waiting.push(r));
+      active++;
+      try {
+        return await task();
+      } finally {
+        active--;
+        waiting.shift()?.();
+      }
     },
   };
 }

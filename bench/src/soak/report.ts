@@ -40,8 +40,8 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
   const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});
   lines.push(`  exits the soak did not cause (restarted by the supervisor): ${pairs(exits)}`);
   // The console gets the faults, restarts and web availability; the CPU shares (every 10 s) only in --report's file.
-  const timeline = o.fullTimeline ? r.timeline : r.timeline.filter((e) => !e.includes(" cpu %: "));
-  lines.push("", `timeline (s after the first delivery)${o.fullTimeline ? "" : "; CPU shares per process in --report FILE"}`);
+  const timeline = o.fullTimeline ? r.timeline : r.timeline.filter((e) => !e.includes(" cpu %: ") && !e.includes(" db: "));
+  lines.push("", `timeline (s after the first delivery)${o.fullTimeline ? "" : "; CPU shares and database sessions every 10 s in --report FILE"}`);
   for (const e of timeline) lines.push(`  ${e}`);
   lines.push("", "the sender's answers per 10 s (status count; 0 = no answer within 15 s, -1 = no connection)");
   for (const [at, row] of Object.entries(r.answers).sort(([a], [b]) => Number(a) - Number(b))) lines.push(`  ${at.padStart(5)} s: ${pairs(row)}`);

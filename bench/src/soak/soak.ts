@@ -16,6 +16,7 @@ import { snapshotWeb } from "./infra/web";
 import { answersOverTime, startLoad } from "./load";
 import { approver } from "./mix";
 import { freePort, sessionCookieFor } from "./testkit";
+import { watchDatabase } from "./dbwatch";
 import { watchFleet } from "./watch";
 import { automation, deploy, org, startProviders } from "./world";
 
@@ -169,6 +170,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     const watch = watchFleet(fleet, new Map(webs.map((base, i) => [`web-${i + 1}`, base])), t0);
     cleanups.push(() => watch.stop());
     result.timeline = watch.events;
+    const dbWatch = watchDatabase(d.adminUrl, t0, watch.events);
+    cleanups.push(() => dbWatch.stop());
     const load = startLoad({ seed: o.seed, runs: o.runs, rate: o.rate, webs, path: `/api/hooks/${org}/${automation}`, signingSecret: d.signingSecret, log }, t0);
     cleanups.push(() => load.stop());
     const injection = injectFaults(schedule, fleet, { restartPostgres: (ms) => postgres.restart(ms), restartRedis: (ms) => redis.restart(ms) }, t0, (line) => {
