@@ -8,6 +8,7 @@ import {
   type Graph,
   graphSchema,
   runDisplayStatuses,
+  type RunDetailHead,
   type RunDisplayStatus,
   runEventsForRun,
   type RunListFilters,
@@ -47,27 +48,11 @@ export async function automationsFor(db: Db, orgIds: string[]): Promise<{ slug: 
   return automationsWithPublishedVersions(db, orgIds);
 }
 
+/** The head's fields that describe where the run belongs (the page shows them beside the run). */
+type RunPlace = "orgSlug" | "automationSlug" | "automationName" | "version" | "graph" | "contact" | "contactZone" | "contactConsent" | "contactId";
+
 export interface RunDetail {
-  run: {
-    id: string;
-    orgId: string;
-    status: string;
-    displayStatus: DisplayStatus;
-    startKey: string;
-    /** Started from the editor's Test run. */
-    test: boolean;
-    input: unknown;
-    error: unknown;
-    cancelRequestedAt: Date | null;
-    cancelReason: string | null;
-    maxSteps: number | null;
-    expiresAt: Date | null;
-    createdAt: Date;
-    finishedAt: Date | null;
-    /** Repeated deliveries of its start key (counted; only the first 3 are on the timeline), and the latest's time. */
-    duplicateDeliveries: number;
-    lastDuplicateAt: Date | null;
-  };
+  run: Omit<RunDetailHead, RunPlace>;
   orgSlug: string;
   automationSlug: string;
   automationName: string;
