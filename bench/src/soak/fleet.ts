@@ -64,8 +64,15 @@ export async function stopFleet(members: Member[]): Promise<void> {
 }
 
 /** Exits the soak did not cause (its own kills are SIGKILL): processes that died by themselves, e.g. in an outage. */
-export function ownExits(members: Member[]): { label: string; code: number | null; signal: string | null }[] {
-  return members.flatMap((m) => m.proc.exits.filter((e) => e.signal !== "SIGKILL").map((e) => ({ label: m.label, code: e.code, signal: e.signal })));
+export function ownExits(members: Member[]): { label: string; code: number | null; signal: string | null; before: string }[] {
+  return members.flatMap((m) => {
+    // The supervisor writes "[label exited code=... signal=...]" after each exit: keep what the process said last.
+    const parts = m.proc.output().split(/\n\[[^\]\n]* exited code=/);
+    return m.proc.exits
+      .map((e, k) => ({ e, before: (parts[k] ?? "").split("\n").slice(-12).join("\n") }))
+      .filter(({ e }) => e.signal !== "SIGKILL")
+      .map(({ e, before }) => ({ label: m.label, code: e.code, signal: e.signal, before: before.slice(-2_000) }));
+  });
 }
 
 async function answers(url: string, timeoutMs: number): Promise<void> {

@@ -39,6 +39,7 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
   lines.push(`  queue wrapper: ${pairs(r.faults.queue)}`);
   const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});
   lines.push(`  exits the soak did not cause (restarted by the supervisor): ${pairs(exits)}`);
+  for (const e of r.ownExits.slice(0, 5)) lines.push(`    ${e.label} exited (${e.signal ?? `code ${e.code}`}) after:\n${e.before.replace(/^/gm, "      | ")}`);
   // The console gets the faults, restarts and web availability; the CPU shares (every 10 s) only in --report's file.
   const timeline = o.fullTimeline ? r.timeline : r.timeline.filter((e) => !e.includes(" cpu %: ") && !e.includes(" db: "));
   lines.push("", `timeline (s after the first delivery)${o.fullTimeline ? "" : "; CPU shares and database sessions every 10 s in --report FILE"}`);

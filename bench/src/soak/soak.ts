@@ -53,7 +53,7 @@ export interface SoakResult {
   /** Where the processes' logs and the database's log were kept (a failed soak keeps its directory). */
   dir: string | null;
   /** Exits of processes the soak did not kill (each was restarted by its supervisor): what broke in an outage. */
-  ownExits: { label: string; code: number | null; signal: string | null }[];
+  ownExits: { label: string; code: number | null; signal: string | null; before: string }[];
   error?: string;
 }
 
