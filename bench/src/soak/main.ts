@@ -15,7 +15,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "10000" },
     seed: { type: "string" },
     rate: { type: "string" },
-    "drain-seconds": { type: "string", default: "240" },
+    "drain-seconds": { type: "string", default: "900" },
     "pg-restarts": { type: "string" },
     "redis-restarts": { type: "string" },
     "per-kind": { type: "string" },

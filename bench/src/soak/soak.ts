@@ -201,19 +201,23 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     let loadOver = false;
     load.done.then(() => (loadOver = true));
     for (;;) {
-      const { rows } = await check.query(
-        `SELECT count(*)::int AS n,
-                count(*) FILTER (WHERE r.status = 'running' AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked'))::int AS moving
-         FROM runs r WHERE r.automation_id = $1`,
-        [d.automationId],
-      );
+      // Drained: every delivery acknowledged, every run final or parked, and no Slack post or update still owed.
+      const { rows } = await check
+        .query(
+          `SELECT count(*)::int AS n,
+                  count(*) FILTER (WHERE r.status = 'running' AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked'))::int AS moving,
+                  (SELECT count(*)::int FROM approvals a WHERE a.notify_state IN ('post', 'update')) AS owed
+           FROM runs r WHERE r.automation_id = $1`,
+          [d.automationId],
+        )
+        .catch(() => ({ rows: [{ n: -1, moving: -1, owed: -1 }] }));
       const acked = load.deliveries.filter((x) => x.runIds.length > 0).length;
-      if (loadOver && acked === load.deliveries.length && rows[0].n === acked && rows[0].moving === 0) {
+      if (loadOver && acked === load.deliveries.length && rows[0].n === acked && rows[0].moving === 0 && rows[0].owed === 0) {
         drainedAt = Date.now();
         break;
       }
       if (Date.now() > deadline) {
-        log(`soak: not drained ${o.drainSeconds} s after the last fault: ${rows[0].moving} runs still moving, ${load.deliveries.length - acked} deliveries unacknowledged`);
+        log(`soak: not drained ${o.drainSeconds} s after the last fault: ${rows[0].moving} runs still moving, ${rows[0].owed} Slack posts or updates owed, ${load.deliveries.length - acked} deliveries unacknowledged`);
         break;
       }
       await sleep(500);
