@@ -34,7 +34,7 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
   for (const x of h.refusals.slice(0, 10)) lines.push(`    refused: ${x}`);
   lines.push("", "faults");
   lines.push(`  planned: ${pairs(r.faults.planned)}`);
-  lines.push(`  injected: ${pairs(r.faults.injected)}`);
+  lines.push(`  injected: ${pairs(r.faults.injected)} (SIGKILL exits seen by the supervisors: ${n(r.faults.killsSeen)})`);
   lines.push(`  by process kind: ${pairs(r.faults.byTarget)}`);
   lines.push(`  queue wrapper: ${pairs(r.faults.queue)}`);
   const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});

@@ -44,7 +44,14 @@ export interface SoakResult {
   invariants: Invariant[];
   figures: Figures | null;
   humans: HumanFigures;
-  faults: { planned: Record<string, number>; injected: Record<string, number>; byTarget: Record<string, number>; queue: Record<string, number> };
+  faults: {
+    planned: Record<string, number>;
+    injected: Record<string, number>;
+    byTarget: Record<string, number>;
+    queue: Record<string, number>;
+    /** SIGKILL exits the supervisors saw (a kill that hit a process already on its way out would not show). */
+    killsSeen: number;
+  };
   timing: { loadSeconds: number; lastFaultSeconds: number; drainAfterLastFaultSeconds: number | null; totalSeconds: number; runsPerSecond: number };
   /** Process restarts and web availability over time, with the faults (seconds after the load began). */
   timeline: string[];
@@ -85,7 +92,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     invariants: [],
     figures: null,
     humans: { slackClicks: 0, inboxClicks: 0, decided: 0, slackFallbacks: 0, slackRefusedBeforeStored: 0, repliesSmtp: 0, repliesApi: 0, replyRetries: 0, refusals: [] },
-    faults: { planned: {}, injected: {}, byTarget: {}, queue: {} },
+    faults: { planned: {}, injected: {}, byTarget: {}, queue: {}, killsSeen: 0 },
     timing: { loadSeconds: 0, lastFaultSeconds: 0, drainAfterLastFaultSeconds: null, totalSeconds: 0, runsPerSecond: 0 },
     ownExits: [],
     answers: {},
@@ -226,6 +233,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.timing.drainAfterLastFaultSeconds = drainedAt === null ? null : Math.max(0, drainedAt - t0 - lastFaultMs) / 1000;
     result.timing.runsPerSecond = drainedAt === null ? 0 : o.runs / ((drainedAt - t0) / 1000);
     result.ownExits = ownExits(fleet);
+    result.faults.killsSeen = fleet.reduce((n, m) => n + m.proc.kills(), 0);
     result.answers = answersOverTime(load.deliveries);
     load.stop();
     await humans.stop();
