@@ -54,12 +54,19 @@ export function outboxMarkSent(tx: Tx, ids: bigint[]): Promise<number> {
   return tx.$executeRaw`UPDATE outbox SET sent_at = now() WHERE id = ANY(${ids.map(String)}::bigint[])`;
 }
 
-/** Sent rows older than the retention are history nobody reads; delete them in bounded batches. */
+/**
+ * Sent rows older than the retention are history nobody reads; delete them in bounded batches. The scan stops at
+ * the first row created after the cutoff (a row is sent after it is written, so none past it qualifies): without
+ * that bound a pass with little to delete read the whole day of younger rows (about 0.5 s per million, every pass).
+ */
 export function outboxDeleteSentBefore(tx: Tx, retentionSeconds: number, limit: number): Promise<number> {
   return tx.$executeRaw`
     DELETE FROM outbox WHERE id IN (
       SELECT id FROM outbox
       WHERE sent_at IS NOT NULL AND sent_at < now() - make_interval(secs => ${retentionSeconds})
+        AND id < COALESCE(
+          (SELECT y.id FROM outbox y WHERE y.created_at >= now() - make_interval(secs => ${retentionSeconds}) ORDER BY y.id LIMIT 1),
+          9223372036854775807)
       ORDER BY id LIMIT ${limit})`;
 }
 

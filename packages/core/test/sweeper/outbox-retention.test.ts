@@ -14,7 +14,8 @@ describe("outbox-retention", () => {
     const recent = await bed.start("call");
     await bed.sendOutbox();
     const unsent = await bed.start("call");
-    await bed.rows("UPDATE outbox SET sent_at = now() - interval '2 hours' WHERE run_id = ANY($1)", [old.map((r) => r.runId)]);
+    // Written and sent two hours ago (a row is sent after it is written).
+    await bed.rows("UPDATE outbox SET created_at = now() - interval '2 hours', sent_at = now() - interval '2 hours' WHERE run_id = ANY($1)", [old.map((r) => r.runId)]);
     const count = async (runIds: string[]) => (await bed.rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = ANY($1)", [runIds]))[0]?.n as number;
     const perRun = await count([recent.runId]);
     expect(perRun).toBeGreaterThan(0);
