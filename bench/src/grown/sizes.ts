@@ -62,5 +62,9 @@ export function sizeLines(sizes: TableSize[], steps: number): string[] {
   }
   const all = sum.table + sum.index;
   lines.push(line(["all", "", fmt(mb(sum.table)), fmt(mb(sum.index)), fmt(mb(all)), "", `${perM(sum.table)}+${perM(sum.index)}=${perM(all)}`], `(${fmt(steps)} steps)`));
+  lines.push("indexes, MB (MB per million steps):");
+  for (const s of sizes.filter((x) => x.indexes.some((i) => i.bytes > 8192 * 4))) {
+    lines.push(`  ${s.table}: ${s.indexes.map((i) => `${i.name} ${fmt(mb(i.bytes))} (${perM(i.bytes)})`).join(", ")}`);
+  }
   return lines;
 }
