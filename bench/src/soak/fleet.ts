@@ -69,7 +69,8 @@ export function ownExits(members: Member[]): { label: string; code: number | nul
     // The supervisor writes "[label exited code=... signal=...]" after each exit: keep what the process said last.
     const parts = m.proc.output().split(/\n\[[^\]\n]* exited code=/);
     return m.proc.exits
-      .map((e, k) => ({ e, before: (parts[k] ?? "").split("\n").slice(-12).join("\n") }))
+      // Without the stack frames: the error's own lines (message, code, cause) are what tell why.
+      .map((e, k) => ({ e, before: (parts[k] ?? "").split("\n").filter((l) => !/^\s+at /.test(l)).slice(-14).join("\n") }))
       .filter(({ e }) => e.signal !== "SIGKILL")
       .map(({ e, before }) => ({ label: m.label, code: e.code, signal: e.signal, before: before.slice(-2_000) }));
   });
