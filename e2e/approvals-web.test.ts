@@ -84,6 +84,7 @@ async function startApproval(automation: string, draft = "Hi Maya, shall we meet
 /** The approval's Slack message (posted by the human lane) and its buttons' tokens. */
 async function posted(approvalId: string) {
   const m = await waitFor(async () => slack.messages.find((x) => x.metadata?.event_payload.approval_id === approvalId), 15_000, "the Slack post");
+  await waitFor(async () => (await q("SELECT 1 FROM approvals WHERE id = $1 AND slack_message IS NOT NULL", [approvalId])).length > 0, 15_000, "the post stored");
   const actions = m.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] };
   const value = (id: string) => actions.elements.find((e) => e.action_id === id)?.value as string;
   return { message: m, approve: value(approveActionId), reject: value(rejectActionId) };
@@ -152,6 +153,21 @@ describe("Slack", () => {
     await waitFor(async () => slack.updates.some((u) => u.ts === message.ts && u.text.includes("Approved by Sam")), 15_000, "the Slack update");
     expect(message.blocks.some((b) => (b as { type: string }).type === "actions")).toBe(false);
     expect(slack.messages.filter((m) => m.metadata?.event_payload.approval_id === a.approvalId)).toHaveLength(1);
+  });
+
+  it("a click in the moment after the post, before the human lane stored where the message is, decides; the message is updated once stored", async () => {
+    const release = slack.holdPostAnswers();
+    const a = await startApproval("slack", "Clicked before stored");
+    const m = await waitFor(async () => slack.messages.find((x) => x.metadata?.event_payload.approval_id === a.approvalId), 15_000, "the Slack post");
+    expect(await q("SELECT slack_message FROM approvals WHERE id = $1", [a.approvalId])).toEqual([{ slack_message: null }]);
+    const actions = m.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] };
+    const approve = actions.elements.find((e) => e.action_id === approveActionId)?.value as string;
+    const res = await click(slackInteraction(signingSecret, { teamId: slack.teamId, userId: "U0SAM", channel: m.channel, ts: m.ts, actionId: approveActionId, value: approve }));
+    expect({ status: res.status, body: await res.json() }).toMatchObject({ status: 200, body: { ok: true, message: "approved by Sam" } });
+    release();
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [a.runId]))[0]?.status === "completed", 15_000, "the run to complete");
+    await waitFor(async () => slack.updates.some((u) => u.ts === m.ts && u.text.includes("Approved by Sam")), 15_000, "the Slack update");
+    expect(slack.messages.filter((x) => x.metadata?.event_payload.approval_id === a.approvalId)).toHaveLength(1);
   });
 
   it("100 concurrent clicks from Slack (two people, two buttons) and the inbox: exactly one decision, 99 read-backs of it", async () => {

@@ -221,3 +221,28 @@ describe("Redis goes away, comes back empty", () => {
     for (const a of apps) expect(a.exits, a.name).toEqual([]);
   });
 });
+
+describe("a process started while the database is unreachable", () => {
+  it("waits for the database, saying so once, and starts when it is back instead of exiting (a supervisor's restart in an outage)", async () => {
+    await pgProxy.cut();
+    const env = appEnv(pgProxy.urlFor(t.url), prefix.prefix, { REDIS_URL: redisProxy.urlFor(testRedisUrl), LOG_LEVEL: "info" });
+    const late = spawnApp("lane-worker", { env: { ...env, LANE: "io" } });
+    try {
+      await late.waitForOutput(/database not reachable at start-up: waiting for it/, 30_000);
+      await new Promise((r) => setTimeout(r, 2_500)); // several retries: still one line, still running
+      expect(late.exits).toEqual([]);
+      await pgProxy.restore();
+      await late.waitForOutput(/lane worker ready/, 30_000);
+      expect(late.output().match(/database not reachable at start-up/g)).toHaveLength(1);
+      expect(late.output()).toContain("database reachable: starting");
+      // It does work: a delivery now completes (either io worker may take its steps).
+      const res = await deliver("order-4");
+      expect(res.status).toBe(202);
+      await completed(((await res.json()) as { runId: string }).runId);
+      expect(late.exits).toEqual([]);
+    } finally {
+      await pgProxy.restore().catch(() => undefined);
+      await late.stop();
+    }
+  });
+});

@@ -15,8 +15,9 @@ export interface HumanFigures {
   /** Slack-route approvals whose Slack message never came, decided in the inbox after a minute instead. */
   slackFallbacks: number;
   /**
-   * Clicks refused with token_not_for_this_message although the button was on that approval's own message: Slack
-   * showed the post before the notifier stored where it is. The approver clicks again, as a person would.
+   * Clicks refused with token_not_for_this_message although the button was on that approval's own message (Slack
+   * showed the post before the notifier stored where it is; fixed: such a click now decides). Expected 0; the
+   * approver clicks again, as a person would.
    */
   slackRefusedBeforeStored: number;
   repliesSmtp: number;

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { Db } from "@holdfast/db";
 import type { Topic } from "./catalog";
 import type { Logger } from "./log";
-import type { OutageReporter } from "./ops/outage";
+import { isDatabaseUnreachable, type OutageReporter } from "./ops/outage";
 import { outboxTakeDue } from "./sql/outbox";
 
 /** A worker identity that is unique per process and readable in the timeline. */
@@ -139,16 +139,30 @@ export function pollOutbox(opts: {
 
 /**
  * Start-up check every process runs: the secret key exists and is the database's. Exits with a readable message
- * (EX_CONFIG) otherwise, rather than starting and failing on the first secret it reads.
+ * (EX_CONFIG) otherwise, rather than starting and failing on the first secret it reads. A process started while the
+ * database is unreachable (restarted by its supervisor in an outage) waits for it, saying so once, instead of exiting.
  */
-export async function requireSecretKey(db: Db, log: Logger): Promise<void> {
+export async function requireSecretKey(db: Db, log: Logger, retryMs = 1_000): Promise<void> {
   const { checkSecretKey } = await import("./keys/key-check");
-  try {
-    await checkSecretKey(db);
-  } catch (error) {
-    if ((error as { code?: string }).code !== "secret_key") throw error;
-    log.fatal((error as Error).message);
-    process.stderr.write(`holdfast: ${(error as Error).message}\n`);
-    process.exit(78);
+  let waitingSince: number | null = null;
+  for (;;) {
+    try {
+      await checkSecretKey(db);
+      if (waitingSince !== null) log.info({ service: "database", downForMs: Date.now() - waitingSince }, "database reachable: starting");
+      return;
+    } catch (error) {
+      if (isDatabaseUnreachable(error)) {
+        if (waitingSince === null) {
+          waitingSince = Date.now();
+          log.warn({ service: "database", err: error }, "database not reachable at start-up: waiting for it");
+        }
+        await sleep(retryMs);
+        continue;
+      }
+      if ((error as { code?: string }).code !== "secret_key") throw error;
+      log.fatal((error as Error).message);
+      process.stderr.write(`holdfast: ${(error as Error).message}\n`);
+      process.exit(78);
+    }
   }
 }

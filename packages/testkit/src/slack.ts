@@ -29,6 +29,11 @@ export interface SlackApi {
   ephemerals: { path: string; body: unknown }[];
   /** Make the next n postMessage calls fail with this Slack error (e.g. "channel_not_found"). */
   failNextPosts(n: number, error: string): void;
+  /**
+   * Holds the answers to postMessage calls until the returned release is called: the message is already in the
+   * channel (a person can click it) while the poster does not yet know where it is.
+   */
+  holdPostAnswers(): () => void;
   /** The app's OAuth client (oauth.v2.access checks it) and the consent page Add to Slack goes to. */
   clientId: string;
   clientSecret: string;
@@ -76,6 +81,7 @@ export async function startSlackApi(
   let seq = 0;
   let posts = 0;
   let failing = { n: 0, error: "" };
+  let held: (() => void)[] | null = null;
 
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
@@ -148,6 +154,10 @@ export async function startSlackApi(
           updates: 0,
         };
         messages.push(m);
+        if (held) {
+          held.push(() => send({ ok: true, channel, ts, message: { text: m.text, ts } }));
+          return;
+        }
         return send({ ok: true, channel, ts, message: { text: m.text, ts } });
       }
       case "chat.update": {
@@ -203,6 +213,14 @@ export async function startSlackApi(
     },
     updates,
     ephemerals,
+    holdPostAnswers() {
+      held = held ?? [];
+      return () => {
+        const answers = held ?? [];
+        held = null;
+        for (const answer of answers) answer();
+      };
+    },
     failNextPosts(n, error) {
       failing = { n, error };
     },

@@ -1,7 +1,7 @@
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { guardedFetch } from "../net/fetch";
-import { approvalsBySlackMessage } from "../sql/approvals";
+import { approvalsBySlackMessage, approvalsGet } from "../sql/approvals";
 import { connectionsSlackOfTeam } from "../sql/connections";
 import { databaseNowMs } from "../sql/database";
 import { type DecisionResult, decideApproval } from "./decide";
@@ -18,7 +18,8 @@ import { verifyButtonToken } from "./token";
  * 2. the payload's shape (zod);
  * 3. the button's token: our signature, its purpose, its expiry (database clock), the action it was issued for;
  * 4. the token is bound to the message it came on: that message carries this approval, run and step, in an
- *    organisation whose Slack connection is this workspace;
+ *    organisation whose Slack connection is this workspace (or, in the moment after the post, the approval has not
+ *    stored its message yet and no other approval carries this one);
  * then the decision itself (decideApproval: permission now, first decision wins, deadline, run, digest).
  */
 export const slackToleranceSeconds = 300;
@@ -88,8 +89,12 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
 
   const orgIds = await connectionsSlackOfTeam(db, p.team.id);
   if (!orgIds.some((o) => o.orgId === t.o)) return refuse(403, "token_wrong_workspace", "this button does not belong to this workspace");
-  const approval = await approvalsBySlackMessage(db, [t.o], { channel: p.container.channel_id, ts: p.container.message_ts });
-  if (!approval || approval.id !== t.a || approval.stepId !== t.s || approval.runId !== t.r) {
+  const onMessage = await approvalsBySlackMessage(db, [t.o], { channel: p.container.channel_id, ts: p.container.message_ts });
+  // Slack shows a post before its poster hears where it is: a message no approval carries yet may be the token's
+  // own approval's, when that approval has not stored its message. Any stored message must be this one.
+  const approval = onMessage ?? (await approvalsGet(db, t.o, t.a));
+  const ownMessage = onMessage !== undefined || (approval !== undefined && approval.slackMessage === null && approval.slack !== null);
+  if (!approval || !ownMessage || approval.id !== t.a || approval.stepId !== t.s || approval.runId !== t.r) {
     return refuse(403, "token_not_for_this_message", "this button's token belongs to another approval step");
   }
 
