@@ -74,7 +74,7 @@ export {
   type LookupAll,
 } from "./net/egress";
 export { egressDispatcher, egressFetch, guardedFetch, type GuardedFetch } from "./net/fetch";
-export { EgressHttpAgent, EgressHttpsAgent, egressAgentFor, egressLookup } from "./net/agent";
+export { EgressHttpAgent, EgressHttpsAgent, egressLookup } from "./net/agent";
 export { egressSmtpTransport } from "./net/smtp";
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";

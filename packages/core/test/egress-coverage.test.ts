@@ -13,7 +13,7 @@ const guard = "packages/core/src/net/";
 const forbidden: [RegExp, string][] = [
   [/(?<![\w$])fetch\s*\(/, "fetch( (use guardedFetch from net/fetch)"],
   [/\bcreateTransport\s*\(/, "createTransport( (use smtpTransport / egressSmtpTransport)"],
-  [/\bnew\s+[\w.]*WebClient\s*\(/, "new WebClient( (use slackClient, which passes the guarded agent)"],
+  [/\bnew\s+[\w.]*WebClient\s*\(/, "new WebClient( (use slackClient, which passes the guarded fetch)"],
   [/\bnew\s+(?:[\w.]*\.)?App\s*\(/, "new App( (Bolt)"],
   [/\b(?:net|tls|http|https)\.(?:connect|createConnection|request|get)\s*\(/, "a socket or request opened directly"],
   [/from\s+["'](?:undici|axios|got|node-fetch|request-filtering-agent)["']/, "an HTTP client"],
@@ -45,8 +45,8 @@ function socketImport(line: string): string | null {
 const exceptions: Record<string, { patterns: string[]; mustContain: string[] }> = {
   // http_request over node:http keep-alive agents: the agents are the guard's.
   "packages/core/src/effects/http-request.ts": { patterns: ["node:http (request)", "node:https (request)"], mustContain: ["new EgressHttpAgent(", "new EgressHttpsAgent(", "agent: secure ? agents.https : agents.http"] },
-  // slackClient builds the WebClient with the guard's agent.
-  "packages/core/src/connections/slack-client.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded agent)"], mustContain: ["agent: egress ? egressAgentFor("] },
+  // slackClient builds the WebClient with the guard's fetch (its undici dispatcher checks every address).
+  "packages/core/src/connections/slack-client.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded fetch)"], mustContain: ["fetch: (egress ? egressFetch(egress) : guardedFetch)"] },
 };
 
 function sources(dir: string): string[] {

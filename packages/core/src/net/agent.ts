@@ -68,8 +68,3 @@ export class EgressHttpsAgent extends HttpsAgent {
     return guardedConnection(this.egress, options, 443, callback, (o) => super.createConnection(o, callback));
   }
 }
-
-/** The guarded agent for a URL's protocol (Node refuses an https agent for an http request and the reverse). */
-export function egressAgentFor(url: string | URL, options: AgentOptions = {}, egress: EgressOptions = {}): EgressHttpAgent | EgressHttpsAgent {
-  return new URL(url).protocol === "https:" ? new EgressHttpsAgent(options, egress) : new EgressHttpAgent(options, egress);
-}
