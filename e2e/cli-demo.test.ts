@@ -38,6 +38,25 @@ describe("holdfast --help and the demo's port", () => {
     expect(none.stderr).toContain("usage: holdfast");
   });
 
+  it("a database it cannot use is one line naming the database and what to do (exit 69), never the driver's stack; a wrong command needs no database", () => {
+    const key = { HOLDFAST_SECRET_KEY: "ab".repeat(32) };
+    const url = new URL(t.url);
+    const cases: [string, string, RegExp][] = [
+      ["no such database", `postgres://postgres@${url.host}/holdfast_no_such_db`, /^holdfast: the database "holdfast_no_such_db" at .+ does not exist: run `pnpm holdfast migrate` \(it creates it\), or check DATABASE_URL\n$/],
+      ["nothing listening", "postgres://postgres@127.0.0.1:1/holdfast", /^holdfast: cannot reach the database "holdfast" at 127\.0\.0\.1:1: is PostgreSQL running there\? Start it, or check DATABASE_URL\n$/],
+      ["no such role", `postgres://nobody_here:pw@${url.host}/postgres`, /^holdfast: the database "postgres" at .+ refused the user or password in DATABASE_URL: check them/],
+    ];
+    for (const [what, databaseUrl, said] of cases) {
+      const out = cli(["runs", "list"], { ...key, DATABASE_URL: databaseUrl });
+      expect({ what, status: out.status }).toEqual({ what, status: 69 });
+      expect(out.stderr, what).toMatch(said);
+      expect(out.stderr, what).not.toMatch(/at .+\.(ts|js|mjs):\d+|Prisma|DriverAdapterError/);
+    }
+    const wrong = cli(["frobnicate"], { DATABASE_URL: "postgres://postgres@127.0.0.1:1/holdfast" });
+    expect(wrong.status).toBe(64);
+    expect(wrong.stderr).toMatch(/^holdfast: unknown command "frobnicate"/);
+  });
+
   it("seeds the demo's echo URL and prints its trigger URL on PORT", async () => {
     const seed = cli(["seed"], { PORT: "3456" });
     expect(seed.stderr).toBe("");

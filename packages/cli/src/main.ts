@@ -20,6 +20,7 @@ import { createDb, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
 import { automationsCommand, runsRetryCommand } from "./automations";
+import { databaseFailure, unexpectedFailure } from "./failure";
 import { hooksCommand } from "./hooks";
 import { seedDemo } from "./seed";
 import { setPasswordCommand } from "./users";
@@ -53,13 +54,13 @@ commands:
   contacts unsubscribe <org> <email> | contacts erase <org> <email>
   contacts set-zone <org> <email> <zone|none>   the contact moved: its pending waits are recomputed in the new zone
   signals email <org> --input JSON
+                                  an inbound email (messageId, from, subject, inReplyTo, references, text)
   doctor [--repair] [--json]      the silent-failure checks (stuck waits, overdue timers, lapsed leases, lost wake-ups,
                                   runs with no way forward...); --repair re-wakes what can be re-woken safely
   users add <org> <email> --name NAME --role owner|editor|approver|viewer [--password-env VAR] [--slack-user U...]
   users remove <org> <email>      takes the user's access away (their decisions are refused from then on)
   users password <email> [--password-env VAR]
                                   a new password (from VAR, or generated and printed); signs the user out everywhere
-                                  an inbound email (messageId, from, subject, inReplyTo, references, text)
   automations publish <org> <slug> <graph.json> [--name N]   create if missing; publish when the graph changed (exit 65: refused)
   automations export <org> <slug> [--version N]              the newest (or version N) published graph as JSON
   automations pause <org> <slug> [--hold-deliveries] [--hold-runs] [--reason T]
@@ -74,6 +75,9 @@ environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY o
 HOLDFAST_PUBLIC_URL, DEMO_ECHO_URL (see .env.example)`;
 
 class UsageError extends Error {}
+
+/** The commands the usage lists: anything else is a usage error before the environment or a database is touched. */
+const commands = new Set(["key", "migrate", "seed", "hooks", "runs", "timers", "connections", "budgets", "contacts", "signals", "doctor", "users", "automations"]);
 
 // Help is an answer, not a usage error: the usage on stdout and exit 0, before the environment or a database is needed.
 const argv = process.argv.slice(2);
@@ -135,6 +139,7 @@ async function main(argv: string[]): Promise<void> {
   });
   const [command, sub, ...rest] = positionals;
   if (!command) throw new UsageError();
+  if (!commands.has(command)) throw new UsageError(`unknown command "${command}"`);
 
   if (command === "migrate") {
     const migrateUrl = env.MIGRATE_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "postgres");
@@ -378,11 +383,13 @@ main(argv).then(
       console.error(`holdfast: ${error.message}`);
       process.exit(78);
     }
-    if (error instanceof HoldfastError) {
-      console.error(`holdfast: ${error.code}: ${error.message}`);
-      process.exit(1);
+    const unavailable = databaseFailure(error, argv[0] === "migrate" ? (env.MIGRATE_DATABASE_URL ?? env.DATABASE_URL) : env.DATABASE_URL);
+    if (unavailable) {
+      console.error(`holdfast: ${unavailable.message}`);
+      process.exit(unavailable.exitCode);
     }
-    console.error(error);
+    console.error(`holdfast: ${unexpectedFailure(error)}`);
+    if (process.env.HOLDFAST_DEBUG === "1") console.error(error);
     process.exit(1);
   },
 );
