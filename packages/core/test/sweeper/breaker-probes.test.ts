@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stepReady } from "../../src/apply/rows";
 import { createConnection } from "../../src/connections/connect";
 import { breakerProbes } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
@@ -44,5 +45,10 @@ describe("breaker-probes", () => {
     const [woken] = await bed.rows("SELECT payload->>'stepId' AS step FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL");
     expect(cooled).toContain(woken?.step);
     expect(await bed.rows("SELECT worker FROM run_events WHERE step_id = $1 AND type = 'step.resumed'", [woken?.step])).toEqual([{ worker: "sweeper" }]);
+    // Written in SQL by the set-based resume: exactly the applier's step.ready payload (apply/rows.ts).
+    const [row] = (await bed.rows(
+      "SELECT o.payload, s.org_id, s.run_id, s.id, s.lane FROM outbox o JOIN steps s ON s.id = o.payload->>'stepId' WHERE o.topic = 'step.ready' AND o.sent_at IS NULL",
+    )) as [{ payload: unknown; org_id: string; run_id: string; id: string; lane: "io" }];
+    expect(row.payload).toEqual(stepReady({ orgId: row.org_id, runId: row.run_id, id: row.id, lane: row.lane }).payload);
   });
 });

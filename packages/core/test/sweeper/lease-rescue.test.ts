@@ -3,6 +3,8 @@ import { stepsClaimIfLeaseFree } from "../../src/sql/steps";
 import { leaseRescue } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 import { effectKinds } from "../../src/kinds/registry";
+import { stepReady } from "../../src/apply/rows";
+import { topics } from "../../src/catalog";
 
 let bed: Bed;
 beforeAll(async () => {
@@ -29,6 +31,12 @@ describe("lease-rescue", () => {
     expect(result).toEqual({ reclaimed: 1, steps: [{ orgId: bed.orgId, runId: dead.runId, stepId: dead.stepId }] });
     expect(await bed.rows("SELECT status, owner, lease_until FROM steps WHERE id = $1", [dead.stepId])).toEqual([{ status: "ready", owner: null, lease_until: null }]);
     expect(await bed.rows("SELECT topic, payload->>'stepId' AS step FROM outbox WHERE sent_at IS NULL")).toEqual([{ topic: "step.ready", step: dead.stepId }]);
+    // The set-based re-wake writes the payload in SQL: exactly the applier's step.ready (apply/rows.ts), valid for the catalog.
+    const [{ payload, lane }] = (await bed.rows(
+      "SELECT o.payload, s.lane FROM outbox o JOIN steps s ON s.id = o.payload->>'stepId' WHERE o.sent_at IS NULL",
+    )) as [{ payload: unknown; lane: "io" }];
+    expect(payload).toEqual(stepReady({ orgId: bed.orgId, runId: dead.runId, id: dead.stepId, lane }).payload);
+    expect(topics["step.ready"].payload.safeParse(payload).success).toBe(true);
     expect(await bed.rows("SELECT type FROM run_events WHERE run_id = $1 AND type = 'step.lease_expired'", [dead.runId])).toHaveLength(1);
     expect(await bed.rows("SELECT status, owner FROM steps WHERE id = $1", [live.stepId])).toEqual([{ status: "running", owner: "live-worker" }]);
 
