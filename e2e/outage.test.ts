@@ -9,6 +9,7 @@ import {
   httpChainGraph,
   publish,
   sessionCookieFor,
+  slackInteraction,
   spawnApp,
   startHttpTarget,
   startTcpProxy,
@@ -42,6 +43,8 @@ let hookUrl = "";
 let laterUrl = "";
 let cookie = "";
 const prefix = createTestPrefix();
+const inboundToken = "inbound-token-for-the-outage-test";
+const slackSecret = "slack-signing-secret-for-the-outage-test";
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
 beforeAll(async () => {
@@ -56,7 +59,14 @@ beforeAll(async () => {
   await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
   cookie = await sessionCookieFor(t.db, "sam@acme.test", "correct horse battery");
   const env = appEnv(pgProxy.urlFor(t.url), prefix.prefix, { REDIS_URL: redisProxy.urlFor(testRedisUrl), LOG_LEVEL: "info" });
-  web = await startWeb({ DATABASE_URL: env.DATABASE_URL as string, REDIS_URL: env.REDIS_URL as string, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" });
+  web = await startWeb({
+    DATABASE_URL: env.DATABASE_URL as string,
+    REDIS_URL: env.REDIS_URL as string,
+    QUEUE_PREFIX: prefix.prefix,
+    LOG_LEVEL: "info",
+    INBOUND_EMAIL_TOKEN: inboundToken,
+    SLACK_SIGNING_SECRET: slackSecret,
+  });
   hookUrl = `${web.base}/api/hooks/acme/orders/${(await triggerSettings(t.db, orgId, automationId, "url_token")).urlToken}`;
   // The same with a 4 s wait: long enough that its timer's delayed job is in Redis when Redis goes.
   const later = await publish(t.db, httpChainGraph(target.url, 2, { pauseSeconds: 4 }), { automation: "later", triggerAuth: "url_token" });
@@ -151,6 +161,30 @@ describe("the database goes away and comes back", () => {
     const api = await fetchAgain(`${web.base}/api/trpc/automations.list?input=${input}`, { headers: { cookie } });
     expect(api.status).toBe(503);
     expect(await api.text()).toContain("Holdfast cannot reach its database right now: try again in a minute");
+    // The other doors: sign-in, the inbound-email webhook, a Slack click, Add to Slack's return. Each says the
+    // database is unreachable and when to try again (503 + Retry-After), or goes back to Settings saying so.
+    const doors: [string, Promise<Response>][] = [
+      ["sign-in", fetchAgain(`${web.base}/api/auth/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "sam@acme.test", password: "correct horse battery" }) })],
+      ["inbound email", fetchAgain(`${web.base}/api/signals/email?org=acme`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${inboundToken}` },
+        body: JSON.stringify({ messageId: "<r1@example.com>", from: "lena@example.com", to: "reply+acme@example.com", text: "Tuesday works." }),
+      })],
+      ["slack click", (async () => {
+        const click = slackInteraction(slackSecret, { teamId: "T0ACME", userId: "U0SAM", channel: "C0A", ts: "1.2", actionId: "approve", value: "x" });
+        return fetchAgain(`${web.base}/api/slack/interactions`, { method: "POST", headers: click.headers, body: click.body });
+      })()],
+    ];
+    for (const [door, answer] of doors) {
+      const res = await answer;
+      const body = (await res.json()) as { error?: { code?: string; message?: string } };
+      expect({ door, status: res.status, retryAfter: res.headers.get("retry-after"), code: body.error?.code }).toEqual({ door, status: 503, retryAfter: "30", code: "database_unavailable" });
+      expect(body.error?.message, door).toMatch(/cannot reach its database right now/);
+    }
+    const oauth = await fetchAgain(`${web.base}/api/slack/oauth?code=c&state=s`, { headers: { cookie }, redirect: "manual" });
+    expect(oauth.status).toBe(303);
+    expect(decodeURIComponent(oauth.headers.get("location") ?? "")).toMatch(/slack_error=Holdfast cannot reach its database right now, so Slack was not added/);
+
     // mail-in answers 451 (try again later): the sending server keeps the message.
     await expect(mail("during")).rejects.toMatchObject({ responseCode: 451 });
 

@@ -21,6 +21,12 @@ const raw = loadEnv(
     APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce.number().min(0.1).max(3_600).default(30),
     LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
     /**
+     * Take a run's first steps straight from the outbox on the lane's NOTIFY (no relay, no Redis hop) while a slot is
+     * free; the relay delivers what no worker took after RELAY_STEP_READY_GRACE_MS. Off: every wake-up comes
+     * through the queue. Redis mode only (WAKEUPS=poll takes everything from the outbox already).
+     */
+    LISTEN_DISPATCH: z.enum(["on", "off"]).default("on"),
+    /**
      * The domain replies reach this deployment at: every email sent gets Reply-To reply+<token>@<domain>
      * (signals/routing.ts, which reads it when sending). Checked here so a bad value stops the worker at start.
      */

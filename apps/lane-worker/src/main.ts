@@ -7,13 +7,15 @@ import {
   pollOutbox,
   requireSecretKey,
   sleep,
+  Slots,
   startTracing,
   StepRunner,
+  takeReadySteps,
   topics,
   watchOutages,
   workerId,
 } from "@holdfast/core";
-import { createDb, createPool } from "@holdfast/db";
+import { createDb, createListenClient, createPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env, lane } from "./env";
 
@@ -89,7 +91,25 @@ if (env.WAKEUPS === "poll") {
   };
 } else {
   await checkRedis(env.REDIS_URL);
-  // BullMQ fetches a job only when one of `concurrency` slots is free, so no step is claimed without a slot.
+  // Both ways a step arrives share the lane's slots: a BullMQ job waits for one, a step taken on a NOTIFY only uses a
+  // free one, so no more than `concurrency` steps run at once and a claim never waits for a hot-path connection.
+  const slots = new Slots(lane.concurrency);
+  const direct =
+    env.LISTEN_DISPATCH === "on"
+      ? takeReadySteps({
+          db,
+          connect: () => createListenClient(env.DATABASE_URL, `holdfast-lane-${lane.name}-listen`),
+          lane: lane.name,
+          slots,
+          log,
+          outages,
+          // An early wake-up (not due) is dropped, as in poll mode: the step's own row decides, the sweeper re-wakes it.
+          handle: async (payload) => {
+            const ready = parse(payload);
+            return ready ? runner.run(ready.stepId) : "dropped";
+          },
+        })
+      : null;
   const consumer = createConsumer(
     {
       redisUrl: env.REDIS_URL,
@@ -103,7 +123,13 @@ if (env.WAKEUPS === "poll") {
       if (job.name === "approval.notify" && notifies) return notify(job.data);
       const ready = parse(job.data);
       if (!ready) return "dropped";
-      const result = await runner.run(ready.stepId);
+      await slots.acquire();
+      let result: Awaited<ReturnType<typeof runner.run>>;
+      try {
+        result = await runner.run(ready.stepId);
+      } finally {
+        slots.release();
+      }
       if (result.kind === "not_due") {
         // Come back when the database says the step is due; the sweeper is the backstop if this job is lost.
         await job.moveToDelayed(Date.now() + result.inMs + 5, token);
@@ -120,9 +146,14 @@ if (env.WAKEUPS === "poll") {
     log.error({ jobId: job?.id, orgId, runId, stepId, approvalId, err: error }, "step job failed");
   });
   await consumer.waitUntilReady();
-  stopTaking = () => consumer.close();
+  stopTaking = async () => {
+    await Promise.all([consumer.close(), direct?.close()]);
+  };
 }
-log.info({ worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs, wakeups: env.WAKEUPS }, "lane worker ready");
+log.info(
+  { worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs, wakeups: env.WAKEUPS, listenDispatch: env.WAKEUPS === "redis" && env.LISTEN_DISPATCH === "on" },
+  "lane worker ready",
+);
 
 onShutdown(log, async () => {
   // Stop claiming, let steps in hand finish within the grace period, then release the rest at once.

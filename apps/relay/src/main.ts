@@ -1,7 +1,6 @@
-import { createLogger, databasePing, loop, onShutdown, outboxListen, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
-import { createDb } from "@holdfast/db";
+import { createLogger, databasePing, listenChannels, loop, onShutdown, outboxChannel, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
+import { createDb, createListenClient } from "@holdfast/db";
 import { checkRedis, createPublisher } from "@holdfast/queue";
-import pg from "pg";
 import { env } from "./env";
 
 const log = createLogger("relay", env.LOG_LEVEL);
@@ -24,32 +23,26 @@ const publisher = createPublisher({
 });
 
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
+// A step's wake-up is its lane workers' first: a notification is looked at again once its grace is over.
 let notified: (() => void) | undefined;
 const wake = () => new Promise<void>((resolve) => (notified = resolve));
-let listener: pg.Client | undefined;
-let closing = false;
-async function listen(): Promise<void> {
-  const client = new pg.Client({ connectionString: env.DATABASE_URL, application_name: "holdfast-relay-listen" });
-  const again = (error?: Error) => {
-    if (closing || listener !== client) return;
-    listener = undefined;
-    // During an outage the watch says it once; every failed attempt to listen again would otherwise be a line.
-    if (!error || !outages.report(error)) log.warn({ err: error }, "LISTEN connection lost; polling until it is back");
-    client.end().catch(() => {});
-    setTimeout(() => listen().catch(() => {}), 1_000);
-  };
-  listener = client;
-  client.on("notification", () => notified?.());
-  client.on("error", again);
-  client.on("end", () => again());
-  try {
-    await client.connect();
-    await outboxListen(client);
-  } catch (error) {
-    again(error as Error);
-  }
-}
-await listen();
+let graceTimer: NodeJS.Timeout | undefined;
+const listener = listenChannels({
+  connect: () => createListenClient(env.DATABASE_URL, "holdfast-relay-listen"),
+  channels: [outboxChannel],
+  onNotify: () => {
+    notified?.();
+    if (env.RELAY_STEP_READY_GRACE_MS > 0 && !graceTimer) {
+      graceTimer = setTimeout(() => {
+        graceTimer = undefined;
+        notified?.();
+      }, env.RELAY_STEP_READY_GRACE_MS + 5);
+    }
+  },
+  onListening: () => notified?.(),
+  log,
+  outages,
+});
 
 const stop = new AbortController();
 let total = 0;
@@ -60,21 +53,21 @@ const running = loop({
   wake,
   outages,
   once: async () => {
-    const { published } = await relayOnce(db, publisher, env.RELAY_BATCH_SIZE);
+    const { published } = await relayOnce(db, publisher, env.RELAY_BATCH_SIZE, env.RELAY_STEP_READY_GRACE_MS);
     total += published;
     return published > 0;
   },
 });
-log.info({ batch: env.RELAY_BATCH_SIZE }, "relay ready");
+log.info({ batch: env.RELAY_BATCH_SIZE, stepReadyGraceMs: env.RELAY_STEP_READY_GRACE_MS }, "relay ready");
 
 onShutdown(log, async () => {
   stop.abort();
   notified?.();
   await running;
   log.info({ total }, "relay stopped");
-  closing = true;
+  if (graceTimer) clearTimeout(graceTimer);
   outages.stop();
-  await listener?.end().catch(() => {});
+  await listener.close();
   await publisher.close();
   await db.$disconnect();
 });

@@ -229,7 +229,10 @@ export {
   type RunListItem,
 } from "./sql/runs";
 export { databaseAdvisoryXactLock } from "./sql/database";
-export { outboxListen } from "./sql/outbox";
+export { outboxChannel, readyChannel } from "./sql/outbox";
+export { listenChannels } from "./ops/listen";
+export { Slots } from "./steps/slots";
+export { takeReadySteps } from "./steps/ready-listener";
 export { organisationsCount } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
 export { automationVersionsMarkPublished } from "./sql/automation-versions";

@@ -65,3 +65,17 @@ export function prismaSql(db: Db | Tx): Sql {
     }),
   };
 }
+
+/** A dedicated connection for LISTEN (outside every pool: a pooled connection would lose its subscriptions). */
+export interface ListenClient {
+  connect(): Promise<unknown>;
+  query(text: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: "notification", listener: (message: { channel: string; payload?: string | undefined }) => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
+}
+
+export function createListenClient(connectionString: string, applicationName: string): ListenClient {
+  return new pg.Client({ connectionString, application_name: applicationName });
+}

@@ -4,6 +4,7 @@ import {
   type InboundEmail,
   inboundEmail,
   ingestInboundEmail,
+  isDatabaseUnreachable,
   type Logger,
   organisationsIdBySlug,
   UnroutableReplyError,
@@ -78,6 +79,7 @@ export async function deliverInboundEmail(
   } catch (error) {
     if (error instanceof HoldfastError && error.code === "org_not_found") return errorResponse(404, error.code, error.message);
     if (error instanceof UnroutableReplyError) return errorResponse(422, error.code, error.message);
+    if (isDatabaseUnreachable(error)) throw error; // 503 with Retry-After at the route (server/unavailable.ts)
     log.error({ err: error, org: input.orgSlug }, "inbound email failed");
     return errorResponse(500, "internal", "internal error");
   }

@@ -1,4 +1,4 @@
-import { isDatabaseUnreachable } from "@holdfast/core";
+import { isDatabaseUnreachable, unavailableRetryAfterSeconds } from "@holdfast/core";
 import { outages } from "./db";
 
 /** What a page's loads come to while the database cannot be reached: the page shows <Unavailable /> instead. */
@@ -15,5 +15,22 @@ export async function orUnavailable<T>(load: () => Promise<T>): Promise<T | type
     if (!isDatabaseUnreachable(error)) throw error;
     outages.report(error);
     return unavailable;
+  }
+}
+
+/**
+ * An API route's answer while the database cannot be reached: 503 with Retry-After and a sentence saying what to do
+ * (`message`), instead of Next's 500. The outage is one line in the log (the web's watch), not one per request.
+ */
+export async function answerOrUnavailable(answer: () => Promise<Response>, message: string): Promise<Response> {
+  try {
+    return await answer();
+  } catch (error) {
+    if (!isDatabaseUnreachable(error)) throw error;
+    outages.report(error);
+    return Response.json(
+      { error: { code: "database_unavailable", message } },
+      { status: 503, headers: { "retry-after": String(unavailableRetryAfterSeconds) } },
+    );
   }
 }

@@ -13,9 +13,9 @@ export interface RelayResult {
  * job id = outbox id (plus its creation time, so a reset database never reuses an id Redis still holds), mark them sent, commit. A crash between publish and commit republishes the batch; the job id
  * suppresses most repeats and every consumer tolerates the rest.
  */
-export async function relayOnce(db: Db, publisher: Publisher, batchSize: number): Promise<RelayResult> {
+export async function relayOnce(db: Db, publisher: Publisher, batchSize: number, stepReadyGraceMs = 0): Promise<RelayResult> {
   return inTx(db, async (tx) => {
-    const rows = await outboxClaimUnsent(tx, batchSize);
+    const rows = await outboxClaimUnsent(tx, batchSize, stepReadyGraceMs);
     if (rows.length === 0) return { published: 0 };
     await Promise.all(
       rows.map((row) =>

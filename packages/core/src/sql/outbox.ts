@@ -32,9 +32,10 @@ export interface UnsentOutboxRow {
 
 /**
  * The relay's batch: the oldest due unsent rows no other relay holds. Rows not yet due (a retry's backoff, a
- * wake-up held for a worker's local dispatch) wait here, by the database clock, not in Redis.
+ * wake-up held for a worker's local dispatch) wait here, by the database clock, not in Redis; a step.ready row waits
+ * `stepReadyGraceMs` more for its lane's workers to take it themselves (steps/ready-listener.ts).
  */
-export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRow[]> {
+export function outboxClaimUnsent(tx: Tx, limit: number, stepReadyGraceMs = 0): Promise<UnsentOutboxRow[]> {
   return tx.$queryRaw<UnsentOutboxRow[]>`
     SELECT id, topic, payload,
            CASE WHEN topic = 'timer.due' THEN (payload->>'timerId') || '_' || (payload->>'wake')
@@ -45,6 +46,8 @@ export function outboxClaimUnsent(tx: Tx, limit: number): Promise<UnsentOutboxRo
                 ELSE 0 END::float8 AS "delayMs"
     FROM outbox
     WHERE sent_at IS NULL AND available_at <= now()
+      -- A step's wake-up is first its lane workers' to take (they LISTEN); the relay publishes it after the grace.
+      AND (topic <> 'step.ready' OR available_at <= now() - make_interval(secs => ${stepReadyGraceMs / 1000}))
     ORDER BY available_at, id
     LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`;
@@ -99,7 +102,5 @@ export async function outboxBacklog(db: Db | Tx): Promise<{ backlog: number; old
 /** The channel holdfast_notify_outbox (sql/functions/notify_outbox.sql) notifies when a due row is inserted. */
 export const outboxChannel = "holdfast_outbox";
 
-/** Subscribes a dedicated connection (plain pg, outside the pool) to the outbox's notifications. */
-export async function outboxListen(client: { query(text: string): Promise<unknown> }): Promise<void> {
-  await client.query(`LISTEN ${outboxChannel}`);
-}
+/** The channel it notifies for a lane when a due step.ready row of that lane is inserted (lane workers LISTEN). */
+export const readyChannel = (lane: string): string => `holdfast_ready_${lane}`;

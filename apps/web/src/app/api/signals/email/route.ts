@@ -1,12 +1,16 @@
 import { db } from "../../../../server/db";
 import { errorResponse } from "../../../../server/hooks";
 import { handleEmailSignal } from "../../../../server/signals";
+import { answerOrUnavailable } from "../../../../server/unavailable";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
 
 export async function POST(request: Request): Promise<Response> {
-  return handleEmailSignal(db, request);
+  return answerOrUnavailable(
+    () => handleEmailSignal(db, request),
+    "the service cannot reach its database right now: send this email again later (nothing was stored)",
+  );
 }
 
 const notAllowed = () => errorResponse(405, "method_not_allowed", "the inbound-email webhook accepts POST only", { allow: "POST" });

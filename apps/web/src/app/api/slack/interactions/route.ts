@@ -4,6 +4,7 @@ import { db } from "../../../../server/db";
 import { errorResponse } from "../../../../server/hooks";
 import { withScope } from "../../../../server/scope";
 import { env } from "../../../../env";
+import { answerOrUnavailable } from "../../../../server/unavailable";
 
 export const runtime = "nodejs";
 export const dynamic = "force-dynamic";
@@ -20,10 +21,14 @@ export async function POST(request: Request): Promise<Response> {
   if (!body.ok) return body.response;
   // Deployment-wide scope: the request is verified with the deployment's Slack signing secret, then the button's
   // token (bound to one organisation, run and step), and every query inside is filtered by that organisation.
+  return answerOrUnavailable(() => answerSlack(request, body.text()), "Holdfast cannot reach its database right now: nothing was recorded; press the button again in a minute.");
+}
+
+async function answerSlack(request: Request, text: string): Promise<Response> {
   const reply = await withScope({ allOrgs: true }, () => handleSlackInteraction(
     db,
     {
-      body: body.text(),
+      body: text,
       signature: request.headers.get("x-slack-signature"),
       timestamp: request.headers.get("x-slack-request-timestamp"),
     },

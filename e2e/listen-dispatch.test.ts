@@ -1,0 +1,114 @@
+import {
+  type AppProcess,
+  appEnv,
+  createTestDatabase,
+  createTestPrefix,
+  type HttpTarget,
+  httpChainGraph,
+  publish,
+  spawnApp,
+  startHttpTarget,
+  startTestRun,
+  type TestDatabase,
+  testRedisUrl,
+  waitFor,
+} from "@holdfast/testkit";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * First-step dispatch by LISTEN (issue 19 item 3): a lane worker takes a run's first step straight from the outbox on
+ * its lane's NOTIFY, with no relay and no Redis job; with LISTEN_DISPATCH=off nothing moves until the relay publishes
+ * it after its grace (the backstop); a worker whose LISTEN connection was cut looks for what it missed when it
+ * subscribes again.
+ */
+let t: TestDatabase;
+let target: HttpTarget;
+const prefix = createTestPrefix();
+let env: Record<string, string> = {};
+const running: AppProcess[] = [];
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  target = await startHttpTarget();
+  await publish(t.db, httpChainGraph(target.url, 3), { automation: "chain" });
+  env = appEnv(t.url, prefix.prefix, { LOG_LEVEL: "info" });
+});
+afterAll(async () => {
+  await Promise.all(running.map((a) => a.stop()));
+  await target?.close();
+  await prefix.clear();
+  await t?.drop();
+});
+
+async function start(name: "relay" | "lane-worker", extra: Record<string, string> = {}): Promise<AppProcess> {
+  const app = spawnApp(name, { env: { ...env, ...(name === "lane-worker" ? { LANE: "io" } : {}), ...extra } });
+  running.push(app);
+  await app.waitForOutput(/ready/, 60_000);
+  return app;
+}
+async function stop(app: AppProcess): Promise<void> {
+  await app.stop();
+  running.splice(running.indexOf(app), 1);
+}
+const completed = (runIds: string[]) =>
+  waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0]?.n === runIds.length, 60_000, "the runs to complete");
+/** Jobs ever added to the io lane's queue under this file's prefix (BullMQ's id counter). */
+async function laneJobs(): Promise<number> {
+  const redis = new Redis(testRedisUrl);
+  try {
+    return Number((await redis.get(`${prefix.prefix}:lane-io:id`)) ?? 0);
+  } finally {
+    redis.disconnect();
+  }
+}
+let seq = 0;
+const startRuns = (n: number) => Promise.all(Array.from({ length: n }, () => startTestRun(t.db, "chain", { id: `evt_${++seq}` })));
+
+describe("first steps taken on the lane's NOTIFY", () => {
+  it("with no relay running, every run's first step is taken from the outbox and the runs complete; no job goes through Redis", async () => {
+    const worker = await start("lane-worker");
+    expect(worker.output()).toMatch(/"listenDispatch":true/);
+    const runIds = await startRuns(20);
+    await completed(runIds);
+    expect(await q("SELECT count(*)::int AS n FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL")).toEqual([{ n: 0 }]);
+    expect(await laneJobs()).toBe(0);
+    // Each call made once (the target counts per Idempotency-Key).
+    expect([...target.calls.values()].every((n) => n === 1)).toBe(true);
+    expect(target.calls.size).toBe(60);
+    const [lat] = await q(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, max(ms) AS max FROM (
+         SELECT EXTRACT(EPOCH FROM (c.at - s.at)) * 1000 AS ms
+         FROM run_events s JOIN run_events c ON c.run_id = s.run_id AND c.type = 'step.claimed' AND c.node_id = 'call_1'
+         WHERE s.type = 'run.started' AND s.run_id = ANY($1)) x`,
+      [runIds],
+    );
+    console.log(`start's commit to the first step's claim, 20 runs taken on NOTIFY: p50 ${Number(lat?.p50).toFixed(1)} ms, max ${Number(lat?.max).toFixed(1)} ms`);
+    await stop(worker);
+  });
+
+  it("LISTEN_DISPATCH=off: the first step waits for the relay, which publishes it after its grace; the run completes", async () => {
+    const worker = await start("lane-worker", { LISTEN_DISPATCH: "off" });
+    const [runId] = await startRuns(1);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await q("SELECT status FROM steps WHERE run_id = $1", [runId])).toEqual([{ status: "ready" }]);
+    const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "200" });
+    await completed([runId as string]);
+    expect(await laneJobs()).toBeGreaterThan(0);
+    await stop(relay);
+    await stop(worker);
+  });
+
+  it("a worker whose LISTEN connection was cut subscribes again and takes the step it was not told about", async () => {
+    const worker = await start("lane-worker");
+    // No relay: only the worker can move these runs.
+    await q("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'holdfast-lane-io-listen' AND datname = current_database()");
+    const runIds = await startRuns(3);
+    await completed(runIds);
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'holdfast-lane-io-listen' AND datname = current_database()"))[0]?.n === 1, 10_000, "the listener back");
+    expect(worker.output()).toMatch(/LISTEN connection lost; listening again in a second/);
+    expect(worker.exits).toEqual([]);
+    await stop(worker);
+  });
+});

@@ -1,0 +1,97 @@
+import type { Db, ListenClient } from "@holdfast/db";
+import type { Logger } from "../log";
+import { listenChannels } from "../ops/listen";
+import type { OutageReporter } from "../ops/outage";
+import { outboxTakeDue, readyChannel } from "../sql/outbox";
+import type { Slots } from "./slots";
+
+/**
+ * First-step dispatch without the relay hop: a lane worker LISTENs on its lane's channel (the outbox trigger
+ * notifies it when a due step.ready row is inserted) and, while it has free slots, takes those rows straight from
+ * the outbox (`outboxTakeDue`: SKIP LOCKED, marked sent as taken, so the relay never publishes them too). A row no
+ * worker takes (all busy, a lost notification, no worker listening) is the relay's after its grace
+ * (`RELAY_STEP_READY_GRACE_MS`), as before. Work is looked for on a notification, when a slot frees after one came
+ * while all were busy, and after every (re)subscription.
+ */
+export function takeReadySteps(opts: {
+  db: Db;
+  connect: () => ListenClient;
+  lane: string;
+  slots: Slots;
+  log: Logger;
+  outages?: OutageReporter;
+  handle: (payload: unknown) => Promise<unknown>;
+}): { close(): Promise<void>; taken(): number } {
+  let owed = false; // a notification (or a resubscription) not yet answered by a take
+  let pumping = false;
+  let closed = false;
+  let taken = 0;
+  const inFlight = new Set<Promise<unknown>>();
+
+  const pump = async (): Promise<void> => {
+    if (pumping || closed) return;
+    pumping = true;
+    try {
+      while (owed && !closed) {
+        let held = 0;
+        while (opts.slots.tryAcquire()) held++;
+        if (held === 0) return; // a freed slot calls again while owed
+        owed = false;
+        let rows: { payload: unknown }[];
+        try {
+          rows = await outboxTakeDue(opts.db, "step.ready", opts.lane, held);
+        } catch (error) {
+          for (let i = 0; i < held; i++) opts.slots.release();
+          owed = true; // the next notification, resubscription or freed slot tries again; the relay is the backstop
+          if (!opts.outages?.report(error)) opts.log.error({ err: error }, "taking ready steps from the outbox failed; the relay will deliver them");
+          return;
+        }
+        for (let i = rows.length; i < held; i++) opts.slots.release();
+        if (rows.length === held) owed = true; // there may be more
+        taken += rows.length;
+        for (const { payload } of rows) {
+          const p = opts
+            .handle(payload)
+            .catch((error) => {
+              if (opts.outages?.report(error)) return;
+              const { orgId, runId, stepId } = (payload ?? {}) as Record<string, unknown>;
+              opts.log.error({ orgId, runId, stepId, err: error }, "ready step failed; the sweeper will retry");
+            })
+            .finally(() => {
+              inFlight.delete(p);
+              opts.slots.release();
+            });
+          inFlight.add(p);
+        }
+      }
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const wanted = () => {
+    owed = true;
+    void pump();
+  };
+  const unsubscribe = opts.slots.onFreed(() => {
+    if (owed) void pump();
+  });
+  const listener = listenChannels({
+    connect: opts.connect,
+    channels: [readyChannel(opts.lane)],
+    onNotify: wanted,
+    onListening: wanted,
+    log: opts.log,
+    ...(opts.outages ? { outages: opts.outages } : {}),
+  });
+
+  return {
+    taken: () => taken,
+    async close() {
+      closed = true;
+      unsubscribe();
+      await listener.close();
+      await Promise.all(inFlight);
+    },
+  };
+}
