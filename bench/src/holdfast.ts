@@ -22,6 +22,8 @@ export interface HoldfastScenario {
   rate?: number;
   /** No Redis wake-ups: workers poll the database, the sweeper re-wakes. */
   sweepOnly?: boolean;
+  /** First steps through the relay and the queue only (LISTEN_DISPATCH=off, no relay grace): the before of issue 19 item 3. */
+  queueOnly?: boolean;
   profileDir?: string;
 }
 
@@ -56,6 +58,7 @@ function spawnApps(s: HoldfastScenario, env: HoldfastEnv): AppProcess[] {
     // Every run's database is new, so any key will do: the deployment's own (if set) or one made for this run.
     HOLDFAST_SECRET_KEY: benchKey,
     ...(s.sweepOnly ? { WAKEUPS: "poll", POLL_INTERVAL_MS: "100" } : {}),
+    ...(s.queueOnly ? { LISTEN_DISPATCH: "off", RELAY_STEP_READY_GRACE_MS: "0" } : {}),
   };
   // Every app loads the bench's step kind, so any of them can parse the graph and the lane workers can perform it.
   const args = (name: string) => ({ nodeArgs: [...preloadArgs, ...(s.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${s.profileDir}/${name}`] : [])] });

@@ -113,6 +113,13 @@ if (!quick) {
         env,
       ),
     );
+    // The same load with first steps through the relay and Redis only (before LISTEN dispatch), side by side.
+    await show("Holdfast http, half peak, queue only", () =>
+      runHoldfast(
+        { label: `Holdfast http x${steps}, half peak, queue only`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half, queueOnly: true },
+        env,
+      ),
+    );
   }
   limit = await (only && !only.some((o) => "database limit".includes(o)) ? Promise.resolve(undefined) : measureLimit(meter, url, dbName, 10, 8)).catch((error) => {
     failed.push("database limit");
@@ -139,7 +146,13 @@ if (limit && peakHttp) {
   const best = Math.max(...results.filter((r) => r.system === "Holdfast" && r.scenario === "http").map((r) => r.stepsPerSec));
   console.log(`Holdfast http / database limit: ${fmt((100 * best) / limit.stepsPerSec, 1)}% (target >= 60%)`);
 }
-const halfRow = results.find((r) => r.label.includes("half peak"));
+const halfRow = results.find((r) => r.label.includes("half peak") && !r.label.includes("queue only"));
+const queueRow = results.find((r) => r.label.includes("half peak, queue only"));
+if (queueRow) {
+  console.log(
+    `first-step dispatch at half peak through the relay and Redis only (LISTEN_DISPATCH=off): p50 ${fmt(queueRow.firstDispatchMs?.p50, 1)} ms, p99 ${fmt(queueRow.firstDispatchMs?.p99, 1)} ms`,
+  );
+}
 if (halfRow) {
   console.log(
     `first-step dispatch at half peak (start commit -> first claim): p50 ${fmt(halfRow.firstDispatchMs?.p50, 1)} ms, p99 ${fmt(halfRow.firstDispatchMs?.p99, 1)} ms (target p99 <= 25); ` +
