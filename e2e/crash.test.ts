@@ -60,9 +60,10 @@ const startOne = async (automation: string, body: Record<string, unknown>, webho
     })
   ).runId;
 
-type Point = "relay.after_publish" | "worker.after_claim" | "worker.before_settle" | "engine.after_commit";
+type Point = "relay.after_publish" | "worker.after_take" | "worker.after_claim" | "worker.before_settle" | "engine.after_commit";
 const victim: Record<Point, "relay" | "lane-worker" | "engine"> = {
   "relay.after_publish": "relay",
+  "worker.after_take": "lane-worker",
   "worker.after_claim": "lane-worker",
   "worker.before_settle": "lane-worker",
   "engine.after_commit": "engine",
@@ -106,7 +107,9 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
     const seeded = await publish(t.db, graph, { automation: name });
     const prefix = createTestPrefix();
     prefixes.push(prefix);
-    const apps: AppProcess[] = await startProcesses(envFor(prefix.prefix), { app: victim[point], point });
+    // The relay publishes a step's wake-up only when no lane worker took it on its NOTIFY: here none does.
+    const env = { ...envFor(prefix.prefix), ...(point === "relay.after_publish" ? { LISTEN_DISPATCH: "off" } : {}) };
+    const apps: AppProcess[] = await startProcesses(env, { app: victim[point], point });
     const crashing = apps.find((a) => a.name === victim[point]) as AppProcess;
     let runIds: string[] = [];
     try {
@@ -130,7 +133,12 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
       expect(crashing.kills()).toBe(cycles);
       const extraAttempts = await assertAllSettledOnce(seeded.automationId, runIds);
       const repeatedCalls = [...target.calls.entries()].filter(([k, n]) => runIds.some((r) => k.startsWith(r)) && n > 1).length;
-      if (point.startsWith("worker.")) {
+      if (point === "worker.after_take") {
+        // The taken wake-ups died with the worker: the sweeper re-woke those steps (no claim was lost, so no lease lapsed).
+        const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'step.rewoken'", [runIds]);
+        expect(rows[0].n).toBeGreaterThanOrEqual(cycles);
+      }
+      if (point === "worker.after_claim" || point === "worker.before_settle") {
         // The killed worker's attempts show on the timeline as lapsed leases followed by a new attempt.
         expect(extraAttempts).toBeGreaterThanOrEqual(1);
         const { rows } = await t.sql.query(

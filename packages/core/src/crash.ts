@@ -12,6 +12,8 @@ let skip = Number(process.env.HOLDFAST_CRASH_SKIP ?? 0);
 export const crashPoints = [
   "start.after_commit",
   "relay.after_publish",
+  /** After a lane worker took step.ready rows from the outbox on a NOTIFY (marked sent), before it claimed them. */
+  "worker.after_take",
   "worker.after_claim",
   "worker.before_settle",
   /** While an effect's provider call is in flight (HOLDFAST_CRASH_DURING_MS after it began). */

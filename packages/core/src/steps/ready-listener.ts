@@ -1,4 +1,5 @@
 import type { Db, ListenClient } from "@holdfast/db";
+import { crashpoint } from "../crash";
 import type { Logger } from "../log";
 import { listenChannels } from "../ops/listen";
 import type { OutageReporter } from "../ops/outage";
@@ -46,6 +47,9 @@ export function takeReadySteps(opts: {
           if (!opts.outages?.report(error)) opts.log.error({ err: error }, "taking ready steps from the outbox failed; the relay will deliver them");
           return;
         }
+        // Taken rows are marked sent: a death from here until their claims leaves the steps ready with no wake-up
+        // owed; the sweeper's stale wake-ups hand them on (SWEEP_STALE_SECONDS).
+        if (rows.length > 0) crashpoint("worker.after_take");
         for (let i = rows.length; i < held; i++) opts.slots.release();
         if (rows.length === held) owed = true; // there may be more
         taken += rows.length;
