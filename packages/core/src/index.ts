@@ -93,7 +93,6 @@ export { notifyApproval, slackClient, type NotifyOptions, type NotifyResult } fr
 export { approvalMessage, approveActionId, rejectActionId } from "./approvals/slack-blocks";
 export { issueButtonToken, verifyButtonToken, type ButtonClaims, type TokenCheck } from "./approvals/token";
 export {
-  approvalsBySlackMessage,
   approvalsForRun,
   approvalsGet,
   approvalsList,

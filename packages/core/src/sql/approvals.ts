@@ -93,18 +93,6 @@ export async function approvalsGet(tx: Tx, orgId: string, approvalId: string): P
   return rows[0];
 }
 
-/** The approval a Slack message carries (its channel and ts), within the organisations of one workspace. */
-export async function approvalsBySlackMessage(tx: Tx, orgIds: string[], message: SlackMessage): Promise<ApprovalRow | undefined> {
-  const rows = await tx.$queryRawUnsafe<ApprovalRow[]>(
-    `SELECT ${columns} FROM approvals a
-     WHERE a.org_id = ANY($1::text[]) AND a.slack_message->>'channel' = $2 AND a.slack_message->>'ts' = $3`,
-    orgIds,
-    message.channel,
-    message.ts,
-  );
-  return rows[0];
-}
-
 /** The latest approval of a run that approves the email of send step `sendNodeId`, with what it showed. */
 export interface EmailApproval {
   id: string;
