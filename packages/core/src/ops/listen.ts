@@ -1,5 +1,6 @@
 import type { ListenClient } from "@holdfast/db";
 import type { Logger } from "../log";
+import { outboxListen } from "../sql/outbox";
 import type { OutageReporter } from "./outage";
 
 /**
@@ -17,7 +18,6 @@ export function listenChannels(opts: {
   outages?: OutageReporter;
   retryMs?: number;
 }): { close(): Promise<void> } {
-  for (const channel of opts.channels) if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
   let current: ListenClient | undefined;
   let closing = false;
   let retry: NodeJS.Timeout | undefined;
@@ -37,7 +37,7 @@ export function listenChannels(opts: {
     client.on("end", () => again());
     try {
       await client.connect();
-      for (const channel of opts.channels) await client.query(`LISTEN ${channel}`);
+      for (const channel of opts.channels) await outboxListen(client, channel);
       opts.onListening?.();
     } catch (error) {
       again(error as Error);

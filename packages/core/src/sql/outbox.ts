@@ -104,3 +104,9 @@ export const outboxChannel = "holdfast_outbox";
 
 /** The channel it notifies for a lane when a due step.ready row of that lane is inserted (lane workers LISTEN). */
 export const readyChannel = (lane: string): string => `holdfast_ready_${lane}`;
+
+/** Subscribes a dedicated connection (plain pg, outside the pool) to one of the outbox's channels. */
+export async function outboxListen(client: { query(text: string): Promise<unknown> }, channel: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  await client.query(`LISTEN ${channel}`);
+}
