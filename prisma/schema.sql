@@ -160,14 +160,22 @@ $$;
 
 CREATE FUNCTION public.holdfast_notify_outbox() RETURNS trigger
     LANGUAGE plpgsql
-    AS $$
+    AS $_$
+DECLARE
+  lane text;
 BEGIN
   IF EXISTS (SELECT 1 FROM inserted WHERE available_at <= now()) THEN
     PERFORM pg_notify('holdfast_outbox', '');
+    FOR lane IN
+      SELECT DISTINCT i.payload->>'lane' FROM inserted i
+      WHERE i.topic = 'step.ready' AND i.available_at <= now() AND i.payload->>'lane' ~ '^[a-z][a-z0-9_]{0,40}$'
+    LOOP
+      PERFORM pg_notify('holdfast_ready_' || lane, '');
+    END LOOP;
   END IF;
   RETURN NULL;
 END;
-$$;
+$_$;
 
 CREATE FUNCTION public.holdfast_refuse_published_version_change() RETURNS trigger
     LANGUAGE plpgsql
