@@ -86,6 +86,22 @@ export async function loop(opts: {
 }
 
 /**
+ * Runs one wake-up taken from the outbox (polling, or a lane's NOTIFY). A failure is the outage watch's when it is a
+ * lost connection, else one line with the run and step: either way the step stays where it was and the sweeper
+ * hands it on.
+ */
+export function handleWakeUp(
+  opts: { handle: (payload: unknown) => Promise<unknown>; log: Logger; outages?: OutageReporter | undefined },
+  payload: unknown,
+): Promise<unknown> {
+  return opts.handle(payload).catch((error) => {
+    if (opts.outages?.report(error)) return;
+    const { orgId, runId, stepId } = (payload ?? {}) as Record<string, unknown>;
+    opts.log.error({ orgId, runId, stepId, err: error }, "wake-up handler failed; the sweeper will retry");
+  });
+}
+
+/**
  * Consumes wake-ups by polling the outbox instead of Redis (WAKEUPS=poll): slower to react (up to `intervalMs`)
  * but needs nothing besides PostgreSQL. Never takes more rows than it has free slots.
  */
@@ -115,14 +131,7 @@ export function pollOutbox(opts: {
       const rows = await outboxTakeDue(opts.db, opts.topic, opts.lane, free);
       for (const { payload } of rows) {
         busy++;
-        const p = opts
-          .handle(payload)
-          .catch((error) => {
-            if (opts.outages?.report(error)) return;
-            const { orgId, runId, stepId } = (payload ?? {}) as Record<string, unknown>;
-            opts.log.error({ orgId, runId, stepId, err: error }, "wake-up handler failed; the sweeper will retry");
-          })
-          .finally(() => {
+        const p = handleWakeUp(opts, payload).finally(() => {
             busy--;
             inFlight.delete(p);
             freed?.();

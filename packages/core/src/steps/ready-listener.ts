@@ -2,6 +2,7 @@ import type { Db, ListenClient } from "@holdfast/db";
 import { crashpoint } from "../crash";
 import type { Logger } from "../log";
 import { listenChannels } from "../ops/listen";
+import { handleWakeUp } from "../process";
 import type { OutageReporter } from "../ops/outage";
 import { outboxTakeDue, readyChannel } from "../sql/outbox";
 import type { Slots } from "./slots";
@@ -54,17 +55,10 @@ export function takeReadySteps(opts: {
         if (rows.length === held) owed = true; // there may be more
         taken += rows.length;
         for (const { payload } of rows) {
-          const p = opts
-            .handle(payload)
-            .catch((error) => {
-              if (opts.outages?.report(error)) return;
-              const { orgId, runId, stepId } = (payload ?? {}) as Record<string, unknown>;
-              opts.log.error({ orgId, runId, stepId, err: error }, "ready step failed; the sweeper will retry");
-            })
-            .finally(() => {
-              inFlight.delete(p);
-              opts.slots.release();
-            });
+          const p = handleWakeUp(opts, payload).finally(() => {
+            inFlight.delete(p);
+            opts.slots.release();
+          });
           inFlight.add(p);
         }
       }
