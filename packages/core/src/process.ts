@@ -132,10 +132,10 @@ export function pollOutbox(opts: {
       for (const { payload } of rows) {
         busy++;
         const p = handleWakeUp(opts, payload).finally(() => {
-            busy--;
-            inFlight.delete(p);
-            freed?.();
-          });
+          busy--;
+          inFlight.delete(p);
+          freed?.();
+        });
         inFlight.add(p);
       }
       return rows.length === free;
