@@ -215,4 +215,38 @@ describe("the builder", () => {
     await shot(page, "8-tidy");
     await page.close();
   });
+
+  it("an edit made while a slow save is in flight is saved on top of it, never read as someone else's save", async () => {
+    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    await signInPage(page, web.base, "olivia@acme.test", "correct horse battery");
+    await page.goto(`${web.base}/automations`);
+    await page.fill('input[name="automation-name"]', "Slow network");
+    await page.click('button:has-text("Create")');
+    await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
+    const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0];
+    await page.waitForSelector('.react-flow__node[data-id="end"]');
+    // Every save answers 2.5 s late, as on a slow connection or a loaded server.
+    let saves = 0;
+    await page.route("**/api/trpc/**drafts.save**", async (route) => {
+      saves += 1;
+      await new Promise((r) => setTimeout(r, 2500));
+      await route.continue();
+    });
+    await page.locator('.react-flow__node[data-id="end"]').click();
+    await page.click('.palette-item[data-kind="http_request"]');
+    await page.waitForSelector('.react-flow__node[data-id="http_request"]');
+    // The autosave fires after 0.8 s and is still in flight when the next edit lands and its own 0.8 s pass.
+    await expect.poll(() => saves).toBe(1);
+    await page.click('.palette-item[data-kind="end"]');
+    await page.waitForSelector('.react-flow__node[data-id="end_2"]');
+    await page.waitForTimeout(1200);
+    expect(await page.locator(".save-state").getAttribute("class")).toMatch(/save-(dirty|saving)/);
+    await page.waitForSelector(".save-state.save-saved", { timeout: 20_000 });
+    expect(await page.locator(".save-state.save-conflict").count()).toBe(0);
+    const [draft] = await q("SELECT graph, revision FROM automation_drafts WHERE automation_id = $1", [automationId]);
+    expect(draft.graph.nodes.map((n: { id: string }) => n.id).sort()).toEqual(["end", "end_2", "http_request", "trigger"]);
+    expect(draft.revision).toBe(3);
+    expect(await page.locator(".editor-bar").textContent()).toContain("revision 3");
+    await page.close();
+  });
 });

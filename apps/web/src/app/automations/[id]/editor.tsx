@@ -233,31 +233,50 @@ function EditorInner({
     });
   }, [byNode, setNodes]);
 
-  // Autosave 0.8 s after the last change, and a history entry for undo.
+  // Autosave 0.8 s after the last change, and a history entry for undo. One save at a time, each on top of the
+  // revision the previous one returned: an edit made while a slow save is in flight waits for it and then saves on
+  // its revision (two overlapping saves from one tab would otherwise read as "saved elsewhere" to the marketer).
+  const latest = useRef<{ graph: GraphJson; text: string }>({ graph, text: graphText });
+  latest.current = { graph, text: graphText };
+  const revisionRef = useRef(0);
+  revisionRef.current = revision;
+  const saving = useRef(false);
+  const flush = async () => {
+    if (saving.current) return; // the running loop picks up the newest graph when its save returns
+    saving.current = true;
+    try {
+      for (;;) {
+        const { graph: next, text } = latest.current;
+        if (text === lastSaved.current) break;
+        setState("saving");
+        const saved = await save.mutateAsync({ ...input, graph: next, baseRevision: revisionRef.current });
+        lastSaved.current = text;
+        revisionRef.current = saved.revision;
+        setRevision(saved.revision);
+        setProblems(saved.problems);
+        queryClient.setQueryData(trpc.drafts.get.queryKey(input), saved);
+      }
+      setState("saved");
+    } catch (error) {
+      const code = (error as { data?: { code?: string } }).data?.code;
+      setState(code === "CONFLICT" ? "conflict" : "error");
+      setMessage((error as Error).message);
+    } finally {
+      saving.current = false;
+    }
+  };
   // biome-ignore lint/correctness/useExhaustiveDependencies: one save per settled change of the graph, nothing else
   useEffect(() => {
     if (!loaded.current || !canEdit || graphText === lastSaved.current || state === "conflict") return;
     setState("dirty");
-    const timer = setTimeout(async () => {
+    const timer = setTimeout(() => {
       const h = history.current;
       if (h.past.at(-1) !== graphText) {
         h.past.push(graphText);
         if (h.past.length > 200) h.past.shift();
         h.future = [];
       }
-      setState("saving");
-      try {
-        const saved = await save.mutateAsync({ ...input, graph, baseRevision: revision });
-        lastSaved.current = graphText;
-        setRevision(saved.revision);
-        setProblems(saved.problems);
-        setState("saved");
-        queryClient.setQueryData(trpc.drafts.get.queryKey(input), saved);
-      } catch (error) {
-        const code = (error as { data?: { code?: string } }).data?.code;
-        setState(code === "CONFLICT" ? "conflict" : "error");
-        setMessage((error as Error).message);
-      }
+      void flush();
     }, 800);
     return () => clearTimeout(timer);
   }, [graphText]);
@@ -543,6 +562,7 @@ function EditorInner({
               const fresh = await queryClient.fetchQuery({ ...trpc.drafts.get.queryOptions(input), staleTime: 0 });
               const saved = await save.mutateAsync({ ...input, graph, baseRevision: fresh.revision });
               lastSaved.current = graphText;
+              revisionRef.current = saved.revision;
               setRevision(saved.revision);
               setProblems(saved.problems);
               setState("saved");
