@@ -537,6 +537,29 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  item jsonb;
+  answer jsonb;
+  answers jsonb := '[]'::jsonb;
+BEGIN
+  FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
+    BEGIN
+      answer := holdfast_step_settle(
+        item->>'stepId', (item->>'token')::int, item->>'worker', item->>'status', item->'output', item->'error',
+        COALESCE((item->>'delayMs')::float8, 0), item->>'event', item->'eventData', (item->>'runSeq')::bigint,
+        item->'rows', item->'retry', item->'effect');
+    EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
+      answer := '{"changed": false}'::jsonb;
+    END;
+    answers := answers || jsonb_build_array(COALESCE(answer, '{"changed": false}'::jsonb));
+  END LOOP;
+  RETURN answers;
+END;
+$$;
+
 CREATE FUNCTION public.holdfast_tenant_table(t regclass) RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -1664,6 +1687,9 @@ GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, 
 
 GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb) TO holdfast_worker;
 
 REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
 

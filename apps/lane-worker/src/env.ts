@@ -10,16 +10,25 @@ const raw = loadEnv(
     LANE_HEARTBEAT_MS: z.coerce.number().int().min(50).max(1_200_000).optional(),
     /** On SIGTERM: how long steps in hand may take to finish before their leases are released. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+    /** The web app's public address (the human lane links approvals' Slack messages to their runs). */
+    HOLDFAST_PUBLIC_URL: z.string().url().optional(),
+    /** How long one attempt at an approval's Slack post holds it before another may look it up and take over. */
+    APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce.number().min(0.1).max(3_600).default(30),
     /**
      * Local dispatch: a settle that schedules the next step on this lane claims it for this worker in the same
      * commit, and the slot runs it next (no queue hop). The number of steps one slot runs in a row before handing
      * back to the queue (fairness between runs); 0 turns local dispatch off.
      */
-    /** The web app's public address (the human lane links approvals' Slack messages to their runs). */
-    HOLDFAST_PUBLIC_URL: z.string().url().optional(),
-    /** How long one attempt at an approval's Slack post holds it before another may look it up and take over. */
-    APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce.number().min(0.1).max(3_600).default(30),
     LOCAL_DISPATCH_MAX_CHAIN: z.coerce.number().int().min(0).max(10_000).default(100),
+    /**
+     * Group commit of settles: settles that finish while SETTLE_BATCH_PARALLEL batches are in flight wait for one to
+     * return and then go together, up to SETTLE_BATCH_MAX in one statement and one commit, each still fenced by its
+     * own attempt. A quiet worker settles at once, alone. 1 turns batching off (one statement a settle). At most 60:
+     * each item settles in its own subtransaction, and a transaction with more than 64 subtransactions slows every
+     * other backend's snapshots (PostgreSQL's subtransaction cache overflows).
+     */
+    SETTLE_BATCH_MAX: z.coerce.number().int().min(1).max(60).default(32),
+    SETTLE_BATCH_PARALLEL: z.coerce.number().int().min(1).max(64).default(2),
     /**
      * Take a run's first steps straight from the outbox on the lane's NOTIFY (no relay, no Redis hop) while a slot is
      * free; the relay delivers what no worker took after RELAY_STEP_READY_GRACE_MS. Off: every wake-up comes

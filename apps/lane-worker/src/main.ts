@@ -41,6 +41,7 @@ const runner = new StepRunner({
   log,
   outages,
   ...(env.LOCAL_DISPATCH_MAX_CHAIN > 0 ? { localDispatch: { maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } } : {}),
+  settleBatch: { max: env.SETTLE_BATCH_MAX, parallel: env.SETTLE_BATCH_PARALLEL },
 });
 
 function parse(data: unknown) {
@@ -151,7 +152,7 @@ if (env.WAKEUPS === "poll") {
   };
 }
 log.info(
-  { worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs, wakeups: env.WAKEUPS, listenDispatch: env.WAKEUPS === "redis" && env.LISTEN_DISPATCH === "on" },
+  { worker: id, lane: lane.name, concurrency: lane.concurrency, leaseMs: lane.leaseMs, wakeups: env.WAKEUPS, listenDispatch: env.WAKEUPS === "redis" && env.LISTEN_DISPATCH === "on", settleBatchMax: env.SETTLE_BATCH_MAX },
   "lane worker ready",
 );
 
@@ -166,6 +167,7 @@ onShutdown(log, async () => {
     await Promise.race([closing, sleep(5_000)]);
   }
   outages.stop();
+  if (runner.settles) log.info(runner.settles.stats, "settles and the statements that carried them (group commit)");
   // The last attempts' spans go out before the process exits.
   await tracing.shutdown();
   await Promise.all([db.$disconnect(), sql.end()]);

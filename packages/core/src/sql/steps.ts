@@ -168,6 +168,9 @@ export interface SettleRequest {
   effect?: { orgId: string; key: string; owner: string; result: unknown; error: unknown; release?: boolean } | null;
 }
 
+/** A settle that knows its step's run (a batch sorts by it). */
+export type RunSettleRequest = SettleRequest & { step: Pick<ClaimedStep, "id" | "attempt" | "runId"> };
+
 export interface SettleResult {
   /** false: a newer attempt holds the step (the fence refused the write). */
   changed: boolean;
@@ -185,8 +188,7 @@ const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "ste
  * timeline row and what happens next (the walk's rows, a run.wake, or its delayed step.ready), in one commit.
  */
 export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<SettleResult> {
-  const eventData =
-    r.event?.data ?? (r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) });
+  const a = settleArguments(r);
   let rows: { result: RawSettle }[];
   try {
     ({ rows } = await sql.query<{ result: RawSettle }>({
@@ -194,19 +196,19 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
       text: `SELECT holdfast_step_settle($1::text, $2::int, $3::text, $4::text, $5::jsonb, $6::jsonb, $7::float8, $8::text,
                $9::jsonb, $10::bigint, $11::jsonb, $12::jsonb, $13::jsonb) AS result`,
       values: [
-        r.step.id,
-        r.step.attempt,
-        r.worker,
-        r.status,
-        JSON.stringify(r.output ?? null),
-        r.error ? JSON.stringify(r.error) : null,
-        r.delayMs ?? 0,
-        r.event?.type ?? settleEvent[r.status],
-        eventData ? JSON.stringify(eventData) : null,
-        r.advance ? String(r.advance.runSeq) : null,
-        r.advance ? JSON.stringify(r.advance.rows) : null,
-        r.retry ? JSON.stringify(r.retry) : null,
-        r.effect ? JSON.stringify({ ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null }) : null,
+        a.stepId,
+        a.token,
+        a.worker,
+        a.status,
+        JSON.stringify(a.output),
+        a.error ? JSON.stringify(a.error) : null,
+        a.delayMs,
+        a.event,
+        a.eventData ? JSON.stringify(a.eventData) : null,
+        a.runSeq ?? null,
+        a.rows ? JSON.stringify(a.rows) : null,
+        a.retry ? JSON.stringify(a.retry) : null,
+        a.effect ? JSON.stringify(a.effect) : null,
       ],
     }));
   } catch (error) {
@@ -216,7 +218,52 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
     if (code === "HF002" || code === "HF003") return { changed: false };
     throw error;
   }
-  const result = rows[0]?.result;
+  return settleResult(r, rows[0]?.result);
+}
+
+/**
+ * Group commit: settles many steps in one statement and one commit (holdfast_step_settle_many), each fenced by its
+ * own attempt exactly as stepsSettleIfToken would: a stale one answers `changed: false` and its neighbours settle.
+ * The items go sorted by run, so concurrent batches lock runs in one order. Answers come back in the requests' order.
+ * Any error other than a stale attempt fails the whole batch, nothing of it committed: the caller settles one by one.
+ */
+export async function stepsSettleManyIfToken(sql: Sql, requests: RunSettleRequest[]): Promise<SettleResult[]> {
+  const order = requests.map((r, i) => ({ r, i })).sort((x, y) => (x.r.step.runId < y.r.step.runId ? -1 : x.r.step.runId > y.r.step.runId ? 1 : x.i - y.i));
+  const { rows } = await sql.query<{ result: RawSettle[] }>({
+    name: "holdfast_step_settle_many",
+    text: "SELECT holdfast_step_settle_many($1::jsonb) AS result",
+    values: [JSON.stringify(order.map(({ r }) => settleArguments(r)))],
+  });
+  const answers = rows[0]?.result ?? [];
+  const results: SettleResult[] = new Array(requests.length);
+  order.forEach(({ r, i }, k) => {
+    results[i] = settleResult(r, answers[k]);
+  });
+  return results;
+}
+
+/** A settle's arguments by name (holdfast_step_settle's, in order; holdfast_step_settle_many's items). */
+function settleArguments(r: SettleRequest) {
+  const eventData =
+    r.event?.data ?? (r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) });
+  return {
+    stepId: r.step.id,
+    token: r.step.attempt,
+    worker: r.worker,
+    status: r.status,
+    output: r.output ?? null,
+    error: r.error ?? undefined,
+    delayMs: r.delayMs ?? 0,
+    event: r.event?.type ?? settleEvent[r.status],
+    eventData: eventData ?? undefined,
+    runSeq: r.advance ? String(r.advance.runSeq) : undefined,
+    rows: r.advance?.rows,
+    retry: r.retry ?? undefined,
+    effect: r.effect ? { ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null } : undefined,
+  };
+}
+
+function settleResult(r: SettleRequest, result: RawSettle | undefined): SettleResult {
   if (!result?.changed) return { changed: false };
   if (!result.advanced || !r.advance) return { changed: true, advanced: false, steps: [], claimed: null };
   const inserted = r.advance.rows.steps;

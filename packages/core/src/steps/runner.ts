@@ -16,7 +16,7 @@ import type { OutageReporter } from "../ops/outage";
 import { type AttemptSpan, endAttemptSpan, inAttempt, startAttemptSpan } from "../ops/tracing";
 import {
   type ClaimedStep,
-  type SettleRequest,
+  type RunSettleRequest,
   stepsClaimIfLeaseFree,
   stepsHeartbeatIfToken,
   stepsReadyDueInMs,
@@ -27,6 +27,7 @@ import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
 import { storable } from "../json";
 import { settlementFor, type StepOutcome } from "./retry";
+import { SettleBatcher } from "./settle-batch";
 
 export interface StepContext {
   db: Db;
@@ -87,13 +88,21 @@ export class StepRunner {
       localDispatch?: { maxChain: number };
       /** A heartbeat that failed for a lost connection is said once per outage there, not once per beat here. */
       outages?: OutageReporter;
+      /**
+       * Group commit of settles (steps/settle-batch.ts): up to `max` settles that meet while `parallel` batches are in
+       * flight go in one statement and one commit. Absent: each settle is its own statement.
+       */
+      settleBatch?: { max: number; parallel: number };
     },
   ) {
     this.lane = deps.lane ?? lanes.io;
     this.sql = deps.sql ?? prismaSql(deps.db);
+    this.settles = deps.settleBatch && deps.settleBatch.max > 1 ? new SettleBatcher(this.sql, deps.settleBatch) : null;
   }
 
   private readonly sql: Sql;
+  /** Null: every settle alone. */
+  readonly settles: SettleBatcher | null;
 
   get busy(): number {
     return this.inFlight.size;
@@ -193,7 +202,7 @@ export class StepRunner {
           : unusedClaim(step)
             ? { orgId: step.orgId, key: effectKey(step.runId, step.nodeId, step.iteration), owner: effectOwner(step), result: null, error: null, release: true }
             : null;
-      const request: SettleRequest =
+      const request: RunSettleRequest =
         settlement.kind === "retry"
           ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }
           : settlement.kind === "settle"
@@ -213,7 +222,7 @@ export class StepRunner {
         const rows = rowsAfterSettle(graph, step, own, worker, chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null);
         request.advance = rows ? { runSeq: step.runSeq, rows } : null;
       }
-      const settled = await stepsSettleIfToken(this.sql, request);
+      const settled = this.settles ? await this.settles.settle(request) : await stepsSettleIfToken(this.sql, request);
       if (!settled.changed) {
         await this.keepAnswer(step, outcome);
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");

@@ -1,0 +1,59 @@
+import type { Sql } from "@holdfast/db";
+import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSettleManyIfToken } from "../sql/steps";
+
+/**
+ * Group commit for a lane worker's settles. A settle that finds no batch in flight goes at once, alone (no added
+ * latency when the worker is quiet); settles that arrive while a batch is in flight wait for it and then go together,
+ * up to `max` in one statement and one commit (holdfast_step_settle_many). Fencing stays per step: a stale attempt in
+ * a batch answers `changed: false` alone. If a batch fails as a whole (nothing of it committed: a deadlock, a lost
+ * connection), each of its settles is tried alone, so one bad item never costs its neighbours their settle.
+ */
+export class SettleBatcher {
+  private waiting: { request: RunSettleRequest; resolve: (r: SettleResult) => void; reject: (e: unknown) => void }[] = [];
+  private inFlight = 0;
+  /** Settles and statements so far (the worker's log and the bench read them). */
+  readonly stats = { settles: 0, statements: 0, fallbacks: 0 };
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly options: { max: number; /** Batches in flight at once (each holds a pooled connection). */ parallel: number },
+  ) {}
+
+  settle(request: RunSettleRequest): Promise<SettleResult> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ request, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.waiting.length > 0 && this.inFlight < this.options.parallel) {
+      const batch = this.waiting.splice(0, this.options.max);
+      this.inFlight += 1;
+      this.send(batch).finally(() => {
+        this.inFlight -= 1;
+        this.pump();
+      });
+    }
+  }
+
+  private async send(batch: typeof this.waiting): Promise<void> {
+    this.stats.settles += batch.length;
+    this.stats.statements += 1;
+    if (batch.length === 1) {
+      const [one] = batch as [(typeof batch)[number]];
+      await stepsSettleIfToken(this.sql, one.request).then(one.resolve, one.reject);
+      return;
+    }
+    let results: SettleResult[];
+    try {
+      results = await stepsSettleManyIfToken(this.sql, batch.map((b) => b.request));
+    } catch {
+      // Nothing of the batch committed: each settle alone, each fenced by its attempt as before.
+      this.stats.fallbacks += 1;
+      await Promise.all(batch.map((b) => stepsSettleIfToken(this.sql, b.request).then(b.resolve, b.reject)));
+      return;
+    }
+    batch.forEach((b, i) => b.resolve(results[i] as SettleResult));
+  }
+}

@@ -1,0 +1,132 @@
+import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceRun } from "../src/engine/advance";
+import { effectKinds } from "../src/kinds/registry";
+import { createLogger } from "../src/log";
+import { type ClaimedStep, type RunSettleRequest, stepsClaimIfLeaseFree, stepsSettleManyIfToken } from "../src/sql/steps";
+import { startRun } from "../src/start/start-run";
+import { SettleBatcher } from "../src/steps/settle-batch";
+import { GraphCache } from "../src/versions/graph-cache";
+
+// Group commit of settles: many steps of many runs in one statement and one commit, each fenced by its own attempt.
+
+let t: TestDatabase;
+const graphs = new GraphCache();
+let n = 0;
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  // The steps are claimed and settled by hand here: the call's address is never used.
+  await publish(t.db, httpChainGraph("http://127.0.0.1:9/", 2, { maxAttempts: 3 }));
+  createLogger("test", "silent");
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+/** A run started and walked, its first step claimed by `worker`. */
+async function claimedStep(worker = "w1"): Promise<ClaimedStep> {
+  const key = `evt_${++n}`;
+  const headers = { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null };
+  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: { n }, headers, via: "test", auth: { kind: "operator" } });
+  const [{ org_id: orgId }] = await rows("SELECT org_id FROM runs WHERE id = $1", [runId]);
+  await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
+  const [{ id }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND status = 'ready'", [runId]);
+  const step = await stepsClaimIfLeaseFree(t.sql, id, worker, 30_000, effectKinds());
+  if (!step) throw new Error("not claimed");
+  return step;
+}
+
+/** A second worker takes the step over after its lease lapsed: `step`'s attempt is now stale. */
+async function takeOver(step: ClaimedStep): Promise<ClaimedStep> {
+  await t.sql.query("UPDATE steps SET lease_until = now() - interval '1 second' WHERE id = $1", [step.id]);
+  const newer = await stepsClaimIfLeaseFree(t.sql, step.id, "w2", 30_000, effectKinds());
+  if (!newer) throw new Error("not taken over");
+  return newer;
+}
+
+const done = (step: ClaimedStep, output: unknown): RunSettleRequest => ({ step, worker: "w1", status: "done", output });
+/**
+ * When each step was last written, by its transaction's clock (now() is the transaction's start): one value for steps
+ * settled in one commit. (Not xmin: each item of a batch writes in its own subtransaction, with its own xid.)
+ */
+const writers = async (ids: string[]) =>
+  (await rows("SELECT id, (extract(epoch FROM updated_at) * 1e6)::bigint::text AS x FROM steps WHERE id = ANY($1) ORDER BY id", [ids])).map((r) => r.x as string);
+
+describe("settles of many runs in one statement", () => {
+  it("commits every current attempt in one transaction; a stale attempt changes nothing and does not fail its neighbours", async () => {
+    const [a, b, c, d] = await Promise.all([claimedStep(), claimedStep(), claimedStep(), claimedStep()]);
+    if (!a || !b || !c || !d) throw new Error("claims");
+    await takeOver(b);
+    const cNewer = await takeOver(c);
+    const staleWithPlan: RunSettleRequest = {
+      ...done(c, { from: "stale" }),
+      // A stale attempt whose walk still matches the run's seq: the run update applies, then the step's fence refuses
+      // it (HF003) and that item alone is undone.
+      advance: {
+        runSeq: c.runSeq,
+        rows: { steps: [], events: [{ orgId: c.orgId, runId: c.runId, type: "run.completed" }], outbox: [], finish: { status: "completed", error: null }, advanced: [], claim: null },
+      },
+    };
+    const results = await stepsSettleManyIfToken(t.sql, [done(a, { from: "a" }), done(b, { from: "b" }), staleWithPlan, done(d, { from: "d" })]);
+    expect(results.map((r) => r.changed)).toEqual([true, false, false, true]);
+    expect(await rows("SELECT id, status, output, attempt FROM steps WHERE id = ANY($1) ORDER BY id", [[a.id, b.id, c.id, d.id]])).toEqual(
+      [
+        { id: a.id, status: "done", output: { from: "a" }, attempt: 1 },
+        { id: b.id, status: "running", output: null, attempt: 2 },
+        { id: c.id, status: "running", output: null, attempt: 2 },
+        { id: d.id, status: "done", output: { from: "d" }, attempt: 1 },
+      ].sort((x, y) => (x.id < y.id ? -1 : 1)),
+    );
+    // The stale plan's run update was undone with its item: c's run is running, its seq as before.
+    expect(await rows("SELECT status, seq::text AS seq FROM runs WHERE id = $1", [c.runId])).toEqual([{ status: "running", seq: String(c.runSeq) }]);
+    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [c.runId])).toEqual([{ n: 0 }]);
+    const [xa, xd] = await writers([a.id, d.id]);
+    expect(xa).toBe(xd);
+    // The newer attempt still settles afterwards.
+    const [later] = await stepsSettleManyIfToken(t.sql, [{ ...done(cNewer, { from: "c2" }), worker: "w2" }]);
+    expect(later?.changed).toBe(true);
+  });
+
+  it("answers in the requests' order whatever order the runs lock in", async () => {
+    const steps = await Promise.all(Array.from({ length: 6 }, () => claimedStep()));
+    const results = await stepsSettleManyIfToken(t.sql, steps.map((s, i) => done(s, { i })));
+    expect(results.every((r) => r.changed)).toBe(true);
+    for (const [i, s] of steps.entries()) expect(await rows("SELECT output FROM steps WHERE id = $1", [s.id])).toEqual([{ output: { i } }]);
+  });
+});
+
+describe("the settle batcher (group commit)", () => {
+  it("sends a lone settle at once, and the settles that arrive while a batch is in flight together in one commit", async () => {
+    const steps = await Promise.all(Array.from({ length: 5 }, () => claimedStep()));
+    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1 });
+    const results = await Promise.all(steps.map((s, i) => batcher.settle(done(s, { i }))));
+    expect(results.every((r) => r.changed)).toBe(true);
+    expect(batcher.stats).toEqual({ settles: 5, statements: 2, fallbacks: 0 });
+    const x = await writers(steps.map((s) => s.id));
+    expect(new Set(x).size).toBe(2);
+  });
+
+  it("caps a batch at max", async () => {
+    const steps = await Promise.all(Array.from({ length: 7 }, () => claimedStep()));
+    const batcher = new SettleBatcher(t.sql, { max: 3, parallel: 1 });
+    await Promise.all(steps.map((s) => batcher.settle(done(s, {}))));
+    // 1 alone, then 3 and 3.
+    expect(batcher.stats).toEqual({ settles: 7, statements: 3, fallbacks: 0 });
+  });
+
+  it("when a batch fails as a whole, settles each alone: the good ones commit, the bad one fails by itself", async () => {
+    const [first, ...rest] = await Promise.all(Array.from({ length: 4 }, () => claimedStep()));
+    if (!first) throw new Error("claims");
+    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1 });
+    // A retry without its step.ready row is refused by the settle function with an error (not a stale attempt).
+    const bad: RunSettleRequest = { step: rest[1] as ClaimedStep, worker: "w1", status: "ready", delayMs: 10 };
+    const settled = [batcher.settle(done(first, {})), batcher.settle(done(rest[0] as ClaimedStep, { ok: 1 })), batcher.settle(bad), batcher.settle(done(rest[2] as ClaimedStep, { ok: 2 }))];
+    const outcomes = await Promise.allSettled(settled);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    expect(batcher.stats.fallbacks).toBe(1);
+    expect(await rows("SELECT status FROM steps WHERE id = ANY($1)", [[rest[0]?.id, rest[2]?.id]])).toEqual([{ status: "done" }, { status: "done" }]);
+    expect(await rows("SELECT status, attempt FROM steps WHERE id = $1", [rest[1]?.id])).toEqual([{ status: "running", attempt: 1 }]);
+  });
+});
