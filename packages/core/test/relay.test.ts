@@ -48,7 +48,7 @@ describe("the outbox relay", () => {
 
   it("leaves rows unsent when publishing fails, so nothing is lost", async () => {
     await start("d");
-    const broken = { publish: async () => Promise.reject(new Error("redis down")), close: async () => {} };
+    const broken = { publish: async () => Promise.reject(new Error("redis down")), publishMany: async () => Promise.reject(new Error("redis down")), close: async () => {} };
     await expect(relayOnce(t.db, broken, 10)).rejects.toThrow(/redis down/);
     const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL");
     expect(rows[0].n).toBe(1);

@@ -85,8 +85,17 @@ export interface PublishOptions {
   delayMs?: number;
 }
 
+export interface Publication {
+  queue: string;
+  name: string;
+  data: unknown;
+  options: PublishOptions;
+}
+
 export interface Publisher {
   publish(queue: string, name: string, data: unknown, options: PublishOptions): Promise<void>;
+  /** Many jobs at once: one bulk add (one MULTI round trip) per queue. */
+  publishMany(jobs: Publication[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -112,12 +121,20 @@ export function createPublisher(config: QueueConfig): Publisher {
     }
     return queue;
   };
+  const jobOptions = (options: PublishOptions) => ({
+    jobId: options.jobId,
+    ...(options.delayMs && options.delayMs > 0 ? { delay: Math.ceil(options.delayMs) } : {}),
+  });
   return {
     async publish(queue, name, data, options) {
-      await queueFor(queue).add(name, data, {
-        jobId: options.jobId,
-        ...(options.delayMs && options.delayMs > 0 ? { delay: Math.ceil(options.delayMs) } : {}),
-      });
+      await queueFor(queue).add(name, data, jobOptions(options));
+    },
+    async publishMany(jobs) {
+      const byQueue = new Map<string, Publication[]>();
+      for (const job of jobs) byQueue.set(job.queue, [...(byQueue.get(job.queue) ?? []), job]);
+      await Promise.all(
+        [...byQueue].map(([queue, list]) => queueFor(queue).addBulk(list.map((j) => ({ name: j.name, data: j.data, opts: jobOptions(j.options) })))),
+      );
     },
     async close() {
       await Promise.all([...queues.values()].map((q) => q.close()));

@@ -32,23 +32,39 @@ function record(kind, queue, name) {
   if (logFile) appendFileSync(logFile, `${kind}\t${queue}\t${name}\n`);
 }
 
-const add = Queue.prototype.add;
-Queue.prototype.add = async function faultyAdd(name, data, opts = {}) {
+/** What the wrapper does to one add: the jobs to really add (none when dropped), each fault recorded. */
+function faulty(queue, name, data, opts = {}) {
   const r = random();
   if (r < p.drop) {
-    record("drop", this.name, name);
-    return { id: opts.jobId, name, data };
+    record("drop", queue, name);
+    return [];
   }
   if (r < p.drop + p.dup) {
-    record("duplicate", this.name, name);
-    const job = await add.call(this, name, data, opts);
+    record("duplicate", queue, name);
     const later = { ...opts, jobId: `${opts.jobId ?? "job"}-dup`, delay: (opts.delay ?? 0) + Math.round(random() * maxDelayMs) };
-    await add.call(this, name, data, later);
-    return job;
+    return [{ name, data, opts }, { name, data, opts: later }];
   }
   if (r < p.drop + p.dup + p.delay) {
-    record("delay", this.name, name);
-    return add.call(this, name, data, { ...opts, delay: (opts.delay ?? 0) + 200 + Math.round(random() * maxDelayMs) });
+    record("delay", queue, name);
+    return [{ name, data, opts: { ...opts, delay: (opts.delay ?? 0) + 200 + Math.round(random() * maxDelayMs) } }];
   }
-  return add.call(this, name, data, opts);
+  return [{ name, data, opts }];
+}
+
+const add = Queue.prototype.add;
+Queue.prototype.add = async function faultyAdd(name, data, opts = {}) {
+  const jobs = faulty(this.name, name, data, opts);
+  let first = { id: opts.jobId, name, data };
+  for (const [i, job] of jobs.entries()) {
+    const added = await add.call(this, job.name, job.data, job.opts);
+    if (i === 0) first = added;
+  }
+  return first;
+};
+
+// The relay publishes a batch with one bulk add per queue: each job in it meets the same faults.
+const addBulk = Queue.prototype.addBulk;
+Queue.prototype.addBulk = async function faultyAddBulk(jobs) {
+  const kept = jobs.flatMap((j) => faulty(this.name, j.name, j.data, j.opts));
+  return kept.length ? addBulk.call(this, kept) : [];
 };
