@@ -165,7 +165,8 @@ DECLARE
   lane text;
 BEGIN
   IF EXISTS (SELECT 1 FROM inserted WHERE available_at <= now()) THEN
-    PERFORM pg_notify('holdfast_outbox', '');
+    PERFORM pg_notify('holdfast_outbox',
+      CASE WHEN EXISTS (SELECT 1 FROM inserted WHERE available_at <= now() AND topic <> 'step.ready') THEN 'now' ELSE 'ready' END);
     FOR lane IN
       SELECT DISTINCT i.payload->>'lane' FROM inserted i
       WHERE i.topic = 'step.ready' AND i.available_at <= now() AND i.payload->>'lane' ~ '^[a-z][a-z0-9_]{0,40}$'

@@ -24,6 +24,8 @@ export interface HoldfastScenario {
   sweepOnly?: boolean;
   /** First steps through the relay and the queue only (LISTEN_DISPATCH=off, no relay grace): the before of issue 19 item 3. */
   queueOnly?: boolean;
+  /** Every settle its own statement and commit (SETTLE_BATCH_MAX=1): the before of issue 19 item 2 (group commit). */
+  settlesAlone?: boolean;
   profileDir?: string;
 }
 
@@ -59,6 +61,7 @@ function spawnApps(s: HoldfastScenario, env: HoldfastEnv): AppProcess[] {
     HOLDFAST_SECRET_KEY: benchKey,
     ...(s.sweepOnly ? { WAKEUPS: "poll", POLL_INTERVAL_MS: "100" } : {}),
     ...(s.queueOnly ? { LISTEN_DISPATCH: "off", RELAY_STEP_READY_GRACE_MS: "0" } : {}),
+    ...(s.settlesAlone ? { SETTLE_BATCH_MAX: "1" } : {}),
   };
   // Every app loads the bench's step kind, so any of them can parse the graph and the lane workers can perform it.
   const args = (name: string) => ({ nodeArgs: [...preloadArgs, ...(s.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${s.profileDir}/${name}`] : [])] });

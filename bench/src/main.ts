@@ -102,6 +102,12 @@ for (const step of ["http", "noop"] as const) {
 }
 let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
 if (!quick) {
+  // The same peak rows with every settle its own commit (before group commit), side by side.
+  for (const step of ["http", "noop"] as const) {
+    await show(`Holdfast ${step}, settles alone`, () =>
+      runHoldfast({ label: `Holdfast ${step} x${steps}, settles alone`, step, runs, steps, inFlight, laneWorkers: 1, settlesAlone: true }, env),
+    );
+  }
   await show("Holdfast http, 2 lane workers", () => runHoldfast({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
   await show("Holdfast http, sweep only", () => runHoldfast({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
   const peak = results.find((r) => r.system === "Holdfast" && r.scenario === "http");
@@ -138,6 +144,17 @@ for (const line of ratioLines(results, { http: { DBOS: 1.5, "graphile-worker": 2
 
 const peakHttp = results.find((r) => r.system === "Holdfast" && r.scenario === "http");
 if (peakHttp) console.log(`Holdfast commits per step at peak (http): ${fmt(perStep(peakHttp).commits, 2)} (target <= 0.3)`);
+for (const step of ["http", "noop"] as const) {
+  const batched = results.find((r) => r.label === `Holdfast ${step} x${steps}`);
+  const alone = results.find((r) => r.label === `Holdfast ${step} x${steps}, settles alone`);
+  if (!batched || !alone) continue;
+  const [b, a] = [perStep(batched), perStep(alone)];
+  console.log(
+    `group commit (${step}), settles alone -> batched: steps/s ${fmt(alone.stepsPerSec)} -> ${fmt(batched.stepsPerSec)} (${fmt(batched.stepsPerSec / alone.stepsPerSec, 2)}x); ` +
+      `commits/step ${fmt(a.commits, 2)} -> ${fmt(b.commits, 2)}; WAL B/step ${fmt(a.walBytes)} -> ${fmt(b.walBytes)}; ` +
+      `CPU ms/step node ${fmt(a.nodeMs, 2)} -> ${fmt(b.nodeMs, 2)}, pg ${fmt(a.pgMs, 2)} -> ${fmt(b.pgMs, 2)}`,
+  );
+}
 if (limit && peakHttp) {
   console.log(
     `database limit (pgbench -M prepared, the writes of a chained effect step in one commit, 8 clients, 10 s): ${fmt(limit.stepsPerSec)} steps/s, ` +

@@ -23,20 +23,29 @@ const publisher = createPublisher({
 });
 
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
-// A step's wake-up is its lane workers' first: a notification is looked at again once its grace is over.
+// A step's wake-up is its lane workers' first: a notification that only brought step.ready rows ('ready') is looked
+// at once its grace is over (and again for the ones that came while waiting), not at once.
 let notified: (() => void) | undefined;
 const wake = () => new Promise<void>((resolve) => (notified = resolve));
 let graceTimer: NodeJS.Timeout | undefined;
+let lastReady = 0;
+const afterGrace = (delayMs: number) => {
+  const armedAt = Date.now();
+  graceTimer = setTimeout(() => {
+    graceTimer = undefined;
+    notified?.();
+    // Rows announced while this timer ran are past their grace later: look again then.
+    if (lastReady > armedAt) afterGrace(Math.max(1, lastReady + env.RELAY_STEP_READY_GRACE_MS + 5 - Date.now()));
+  }, delayMs);
+};
 const listener = listenChannels({
   connect: () => createListenClient(env.DATABASE_URL, "holdfast-relay-listen"),
   channels: [outboxChannel],
-  onNotify: () => {
-    notified?.();
-    if (env.RELAY_STEP_READY_GRACE_MS > 0 && !graceTimer) {
-      graceTimer = setTimeout(() => {
-        graceTimer = undefined;
-        notified?.();
-      }, env.RELAY_STEP_READY_GRACE_MS + 5);
+  onNotify: (_channel, payload) => {
+    if (payload !== "ready" || env.RELAY_STEP_READY_GRACE_MS === 0) notified?.();
+    if (payload === "ready" && env.RELAY_STEP_READY_GRACE_MS > 0) {
+      lastReady = Date.now();
+      if (!graceTimer) afterGrace(env.RELAY_STEP_READY_GRACE_MS + 5);
     }
   },
   onListening: () => notified?.(),

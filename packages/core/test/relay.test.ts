@@ -1,3 +1,4 @@
+import { createListenClient } from "@holdfast/db";
 import { createPublisher } from "@holdfast/queue";
 import { createTestDatabase, createTestPrefix, httpChainGraph, publish, type TestDatabase, testRedisUrl } from "@holdfast/testkit";
 import { Queue } from "bullmq";
@@ -28,6 +29,33 @@ const start = (key: string) =>
     via: "test",
     auth: { kind: "operator" },
   });
+
+describe("the outbox's notifications", () => {
+  it("tell the relay 'ready' when a statement only brought due step.ready rows (its lane's workers take them), 'now' otherwise; the lane hears its own channel", async () => {
+    const listener = createListenClient(t.url, "test-listen");
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on("notification", (m) => heard.push(`${m.channel}:${m.payload ?? ""}`));
+    await listener.query("LISTEN holdfast_outbox; LISTEN holdfast_ready_io");
+    const until = async (n: number) => {
+      for (let i = 0; i < 100 && heard.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await start("notify-1"); // the run's first step.ready, on the io lane
+    await until(2);
+    expect(heard.sort()).toEqual(["holdfast_outbox:ready", "holdfast_ready_io:"]);
+    heard.length = 0;
+    await t.sql.query("INSERT INTO outbox (org_id, topic, payload) SELECT org_id, 'run.wake', jsonb_build_object('runId', id, 'orgId', org_id) FROM runs LIMIT 1");
+    await until(1);
+    expect(heard).toEqual(["holdfast_outbox:now"]);
+    heard.length = 0;
+    // A delayed row wakes nobody: the relay's poll finds it when it comes due.
+    await t.sql.query("INSERT INTO outbox (org_id, topic, payload, available_at) SELECT org_id, 'run.wake', '{}'::jsonb, now() + interval '1 hour' FROM runs LIMIT 1");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(heard).toEqual([]);
+    await listener.end();
+    await t.sql.query("DELETE FROM outbox");
+  });
+});
 
 describe("the outbox relay", () => {
   it("publishes each unsent row once with a job id from the row, marks it sent, and a repeat publishes nothing", async () => {

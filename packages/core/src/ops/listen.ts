@@ -12,7 +12,8 @@ import type { OutageReporter } from "./outage";
 export function listenChannels(opts: {
   connect: () => ListenClient;
   channels: string[];
-  onNotify: (channel: string) => void;
+  /** `payload`: what the NOTIFY said ('' when nothing). */
+  onNotify: (channel: string, payload: string) => void;
   onListening?: () => void;
   log: Logger;
   outages?: OutageReporter;
@@ -32,7 +33,7 @@ export function listenChannels(opts: {
       retry = setTimeout(() => void open(), opts.retryMs ?? 1_000);
     };
     current = client;
-    client.on("notification", (message) => opts.onNotify(message.channel));
+    client.on("notification", (message) => opts.onNotify(message.channel, message.payload ?? ""));
     client.on("error", again);
     client.on("end", () => again());
     try {
