@@ -561,6 +561,37 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  o record;
+  claimed jsonb;
+  steps jsonb := '[]'::jsonb;
+  taken integer := 0;
+BEGIN
+  FOR o IN
+    WITH due AS (
+      SELECT id, payload FROM outbox
+      WHERE sent_at IS NULL AND available_at <= now() AND topic = 'step.ready' AND payload->>'lane' = p_lane
+      ORDER BY available_at, id
+      LIMIT p_limit
+      FOR UPDATE SKIP LOCKED
+    ), sent AS (
+      UPDATE outbox SET sent_at = now() FROM due WHERE outbox.id = due.id RETURNING due.payload
+    )
+    SELECT payload FROM sent ORDER BY payload->>'runId', payload->>'stepId'
+  LOOP
+    taken := taken + 1;
+    claimed := holdfast_step_claim(o.payload->>'stepId', p_worker, p_lease_ms, NULL, p_effect_kinds);
+    IF claimed IS NOT NULL THEN
+      steps := steps || jsonb_build_array(claimed);
+    END IF;
+  END LOOP;
+  RETURN jsonb_build_object('taken', taken, 'claimed', steps);
+END;
+$$;
+
 CREATE FUNCTION public.holdfast_tenant_table(t regclass) RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -1691,6 +1722,9 @@ GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token intege
 
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) TO holdfast_worker;
 
 REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
 

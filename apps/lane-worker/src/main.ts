@@ -98,17 +98,13 @@ if (env.WAKEUPS === "poll") {
   const direct =
     env.LISTEN_DISPATCH === "on"
       ? takeReadySteps({
-          db,
+          take: (limit) => runner.takeReady(limit),
           connect: () => createListenClient(env.DATABASE_URL, `holdfast-lane-${lane.name}-listen`),
           lane: lane.name,
           slots,
           log,
           outages,
-          // An early wake-up (not due) is dropped, as in poll mode: the step's own row decides, the sweeper re-wakes it.
-          handle: async (payload) => {
-            const ready = parse(payload);
-            return ready ? runner.run(ready.stepId) : "dropped";
-          },
+          run: (step) => runner.run(step),
         })
       : null;
   const consumer = createConsumer(

@@ -117,6 +117,29 @@ export async function stepsClaimIfLeaseFree(
   return raw ? fromRawClaim(raw) : undefined;
 }
 
+/**
+ * First-step dispatch by LISTEN: takes up to `limit` due step.ready rows of `lane` from the outbox and claims their
+ * steps for `worker`, in one statement and one commit (holdfast_steps_take_ready, sql/functions/steps_take_ready.sql).
+ * Returns how many rows it took and the steps it claimed; a taken row whose step could not be claimed is marked sent
+ * and left out (the step's own row decides; the sweeper re-wakes a ready step nobody claimed).
+ */
+export async function stepsTakeReady(
+  sql: Sql,
+  lane: string,
+  limit: number,
+  worker: string,
+  leaseMs: number,
+  effectKinds: readonly string[],
+): Promise<{ taken: number; claimed: ClaimedStep[] }> {
+  const { rows } = await sql.query<{ taken: { taken: number; claimed: RawClaim[] } | null }>({
+    name: "holdfast_steps_take_ready",
+    text: "SELECT holdfast_steps_take_ready($1::text, $2::int, $3::text, $4::float8, $5::text[]) AS taken",
+    values: [lane, limit, worker, leaseMs, effectKinds],
+  });
+  const taken = rows[0]?.taken;
+  return { taken: taken?.taken ?? 0, claimed: (taken?.claimed ?? []).map(fromRawClaim) };
+}
+
 type RawClaim = Omit<ClaimedStep, "runSeq"> & { runSeq: string };
 const fromRawClaim = (raw: RawClaim): ClaimedStep => ({ ...raw, runSeq: BigInt(raw.runSeq) });
 

@@ -1,28 +1,30 @@
-import type { Db, ListenClient } from "@holdfast/db";
+import type { ListenClient } from "@holdfast/db";
 import { crashpoint } from "../crash";
 import type { Logger } from "../log";
 import { listenChannels } from "../ops/listen";
-import { handleWakeUp } from "../process";
 import type { OutageReporter } from "../ops/outage";
-import { outboxTakeDue, readyChannel } from "../sql/outbox";
+import { readyChannel } from "../sql/outbox";
+import type { ClaimedStep } from "../sql/steps";
 import type { Slots } from "./slots";
 
 /**
  * First-step dispatch without the relay hop: a lane worker LISTENs on its lane's channel (the outbox trigger
  * notifies it when a due step.ready row is inserted) and, while it has free slots, takes those rows straight from
- * the outbox (`outboxTakeDue`: SKIP LOCKED, marked sent as taken, so the relay never publishes them too). A row no
- * worker takes (all busy, a lost notification, no worker listening) is the relay's after its grace
- * (`RELAY_STEP_READY_GRACE_MS`), as before. Work is looked for on a notification, when a slot frees after one came
- * while all were busy, and after every (re)subscription.
+ * the outbox and claims their steps in the same statement (`take`: sql/steps.ts stepsTakeReady; SKIP LOCKED, marked
+ * sent as taken, so the relay never publishes them too). A row no worker takes (all busy, a lost notification, no
+ * worker listening) is the relay's after its grace (`RELAY_STEP_READY_GRACE_MS`), as before. Work is looked for on a
+ * notification, when a slot frees after one came while all were busy, and after every (re)subscription.
  */
 export function takeReadySteps(opts: {
-  db: Db;
+  /** Takes up to `limit` due step.ready rows of the lane and claims their steps (how many rows, which steps). */
+  take: (limit: number) => Promise<{ taken: number; claimed: ClaimedStep[] }>;
   connect: () => ListenClient;
   lane: string;
   slots: Slots;
   log: Logger;
   outages?: OutageReporter;
-  handle: (payload: unknown) => Promise<unknown>;
+  /** Runs a claimed step (and what it chains into) to its settle. */
+  run: (step: ClaimedStep) => Promise<unknown>;
 }): { close(): Promise<void>; taken(): number } {
   let owed = false; // a notification (or a resubscription) not yet answered by a take
   let pumping = false;
@@ -39,26 +41,33 @@ export function takeReadySteps(opts: {
         while (opts.slots.tryAcquire()) held++;
         if (held === 0) return; // a freed slot calls again while owed
         owed = false;
-        let rows: { payload: unknown }[];
+        let rows: ClaimedStep[];
+        let rowsTaken: number;
         try {
-          rows = await outboxTakeDue(opts.db, "step.ready", opts.lane, held);
+          ({ taken: rowsTaken, claimed: rows } = await opts.take(held));
         } catch (error) {
           for (let i = 0; i < held; i++) opts.slots.release();
           owed = true; // the next notification, resubscription or freed slot tries again; the relay is the backstop
           if (!opts.outages?.report(error)) opts.log.error({ err: error }, "taking ready steps from the outbox failed; the relay will deliver them");
           return;
         }
-        // Taken rows are marked sent: a death from here until their claims leaves the steps ready with no wake-up
-        // owed; the sweeper's stale wake-ups hand them on (SWEEP_STALE_SECONDS).
+        // Taken rows are marked sent and their steps claimed by this worker: a death from here leaves them running
+        // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
         if (rows.length > 0) crashpoint("worker.after_take");
         for (let i = rows.length; i < held; i++) opts.slots.release();
-        if (rows.length === held) owed = true; // there may be more
+        if (rowsTaken === held) owed = true; // there may be more
         taken += rows.length;
-        for (const { payload } of rows) {
-          const p = handleWakeUp(opts, payload).finally(() => {
-            inFlight.delete(p);
-            opts.slots.release();
-          });
+        for (const step of rows) {
+          const p = opts
+            .run(step)
+            .catch((error) => {
+              if (opts.outages?.report(error)) return;
+              opts.log.error({ orgId: step.orgId, runId: step.runId, stepId: step.id, err: error }, "step failed before its settle; its lease lapses and the sweeper hands it on");
+            })
+            .finally(() => {
+              inFlight.delete(p);
+              opts.slots.release();
+            });
           inFlight.add(p);
         }
       }

@@ -22,6 +22,7 @@ import {
   stepsReadyDueInMs,
   stepsReleaseIfToken,
   stepsSettleIfToken,
+  stepsTakeReady,
 } from "../sql/steps";
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
@@ -115,8 +116,14 @@ export class StepRunner {
     this.stopping = true;
   }
 
-  async run(stepId: string): Promise<RunStepResult> {
-    let next: string | ClaimedStep | undefined = stepId;
+  /** Takes up to `limit` due step.ready rows of this lane from the outbox and claims their steps, in one commit. */
+  takeReady(limit: number): Promise<{ taken: number; claimed: ClaimedStep[] }> {
+    return stepsTakeReady(this.sql, this.lane.name, limit, this.deps.worker, this.lane.leaseMs, effectKinds());
+  }
+
+  /** Runs a step by id (claiming it), or one already claimed for this worker (taken on the lane's NOTIFY). */
+  async run(target: string | ClaimedStep): Promise<RunStepResult> {
+    let next: string | ClaimedStep | undefined = target;
     let first: RunStepResult | undefined;
     let steps = 0;
     const maxChain = this.deps.localDispatch?.maxChain ?? 0;

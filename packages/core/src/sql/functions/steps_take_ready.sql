@@ -1,0 +1,39 @@
+-- First-step dispatch by LISTEN, take and claim in one statement: a lane worker with p_limit free slots takes due
+-- step.ready rows of its lane from the outbox (FOR UPDATE SKIP LOCKED, so workers and the relay never take one row
+-- twice; marked sent as taken) and claims each row's step for itself (holdfast_step_claim, fenced as any claim).
+-- Returns {"taken": rows taken, "claimed": [the claimed steps, as holdfast_step_claim returns them]}; a row whose step cannot be claimed (not due yet,
+-- leased elsewhere, its run finished or cancelling) is marked sent and left out: the step's own row decides, and the
+-- sweeper re-wakes a ready step nobody claimed. The steps are claimed in run order, as batched settles lock runs, so
+-- the two never wait on each other in a cycle. One commit for the take and every claim. Called by sql/steps.ts
+-- (stepsTakeReady) from steps/ready-listener.ts.
+CREATE OR REPLACE FUNCTION holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[])
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  o record;
+  claimed jsonb;
+  steps jsonb := '[]'::jsonb;
+  taken integer := 0;
+BEGIN
+  FOR o IN
+    WITH due AS (
+      SELECT id, payload FROM outbox
+      WHERE sent_at IS NULL AND available_at <= now() AND topic = 'step.ready' AND payload->>'lane' = p_lane
+      ORDER BY available_at, id
+      LIMIT p_limit
+      FOR UPDATE SKIP LOCKED
+    ), sent AS (
+      UPDATE outbox SET sent_at = now() FROM due WHERE outbox.id = due.id RETURNING due.payload
+    )
+    SELECT payload FROM sent ORDER BY payload->>'runId', payload->>'stepId'
+  LOOP
+    taken := taken + 1;
+    claimed := holdfast_step_claim(o.payload->>'stepId', p_worker, p_lease_ms, NULL, p_effect_kinds);
+    IF claimed IS NOT NULL THEN
+      steps := steps || jsonb_build_array(claimed);
+    END IF;
+  END LOOP;
+  RETURN jsonb_build_object('taken', taken, 'claimed', steps);
+END;
+$function$;
