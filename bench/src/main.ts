@@ -2,6 +2,7 @@
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600]: the 09:00 spike (spike/main.ts).
 // pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
+// pnpm bench --all [--quick]: the race, then the spike, then cost as data grows, every figure in one run.
 // See docs/performance.md.
 import { createTestPrefix } from "@holdfast/testkit";
 import { cpus } from "node:os";
@@ -33,11 +34,12 @@ const { values } = parseArgs({
     grown: { type: "boolean", default: false },
     sizes: { type: "string" },
     "retention-days": { type: "string" },
+    all: { type: "boolean", default: false },
   },
 });
 const quick = values.quick;
 
-if (values.spike) {
+if (values.spike && !values.all) {
   const ok = await runSpike({
     quick,
     waits: values.waits ? Number(values.waits) : undefined,
@@ -47,7 +49,7 @@ if (values.spike) {
   process.exit(ok ? 0 : 1);
 }
 
-if (values.grown) {
+if (values.grown && !values.all) {
   const ok = await runGrown({
     quick,
     sizes: (values.sizes ?? (quick ? "2000" : "100000,1000000")).split(",").map(Number),
@@ -185,4 +187,19 @@ noop.stop();
 await meter.close();
 await keys?.clear();
 if (!process.env.BENCH_KEEP_DB) await dropDatabase(dbName).catch(() => {});
-process.exit(lost === 0 && dup === 0 && failed.length === 0 ? 0 : 1);
+let rest = true;
+if (values.all) {
+  // Every figure of issue 19 in this one run: the spike and cost as data grows after the race.
+  console.log("\n");
+  rest = await runSpike({ quick, spreads: values.spreads ? values.spreads.split(",").map(Number) : undefined });
+  console.log("\n");
+  rest =
+    (await runGrown({
+      quick,
+      sizes: (values.sizes ?? (quick ? "2000" : "100000,1000000")).split(",").map(Number),
+      runs: Number(values.runs ?? (quick ? 40 : 500)),
+      inFlight: Number(values["in-flight"] ?? 32),
+      retentionDays: values["retention-days"] ? Number(values["retention-days"]) : undefined,
+    })) && rest;
+}
+process.exit(lost === 0 && dup === 0 && failed.length === 0 && rest ? 0 : 1);

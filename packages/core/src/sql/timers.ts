@@ -114,20 +114,23 @@ export async function timersExplainDueFairly(tx: Tx, orgLimit: number, perOrg: n
 // The ids are picked into an array first (an InitPlan), so the UPDATE finds its rows by primary key: as `id IN
 // (subquery)` the planner hash-joined the pick against a sequential scan of every pending timer (seen at 1,000
 // organisations and a 50,000-timer backlog: packages/core/test/timers-fair.test.ts).
+// Work-conserving: each organisation picked may take `perOrg`, or its equal part of `total` when fewer organisations
+// have due timers (one organisation left alone with a backlog gets the whole batch, not `perOrg` of it).
 function dueFairly(orgLimit: number, perOrg: number, total: number): Prisma.Sql {
   return Prisma.sql`id = ANY(ARRAY(
-      SELECT t.id
-      FROM (
+      WITH o AS MATERIALIZED (
         SELECT o.id FROM organisations o
         WHERE EXISTS (SELECT 1 FROM timers d WHERE d.org_id = o.id AND d.fired_at IS NULL AND d.due_at <= now())
         ORDER BY o.last_timer_served_at NULLS FIRST, o.id
         LIMIT ${orgLimit}
-      ) AS o
+      )
+      SELECT t.id
+      FROM o
       CROSS JOIN LATERAL (
         SELECT id, due_at FROM timers
         WHERE timers.org_id = o.id AND timers.fired_at IS NULL AND timers.due_at <= now()
         ORDER BY timers.due_at
-        LIMIT ${perOrg}
+        LIMIT (SELECT GREATEST(${perOrg}::int, ceil(${total}::numeric / GREATEST(count(*), 1))::int) FROM o)
         FOR UPDATE SKIP LOCKED
       ) AS t
       ORDER BY o.id, t.due_at

@@ -37,11 +37,25 @@ describe("due-timers", () => {
     expect(await dueTimers.make().runOnce(bed.ctx)).toEqual({ fired: 0, batches: 1 });
   });
 
-  it("stops at maxBatches per run; the rest is fired by the next run", async () => {
+  it("stops at maxBatches per run and says it is full, so the loop runs it again at once; the rest is fired by the next run", async () => {
     await due(3);
     const service = dueTimers.make({ orgs: 1, perOrg: 1, batch: 1, maxBatches: 2 });
-    expect(await service.runOnce(bed.ctx)).toEqual({ fired: 2, batches: 2 });
+    const first = await service.runOnce(bed.ctx);
+    expect(first).toEqual({ fired: 2, batches: 2 });
+    expect(service.full(first)).toBe(true);
     expect(await bed.rows("SELECT count(*)::int AS n FROM timers WHERE fired_at IS NULL AND due_at <= now()")).toEqual([{ n: 1 }]);
-    expect(await service.runOnce(bed.ctx)).toEqual({ fired: 1, batches: 2 });
+    const second = await service.runOnce(bed.ctx);
+    expect(second).toEqual({ fired: 1, batches: 2 });
+    expect(service.full(second)).toBe(true); // it cannot know the second batch was the last without a third look
+    const third = await service.runOnce(bed.ctx);
+    expect(third).toEqual({ fired: 0, batches: 1 });
+    expect(service.full(third)).toBe(false);
+  });
+
+  it("gives one organisation left alone with due timers the whole batch, not its per-organisation share", async () => {
+    await due(4);
+    const service = dueTimers.make({ orgs: 20, perOrg: 1, batch: 3, maxBatches: 1 });
+    expect(await service.runOnce(bed.ctx)).toEqual({ fired: 3, batches: 1 });
+    expect(await service.runOnce(bed.ctx)).toEqual({ fired: 1, batches: 1 });
   });
 });

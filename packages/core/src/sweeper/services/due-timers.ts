@@ -12,7 +12,8 @@ export interface DueTimersResult {
 
 /**
  * The due sweep, the timers' backstop beside the engine's fast path: up to `orgs` organisations with due timers,
- * least recently served first, up to `perOrg` timers from each and `batch` in all, fired in one transaction per
+ * least recently served first, up to `perOrg` timers from each (or an equal part of `batch` when fewer organisations
+ * have due timers) and `batch` in all, fired in one transaction per
  * batch; batches repeat while they find work, up to `maxBatches` per run (docs/timers.md).
  */
 export const dueTimers = defineService({
@@ -45,6 +46,8 @@ export const dueTimers = defineService({
     }
     return { fired, batches };
   },
+  // Stopped by maxBatches with work left: run again after a short breath, not after the interval.
+  full: (r, s) => r.batches >= s.maxBatches,
   report(r, log) {
     if (r.fired) log.debug({ timersFired: r.fired, batches: r.batches }, "due sweep fired timers");
   },
