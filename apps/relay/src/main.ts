@@ -25,15 +25,30 @@ const publisher = createPublisher({
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
 // A step's wake-up is its lane workers' first: a notification that only brought step.ready rows ('ready') is looked
 // at once its grace is over (and again for the ones that came while waiting), not at once.
+// A wake-up that comes while a pass runs is kept for the next idle pause, which then ends at once.
 let notified: (() => void) | undefined;
-const wake = () => new Promise<void>((resolve) => (notified = resolve));
+let pending = false;
+const notify = () => {
+  if (notified) {
+    const resolve = notified;
+    notified = undefined;
+    resolve();
+  } else pending = true;
+};
+const wake = () => {
+  if (pending) {
+    pending = false;
+    return Promise.resolve();
+  }
+  return new Promise<void>((resolve) => (notified = resolve));
+};
 let graceTimer: NodeJS.Timeout | undefined;
 let lastReady = 0;
 const afterGrace = (delayMs: number) => {
   const armedAt = Date.now();
   graceTimer = setTimeout(() => {
     graceTimer = undefined;
-    notified?.();
+    notify();
     // Rows announced while this timer ran are past their grace later: look again then.
     if (lastReady > armedAt) afterGrace(Math.max(1, lastReady + env.RELAY_STEP_READY_GRACE_MS + 5 - Date.now()));
   }, delayMs);
@@ -42,13 +57,13 @@ const listener = listenChannels({
   connect: () => createListenClient(env.DATABASE_URL, "holdfast-relay-listen"),
   channels: [outboxChannel],
   onNotify: (_channel, payload) => {
-    if (payload !== "ready" || env.RELAY_STEP_READY_GRACE_MS === 0) notified?.();
+    if (payload !== "ready" || env.RELAY_STEP_READY_GRACE_MS === 0) notify();
     if (payload === "ready" && env.RELAY_STEP_READY_GRACE_MS > 0) {
       lastReady = Date.now();
       if (!graceTimer) afterGrace(env.RELAY_STEP_READY_GRACE_MS + 5);
     }
   },
-  onListening: () => notified?.(),
+  onListening: () => notify(),
   log,
   outages,
 });
@@ -62,6 +77,9 @@ const running = loop({
   wake,
   outages,
   once: async () => {
+    // A pass is starting: a notification from now on is for the next pause (the last pause's waiter may be stale, when
+    // its nap ended first).
+    notified = undefined;
     const { published } = await relayOnce(db, publisher, env.RELAY_BATCH_SIZE, env.RELAY_STEP_READY_GRACE_MS);
     total += published;
     return published > 0;
@@ -71,7 +89,7 @@ log.info({ batch: env.RELAY_BATCH_SIZE, stepReadyGraceMs: env.RELAY_STEP_READY_G
 
 onShutdown(log, async () => {
   stop.abort();
-  notified?.();
+  notify();
   await running;
   log.info({ total }, "relay stopped");
   if (graceTimer) clearTimeout(graceTimer);

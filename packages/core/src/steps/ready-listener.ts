@@ -32,9 +32,14 @@ export function takeReadySteps(opts: {
   let taken = 0;
   const inFlight = new Set<Promise<unknown>>();
 
-  const pump = async (): Promise<void> => {
-    if (pumping || closed) return;
+  let pumped: Promise<void> = Promise.resolve();
+  const pump = (): Promise<void> => {
+    if (pumping || closed) return pumped;
     pumping = true;
+    pumped = pumpOnce();
+    return pumped;
+  };
+  const pumpOnce = async (): Promise<void> => {
     try {
       while (owed && !closed) {
         let held = 0;
@@ -98,6 +103,8 @@ export function takeReadySteps(opts: {
       closed = true;
       unsubscribe();
       await listener.close();
+      // A take still on its way may come back with claimed steps: they run to their settles before close returns.
+      await pumped;
       await Promise.all(inFlight);
     },
   };

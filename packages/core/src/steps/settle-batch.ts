@@ -6,7 +6,8 @@ import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSett
  * latency when the worker is quiet); settles that arrive while a batch is in flight wait for it and then go together,
  * up to `max` in one statement and one commit (holdfast_step_settle_many). Fencing stays per step: a stale attempt in
  * a batch answers `changed: false` alone. If a batch fails as a whole (nothing of it committed: a deadlock, a lost
- * connection), each of its settles is tried alone, so one bad item never costs its neighbours their settle.
+ * connection), each of its settles is tried alone, so one bad item never costs its neighbours their settle. A park
+ * (a step that waits for a person or a connection) always settles alone: it locks what it waits for first.
  */
 export class SettleBatcher {
   private waiting: { request: RunSettleRequest; resolve: (r: SettleResult) => void; reject: (e: unknown) => void }[] = [];
@@ -20,6 +21,13 @@ export class SettleBatcher {
   ) {}
 
   settle(request: RunSettleRequest): Promise<SettleResult> {
+    // A park locks what it waits for (the connection, the budget) before its run, the order the resumes take; inside a
+    // batch it would come after its neighbours' runs, so a resume could deadlock with the batch. Parks go alone.
+    if (request.status === "parked") {
+      this.stats.settles += 1;
+      this.stats.statements += 1;
+      return stepsSettleIfToken(this.sql, request);
+    }
     return new Promise((resolve, reject) => {
       this.waiting.push({ request, resolve, reject });
       this.pump();

@@ -50,6 +50,11 @@ describe("due-timers", () => {
     const third = await service.runOnce(bed.ctx);
     expect(third).toEqual({ fired: 0, batches: 1 });
     expect(service.full(third)).toBe(false);
+    // With one batch a run, an empty run is not full either: the loop waits its interval, it does not spin.
+    const one = dueTimers.make({ maxBatches: 1 });
+    const empty = await one.runOnce(bed.ctx);
+    expect(empty).toEqual({ fired: 0, batches: 1 });
+    expect(one.full(empty)).toBe(false);
   });
 
   it("gives one organisation left alone with due timers the whole batch, not its per-organisation share", async () => {

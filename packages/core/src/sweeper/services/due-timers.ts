@@ -46,8 +46,9 @@ export const dueTimers = defineService({
     }
     return { fired, batches };
   },
-  // Stopped by maxBatches with work left: run again after a short breath, not after the interval.
-  full: (r, s) => r.batches >= s.maxBatches,
+  // Stopped by maxBatches while still firing: run again after a short breath, not after the interval (an empty run
+  // is never full, so the loop cannot spin on nothing).
+  full: (r, s) => r.batches >= s.maxBatches && r.fired > 0,
   report(r, log) {
     if (r.fired) log.debug({ timersFired: r.fired, batches: r.batches }, "due sweep fired timers");
   },

@@ -559,14 +559,28 @@ function EditorInner({
             type="button"
             onClick={async () => {
               // The person chose: this tab's graph replaces the other save (on top of its revision, so nothing is silent).
-              const fresh = await queryClient.fetchQuery({ ...trpc.drafts.get.queryOptions(input), staleTime: 0 });
-              const saved = await save.mutateAsync({ ...input, graph, baseRevision: fresh.revision });
-              lastSaved.current = graphText;
-              revisionRef.current = saved.revision;
-              setRevision(saved.revision);
-              setProblems(saved.problems);
-              setState("saved");
-              setMessage(null);
+              if (saving.current) return;
+              saving.current = true;
+              setState("saving");
+              try {
+                const { graph: mine, text } = latest.current;
+                const fresh = await queryClient.fetchQuery({ ...trpc.drafts.get.queryOptions(input), staleTime: 0 });
+                const saved = await save.mutateAsync({ ...input, graph: mine, baseRevision: fresh.revision });
+                lastSaved.current = text;
+                revisionRef.current = saved.revision;
+                setRevision(saved.revision);
+                setProblems(saved.problems);
+                setMessage(null);
+              } catch (error) {
+                const code = (error as { data?: { code?: string } }).data?.code;
+                setState(code === "CONFLICT" ? "conflict" : "error");
+                setMessage((error as Error).message);
+                return;
+              } finally {
+                saving.current = false;
+              }
+              // Edits made while it saved were not autosaved (the tab was in conflict): save them now, then say saved.
+              void flush();
             }}
           >
             Keep this tab's version
