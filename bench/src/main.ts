@@ -1,6 +1,6 @@
 // pnpm bench [--quick] [--runs N] [--in-flight N] [--profile DIR] [--skip-peers] [--only ROWS]: the race, Holdfast beside DBOS
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
-// pnpm bench --spike [--quick] [--waits N] [--spreads 0,600]: the 09:00 spike (spike/main.ts).
+// pnpm bench --spike [--quick] [--waits N] [--spreads 0,600] [--queue working|lost]: the 09:00 spike (spike/main.ts).
 // pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
 // pnpm bench --all [--quick]: the race, then the spike, then cost as data grows, every figure in one run.
 // See docs/performance.md.
@@ -35,6 +35,7 @@ const { values } = parseArgs({
     sizes: { type: "string" },
     "retention-days": { type: "string" },
     all: { type: "boolean", default: false },
+    queue: { type: "string" },
   },
 });
 const quick = values.quick;
@@ -45,6 +46,7 @@ if (values.spike && !values.all) {
     waits: values.waits ? Number(values.waits) : undefined,
     spreads: values.spreads ? values.spreads.split(",").map(Number) : undefined,
     orgs: values.orgs ? Number(values.orgs) : undefined,
+    queue: values.queue === "working" || values.queue === "lost" ? values.queue : undefined,
   });
   process.exit(ok ? 0 : 1);
 }

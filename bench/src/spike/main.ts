@@ -20,6 +20,8 @@ export interface SpikeOptions {
   waits?: number | undefined;
   spreads?: number[] | undefined;
   orgs?: number | undefined;
+  /** Only the cases with the queue working, or only those with every delayed job lost (both when absent). */
+  queue?: "working" | "lost" | undefined;
 }
 
 interface SpikeCase {
@@ -47,7 +49,7 @@ export async function runSpike(o: SpikeOptions): Promise<boolean> {
   let duplicated = 0;
   try {
     for (const spread of spreads) {
-      for (const queue of [true, false]) {
+      for (const queue of o.queue === "working" ? [true] : o.queue === "lost" ? [false] : [true, false]) {
         const f = await runCase({ waits, orgs, spread, queue }, meter);
         lost += f.lost;
         duplicated += f.duplicated;
