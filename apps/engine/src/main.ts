@@ -2,7 +2,7 @@ import {
   advanceRun,
   createLogger,
   databasePing,
-  fireTimerAndWalk,
+  fireTimer,
   GraphCache,
   onShutdown,
   pollOutbox,
@@ -47,20 +47,16 @@ function walk(wake: RunWake) {
   }));
 }
 
-/** A timer's fast-path job: fire it (if due and current) and walk the run on, in one transaction. */
+/** A timer's fast-path job: fire it (if due and current) and walk the run on at once. */
 async function handleTimer(data: unknown) {
   const due = topics["timer.due"].payload.safeParse(data);
   if (!due.success) {
     log.error({ data, issues: due.error.issues }, "malformed timer.due message dropped");
     return { kind: "dropped" as const };
   }
-  // Fired and walked in one transaction (engine/advance.ts fireTimerAndWalk), a span of the run's trace.
-  return traceRunWork(
-    "walk",
-    { orgId: due.data.orgId, runId: due.data.runId, attributes: { "holdfast.wake_reason": "timer_fired" } },
-    () => fireTimerAndWalk(db, graphs, due.data, id),
-    (r) => ({ "holdfast.timer": r.kind, "holdfast.commands": r.walk?.commands.join(",") || "none", "holdfast.run_status": r.walk?.status ?? "unchanged" }),
-  );
+  const result = await fireTimer(db, due.data, id);
+  if (result.kind === "fired") await walk({ orgId: due.data.orgId, runId: due.data.runId, reason: "timer_fired" });
+  return result;
 }
 
 /** A queue client's error: a lost connection goes to the watch (said once per outage), anything else is logged. */

@@ -3,7 +3,7 @@ export * from "./crash";
 export * from "./env";
 export * from "./errors";
 export * from "./log";
-export { advanceRun, advanceLocked, fireTimerAndWalk, type AdvanceResult } from "./engine/advance";
+export { advanceRun, advanceLocked, type AdvanceResult } from "./engine/advance";
 export { effectKey } from "./effects/keys";
 export { performHttpRequest } from "./effects/http-request";
 export { relayOnce, type RelayResult } from "./relay/relay";

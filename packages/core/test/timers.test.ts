@@ -1,6 +1,6 @@
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceRun, fireTimerAndWalk } from "../src/engine/advance";
+import { advanceRun } from "../src/engine/advance";
 import { requestCancel } from "../src/runs/cancel";
 import { startRun } from "../src/start/start-run";
 import { fireTimer, recomputeTimers } from "../src/timers/fire";
@@ -113,31 +113,5 @@ describe("timers on a run", () => {
     expect((await fireTimer(t.db, { orgId, runId, timerId: timer.id, wake: 1, dueAt: "" }, "test")).kind).toBe("not_due");
     expect(await requestCancel(t.db, graphs, orgId, runId, "unsubscribed", "test")).toMatchObject({ state: "cancelled" });
     expect(await rows("SELECT fired_by FROM timers WHERE run_id = $1", [runId])).toEqual([{ fired_by: "cancelled" }]);
-  });
-
-  it("the engine's fast path fires and walks in one transaction: no run.wake row, the run completes; a repeat or another run's id changes nothing", async () => {
-    const { runId, orgId } = await waitingRun("f", "Europe/Berlin");
-    const other = await waitingRun("g", "Europe/Berlin");
-    const [timer] = await rows("SELECT id, wake FROM timers WHERE run_id = $1", [runId]);
-    const due = { orgId, runId, timerId: timer.id, wake: timer.wake, dueAt: "" };
-    expect((await fireTimerAndWalk(t.db, graphs, due, "engine-test")).kind).toBe("not_due");
-    await t.sql.query("UPDATE timers SET due_at = now() - interval '1 second' WHERE run_id = ANY($1)", [[runId, other.runId]]);
-    // A message naming this timer with another run's id (a forged or mixed-up payload) fires nothing.
-    expect(await fireTimerAndWalk(t.db, graphs, { ...due, runId: other.runId }, "engine-test")).toEqual({ kind: "stale" });
-    expect(await rows("SELECT fired_at FROM timers WHERE id = $1", [timer.id])).toEqual([{ fired_at: null }]);
-    const fired = await fireTimerAndWalk(t.db, graphs, due, "engine-test");
-    expect(fired).toMatchObject({ kind: "fired", runId, walk: { status: "completed" } });
-    expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
-    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [runId])).toEqual([{ n: 0 }]);
-    // The timer.fired row and the run's completion were written by one transaction (one transaction clock).
-    const [a, b] = await rows(
-      "SELECT at FROM run_events WHERE run_id = $1 AND type IN ('timer.fired', 'run.completed') ORDER BY type",
-      [runId],
-    );
-    expect(a?.at.getTime()).toBe(b?.at.getTime());
-    expect(await fireTimerAndWalk(t.db, graphs, due, "engine-test")).toEqual({ kind: "stale" });
-    // The due sweep still writes run.wake for the runs it fires (it does not walk them).
-    expect(await fireTimer(t.db, { orgId, runId: other.runId, timerId: (await rows("SELECT id FROM timers WHERE run_id = $1", [other.runId]))[0].id, wake: 1, dueAt: "" }, "test")).toMatchObject({ kind: "fired" });
-    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [other.runId])).toEqual([{ n: 1 }]);
   });
 });

@@ -1,11 +1,9 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
-import type { RunWake, TimerDue } from "../catalog";
+import type { RunWake } from "../catalog";
 import { applyPlan } from "../apply/apply";
 import { holdsWalk } from "../automations/lifecycle";
 import { crashpoint } from "../crash";
 import { type RunRow, runsLockForWalk } from "../sql/runs";
-import { timersDueInMs, timersFireIfDue } from "../sql/timers";
-import type { FireResult } from "../timers/fire";
 import { type StepRow, stepsForRun } from "../sql/steps";
 import type { Graph } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
@@ -28,28 +26,6 @@ export async function advanceRun(db: Db, graphs: GraphCache, wake: RunWake, acto
     return advanceLocked(tx, graphs, run, actor);
   });
   crashpoint("engine.after_commit");
-  return result;
-}
-
-/**
- * A timer's fast-path job, in one transaction: locks the run (the order every walk, settle and cancel takes), fires
- * the timer if it is due and its wake number current, and walks the run on. No run.wake row, no relay hop and no
- * second walk: the walk commits with the firing. If the process dies before the commit nothing happened (the job is
- * retried, the due sweep is the backstop); a timer fired elsewhere first answers `stale` and changes nothing.
- */
-export async function fireTimerAndWalk(db: Db, graphs: GraphCache, due: TimerDue, actor: string): Promise<FireResult & { walk?: AdvanceResult }> {
-  const result = await inTx(db, async (tx): Promise<FireResult & { walk?: AdvanceResult }> => {
-    const run = await runsLockForWalk(tx, due.orgId, due.runId);
-    const fired = await timersFireIfDue(tx, due.timerId, due.wake, actor, run?.status === "running" ? run.id : undefined);
-    if (fired[0]) {
-      const walk = run?.status === "running" ? await advanceLocked(tx, graphs, run, actor) : undefined;
-      return { kind: "fired", runId: fired[0].runId, ...(walk ? { walk } : {}) };
-    }
-    // Early (the queue's clock and the database's differ) or already fired / recomputed since.
-    const inMs = await timersDueInMs(tx, due.timerId, due.wake);
-    return inMs !== undefined && inMs > 0 ? { kind: "not_due", inMs } : { kind: "stale" };
-  });
-  if (result.kind === "fired") crashpoint("engine.after_commit");
   return result;
 }
 

@@ -44,20 +44,15 @@ export interface FiredTimer {
  * wait step settles, the run gets its run.wake, and the timeline records the lateness, in one statement. Whichever
  * path comes first (the fast-path job or the due sweep) fires it; the other finds nothing.
  */
-/**
- * Fires one timer if it is due and its wake number current. `walkedRun`: the caller locked this run and walks it in
- * this transaction, so the timer must be that run's and no run.wake row is written for the engine.
- */
-export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string, walkedRun?: string): Promise<FiredTimer[]> {
-  const which = Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`;
-  return walkedRun === undefined ? fire(tx, which, by) : fire(tx, Prisma.sql`${which} AND run_id = ${walkedRun}`, by, false);
+export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string): Promise<FiredTimer[]> {
+  return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by);
 }
 
-function fire(tx: Tx, which: Prisma.Sql, by: string, wakeRun = true): Promise<FiredTimer[]> {
-  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by, wakeRun));
+function fire(tx: Tx, which: Prisma.Sql, by: string): Promise<FiredTimer[]> {
+  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by));
 }
 
-function fireSql(which: Prisma.Sql, by: string, wakeRun = true): Prisma.Sql {
+function fireSql(which: Prisma.Sql, by: string): Prisma.Sql {
   return Prisma.sql`
     WITH fired AS (
       UPDATE timers SET fired_at = now(), fired_by = ${by}, updated_at = now(),
@@ -75,7 +70,7 @@ function fireSql(which: Prisma.Sql, by: string, wakeRun = true): Prisma.Sql {
     ), wake AS (
       INSERT INTO outbox (org_id, run_id, topic, payload)
       SELECT org_id, run_id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'timer_fired')
-      FROM fired WHERE ${wakeRun}::boolean
+      FROM fired
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)
       SELECT org_id, run_id, step_id, 'timer.fired', ${by},
