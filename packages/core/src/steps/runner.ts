@@ -173,7 +173,6 @@ export class StepRunner {
     const { db, worker, log } = this.deps;
     const slog = log.child({ orgId: step.orgId, runId: step.runId, stepId: step.id, nodeId: step.nodeId, attempt: step.attempt });
     const controller = new AbortController();
-    let settling = false;
     this.inFlight.set(step.id, { step, controller });
     const heartbeat = setInterval(() => {
       stepsHeartbeatIfToken(this.sql, step.id, step.attempt, this.lane.leaseMs)
@@ -182,8 +181,7 @@ export class StepRunner {
             // The effect's lease lives exactly as long as the step's: extended only by a heartbeat that held.
             effectsHeartbeat(db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step), this.lane.leaseMs).catch(() => {});
           }
-          // While the settle is on its way (it may wait for a batch) a 0 says nothing new: the settle's fence decides.
-          if (n === 0 && !controller.signal.aborted && !settling) {
+          if (n === 0 && !controller.signal.aborted) {
             slog.warn("heartbeat changed 0 rows: lease lost, stopping the step");
             controller.abort(new LeaseLostError(step.id, step.attempt));
           }
@@ -231,10 +229,10 @@ export class StepRunner {
         const rows = rowsAfterSettle(graph, step, own, worker, chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null);
         request.advance = rows ? { runSeq: step.runSeq, rows } : null;
       }
-      // The lease is kept beating until the settle returns: a settle waiting for its batch must not outlive it.
-      settling = true;
-      const settled = this.settles ? await this.settles.settle(request) : await stepsSettleIfToken(this.sql, request);
-      clearInterval(heartbeat);
+      // The lease keeps beating while the settle waits for its batch, and stops as its statement is sent (after that a
+      // beat would find the step settled and read it as a lost lease).
+      const stopBeating = () => clearInterval(heartbeat);
+      const settled = this.settles ? await this.settles.settle(request, stopBeating) : (stopBeating(), await stepsSettleIfToken(this.sql, request));
       if (!settled.changed) {
         await this.keepAnswer(step, outcome);
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");

@@ -10,7 +10,7 @@ import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSett
  * (a step that waits for a person or a connection) always settles alone: it locks what it waits for first.
  */
 export class SettleBatcher {
-  private waiting: { request: RunSettleRequest; resolve: (r: SettleResult) => void; reject: (e: unknown) => void }[] = [];
+  private waiting: { request: RunSettleRequest; onSend: () => void; resolve: (r: SettleResult) => void; reject: (e: unknown) => void }[] = [];
   private inFlight = 0;
   /** Settles and statements so far (the worker's log and the bench read them). */
   readonly stats = { settles: 0, statements: 0, fallbacks: 0 };
@@ -20,16 +20,18 @@ export class SettleBatcher {
     private readonly options: { max: number; /** Batches in flight at once (each holds a pooled connection). */ parallel: number },
   ) {}
 
-  settle(request: RunSettleRequest): Promise<SettleResult> {
+  /** `onSend` is called as the settle's statement goes out (the caller's lease heartbeat stops there). */
+  settle(request: RunSettleRequest, onSend: () => void = () => {}): Promise<SettleResult> {
     // A park locks what it waits for (the connection, the budget) before its run, the order the resumes take; inside a
     // batch it would come after its neighbours' runs, so a resume could deadlock with the batch. Parks go alone.
     if (request.status === "parked") {
       this.stats.settles += 1;
       this.stats.statements += 1;
+      onSend();
       return stepsSettleIfToken(this.sql, request);
     }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request, resolve, reject });
+      this.waiting.push({ request, onSend, resolve, reject });
       this.pump();
     });
   }
@@ -48,6 +50,7 @@ export class SettleBatcher {
   private async send(batch: typeof this.waiting): Promise<void> {
     this.stats.settles += batch.length;
     this.stats.statements += 1;
+    for (const b of batch) b.onSend();
     if (batch.length === 1) {
       const [one] = batch as [(typeof batch)[number]];
       await stepsSettleIfToken(this.sql, one.request).then(one.resolve, one.reject);
@@ -62,6 +65,6 @@ export class SettleBatcher {
       await Promise.all(batch.map((b) => stepsSettleIfToken(this.sql, b.request).then(b.resolve, b.reject)));
       return;
     }
-    batch.forEach((b, i) => b.resolve(results[i] as SettleResult));
+    for (const [i, b] of batch.entries()) b.resolve(results[i] as SettleResult);
   }
 }
