@@ -24,15 +24,13 @@ export class SettleBatcher {
   settle(request: RunSettleRequest, onSend: () => void = () => {}): Promise<SettleResult> {
     // A park locks what it waits for (the connection, the budget) before its run, the order the resumes take; inside a
     // batch it would come after its neighbours' runs, so a resume could deadlock with the batch. Parks go alone.
-    if (request.status === "parked") {
-      this.stats.settles += 1;
-      this.stats.statements += 1;
-      onSend();
-      return stepsSettleIfToken(this.sql, request);
-    }
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request, onSend, resolve, reject });
-      this.pump();
+      const item = { request, onSend, resolve, reject };
+      if (request.status === "parked") void this.send([item]);
+      else {
+        this.waiting.push(item);
+        this.pump();
+      }
     });
   }
 

@@ -258,12 +258,16 @@ function EditorInner({
       }
       setState("saved");
     } catch (error) {
-      const code = (error as { data?: { code?: string } }).data?.code;
-      setState(code === "CONFLICT" ? "conflict" : "error");
-      setMessage((error as Error).message);
+      saveFailed(error);
     } finally {
       saving.current = false;
     }
+  };
+  /** A refused save: someone else's save meanwhile (conflict) or anything else (error), with the server's words. */
+  const saveFailed = (error: unknown) => {
+    const code = (error as { data?: { code?: string } }).data?.code;
+    setState(code === "CONFLICT" ? "conflict" : "error");
+    setMessage((error as Error).message);
   };
   // biome-ignore lint/correctness/useExhaustiveDependencies: one save per settled change of the graph, nothing else
   useEffect(() => {
@@ -572,9 +576,7 @@ function EditorInner({
                 setProblems(saved.problems);
                 setMessage(null);
               } catch (error) {
-                const code = (error as { data?: { code?: string } }).data?.code;
-                setState(code === "CONFLICT" ? "conflict" : "error");
-                setMessage((error as Error).message);
+                saveFailed(error);
                 return;
               } finally {
                 saving.current = false;
