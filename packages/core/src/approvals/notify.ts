@@ -51,7 +51,7 @@ export async function notifyApproval(db: Db, msg: ApprovalNotify, opts: NotifyOp
   for (let round = 0; round < 3; round++) {
     const a = await inTx(db, (tx) => approvalsTakeNotify(tx, msg.orgId, msg.approvalId, opts.leaseSeconds ?? 30));
     if (!a?.slack) return result;
-    const outcome = await notifyOnce(db, a, opts);
+    const outcome = await notifyOnce(db, a, opts, performance.now());
     if (outcome.result !== "posted" && outcome.result !== "updated") return outcome.result;
     result = result === "posted" ? "posted" : outcome.result;
     if (outcome.state !== "update") return result;
@@ -63,6 +63,8 @@ async function notifyOnce(
   db: Db,
   a: ApprovalRow & { uncertain: boolean },
   opts: NotifyOptions,
+  /** When the lease was taken, by the process's monotonic clock (it keeps counting while the process is frozen). */
+  takenAt: number,
 ): Promise<{ result: NotifyResult; state?: string }> {
   const target = a.slack as NonNullable<ApprovalRow["slack"]>;
   const fail = async (error: string, final: boolean) => {
@@ -107,6 +109,13 @@ async function notifyOnce(
         // Decided before it was ever posted: nothing to ask anyone.
         await approvalsNotifyDoneIfUnposted(db, a.orgId, a.id);
         return { result: "skipped" };
+      }
+      // Half the lease gone before the post (the process was frozen or starved): another attempt may take the row
+      // once it lapses and, finding no message, post it; posting now could make two. Leave it to that attempt (it
+      // looks the message up first, so nothing is posted twice either way).
+      if (performance.now() - takenAt > ((opts.leaseSeconds ?? 30) * 1000) / 2) {
+        opts.log.warn({ orgId: a.orgId, runId: a.runId, approvalId: a.id }, "slack post skipped: half its lease was gone before it; the next attempt posts it");
+        return { result: "retry" };
       }
       const res = await slack("chat.postMessage", () =>
         client.chat.postMessage({ channel: target.channel, text: body.text, blocks: body.blocks as never, metadata: body.metadata }),
