@@ -20,5 +20,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 120_000,
     hookTimeout: 240_000,
+    // expect.poll is "eventually": one second (vitest's default) is too short for a page on a machine loaded by CI.
+    expect: { poll: { timeout: 15_000 } },
   },
 });

@@ -161,7 +161,9 @@ describe("the builder", () => {
     await contactForm.locator('input[name="tz"]').fill("Europe/Berlin");
     await contactForm.locator('select[name="consent"]').selectOption("granted");
     await contactForm.locator('button[type="submit"]').click();
-    await page.waitForSelector("text=contact saved");
+    await page.waitForSelector("text=contact saved").catch(async (e: Error) => {
+      throw new Error(`${e.message}\nat ${page.url()} the contact form read: ${await contactForm.textContent()} (email field: "${await contactForm.locator('input[name="email"]').inputValue()}")`);
+    });
     await page.waitForSelector("td:has-text('Europe/Berlin')");
     await shot(page, "8-settings");
     expect(await q("SELECT email, time_zone, consent FROM contacts")).toEqual([{ email: "maya@example.com", time_zone: "Europe/Berlin", consent: "granted" }]);

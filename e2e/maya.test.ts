@@ -213,7 +213,13 @@ describe("Maya's story, whole", () => {
       await contacts.locator('input[name="tz"]').fill(lead.zone);
       await contacts.locator('select[name="consent"]').selectOption("granted");
       await contacts.getByRole("button", { name: "Save contact" }).click();
-      await contacts.locator("tr", { hasText: lead.email }).waitFor();
+      // On a timeout, say what the section read (an error note names the cause) and where the page was.
+      await contacts
+        .locator("tr", { hasText: lead.email })
+        .waitFor()
+        .catch(async (e: Error) => {
+          throw new Error(`${e.message}\nat ${page.url()} the Contacts section read: ${await contacts.textContent()} (email field: "${await contacts.locator('input[name="email"]').inputValue()}")`);
+        });
       // The form clears itself once the save is through: type the next lead only then (a loaded machine showed the
       // row first, then cleared what was already typed for the next one).
       await expect.poll(() => contacts.locator('input[name="email"]').inputValue(), { timeout: 30_000 }).toBe("");

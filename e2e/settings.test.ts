@@ -200,6 +200,37 @@ describe("Settings in Chromium", () => {
     await page.locator(".slack-links").screenshot({ path: join(artifacts, "settings-slack-links.png") });
   });
 
+  it("a form filled before the page has hydrated sends nothing natively: the save waits for the page, the password never reaches the address bar", async () => {
+    // A slow phone: the HTML is there, the scripts are not yet. Hold every script chunk until released.
+    const early = page;
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    await early.route((u) => u.pathname.startsWith("/_next/static/chunks/") && u.pathname.endsWith(".js"), async (route) => (await held, await route.continue()));
+    const requests: string[] = [];
+    early.on("request", (r) => requests.push(r.url()));
+    await early.goto(`${web.base}/settings`, { waitUntil: "domcontentloaded" });
+    const members = early.locator("section", { has: early.locator("h2", { hasText: "Members and roles" }) });
+    await members.locator('input[name="name"]').fill("Ada");
+    await members.locator('input[name="email"]').fill("ada@acme.test");
+    await members.locator('input[name="password"]').fill("a secret long enough");
+    const add = members.getByRole("button", { name: "Add member" });
+    const disabledEarly = await add.isDisabled();
+    const clicked = add.click({ timeout: 60_000 });
+    await new Promise((r) => setTimeout(r, 1_500));
+    // Before: the browser submitted the form itself, a GET to /settings with every field (the password too) in the URL.
+    expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
+    expect(disabledEarly).toBe(true);
+    release();
+    await clicked;
+    await members.getByText("member added").waitFor({ timeout: 30_000 });
+    expect(early.url()).toBe(`${web.base}/settings`);
+    expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
+    expect(await q("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'ada@acme.test'")).toEqual([{ role: "viewer" }]);
+    await early.unrouteAll({ behavior: "wait" });
+  });
+
   it("drops the banner once the connection works again", async () => {
     await q("UPDATE connections SET status = 'ok', status_reason = NULL WHERE id = $1", [connectionId]);
     await page.goto(`${web.base}/settings`);

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { LifecycleBadge } from "./[id]/lifecycle";
 
 export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
@@ -56,9 +57,9 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
             New automation
             <input name="automation-name" value={name} onChange={(e) => setName(e.target.value)} placeholder="Trial follow-up" required maxLength={200} />
           </label>
-          <button type="submit" className="primary" disabled={!slug || create.isPending}>
+          <SubmitButton className="primary" pending={create.isPending} disabled={!slug}>
             Create
-          </button>
+          </SubmitButton>
           {slug && <span className="small muted">webhook: /api/hooks/{orgSlug}/{slug}</span>}
           {error && <span className="field-error">{error}</span>}
         </form>

@@ -14,6 +14,7 @@ import { useId, useMemo, useState } from "react";
 import { type FieldErrors, type Resolver, type UseFormRegister, useForm } from "react-hook-form";
 import { z } from "zod";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 
 /**
  * One connection's form, built from its kind's module (`@holdfast/core/kinds`): the kind's fields with their labels,
@@ -193,9 +194,9 @@ export function ConnectionForm({
         <button type="button" onClick={runTest} disabled={test.isPending}>
           {test.isPending ? "Testing…" : "Test connection"}
         </button>
-        <button type="submit" className="primary" disabled={isSubmitting}>
+        <SubmitButton className="primary" pending={isSubmitting}>
           {saved ? "Save changes" : "Save connection"}
-        </button>
+        </SubmitButton>
         <button type="button" onClick={onCancel}>
           Cancel
         </button>

@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { numberOrNull, useFlash } from "./flash";
 
 interface Limits {
@@ -143,9 +144,9 @@ export function ConnectionLimits({
         <input name="coolDownSeconds" inputMode="decimal" size={8} defaultValue={limits.breaker.coolDownMs / 1000} />
       </label>
       <div className="row-inline">
-        <button type="submit" className="primary" disabled={set.isPending}>
+        <SubmitButton className="primary" pending={set.isPending}>
           Save limits
-        </button>
+        </SubmitButton>
         {onDone && (
           <button type="button" onClick={onDone}>
             Cancel

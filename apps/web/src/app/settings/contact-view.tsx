@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { useFlash } from "./flash";
 
 const when = (d: Date | string | null) =>
@@ -72,9 +73,7 @@ export function ContactView({ orgSlug, contactId, canEdit, onClose }: { orgSlug:
                   <option key={z} value={z} />
                 ))}
               </datalist>
-              <button type="submit" disabled={setZone.isPending}>
-                Change time zone
-              </button>
+              <SubmitButton pending={setZone.isPending}>Change time zone</SubmitButton>
             </form>
           )}
 

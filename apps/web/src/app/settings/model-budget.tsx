@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { useFlash } from "./flash";
 
 const usd = (n: number) => `$${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 4 })}`;
@@ -61,9 +62,9 @@ export function ModelBudget({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
             Budget in US dollars
             <input name="usd" inputMode="decimal" placeholder="25.00" defaultValue={b?.set ? String(b.allowedUsd) : ""} key={b?.allowedUsd ?? "none"} />
           </label>
-          <button type="submit" className="primary" disabled={set.isPending}>
+          <SubmitButton className="primary" pending={set.isPending}>
             Save budget
-          </button>
+          </SubmitButton>
         </form>
       )}
     </section>

@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { numberOrNull, useFlash } from "./flash";
 
 const days = (seconds: number) => (seconds % 86_400 === 0 ? `${seconds / 86_400} days` : seconds % 3600 === 0 ? `${seconds / 3600} hours` : `${seconds} seconds`);
@@ -117,7 +118,7 @@ function RunBudgetRow(p: {
       <td>
         {p.canEdit && (
           <form id={formId} onSubmit={p.onSubmit}>
-            <button type="submit">Save</button>
+            <SubmitButton>Save</SubmitButton>
           </form>
         )}
       </td>

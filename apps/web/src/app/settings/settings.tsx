@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { AddToSlack } from "./add-to-slack";
 import { ConnectionLimitsSection } from "./connection-limits";
 import { Connections } from "./connections";
@@ -38,17 +39,22 @@ export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
 function useSubmit() {
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
   const run = (work: (get: (name: string) => string) => Promise<string>) => async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = e.currentTarget;
     const get = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? "";
+    if (pending) return;
     setError(null);
     setDone(null);
+    setPending(true);
     try {
       setDone(await work(get));
       form.reset();
     } catch (err) {
       setError((err as Error).message);
+    } finally {
+      setPending(false);
     }
   };
   const note = (
@@ -57,7 +63,7 @@ function useSubmit() {
       {error && <span className="field-error">{error}</span>}
     </>
   );
-  return { run, note };
+  return { run, note, pending };
 }
 
 function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: boolean; canManage: boolean }) {
@@ -67,7 +73,7 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
   const [viewing, setViewing] = useState<string | null>(null);
   const list = useQuery(trpc.contacts.list.queryOptions({ orgSlug, query }));
   const upsert = useMutation(trpc.contacts.upsert.mutationOptions());
-  const { run, note } = useSubmit();
+  const { run, note, pending } = useSubmit();
   return (
     <section>
       <h2>Contacts</h2>
@@ -126,7 +132,7 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
               <option value="withdrawn">withdrawn</option>
             </select>
           </label>
-          <button type="submit">Save contact</button>
+          <SubmitButton pending={pending}>Save contact</SubmitButton>
           {note}
         </form>
       )}
@@ -140,7 +146,7 @@ function Suppressions({ orgSlug, canEdit, canRemove }: { orgSlug: string; canEdi
   const list = useQuery(trpc.suppressions.list.queryOptions({ orgSlug }));
   const add = useMutation(trpc.suppressions.add.mutationOptions());
   const remove = useMutation(trpc.suppressions.remove.mutationOptions());
-  const { run, note } = useSubmit();
+  const { run, note, pending } = useSubmit();
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.suppressions.list.queryKey({ orgSlug }) });
   return (
     <section>
@@ -190,7 +196,7 @@ function Suppressions({ orgSlug, canEdit, canRemove }: { orgSlug: string; canEdi
             Reason
             <input name="reason" required defaultValue="asked not to be contacted" />
           </label>
-          <button type="submit">Suppress</button>
+          <SubmitButton pending={pending}>Suppress</SubmitButton>
           {note}
         </form>
       )}
@@ -205,7 +211,7 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
   const add = useMutation(trpc.members.add.mutationOptions());
   const setRole = useMutation(trpc.members.setRole.mutationOptions());
   const remove = useMutation(trpc.members.remove.mutationOptions());
-  const { run, note } = useSubmit();
+  const { run, note, pending } = useSubmit();
   const refresh = () => qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
   return (
     <section>
@@ -280,7 +286,7 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
             Initial password
             <input name="password" type="password" autoComplete="new-password" minLength={10} />
           </label>
-          <button type="submit">Add member</button>
+          <SubmitButton pending={pending}>Add member</SubmitButton>
           {note}
         </form>
       )}

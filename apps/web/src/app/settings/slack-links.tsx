@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
 import { useFlash } from "./flash";
 
 /**
@@ -63,7 +64,7 @@ export function SlackLinks({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
                         });
                       }}
                     >
-                      <button type="submit">Save</button>
+                      <SubmitButton>Save</SubmitButton>
                       {m.slackUserId && (
                         <button
                           type="button"

@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
+import { SubmitButton } from "../../submit-button";
 
 type Status = "active" | "paused" | "archived";
 
@@ -143,9 +144,9 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
             </label>
           </fieldset>
           <div>
-            <button type="submit" className="primary" disabled={change.isPending}>
+            <SubmitButton className="primary" pending={change.isPending}>
               {s.status === "paused" ? "Save pause choices" : "Pause"}
-            </button>
+            </SubmitButton>
           </div>
         </form>
       )}
@@ -198,9 +199,9 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
             <input name="stop-reason" value={reason} onChange={(e) => setReason(e.target.value)} maxLength={500} required placeholder="Wrong list imported" />
           </label>
           <div>
-            <button type="submit" className="danger" disabled={!running || !reason.trim() || stop.isPending}>
+            <SubmitButton className="danger" pending={stop.isPending} disabled={!running || !reason.trim()}>
               {running ? `Stop ${running} run${running === 1 ? "" : "s"}` : "Stop runs"}
-            </button>
+            </SubmitButton>
           </div>
         </form>
       )}
