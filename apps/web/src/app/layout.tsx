@@ -5,6 +5,7 @@ import { currentUser } from "../server/session";
 import { orUnavailable, unavailable } from "../server/unavailable";
 import { BrokenConnections } from "./broken-connections";
 import "./globals.css";
+import { HydrationMark } from "./hydration-mark";
 import { signOutAction } from "./signin/actions";
 import { Unavailable } from "./unavailable";
 
@@ -18,6 +19,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
   return (
     <html lang="en">
       <body>
+        <HydrationMark />
         <header className="top">
           <Link href="/" className="brand">
             Holdfast
