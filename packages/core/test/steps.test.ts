@@ -307,7 +307,11 @@ describe("local dispatch", () => {
     // The chained step needed no wake-up: only the first step's step.ready exists.
     expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'step.ready'", [runId])).toEqual([{ n: 1 }]);
     const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((e) => e.type);
-    expect(types.slice(-5)).toEqual(["step.succeeded", "step.scheduled", "step.claimed", "step.succeeded", "run.completed"]);
+    // The chained step was scheduled and claimed in one instant by one worker: one row, step.claimed with its iteration.
+    expect(types.slice(-4)).toEqual(["step.succeeded", "step.claimed", "step.succeeded", "run.completed"]);
+    expect(await rows("SELECT attempt, worker, data FROM run_events WHERE run_id = $1 AND type = 'step.claimed' ORDER BY id DESC LIMIT 1", [runId])).toEqual([
+      { attempt: 1, worker: "w1", data: { iteration: 1 } },
+    ]);
   });
 });
 
