@@ -16,7 +16,8 @@ export function acquireLeadership(db: Db, owner: string, leaseMs: number): Promi
 /**
  * The sweeper process's loop: every tick it renews (or tries to take) the leader lease and, while it leads, runs
  * each service whose interval has passed. A service that throws is logged and the others go on; a lost database
- * connection goes to `outages` (said once per outage). A full batch runs its service again after a short breath.
+ * connection goes to `outages` (said once per outage). A full batch runs its service again after a short breath; a
+ * service that expects more work soon (nextInMs) runs again then, before its interval.
  * Resolves once `signal` aborts, after releasing the lease if it held it.
  */
 export async function runSweeper(o: {
@@ -51,20 +52,31 @@ export async function runSweeper(o: {
         if ((dueAt.get(s.name) ?? 0) > now) continue;
         const started = performance.now();
         let full = false;
+        let next = s.intervalMs;
         try {
           const result = await s.runOnce(o.ctx);
           ran++;
           s.report(result, o.log);
           full = s.full(result);
+          next = Math.min(s.intervalMs, Math.max(10, s.nextInMs?.(result) ?? s.intervalMs));
         } catch (error) {
           if (!o.outages?.report(error)) o.log.error({ err: error, service: s.name }, `sweep service ${s.name} failed; the others go on`);
         }
-        dueAt.set(s.name, full ? 0 : started + s.intervalMs);
+        dueAt.set(s.name, full ? 0 : started + next);
         again ||= full;
       }
       if (ran) crashpoint("sweeper.after_commit");
-      if (again) await sleep(50, o.signal);
-      return again;
+      if (again) {
+        await sleep(50, o.signal);
+        return true;
+      }
+      // A service that asked to run again before the next tick (nextInMs) is woken for it, not at the tick.
+      const soonest = Math.min(...o.services.map((s) => dueAt.get(s.name) ?? 0)) - performance.now();
+      if (soonest < tickMs) {
+        await sleep(Math.max(0, soonest), o.signal);
+        return true;
+      }
+      return false;
     },
   });
   if (leading) await inTx(o.ctx.db, (tx) => leaderLeasesRelease(tx, sweeperLeaderName, o.owner));

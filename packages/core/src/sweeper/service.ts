@@ -17,6 +17,11 @@ export interface SweepService<R = unknown> {
   runOnce(ctx: SweepContext): Promise<R>;
   /** The batch was full: more is waiting, so the loop runs it again after a short breath instead of the interval. */
   full(result: R): boolean;
+  /**
+   * When to run next (ms after this run started) if sooner than the interval: a service that found work and expects
+   * more soon (the due sweep while timers keep coming due) says so; undefined: the interval.
+   */
+  nextInMs?(result: R): number | undefined;
   /** What it did, in the log (nothing when it did nothing). */
   report(result: R, log: Logger): void;
 }
@@ -46,6 +51,7 @@ export function defineService<S extends { intervalMs: number }, R>(def: {
   env: z.ZodType<S>;
   runOnce(ctx: SweepContext, settings: S): Promise<R>;
   full?(result: R, settings: S): boolean;
+  nextInMs?(result: R, settings: S): number | undefined;
   report(result: R, log: Logger): void;
 }): ServiceDefinition<S, R> {
   return {
@@ -59,6 +65,7 @@ export function defineService<S extends { intervalMs: number }, R>(def: {
         intervalMs: settings.intervalMs,
         runOnce: (ctx) => def.runOnce(ctx, settings),
         full: (result) => def.full?.(result, settings) ?? false,
+        nextInMs: (result) => def.nextInMs?.(result, settings),
         report: (result, log) => def.report(result, log),
       };
     },

@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => bed?.drop());
 
 /** A stand-in service that records its runs; `fullFor` results say the batch was full. */
-function fake(name: string, intervalMs: number, o: { fails?: boolean; fullFor?: number } = {}) {
+function fake(name: string, intervalMs: number, o: { fails?: boolean; fullFor?: number; soonFor?: number } = {}) {
   const runs: number[] = [];
   const service: SweepService<{ n: number }> = {
     name,
@@ -23,6 +23,8 @@ function fake(name: string, intervalMs: number, o: { fails?: boolean; fullFor?: 
       return { n: runs.length };
     },
     full: (r) => r.n <= (o.fullFor ?? 0),
+    // `soonFor` results ask to run again in 150 ms (found work, more coming), the rest wait the interval.
+    nextInMs: (r) => (r.n <= (o.soonFor ?? 0) ? 150 : undefined),
     report: () => {},
   };
   return { service, runs };
@@ -42,9 +44,10 @@ describe("the sweeper's loop", () => {
     const broken = fake("broken", 50, { fails: true });
     const rare = fake("rare", 60_000);
     const busy = fake("busy", 60_000, { fullFor: 3 });
+    const soon = fake("soon", 60_000, { soonFor: 3 });
     const { log, lines } = logged();
     const stop = new AbortController();
-    const running = runSweeper({ ctx: bed.ctx, services: [broken.service, often.service, rare.service, busy.service], owner: "sweeper-a", leaseMs: 3_000, log, signal: stop.signal });
+    const running = runSweeper({ ctx: bed.ctx, services: [broken.service, often.service, rare.service, busy.service, soon.service], owner: "sweeper-a", leaseMs: 3_000, log, signal: stop.signal });
 
     for (let i = 0; i < 100 && (await leader()) !== "sweeper-a"; i++) await new Promise((r) => setTimeout(r, 20));
     // A standby with the same services never runs them while the leader holds the lease.
@@ -63,6 +66,9 @@ describe("the sweeper's loop", () => {
     expect(rare.runs).toHaveLength(1); // once on taking the lead, then not before a minute
     expect(busy.runs).toHaveLength(4); // three full batches ran again at once, the fourth waits its interval
     expect((busy.runs[3] ?? 0) - (busy.runs[0] ?? 0)).toBeLessThan(900);
+    // Three runs that asked to look again soon ran 150 ms apart (not at the minute's interval), the fourth waits it.
+    expect(soon.runs).toHaveLength(4);
+    for (let i = 1; i < 4; i++) expect((soon.runs[i] ?? 0) - (soon.runs[i - 1] ?? 0)).toBeGreaterThanOrEqual(140);
     expect(standbyRuns.runs).toHaveLength(0);
     const failures = lines.filter((l) => l.service === "broken");
     expect(failures.length).toBe(broken.runs.length);
