@@ -3,10 +3,11 @@
 import { useEffect } from "react";
 
 /**
- * Marks the page as hydrated (`<html data-hydrated>`). Until then, controls that only work through their React handler
- * (type="button", selects and search boxes that act on change) take no pointer events (globals.css), so a click made
- * before the page is ready is not silently dropped: it lands once the page can act on it. Links and server-action forms
- * work without JavaScript and are left alone; browser-handled forms have SubmitButton.
+ * Marks the page as hydrated (`<html data-hydrated>`). Until then, buttons that only act through their React handler
+ * (type="button") take no pointer events (globals.css): a click before the page can act on it does nothing either way,
+ * and this way the button says so (it is not the click's target), so scripted clicks (the browser tests) wait for the
+ * page instead of being lost. Links, selects and forms that work without JavaScript (GET filters, server actions) are
+ * left alone; forms handled in the browser have SubmitButton.
  */
 export function HydrationMark() {
   useEffect(() => {

@@ -47,6 +47,7 @@ export async function runSweeper(o: {
       const now = performance.now() + 10;
       let ran = 0;
       let again = false;
+      let soon = false;
       for (const s of o.services) {
         if (o.signal.aborted) break;
         if ((dueAt.get(s.name) ?? 0) > now) continue;
@@ -62,19 +63,25 @@ export async function runSweeper(o: {
         } catch (error) {
           if (!o.outages?.report(error)) o.log.error({ err: error, service: s.name }, `sweep service ${s.name} failed; the others go on`);
         }
-        dueAt.set(s.name, full ? 0 : started + next);
+        // A run asked for sooner than its interval still leaves a 50 ms breath after it ends (a pass that took longer
+        // than it asked for does not go again back to back).
+        dueAt.set(s.name, full ? 0 : next < s.intervalMs ? Math.max(started + next, performance.now() + 50) : started + next);
         again ||= full;
+        soon ||= !full && next < s.intervalMs;
       }
       if (ran) crashpoint("sweeper.after_commit");
       if (again) {
         await sleep(50, o.signal);
         return true;
       }
-      // A service that asked to run again before the next tick (nextInMs) is woken for it, not at the tick.
-      const soonest = Math.min(...o.services.map((s) => dueAt.get(s.name) ?? 0)) - performance.now();
-      if (soonest < tickMs) {
-        await sleep(Math.max(0, soonest), o.signal);
-        return true;
+      // A service that asked to run again before its interval (nextInMs) is woken for it, not at the next tick; without
+      // one, the loop naps a tick as it always has.
+      if (soon) {
+        const soonest = Math.min(...o.services.map((s) => dueAt.get(s.name) ?? 0)) - performance.now();
+        if (soonest < tickMs) {
+          await sleep(Math.max(0, soonest), o.signal);
+          return true;
+        }
       }
       return false;
     },

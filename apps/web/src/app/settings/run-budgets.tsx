@@ -62,6 +62,7 @@ export function RunBudgets({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
               placeholderAge=""
               canEdit={canEdit}
               onSubmit={save(null)}
+              pending={set.isPending}
             />
             {d.automations.map((a) => (
               <RunBudgetRow
@@ -73,6 +74,7 @@ export function RunBudgets({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
                 placeholderAge={d.org.maxAgeSeconds ? `${d.org.maxAgeSeconds / 86_400} (default)` : ""}
                 canEdit={canEdit}
                 onSubmit={save(a.slug)}
+                pending={set.isPending}
               />
             ))}
           </tbody>
@@ -95,6 +97,7 @@ function RunBudgetRow(p: {
   placeholderAge: string;
   canEdit: boolean;
   onSubmit: (e: React.FormEvent<HTMLFormElement>) => void;
+  pending: boolean;
 }) {
   const formId = `run-budget-${p.label.replace(/\W+/g, "-")}`;
   const age = p.ageSeconds === null ? "" : String(Math.round((p.ageSeconds / 86_400) * 1000) / 1000);
@@ -118,7 +121,7 @@ function RunBudgetRow(p: {
       <td>
         {p.canEdit && (
           <form id={formId} onSubmit={p.onSubmit}>
-            <SubmitButton>Save</SubmitButton>
+            <SubmitButton pending={p.pending}>Save</SubmitButton>
           </form>
         )}
       </td>

@@ -64,7 +64,7 @@ export function SlackLinks({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
                         });
                       }}
                     >
-                      <SubmitButton>Save</SubmitButton>
+                      <SubmitButton pending={set.isPending}>Save</SubmitButton>
                       {m.slackUserId && (
                         <button
                           type="button"
