@@ -14,11 +14,13 @@ export function acquireLeadership(db: Db, owner: string, leaseMs: number): Promi
 }
 
 /**
- * The sweeper process's loop: every tick it renews (or tries to take) the leader lease and, while it leads, runs
- * each service whose interval has passed. A service that throws is logged and the others go on; a lost database
- * connection goes to `outages` (said once per outage). A full batch runs its service again after a short breath; a
- * service that expects more work soon (nextInMs) runs again then, before its interval.
- * Resolves once `signal` aborts, after releasing the lease if it held it.
+ * The sweeper process's loops. One renews (or tries to take) the leader lease every third of it; while this process
+ * leads, each group of services (`SweepService.loop`, "maintenance" unless it names its own) runs in a loop of its own,
+ * each service whose interval has passed, one after another. The due sweep has its own group, so a maintenance scan
+ * (the stalled runs, say, over every waiting run) never holds the firing of due timers back. A service that throws is
+ * logged and the others go on; a lost database connection goes to `outages` (said once per outage). A full batch runs
+ * its service again after a short breath; a service that expects more work soon (nextInMs) runs again then, before its
+ * interval. Resolves once `signal` aborts, after releasing the lease if it held it.
  */
 export async function runSweeper(o: {
   ctx: SweepContext;
@@ -29,27 +31,53 @@ export async function runSweeper(o: {
   signal: AbortSignal;
   outages?: OutageReporter;
 }): Promise<void> {
-  // Renew well inside the lease, and look at least as often as the most frequent service wants.
-  const tickMs = Math.min(Math.floor(o.leaseMs / 3), ...o.services.map((s) => s.intervalMs));
+  const renewMs = Math.floor(o.leaseMs / 3);
+  const state = new Leadership();
+  const renew = async () => {
+    // A renewal that fails changes nothing here: what was held lapses with the time it was held for (holds()).
+    const asked = performance.now();
+    const lead = await acquireLeadership(o.ctx.db, o.owner, o.leaseMs);
+    if (lead !== state.leading) o.log.info({ worker: o.owner }, lead ? "became sweeper leader" : "lost sweeper leadership");
+    state.set(lead, asked + o.leaseMs);
+  };
+  // The first look before the groups start, so a leader runs its services at once rather than a tick later.
+  await renew().catch((error) => {
+    if (!o.outages?.report(error)) o.log.error({ err: error }, "taking the sweeper lease failed");
+  });
+  const groups = new Map<string, SweepService[]>();
+  for (const s of o.services) groups.set(s.loop ?? "maintenance", [...(groups.get(s.loop ?? "maintenance") ?? []), s]);
+  await Promise.all([
+    loop({ log: o.log, signal: o.signal, idleMs: renewMs, ...(o.outages ? { outages: o.outages } : {}), once: async () => (await renew(), false) }),
+    ...[...groups.values()].map((services) => runGroup(o, services, state, renewMs)),
+  ]);
+  if (state.leading) await inTx(o.ctx.db, (tx) => leaderLeasesRelease(tx, sweeperLeaderName, o.owner));
+}
+
+/** One group's loop: its services in turn, each when its time has come, only while the lease is held. */
+function runGroup(
+  o: { ctx: SweepContext; log: Logger; signal: AbortSignal; outages?: OutageReporter },
+  services: SweepService[],
+  state: Leadership,
+  renewMs: number,
+): Promise<void> {
+  // Look at least as often as the most frequent service wants (and as the lease is renewed, to start soon after
+  // taking it).
+  const tickMs = Math.min(renewMs, ...services.map((s) => s.intervalMs));
   const dueAt = new Map<string, number>();
-  let leading = false;
-  await loop({
+  return loop({
     log: o.log,
     signal: o.signal,
     idleMs: tickMs,
     ...(o.outages ? { outages: o.outages } : {}),
     once: async () => {
-      const lead = await acquireLeadership(o.ctx.db, o.owner, o.leaseMs);
-      if (lead !== leading) o.log.info({ worker: o.owner }, lead ? "became sweeper leader" : "lost sweeper leadership");
-      leading = lead;
-      if (!lead) return false;
+      if (!state.holds()) return false;
       // A few ms of slack: the idle timer may end a hair before the interval measured from the last start.
       const now = performance.now() + 10;
       let ran = 0;
       let again = false;
       let soon = false;
-      for (const s of o.services) {
-        if (o.signal.aborted) break;
+      for (const s of services) {
+        if (o.signal.aborted || !state.holds()) break;
         if ((dueAt.get(s.name) ?? 0) > now) continue;
         const started = performance.now();
         let full = false;
@@ -77,7 +105,7 @@ export async function runSweeper(o: {
       // A service that asked to run again before its interval (nextInMs) is woken for it, not at the next tick; without
       // one, the loop naps a tick as it always has.
       if (soon) {
-        const soonest = Math.min(...o.services.map((s) => dueAt.get(s.name) ?? 0)) - performance.now();
+        const soonest = Math.min(...services.map((s) => dueAt.get(s.name) ?? 0)) - performance.now();
         if (soonest < tickMs) {
           await sleep(Math.max(0, soonest), o.signal);
           return true;
@@ -86,5 +114,23 @@ export async function runSweeper(o: {
       return false;
     },
   });
-  if (leading) await inTx(o.ctx.db, (tx) => leaderLeasesRelease(tx, sweeperLeaderName, o.owner));
+}
+
+/**
+ * What the lease loop last learnt: whether this process leads, and until when by its own clock (the lease's length
+ * from the moment it asked, so after a renewal that failed or hangs the services stop before the lease can pass to
+ * another process).
+ */
+class Leadership {
+  leading = false;
+  private until = 0;
+
+  set(leading: boolean, until: number): void {
+    this.leading = leading;
+    this.until = leading ? until : 0;
+  }
+
+  holds(): boolean {
+    return this.leading && performance.now() < this.until;
+  }
 }

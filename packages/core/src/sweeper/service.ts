@@ -14,6 +14,11 @@ export interface SweepService<R = unknown> {
   readonly name: string;
   /** How often the leader runs it (ms). */
   readonly intervalMs: number;
+  /**
+   * The loop it runs in: services of one loop run one after another; each loop runs beside the others (runner.ts).
+   * Absent: "maintenance", shared by every housekeeping service. The due sweep has its own.
+   */
+  readonly loop?: string;
   runOnce(ctx: SweepContext): Promise<R>;
   /** The batch was full: more is waiting, so the loop runs it again after a short breath instead of the interval. */
   full(result: R): boolean;
@@ -49,6 +54,7 @@ export interface ServiceDefinition<S extends { intervalMs: number }, R> {
 export function defineService<S extends { intervalMs: number }, R>(def: {
   name: string;
   env: z.ZodType<S>;
+  loop?: string;
   runOnce(ctx: SweepContext, settings: S): Promise<R>;
   full?(result: R, settings: S): boolean;
   nextInMs?(result: R, settings: S): number | undefined;
@@ -63,6 +69,7 @@ export function defineService<S extends { intervalMs: number }, R>(def: {
         name: def.name,
         settings,
         intervalMs: settings.intervalMs,
+        ...(def.loop ? { loop: def.loop } : {}),
         runOnce: (ctx) => def.runOnce(ctx, settings),
         full: (result) => def.full?.(result, settings) ?? false,
         nextInMs: (result) => def.nextInMs?.(result, settings),

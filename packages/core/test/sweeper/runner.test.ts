@@ -12,13 +12,15 @@ beforeAll(async () => {
 afterAll(() => bed?.drop());
 
 /** A stand-in service that records its runs; `fullFor` results say the batch was full. */
-function fake(name: string, intervalMs: number, o: { fails?: boolean; fullFor?: number; soonFor?: number } = {}) {
+function fake(name: string, intervalMs: number, o: { fails?: boolean; fullFor?: number; soonFor?: number; loop?: string; takesMs?: number } = {}) {
   const runs: number[] = [];
   const service: SweepService<{ n: number }> = {
     name,
     intervalMs,
+    ...(o.loop ? { loop: o.loop } : {}),
     async runOnce() {
       runs.push(performance.now());
+      if (o.takesMs) await new Promise((r) => setTimeout(r, o.takesMs));
       if (o.fails) throw new Error(`${name} broke`);
       return { n: runs.length };
     },
@@ -75,5 +77,22 @@ describe("the sweeper's loop", () => {
     expect(failures[0]?.msg).toBe("sweep service broken failed; the others go on");
     expect(lines.filter((l) => l.msg === "became sweeper leader")).toHaveLength(1);
     expect(await leader()).toBeUndefined(); // released on the way out: a standby takes over at once
+  });
+
+  it("runs a service of its own loop beside the maintenance loop: a slow scan never holds it back", async () => {
+    // A maintenance pass that takes 400 ms (a scan over many waiting runs) and a due sweep every 50 ms in its own loop.
+    const slow = fake("slow-scan", 50, { takesMs: 400 });
+    const due = fake("due", 50, { loop: "timers" });
+    const stop = new AbortController();
+    const running = runSweeper({ ctx: bed.ctx, services: [slow.service, due.service], owner: "sweeper-c", leaseMs: 3_000, log: logged().log, signal: stop.signal });
+    for (let i = 0; i < 100 && (await leader()) !== "sweeper-c"; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1_200));
+    stop.abort();
+    await running;
+    // In one loop the due sweep ran only between scans (about every 450 ms: 3 or 4 times); in its own, every ~50 ms.
+    expect(slow.runs.length).toBeLessThanOrEqual(4);
+    expect(due.runs.length).toBeGreaterThanOrEqual(10);
+    const gaps = due.runs.slice(1).map((t, i) => t - (due.runs[i] ?? t));
+    expect(Math.max(...gaps)).toBeLessThan(300);
   });
 });

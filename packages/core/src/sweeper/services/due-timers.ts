@@ -19,6 +19,8 @@ export interface DueTimersResult {
  */
 export const dueTimers = defineService({
   name: "due-timers",
+  // Its own loop: firing due timers never waits behind a maintenance scan (docs/performance.md, the 09:00 spike).
+  loop: "timers",
   env: z
     .object({
       ...sweepSharedEnv.shape,
