@@ -5,7 +5,7 @@ import { contactsOfRun } from "../sql/contacts";
 import { databaseNow } from "../sql/database";
 import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
-import { type RunRow, runsFinish, runsTouch } from "../sql/runs";
+import { type RunFinish, type RunRow, runsFinish, runsTouch } from "../sql/runs";
 import { signalsAwaitedEmailSkipped, signalsConsumeWaiting, signalsCorrelate } from "../sql/signals";
 import { type StepRow, stepsCancelOpen, stepsInsert, stepsMarkAdvanced } from "../sql/steps";
 import { timersInsert } from "../sql/timers";
@@ -13,72 +13,108 @@ import { timerFor } from "../timers/plan";
 import { unknownZoneEvent } from "../timers/zone-warning";
 import type { Graph } from "../versions/graph";
 import type { Command } from "../walk/walk";
+import type { StepInsert } from "../sql/plan-rows";
 import { prepare, type ScheduledStep } from "./rows";
+
+/** One run's plan: the walk's commands for a run locked in the transaction, with the graph and steps it was made from. */
+export interface RunPlan {
+  graph: Graph;
+  run: RunRow;
+  steps: StepRow[];
+  commands: Command[];
+}
 
 /**
  * The applier's transactional half: carries out a plan (the walk's commands, turned into rows by `prepare`) for a
  * run locked in `tx`, through the table modules, with its outbox and timeline rows in the same transaction. The
  * engine's walk, a start whose first walk waits, cancel, and a migration's "move to this step" all come here.
  */
-export async function applyPlan(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], commands: Command[], actor: string): Promise<void> {
-  if (commands.length === 0) return;
-  const base = { orgId: run.orgId, runId: run.id, worker: actor };
-  const events: RunEventRow[] = [];
-  const outbox: OutboxRow[] = [];
+export function applyPlan(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], commands: Command[], actor: string): Promise<void> {
+  return applyPlans(tx, [{ graph, run, steps, commands }], actor);
+}
+
+/**
+ * The plans of many runs, each locked in `tx` (the due sweep walking the runs it fired): what needs the database
+ * read or written first (a wait's timer, an approval's request, closing approvals or open steps) is done run by run;
+ * the rows every plan writes (plain new steps, advanced marks, run updates, timeline and outbox rows) go in one
+ * statement per table for all of them, each run's timeline in its walk's order.
+ */
+export async function applyPlans(tx: Tx, plans: RunPlan[], actor: string): Promise<void> {
+  // Rows of a plain new step carry its id (`of`): dropped if the step turns out to exist already.
+  const events: { row: RunEventRow; of?: string }[] = [];
+  const outbox: { row: OutboxRow; of?: string }[] = [];
+  const plain: StepInsert[] = [];
   const advanced: string[] = [];
-  let finished = false;
-  for (const o of prepare(commands, { orgId: run.orgId, runId: run.id, actor })) {
-    switch (o.op) {
-      case "advanced":
-        advanced.push(o.stepId);
-        break;
-      case "event":
-        events.push(o.row);
-        break;
-      case "step": {
-        const { step, waitsFor } = o.scheduled;
-        const [inserted] = await stepsInsert(tx, [step]);
-        if (!inserted) break; // already scheduled by an earlier walk of the same settle
-        events.push(...o.scheduled.events);
-        outbox.push(...o.scheduled.outbox);
-        if (waitsFor?.kind === "approval") {
-          const node = graph.nodes.find((n) => n.id === step.nodeId);
-          if (node?.kind !== "approval") throw new Error(`node ${step.nodeId} is not an approval`);
-          const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
-          const requested = await requestApproval(tx, run, step, node, waitsFor.stage, steps, actor, email?.kind === "send_email" ? email : null);
-          events.push(...requested.events);
-          outbox.push(...requested.outbox);
-        } else if (waitsFor?.kind === "timer") {
-          events.push(...(await scheduleWaitTimer(tx, graph, run, o.scheduled, base)));
+  const finishes: RunFinish[] = [];
+  const touched: string[] = [];
+  for (const { graph, run, steps, commands } of plans) {
+    if (commands.length === 0) continue;
+    const base = { orgId: run.orgId, runId: run.id, worker: actor };
+    let finished = false;
+    for (const o of prepare(commands, { orgId: run.orgId, runId: run.id, actor })) {
+      switch (o.op) {
+        case "advanced":
+          advanced.push(o.stepId);
+          break;
+        case "event":
+          events.push({ row: o.row });
+          break;
+        case "step": {
+          const { step, waitsFor } = o.scheduled;
+          if (!waitsFor) {
+            plain.push(step);
+            events.push(...o.scheduled.events.map((row) => ({ row, of: step.id })));
+            outbox.push(...o.scheduled.outbox.map((row) => ({ row, of: step.id })));
+            break;
+          }
+          // A wait's timer or approval refers to its step: inserted now.
+          const [inserted] = await stepsInsert(tx, [step]);
+          if (!inserted) break; // already scheduled by an earlier walk of the same settle
+          events.push(...o.scheduled.events.map((row) => ({ row })));
+          outbox.push(...o.scheduled.outbox.map((row) => ({ row })));
+          if (waitsFor.kind === "approval") {
+            const node = graph.nodes.find((n) => n.id === step.nodeId);
+            if (node?.kind !== "approval") throw new Error(`node ${step.nodeId} is not an approval`);
+            const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
+            const requested = await requestApproval(tx, run, step, node, waitsFor.stage, steps, actor, email?.kind === "send_email" ? email : null);
+            events.push(...requested.events.map((row) => ({ row })));
+            outbox.push(...requested.outbox.map((row) => ({ row })));
+          } else {
+            events.push(...(await scheduleWaitTimer(tx, graph, run, o.scheduled, base)).map((row) => ({ row })));
+          }
+          break;
         }
-        break;
-      }
-      case "close_approval": {
-        const via = o.status === "approved" || o.status === "rejected" ? "the deadline (default decision)" : "the deadline";
-        const owed = await approvalsClose(tx, run.orgId, { stepId: o.stepId }, o.status, "deadline", via);
-        outbox.push(...owed.map((id) => notifyRow(run, id)));
-        break;
-      }
-      case "finish": {
-        const f = o.finish;
-        // A cancel or a budget stop closes the run's open steps (waits and their timers) with it.
-        if (f.closeSteps.length) await stepsCancelOpen(tx, f.closeSteps);
-        await runsFinish(tx, run.id, f.status, f.error);
-        events.push(f.event);
-        finished = true;
-        break;
+        case "close_approval": {
+          const via = o.status === "approved" || o.status === "rejected" ? "the deadline (default decision)" : "the deadline";
+          const owed = await approvalsClose(tx, run.orgId, { stepId: o.stepId }, o.status, "deadline", via);
+          outbox.push(...owed.map((id) => ({ row: notifyRow(run, id) })));
+          break;
+        }
+        case "finish": {
+          const f = o.finish;
+          // A cancel or a budget stop closes the run's open steps (waits and their timers) with it.
+          if (f.closeSteps.length) await stepsCancelOpen(tx, f.closeSteps);
+          finishes.push({ runId: run.id, status: f.status, error: f.error });
+          events.push({ row: f.event });
+          finished = true;
+          break;
+        }
       }
     }
+    if (commands.some((c) => c.type === "fail_run" || c.type === "cancel_run")) {
+      // A stopped run closes its open approvals: a later click is refused, and the Slack message says why.
+      const owed = await approvalsClose(tx, run.orgId, { runId: run.id }, "cancelled", "run", "the run stopped");
+      outbox.push(...owed.map((id) => ({ row: notifyRow(run, id) })));
+    }
+    if (!finished) touched.push(run.id);
   }
+  const inserted = plain.length ? new Set((await stepsInsert(tx, plain)).map((s) => s.id)) : new Set<string>();
+  const kept = (r: { of?: string }) => r.of === undefined || inserted.has(r.of);
   if (advanced.length) await stepsMarkAdvanced(tx, advanced);
-  if (commands.some((c) => c.type === "fail_run" || c.type === "cancel_run")) {
-    // A stopped run closes its open approvals: a later click is refused, and the Slack message says why.
-    const owed = await approvalsClose(tx, run.orgId, { runId: run.id }, "cancelled", "run", "the run stopped");
-    outbox.push(...owed.map((id) => notifyRow(run, id)));
-  }
-  if (!finished) await runsTouch(tx, run.id);
-  await runEventsInsert(tx, events);
-  await outboxInsert(tx, outbox);
+  await runsFinish(tx, finishes);
+  await runsTouch(tx, touched);
+  await runEventsInsert(tx, events.filter(kept).map((e) => e.row));
+  await outboxInsert(tx, outbox.filter(kept).map((o) => o.row));
 }
 
 const notifyRow = (run: RunRow, approvalId: string): OutboxRow => ({

@@ -1,10 +1,10 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import type { RunWake } from "../catalog";
-import { applyPlan } from "../apply/apply";
+import { applyPlan, applyPlans, type RunPlan } from "../apply/apply";
 import { holdsWalk } from "../automations/lifecycle";
 import { crashpoint } from "../crash";
-import { type RunRow, runsLockForWalk } from "../sql/runs";
-import { type StepRow, stepsForRun } from "../sql/steps";
+import { type RunRow, runsLockForWalk, runsLockForWalkMany } from "../sql/runs";
+import { type StepRow, stepsForRun, stepsForRuns } from "../sql/steps";
 import type { Graph } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
 import { type Command, decide, isOpen, type RunState } from "../walk/walk";
@@ -46,6 +46,36 @@ export function walkStarted(tx: Tx, graph: Graph, run: RunRow, actor: string): P
 }
 
 async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], actor: string): Promise<AdvanceResult> {
+  const commands = planWalk(graph, run, steps);
+  await applyPlan(tx, graph, run, steps, commands, actor);
+  return { commands: commands.map((c) => c.type), status: statusAfter(commands) };
+}
+
+/**
+ * Walks many runs in `tx` (the due sweep, the runs whose timers it just fired): locks them in id order, reads their
+ * steps in one statement, decides each, and applies every plan together (apply/apply.ts applyPlans). A run no longer
+ * running is left as it is.
+ */
+export async function advanceMany(tx: Tx, graphs: GraphCache, targets: { orgId: string; runId: string }[], actor: string): Promise<AdvanceResult[]> {
+  if (targets.length === 0) return [];
+  const runs = await runsLockForWalkMany(tx, targets);
+  const running = runs.filter((r) => r.status === "running");
+  const steps = await stepsForRuns(tx, running.map((r) => ({ orgId: r.orgId, runId: r.id })));
+  const plans: RunPlan[] = [];
+  for (const run of running) {
+    const graph = await graphs.get(tx, run.orgId, run.versionId);
+    const own = steps.get(run.id) ?? [];
+    plans.push({ graph, run, steps: own, commands: planWalk(graph, run, own) });
+  }
+  await applyPlans(tx, plans, actor);
+  return [
+    ...runs.filter((r) => r.status !== "running").map((r) => ({ commands: [], status: r.status })),
+    ...plans.map((p) => ({ commands: p.commands.map((c) => c.type), status: statusAfter(p.commands) })),
+  ];
+}
+
+/** The walk's commands for a run locked in the transaction (none while its paused automation holds it). */
+function planWalk(graph: Graph, run: RunRow, steps: StepRow[]): Command[] {
   const state: RunState = {
     id: run.id,
     status: run.status,
@@ -55,16 +85,14 @@ async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[],
     maxSteps: run.maxSteps ?? null,
     expired: run.expired ?? false,
   };
-  let commands = decide(graph, state);
+  const commands = decide(graph, state);
   // Held by its paused automation: nothing is applied, so the walk after Resume decides the same step again.
-  if (holdsWalk(run.held ?? false, commands)) return { commands: [], status: "running" };
-  const open = steps.some((s) => isOpen(s.status));
-  if (commands.length === 0 && !open) {
+  if (holdsWalk(run.held ?? false, commands)) return [];
+  if (commands.length === 0 && !steps.some((s) => isOpen(s.status))) {
     // Nothing ready, nothing running, nothing new settled: this run has no way forward. Say so where a person sees it.
-    commands = [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
+    return [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
   }
-  await applyPlan(tx, graph, run, steps, commands, actor);
-  return { commands: commands.map((c) => c.type), status: statusAfter(commands) };
+  return commands;
 }
 
 function statusAfter(commands: Command[]): RunState["status"] {

@@ -91,20 +91,39 @@ export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Pro
   return rows[0];
 }
 
-export function runsTouch(tx: Tx, runId: string): Promise<number> {
-  return tx.$executeRaw`UPDATE runs SET updated_at = now(), seq = seq + 1 WHERE id = ${runId}`;
+/** Many runs locked for their walks, in id order (one lock order for every batch), as `runsLockForWalk` reads one. */
+export function runsLockForWalkMany(tx: Tx, targets: { orgId: string; runId: string }[]): Promise<RunRow[]> {
+  return tx.$queryRaw<RunRow[]>`
+    SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
+           cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
+           COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held
+    FROM runs
+    WHERE (org_id, id) IN (SELECT * FROM unnest(${targets.map((t) => t.orgId)}::text[], ${targets.map((t) => t.runId)}::text[]))
+    ORDER BY id
+    FOR UPDATE`;
 }
 
-export function runsFinish(
-  tx: Tx,
-  runId: string,
-  status: "completed" | "failed" | "cancelled",
-  error: Record<string, unknown> | null,
-): Promise<number> {
+/** Marks progress on running runs (a walk that changed something and did not finish them). */
+export async function runsTouch(tx: Tx, runIds: string | string[]): Promise<number> {
+  const ids = typeof runIds === "string" ? [runIds] : runIds;
+  if (ids.length === 0) return 0;
+  return tx.$executeRaw`UPDATE runs SET updated_at = now(), seq = seq + 1 WHERE id = ANY(${ids}::text[])`;
+}
+
+/** How a walk ends a run. */
+export interface RunFinish {
+  runId: string;
+  status: "completed" | "failed" | "cancelled";
+  error: Record<string, unknown> | null;
+}
+
+/** Ends running runs, each with its status and error, in one statement. */
+export async function runsFinish(tx: Tx, finishes: RunFinish[]): Promise<number> {
+  if (finishes.length === 0) return 0;
   return tx.$executeRaw`
-    UPDATE runs SET status = ${status}, error = ${error ? JSON.stringify(error) : null}::jsonb,
-                    finished_at = now(), updated_at = now(), seq = seq + 1, held_at = NULL
-    WHERE id = ${runId} AND status = 'running'`;
+    UPDATE runs r SET status = f.status, error = f.error, finished_at = now(), updated_at = now(), seq = r.seq + 1, held_at = NULL
+    FROM jsonb_to_recordset(${JSON.stringify(finishes)}::jsonb) AS f("runId" text, status text, error jsonb)
+    WHERE r.id = f."runId" AND r.status = 'running'`;
 }
 
 export function runsRequestCancel(tx: Tx, orgId: string, runId: string, reason: string): Promise<number> {

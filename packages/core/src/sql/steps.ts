@@ -50,6 +50,25 @@ export function stepsForRun(tx: Tx, orgId: string, runId: string): Promise<StepR
     ORDER BY created_at, id`;
 }
 
+/** The steps of many runs (as `stepsForRun` reads one), by run. */
+export async function stepsForRuns(tx: Tx, runs: { orgId: string; runId: string }[]): Promise<Map<string, StepRow[]>> {
+  const byRun = new Map<string, StepRow[]>();
+  if (runs.length === 0) return byRun;
+  const rows = await tx.$queryRaw<(StepRow & { runId: string })[]>`
+    SELECT run_id AS "runId", id, node_id AS "nodeId", iteration, status, output, error,
+           advanced_at IS NOT NULL AS advanced,
+           (status = 'running' AND lease_until >= now()) AS leased
+    FROM steps
+    WHERE run_id = ANY(${runs.map((r) => r.runId)}::text[]) AND org_id = ANY(${[...new Set(runs.map((r) => r.orgId))]}::text[])
+    ORDER BY run_id, created_at, id`;
+  for (const { runId, ...step } of rows) {
+    const own = byRun.get(runId);
+    if (own) own.push(step);
+    else byRun.set(runId, [step]);
+  }
+  return byRun;
+}
+
 export function stepsMarkAdvanced(tx: Tx, stepIds: string[]): Promise<number> {
   return tx.$executeRaw`UPDATE steps SET advanced_at = now() WHERE id = ANY(${stepIds}::text[]) AND advanced_at IS NULL`;
 }

@@ -45,14 +45,15 @@ export interface FiredTimer {
  * path comes first (the fast-path job or the due sweep) fires it; the other finds nothing.
  */
 export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string): Promise<FiredTimer[]> {
-  return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by);
+  return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by, true);
 }
 
-function fire(tx: Tx, which: Prisma.Sql, by: string): Promise<FiredTimer[]> {
-  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by));
+/** `wakeRuns`: each fired timer's run gets its run.wake row; false when the caller walks the runs in the same transaction. */
+function fire(tx: Tx, which: Prisma.Sql, by: string, wakeRuns: boolean): Promise<FiredTimer[]> {
+  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by, wakeRuns));
 }
 
-function fireSql(which: Prisma.Sql, by: string): Prisma.Sql {
+function fireSql(which: Prisma.Sql, by: string, wakeRuns = true): Prisma.Sql {
   return Prisma.sql`
     WITH fired AS (
       UPDATE timers SET fired_at = now(), fired_by = ${by}, updated_at = now(),
@@ -70,7 +71,7 @@ function fireSql(which: Prisma.Sql, by: string): Prisma.Sql {
     ), wake AS (
       INSERT INTO outbox (org_id, run_id, topic, payload)
       SELECT org_id, run_id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'timer_fired')
-      FROM fired
+      FROM fired WHERE ${wakeRuns}::boolean
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)
       SELECT org_id, run_id, step_id, 'timer.fired', ${by},
@@ -82,6 +83,8 @@ function fireSql(which: Prisma.Sql, by: string): Prisma.Sql {
 
 export interface SweepBatch {
   fired: { orgId: string; count: number; maxLatenessMs: number }[];
+  /** The runs whose timers fired, in the order fired. */
+  runs: { orgId: string; runId: string }[];
 }
 
 /**
@@ -89,8 +92,16 @@ export interface SweepBatch {
  * `perOrg` due timers from each (a short index scan on (org_id, due_at) per organisation, SKIP LOCKED so concurrent
  * sweeps never take the same timer), fired in this transaction, and each served organisation stamped.
  */
-export async function timersFireDueFairly(tx: Tx, orgLimit: number, perOrg: number, total: number, by: string): Promise<SweepBatch> {
-  const fired = await fire(tx, dueFairly(orgLimit, perOrg, total), by);
+export async function timersFireDueFairly(
+  tx: Tx,
+  orgLimit: number,
+  perOrg: number,
+  total: number,
+  by: string,
+  /** The caller walks the fired runs in this transaction: no run.wake rows. */
+  walking = false,
+): Promise<SweepBatch> {
+  const fired = await fire(tx, dueFairly(orgLimit, perOrg, total), by, !walking);
   const byOrg = new Map<string, number>();
   for (const f of fired) byOrg.set(f.orgId, (byOrg.get(f.orgId) ?? 0) + 1);
   if (byOrg.size) {
@@ -102,7 +113,10 @@ export async function timersFireDueFairly(tx: Tx, orgLimit: number, perOrg: numb
         WHERE id = ANY(${fired.map((f) => f.timerId)}::text[]) GROUP BY org_id`
     : [];
   const late = new Map(lateness.map((l) => [l.orgId, l.max]));
-  return { fired: [...byOrg].map(([orgId, count]) => ({ orgId, count, maxLatenessMs: late.get(orgId) ?? 0 })) };
+  return {
+    fired: [...byOrg].map(([orgId, count]) => ({ orgId, count, maxLatenessMs: late.get(orgId) ?? 0 })),
+    runs: fired.map((f) => ({ orgId: f.orgId, runId: f.runId })),
+  };
 }
 
 /** The plan PostgreSQL picks for the fair due sweep's statement as it runs (EXPLAIN, nothing executed): for tests. */

@@ -18,7 +18,7 @@ async function due(count: number) {
 }
 
 describe("due-timers", () => {
-  it("fires every due timer: the wait settles, the run gets its run.wake, the timeline says by whom; a future timer waits", async () => {
+  it("fires every due timer and walks its run on in the same commit: no run.wake, the timeline says by whom; a future timer waits", async () => {
     const [a, b] = await due(2);
     const later = await bed.start("wait");
     await bed.sendOutbox();
@@ -28,13 +28,34 @@ describe("due-timers", () => {
       { fired_by: "sweeper", late: true },
       { fired_by: "sweeper", late: true },
     ]);
+    expect(await bed.rows("SELECT status, advanced_at IS NOT NULL AS advanced FROM steps WHERE run_id = ANY($1)", [[a?.runId, b?.runId]])).toEqual([
+      { status: "done", advanced: true },
+      { status: "done", advanced: true },
+    ]);
+    // trigger -> wait -> end: the walk that followed the firing ended both runs, with nothing left for the engine.
+    expect(await bed.rows("SELECT status FROM runs WHERE id = ANY($1)", [[a?.runId, b?.runId]])).toEqual([{ status: "completed" }, { status: "completed" }]);
+    expect(await bed.rows("SELECT run_id FROM outbox WHERE topic = 'run.wake' AND sent_at IS NULL")).toEqual([]);
+    expect(await bed.rows("SELECT type, worker FROM run_events WHERE run_id = $1 AND type IN ('timer.fired', 'run.completed') ORDER BY id", [a?.runId])).toEqual([
+      { type: "timer.fired", worker: "sweeper" },
+      { type: "run.completed", worker: "sweeper" },
+    ]);
+    expect(await bed.rows("SELECT fired_at FROM timers WHERE run_id = $1", [later.runId])).toEqual([{ fired_at: null }]);
+    expect(await bed.rows("SELECT status FROM runs WHERE id = $1", [later.runId])).toEqual([{ status: "running" }]);
+    expect(await dueTimers.make().runOnce(bed.ctx)).toEqual({ fired: 0, batches: 1 });
+  });
+
+  it("fires the timers with run.wake rows for the engine when walking their runs fails, and says why", async () => {
+    const [a, b] = await due(2);
+    const broken = { ...bed.ctx, graphs: { get: async () => Promise.reject(new Error("no graph here")) } as unknown as typeof bed.ctx.graphs };
+    const result = await dueTimers.make().runOnce(broken);
+    expect(result).toMatchObject({ fired: 2, batches: 2 });
+    expect(String(result.walkFailed)).toContain("no graph here");
     expect(await bed.rows("SELECT status FROM steps WHERE run_id = ANY($1)", [[a?.runId, b?.runId]])).toEqual([{ status: "done" }, { status: "done" }]);
     expect((await bed.rows("SELECT run_id FROM outbox WHERE topic = 'run.wake' AND sent_at IS NULL AND payload->>'reason' = 'timer_fired'")).map((r) => r.run_id).sort()).toEqual(
       [a?.runId, b?.runId].sort(),
     );
-    expect(await bed.rows("SELECT worker FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [a?.runId])).toEqual([{ worker: "sweeper" }]);
-    expect(await bed.rows("SELECT fired_at FROM timers WHERE run_id = $1", [later.runId])).toEqual([{ fired_at: null }]);
-    expect(await dueTimers.make().runOnce(bed.ctx)).toEqual({ fired: 0, batches: 1 });
+    expect(await bed.rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'timer.fired'", [[a?.runId, b?.runId]])).toEqual([{ n: 2 }]);
+    await bed.sendOutbox();
   });
 
   it("stops at maxBatches per run and says it is full, so the loop runs it again at once; the rest is fired by the next run", async () => {
