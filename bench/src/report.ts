@@ -10,6 +10,7 @@ const columns: [string, number, (r: RaceResult) => string][] = [
   ["run ms p50/p99", 15, (r) => q(r.latencyMs, 0)],
   ["1st step ms p50/p99", 20, (r) => q(r.firstDispatchMs) + (r.dispatchClock === "process" ? "*" : "")],
   ["commit/st", 9, (r) => fmt(perStep(r).commits, 2)],
+  ["wrote/st", 8, (r) => fmt(perStep(r).writeCommits, 2)],
   ["WAL B/st", 8, (r) => fmt(perStep(r).walBytes)],
   ["srv WAL", 8, (r) => fmt(perStep(r).walBytesServer)],
   ["node ms/st", 10, (r) => fmt(perStep(r).nodeMs, 2)],

@@ -48,6 +48,7 @@ export function perStep(r: RaceResult) {
   const systemNode = Object.fromEntries(Object.entries(node).filter(([k]) => r.systemNode.includes(k)));
   return {
     commits: r.measured.commits / n,
+    writeCommits: r.measured.writeCommits / n,
     walBytes: r.measured.walBytes / n,
     walBytesServer: r.measured.walBytesServer / n,
     node,

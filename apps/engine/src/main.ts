@@ -9,6 +9,7 @@ import {
   requireSecretKey,
   type RunWake,
   startTracing,
+  timerWalkBackstopMs,
   topics,
   traceRunWork,
   watchOutages,
@@ -54,7 +55,8 @@ async function handleTimer(data: unknown) {
     log.error({ data, issues: due.error.issues }, "malformed timer.due message dropped");
     return { kind: "dropped" as const };
   }
-  const result = await fireTimer(db, due.data, id);
+  // Its run.wake is a backstop the walk below withdraws: no relay publish and no second walk for every firing.
+  const result = await fireTimer(db, due.data, id, timerWalkBackstopMs);
   if (result.kind === "fired") await walk({ orgId: due.data.orgId, runId: due.data.runId, reason: "timer_fired" });
   return result;
 }

@@ -4,7 +4,9 @@ import { cpuSeconds, loadAverage } from "./proc";
 
 /**
  * What one scenario cost, measured so that other work on a shared machine stays out of it:
- * - commits: `pg_stat_database.xact_commit` of the scenario's own database;
+ * - commits: `pg_stat_database.xact_commit` of the scenario's own database (every transaction, read-only ones too);
+ *   write commits: the commit records in the WAL of that database's transactions (those that wrote: each one a
+ *   commit PostgreSQL must flush before it answers);
  * - WAL: the records of that database's transactions (pg_walinspect over the window, a temporary replication slot
  *   keeping the segments until they are read), beside the server-wide `pg_current_wal_lsn` delta;
  * - CPU: each Node process by pid and each PostgreSQL backend of that database by pid (/proc/<pid>/stat), the
@@ -20,6 +22,8 @@ export interface NodeProc {
 export interface Figures {
   seconds: number;
   commits: number;
+  /** Commit records of the measured database's transactions in the WAL (transactions that wrote); NaN without pg_walinspect. */
+  writeCommits: number;
   /** WAL bytes of the measured database's transactions; NaN without pg_walinspect. */
   walBytes: number;
   /** pg_current_wal_lsn delta: every database on the server. */
@@ -137,23 +141,29 @@ export class Meter {
         const pgCpu: Record<string, number> = {};
         for (const b of backends.values()) pgCpu[b.group] = (pgCpu[b.group] ?? 0) + (b.last - b.base);
         let walBytes = Number.NaN;
+        let writeCommits = Number.NaN;
         const walBytesServer = Number((await c.query("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS n", [doneAt.lsn, lsnStart])).rows[0].n);
         if (walinspect) {
           // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
           // when it belongs to a transaction that touched the database (its commit record).
           const { rows } = await c.query(
             `WITH r AS (
-               SELECT xid, record_length, block_ref ~ $3 AS ours FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+               SELECT xid, record_length, block_ref ~ $3 AS ours, resource_manager = 'Transaction' AND record_type = 'COMMIT' AS commit
+               FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
              ), tx AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0')
-             SELECT COALESCE(sum(record_length) FILTER (WHERE ours OR xid IN (SELECT xid FROM tx)), 0)::float8 AS n FROM r`,
+             SELECT COALESCE(sum(record_length) FILTER (WHERE ours OR xid IN (SELECT xid FROM tx)), 0)::float8 AS n,
+                    count(*) FILTER (WHERE commit AND xid IN (SELECT xid FROM tx))::float8 AS commits
+             FROM r`,
             [lsnStart, doneAt.lsn, `rel [0-9]+/${oid}/`],
           );
           walBytes = Number(rows[0].n);
+          writeCommits = Number(rows[0].commits);
           await c.query("SELECT pg_drop_replication_slot($1)", [slot]).catch(() => {});
         }
         return {
           seconds: doneAt.seconds,
           commits: commitsAfter - commitsBefore,
+          writeCommits,
           walBytes,
           walBytesServer,
           nodeCpu: doneAt.nodeCpu,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceRun } from "../src/engine/advance";
 import { requestCancel } from "../src/runs/cancel";
 import { startRun } from "../src/start/start-run";
-import { fireTimer, recomputeTimers } from "../src/timers/fire";
+import { fireTimer, recomputeTimers, timerWalkBackstopMs } from "../src/timers/fire";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 
@@ -105,6 +105,18 @@ describe("timers on a run", () => {
     expect(after.due_at.getTime()).toBe(before.anchor_at.getTime() + 3600_000 + before.spread_offset_seconds * 1000);
     const [event] = await rows("SELECT data FROM run_events WHERE run_id = $1 AND type = 'timer.recomputed'", [runId]);
     expect(event.data).toMatchObject({ reason: "rule changed", oldRule: { kind: "next_weekday", at: "09:00" }, rule: { kind: "duration", seconds: 3600 } });
+  });
+
+  it("the fast path's run.wake is a backstop: due later, withdrawn by the walk that follows the firing", async () => {
+    const { runId, orgId } = await waitingRun("e", "Europe/Berlin");
+    const [timer] = await rows("SELECT id, wake FROM timers WHERE run_id = $1", [runId]);
+    await t.sql.query("UPDATE timers SET due_at = now() - interval '1 second' WHERE run_id = $1", [runId]);
+    expect(await fireTimer(t.db, { orgId, runId, timerId: timer.id, wake: timer.wake, dueAt: "" }, "engine", timerWalkBackstopMs)).toEqual({ kind: "fired", runId });
+    const wakes = () => rows("SELECT sent_at IS NOT NULL AS sent, round(EXTRACT(EPOCH FROM available_at - created_at))::int AS after FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [runId]);
+    // Not due for the relay yet (a crash here leaves it to bring the engine in ten seconds).
+    expect(await wakes()).toEqual([{ sent: false, after: timerWalkBackstopMs / 1000 }]);
+    expect(await advanceRun(t.db, graphs, { orgId, runId, reason: "timer_fired" })).toMatchObject({ status: "completed" });
+    expect(await wakes()).toEqual([{ sent: true, after: timerWalkBackstopMs / 1000 }]);
   });
 
   it("a timer that is not due yet does not fire; cancelling the waiting run closes its timer", async () => {

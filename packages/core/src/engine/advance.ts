@@ -3,6 +3,7 @@ import type { RunWake } from "../catalog";
 import { applyPlan, applyPlans, type RunPlan } from "../apply/apply";
 import { holdsWalk } from "../automations/lifecycle";
 import { crashpoint } from "../crash";
+import { outboxWithdrawTimerWakes } from "../sql/outbox";
 import { type RunRow, runsLockForWalk, runsLockForWalkMany } from "../sql/runs";
 import { type StepRow, stepsForRun, stepsForRuns } from "../sql/steps";
 import type { Graph } from "../versions/graph";
@@ -23,7 +24,10 @@ export async function advanceRun(db: Db, graphs: GraphCache, wake: RunWake, acto
   const result = await inTx(db, async (tx) => {
     const run = await runsLockForWalk(tx, wake.orgId, wake.runId);
     if (!run) return { commands: [], status: "missing" as const };
-    return advanceLocked(tx, graphs, run, actor);
+    const walked = await advanceLocked(tx, graphs, run, actor);
+    // After a timer fired: this walk is what its run.wake asks for (the fast path's backstop, not yet due).
+    if (wake.reason === "timer_fired") await outboxWithdrawTimerWakes(tx, wake.orgId, wake.runId);
+    return walked;
   });
   crashpoint("engine.after_commit");
   return result;

@@ -20,6 +20,16 @@ export async function outboxInsert(tx: Tx, rows: OutboxRow[]): Promise<void> {
   await tx.$executeRaw`INSERT INTO outbox (org_id, run_id, topic, payload, available_at) VALUES ${Prisma.join(values)}`;
 }
 
+/**
+ * A run's unsent run.wake rows written by its timers' firings, marked sent: the walk in the caller's transaction does
+ * what they would ask for (the fast path's backstops, timers/fire.ts).
+ */
+export function outboxWithdrawTimerWakes(tx: Tx, orgId: string, runId: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE outbox SET sent_at = now()
+    WHERE run_id = ${runId} AND org_id = ${orgId} AND sent_at IS NULL AND topic = 'run.wake' AND payload->>'reason' = 'timer_fired'`;
+}
+
 export interface UnsentOutboxRow {
   id: bigint;
   /** Stable per row and unique across database resets (ids restart; Redis may still hold old job ids); a timer's

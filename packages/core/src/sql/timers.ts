@@ -44,16 +44,19 @@ export interface FiredTimer {
  * wait step settles, the run gets its run.wake, and the timeline records the lateness, in one statement. Whichever
  * path comes first (the fast-path job or the due sweep) fires it; the other finds nothing.
  */
-export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string): Promise<FiredTimer[]> {
-  return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by, true);
+export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string, wakeDelayMs = 0): Promise<FiredTimer[]> {
+  return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by, true, wakeDelayMs);
 }
 
-/** `wakeRuns`: each fired timer's run gets its run.wake row; false when the caller walks the runs in the same transaction. */
-function fire(tx: Tx, which: Prisma.Sql, by: string, wakeRuns: boolean): Promise<FiredTimer[]> {
-  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by, wakeRuns));
+/**
+ * `wakeRuns`: each fired timer's run gets its run.wake row (false when the caller walks the runs in the same
+ * transaction), due `wakeDelayMs` from now (a backstop the caller's own walk withdraws).
+ */
+function fire(tx: Tx, which: Prisma.Sql, by: string, wakeRuns: boolean, wakeDelayMs = 0): Promise<FiredTimer[]> {
+  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by, wakeRuns, wakeDelayMs));
 }
 
-function fireSql(which: Prisma.Sql, by: string, wakeRuns = true): Prisma.Sql {
+function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0): Prisma.Sql {
   return Prisma.sql`
     WITH fired AS (
       UPDATE timers SET fired_at = now(), fired_by = ${by}, updated_at = now(),
@@ -69,8 +72,9 @@ function fireSql(which: Prisma.Sql, by: string, wakeRuns = true): Prisma.Sql {
       FROM fired f WHERE s.id = f.step_id AND s.status = 'waiting'
       RETURNING s.id
     ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, run_id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'timer_fired')
+      INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
+      SELECT org_id, run_id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', run_id, 'reason', 'timer_fired'),
+             now() + make_interval(secs => ${wakeDelayMs}::float8 / 1000)
       FROM fired WHERE ${wakeRuns}::boolean
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)

@@ -8,10 +8,20 @@ import { instantFor } from "./plan";
 
 export type FireResult = { kind: "fired"; runId: string } | { kind: "not_due"; inMs: number } | { kind: "stale" };
 
-/** The fast path: a timer's delayed job arrived. Fires it if it is due and its wake number is current. */
-export async function fireTimer(db: Db, due: TimerDue, by: string): Promise<FireResult> {
+/**
+ * A fast-path firing's run.wake is a backstop, due this long after the firing: the engine walks the run itself right
+ * after (advanceRun withdraws the backstop in that walk's commit), so the relay publishes it only when the engine died
+ * between the two, and no second walk follows every firing.
+ */
+export const timerWalkBackstopMs = 10_000;
+
+/**
+ * The fast path: a timer's delayed job arrived. Fires it if it is due and its wake number is current; its run.wake
+ * is due at once, or `wakeDelayMs` later when the caller walks the run next (timerWalkBackstopMs).
+ */
+export async function fireTimer(db: Db, due: TimerDue, by: string, wakeDelayMs = 0): Promise<FireResult> {
   return inTx(db, async (tx) => {
-    const fired = await timersFireIfDue(tx, due.timerId, due.wake, by);
+    const fired = await timersFireIfDue(tx, due.timerId, due.wake, by, wakeDelayMs);
     if (fired[0]) return { kind: "fired", runId: fired[0].runId };
     // Early (the queue's clock and the database's differ) or already fired / recomputed since.
     const inMs = await timersDueInMs(tx, due.timerId, due.wake);
