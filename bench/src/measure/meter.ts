@@ -147,13 +147,21 @@ export class Meter {
           // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
           // when it belongs to a transaction that touched the database (its commit record).
           const { rows } = await c.query(
+            // A transaction that wrote only inside subtransactions (a batched settle's items) has its records under
+            // the subtransactions' xids; its commit record names them ("subxacts: ...").
             `WITH r AS (
-               SELECT xid, record_length, block_ref ~ $3 AS ours, resource_manager = 'Transaction' AND record_type = 'COMMIT' AS commit
+               SELECT xid, record_length, block_ref ~ $3 AS ours,
+                      CASE WHEN resource_manager = 'Transaction' AND record_type = 'COMMIT'
+                           THEN string_to_array(COALESCE(substring(description from 'subxacts: ([0-9 ]+)'), ''), ' ') END AS subxacts
                FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
-             ), tx AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0')
-             SELECT COALESCE(sum(record_length) FILTER (WHERE ours OR xid IN (SELECT xid FROM tx)), 0)::float8 AS n,
-                    count(*) FILTER (WHERE commit AND xid IN (SELECT xid FROM tx))::float8 AS commits
-             FROM r`,
+             ), tx AS (SELECT DISTINCT xid FROM r WHERE ours AND xid <> '0'),
+             c AS (
+               SELECT r.* FROM r WHERE subxacts IS NOT NULL
+                 AND (xid IN (SELECT xid FROM tx) OR EXISTS (SELECT 1 FROM unnest(subxacts) s WHERE s <> '' AND s::xid IN (SELECT xid FROM tx)))
+             )
+             SELECT (COALESCE((SELECT sum(record_length) FROM r WHERE (ours OR xid IN (SELECT xid FROM tx)) AND subxacts IS NULL), 0)
+                     + COALESCE((SELECT sum(record_length) FROM c), 0))::float8 AS n,
+                    (SELECT count(*) FROM c)::float8 AS commits`,
             [lsnStart, doneAt.lsn, `rel [0-9]+/${oid}/`],
           );
           walBytes = Number(rows[0].n);
