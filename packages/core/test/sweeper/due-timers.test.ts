@@ -83,6 +83,19 @@ describe("due-timers", () => {
     expect(one.full(empty)).toBe(false);
   });
 
+  it("drains a backlog with two batches at once, each timer fired and each run walked once", async () => {
+    const runs = await due(12);
+    // Batches of 2: the first is full, so two go at once from then on until both come back empty.
+    const result = await dueTimers.make({ batch: 2, perOrg: 2, parallel: 2 }).runOnce(bed.ctx);
+    expect(result.fired).toBe(12);
+    expect(result.batches).toBeGreaterThanOrEqual(7);
+    const ids = runs.map((r) => r.runId);
+    expect(await bed.rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NOT NULL", [ids])).toEqual([{ n: 12 }]);
+    expect(await bed.rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'timer.fired'", [ids])).toEqual([{ n: 12 }]);
+    expect(await bed.rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'run.completed'", [ids])).toEqual([{ n: 12 }]);
+    expect(await bed.rows("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [ids])).toEqual([{ n: 12 }]);
+  });
+
   it("gives one organisation left alone with due timers the whole batch, not its per-organisation share", async () => {
     await due(4);
     const service = dueTimers.make({ orgs: 20, perOrg: 1, batch: 3, maxBatches: 1 });

@@ -14,7 +14,7 @@ describe("the sweeper services' settings", () => {
   it("without any variable, each service has its module's defaults (the values the sweeper always had)", () => {
     const s = settingsOf({});
     for (const [name, settings] of Object.entries(s)) expect(settings.intervalMs, name).toBe(2_000);
-    expect(s["due-timers"]).toEqual({ intervalMs: 2_000, orgs: 20, perOrg: 50, batch: 500, maxBatches: 20, busyIntervalMs: 250 });
+    expect(s["due-timers"]).toEqual({ intervalMs: 2_000, orgs: 20, perOrg: 50, batch: 500, maxBatches: 20, parallel: 2, busyIntervalMs: 250 });
     expect(s["lease-rescue"]).toEqual({ intervalMs: 2_000, batch: 500 });
     expect(s["stalled-runs"]).toEqual({ intervalMs: 2_000, batch: 500, staleSeconds: 30 });
     expect(s["outbox-retention"]).toEqual({ intervalMs: 2_000, batch: 5_000, retentionSeconds: 86_400 });

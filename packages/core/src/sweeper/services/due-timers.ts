@@ -32,6 +32,7 @@ export const dueTimers = defineService({
       TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50),
       TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
       TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20),
+      TIMER_SWEEP_PARALLEL: z.coerce.number().int().min(1).max(8).default(2),
       TIMER_SWEEP_BUSY_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(250),
     })
     .transform((e) => ({
@@ -40,24 +41,34 @@ export const dueTimers = defineService({
       perOrg: e.TIMER_SWEEP_PER_ORG,
       batch: e.TIMER_SWEEP_BATCH,
       maxBatches: e.TIMER_SWEEP_MAX_BATCHES,
+      parallel: e.TIMER_SWEEP_PARALLEL,
       busyIntervalMs: e.TIMER_SWEEP_BUSY_INTERVAL_MS,
     })),
   async runOnce(ctx, s): Promise<DueTimersResult> {
     let fired = 0;
     let batches = 0;
     let walkFailed: unknown;
-    while (batches < s.maxBatches) {
+    const one = async (): Promise<number> => {
+      batches++;
       const batch = await fireAndWalk(ctx, s).catch(async (error: unknown) => {
         // A walk that throws (a run the walk cannot handle) must not hold the timers back: fired as before, each run
         // with its run.wake for the engine, where such a run fails alone.
         walkFailed = error;
         return inTx(ctx.db, (tx) => timersFireDueFairly(tx, s.orgs, s.perOrg, s.batch, ctx.actor));
       });
-      batches++;
       const n = batch.fired.reduce((a, f) => a + f.count, 0);
       fired += n;
-      if (n === 0) break; // keep draining a backlog (rotating organisations) up to maxBatches per run
-    }
+      return n;
+    };
+    // Keep draining a backlog (rotating organisations) up to maxBatches per run, until a batch comes back empty.
+    const drain = async () => {
+      while (batches < s.maxBatches) if ((await one()) === 0) return;
+    };
+    // A full first batch means a backlog (a spike due at once): `parallel` batches go at once, SKIP LOCKED keeping
+    // them apart, so the walks of one overlap the firing of the next.
+    const first = await one();
+    if (first >= s.batch) await Promise.all(Array.from({ length: s.parallel }, drain));
+    else if (first > 0) await drain();
     return { fired, batches, ...(walkFailed === undefined ? {} : { walkFailed }) };
   },
   // Stopped by maxBatches while still firing: run again after a short breath, not after the interval (an empty run
