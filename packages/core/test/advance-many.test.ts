@@ -103,6 +103,36 @@ describe("walking the runs the due sweep fires, together", () => {
     expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NULL", [together])).toEqual([{ n: 2 }]);
   });
 
+  it("does not wait for a run another transaction holds: the engine gets a run.wake for it instead", async () => {
+    const held = await start("wait-end");
+    const free = await start("wait-end");
+    await rows("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    await rows("UPDATE timers SET due_at = now() - interval '1 minute' WHERE run_id = ANY($1)", [[held, free]]);
+    // A person deciding an approval holds its run (FOR NO KEY UPDATE), then waits for the timer the sweep fired.
+    const other = await t.sql.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT id FROM runs WHERE id = $1 FOR NO KEY UPDATE", [held]);
+      const results = await inTx(t.db, async (tx) => {
+        const batch = await timersFireDueFairly(tx, 20, 50, 500, "sweeper", true);
+        return advanceMany(tx, new GraphCache(), batch.runs, "sweeper");
+      });
+      expect(results).toHaveLength(2);
+      await other.query("COMMIT");
+    } finally {
+      other.release();
+    }
+    expect(await rows("SELECT id, status FROM runs WHERE id = ANY($1) ORDER BY id = $2", [[held, free], held])).toEqual([
+      { id: free, status: "completed" },
+      { id: held, status: "running" },
+    ]);
+    expect(await rows("SELECT run_id, payload->>'reason' AS reason FROM outbox WHERE run_id = ANY($1) AND topic = 'run.wake' AND sent_at IS NULL", [[held, free]])).toEqual([
+      { run_id: held, reason: "timer_fired" },
+    ]);
+    // The engine's walk then takes it on.
+    expect(await advanceRun(t.db, new GraphCache(), { orgId, runId: held, reason: "timer_fired" }, "engine")).toMatchObject({ status: "completed" });
+  });
+
   it("leaves a run that is no longer running as it is", async () => {
     const runId = await start("wait-end");
     await rows("UPDATE runs SET status = 'cancelled', finished_at = now() WHERE id = $1", [runId]);

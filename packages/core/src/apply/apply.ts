@@ -108,13 +108,21 @@ export async function applyPlans(tx: Tx, plans: RunPlan[], actor: string): Promi
     }
     if (!finished) touched.push(run.id);
   }
-  const inserted = plain.length ? new Set((await stepsInsert(tx, plain)).map((s) => s.id)) : new Set<string>();
+  const inserted = new Set<string>();
+  for (const part of chunks(plain)) for (const s of await stepsInsert(tx, part)) inserted.add(s.id);
   const kept = (r: { of?: string }) => r.of === undefined || inserted.has(r.of);
   if (advanced.length) await stepsMarkAdvanced(tx, advanced);
   await runsFinish(tx, finishes);
   await runsTouch(tx, touched);
-  await runEventsInsert(tx, events.filter(kept).map((e) => e.row));
-  await outboxInsert(tx, outbox.filter(kept).map((o) => o.row));
+  for (const part of chunks(events.filter(kept).map((e) => e.row))) await runEventsInsert(tx, part);
+  for (const part of chunks(outbox.filter(kept).map((o) => o.row))) await outboxInsert(tx, part);
+}
+
+/** A batch's rows in statements of at most 2,000: PostgreSQL takes 65,535 parameters a statement, these bind 9 a row. */
+function chunks<T>(rows: T[], size = 2_000): T[][] {
+  const parts: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) parts.push(rows.slice(i, i + size));
+  return parts;
 }
 
 const notifyRow = (run: RunRow, approvalId: string): OutboxRow => ({

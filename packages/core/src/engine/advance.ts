@@ -3,7 +3,7 @@ import type { RunWake } from "../catalog";
 import { applyPlan, applyPlans, type RunPlan } from "../apply/apply";
 import { holdsWalk } from "../automations/lifecycle";
 import { crashpoint } from "../crash";
-import { outboxWithdrawTimerWakes } from "../sql/outbox";
+import { outboxInsert, outboxWithdrawTimerWakes } from "../sql/outbox";
 import { type RunRow, runsLockForWalk, runsLockForWalkMany } from "../sql/runs";
 import { type StepRow, stepsForRun, stepsForRuns } from "../sql/steps";
 import type { Graph } from "../versions/graph";
@@ -24,10 +24,10 @@ export async function advanceRun(db: Db, graphs: GraphCache, wake: RunWake, acto
   const result = await inTx(db, async (tx) => {
     const run = await runsLockForWalk(tx, wake.orgId, wake.runId);
     if (!run) return { commands: [], status: "missing" as const };
-    const walked = await advanceLocked(tx, graphs, run, actor);
-    // After a timer fired: this walk is what its run.wake asks for (the fast path's backstop, not yet due).
+    // After a timer fired: this walk is what its run.wake asks for (the fast path's backstop, not yet due). Withdrawn
+    // under the run's lock and before its steps are read, so a firing after this walk writes a wake-up of its own.
     if (wake.reason === "timer_fired") await outboxWithdrawTimerWakes(tx, wake.orgId, wake.runId);
-    return walked;
+    return advanceLocked(tx, graphs, run, actor);
   });
   crashpoint("engine.after_commit");
   return result;
@@ -56,13 +56,21 @@ async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[],
 }
 
 /**
- * Walks many runs in `tx` (the due sweep, the runs whose timers it just fired): locks them in id order, reads their
- * steps in one statement, decides each, and applies every plan together (apply/apply.ts applyPlans). A run no longer
- * running is left as it is.
+ * Walks many runs in `tx` (the due sweep, the runs whose timers it just fired): locks those it can in id order
+ * without waiting, reads their steps in one statement, decides each, and applies every plan together
+ * (apply/apply.ts applyPlans). A run no longer running is left as it is. A run locked elsewhere (a person deciding an
+ * approval holds it, then waits for the timer this transaction fired) is not waited for: it gets a run.wake for the
+ * engine instead, so neither side waits on the other.
  */
 export async function advanceMany(tx: Tx, graphs: GraphCache, targets: { orgId: string; runId: string }[], actor: string): Promise<AdvanceResult[]> {
   if (targets.length === 0) return [];
   const runs = await runsLockForWalkMany(tx, targets);
+  const locked = new Set(runs.map((r) => r.id));
+  const busy = [...new Map(targets.filter((t) => !locked.has(t.runId)).map((t) => [t.runId, t])).values()];
+  await outboxInsert(
+    tx,
+    busy.map((t) => ({ orgId: t.orgId, runId: t.runId, topic: "run.wake", payload: { orgId: t.orgId, runId: t.runId, reason: "timer_fired" } })),
+  );
   const running = runs.filter((r) => r.status === "running");
   const steps = await stepsForRuns(tx, running.map((r) => ({ orgId: r.orgId, runId: r.id })));
   const plans: RunPlan[] = [];
@@ -73,6 +81,7 @@ export async function advanceMany(tx: Tx, graphs: GraphCache, targets: { orgId: 
   }
   await applyPlans(tx, plans, actor);
   return [
+    ...busy.map(() => ({ commands: [], status: "running" as const })),
     ...runs.filter((r) => r.status !== "running").map((r) => ({ commands: [], status: r.status })),
     ...plans.map((p) => ({ commands: p.commands.map((c) => c.type), status: statusAfter(p.commands) })),
   ];

@@ -91,7 +91,10 @@ export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Pro
   return rows[0];
 }
 
-/** Many runs locked for their walks, in id order (one lock order for every batch), as `runsLockForWalk` reads one. */
+/**
+ * Many runs locked for their walks, in id order (one lock order for every batch), as `runsLockForWalk` reads one;
+ * a run another transaction holds is skipped, not waited for (the caller hands it to the engine).
+ */
 export function runsLockForWalkMany(tx: Tx, targets: { orgId: string; runId: string }[]): Promise<RunRow[]> {
   return tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
@@ -100,7 +103,7 @@ export function runsLockForWalkMany(tx: Tx, targets: { orgId: string; runId: str
     FROM runs
     WHERE (org_id, id) IN (SELECT * FROM unnest(${targets.map((t) => t.orgId)}::text[], ${targets.map((t) => t.runId)}::text[]))
     ORDER BY id
-    FOR UPDATE`;
+    FOR UPDATE SKIP LOCKED`;
 }
 
 /** Marks progress on running runs (a walk that changed something and did not finish them). */

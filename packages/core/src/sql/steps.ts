@@ -59,7 +59,7 @@ export async function stepsForRuns(tx: Tx, runs: { orgId: string; runId: string 
            advanced_at IS NOT NULL AS advanced,
            (status = 'running' AND lease_until >= now()) AS leased
     FROM steps
-    WHERE run_id = ANY(${runs.map((r) => r.runId)}::text[]) AND org_id = ANY(${[...new Set(runs.map((r) => r.orgId))]}::text[])
+    WHERE (org_id, run_id) IN (SELECT * FROM unnest(${runs.map((r) => r.orgId)}::text[], ${runs.map((r) => r.runId)}::text[]))
     ORDER BY run_id, created_at, id`;
   for (const { runId, ...step } of rows) {
     const own = byRun.get(runId);

@@ -32,7 +32,8 @@ export const dueTimers = defineService({
       TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50),
       TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
       TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20),
-      TIMER_SWEEP_PARALLEL: z.coerce.number().int().min(1).max(8).default(2),
+      // At most 2: the sweeper's pool of 4 connections also carries the lease's renewal and the maintenance loop.
+      TIMER_SWEEP_PARALLEL: z.coerce.number().int().min(1).max(2).default(2),
       TIMER_SWEEP_BUSY_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(250),
     })
     .transform((e) => ({
@@ -67,7 +68,12 @@ export const dueTimers = defineService({
     // A full first batch means a backlog (a spike due at once): `parallel` batches go at once, SKIP LOCKED keeping
     // them apart, so the walks of one overlap the firing of the next.
     const first = await one();
-    if (first >= s.batch) await Promise.all(Array.from({ length: s.parallel }, drain));
+    if (first >= s.batch) {
+      // Every drain ends before the run does (none left running into the next run), then a failure is thrown.
+      const ended = await Promise.allSettled(Array.from({ length: s.parallel }, drain));
+      const failed = ended.find((e) => e.status === "rejected");
+      if (failed) throw failed.reason;
+    }
     else if (first > 0) await drain();
     return { fired, batches, ...(walkFailed === undefined ? {} : { walkFailed }) };
   },
