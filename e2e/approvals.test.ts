@@ -69,11 +69,16 @@ const runOf = async (runId: string) => (await q("SELECT status, error FROM runs 
 const endOf = async (runId: string) => (await q("SELECT node_id FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [runId]))[0]?.node_id;
 const events = async (runId: string, type: string) => q("SELECT data FROM run_events WHERE run_id = $1 AND type = $2 ORDER BY id", [runId, type]);
 
-/** Fires due timers (the sweeper's due sweep) once the 1 s deadlines have passed, then walks the run. */
+/**
+ * Fires the run's pending deadline timers (the sweeper's due sweep, which walks the run on in the same transaction)
+ * once the 1 s deadlines have passed, then walks the run (nothing new by then). A walk that escalates writes the next
+ * stage's own timer: only the timers pending before are waited for.
+ */
 async function pastDeadline(runId: string): Promise<void> {
+  const pending = (await q("SELECT id FROM timers WHERE run_id = $1 AND fired_at IS NULL", [runId])).map((r) => r.id as string);
   await waitFor(async () => {
     await sweepOnce(t.db, { staleSeconds: 3600, batchSize: 100, outboxRetentionSeconds: 3600 });
-    return (await q("SELECT 1 FROM timers WHERE run_id = $1 AND fired_at IS NULL", [runId])).length === 0;
+    return (await q("SELECT 1 FROM timers WHERE id = ANY($1) AND fired_at IS NULL", [pending])).length === 0;
   }, 10_000, "the deadline timer to fire");
   await walk(runId);
 }

@@ -116,7 +116,8 @@ describe("the fair due sweep", () => {
   it("serves every small organisation in the first batch while a 200,000-timer backlog drains, with an index scan", async () => {
     // Eleven organisations: A with 200,000 due timers, B..K with 10 each. Rows are written in SQL for speed.
     // As the schema's owner: ANALYZE is the owner's. Each organisation has its own automation (rows never point into
-    // another organisation: the foreign keys carry org_id).
+    // another organisation: the foreign keys carry org_id). Its runs are picked by exact automation id: a product
+    // automation's id (aut_<uuid hex>) starts with "aut_f" one time in sixteen, and its runs already have steps.
     const owner = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
     await owner.query(`
       INSERT INTO organisations (id, slug, name) SELECT 'org_' || c, 'org-' || c, c FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) c;
@@ -128,11 +129,11 @@ describe("the fair due sweep", () => {
         FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) o, generate_series(1, 200000) g
         WHERE o = 'A' OR g <= 10;
       INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status)
-        SELECT 'stp' || substr(id, 4), org_id, id, 'pause', 1, 'wait', 'human', 1, 'waiting' FROM runs WHERE automation_id LIKE 'aut_f%';
+        SELECT 'stp' || substr(id, 4), org_id, id, 'pause', 1, 'wait', 'human', 1, 'waiting' FROM runs WHERE automation_id ~ '^aut_f[A-K]$';
       INSERT INTO timers (org_id, run_id, step_id, rule, zone, anchor_at, due_at)
         SELECT org_id, id, 'stp' || substr(id, 4), '{"kind":"duration","seconds":60}', 'UTC', now() - interval '2 minutes',
                now() - interval '1 minute' - (random() * interval '30 seconds')
-        FROM runs WHERE automation_id LIKE 'aut_f%';
+        FROM runs WHERE automation_id ~ '^aut_f[A-K]$';
       ANALYZE timers; ANALYZE organisations;`);
     await owner.end();
 
