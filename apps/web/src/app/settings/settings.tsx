@@ -111,8 +111,14 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
         <form
           className="filters"
           onSubmit={run(async (get) => {
-            await upsert.mutateAsync({ orgSlug, email: get("email"), timeZone: get("tz") || null, consent: get("consent") as "granted" });
-            await qc.invalidateQueries({ queryKey: trpc.contacts.list.queryKey({ orgSlug, query }) });
+            const row = { email: get("email"), timeZone: get("tz") || null, consent: get("consent") as "granted" };
+            const saved = await upsert.mutateAsync({ orgSlug, ...row });
+            const key = trpc.contacts.list.queryKey({ orgSlug, query });
+            // The saved contact shows at once, whatever its list's reload takes: a reload that was slow or failed under
+            // load left the list without it after "contact saved" (seen in CI). The reload then shows what is stored.
+            const id = saved.id;
+            if (id) qc.setQueryData(key, (old) => (old?.some((c) => c.id === id) ? old : [...(old ?? []), { id, ...row }]));
+            await qc.invalidateQueries({ queryKey: key });
             return "contact saved";
           })}
         >
