@@ -59,6 +59,9 @@ function unbase32(text: string): Buffer | null {
       bits -= 8;
     }
   }
+  // The canonical encoding only: the bits left over past the last byte are zero, as base32() writes them. Otherwise
+  // two addresses (differing in those bits alone) would name one token, and a changed address would still be taken.
+  if ((value & ((1 << bits) - 1)) !== 0) return null;
   return Buffer.from(out);
 }
 
