@@ -294,13 +294,16 @@ END;
 $$;
 
 CREATE FUNCTION public.holdfast_run_steps(p_run_id text) RETURNS jsonb
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     AS $$
-  SELECT COALESCE(jsonb_agg(jsonb_build_object(
-           'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,
-           'output', o.output, 'error', o.error, 'advanced', o.advanced_at IS NOT NULL,
-           'leased', o.status = 'running' AND o.lease_until >= now()) ORDER BY o.created_at, o.id), '[]'::jsonb)
-  FROM steps o WHERE o.run_id = p_run_id;
+BEGIN
+  RETURN (
+    SELECT COALESCE(jsonb_agg(jsonb_build_object(
+             'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,
+             'output', o.output, 'error', o.error, 'advanced', o.advanced_at IS NOT NULL,
+             'leased', o.status = 'running' AND o.lease_until >= now()) ORDER BY o.created_at, o.id), '[]'::jsonb)
+    FROM steps o WHERE o.run_id = p_run_id);
+END;
 $$;
 
 CREATE FUNCTION public.holdfast_scope_all() RETURNS boolean
@@ -433,7 +436,9 @@ BEGIN
   advance := false;
   IF p_status <> 'ready' AND p_rows IS NOT NULL THEN
     UPDATE runs SET
-      seq = seq + 1, updated_at = now(),
+      -- seq only (no index holds it: a HOT update); updated_at only when the run ends (its own state changed).
+      seq = seq + 1,
+      updated_at = CASE WHEN p_rows->'finish'->>'status' IS NULL THEN updated_at ELSE now() END,
       status = COALESCE(p_rows->'finish'->>'status', status),
       error = CASE WHEN jsonb_typeof(p_rows->'finish') = 'object' THEN p_rows->'finish'->'error' ELSE error END,
       finished_at = CASE WHEN p_rows->'finish'->>'status' IS NULL THEN finished_at ELSE now() END
@@ -544,7 +549,9 @@ CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb) RETURNS jsonb
 DECLARE
   item jsonb;
   answer jsonb;
-  answers jsonb := '[]'::jsonb;
+  -- An array grown in place (PL/pgSQL appends to an expanded array), made JSON once: jsonb || jsonb copied the whole
+  -- answer list at every item.
+  answers jsonb[] := '{}';
 BEGIN
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
     BEGIN
@@ -555,9 +562,9 @@ BEGIN
     EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
       answer := '{"changed": false}'::jsonb;
     END;
-    answers := answers || jsonb_build_array(COALESCE(answer, '{"changed": false}'::jsonb));
+    answers := answers || COALESCE(answer, '{"changed": false}'::jsonb);
   END LOOP;
-  RETURN answers;
+  RETURN to_jsonb(answers);
 END;
 $$;
 
@@ -977,7 +984,8 @@ CREATE TABLE public.runs (
     CONSTRAINT runs_finished_check CHECK (((status = 'running'::text) = (finished_at IS NULL))),
     CONSTRAINT runs_held_check CHECK (((held_at IS NULL) OR (status = 'running'::text))),
     CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])))
-);
+)
+WITH (fillfactor='80');
 
 ALTER TABLE ONLY public.runs FORCE ROW LEVEL SECURITY;
 
@@ -1215,7 +1223,7 @@ ALTER TABLE ONLY public.outbox
     ADD CONSTRAINT outbox_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.run_events
-    ADD CONSTRAINT run_events_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT run_events_pkey PRIMARY KEY (run_id, id);
 
 ALTER TABLE ONLY public.run_migrations
     ADD CONSTRAINT run_migrations_pkey PRIMARY KEY (id);
@@ -1300,8 +1308,6 @@ CREATE INDEX outbox_unsent_due_idx ON public.outbox USING btree (available_at, i
 
 CREATE INDEX outbox_unsent_run_idx ON public.outbox USING btree (run_id) WHERE (sent_at IS NULL);
 
-CREATE INDEX run_events_run_id_id_idx ON public.run_events USING btree (run_id, id);
-
 CREATE INDEX run_migrations_org_automation_idx ON public.run_migrations USING btree (org_id, automation_id, created_at);
 
 CREATE INDEX runs_automation_running_idx ON public.runs USING btree (org_id, automation_id, id) WHERE (status = 'running'::text);
@@ -1324,8 +1330,6 @@ CREATE INDEX runs_running_idx ON public.runs USING btree (updated_at) WHERE (sta
 
 CREATE INDEX runs_running_version_idx ON public.runs USING btree (version_id) WHERE (status = 'running'::text);
 
-CREATE INDEX runs_status_updated_at_idx ON public.runs USING btree (status, updated_at);
-
 CREATE INDEX runs_timeline_retention_idx ON public.runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND ((timeline_removed_at IS NULL) OR (timeline_removed_at < finished_at)));
 
 CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
@@ -1338,7 +1342,7 @@ CREATE INDEX signin_throttle_expire_idx ON public.signin_throttle USING btree (e
 
 CREATE INDEX slack_install_states_org_idx ON public.slack_install_states USING btree (org_id, expires_at);
 
-CREATE INDEX steps_lane_status_available_at_idx ON public.steps USING btree (lane, status, available_at);
+CREATE INDEX steps_lane_status_available_at_idx ON public.steps USING btree (lane, status, available_at) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
 
 CREATE UNIQUE INDEX steps_org_id_key ON public.steps USING btree (org_id, id);
 
@@ -1346,13 +1350,11 @@ CREATE INDEX steps_parked_idx ON public.steps USING btree (org_id, ((error ->> '
 
 CREATE UNIQUE INDEX steps_run_id_node_id_iteration_key ON public.steps USING btree (run_id, node_id, iteration);
 
-CREATE INDEX steps_run_idx ON public.steps USING btree (run_id);
-
 CREATE INDEX steps_sent_message_id_idx ON public.steps USING btree (org_id, ((output ->> 'messageId'::text))) WHERE ((kind = 'send_email'::text) AND ((output ->> 'messageId'::text) IS NOT NULL));
 
 CREATE INDEX steps_settled_unadvanced_idx ON public.steps USING btree (run_id) WHERE ((advanced_at IS NULL) AND (status = ANY (ARRAY['done'::text, 'failed'::text])));
 
-CREATE INDEX steps_status_lease_until_idx ON public.steps USING btree (status, lease_until);
+CREATE INDEX steps_status_lease_until_idx ON public.steps USING btree (status, lease_until) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
 
 CREATE INDEX steps_waiting_correlation_idx ON public.steps USING btree (org_id, correlation_key) WHERE ((status = 'waiting'::text) AND (correlation_key IS NOT NULL));
 

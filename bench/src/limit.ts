@@ -17,6 +17,9 @@ export async function measureLimit(meter: Meter, url: string, dbName: string, se
   for (const t of ["steps", "runs", "outbox", "run_events", "effects"]) {
     await c.query(`DROP TABLE IF EXISTS pb_${t}`);
     await c.query(`CREATE TABLE pb_${t} (LIKE ${t} INCLUDING DEFAULTS INCLUDING INDEXES INCLUDING CONSTRAINTS)`);
+    // LIKE copies no storage parameters: the real table's (runs' fillfactor) too, so the copy's updates are HOT alike.
+    const { rows } = await c.query<{ options: string[] | null }>(`SELECT reloptions AS options FROM pg_class WHERE oid = $1::regclass`, [t]);
+    if (rows[0]?.options?.length) await c.query(`ALTER TABLE pb_${t} SET (${rows[0].options.join(", ")})`);
   }
   await c.query(`INSERT INTO pb_runs (id, org_id, automation_id, version_id, start_key, input)
                  SELECT 'run_' || g, 'org', 'aut', 'ver', 'k' || g, '{}' FROM generate_series(1, 2000) g`);
@@ -35,7 +38,7 @@ BEGIN;
 UPDATE pb_steps SET status = 'done', output = '{"status": 200, "body": {"ok": true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now(), advanced_at = now() WHERE id = 'stp_' || :r;
 UPDATE pb_effects SET status = 'settled', result = '{"status": 200, "body": {"ok": true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now() WHERE org_id = 'org' AND key = 'k_' || :r;
 INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker) VALUES ('org', 'run_' || :r, 'stp_' || :r, 's1', 1, 'step.succeeded', 'io', 'w');
-UPDATE pb_runs SET seq = seq + 1, updated_at = now() WHERE id = 'run_' || :r;
+UPDATE pb_runs SET seq = seq + 1 WHERE id = 'run_' || :r;
 INSERT INTO pb_steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until) VALUES ('org', 'run_' || :r, 's1', :n, 'http_request', 'io', 8, 'running', 'w', 1, now() + interval '30 seconds');
 INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data) VALUES ('org', 'run_' || :r, 'stp_x', 's1', 1, 'step.claimed', 'io', 'w', '{"iteration":2}');
 INSERT INTO pb_effects (org_id, run_id, step_id, key, kind, status, owner, lease_until) VALUES ('org', 'run_' || :r, 'stp_x', 'k_' || :r || '_' || :n, 'http_request', 'in_flight', 'w', now() + interval '30 seconds') ON CONFLICT DO NOTHING;

@@ -39,7 +39,7 @@ const checkSql: Record<CheckName, string> = {
   no_way_forward: `SELECT r.id AS "runId",
                CASE WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.advanced_at IS NULL AND s.status IN ('done', 'failed'))
                     THEN 'a settled step was never walked (its wake-up was lost); ' ELSE '' END
-               || 'quiet for ' || round(EXTRACT(EPOCH FROM now() - r.updated_at)) || ' s' AS detail
+               || 'quiet for ' || round(EXTRACT(EPOCH FROM now() - GREATEST(r.updated_at, (SELECT max(s.updated_at) FROM steps s WHERE s.run_id = r.id)))) || ' s' AS detail
         FROM runs r
         WHERE r.status = 'running' AND r.held_at IS NULL AND r.updated_at < now() - interval '${graceSeconds} seconds'
           AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id

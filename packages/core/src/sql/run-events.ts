@@ -49,6 +49,6 @@ export function runEventsForRun(tx: Tx, orgId: string, runId: string): Promise<T
  */
 export function runEventsDeleteOfRuns(tx: Tx, runIds: string[], limit: number): Promise<number> {
   return tx.$executeRaw`
-    DELETE FROM run_events WHERE id IN (
-      SELECT id FROM run_events WHERE run_id = ANY(${runIds}::text[]) ORDER BY id LIMIT ${limit})`;
+    DELETE FROM run_events WHERE (run_id, id) IN (
+      SELECT run_id, id FROM run_events WHERE run_id = ANY(${runIds}::text[]) ORDER BY id LIMIT ${limit})`;
 }

@@ -106,11 +106,14 @@ export function runsLockForWalkMany(tx: Tx, targets: { orgId: string; runId: str
     FOR UPDATE SKIP LOCKED`;
 }
 
-/** Marks progress on running runs (a walk that changed something and did not finish them). */
+/**
+ * Marks progress on running runs (a walk that changed something and did not finish them): seq only, which no index
+ * holds, so the update is HOT; the progress itself is in the steps' rows.
+ */
 export async function runsTouch(tx: Tx, runIds: string | string[]): Promise<number> {
   const ids = typeof runIds === "string" ? [runIds] : runIds;
   if (ids.length === 0) return 0;
-  return tx.$executeRaw`UPDATE runs SET updated_at = now(), seq = seq + 1 WHERE id = ANY(${ids}::text[])`;
+  return tx.$executeRaw`UPDATE runs SET seq = seq + 1 WHERE id = ANY(${ids}::text[])`;
 }
 
 /** How a walk ends a run. */
@@ -144,7 +147,9 @@ export interface StalledRun {
  * Sweeper: running runs with no way forward right now: no open step (ready, running, waiting or parked; or a cancel
  * waiting on no step in flight), no unsent outbox row, and no progress for `staleSeconds`. Typically a settled step
  * whose run.wake was lost, or a start whose wake-up was dropped. They get a fresh run.wake (at most once per
- * `staleSeconds`, by swept_at). A parked run is not stalled: it waits for a person, and it gains no rows.
+ * `staleSeconds`, by swept_at). A parked run is not stalled: it waits for a person, and it gains no rows. Progress is
+ * read from the steps (each settle writes its step's updated_at); the run's own updated_at moves only when its state
+ * does, so it only narrows the candidates.
  */
 export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Promise<StalledRun[]> {
   return tx.$queryRaw<StalledRun[]>`

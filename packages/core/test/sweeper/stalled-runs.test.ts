@@ -49,6 +49,18 @@ describe("stalled-runs", () => {
     expect((await service.runOnce(bed.ctx)).rewoken).toBe(0); // swept within the interval
   });
 
+  it("reads a run's progress from its steps: a run going for an hour whose step settled a moment ago is not stalled", async () => {
+    // A settle and a walk bump only the run's seq (a HOT update), not its updated_at: that moves when the run's own
+    // state does. The run below started an hour ago; its step settled just now and its walk's run.wake was lost.
+    const run = await settled("done");
+    await bed.rows("UPDATE runs SET updated_at = updated_at - interval '1 hour' WHERE id = $1", [run.runId]);
+    const service = stalledRuns.make({ staleSeconds: 5, batch: 10 });
+    expect((await service.runOnce(bed.ctx)).runs.map((r) => r.runId)).not.toContain(run.runId);
+    // Once its step, too, has been quiet for the interval, it is.
+    await bed.rows("UPDATE steps SET updated_at = updated_at - interval '10 seconds' WHERE run_id = $1", [run.runId]);
+    expect((await service.runOnce(bed.ctx)).runs.map((r) => r.runId)).toContain(run.runId);
+  });
+
   it("leaves a run parked for a person alone, however long it waits", async () => {
     const run = await settled("parked");
     const before = await bed.rows("SELECT (SELECT count(*)::int FROM run_events WHERE run_id = $1) AS events, (SELECT count(*)::int FROM outbox WHERE run_id = $1) AS outbox", [run.runId]);

@@ -63,7 +63,9 @@ BEGIN
   advance := false;
   IF p_status <> 'ready' AND p_rows IS NOT NULL THEN
     UPDATE runs SET
-      seq = seq + 1, updated_at = now(),
+      -- seq only (no index holds it: a HOT update); updated_at only when the run ends (its own state changed).
+      seq = seq + 1,
+      updated_at = CASE WHEN p_rows->'finish'->>'status' IS NULL THEN updated_at ELSE now() END,
       status = COALESCE(p_rows->'finish'->>'status', status),
       error = CASE WHEN jsonb_typeof(p_rows->'finish') = 'object' THEN p_rows->'finish'->'error' ELSE error END,
       finished_at = CASE WHEN p_rows->'finish'->>'status' IS NULL THEN finished_at ELSE now() END

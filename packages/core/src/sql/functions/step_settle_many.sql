@@ -13,7 +13,9 @@ AS $function$
 DECLARE
   item jsonb;
   answer jsonb;
-  answers jsonb := '[]'::jsonb;
+  -- An array grown in place (PL/pgSQL appends to an expanded array), made JSON once: jsonb || jsonb copied the whole
+  -- answer list at every item.
+  answers jsonb[] := '{}';
 BEGIN
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
     BEGIN
@@ -24,8 +26,8 @@ BEGIN
     EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
       answer := '{"changed": false}'::jsonb;
     END;
-    answers := answers || jsonb_build_array(COALESCE(answer, '{"changed": false}'::jsonb));
+    answers := answers || COALESCE(answer, '{"changed": false}'::jsonb);
   END LOOP;
-  RETURN answers;
+  RETURN to_jsonb(answers);
 END;
 $function$;
