@@ -1425,9 +1425,6 @@ ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
 ALTER TABLE ONLY public.effects
-    ADD CONSTRAINT effects_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
-
-ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.effects

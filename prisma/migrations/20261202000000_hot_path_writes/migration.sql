@@ -26,3 +26,8 @@ CREATE UNIQUE INDEX "run_events_run_id_id_key" ON "run_events" ("run_id", "id");
 ALTER TABLE "run_events" DROP CONSTRAINT "run_events_pkey";
 ALTER TABLE "run_events" ADD CONSTRAINT "run_events_pkey" PRIMARY KEY USING INDEX "run_events_run_id_id_key";
 DROP INDEX IF EXISTS "run_events_run_id_id_idx";
+
+-- effects: the organisation is already held through the run (effects_run_id_fkey is (org_id, run_id) -> runs, and a
+-- run's org_id -> organisations). The direct key locked the organisation's row FOR KEY SHARE in every effect claim:
+-- many transactions at once on one row, a new MultiXact each time.
+ALTER TABLE "effects" DROP CONSTRAINT IF EXISTS "effects_org_id_fkey";
