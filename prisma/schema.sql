@@ -1342,7 +1342,9 @@ CREATE INDEX signin_throttle_expire_idx ON public.signin_throttle USING btree (e
 
 CREATE INDEX slack_install_states_org_idx ON public.slack_install_states USING btree (org_id, expires_at);
 
-CREATE INDEX steps_lane_status_available_at_idx ON public.steps USING btree (lane, status, available_at) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
+CREATE INDEX steps_open_lane_status_available_at_idx ON public.steps USING btree (lane, status, available_at) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
+
+CREATE INDEX steps_open_status_lease_until_idx ON public.steps USING btree (status, lease_until) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
 
 CREATE UNIQUE INDEX steps_org_id_key ON public.steps USING btree (org_id, id);
 
@@ -1353,8 +1355,6 @@ CREATE UNIQUE INDEX steps_run_id_node_id_iteration_key ON public.steps USING btr
 CREATE INDEX steps_sent_message_id_idx ON public.steps USING btree (org_id, ((output ->> 'messageId'::text))) WHERE ((kind = 'send_email'::text) AND ((output ->> 'messageId'::text) IS NOT NULL));
 
 CREATE INDEX steps_settled_unadvanced_idx ON public.steps USING btree (run_id) WHERE ((advanced_at IS NULL) AND (status = ANY (ARRAY['done'::text, 'failed'::text])));
-
-CREATE INDEX steps_status_lease_until_idx ON public.steps USING btree (status, lease_until) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
 
 CREATE INDEX steps_waiting_correlation_idx ON public.steps USING btree (org_id, correlation_key) WHERE ((status = 'waiting'::text) AND (correlation_key IS NOT NULL));
 

@@ -13,16 +13,25 @@ DROP INDEX IF EXISTS "runs_status_updated_at_idx";
 DROP INDEX IF EXISTS "steps_run_idx";
 -- The status indexes hold open steps only (ready, running, waiting, parked: the ones the sweeper, the lane counts
 -- and the checks look for by status). A step settled done or failed leaves them, so its settle writes no entry there.
+-- They are small (open steps only) and built before the full ones go, so no query is left without one.
+-- On a large existing database build them first without blocking writes (the migration then finds them):
+--   CREATE INDEX CONCURRENTLY IF NOT EXISTS "steps_open_status_lease_until_idx" ON "steps" ("status", "lease_until")
+--     WHERE status IN ('ready', 'running', 'waiting', 'parked');
+--   CREATE INDEX CONCURRENTLY IF NOT EXISTS "steps_open_lane_status_available_at_idx" ON "steps" ("lane", "status", "available_at")
+--     WHERE status IN ('ready', 'running', 'waiting', 'parked');
+CREATE INDEX IF NOT EXISTS "steps_open_status_lease_until_idx" ON "steps" ("status", "lease_until")
+  WHERE status IN ('ready', 'running', 'waiting', 'parked');
+CREATE INDEX IF NOT EXISTS "steps_open_lane_status_available_at_idx" ON "steps" ("lane", "status", "available_at")
+  WHERE status IN ('ready', 'running', 'waiting', 'parked');
 DROP INDEX IF EXISTS "steps_status_lease_until_idx";
-CREATE INDEX "steps_status_lease_until_idx" ON "steps" ("status", "lease_until")
-  WHERE status IN ('ready', 'running', 'waiting', 'parked');
 DROP INDEX IF EXISTS "steps_lane_status_available_at_idx";
-CREATE INDEX "steps_lane_status_available_at_idx" ON "steps" ("lane", "status", "available_at")
-  WHERE status IN ('ready', 'running', 'waiting', 'parked');
 
 -- run_events: the timeline is read and removed by run ((run_id, id): the run page, retention), never by id alone, so
 -- (run_id, id) is the primary key and the (id) index goes: one index entry a timeline row instead of two.
-CREATE UNIQUE INDEX "run_events_run_id_id_key" ON "run_events" ("run_id", "id");
+-- On a large existing database build the new key first without blocking the timeline's writes (the migration then
+-- finds it; the swap of the primary key below is then quick):
+--   CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "run_events_run_id_id_key" ON "run_events" ("run_id", "id");
+CREATE UNIQUE INDEX IF NOT EXISTS "run_events_run_id_id_key" ON "run_events" ("run_id", "id");
 ALTER TABLE "run_events" DROP CONSTRAINT "run_events_pkey";
 ALTER TABLE "run_events" ADD CONSTRAINT "run_events_pkey" PRIMARY KEY USING INDEX "run_events_run_id_id_key";
 DROP INDEX IF EXISTS "run_events_run_id_id_idx";
