@@ -99,9 +99,15 @@ const show = async (label: string, row: () => Promise<RaceResult>) => {
 };
 
 const profile = values.profile ? { profileDir: values.profile } : {};
+// Every row on a fresh database, as each peer row is (peers/run.ts): no row inherits the tables, statistics or cached
+// plans of the one before it, and each gets the meter's one ANALYZE at the same point of its row.
+const holdfastRow = async (spec: Parameters<typeof runHoldfast>[0], rowEnv: typeof env) => {
+  await freshDatabase(dbName);
+  return runHoldfast(spec, rowEnv);
+};
 const peers = values["skip-peers"] ? [] : (["dbos", "graphile"] as const);
 for (const step of ["http", "noop"] as const) {
-  await show(`Holdfast ${step}`, () => runHoldfast({ label: `Holdfast ${step} x${steps}`, step, runs, steps, inFlight, laneWorkers: 1, ...(step === "http" ? profile : {}) }, env));
+  await show(`Holdfast ${step}`, () => holdfastRow({ label: `Holdfast ${step} x${steps}`, step, runs, steps, inFlight, laneWorkers: 1, ...(step === "http" ? profile : {}) }, env));
   for (const peer of peers) await show(`${peer} ${step}`, () => runPeer(peer, { step, runs, steps, inFlight }, env));
 }
 let limit: Awaited<ReturnType<typeof measureLimit>> | undefined;
@@ -109,23 +115,23 @@ if (!quick) {
   // The same peak rows with every settle its own commit (before group commit), side by side.
   for (const step of ["http", "noop"] as const) {
     await show(`Holdfast ${step}, settles alone`, () =>
-      runHoldfast({ label: `Holdfast ${step} x${steps}, settles alone`, step, runs, steps, inFlight, laneWorkers: 1, settlesAlone: true }, env),
+      holdfastRow({ label: `Holdfast ${step} x${steps}, settles alone`, step, runs, steps, inFlight, laneWorkers: 1, settlesAlone: true }, env),
     );
   }
-  await show("Holdfast http, 2 lane workers", () => runHoldfast({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
-  await show("Holdfast http, sweep only", () => runHoldfast({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
+  await show("Holdfast http, 2 lane workers", () => holdfastRow({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
+  await show("Holdfast http, sweep only", () => holdfastRow({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
   const peak = results.find((r) => r.system === "Holdfast" && r.scenario === "http");
   if (peak) {
     const half = Math.max(1, peak.runsPerSec / 2);
     await show("Holdfast http, half peak", () =>
-      runHoldfast(
+      holdfastRow(
         { label: `Holdfast http x${steps}, half peak (${fmt(half, 1)}/s)`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half },
         env,
       ),
     );
     // The same load with first steps through the relay and Redis only (before LISTEN dispatch), side by side.
     await show("Holdfast http, half peak, queue only", () =>
-      runHoldfast(
+      holdfastRow(
         { label: `Holdfast http x${steps}, half peak, queue only`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half, queueOnly: true },
         env,
       ),

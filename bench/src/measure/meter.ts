@@ -124,9 +124,11 @@ export class Meter {
     const timer = setInterval(() => {
       sampling = sampling.then(sample).catch(() => {});
     }, 200);
-    // Autovacuum's analyze, which a default server runs on a table within its first rows of load: autovacuum is off on
-    // the bench machines, and a plan cached while the tables were empty (every system starts on a fresh database) would
-    // stay for the whole row, chosen between indexes that looked equally good on no rows. Once, for every system alike.
+    // A stand-in for autovacuum's analyze. A default server analyzes a table once enough of its rows changed, looking
+    // at each database every autovacuum_naptime (a minute); autovacuum is off on the bench machines and a row lasts
+    // seconds, so a plan cached while the row's fresh tables were empty (every row of every system starts on a fresh
+    // database) would stay for the whole row, chosen between indexes that looked equally good on no rows. Once a row,
+    // at the same point for every system.
     let analyzing: Promise<void> | undefined;
     const analyzeTimer = setTimeout(() => {
       analyzing = (async () => {
