@@ -133,6 +133,7 @@ export class Meter {
     const analyzeTimer = setTimeout(() => {
       analyzing = (async () => {
         const a = new pg.Client({ connectionString: urlFor(database), application_name: analyzeApp });
+        a.on("error", () => {}); // a lost connection fails the ANALYZE (caught); unheard, the event would end the bench
         try {
           await a.connect();
           await a.query("ANALYZE");

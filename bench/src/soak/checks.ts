@@ -52,6 +52,7 @@ export async function checkInvariants(o: {
   secretKey: string;
 }): Promise<{ invariants: Invariant[]; figures: Figures; doctor: unknown }> {
   const c = new pg.Client({ connectionString: o.adminUrl });
+  c.on("error", () => {}); // a lost connection fails the next query, which says so; unheard, the event ends the soak
   await c.connect();
   const q = async <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => (await c.query(sql, params)).rows as T[];
   try {

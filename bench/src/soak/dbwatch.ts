@@ -12,6 +12,9 @@ export function watchDatabase(adminUrl: string, t0: number, events: string[]): {
       await new Promise((r) => setTimeout(r, 10_000));
       if (stopped) break;
       const c = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 3_000, statement_timeout: 5_000 });
+      // A planned PostgreSQL restart ends this connection: during the query the query fails (caught below); between
+      // the query and end() it arrives as the client's 'error' event, which unheard would end the soak itself.
+      c.on("error", () => {});
       try {
         await c.connect();
         const { rows } = await c.query<{ app: string; n: number; long_tx: number; oldest: number | null; waiting: number; blockers: string | null }>(

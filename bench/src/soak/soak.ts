@@ -202,6 +202,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     // Drain: every delivery acknowledged and every run final or parked, within the bound after the last fault.
     const deadline = t0 + lastFaultMs + o.drainSeconds * 1000;
     const check = new pg.Client({ connectionString: d.adminUrl });
+    check.on("error", () => {}); // a lost connection fails the next query, which says so; unheard, the event ends the soak
     await check.connect();
     cleanups.push(() => check.end());
     let drainedAt: number | null = null;

@@ -68,6 +68,7 @@ async function osUser(name: string): Promise<{ uid: number; gid: number }> {
 async function waitReady(url: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const c = new pg.Client({ connectionString: url });
+    c.on("error", () => {}); // a server still shutting down may end it at any moment: the next try is the answer
     try {
       await c.connect();
       await c.end();
