@@ -197,19 +197,30 @@ describe("the builder", () => {
     await page.click('.palette-item[data-kind="end"]');
     await page.waitForSelector('.react-flow__node[data-id="end_2"]');
     await page.waitForSelector('.react-flow__edge[data-id="http_request->end_2"]', { state: "attached" });
-    const boxes = async () =>
+    const measure = async () =>
       Object.fromEntries(
         await Promise.all(
           ["trigger", "end", "http_request", "end_2"].map(async (id) => [id, await page.locator(`.react-flow__node[data-id="${id}"]`).boundingBox()] as const),
         ),
       );
+    // The canvas pans to each new step (a 200 ms animation) and Tidy moves the nodes: boxes read one by one while the
+    // view still moves belong to different moments, so read them until two readings 100 ms apart agree.
+    const boxes = async () => {
+      let last = JSON.stringify(await measure());
+      for (let i = 0; i < 50; i++) {
+        await page.waitForTimeout(100);
+        const now = JSON.stringify(await measure());
+        if (now === last) break;
+        last = now;
+      }
+      return JSON.parse(last) as Awaited<ReturnType<typeof measure>>;
+    };
     const apart = (b: Record<string, { x: number; y: number; width: number; height: number } | null>) => {
       const list = Object.values(b) as { x: number; y: number; width: number; height: number }[];
       return list.every((p, i) => list.every((r, j) => i === j || p.x + p.width <= r.x || r.x + r.width <= p.x || p.y + p.height <= r.y || r.y + r.height <= p.y));
     };
     expect(apart(await boxes())).toBe(true);
     await page.click('button:has-text("Tidy layout")');
-    await page.waitForTimeout(300);
     const tidy = await boxes();
     expect(apart(tidy)).toBe(true);
     expect((tidy.trigger?.x ?? 0) < (tidy.end?.x ?? 0)).toBe(true);
