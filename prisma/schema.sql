@@ -295,6 +295,7 @@ $$;
 
 CREATE FUNCTION public.holdfast_run_steps(p_run_id text) RETURNS jsonb
     LANGUAGE plpgsql STABLE
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 BEGIN
   RETURN (
@@ -346,6 +347,35 @@ BEGIN
     ORDER BY slot LIMIT 1 FOR UPDATE SKIP LOCKED)
   RETURNING slot INTO taken;
   RETURN taken;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_start_target(p_org_slug text, p_automation_slug text) RETURNS TABLE(org_id text, automation_id text, automation_found boolean, trigger_auth text, signing_secrets text[], url_tokens text[], version_id text, version integer, now_epoch double precision, needs_sample boolean, gate text)
+    LANGUAGE plpgsql STABLE
+    SET plan_cache_mode TO 'force_generic_plan'
+    AS $$
+#variable_conflict use_column
+BEGIN
+  RETURN QUERY
+  SELECT o.id, a.id, a.id IS NOT NULL, a.trigger_auth,
+         COALESCE(c.signing, '{}'::text[]), COALESCE(c.tokens, '{}'::text[]),
+         v.id, v.version, EXTRACT(EPOCH FROM now())::float8,
+         a.sample_input IS NULL,
+         CASE WHEN a.status = 'paused' THEN a.pause_mode ELSE a.status END
+  FROM organisations o
+  LEFT JOIN automations a ON a.org_id = o.id AND a.slug = p_automation_slug
+  LEFT JOIN LATERAL (
+    SELECT av.id, av.version FROM automation_versions av
+    WHERE av.org_id = o.id AND av.automation_id = a.id AND av.published_at IS NOT NULL
+    ORDER BY av.version DESC LIMIT 1
+  ) v ON true
+  LEFT JOIN LATERAL (
+    SELECT array_agg(tc.secret) FILTER (WHERE tc.kind = 'signing_secret') AS signing,
+           array_agg(tc.secret) FILTER (WHERE tc.kind = 'url_token') AS tokens
+    FROM trigger_credentials tc
+    WHERE tc.org_id = o.id AND tc.automation_id = a.id AND (tc.expires_at IS NULL OR tc.expires_at > now())
+  ) c ON true
+  WHERE o.slug = p_org_slug;
 END;
 $$;
 
@@ -823,7 +853,6 @@ CREATE TABLE public.deployment_settings (
 );
 
 CREATE TABLE public.effects (
-    id text DEFAULT ('eff_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
     org_id text NOT NULL,
     run_id text NOT NULL,
     step_id text NOT NULL,
@@ -1202,10 +1231,7 @@ ALTER TABLE ONLY public.deployment_settings
     ADD CONSTRAINT deployment_settings_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.effects
-    ADD CONSTRAINT effects_key_key UNIQUE (org_id, key);
-
-ALTER TABLE ONLY public.effects
-    ADD CONSTRAINT effects_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT effects_pkey PRIMARY KEY (org_id, key);
 
 ALTER TABLE ONLY public.leader_leases
     ADD CONSTRAINT leader_leases_pkey PRIMARY KEY (name);
@@ -1714,6 +1740,9 @@ GRANT ALL ON FUNCTION public.holdfast_scope_orgs() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_start_target(p_org_slug text, p_automation_slug text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_start_target(p_org_slug text, p_automation_slug text) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[]) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[]) TO holdfast_worker;

@@ -25,27 +25,12 @@ export async function automationsFindStartTarget(
   orgSlug: string,
   automationSlug: string,
 ): Promise<{ org: boolean; target?: StartTarget }> {
+  // holdfast_start_target (sql/functions/start_target.sql): one statement whose plan the connection keeps.
   const rows = await tx.$queryRaw<(StartTarget & { automationFound: boolean })[]>`
-    SELECT o.id AS "orgId", a.id AS "automationId", a.id IS NOT NULL AS "automationFound",
-           a.trigger_auth AS "triggerAuth",
-           COALESCE(c.signing, '{}') AS "signingSecrets", COALESCE(c.tokens, '{}') AS "urlTokens",
-           v.id AS "versionId", v.version, EXTRACT(EPOCH FROM now())::float8 AS now,
-           a.sample_input IS NULL AS "needsSample",
-           CASE WHEN a.status = 'paused' THEN a.pause_mode ELSE a.status END AS gate
-    FROM organisations o
-    LEFT JOIN automations a ON a.org_id = o.id AND a.slug = ${automationSlug}
-    LEFT JOIN LATERAL (
-      SELECT id, version FROM automation_versions
-      WHERE org_id = o.id AND automation_id = a.id AND published_at IS NOT NULL
-      ORDER BY version DESC LIMIT 1
-    ) v ON true
-    LEFT JOIN LATERAL (
-      SELECT array_agg(secret) FILTER (WHERE kind = 'signing_secret') AS signing,
-             array_agg(secret) FILTER (WHERE kind = 'url_token') AS tokens
-      FROM trigger_credentials
-      WHERE org_id = o.id AND automation_id = a.id AND (expires_at IS NULL OR expires_at > now())
-    ) c ON true
-    WHERE o.slug = ${orgSlug}`;
+    SELECT org_id AS "orgId", automation_id AS "automationId", automation_found AS "automationFound",
+           trigger_auth AS "triggerAuth", signing_secrets AS "signingSecrets", url_tokens AS "urlTokens",
+           version_id AS "versionId", version, now_epoch AS now, needs_sample AS "needsSample", gate
+    FROM holdfast_start_target(${orgSlug}, ${automationSlug})`;
   const row = rows[0];
   if (!row) return { org: false };
   if (!row.automationFound) return { org: true };
