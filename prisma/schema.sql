@@ -1455,9 +1455,6 @@ ALTER TABLE ONLY public.contacts
 ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
 
-ALTER TABLE ONLY public.effects
-    ADD CONSTRAINT effects_step_fkey FOREIGN KEY (org_id, step_id) REFERENCES public.steps(org_id, id) ON DELETE CASCADE;
-
 ALTER TABLE ONLY public.memberships
     ADD CONSTRAINT memberships_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
@@ -1469,9 +1466,6 @@ ALTER TABLE ONLY public.org_budgets
 
 ALTER TABLE ONLY public.outbox
     ADD CONSTRAINT outbox_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
-
-ALTER TABLE ONLY public.run_events
-    ADD CONSTRAINT run_events_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.run_migrations
     ADD CONSTRAINT run_migrations_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id);
