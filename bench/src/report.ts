@@ -34,21 +34,40 @@ export function cpuLines(results: RaceResult[]): string[] {
   });
 }
 
-/** Holdfast against each peer in one scenario: the ratio of steps/s, with the target where the issue sets one. */
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? Number.NaN) : ((s[m - 1] ?? Number.NaN) + (s[m] ?? Number.NaN)) / 2;
+};
+
+/**
+ * Holdfast against each peer in one scenario: the ratio of steps/s within each round (both rows ran minutes apart on
+ * the same machine), and the median of the rounds, which the target is judged on; with the same for steps per CPU
+ * second, which moves far less with the machine's load than steps/s does.
+ */
 export function ratioLines(results: RaceResult[], targets: Record<string, Record<string, number>>): string[] {
   const lines: string[] = [];
+  const cpu = (r: RaceResult) => perStep(r).nodeMs + perStep(r).pgMs;
   for (const scenario of ["http", "noop"] as const) {
-    const ours = results.find((r) => r.system === "Holdfast" && r.scenario === scenario && r.inFlight !== null);
-    if (!ours) continue;
-    for (const peer of results.filter((r) => r.system !== "Holdfast" && r.scenario === scenario)) {
-      const ratio = ours.stepsPerSec / peer.stepsPerSec;
-      const target = targets[scenario]?.[peer.system];
-      // CPU per step moves far less with the machine's load than steps/s does: the same ratio as steps per CPU second.
-      const cpu = (r: RaceResult) => perStep(r).nodeMs + perStep(r).pgMs;
+    const ours = results.filter((r) => r.system === "Holdfast" && r.scenario === scenario && r.round !== undefined);
+    const peers = [...new Set(results.filter((r) => r.system !== "Holdfast" && r.scenario === scenario && r.round !== undefined).map((r) => r.system))];
+    for (const peer of peers) {
+      const pairs = ours.flatMap((o) => {
+        const p = results.find((r) => r.system === peer && r.scenario === scenario && r.round === o.round);
+        return p ? [[o, p] as const] : [];
+      });
+      if (!pairs.length) continue;
+      const ratios = pairs.map(([o, p]) => o.stepsPerSec / p.stepsPerSec);
+      const cpuRatios = pairs.map(([o, p]) => cpu(p) / cpu(o));
+      const ratio = median(ratios);
+      const target = targets[scenario]?.[peer];
+      const each = pairs.length > 1 ? ` (rounds: ${pairs.map(([o, p], i) => `${fmt(o.stepsPerSec)}/${fmt(p.stepsPerSec)} = ${fmt(ratios[i], 2)}x`).join(", ")})` : "";
       lines.push(
-        `  (${scenario === "http" ? "a" : "b"}) ${scenario.padEnd(5)} Holdfast/${peer.system.padEnd(15)} ${fmt(ours.stepsPerSec)}/${fmt(peer.stepsPerSec)} = ${fmt(ratio, 2)}x` +
+        `  (${scenario === "http" ? "a" : "b"}) ${scenario.padEnd(5)} Holdfast/${peer.padEnd(15)} ` +
+          (pairs.length > 1 ? `median of ${pairs.length} rounds ${fmt(ratio, 2)}x${each}` : `${fmt(pairs[0]?.[0].stepsPerSec)}/${fmt(pairs[0]?.[1].stepsPerSec)} = ${fmt(ratio, 2)}x`) +
           (target ? ` (target >= ${target}x: ${ratio >= target ? "met" : "not met"})` : "") +
-          `; steps per CPU second (node + postgres): ${fmt(cpu(peer) / cpu(ours), 2)}x (${fmt(cpu(ours), 2)} vs ${fmt(cpu(peer), 2)} ms a step)`,
+          `; steps per CPU second (node + postgres): ${pairs.length > 1 ? "median " : ""}${fmt(median(cpuRatios), 2)}x` +
+          (pairs.length > 1 ? ` (rounds: ${cpuRatios.map((c) => `${fmt(c, 2)}x`).join(", ")})` : ` (${pairs.map(([o, p]) => `${fmt(cpu(o), 2)} vs ${fmt(cpu(p), 2)}`).join("")} ms a step)`),
       );
     }
   }

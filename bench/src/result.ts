@@ -29,6 +29,8 @@ export interface RaceResult {
   systemNode: string[];
   lost: number;
   duplicated: number;
+  /** The round of a main row (the race runs them in rounds); unset for the other rows. */
+  round?: number;
 }
 
 export const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
