@@ -41,7 +41,7 @@ const runner = new StepRunner({
   log,
   outages,
   ...(env.LOCAL_DISPATCH_MAX_CHAIN > 0 ? { localDispatch: { maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } } : {}),
-  settleBatch: { max: env.SETTLE_BATCH_MAX, parallel: env.SETTLE_BATCH_PARALLEL },
+  settleBatch: { max: env.SETTLE_BATCH_MAX, parallel: env.SETTLE_BATCH_PARALLEL, crowd: env.SETTLE_BATCH_CROWD },
 });
 
 function parse(data: unknown) {

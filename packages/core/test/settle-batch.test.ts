@@ -108,6 +108,24 @@ describe("the settle batcher (group commit)", () => {
     expect(new Set(x).size).toBe(2);
   });
 
+  it("opens a second batch beside the one in flight only for a crowd (crowd settles waiting); fewer wait and go together", async () => {
+    const few = await Promise.all(Array.from({ length: 3 }, () => claimedStep()));
+    const waitForCrowd = new SettleBatcher(t.sql, { max: 32, parallel: 2, crowd: 4 });
+    await Promise.all(few.map((s) => waitForCrowd.settle(done(s, {}))));
+    // 1 alone; the other 2 (fewer than 4) waited for it and went together: 2 statements, not 3.
+    expect(waitForCrowd.stats).toEqual({ settles: 3, statements: 2, fallbacks: 0 });
+    const many = await Promise.all(Array.from({ length: 6 }, () => claimedStep()));
+    const crowded = new SettleBatcher(t.sql, { max: 32, parallel: 2, crowd: 4 });
+    await Promise.all(many.map((s) => crowded.settle(done(s, {}))));
+    // 1 alone; when the fourth is waiting (a crowd), those four go as a second batch beside the first; the last waits
+    // for one of them to return.
+    expect(crowded.stats).toEqual({ settles: 6, statements: 3, fallbacks: 0 });
+    const eager = new SettleBatcher(t.sql, { max: 32, parallel: 2, crowd: 1 });
+    await Promise.all((await Promise.all(Array.from({ length: 3 }, () => claimedStep()))).map((s) => eager.settle(done(s, {}))));
+    // crowd 1 (the behaviour before): the second settle opens the second batch at once, alone; the third waits.
+    expect(eager.stats).toEqual({ settles: 3, statements: 3, fallbacks: 0 });
+  });
+
   it("caps a batch at max", async () => {
     const steps = await Promise.all(Array.from({ length: 7 }, () => claimedStep()));
     const batcher = new SettleBatcher(t.sql, { max: 3, parallel: 1 });

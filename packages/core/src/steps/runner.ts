@@ -93,7 +93,7 @@ export class StepRunner {
        * Group commit of settles (steps/settle-batch.ts): up to `max` settles that meet while `parallel` batches are in
        * flight go in one statement and one commit. Absent: each settle is its own statement.
        */
-      settleBatch?: { max: number; parallel: number };
+      settleBatch?: { max: number; parallel: number; crowd?: number };
     },
   ) {
     this.lane = deps.lane ?? lanes.io;

@@ -17,7 +17,13 @@ export class SettleBatcher {
 
   constructor(
     private readonly sql: Sql,
-    private readonly options: { max: number; /** Batches in flight at once (each holds a pooled connection). */ parallel: number },
+    private readonly options: {
+      max: number;
+      /** Batches in flight at once (each holds a pooled connection). */
+      parallel: number;
+      /** While a batch is in flight, another opens only once this many settles wait (1: as soon as one does). */
+      crowd?: number;
+    },
   ) {}
 
   /** `onSend` is called as the settle's statement goes out (the caller's lease heartbeat stops there). */
@@ -36,6 +42,7 @@ export class SettleBatcher {
 
   private pump(): void {
     while (this.waiting.length > 0 && this.inFlight < this.options.parallel) {
+      if (this.inFlight > 0 && this.waiting.length < (this.options.crowd ?? 1)) return;
       const batch = this.waiting.splice(0, this.options.max);
       this.inFlight += 1;
       this.send(batch).finally(() => {
