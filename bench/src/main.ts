@@ -14,7 +14,7 @@ import { loadAverage } from "./measure/proc";
 import { startNoop } from "./noop-client";
 import { runPeer } from "./peers/run";
 import { dropDatabase, freshDatabase, setting } from "./pg";
-import { cpuLines, fmt, raceHeader, raceRow, ratioLines } from "./report";
+import { cpuLines, fmt, medianBy, raceHeader, raceRow, ratioLines } from "./report";
 import { perStep, type RaceResult } from "./result";
 import { runGrown } from "./grown/main";
 import { runSpike } from "./spike/main";
@@ -65,7 +65,11 @@ if (values.grown && !values.all) {
 
 const runs = Number(values.runs ?? (quick ? 40 : 500));
 const inFlight = Number(values["in-flight"] ?? 32);
-const rounds = Math.max(1, Number(values.rounds ?? (quick ? 1 : 3)));
+const rounds = Number(values.rounds ?? (quick ? 1 : 3));
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error(`--rounds takes a whole number from 1 (got "${values.rounds}")`);
+  process.exit(2);
+}
 const steps = 10;
 const benchStart = Date.now();
 const dbName = process.env.BENCH_DATABASE ?? "holdfast_bench";
@@ -127,27 +131,28 @@ for (const step of ["http", "noop"] as const) {
           () => holdfastRow({ label: `Holdfast ${step} x${steps}`, step, runs, steps, inFlight, laneWorkers: 1, ...(step === "http" && round === 1 ? profile : {}) }, env),
           round,
         );
-        // The database's limit right after the round's Holdfast http row (the machine as that row found it), its
-        // share taken within the round like the ratios.
-        if (step === "http" && !quick && (!only || only.some((o) => "database limit".includes(o)))) {
-          const l = await measureLimit(meter, url, dbName, 10, 8).catch((error) => {
-            failed.push(`database limit (round ${round})`);
-            console.log(`database limit (round ${round}) FAILED: ${(error as Error).message.split("\n")[0]}`);
-            return undefined;
-          });
-          if (l) limits.push({ ...l, round });
-        }
       } else {
         await show(`${system} ${step}`, () => runPeer(system, { step, runs, steps, inFlight }, env), round);
       }
     }
+    // The database's limit at the end of each http round (after every system's row, so none runs just after its
+    // burst of writes), Holdfast's share of it taken within the round like the ratios.
+    if (step === "http" && !quick && (!only || only.some((o) => "database limit".includes(o)))) {
+      const l = await measureLimit(meter, url, dbName, 10, 8).catch((error) => {
+        failed.push(`database limit (round ${round})`);
+        console.log(`database limit (round ${round}) FAILED: ${(error as Error).message.split("\n")[0]}`);
+        return undefined;
+      });
+      if (l) limits.push({ ...l, round });
+    }
   }
 }
 /** A system's main row of the median round by steps/s (the one the other figures are read from). */
-const mainRow = (system: RaceResult["system"], scenario: RaceResult["scenario"]) => {
-  const rows = results.filter((r) => r.system === system && r.scenario === scenario && r.round !== undefined).sort((a, b) => a.stepsPerSec - b.stepsPerSec);
-  return rows[Math.floor((rows.length - 1) / 2)];
-};
+const mainRow = (system: RaceResult["system"], scenario: RaceResult["scenario"]) =>
+  medianBy(
+    results.filter((r) => r.system === system && r.scenario === scenario && r.round !== undefined),
+    (r) => r.stepsPerSec,
+  );
 if (!quick) {
   // The same peak rows with every settle its own commit (before group commit), side by side.
   for (const step of ["http", "noop"] as const) {
@@ -216,8 +221,7 @@ if (limits.length) {
     const ours = results.find((r) => r.system === "Holdfast" && r.scenario === "http" && r.round === l.round);
     return ours ? [{ round: l.round, share: (100 * ours.stepsPerSec) / l.stepsPerSec, ours: ours.stepsPerSec, limit: l.stepsPerSec }] : [];
   });
-  const sorted = [...shares].sort((a, b) => a.share - b.share);
-  const mid = sorted[Math.floor((sorted.length - 1) / 2)];
+  const mid = medianBy(shares, (x) => x.share);
   if (mid) {
     console.log(
       `Holdfast http / database limit: ${shares.length > 1 ? `median of ${shares.length} rounds ` : ""}${fmt(mid.share, 1)}% (target >= 60%)` +

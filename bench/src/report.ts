@@ -34,11 +34,12 @@ export function cpuLines(results: RaceResult[]): string[] {
   });
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] ?? Number.NaN) : ((s[m - 1] ?? Number.NaN) + (s[m] ?? Number.NaN)) / 2;
-};
+/** The median item by `key` (for an even count, the lower of the middle two: every median the bench prints is an item). */
+export function medianBy<T>(items: readonly T[], key: (item: T) => number): T | undefined {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+const median = (xs: number[]) => medianBy(xs, (x) => x) ?? Number.NaN;
 
 /**
  * Holdfast against each peer in one scenario: the ratio of steps/s within each round (both rows ran minutes apart on

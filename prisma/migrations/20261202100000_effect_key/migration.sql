@@ -4,7 +4,11 @@
 --
 -- One transaction. On a large existing database, build the key's new index first (then this migration uses it):
 --   CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "effects_org_id_key_idx" ON "effects" ("org_id", "key");
+-- The table's strongest lock is taken first (a SHARE lock for the index, upgraded later for the key, could deadlock
+-- with a transaction that holds an effect row and wants another): effect claims and settles wait for this migration,
+-- briefly when the index was built beforehand.
 SET LOCAL lock_timeout = '10s';
+LOCK TABLE "effects" IN ACCESS EXCLUSIVE MODE;
 CREATE UNIQUE INDEX IF NOT EXISTS "effects_org_id_key_idx" ON "effects" ("org_id", "key");
 DO $$
 BEGIN

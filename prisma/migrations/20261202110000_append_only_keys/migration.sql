@@ -7,6 +7,13 @@
 --     row-level security scopes the timeline by its own org_id.
 --   effects -> steps: the ledger's step_id is the step whose attempt first claimed the key, written by the claim in the
 --     statement that holds that step (holdfast_effect_claim). The key to the run (effects_run_id_fkey) stays.
+--
+-- Dropping a foreign key locks both of its tables (ACCESS EXCLUSIVE: the key's triggers live on both), so this
+-- migration stops every write and read of runs, steps, effects and the timeline for a moment. It takes all four
+-- locks first, in the order the engine's statements take them (the run, then its steps, effects and timeline), so it
+-- queues behind the transactions in flight instead of deadlocking with one of them halfway; run it with the lane
+-- workers stopped or at a quiet moment (docs/operations.md, "Migrations").
 SET LOCAL lock_timeout = '10s';
+LOCK TABLE "runs", "steps", "effects", "run_events" IN ACCESS EXCLUSIVE MODE;
 ALTER TABLE "run_events" DROP CONSTRAINT IF EXISTS "run_events_run_fkey";
 ALTER TABLE "effects" DROP CONSTRAINT IF EXISTS "effects_step_fkey";

@@ -197,7 +197,7 @@ export async function effectsSettleReviewed(
     `UPDATE effects e SET status = 'settled', result = CASE WHEN $4 THEN $5::jsonb ELSE NULL END, error = $6::jsonb,
                           owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
      WHERE e.org_id = $1 AND e.run_id = $2 AND e.key = $3 AND ${effectUncertainSql}
-     RETURNING e.step_id AS "stepId", (SELECT node_id FROM steps s WHERE s.id = e.step_id) AS "nodeId"`,
+     RETURNING e.step_id AS "stepId", (SELECT node_id FROM steps s WHERE s.org_id = e.org_id AND s.id = e.step_id) AS "nodeId"`,
     orgId,
     runId,
     key,
