@@ -81,7 +81,9 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
   const slug = `${s.step}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
   await ensurePublished(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
   const apps = spawnApps(s, env);
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 60_000)));
+  // Each app compiles its TypeScript as it starts (tsx): under CI's parallel test files on a slow machine an engine
+  // took more than a minute to say ready (fresh-clone CI at 9b4807e), though it came up.
+  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 180_000)));
   await new Promise((r) => setTimeout(r, 500));
   await env.noop.reset();
   const poll = new pg.Client({ connectionString: env.url, application_name: "holdfast-bench-poll" });
