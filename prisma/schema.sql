@@ -178,6 +178,18 @@ BEGIN
 END;
 $_$;
 
+CREATE FUNCTION public.holdfast_ordered_id(prefix text) RETURNS text
+    LANGUAGE sql PARALLEL SAFE
+    AS $$
+  SELECT prefix || encode(
+    set_bit(set_bit(
+      overlay(uuid_send(gen_random_uuid())
+              PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+              FROM 1 FOR 6),
+      52, 1), 53, 1),
+    'hex')
+$$;
+
 CREATE FUNCTION public.holdfast_refuse_published_version_change() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -985,7 +997,7 @@ CREATE TABLE public.run_migrations (
 ALTER TABLE ONLY public.run_migrations FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.runs (
-    id text DEFAULT ('run_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    id text DEFAULT public.holdfast_ordered_id('run_'::text) NOT NULL,
     org_id text NOT NULL,
     automation_id text NOT NULL,
     version_id text NOT NULL,
@@ -1066,7 +1078,7 @@ CREATE TABLE public.slack_install_states (
 ALTER TABLE ONLY public.slack_install_states FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.steps (
-    id text DEFAULT ('stp_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    id text DEFAULT public.holdfast_ordered_id('stp_'::text) NOT NULL,
     org_id text NOT NULL,
     run_id text NOT NULL,
     node_id text NOT NULL,
@@ -1111,7 +1123,7 @@ CREATE TABLE public.suppressions (
 ALTER TABLE ONLY public.suppressions FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.timers (
-    id text DEFAULT ('tmr_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
+    id text DEFAULT public.holdfast_ordered_id('tmr_'::text) NOT NULL,
     org_id text NOT NULL,
     run_id text NOT NULL,
     step_id text NOT NULL,
@@ -1706,6 +1718,9 @@ GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text,
 
 GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_ordered_id(prefix text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_ordered_id(prefix text) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_worker;

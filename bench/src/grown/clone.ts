@@ -4,12 +4,15 @@ import type pg from "pg";
  * Finished runs written in bulk as copies of one real run: every row the engine wrote for it (runs, steps, effects,
  * timers, run_events, outbox) copied per clone with generate_series, so the grown database holds exactly what real
  * runs of that automation write (the same columns, JSON and index keys), only more of it. Per clone n:
- * - ids: the run `run_` || md5('grown:' || n); a step, effect or timer `<its prefix>` || md5(its id || ':' || n)
- *   (32 hex digits, as the uuid-derived ids); timeline and outbox ids from their sequences, in the template's order;
+ * - ids time-ordered as the engine's (holdfast_ordered_id): 12 hex digits of the clone's start in milliseconds, then
+ *   the last 20 of md5('grown:' || n) for the run, of md5(its id || ':' || n) for a step or timer (32 hex digits in
+ *   all); timeline and outbox ids from their sequences, in the template's order;
  * - the template's run id inside text and JSON (an effect's key, an outbox payload) replaced by the clone's, and an
  *   outbox payload's stepId by the clone's step;
- * - every timestamp moved back by the clone's age, `baseSeconds + n * spacingSeconds`, so clone 1 finished most
- *   recently and the oldest is spread back over the span (the rows a retention would keep);
+ * - every timestamp moved back by the clone's age, `baseSeconds + (largest - n) * spacingSeconds`, so clone 1 is the
+ *   oldest and clone `largest` finished most recently: loading clones in number order writes them in the order real
+ *   runs were written (each index grows at its right edge, as it does in production, instead of splitting pages in
+ *   the middle); the clones are spread back over the span (the rows a retention would keep);
  * - outbox rows only for clones younger than `outboxKeepSeconds` (the outbox retention has removed the older ones).
  * Columns are read from the catalogue, so a column added later is copied too. The loader sets
  * session_replication_role = replica (no triggers, no foreign-key checks: the copies are consistent by construction)
@@ -20,6 +23,8 @@ export interface CloneSpec {
   /** Clone numbers from..to (inclusive); numbers are global, so loading in steps never repeats an id. */
   from: number;
   to: number;
+  /** The largest clone number to be loaded (the most recent clone). */
+  largest: number;
   baseSeconds: number;
   spacingSeconds: number;
   outboxKeepSeconds: number;
@@ -42,8 +47,9 @@ async function columnsOf(sql: pg.Client, table: Table): Promise<Column[]> {
   return rows;
 }
 
-const newRun = "('run_' || md5('grown:' || g.n))";
-const newId = (col: string) => `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || md5(t.${col} || ':' || g.n) END)`;
+const newRun = "('run_' || g.stamp || substr(md5('grown:' || g.n), 13))";
+const newId = (col: string) =>
+  `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || g.stamp || substr(md5(t.${col} || ':' || g.n), 13) END)`;
 
 function expression(table: Table, c: Column): string | null {
   const col = `"${c.name}"`;
@@ -52,7 +58,7 @@ function expression(table: Table, c: Column): string | null {
   if (c.name === "step_id") return newId(col);
   if (table === "runs" && c.name === "start_key") return `t.start_key || ':' || g.n`;
   if (table === "outbox" && c.name === "payload")
-    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || md5((t.payload->>'stepId') || ':' || g.n))
+    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || g.stamp || substr(md5((t.payload->>'stepId') || ':' || g.n), 13))
              ELSE replace(t.payload::text, $1, ${newRun}) END)::jsonb`;
   if (c.type === "timestamp with time zone") return `t.${col} - g.age`;
   if (c.type === "text") return `replace(t.${col}, $1, ${newRun})`;
@@ -63,18 +69,22 @@ function expression(table: Table, c: Column): string | null {
 /** One statement per table for clones from..to; returns the rows written per table. */
 export async function cloneRuns(sql: pg.Client, s: CloneSpec): Promise<Record<Table, number>> {
   const written = {} as Record<Table, number>;
-  const clones = `(SELECT n, make_interval(secs => $3::float8 + n * $4::float8) AS age FROM generate_series($2::int, $5::int) n) g`;
+  // Per clone: its age, and its start (the template run's, moved back by that age) as the ids' 12 hex digits.
+  const clones = `(SELECT c.n, c.age,
+      lpad(to_hex(floor(extract(epoch FROM (SELECT r.created_at FROM runs r WHERE r.id = $1) - c.age) * 1000)::bigint), 12, '0') AS stamp
+    FROM (SELECT n, make_interval(secs => $3::float8 + ($6::int - n) * $4::float8) AS age FROM generate_series($2::int, $5::int) n) c) g`;
   await sql.query("SET session_replication_role = replica");
   await sql.query("SET synchronous_commit = off");
   for (const table of cloneTables) {
     const cols = (await columnsOf(sql, table)).map((c) => [c.name, expression(table, c)] as const).filter(([, e]) => e !== null);
     const key = table === "runs" ? "t.id" : "t.run_id";
-    const order = table === "run_events" || table === "outbox" ? "ORDER BY g.n, t.id" : "";
-    const young = table === "outbox" ? "AND g.age < make_interval(secs => $6::float8)" : "";
+    // Clone by clone (the oldest first), each in the template's order: the rows go in as the engine wrote them.
+    const order = `ORDER BY g.n, ${table === "effects" ? "t.key" : "t.id"}`;
+    const young = table === "outbox" ? "AND g.age < make_interval(secs => $7::float8)" : "";
     const text = `INSERT INTO ${table} (${cols.map(([n]) => `"${n}"`).join(", ")})
       SELECT ${cols.map(([, e]) => e).join(", ")} FROM ${table} t CROSS JOIN ${clones}
       WHERE ${key} = $1 ${young} ${order}`;
-    const values: unknown[] = [s.templateRunId, s.from, s.baseSeconds, s.spacingSeconds, s.to];
+    const values: unknown[] = [s.templateRunId, s.from, s.baseSeconds, s.spacingSeconds, s.to, s.largest];
     if (table === "outbox") values.push(s.outboxKeepSeconds);
     const r = await sql.query(text, values);
     written[table] = r.rowCount ?? 0;

@@ -103,7 +103,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     const before = (await tableSizes(sql)).reduce((a, s) => a + s.tableBytes + s.indexBytes, 0);
     while (loaded < size) {
       const to = Math.min(size, loaded + batchRuns);
-      await cloneRuns(sql, { templateRunId: template.id, from: loaded + 1, to, baseSeconds: 3_600, spacingSeconds: spacing, outboxKeepSeconds });
+      await cloneRuns(sql, { templateRunId: template.id, from: loaded + 1, to, largest: maxClones, baseSeconds: 3_600, spacingSeconds: spacing, outboxKeepSeconds });
       loaded = to;
       if (loaded % (batchRuns * 10) === 0 || loaded === size) {
         const secs = (Date.now() - t0) / 1000;

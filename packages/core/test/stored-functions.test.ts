@@ -1,4 +1,5 @@
 import { functionFiles, migrate } from "@holdfast/db";
+import { newRunId, newStepId } from "../src/apply/rows";
 import { connectAs, createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -51,5 +52,45 @@ describe("stored functions live in their files", () => {
     await migrate(t.adminUrl);
     expect(await body()).toEqual(live);
     expect(live).toContain("holdfast.all_orgs");
+  });
+});
+
+describe("time-ordered ids (holdfast_ordered_id, and the engine's in apply/rows.ts)", () => {
+  it("are the defaults of runs, steps and timers: the prefix, the database clock's milliseconds, version 7, ascending", async () => {
+    const defaults = await admin.query<{ table: string; expr: string }>(
+      `SELECT c.relname AS table, pg_get_expr(d.adbin, d.adrelid) AS expr FROM pg_attrdef d
+       JOIN pg_class c ON c.oid = d.adrelid JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+       WHERE a.attname = 'id' AND c.relname IN ('runs', 'steps', 'timers') ORDER BY 1`,
+    );
+    expect(defaults.rows.map((r) => [r.table, r.expr.replace("::text", "")])).toEqual([
+      ["runs", "holdfast_ordered_id('run_')"],
+      ["steps", "holdfast_ordered_id('stp_')"],
+      ["timers", "holdfast_ordered_id('tmr_')"],
+    ]);
+    const made: { id: string; ms: string }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await admin.query<{ id: string; ms: string }>(
+        "SELECT holdfast_ordered_id('tmr_') AS id, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text AS ms, pg_sleep(0.002)",
+      );
+      made.push(r.rows[0] as { id: string; ms: string });
+    }
+    for (const { id, ms } of made) {
+      expect(id).toMatch(/^tmr_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+      expect(Math.abs(Number.parseInt(id.slice(4, 16), 16) - Number(ms))).toBeLessThanOrEqual(1);
+    }
+    const ids = made.map((m) => m.id);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("the engine's run and step ids have the same layout and ascend within a process, many to a millisecond", () => {
+    const ids = Array.from({ length: 2000 }, () => newStepId());
+    const before = Date.now();
+    const run = newRunId();
+    expect(run).toMatch(/^run_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(Number.parseInt(run.slice(4, 16), 16)).toBeGreaterThanOrEqual(before);
+    for (const id of ids) expect(id).toMatch(/^stp_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 });
