@@ -9,7 +9,7 @@ import { startNoop } from "../noop-client";
 import { adminUrl, dropDatabase, freshDatabase } from "../pg";
 import { cpuLines, fmt, raceHeader, raceRow } from "../report";
 import type { RaceResult } from "../result";
-import { cloneRuns, cloneTables } from "./clone";
+import { cloneRuns, cloneTables, setTemplateAside } from "./clone";
 import { sizeLines, tableSizes } from "./sizes";
 
 /**
@@ -85,9 +85,11 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
 
   const [template] = (await sql.query<{ id: string }>("SELECT id FROM runs WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1")).rows;
   if (!template) throw new Error("the empty row completed no run to copy");
-  const perRun: Record<string, number> = {};
-  for (const t of cloneTables) perRun[t] = Number((await sql.query(`SELECT count(*) FROM ${t} WHERE ${t === "runs" ? "id" : "run_id"} = $1`, [template.id])).rows[0].count);
-  console.log(`\n  each clone copies run ${template.id}: ${cloneTables.map((t) => `${perRun[t]} ${t}`).join(", ")} (outbox rows only for clones under a day old)`);
+  const perRun = await setTemplateAside(sql, template.id);
+  console.log(
+    `\n  each clone copies run ${template.id}: ${cloneTables.map((t) => `${perRun[t]} ${t}`).join(", ")} (outbox rows only for clones under a day old); ` +
+      "the empty row's runs are deleted first, so the clones fill empty indexes in time order",
+  );
 
   let loaded = 0;
   let bytesPerClone = 0;
