@@ -102,9 +102,10 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     { name: "driver (starts runs)", pid: () => process.pid },
     { name: "noop-server", pid: () => env.noop.pid },
   ]);
-  const start = async (i: number) =>
-    (
-      await startRun(db, {
+  // When each start call returned (epoch ms, this process's clock: the machine's, as the database's now()).
+  const returned = new Map<string, number>();
+  const start = async (i: number) => {
+    const { runId } = await startRun(db, {
         orgSlug: "bench",
         automationSlug: slug,
         rawBody: "{}",
@@ -112,8 +113,10 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
         via: "bench",
         auth: { kind: "operator" },
-      })
-    ).runId;
+      });
+    returned.set(runId, performance.timeOrigin + performance.now());
+    return runId;
+  };
   const failIfDead = () => {
     const dead = apps.find((a) => a.exits.length > 0);
     if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
@@ -202,8 +205,8 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
      SELECT EXTRACT(EPOCH FROM at - prev_at)::float8 * 1000 AS ms FROM ev WHERE type = 'step.claimed' AND prev_type = 'step.succeeded' ORDER BY 1`,
     [slug],
   );
-  const first = await poll.query(
-    `SELECT EXTRACT(EPOCH FROM c.at - r.created_at)::float8 * 1000 AS ms
+  const first = await poll.query<{ id: string; ms: number; claimed: number }>(
+    `SELECT r.id, EXTRACT(EPOCH FROM c.at - r.created_at)::float8 * 1000 AS ms, EXTRACT(EPOCH FROM c.at)::float8 * 1000 AS claimed
      FROM runs r JOIN automations a ON a.id = r.automation_id
      JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
      JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
@@ -226,6 +229,12 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     inFlight: s.rate ? null : s.inFlight,
     latencyMs: quantiles(lat) ?? { p50: Number.NaN, p99: Number.NaN },
     firstDispatchMs: quantiles(first.rows.map((r) => Number(r.ms))),
+    firstFromReturnMs: quantiles(
+      first.rows.flatMap((r) => {
+        const at = returned.get(r.id);
+        return at === undefined ? [] : [Number(r.claimed) - at];
+      }),
+    ),
     chainedDispatchMs: quantiles(chained.rows.map((r) => Number(r.ms))),
     dispatchClock: "database",
     measured,

@@ -19,8 +19,16 @@ export interface RaceResult {
   /** Runs kept in flight (closed loop), or null for an open-loop row. */
   inFlight: number | null;
   latencyMs: Quantiles;
-  /** The start's commit to the first step's claim (or, for a peer, the start call's return to the first step's body). */
+  /**
+   * Holdfast: the start's transaction (its now(), before its statement ran and its commit was flushed) to the first
+   * step's claim, database clock; a peer: the start call's return to the first step's body, process clock.
+   */
   firstDispatchMs: Quantiles | null;
+  /**
+   * Holdfast: the start call's return (after its commit) to the first step's claim: the driver's clock against the
+   * database's, one machine's clock; negative when the claim came before the driver saw its commit.
+   */
+  firstFromReturnMs?: Quantiles | null;
   /** A step's settle commit to the next step's claim (Holdfast). */
   chainedDispatchMs: Quantiles | null;
   dispatchClock: "database" | "process";
