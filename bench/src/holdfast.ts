@@ -102,7 +102,8 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     { name: "driver (starts runs)", pid: () => process.pid },
     { name: "noop-server", pid: () => env.noop.pid },
   ]);
-  // When each start call returned (epoch ms, this process's clock: the machine's, as the database's now()).
+  // When each start call returned: the wall clock, epoch ms, the machine's clock as the database's now() is (not the
+  // monotonic clock, which drifts from the wall clock over a long bench).
   const returned = new Map<string, number>();
   const start = async (i: number) => {
     const { runId } = await startRun(db, {
@@ -114,7 +115,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         via: "bench",
         auth: { kind: "operator" },
       });
-    returned.set(runId, performance.timeOrigin + performance.now());
+    returned.set(runId, Date.now());
     return runId;
   };
   const failIfDead = () => {

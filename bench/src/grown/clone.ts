@@ -4,9 +4,9 @@ import type pg from "pg";
  * Finished runs written in bulk as copies of one real run: every row the engine wrote for it (runs, steps, effects,
  * timers, run_events, outbox) copied per clone with generate_series, so the grown database holds exactly what real
  * runs of that automation write (the same columns, JSON and index keys), only more of it. Per clone n:
- * - ids time-ordered as the engine's (holdfast_ordered_id): 12 hex digits of the clone's start in milliseconds, then
- *   the last 20 of md5('grown:' || n) for the run, of md5(its id || ':' || n) for a step or timer (32 hex digits in
- *   all); timeline and outbox ids from their sequences, in the template's order;
+ * - ids time-ordered as the engine's (UUID version 7 digits): 12 hex digits of the clone's start in milliseconds,
+ *   '7', then the last 19 of md5('grown:' || n) for the run, of md5(its id || ':' || n) for a step or timer (32 hex
+ *   digits in all); timeline and outbox ids from their sequences, in the template's order;
  * - the template's run id inside text and JSON (an effect's key, an outbox payload) replaced by the clone's, and an
  *   outbox payload's stepId by the clone's step;
  * - every timestamp moved back by the clone's age, `baseSeconds + (largest - n) * spacingSeconds`, so clone 1 is the
@@ -47,9 +47,9 @@ async function columnsOf(sql: pg.Client, table: Table): Promise<Column[]> {
   return rows;
 }
 
-const newRun = "('run_' || g.stamp || substr(md5('grown:' || g.n), 13))";
+const newRun = "('run_' || g.stamp || '7' || substr(md5('grown:' || g.n), 14))";
 const newId = (col: string) =>
-  `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || g.stamp || substr(md5(t.${col} || ':' || g.n), 13) END)`;
+  `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || g.stamp || '7' || substr(md5(t.${col} || ':' || g.n), 14) END)`;
 
 function expression(table: Table, c: Column): string | null {
   const col = `"${c.name}"`;
@@ -58,7 +58,7 @@ function expression(table: Table, c: Column): string | null {
   if (c.name === "step_id") return newId(col);
   if (table === "runs" && c.name === "start_key") return `t.start_key || ':' || g.n`;
   if (table === "outbox" && c.name === "payload")
-    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || g.stamp || substr(md5((t.payload->>'stepId') || ':' || g.n), 13))
+    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || g.stamp || '7' || substr(md5((t.payload->>'stepId') || ':' || g.n), 14))
              ELSE replace(t.payload::text, $1, ${newRun}) END)::jsonb`;
   if (c.type === "timestamp with time zone") return `t.${col} - g.age`;
   if (c.type === "text") return `replace(t.${col}, $1, ${newRun})`;
@@ -70,9 +70,9 @@ const keyOf = (table: Table) => (table === "runs" ? "id" : "run_id");
 const templateOf = (table: Table) => `grown_template_${table}`;
 
 /**
- * Sets the template run's rows aside (temporary tables on this connection) and deletes every run the database holds
- * with all its rows, then vacuums: the clones go into empty tables and indexes, each at its right edge, as real runs
- * would have gone in over the days before. (Cloned beside the run they copy, whose ids are the newest, every clone's
+ * Sets the template run's rows aside (temporary tables on this connection) and empties the tables (TRUNCATE, with
+ * whatever refers to a run): the clones go into empty tables and indexes, each at its right edge, as real runs of
+ * one organisation would have gone in over the days before. (Cloned beside the run they copy, whose ids are the newest, every clone's
  * index entry would land just left of it and split pages in the middle: indexes a third larger than a database that
  * grew in time order.) Returns the rows set aside per table.
  */
@@ -82,10 +82,7 @@ export async function setTemplateAside(sql: pg.Client, templateRunId: string): P
     const r = await sql.query(`CREATE TEMP TABLE ${templateOf(table)} AS SELECT * FROM ${table} WHERE ${keyOf(table)} = $1`, [templateRunId]);
     rows[table] = r.rowCount ?? 0;
   }
-  await sql.query("SET session_replication_role = replica");
-  for (const table of [...cloneTables].reverse()) await sql.query(`DELETE FROM ${table}`);
-  await sql.query("RESET session_replication_role");
-  for (const table of cloneTables) await sql.query(`VACUUM ${table}`);
+  await sql.query(`TRUNCATE ${cloneTables.join(", ")} CASCADE`);
   return rows;
 }
 

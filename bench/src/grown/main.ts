@@ -26,7 +26,10 @@ export interface GrownOptions {
   sizes: number[];
   runs: number;
   inFlight: number;
-  /** A last row with RUN_EVENTS_RETENTION_DAYS at this many days (about half the clones are older). */
+  /**
+   * A last row with RUN_EVENTS_RETENTION_DAYS at this many days (at 14, about half the clones are older; when a size
+   * was skipped for want of disk, the clones loaded are the oldest ones, so more of them are).
+   */
   retentionDays?: number | undefined;
 }
 

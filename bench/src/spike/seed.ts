@@ -78,9 +78,9 @@ export async function writeWaits(sql: pg.Client, orgs: SpikeOrg[], dueAt: string
     const { rows } = await sql.query(
       `WITH src AS (
          SELECT x.org_id, x.aut_id, x.ver_id, x.first + g - 1 AS n,
-                'run_' || replace(gen_random_uuid()::text, '-', '') AS run_id,
-                'stp_' || replace(gen_random_uuid()::text, '-', '') AS step_id,
-                'tmr_' || replace(gen_random_uuid()::text, '-', '') AS timer_id
+                holdfast_ordered_id('run_') AS run_id,
+                holdfast_ordered_id('stp_') AS step_id,
+                holdfast_ordered_id('tmr_') AS timer_id
          FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[]) AS x(org_id, aut_id, ver_id, first, count)
          CROSS JOIN LATERAL generate_series(1, x.count) AS g
        ), t AS (

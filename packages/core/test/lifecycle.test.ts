@@ -8,6 +8,7 @@ import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { recordRefusedDelivery } from "../src/start/deliveries";
 import { outboxTakeDue } from "../src/sql/outbox";
+import { runsRunningBatch } from "../src/sql/runs";
 import { StepRunner } from "../src/steps/runner";
 import { GraphCache } from "../src/versions/graph-cache";
 
@@ -165,6 +166,20 @@ describe("stop all runs", () => {
     expect(await countRunsToStop(t.db, orgId, aut("stop"))).toBe(0);
     const [h] = await rows("SELECT action, reason, detail FROM automation_history WHERE automation_id = $1", [aut("stop")]);
     expect(h).toEqual({ action: "stop_runs", reason: "wrong list imported", detail: { cancelled: 3, requested: 0, alreadyFinished: 0, version: 1 } });
+  });
+});
+
+describe("stop all runs takes the runs started by the moment it began", () => {
+  it("a run started after that moment is not in its batches, though its time-ordered id sorts after the cursor", async () => {
+    const before = await start("stop");
+    const now = (await rows("SELECT now() AS now"))[0]?.now as Date;
+    await new Promise((r) => setTimeout(r, 5));
+    const after = await start("stop");
+    expect(after > before).toBe(true);
+    const batch = await runsRunningBatch(t.db, orgId, aut("stop"), null, "", 100, now);
+    expect(batch.map((b) => b.id)).toEqual([before]);
+    expect((await runsRunningBatch(t.db, orgId, aut("stop"), null, "", 100, new Date(Date.now() + 60_000))).map((b) => b.id)).toEqual([before, after]);
+    await stopAllRuns(t.db, graphs, { orgId, automationId: aut("stop"), reason: "clean up the test", by: "sam" });
   });
 });
 

@@ -59,8 +59,8 @@ export interface RowContext {
  * sort one after the other, so each insert into the indexes keyed by them (the primary keys, (org_id, id), the
  * (run_id, ...) keys, an effect's key, which starts with its run id) lands beside the last one instead of on a random
  * page: on a large database a random key meant a page nobody had touched since the last checkpoint, written whole to
- * the WAL and read from disk (docs/performance.md, "Cost as data grows"). Rows inserted without an id (timers) get the
- * same layout from the database's holdfast_ordered_id.
+ * the WAL and read from disk (docs/performance.md, "Cost as data grows"). Rows inserted without an id (timers) get a
+ * UUID version 7 too, from the database's holdfast_ordered_id. Ids are names, not secrets (docs/security.md).
  */
 export const newStepId = (): string => `stp_${uuidv7().replaceAll("-", "")}`;
 export const newRunId = (): string => `run_${uuidv7().replaceAll("-", "")}`;

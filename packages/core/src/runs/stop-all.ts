@@ -4,13 +4,15 @@ import { requestCancel } from "./cancel";
 import { ActionRefusedError } from "./resolve";
 import { automationHistoryInsert } from "../sql/automation-history";
 import { automationsLifecycle } from "../sql/automations";
+import { databaseNow } from "../sql/database";
 import { runsCountRunning, runsRunningBatch } from "../sql/runs";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**
  * Stop all runs of an automation (of one version when given): a count first, then a confirmed cancel of each
  * through `requestCancel`, the same path as one run's Cancel (a run with an effect in flight stops when it settles),
- * one transaction per run, in id-ordered batches so a large automation never holds one long transaction.
+ * one transaction per run, in id-ordered batches so a large automation never holds one long transaction. It stops the
+ * runs started by the moment it began (database clock), not those a still-active automation starts meanwhile.
  */
 
 export const stopBatchSize = 100;
@@ -40,9 +42,11 @@ export async function stopAllRuns(
   if (!automation) throw new NotFoundError("automation_not_found", `automation ${r.automationId}`);
   const version = r.version ?? null;
   const outcome: StopOutcome = { cancelled: 0, requested: 0, alreadyFinished: 0 };
+  // The runs running when the stop began (database clock): one started while it works is not part of what was asked.
+  const startedBy = await databaseNow(db);
   let after = "";
   for (;;) {
-    const batch = await runsRunningBatch(db, r.orgId, r.automationId, version, after, stopBatchSize);
+    const batch = await runsRunningBatch(db, r.orgId, r.automationId, version, after, stopBatchSize, startedBy);
     for (const run of batch) {
       const result = await requestCancel(db, graphs, r.orgId, run.id, reason, r.by);
       if (result.state === "cancelled") outcome.cancelled++;

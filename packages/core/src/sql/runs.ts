@@ -271,7 +271,11 @@ export async function runsCountRunning(tx: Tx, orgId: string, automationId: stri
   return rows[0]?.n ?? 0;
 }
 
-/** The next batch of running runs after `afterId` (id order), for Stop all runs. */
+/**
+ * The next batch of running runs after `afterId` (id order), for Stop all runs: only runs started by `startedBy` (the
+ * database clock when the stop began). Ids are time-ordered, so without it every run started while the stop works
+ * would sort after the cursor and be stopped too, and a busy automation could keep the loop going.
+ */
 export function runsRunningBatch(
   tx: Tx,
   orgId: string,
@@ -279,10 +283,12 @@ export function runsRunningBatch(
   version: number | null,
   afterId: string,
   limit: number,
+  startedBy: Date,
 ): Promise<{ id: string }[]> {
   return tx.$queryRaw<{ id: string }[]>`
     SELECT r.id FROM runs r
     WHERE r.org_id = ${orgId} AND r.automation_id = ${automationId} AND r.status = 'running' AND r.id > ${afterId}
+      AND r.created_at <= ${startedBy}
       AND (${version}::int IS NULL OR r.version_id = (
         SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND version = ${version}::int))
     ORDER BY r.id LIMIT ${limit}`;
