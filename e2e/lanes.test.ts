@@ -93,7 +93,7 @@ async function emailLatencies(count: number): Promise<number[]> {
 const p95 = (sorted: number[]) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.95))] ?? Number.NaN;
 
 describe("lanes", () => {
-  it("500 model drafts queued on a 2 s model do not slow emails on the io lane (p95 within 2x of idle)", async () => {
+  it("500 model drafts queued on a 2 s model do not slow emails on the io lane (p95 within 2x of idle or half a model call)", async () => {
     const prefix = createTestPrefix();
     prefixes.push(prefix);
     apps.push(
@@ -116,7 +116,10 @@ describe("lanes", () => {
     );
     expect(running[0].n).toBeGreaterThan(400); // the drafts really were queued while the emails went through
     expect(model.maxInFlight()).toBeLessThanOrEqual(4); // the slow lane's concurrency
-    expect(p95(loaded)).toBeLessThanOrEqual(Math.max(2 * p95(idle), p95(idle) + 50));
+    // Emails sharing slots with the drafts would each wait behind a 2 s model call: at least 2,000 ms more than idle.
+    // Isolated, they take what they take idle, give or take the machine: within 2x of idle, or under half a model
+    // call more (a p95 of 20 samples is their slowest but one, and CI runs other test files on the same 2 cores).
+    expect(p95(loaded)).toBeLessThanOrEqual(Math.max(2 * p95(idle), p95(idle) + 1_000));
     await Promise.all(apps.splice(0).map((a) => a.stop()));
     model.behave({ delayMs: 0 });
   });
