@@ -47,9 +47,10 @@ async function columnsOf(sql: pg.Client, table: Table): Promise<Column[]> {
   return rows;
 }
 
-const newRun = "('run_' || g.stamp || '7' || substr(md5('grown:' || g.n), 14))";
-const newId = (col: string) =>
-  `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || g.stamp || '7' || substr(md5(t.${col} || ':' || g.n), 14) END)`;
+/** A clone's id after its prefix: its start's 12 hex digits, the version digit 7, then 19 digits of md5(seed). */
+const orderedDigits = (seed: string) => `g.stamp || '7' || substr(md5(${seed}), 14)`;
+const newRun = `('run_' || ${orderedDigits("'grown:' || g.n")})`;
+const newId = (col: string) => `(CASE WHEN t.${col} IS NULL THEN NULL ELSE left(t.${col}, 4) || ${orderedDigits(`t.${col} || ':' || g.n`)} END)`;
 
 function expression(table: Table, c: Column): string | null {
   const col = `"${c.name}"`;
@@ -58,7 +59,7 @@ function expression(table: Table, c: Column): string | null {
   if (c.name === "step_id") return newId(col);
   if (table === "runs" && c.name === "start_key") return `t.start_key || ':' || g.n`;
   if (table === "outbox" && c.name === "payload")
-    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || g.stamp || '7' || substr(md5((t.payload->>'stepId') || ':' || g.n), 14))
+    return `(CASE WHEN t.payload ? 'stepId' THEN replace(replace(t.payload::text, $1, ${newRun}), t.payload->>'stepId', left(t.payload->>'stepId', 4) || ${orderedDigits("(t.payload->>'stepId') || ':' || g.n")})
              ELSE replace(t.payload::text, $1, ${newRun}) END)::jsonb`;
   if (c.type === "timestamp with time zone") return `t.${col} - g.age`;
   if (c.type === "text") return `replace(t.${col}, $1, ${newRun})`;
@@ -72,9 +73,9 @@ const templateOf = (table: Table) => `grown_template_${table}`;
 /**
  * Sets the template run's rows aside (temporary tables on this connection) and empties the tables (TRUNCATE, with
  * whatever refers to a run): the clones go into empty tables and indexes, each at its right edge, as real runs of
- * one organisation would have gone in over the days before. (Cloned beside the run they copy, whose ids are the newest, every clone's
- * index entry would land just left of it and split pages in the middle: indexes a third larger than a database that
- * grew in time order.) Returns the rows set aside per table.
+ * one organisation would have gone in over the days before. (Cloned beside the run they copy, whose ids are the
+ * newest, every clone's index entry would land just left of it and split pages in the middle: indexes a third larger
+ * than a database that grew in time order.) Returns the rows set aside per table.
  */
 export async function setTemplateAside(sql: pg.Client, templateRunId: string): Promise<Record<Table, number>> {
   const rows = {} as Record<Table, number>;

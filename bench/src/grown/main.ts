@@ -91,7 +91,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
   const perRun = await setTemplateAside(sql, template.id);
   console.log(
     `\n  each clone copies run ${template.id}: ${cloneTables.map((t) => `${perRun[t]} ${t}`).join(", ")} (outbox rows only for clones under a day old); ` +
-      "the empty row's runs are deleted first, so the clones fill empty indexes in time order",
+      "the empty row's runs are truncated first, so the clones fill empty indexes in time order",
   );
 
   let loaded = 0;
