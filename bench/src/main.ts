@@ -104,7 +104,11 @@ const show = async (label: string, row: () => Promise<RaceResult>, round?: numbe
     console.log(raceRow(r));
   } catch (error) {
     failed.push(label);
-    console.log(`${label.padEnd(38)} FAILED: ${((error as Error).message ?? String(error)).split("\n")[0]}`);
+    const [first, ...rest] = ((error as Error).message ?? String(error)).split("\n");
+    console.log(`${label.padEnd(38)} FAILED: ${first}`);
+    // What the process said last (a waiter's error carries its output's tail): the cause, in CI's log too.
+    const tail = rest.filter((l) => l.trim() !== "").slice(-20);
+    if (tail.length > 0) console.log(tail.map((l) => `    | ${l}`).join("\n"));
   }
 };
 

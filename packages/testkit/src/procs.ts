@@ -47,6 +47,8 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
   let child: ChildProcess | undefined;
   let stopping = false;
   let kills = 0;
+  // Closed for good: exited, its output read to the end, and no restart coming. A waiter then fails at once.
+  let gone = false;
   const waiters = new Set<() => void>();
   const name = options.label ?? app;
 
@@ -81,6 +83,12 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
       const restart = options.restart ?? Boolean(options.crash);
       if (!stopping && restart) setTimeout(start, 50);
     });
+    // 'close' comes after the last of its output ('exit' can come before it).
+    proc.on("close", () => {
+      if (child !== proc || (!stopping && (options.restart ?? Boolean(options.crash)))) return;
+      gone = true;
+      for (const w of waiters) w();
+    });
   };
   start();
 
@@ -98,6 +106,10 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
             waiters.delete(check);
             clearTimeout(timer);
             resolve();
+          } else if (gone) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            reject(new Error(`${name}: exited before any output matching ${pattern}\n${out.slice(-3000)}`));
           }
         };
         const timer = setTimeout(() => {
