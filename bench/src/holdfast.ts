@@ -214,6 +214,20 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
      WHERE a.slug = $1 ORDER BY 1`,
     [slug],
   );
+  // The start's commit itself, where the server records commit times (track_commit_timestamp = on): the commit of
+  // the transaction that wrote the run's run.started row (never updated afterwards) to the first step's claim.
+  const commitTimes = (await poll.query<{ on: boolean }>("SELECT current_setting('track_commit_timestamp') = 'on' AS on")).rows[0]?.on;
+  const fromCommit = commitTimes
+    ? await poll.query<{ ms: number }>(
+        `SELECT EXTRACT(EPOCH FROM c.at - pg_xact_commit_timestamp(e.xmin))::float8 * 1000 AS ms
+         FROM runs r JOIN automations a ON a.id = r.automation_id
+         JOIN run_events e ON e.run_id = r.id AND e.type = 'run.started'
+         JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
+         JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
+         WHERE a.slug = $1 AND pg_xact_commit_timestamp(e.xmin) IS NOT NULL ORDER BY 1`,
+        [slug],
+      )
+    : null;
   await poll.end();
   const effects = s.step === "http" ? await env.noop.stats() : null;
   const expected = s.runs * s.steps;
@@ -236,6 +250,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         return at === undefined ? [] : [Number(r.claimed) - at];
       }),
     ),
+    firstFromCommitMs: fromCommit ? quantiles(fromCommit.rows.map((r) => Number(r.ms))) : undefined,
     chainedDispatchMs: quantiles(chained.rows.map((r) => Number(r.ms))),
     dispatchClock: "database",
     measured,

@@ -29,6 +29,11 @@ export interface RaceResult {
    * database's, one machine's clock; negative when the claim came before the driver saw its commit.
    */
   firstFromReturnMs?: Quantiles | null;
+  /**
+   * Holdfast, where the server has track_commit_timestamp on: the start's commit (its recorded commit time) to the
+   * first step's claim, database clock; unset where the server does not record commit times.
+   */
+  firstFromCommitMs?: Quantiles | null;
   /** A step's settle commit to the next step's claim (Holdfast). */
   chainedDispatchMs: Quantiles | null;
   dispatchClock: "database" | "process";
