@@ -1524,9 +1524,6 @@ ALTER TABLE ONLY public.slack_install_states
 ALTER TABLE ONLY public.slack_install_states
     ADD CONSTRAINT slack_install_states_user_fkey FOREIGN KEY (user_id) REFERENCES public.users(id) ON DELETE CASCADE;
 
-ALTER TABLE ONLY public.steps
-    ADD CONSTRAINT steps_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
-
 ALTER TABLE ONLY public.suppressions
     ADD CONSTRAINT suppressions_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
