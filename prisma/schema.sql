@@ -1830,8 +1830,8 @@ GRANT ALL ON SEQUENCE public.run_events_id_seq TO holdfast_worker;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_migrations TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_migrations TO holdfast_worker;
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.runs TO holdfast_web;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.runs TO holdfast_worker;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.runs TO holdfast_web;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.runs TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO holdfast_worker;

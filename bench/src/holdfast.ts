@@ -81,181 +81,192 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
   const slug = `${s.step}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
   await ensurePublished(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
   const apps = spawnApps(s, env);
-  // Each app compiles its TypeScript as it starts (tsx): under CI's parallel test files on a slow machine an engine
-  // took more than a minute to say ready (fresh-clone CI at 9b4807e), though it came up.
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 180_000)));
-  await new Promise((r) => setTimeout(r, 500));
-  await env.noop.reset();
-  const poll = new pg.Client({ connectionString: env.url, application_name: "holdfast-bench-poll" });
-  await poll.connect();
-  let polls = 0;
-  // The completion polls run every few milliseconds beside the engine on the same cores (the peers learn of a finished
-  // workflow in process, for nothing): each is a prepared statement, planned once, so the harness takes as little of
-  // the machine as it can.
-  const query = async <T extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => {
-    polls++;
-    return (await poll.query<T>({ name, text, values })).rows;
-  };
+  try {
+    return await measureRow();
+  } catch (error) {
+    // A failed row leaves nothing running into the next one (whose database is made again under the same name).
+    await Promise.all(apps.map((a) => a.stop()));
+    await db.$disconnect().catch(() => {});
+    throw error;
+  }
 
-  const window = await env.meter.begin(env.dbName, [
-    ...apps.map((a) => ({ name: a.name, pid: () => a.pid() })),
-    { name: "driver (starts runs)", pid: () => process.pid },
-    { name: "noop-server", pid: () => env.noop.pid },
-  ]);
-  // When each start call returned: the wall clock, epoch ms, the machine's clock as the database's now() is (not the
-  // monotonic clock, which drifts from the wall clock over a long bench).
-  const returned = new Map<string, number>();
-  const start = async (i: number) => {
-    const { runId } = await startRun(db, {
-        orgSlug: "bench",
-        automationSlug: slug,
-        rawBody: "{}",
-        body: { id: `r${i}`, n: i },
-        headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-        via: "bench",
-        auth: { kind: "operator" },
-      });
-    returned.set(runId, Date.now());
-    return runId;
-  };
-  const failIfDead = () => {
-    const dead = apps.find((a) => a.exits.length > 0);
-    if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
-  };
-  const deadline = Date.now() + 5 * 60_000;
-  if (s.rate) {
-    // Open loop: arrivals at the rate, then wait for the last run.
-    const began = Date.now();
-    const pending: Promise<string>[] = [];
-    for (let i = 0; i < s.runs; i++) {
-      const wait = began + (i * 1000) / s.rate - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      pending.push(start(i));
-    }
-    const ids = await Promise.all(pending);
-    for (;;) {
-      const [row] = await query<{ open: number }>("bench_open", "SELECT count(*)::int AS open FROM runs WHERE id = ANY($1) AND status = 'running'", [ids]);
-      if (row?.open === 0) break;
-      failIfDead();
-      if (Date.now() > deadline) throw new Error(`${s.label}: ${row?.open} runs still running`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  } else {
-    // Closed loop: `inFlight` loops, each starting a run and waiting for it to finish (one poll for all of them).
-    const waiting = new Map<string, () => void>();
-    let active = true;
-    const poller = (async () => {
-      while (active) {
-        if (waiting.size) {
-          const rows = await query<{ id: string }>("bench_finished", "SELECT id FROM runs WHERE id = ANY($1) AND status <> 'running'", [[...waiting.keys()]]);
-          for (const r of rows) {
-            waiting.get(r.id)?.();
-            waiting.delete(r.id);
-          }
-          failIfDead();
-          if (Date.now() > deadline) throw new Error(`${s.label}: ${waiting.size} runs still running`);
-        }
-        await new Promise((r) => setTimeout(r, 5));
+  async function measureRow(): Promise<RaceResult> {
+    // Each app compiles its TypeScript as it starts (tsx): under CI's parallel test files on a slow machine an engine
+    // took more than a minute to say ready (fresh-clone CI at 9b4807e), though it came up.
+    await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 180_000)));
+    await new Promise((r) => setTimeout(r, 500));
+    await env.noop.reset();
+    const poll = new pg.Client({ connectionString: env.url, application_name: "holdfast-bench-poll" });
+    await poll.connect();
+    let polls = 0;
+    // The completion polls run every few milliseconds beside the engine on the same cores (the peers learn of a finished
+    // workflow in process, for nothing): each is a prepared statement, planned once, so the harness takes as little of
+    // the machine as it can.
+    const query = async <T extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) => {
+      polls++;
+      return (await poll.query<T>({ name, text, values })).rows;
+    };
+
+    const window = await env.meter.begin(env.dbName, [
+      ...apps.map((a) => ({ name: a.name, pid: () => a.pid() })),
+      { name: "driver (starts runs)", pid: () => process.pid },
+      { name: "noop-server", pid: () => env.noop.pid },
+    ]);
+    // When each start call returned: the wall clock, epoch ms, the machine's clock as the database's now() is (not the
+    // monotonic clock, which drifts from the wall clock over a long bench).
+    const returned = new Map<string, number>();
+    const start = async (i: number) => {
+      const { runId } = await startRun(db, {
+          orgSlug: "bench",
+          automationSlug: slug,
+          rawBody: "{}",
+          body: { id: `r${i}`, n: i },
+          headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+          via: "bench",
+          auth: { kind: "operator" },
+        });
+      returned.set(runId, Date.now());
+      return runId;
+    };
+    const failIfDead = () => {
+      const dead = apps.find((a) => a.exits.length > 0);
+      if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
+    };
+    const deadline = Date.now() + 5 * 60_000;
+    if (s.rate) {
+      // Open loop: arrivals at the rate, then wait for the last run.
+      const began = Date.now();
+      const pending: Promise<string>[] = [];
+      for (let i = 0; i < s.runs; i++) {
+        const wait = began + (i * 1000) / s.rate - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        pending.push(start(i));
       }
-    })();
-    let next = 0;
-    await Promise.race([
-      poller,
-      Promise.all(
-        Array.from({ length: s.inFlight }, async () => {
-          while (next < s.runs) {
-            const id = await start(next++);
-            await new Promise<void>((resolve) => waiting.set(id, resolve));
+      const ids = await Promise.all(pending);
+      for (;;) {
+        const [row] = await query<{ open: number }>("bench_open", "SELECT count(*)::int AS open FROM runs WHERE id = ANY($1) AND status = 'running'", [ids]);
+        if (row?.open === 0) break;
+        failIfDead();
+        if (Date.now() > deadline) throw new Error(`${s.label}: ${row?.open} runs still running`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } else {
+      // Closed loop: `inFlight` loops, each starting a run and waiting for it to finish (one poll for all of them).
+      const waiting = new Map<string, () => void>();
+      let active = true;
+      const poller = (async () => {
+        while (active) {
+          if (waiting.size) {
+            const rows = await query<{ id: string }>("bench_finished", "SELECT id FROM runs WHERE id = ANY($1) AND status <> 'running'", [[...waiting.keys()]]);
+            for (const r of rows) {
+              waiting.get(r.id)?.();
+              waiting.delete(r.id);
+            }
+            failIfDead();
+            if (Date.now() > deadline) throw new Error(`${s.label}: ${waiting.size} runs still running`);
           }
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+      let next = 0;
+      await Promise.race([
+        poller,
+        Promise.all(
+          Array.from({ length: s.inFlight }, async () => {
+            while (next < s.runs) {
+              const id = await start(next++);
+              await new Promise<void>((resolve) => waiting.set(id, resolve));
+            }
+          }),
+        ),
+      ]);
+      active = false;
+      await poller;
+    }
+    await window.done();
+    await Promise.all(apps.map((a) => a.stop()));
+    await db.$disconnect();
+    const measured = await window.end();
+    // The bench's own completion polls ran in the measured database: they are not the engine's commits.
+    measured.commits -= polls;
+    delete measured.pgCpu["holdfast-bench-poll"];
+
+    const [runs] = await poll.query(
+      `SELECT EXTRACT(EPOCH FROM max(r.finished_at) - min(r.created_at))::float8 AS secs,
+              count(*) FILTER (WHERE r.status = 'completed')::int AS completed,
+              array_agg(EXTRACT(EPOCH FROM r.finished_at - r.created_at) * 1000 ORDER BY r.finished_at - r.created_at) AS lat
+       FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1`,
+      [slug],
+    ).then((r) => r.rows);
+    const [steps] = await poll.query(
+      `SELECT count(*)::int AS steps, count(*) FILTER (WHERE s.status = 'done')::int AS done,
+              (SELECT count(*)::int FROM run_events e JOIN runs r2 ON r2.id = e.run_id JOIN automations a2 ON a2.id = r2.automation_id
+                WHERE a2.slug = $1 AND e.type = 'step.succeeded') AS settles
+       FROM steps s JOIN runs r ON r.id = s.run_id JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1`,
+      [slug],
+    ).then((r) => r.rows);
+    // A chained step: its predecessor's settle commit to its claim. The first step: the start's commit (the run's row
+    // and the first step's are written by the start's one statement) to its first claim. Database clock both.
+    const chained = await poll.query(
+      `WITH ev AS (
+         SELECT e.type, e.at, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
+         FROM run_events e JOIN runs r ON r.id = e.run_id JOIN automations a ON a.id = r.automation_id
+         WHERE a.slug = $1 AND e.type IN ('step.succeeded', 'step.claimed')
+         WINDOW w AS (PARTITION BY e.run_id ORDER BY e.id))
+       SELECT EXTRACT(EPOCH FROM at - prev_at)::float8 * 1000 AS ms FROM ev WHERE type = 'step.claimed' AND prev_type = 'step.succeeded' ORDER BY 1`,
+      [slug],
+    );
+    const first = await poll.query<{ id: string; ms: number; claimed: number }>(
+      `SELECT r.id, EXTRACT(EPOCH FROM c.at - r.created_at)::float8 * 1000 AS ms, EXTRACT(EPOCH FROM c.at)::float8 * 1000 AS claimed
+       FROM runs r JOIN automations a ON a.id = r.automation_id
+       JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
+       JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
+       WHERE a.slug = $1 ORDER BY 1`,
+      [slug],
+    );
+    // The start's commit itself, where the server records commit times (track_commit_timestamp = on): the commit of
+    // the transaction that wrote the run's run.started row (nothing in a bench row updates it) to the first step's claim.
+    const commitTimes = (await poll.query<{ on: boolean }>("SELECT current_setting('track_commit_timestamp') = 'on' AS on")).rows[0]?.on;
+    const fromCommit = commitTimes
+      ? await poll.query<{ ms: number }>(
+          `SELECT EXTRACT(EPOCH FROM c.at - pg_xact_commit_timestamp(e.xmin))::float8 * 1000 AS ms
+           FROM runs r JOIN automations a ON a.id = r.automation_id
+           JOIN run_events e ON e.run_id = r.id AND e.type = 'run.started'
+           JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
+           JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
+           WHERE a.slug = $1 AND pg_xact_commit_timestamp(e.xmin) IS NOT NULL ORDER BY 1`,
+          [slug],
+        )
+      : null;
+    await poll.end();
+    const effects = s.step === "http" ? await env.noop.stats() : null;
+    const expected = s.runs * s.steps;
+    const lat = (runs.lat as (number | string)[] | null ?? []).map(Number);
+    return {
+      system: "Holdfast",
+      scenario: s.step,
+      label: s.label,
+      runs: s.runs,
+      steps: steps.done,
+      seconds: runs.secs,
+      runsPerSec: runs.completed / runs.secs,
+      stepsPerSec: steps.done / runs.secs,
+      inFlight: s.rate ? null : s.inFlight,
+      latencyMs: quantiles(lat) ?? { p50: Number.NaN, p99: Number.NaN },
+      firstDispatchMs: quantiles(first.rows.map((r) => Number(r.ms))),
+      firstFromReturnMs: quantiles(
+        first.rows.flatMap((r) => {
+          const at = returned.get(r.id);
+          return at === undefined ? [] : [Number(r.claimed) - at];
         }),
       ),
-    ]);
-    active = false;
-    await poller;
+      firstFromCommitMs: fromCommit ? quantiles(fromCommit.rows.map((r) => Number(r.ms))) : undefined,
+      chainedDispatchMs: quantiles(chained.rows.map((r) => Number(r.ms))),
+      dispatchClock: "database",
+      measured,
+      systemNode: [...apps.map((a) => a.name), "driver (starts runs)"],
+      lost: s.runs - runs.completed + (expected - steps.done) + (effects ? Math.max(0, expected - effects.keys) : 0),
+      duplicated: steps.settles - steps.done + (effects ? effects.repeated + Math.max(0, effects.keys - expected) : 0),
+    };
   }
-  await window.done();
-  await Promise.all(apps.map((a) => a.stop()));
-  await db.$disconnect();
-  const measured = await window.end();
-  // The bench's own completion polls ran in the measured database: they are not the engine's commits.
-  measured.commits -= polls;
-  delete measured.pgCpu["holdfast-bench-poll"];
-
-  const [runs] = await poll.query(
-    `SELECT EXTRACT(EPOCH FROM max(r.finished_at) - min(r.created_at))::float8 AS secs,
-            count(*) FILTER (WHERE r.status = 'completed')::int AS completed,
-            array_agg(EXTRACT(EPOCH FROM r.finished_at - r.created_at) * 1000 ORDER BY r.finished_at - r.created_at) AS lat
-     FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1`,
-    [slug],
-  ).then((r) => r.rows);
-  const [steps] = await poll.query(
-    `SELECT count(*)::int AS steps, count(*) FILTER (WHERE s.status = 'done')::int AS done,
-            (SELECT count(*)::int FROM run_events e JOIN runs r2 ON r2.id = e.run_id JOIN automations a2 ON a2.id = r2.automation_id
-              WHERE a2.slug = $1 AND e.type = 'step.succeeded') AS settles
-     FROM steps s JOIN runs r ON r.id = s.run_id JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1`,
-    [slug],
-  ).then((r) => r.rows);
-  // A chained step: its predecessor's settle commit to its claim. The first step: the start's commit (the run's row
-  // and the first step's are written by the start's one statement) to its first claim. Database clock both.
-  const chained = await poll.query(
-    `WITH ev AS (
-       SELECT e.type, e.at, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
-       FROM run_events e JOIN runs r ON r.id = e.run_id JOIN automations a ON a.id = r.automation_id
-       WHERE a.slug = $1 AND e.type IN ('step.succeeded', 'step.claimed')
-       WINDOW w AS (PARTITION BY e.run_id ORDER BY e.id))
-     SELECT EXTRACT(EPOCH FROM at - prev_at)::float8 * 1000 AS ms FROM ev WHERE type = 'step.claimed' AND prev_type = 'step.succeeded' ORDER BY 1`,
-    [slug],
-  );
-  const first = await poll.query<{ id: string; ms: number; claimed: number }>(
-    `SELECT r.id, EXTRACT(EPOCH FROM c.at - r.created_at)::float8 * 1000 AS ms, EXTRACT(EPOCH FROM c.at)::float8 * 1000 AS claimed
-     FROM runs r JOIN automations a ON a.id = r.automation_id
-     JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
-     JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
-     WHERE a.slug = $1 ORDER BY 1`,
-    [slug],
-  );
-  // The start's commit itself, where the server records commit times (track_commit_timestamp = on): the commit of
-  // the transaction that wrote the run's run.started row (never updated afterwards) to the first step's claim.
-  const commitTimes = (await poll.query<{ on: boolean }>("SELECT current_setting('track_commit_timestamp') = 'on' AS on")).rows[0]?.on;
-  const fromCommit = commitTimes
-    ? await poll.query<{ ms: number }>(
-        `SELECT EXTRACT(EPOCH FROM c.at - pg_xact_commit_timestamp(e.xmin))::float8 * 1000 AS ms
-         FROM runs r JOIN automations a ON a.id = r.automation_id
-         JOIN run_events e ON e.run_id = r.id AND e.type = 'run.started'
-         JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
-         JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
-         WHERE a.slug = $1 AND pg_xact_commit_timestamp(e.xmin) IS NOT NULL ORDER BY 1`,
-        [slug],
-      )
-    : null;
-  await poll.end();
-  const effects = s.step === "http" ? await env.noop.stats() : null;
-  const expected = s.runs * s.steps;
-  const lat = (runs.lat as (number | string)[] | null ?? []).map(Number);
-  return {
-    system: "Holdfast",
-    scenario: s.step,
-    label: s.label,
-    runs: s.runs,
-    steps: steps.done,
-    seconds: runs.secs,
-    runsPerSec: runs.completed / runs.secs,
-    stepsPerSec: steps.done / runs.secs,
-    inFlight: s.rate ? null : s.inFlight,
-    latencyMs: quantiles(lat) ?? { p50: Number.NaN, p99: Number.NaN },
-    firstDispatchMs: quantiles(first.rows.map((r) => Number(r.ms))),
-    firstFromReturnMs: quantiles(
-      first.rows.flatMap((r) => {
-        const at = returned.get(r.id);
-        return at === undefined ? [] : [Number(r.claimed) - at];
-      }),
-    ),
-    firstFromCommitMs: fromCommit ? quantiles(fromCommit.rows.map((r) => Number(r.ms))) : undefined,
-    chainedDispatchMs: quantiles(chained.rows.map((r) => Number(r.ms))),
-    dispatchClock: "database",
-    measured,
-    systemNode: [...apps.map((a) => a.name), "driver (starts runs)"],
-    lost: s.runs - runs.completed + (expected - steps.done) + (effects ? Math.max(0, expected - effects.keys) : 0),
-    duplicated: steps.settles - steps.done + (effects ? effects.repeated + Math.max(0, effects.keys - expected) : 0),
-  };
 }

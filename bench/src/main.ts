@@ -254,7 +254,9 @@ if (halfRow) {
     halfRow.firstFromCommitMs
       ? `  the same from the start's commit (its commit time, track_commit_timestamp; database clock both): ` +
           `p50 ${fmt(halfRow.firstFromCommitMs.p50, 1)} ms, p99 ${fmt(halfRow.firstFromCommitMs.p99, 1)} ms (target p99 <= 25)`
-      : "  from the start's commit exactly: not measured (the server does not record commit times; track_commit_timestamp = on does, after a restart)",
+      : halfRow.firstFromCommitMs === null
+        ? "  from the start's commit exactly: the server records commit times, but none of this row's starts had one"
+        : "  from the start's commit exactly: not measured (the server does not record commit times; track_commit_timestamp = on does, after a restart)",
   );
 }
 const lost = results.reduce((a, r) => a + r.lost, 0);

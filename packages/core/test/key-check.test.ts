@@ -4,44 +4,59 @@ import { checkSecretKey } from "../src/keys/key-check";
 import { keyCheckOf } from "../src/keys/secret-key";
 
 let t: TestDatabase;
+let admin: Awaited<ReturnType<typeof connectAs>>;
 beforeAll(async () => {
   t = await createTestDatabase();
+  admin = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+  // The pool has its connection before the race begins: what the test waits for is the lock, not a first connect.
+  await t.db.$queryRaw`SELECT 1`;
 });
-afterAll(() => t.drop());
+afterAll(async () => {
+  await admin.end();
+  await t.drop();
+});
+
+/**
+ * Two processes starting together on a new database: the first's insert of its key check is open (not committed)
+ * while the second checks `key`; the second's insert waits on it. Returns whether the second's statement was seen
+ * blocked by the first (the race this test is about, not a late arrival after the commit), and its check's outcome
+ * once the first commits.
+ */
+async function checkBehindOpenInsert(first: Buffer, key: Buffer): Promise<{ waited: boolean; outcome: Promise<void> }> {
+  const other = await connectAs(t.url, "holdfast_worker");
+  try {
+    await other.query("DELETE FROM deployment_settings");
+    await other.query("BEGIN");
+    await other.query("INSERT INTO deployment_settings (id, key_check) VALUES (1, $1)", [keyCheckOf(first)]);
+    const outcome = checkSecretKey(t.db, key);
+    outcome.catch(() => {});
+    let waited = false;
+    for (let i = 0; i < 200 && !waited; i++) {
+      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))", [
+        (other as unknown as { processID: number }).processID,
+      ]);
+      waited = (rows[0]?.n ?? 0) > 0;
+      if (!waited) await new Promise((r) => setTimeout(r, 50));
+    }
+    await other.query("COMMIT");
+    await outcome.catch(() => {});
+    return { waited, outcome };
+  } finally {
+    await other.end();
+  }
+}
 
 describe("the secret key check at start-up", () => {
   it("processes started together on a new database all pass: the one that waited on the first's insert reads its row", async () => {
     const key = Buffer.alloc(32, 5);
-    const first = await connectAs(t.url, "holdfast_worker");
-    try {
-      await first.query("DELETE FROM deployment_settings");
-      // The first process's insert, not yet committed: the second's insert waits on it.
-      await first.query("BEGIN");
-      await first.query("INSERT INTO deployment_settings (id, key_check) VALUES (1, $1)", [keyCheckOf(key)]);
-      const second = checkSecretKey(t.db, key);
-      const waited = await Promise.race([second.then(() => "returned"), new Promise((r) => setTimeout(() => r("waiting"), 300))]);
-      expect(waited).toBe("waiting");
-      await first.query("COMMIT");
-      await expect(second).resolves.toBeUndefined();
-    } finally {
-      await first.end();
-    }
+    const { waited, outcome } = await checkBehindOpenInsert(key, key);
+    expect(waited).toBe(true);
+    await expect(outcome).resolves.toBeUndefined();
   });
 
   it("a process with another key is refused, also when it waited on the first's insert", async () => {
-    const key = Buffer.alloc(32, 6);
-    const first = await connectAs(t.url, "holdfast_worker");
-    try {
-      await first.query("DELETE FROM deployment_settings");
-      await first.query("BEGIN");
-      await first.query("INSERT INTO deployment_settings (id, key_check) VALUES (1, $1)", [keyCheckOf(key)]);
-      const second = checkSecretKey(t.db, Buffer.alloc(32, 7));
-      second.catch(() => {});
-      await new Promise((r) => setTimeout(r, 300));
-      await first.query("COMMIT");
-      await expect(second).rejects.toThrow(/not the one this database's secrets were encrypted with/);
-    } finally {
-      await first.end();
-    }
+    const { waited, outcome } = await checkBehindOpenInsert(Buffer.alloc(32, 6), Buffer.alloc(32, 7));
+    expect(waited).toBe(true);
+    await expect(outcome).rejects.toThrow(/not the one this database's secrets were encrypted with/);
   });
 });

@@ -53,6 +53,7 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
   const name = options.label ?? app;
 
   const start = () => {
+    gone = false;
     const armed = options.crash && kills < options.crash.cycles;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -81,7 +82,10 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
       out += `\n[${name} exited code=${code} signal=${signal}]\n`;
       for (const w of waiters) w();
       const restart = options.restart ?? Boolean(options.crash);
-      if (!stopping && restart) setTimeout(start, 50);
+      if (!stopping && restart)
+        setTimeout(() => {
+          if (!stopping) start();
+        }, 50);
     });
     // 'close' comes after the last of its output ('exit' can come before it).
     proc.on("close", () => {

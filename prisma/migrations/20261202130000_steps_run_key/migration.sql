@@ -6,7 +6,9 @@
 -- in the same statement (holdfast_run_start), a settle locks or updates it before it inserts the next step
 -- (holdfast_step_settle), the engine's walk locks it FOR UPDATE (sql/runs.ts runsLockForWalk) before the applier
 -- writes. Runs are never deleted (finished runs' timelines are removed by the sweeper's retention; their steps stay),
--- so the key's ON DELETE CASCADE never ran. Reading is unchanged: row-level security scopes steps by their own org_id.
+-- so the key's ON DELETE CASCADE never ran; the application's roles now may not delete a run at all, so that stays
+-- true (the schema's owner still can, by hand, and then deletes its steps too). Reading is unchanged: row-level
+-- security scopes steps by their own org_id.
 --
 -- Dropping a foreign key locks both of its tables (ACCESS EXCLUSIVE: the key's triggers live on both), so this
 -- migration stops every write and read of runs and steps for a moment. It takes both locks first, in the order the
@@ -16,3 +18,4 @@
 SET LOCAL lock_timeout = '10s';
 LOCK TABLE "runs", "steps" IN ACCESS EXCLUSIVE MODE;
 ALTER TABLE "steps" DROP CONSTRAINT IF EXISTS "steps_run_fkey";
+REVOKE DELETE ON "runs" FROM holdfast_web, holdfast_worker;
