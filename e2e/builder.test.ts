@@ -36,9 +36,20 @@ const handle = (page: Page, node: string, side: "left" | "right", id?: string) =
   page.locator(`.react-flow__handle[data-nodeid="${node}"][data-handlepos="${side}"]${id ? `[data-handleid="${id}"]` : ""}`);
 
 /** Click-to-connect: the source's output, then the target's input. */
+/** Click-to-connect, then wait for the edge to be drawn: on a loaded machine a click can land before the handle listens. */
 async function connect(page: Page, from: string, to: string): Promise<void> {
-  await handle(page, from, "right").click({ force: true });
-  await handle(page, to, "left").click({ force: true });
+  const edges = page.locator(".react-flow__edge");
+  const before = await edges.count();
+  for (let attempt = 1; ; attempt++) {
+    await handle(page, from, "right").click({ force: true });
+    await handle(page, to, "left").click({ force: true });
+    try {
+      await expect.poll(() => edges.count(), { timeout: 5_000 }).toBeGreaterThan(before);
+      return;
+    } catch (error) {
+      if (attempt === 3) throw new Error(`no edge from ${from} to ${to} after 3 tries`, { cause: error });
+    }
+  }
 }
 
 async function saved(page: Page): Promise<void> {
