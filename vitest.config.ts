@@ -15,6 +15,8 @@ export default defineConfig({
     include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "e2e/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/.next/**"],
     globalSetup: ["packages/testkit/src/global-setup.ts"],
+    // A failed browser test prints what its pages showed and saves screenshots (e2e/artifacts/failed-*.png).
+    setupFiles: ["packages/testkit/src/failure-report.ts"],
     pool: "forks",
     // Two cores: two files at a time. Each file has its own database and Redis prefix.
     maxWorkers: 2,

@@ -119,8 +119,18 @@ async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Prom
 /** Adds a connection through Settings -> Connections. */
 async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
   await page.goto(`${web.base}/settings`);
-  await page.getByRole("button", { name: "Add connection" }).click({ timeout: 10_000 });
-  await page.locator(`button.kind-card[data-kind="${kind}"]`).click();
+  // The fresh-clone CI once saw no picker after this click on a loaded machine (not reproduced with the CPU slowed
+  // 12x or 400 ms of latency): click again while it has not appeared, and say so in the log.
+  const add = page.getByRole("button", { name: "Add connection" });
+  const card = page.locator(`button.kind-card[data-kind="${kind}"]`);
+  for (let attempt = 1; ; attempt++) {
+    await add.click({ timeout: 10_000 });
+    if (await card.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
+    if (!(await add.isVisible())) break; // the click did open something: the card's click below waits for it
+    if (attempt === 3) throw new Error(`"Add connection" showed no kinds to pick after ${attempt} clicks`);
+    console.log(`"Add connection" showed no kinds to pick within 5 s (click ${attempt}); clicking again`);
+  }
+  await card.click();
   const red = await fillConnection(page, page.locator("form.connection-form"), fill, secretLabel, wrong, right, shotName);
   await page.locator('[data-flash="ok"]').waitFor();
   return red;

@@ -107,13 +107,19 @@ export async function fetchAgain(url: string, init?: RequestInit): Promise<Respo
   }
 }
 
+/** The browsers launchChromium started and that are still open (failure-report.ts shows their pages when a test fails). */
+export const openBrowsers = new Set<import("playwright-core").Browser>();
+
 /** Debian's Chromium (never a downloaded browser), headless, with the flags a container needs. */
 export async function launchChromium(): Promise<import("playwright-core").Browser> {
   const { chromium } = await import("playwright-core");
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
+  openBrowsers.add(browser);
+  browser.on("disconnected", () => openBrowsers.delete(browser));
+  return browser;
 }
 
 /** Signs a Chromium page in through the real sign-in form and waits for the page it lands on (the inbox). */
