@@ -3,7 +3,7 @@ import { userInfo } from "node:os";
 import {
   automationsFindBySlug,
   canonicalJson,
-  createAutomation,
+  findOrCreateAutomation,
   GraphCache,
   DraftConflictError,
   type GraphProblem,
@@ -23,7 +23,7 @@ import { AdminUsageError } from "./admin";
 /**
  * Automations as code: `automations publish` and `automations export`. Publishing goes through the editor's own
  * path (the file becomes the automation's draft, then publishDraft), so every check the editor's Publish makes
- * applies here too; a new automation is made only by createAutomation, which gives it its trigger credentials.
+ * applies here too; a new automation is made only by findOrCreateAutomation (createAutomation), which gives it its trigger credentials.
  */
 
 /** sysexits(3): the input data was incorrect (a refused graph, a file that is not JSON). */
@@ -128,9 +128,7 @@ async function publishFile(db: Db, orgSlug: string, slug: string, file: string, 
   // the organisation's checks too (connections, approvers); publishDraft checks again below, in its transaction.
   const early = await publishProblems(db, org.id, graph);
   if (early.length) return refused(where, early, graph);
-  const automation =
-    (await automationsFindBySlug(db, org.id, slug)) ??
-    (await inTx(db, (tx) => createAutomation(tx, { orgId: org.id, slug, name: name ?? slug })));
+  const automation = await inTx(db, (tx) => findOrCreateAutomation(tx, { orgId: org.id, slug, name: name ?? slug }));
 
   // The comparison is with the graph as it would be stored: publishing fills in the schema's defaults.
   const latest = await db.automationVersion.findFirst({

@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
 import {
   automationVersionsMarkPublished,
-  automationsFindBySlug,
   canonicalJson,
-  createAutomation,
   databaseAdvisoryXactLock,
+  findOrCreateAutomation,
   type Graph,
   organisationsCount,
   parseGraph,
@@ -54,10 +53,8 @@ export async function ensurePublished(
   const graph = parseGraph(o.graph);
   return inTx(db, async (tx) => {
     const org = await tx.organisation.upsert({ where: { slug: o.orgSlug }, update: {}, create: { slug: o.orgSlug, name: o.orgName } });
-    // A new automation gets its trigger credentials with it (createAutomation); an existing one keeps its own.
-    const automation =
-      (await automationsFindBySlug(tx, org.id, o.automationSlug)) ??
-      (await createAutomation(tx, { orgId: org.id, slug: o.automationSlug, name: o.automationName, triggerAuth: o.triggerAuth ?? "signed" }));
+    // A new automation gets its trigger credentials with it (findOrCreateAutomation); an existing one keeps its own.
+    const automation = await findOrCreateAutomation(tx, { orgId: org.id, slug: o.automationSlug, name: o.automationName, triggerAuth: o.triggerAuth ?? "signed" });
     const latest = await tx.automationVersion.findFirst({
       where: { orgId: org.id, automationId: automation.id },
       orderBy: { version: "desc" },

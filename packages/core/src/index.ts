@@ -18,6 +18,7 @@ export { authenticateTrigger, operatorAuth, type StartAuth } from "./start/trigg
 export {
   AutomationExistsError,
   createAutomation,
+  findOrCreateAutomation,
   newSigningSecret,
   newUrlToken,
   revokePreviousTriggerCredentials,

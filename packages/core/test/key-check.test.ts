@@ -1,4 +1,4 @@
-import { connectAs, createTestDatabase, type TestDatabase } from "@holdfast/testkit";
+import { connectAs, createTestDatabase, seenBlockedBy, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkSecretKey } from "../src/keys/key-check";
 import { keyCheckOf } from "../src/keys/secret-key";
@@ -30,14 +30,7 @@ async function checkBehindOpenInsert(first: Buffer, key: Buffer): Promise<{ wait
     await other.query("INSERT INTO deployment_settings (id, key_check) VALUES (1, $1)", [keyCheckOf(first)]);
     const outcome = checkSecretKey(t.db, key);
     outcome.catch(() => {});
-    let waited = false;
-    for (let i = 0; i < 200 && !waited; i++) {
-      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))", [
-        (other as unknown as { processID: number }).processID,
-      ]);
-      waited = (rows[0]?.n ?? 0) > 0;
-      if (!waited) await new Promise((r) => setTimeout(r, 50));
-    }
+    const waited = await seenBlockedBy(admin, other);
     await other.query("COMMIT");
     await outcome.catch(() => {});
     return { waited, outcome };

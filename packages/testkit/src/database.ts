@@ -54,3 +54,16 @@ export async function connectAs(databaseUrl: string, role: string): Promise<pg.C
   await client.connect();
   return client;
 }
+
+/**
+ * Whether some backend is seen waiting on a lock `holder` holds (pg_blocking_pids, read through `admin`), polled for
+ * up to `timeoutMs`: a race test proves its second party really waited on the first, not arrived after its commit.
+ */
+export async function seenBlockedBy(admin: pg.Client, holder: pg.Client, timeoutMs = 10_000): Promise<boolean> {
+  const pid = (holder as unknown as { processID: number }).processID;
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))", [pid]);
+    if ((rows[0]?.n ?? 0) > 0) return true;
+  }
+  return false;
+}

@@ -51,6 +51,8 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
   let gone = false;
   const waiters = new Set<() => void>();
   const name = options.label ?? app;
+  // Supervised: restarted after an exit it was not asked for (stop()).
+  const restarts = options.restart ?? Boolean(options.crash);
 
   const start = () => {
     gone = false;
@@ -81,15 +83,14 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
       if (signal === "SIGKILL") kills++;
       out += `\n[${name} exited code=${code} signal=${signal}]\n`;
       for (const w of waiters) w();
-      const restart = options.restart ?? Boolean(options.crash);
-      if (!stopping && restart)
+      if (!stopping && restarts)
         setTimeout(() => {
           if (!stopping) start();
         }, 50);
     });
     // 'close' comes after the last of its output ('exit' can come before it).
     proc.on("close", () => {
-      if (child !== proc || (!stopping && (options.restart ?? Boolean(options.crash)))) return;
+      if (child !== proc || (!stopping && restarts)) return;
       gone = true;
       for (const w of waiters) w();
     });

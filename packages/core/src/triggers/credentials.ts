@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import { HoldfastError } from "../errors";
-import { automationsInsert, automationsSetTriggerAuth } from "../sql/automations";
+import { automationsFindBySlug, automationsInsert, automationsSetTriggerAuth } from "../sql/automations";
 import {
   type CredentialKind,
   type TriggerAuth,
@@ -47,6 +47,28 @@ export async function createAutomation(
   await triggerCredentialsInsert(tx, a.orgId, id, "signing_secret", newSigningSecret());
   await triggerCredentialsInsert(tx, a.orgId, id, "url_token", newUrlToken());
   return { id };
+}
+
+/**
+ * The automation with this slug, created (with its trigger credentials) when there is none, in the caller's
+ * transaction. Two callers creating the same slug at once both get it: the second one's insert waits for the first
+ * and finds nothing to insert, and its next statement sees the first one's row. What an existing automation has
+ * (name, trigger mode, credentials) is left as it is.
+ */
+export async function findOrCreateAutomation(
+  tx: Tx,
+  a: { orgId: string; slug: string; name: string; triggerAuth?: TriggerAuth },
+): Promise<{ id: string }> {
+  const found = await automationsFindBySlug(tx, a.orgId, a.slug);
+  if (found) return found;
+  try {
+    return await createAutomation(tx, a);
+  } catch (error) {
+    if (!(error instanceof AutomationExistsError)) throw error;
+    const raced = await automationsFindBySlug(tx, a.orgId, a.slug);
+    if (!raced) throw error;
+    return raced;
+  }
 }
 
 export interface TriggerSettings {
