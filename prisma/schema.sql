@@ -1382,8 +1382,6 @@ CREATE INDEX signin_throttle_expire_idx ON public.signin_throttle USING btree (e
 
 CREATE INDEX slack_install_states_org_idx ON public.slack_install_states USING btree (org_id, expires_at);
 
-CREATE INDEX steps_open_lane_status_available_at_idx ON public.steps USING btree (lane, status, available_at) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
-
 CREATE INDEX steps_open_status_lease_until_idx ON public.steps USING btree (status, lease_until) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
 
 CREATE UNIQUE INDEX steps_org_id_key ON public.steps USING btree (org_id, id);
