@@ -120,15 +120,19 @@ async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Prom
 async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
   await page.goto(`${web.base}/settings`);
   // The fresh-clone CI once saw no picker after this click on a loaded machine (not reproduced with the CPU slowed
-  // 12x or 400 ms of latency): click again while it has not appeared, and say so in the log.
+  // 12x or 400 ms of latency): click again while the button is still there and no kinds have appeared, and say so in
+  // the log. A click that did open the picker hides the button, so a slow picker is waited for, never clicked away.
   const add = page.getByRole("button", { name: "Add connection" });
   const card = page.locator(`button.kind-card[data-kind="${kind}"]`);
-  for (let attempt = 1; ; attempt++) {
-    await add.click({ timeout: 10_000 });
-    if (await card.waitFor({ timeout: 5_000 }).then(() => true, () => false)) break;
-    if (!(await add.isVisible())) break; // the click did open something: the card's click below waits for it
-    if (attempt === 3) throw new Error(`"Add connection" showed no kinds to pick after ${attempt} clicks`);
-    console.log(`"Add connection" showed no kinds to pick within 5 s (click ${attempt}); clicking again`);
+  const deadline = Date.now() + 45_000;
+  for (let clicks = 0; !(await card.isVisible()); ) {
+    if (Date.now() > deadline) throw new Error(`"Add connection" showed no kinds to pick within 45 s (${clicks} clicks)`);
+    if (await add.isVisible()) {
+      if (clicks > 0) console.log(`"Add connection" showed no kinds to pick within 5 s of click ${clicks}; clicking again`);
+      // Waits for the page to hydrate (buttons take no clicks before); gone meanwhile means the picker opened.
+      if (await add.click({ timeout: 10_000 }).then(() => true, () => false)) clicks++;
+    }
+    await card.waitFor({ timeout: 5_000 }).catch(() => {});
   }
   await card.click();
   const red = await fillConnection(page, page.locator("form.connection-form"), fill, secretLabel, wrong, right, shotName);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { sessionCookie, signIn } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { inject } from "vitest";
+import { openBrowsers } from "./open-browsers";
 import { repoRoot, waitFor } from "./procs";
 
 const webDir = join(repoRoot, "apps/web");
@@ -106,9 +107,6 @@ export async function fetchAgain(url: string, init?: RequestInit): Promise<Respo
     return fetch(url, init);
   }
 }
-
-/** The browsers launchChromium started and that are still open (failure-report.ts shows their pages when a test fails). */
-export const openBrowsers = new Set<import("playwright-core").Browser>();
 
 /** Debian's Chromium (never a downloaded browser), headless, with the flags a container needs. */
 export async function launchChromium(): Promise<import("playwright-core").Browser> {
