@@ -223,12 +223,12 @@ describe("Settings in Chromium", () => {
     expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
     expect(disabledEarly).toBe(true);
     // Controls that act through React alone (type="button", selects) take no pointer events until the page is marked.
-    expect(await early.evaluate(() => document.documentElement.hasAttribute("data-hydrated"))).toBe(false);
+    expect(await early.locator("html").getAttribute("data-hydrated")).toBeNull();
     release();
     await clicked;
     await members.getByText("member added").waitFor({ timeout: 30_000 });
     expect(early.url()).toBe(`${web.base}/settings`);
-    expect(await early.evaluate(() => document.documentElement.hasAttribute("data-hydrated"))).toBe(true);
+    expect(await early.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
     expect(await q("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'ada@acme.test'")).toEqual([{ role: "viewer" }]);
     await early.unrouteAll({ behavior: "wait" });
