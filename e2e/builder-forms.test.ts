@@ -120,8 +120,9 @@ async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Prom
 async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
   await page.goto(`${web.base}/settings`);
   // The fresh-clone CI once saw no picker after this click on a loaded machine (not reproduced in 52 loads with the
-  // CPU slowed 4-6x and up to 400 ms of latency): click again while the button is still there and no kinds have appeared, and say so in
-  // the log. A click that did open the picker hides the button, so a slow picker is waited for, never clicked away.
+  // CPU slowed 4-6x and up to 400 ms of latency): click again while the button is still there and no kinds have
+  // appeared, and say so in the log. A click that did open the picker hides the button, so a slow picker is waited
+  // for, never clicked away.
   const add = page.getByRole("button", { name: "Add connection" });
   const card = page.locator(`button.kind-card[data-kind="${kind}"]`);
   const deadline = Date.now() + 45_000;
