@@ -205,34 +205,55 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION public.holdfast_rows_insert(p_rows jsonb) RETURNS void
+CREATE FUNCTION public.holdfast_rows_insert(p_org_id text, p_run_id text, p_rows jsonb) RETURNS void
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  wanted int;
+  written int;
 BEGIN
   -- Empty lists insert nothing (the outbox's NOTIFY trigger fires per statement, even for none).
-  IF jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb)) > 0 THEN
+  wanted := jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb));
+  IF wanted > 0 THEN
     INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until)
     SELECT s.id, s."orgId", s."runId", s."nodeId", s.iteration, s.kind, s.lane, s."maxAttempts", s.status, s.owner,
            COALESCE(s.attempt, 0), now() + make_interval(secs => s."leaseMs" / 1000)
-    FROM jsonb_to_recordset(COALESCE(p_rows->'steps', '[]'::jsonb))
+    FROM jsonb_to_recordset(p_rows->'steps')
       AS s(id text, "orgId" text, "runId" text, "nodeId" text, iteration int, kind text, lane text, "maxAttempts" int,
-           status text, owner text, attempt int, "leaseMs" float8);
+           status text, owner text, attempt int, "leaseMs" float8)
+    WHERE s."orgId" = p_org_id AND s."runId" = p_run_id;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written <> wanted THEN
+      RAISE EXCEPTION 'a step row names another run than %', p_run_id USING ERRCODE = 'HF005';
+    END IF;
   END IF;
-  IF jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb)) > 0 THEN
+  wanted := jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb));
+  IF wanted > 0 THEN
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
     SELECT e."orgId", e."runId", e."stepId", e."nodeId", e.attempt, e.type, e.lane, e.worker, e.data
-    FROM ROWS FROM (jsonb_to_recordset(COALESCE(p_rows->'events', '[]'::jsonb))
+    FROM ROWS FROM (jsonb_to_recordset(p_rows->'events')
            AS ("orgId" text, "runId" text, "stepId" text, "nodeId" text, attempt int, type text, lane text, worker text, data jsonb))
          WITH ORDINALITY AS e("orgId", "runId", "stepId", "nodeId", attempt, type, lane, worker, data, n)
+    WHERE e."orgId" = p_org_id AND e."runId" = p_run_id
     ORDER BY e.n;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written <> wanted THEN
+      RAISE EXCEPTION 'a timeline row names another run than %', p_run_id USING ERRCODE = 'HF005';
+    END IF;
   END IF;
-  IF jsonb_array_length(COALESCE(p_rows->'outbox', '[]'::jsonb)) > 0 THEN
+  wanted := jsonb_array_length(COALESCE(p_rows->'outbox', '[]'::jsonb));
+  IF wanted > 0 THEN
     INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
     SELECT o."orgId", o."runId", o.topic, o.payload, now() + make_interval(secs => COALESCE(o."delayMs", 0) / 1000)
-    FROM ROWS FROM (jsonb_to_recordset(COALESCE(p_rows->'outbox', '[]'::jsonb))
+    FROM ROWS FROM (jsonb_to_recordset(p_rows->'outbox')
            AS ("orgId" text, "runId" text, topic text, payload jsonb, "delayMs" float8))
          WITH ORDINALITY AS o("orgId", "runId", topic, payload, "delayMs", n)
+    WHERE o."orgId" = p_org_id AND o."runId" = p_run_id
     ORDER BY o.n;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written <> wanted THEN
+      RAISE EXCEPTION 'an outbox row names another run than %', p_run_id USING ERRCODE = 'HF005';
+    END IF;
   END IF;
 END;
 $$;
@@ -295,7 +316,7 @@ BEGIN
     PERFORM holdfast_run_duplicate(p_org_id, run_id, p_event_data);
     RETURN jsonb_build_object('runId', run_id, 'inserted', false);
   END IF;
-  PERFORM holdfast_rows_insert(p_rows);
+  PERFORM holdfast_rows_insert(p_org_id, run_id, p_rows);
   IF jsonb_typeof(p_rows->'finish') = 'object' THEN
     UPDATE runs SET status = p_rows->'finish'->>'status', error = p_rows->'finish'->'error', finished_at = now(),
                     seq = seq + 1, updated_at = now()
@@ -568,7 +589,7 @@ BEGIN
 
   -- The walk's rows as the worker prepared them, in its timeline order (inline nodes, the steps it scheduled, how
   -- the run ended); the run row already carries the end.
-  PERFORM holdfast_rows_insert(p_rows);
+  PERFORM holdfast_rows_insert(s.org_id, s.run_id, p_rows);
   claim := p_rows->'claim';
   IF jsonb_typeof(claim) = 'object' THEN
     -- Local dispatch: the step inserted already claimed by this worker (attempt 1 is its fencing token); its effect
@@ -1720,8 +1741,8 @@ GRANT ALL ON FUNCTION public.holdfast_ordered_id(prefix text) TO holdfast_worker
 GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_worker;
 
-GRANT ALL ON FUNCTION public.holdfast_rows_insert(p_rows jsonb) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_rows_insert(p_rows jsonb) TO holdfast_worker;
+GRANT ALL ON FUNCTION public.holdfast_rows_insert(p_org_id text, p_run_id text, p_rows jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_rows_insert(p_org_id text, p_run_id text, p_rows jsonb) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_run_budgets() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_run_budgets() TO holdfast_worker;

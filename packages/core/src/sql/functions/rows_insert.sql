@@ -2,37 +2,63 @@
 -- new steps (ids made by the applier; a step claimed by the settling worker carries its owner, attempt and lease
 -- length, the lease measured from now()), timeline rows in the walk's order, outbox rows (delayMs from now()). It
 -- decides nothing: what a scheduled step brings is written once, in TypeScript. Called by holdfast_run_start and
--- holdfast_step_settle inside their one statement.
--- History: new in 20261201121000_one_applier (this file is its only definition).
-CREATE OR REPLACE FUNCTION holdfast_rows_insert(p_rows jsonb)
+-- holdfast_step_settle inside their one statement, with the run that statement holds (created, updated or locked).
+-- Tenancy: steps, the timeline and the outbox keep no foreign key to their run (20261202110000_append_only_keys,
+-- 20261202130000_steps_run_key), so this function is where a row is kept to the run its caller holds: every row must
+-- name that run and its organisation, or nothing is written (HF005, the whole statement fails). A walk only ever
+-- writes rows of its own run; a row naming another is a defect of the caller, never a cross-tenant write.
+-- History: new in 20261201121000_one_applier; p_org_id and p_run_id since 20261202210000_rows_insert_run (the
+-- migration drops the one-argument signature).
+CREATE OR REPLACE FUNCTION holdfast_rows_insert(p_org_id text, p_run_id text, p_rows jsonb)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
+DECLARE
+  wanted int;
+  written int;
 BEGIN
   -- Empty lists insert nothing (the outbox's NOTIFY trigger fires per statement, even for none).
-  IF jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb)) > 0 THEN
+  wanted := jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb));
+  IF wanted > 0 THEN
     INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until)
     SELECT s.id, s."orgId", s."runId", s."nodeId", s.iteration, s.kind, s.lane, s."maxAttempts", s.status, s.owner,
            COALESCE(s.attempt, 0), now() + make_interval(secs => s."leaseMs" / 1000)
-    FROM jsonb_to_recordset(COALESCE(p_rows->'steps', '[]'::jsonb))
+    FROM jsonb_to_recordset(p_rows->'steps')
       AS s(id text, "orgId" text, "runId" text, "nodeId" text, iteration int, kind text, lane text, "maxAttempts" int,
-           status text, owner text, attempt int, "leaseMs" float8);
+           status text, owner text, attempt int, "leaseMs" float8)
+    WHERE s."orgId" = p_org_id AND s."runId" = p_run_id;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written <> wanted THEN
+      RAISE EXCEPTION 'a step row names another run than %', p_run_id USING ERRCODE = 'HF005';
+    END IF;
   END IF;
-  IF jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb)) > 0 THEN
+  wanted := jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb));
+  IF wanted > 0 THEN
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
     SELECT e."orgId", e."runId", e."stepId", e."nodeId", e.attempt, e.type, e.lane, e.worker, e.data
-    FROM ROWS FROM (jsonb_to_recordset(COALESCE(p_rows->'events', '[]'::jsonb))
+    FROM ROWS FROM (jsonb_to_recordset(p_rows->'events')
            AS ("orgId" text, "runId" text, "stepId" text, "nodeId" text, attempt int, type text, lane text, worker text, data jsonb))
          WITH ORDINALITY AS e("orgId", "runId", "stepId", "nodeId", attempt, type, lane, worker, data, n)
+    WHERE e."orgId" = p_org_id AND e."runId" = p_run_id
     ORDER BY e.n;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written <> wanted THEN
+      RAISE EXCEPTION 'a timeline row names another run than %', p_run_id USING ERRCODE = 'HF005';
+    END IF;
   END IF;
-  IF jsonb_array_length(COALESCE(p_rows->'outbox', '[]'::jsonb)) > 0 THEN
+  wanted := jsonb_array_length(COALESCE(p_rows->'outbox', '[]'::jsonb));
+  IF wanted > 0 THEN
     INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
     SELECT o."orgId", o."runId", o.topic, o.payload, now() + make_interval(secs => COALESCE(o."delayMs", 0) / 1000)
-    FROM ROWS FROM (jsonb_to_recordset(COALESCE(p_rows->'outbox', '[]'::jsonb))
+    FROM ROWS FROM (jsonb_to_recordset(p_rows->'outbox')
            AS ("orgId" text, "runId" text, topic text, payload jsonb, "delayMs" float8))
          WITH ORDINALITY AS o("orgId", "runId", topic, payload, "delayMs", n)
+    WHERE o."orgId" = p_org_id AND o."runId" = p_run_id
     ORDER BY o.n;
+    GET DIAGNOSTICS written = ROW_COUNT;
+    IF written <> wanted THEN
+      RAISE EXCEPTION 'an outbox row names another run than %', p_run_id USING ERRCODE = 'HF005';
+    END IF;
   END IF;
 END;
 $function$;

@@ -5,7 +5,8 @@
 -- A first walk that needs the engine (a timer) takes the transactional path in TypeScript.
 -- p_contact_id: holdfast_contact_resolve(...) in the same statement. Returns {"runId": text, "inserted": bool}.
 -- History (prisma/migrations, never edited): 20261129100000_contacts_connections, 20261201111000_defects_a,
--- 20261201121000_one_applier (drops the signature that took the walk's plan and scheduled its steps in SQL).
+-- 20261201121000_one_applier (drops the signature that took the walk's plan and scheduled its steps in SQL),
+-- 20261202210000_rows_insert_run (holdfast_rows_insert takes the run: a row naming another is refused).
 CREATE OR REPLACE FUNCTION holdfast_run_start(
   p_run_id text, p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb,
   p_event_data jsonb, p_rows jsonb, p_contact_id text
@@ -27,7 +28,7 @@ BEGIN
     PERFORM holdfast_run_duplicate(p_org_id, run_id, p_event_data);
     RETURN jsonb_build_object('runId', run_id, 'inserted', false);
   END IF;
-  PERFORM holdfast_rows_insert(p_rows);
+  PERFORM holdfast_rows_insert(p_org_id, run_id, p_rows);
   IF jsonb_typeof(p_rows->'finish') = 'object' THEN
     UPDATE runs SET status = p_rows->'finish'->>'status', error = p_rows->'finish'->'error', finished_at = now(),
                     seq = seq + 1, updated_at = now()
