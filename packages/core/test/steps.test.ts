@@ -356,3 +356,74 @@ describe("cancellation whatever the step in flight does next", () => {
     expect(await rows("SELECT output->>'body' AS body FROM steps WHERE id = $1", [stepId])).toEqual([{ body: "a\ufffdb\ufffdc" }]);
   });
 });
+
+// Steps, the timeline and the outbox keep no foreign key to their run: holdfast_rows_insert keeps each row a start or a
+// settle writes to the run that statement holds, and a row naming another run fails the whole statement (HF005).
+describe("a walk's rows are kept to the run the statement holds", () => {
+  /** A walk's rows with one new step, its timeline row and its wake-up, each naming `run` except the `wrong` one. */
+  const rowsNaming = (run: { orgId: string; runId: string }, id: string, wrong: "steps" | "events" | "outbox" | null, other: { orgId: string; runId: string }): PlanRows => {
+    const of = (table: typeof wrong) => (table === wrong ? { orgId: other.orgId, runId: other.runId } : { orgId: run.orgId, runId: run.runId });
+    return {
+      steps: [{ id, ...of("steps"), nodeId: "injected", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3, status: "ready" }],
+      events: [{ ...of("events"), type: "step.scheduled", stepId: id, nodeId: "injected", lane: "io", worker: "w1", data: { iteration: 1 } }],
+      outbox: [{ ...of("outbox"), topic: "step.ready", payload: { stepId: id } }],
+      finish: null,
+      advanced: [],
+      claim: null,
+    };
+  };
+  const codeOf = (p: Promise<unknown>) => p.then(() => "committed", (e: { code?: string }) => e.code ?? String(e));
+
+  it("a settle whose rows name another run writes nothing: not the rows, not the settle", async () => {
+    const other = await startAndWalk();
+    for (const wrong of ["steps", "events", "outbox"] as const) {
+      const { stepId } = await startAndWalk();
+      const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
+      if (!claimed) throw new Error("no claim");
+      const id = `stp_injected_${wrong}`;
+      const timeline = await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId]);
+      const settle = stepsSettleIfToken(t.sql, {
+        step: claimed,
+        worker: "w1",
+        status: "done",
+        output: {},
+        advance: { runSeq: claimed.runSeq, rows: rowsNaming(claimed, id, wrong, other) },
+      });
+      expect(await codeOf(settle)).toBe("HF005");
+      // The attempt still holds its step, running: its next settle (or the sweeper after its lease) carries on.
+      expect(await rows("SELECT status, attempt FROM steps WHERE id = $1", [stepId])).toEqual([{ status: "running", attempt: claimed.attempt }]);
+      expect(await rows("SELECT id FROM steps WHERE id = $1", [id])).toEqual([]);
+      expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId])).toEqual(timeline);
+      expect(await rows("SELECT id FROM outbox WHERE payload->>'stepId' = $1", [id])).toEqual([]);
+    }
+    // The same rows naming the settling step's own run are written: the check refuses only another run.
+    const { stepId } = await startAndWalk();
+    const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
+    if (!claimed) throw new Error("no claim");
+    const settled = await stepsSettleIfToken(t.sql, {
+      step: claimed,
+      worker: "w1",
+      status: "done",
+      output: {},
+      advance: { runSeq: claimed.runSeq, rows: rowsNaming(claimed, "stp_own_run", null, other) },
+    });
+    expect(settled).toMatchObject({ changed: true, advanced: true });
+    expect(await rows("SELECT run_id, org_id FROM steps WHERE id = 'stp_own_run'")).toEqual([{ run_id: claimed.runId, org_id: claimed.orgId }]);
+  });
+
+  it("a start whose first rows name another organisation writes no run at all", async () => {
+    const [run] = await rows("SELECT org_id, automation_id, version_id FROM runs LIMIT 1");
+    const runId = "run_start_injected";
+    const plan = rowsNaming({ orgId: run.org_id, runId }, "stp_start_injected", "events", { orgId: "org_someone_else", runId });
+    const start = t.sql.query("SELECT holdfast_run_start($1, $2, $3, $4, 'injected-start', '{}'::jsonb, '{}'::jsonb, $5::jsonb, NULL)", [
+      runId,
+      run.org_id,
+      run.automation_id,
+      run.version_id,
+      JSON.stringify(plan),
+    ]);
+    expect(await codeOf(start)).toBe("HF005");
+    expect(await rows("SELECT id FROM runs WHERE id = $1", [runId])).toEqual([]);
+    expect(await rows("SELECT id FROM steps WHERE run_id = $1", [runId])).toEqual([]);
+  });
+});
