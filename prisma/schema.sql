@@ -227,6 +227,10 @@ BEGIN
       RAISE EXCEPTION 'a step row names another run than %', p_run_id USING ERRCODE = 'HF005';
     END IF;
   END IF;
+  IF jsonb_typeof(p_rows->'claim') = 'object' AND NOT EXISTS (
+       SELECT 1 FROM jsonb_array_elements(COALESCE(p_rows->'steps', '[]'::jsonb)) s WHERE s->>'id' = p_rows->'claim'->>'stepId') THEN
+    RAISE EXCEPTION 'the claimed step is not one this walk of % inserted', p_run_id USING ERRCODE = 'HF005';
+  END IF;
   wanted := jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb));
   IF wanted > 0 THEN
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
@@ -249,10 +253,13 @@ BEGIN
            AS ("orgId" text, "runId" text, topic text, payload jsonb, "delayMs" float8))
          WITH ORDINALITY AS o("orgId", "runId", topic, payload, "delayMs", n)
     WHERE o."orgId" = p_org_id AND o."runId" = p_run_id
+      AND COALESCE(o.payload->>'orgId', p_org_id) = p_org_id AND COALESCE(o.payload->>'runId', p_run_id) = p_run_id
+      AND (o.payload->>'stepId' IS NULL
+           OR o.payload->>'stepId' IN (SELECT s->>'id' FROM jsonb_array_elements(COALESCE(p_rows->'steps', '[]'::jsonb)) s))
     ORDER BY o.n;
     GET DIAGNOSTICS written = ROW_COUNT;
     IF written <> wanted THEN
-      RAISE EXCEPTION 'an outbox row names another run than %', p_run_id USING ERRCODE = 'HF005';
+      RAISE EXCEPTION 'an outbox row or its payload names another run than %, or a step it did not insert', p_run_id USING ERRCODE = 'HF005';
     END IF;
   END IF;
 END;

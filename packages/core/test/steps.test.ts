@@ -4,7 +4,8 @@ import { lanes } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { requestCancel } from "../src/runs/cancel";
-import { stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsSettleIfToken } from "../src/sql/steps";
+import { type ClaimedStep, type RunSettleRequest, stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsSettleIfToken } from "../src/sql/steps";
+import { SettleBatcher } from "../src/steps/settle-batch";
 import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
@@ -360,61 +361,81 @@ describe("cancellation whatever the step in flight does next", () => {
 // Steps, the timeline and the outbox keep no foreign key to their run: holdfast_rows_insert keeps each row a start or a
 // settle writes to the run that statement holds, and a row naming another run fails the whole statement (HF005).
 describe("a walk's rows are kept to the run the statement holds", () => {
-  /** A walk's rows with one new step, its timeline row and its wake-up, each naming `run` except the `wrong` one. */
-  const rowsNaming = (run: { orgId: string; runId: string }, id: string, wrong: "steps" | "events" | "outbox" | null, other: { orgId: string; runId: string }): PlanRows => {
-    const of = (table: typeof wrong) => (table === wrong ? { orgId: other.orgId, runId: other.runId } : { orgId: run.orgId, runId: run.runId });
+  type Wrong = "steps" | "events" | "outbox" | "payload" | "claim" | null;
+  /** A walk's rows: one new step, its timeline row and its wake-up, all of `run`, except the `wrong` part. */
+  const rowsNaming = (run: { orgId: string; runId: string }, id: string, wrong: Wrong, other: { orgId: string; runId: string; stepId: string }): PlanRows => {
+    const of = (part: Wrong) => (part === wrong ? { orgId: other.orgId, runId: other.runId } : { orgId: run.orgId, runId: run.runId });
     return {
       steps: [{ id, ...of("steps"), nodeId: "injected", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 3, status: "ready" }],
       events: [{ ...of("events"), type: "step.scheduled", stepId: id, nodeId: "injected", lane: "io", worker: "w1", data: { iteration: 1 } }],
-      outbox: [{ ...of("outbox"), topic: "step.ready", payload: { stepId: id } }],
+      outbox: [{ ...of("outbox"), topic: "step.ready", payload: { ...of("payload"), stepId: wrong === "payload" ? other.stepId : id, lane: "io" } }],
       finish: null,
       advanced: [],
-      claim: null,
+      claim: wrong === "claim" ? { stepId: other.stepId, nodeId: "call_1", iteration: 1, kind: "http_request", leaseMs: 30_000, effect: false } : null,
     };
   };
-  const codeOf = (p: Promise<unknown>) => p.then(() => "committed", (e: { code?: string }) => e.code ?? String(e));
-
-  it("a settle whose rows name another run writes nothing: not the rows, not the settle", async () => {
-    const other = await startAndWalk();
-    for (const wrong of ["steps", "events", "outbox"] as const) {
-      const { stepId } = await startAndWalk();
-      const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
-      if (!claimed) throw new Error("no claim");
-      const id = `stp_injected_${wrong}`;
-      const timeline = await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId]);
-      const settle = stepsSettleIfToken(t.sql, {
-        step: claimed,
-        worker: "w1",
-        status: "done",
-        output: {},
-        advance: { runSeq: claimed.runSeq, rows: rowsNaming(claimed, id, wrong, other) },
-      });
-      expect(await codeOf(settle)).toBe("HF005");
-      // The attempt still holds its step, running: its next settle (or the sweeper after its lease) carries on.
-      expect(await rows("SELECT status, attempt FROM steps WHERE id = $1", [stepId])).toEqual([{ status: "running", attempt: claimed.attempt }]);
-      expect(await rows("SELECT id FROM steps WHERE id = $1", [id])).toEqual([]);
-      expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId])).toEqual(timeline);
-      expect(await rows("SELECT id FROM outbox WHERE payload->>'stepId' = $1", [id])).toEqual([]);
-    }
-    // The same rows naming the settling step's own run are written: the check refuses only another run.
+  const claimedStep = async () => {
     const { stepId } = await startAndWalk();
     const claimed = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
     if (!claimed) throw new Error("no claim");
-    const settled = await stepsSettleIfToken(t.sql, {
-      step: claimed,
-      worker: "w1",
-      status: "done",
-      output: {},
-      advance: { runSeq: claimed.runSeq, rows: rowsNaming(claimed, "stp_own_run", null, other) },
-    });
+    return claimed;
+  };
+  const settleWith = (step: ClaimedStep, plan: PlanRows): RunSettleRequest => ({ step, worker: "w1", status: "done", output: {}, advance: { runSeq: step.runSeq, rows: plan } });
+  const unchanged = async (id: string, other: { runId: string; stepId: string }, timeline: unknown) => {
+    expect(await rows("SELECT id FROM steps WHERE id = $1", [id])).toEqual([]);
+    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId])).toEqual(timeline);
+    expect(await rows("SELECT id FROM outbox WHERE topic = 'step.ready' AND payload->>'stepId' IN ($1, $2) AND run_id <> $3", [id, other.stepId, other.runId])).toEqual([]);
+    expect(await rows("SELECT status, owner FROM steps WHERE id = $1", [other.stepId])).toEqual([{ status: "ready", owner: null }]);
+  };
+
+  it("a settle whose walk names another run writes none of it: the step settles alone and the engine walks its run", async () => {
+    const other = await startAndWalk();
+    for (const wrong of ["steps", "events", "outbox", "payload", "claim"] as const) {
+      const step = await claimedStep();
+      const id = `stp_injected_${wrong}`;
+      const timeline = await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId]);
+      const settled = await stepsSettleIfToken(t.sql, settleWith(step, rowsNaming(step, id, wrong, other)));
+      expect(settled, wrong).toMatchObject({ changed: true, advanced: false, walkRefused: true });
+      await unchanged(id, other, timeline);
+      // Its own outcome is recorded; the run goes on by the engine's walk (a run.wake), from the run it locks.
+      expect(await rows("SELECT status FROM steps WHERE id = $1", [step.id])).toEqual([{ status: "done" }]);
+      expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [step.runId])).toEqual([{ n: 1 }]);
+    }
+    // The same rows naming the settling step's own run are written: the check refuses only another run.
+    const step = await claimedStep();
+    const settled = await stepsSettleIfToken(t.sql, settleWith(step, rowsNaming(step, "stp_own_run", null, other)));
     expect(settled).toMatchObject({ changed: true, advanced: true });
-    expect(await rows("SELECT run_id, org_id FROM steps WHERE id = 'stp_own_run'")).toEqual([{ run_id: claimed.runId, org_id: claimed.orgId }]);
+    expect(settled.walkRefused).toBeUndefined();
+    expect(await rows("SELECT run_id, org_id FROM steps WHERE id = 'stp_own_run'")).toEqual([{ run_id: step.runId, org_id: step.orgId }]);
+  });
+
+  it("in a batch, the refused walk fails the statement, and each settle then goes alone: its neighbour's walk is written", async () => {
+    const other = await startAndWalk();
+    const [bad, good] = [await claimedStep(), await claimedStep()];
+    const timeline = await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.runId]);
+    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1 });
+    // The first goes alone (nothing in flight); the next two wait for it and go together in one statement.
+    const first = await claimedStep();
+    const results = await Promise.all([
+      batcher.settle(settleWith(first, rowsNaming(first, "stp_batch_first", null, other))),
+      batcher.settle(settleWith(bad, rowsNaming(bad, "stp_batch_bad", "events", other))),
+      batcher.settle(settleWith(good, rowsNaming(good, "stp_batch_good", null, other))),
+    ]);
+    expect(results.map((r) => [r.changed, r.advanced, r.walkRefused ?? false])).toEqual([
+      [true, true, false],
+      [true, false, true],
+      [true, true, false],
+    ]);
+    expect(batcher.stats).toMatchObject({ settles: 3, statements: 2, fallbacks: 1 });
+    await unchanged("stp_batch_bad", other, timeline);
+    expect(await rows("SELECT run_id FROM steps WHERE id = 'stp_batch_good'")).toEqual([{ run_id: good.runId }]);
   });
 
   it("a start whose first rows name another organisation writes no run at all", async () => {
+    await startAndWalk();
     const [run] = await rows("SELECT org_id, automation_id, version_id FROM runs LIMIT 1");
     const runId = "run_start_injected";
-    const plan = rowsNaming({ orgId: run.org_id, runId }, "stp_start_injected", "events", { orgId: "org_someone_else", runId });
+    const plan = rowsNaming({ orgId: run.org_id, runId }, "stp_start_injected", "events", { orgId: "org_someone_else", runId, stepId: "stp_none" });
     const start = t.sql.query("SELECT holdfast_run_start($1, $2, $3, $4, 'injected-start', '{}'::jsonb, '{}'::jsonb, $5::jsonb, NULL)", [
       runId,
       run.org_id,
@@ -422,7 +443,7 @@ describe("a walk's rows are kept to the run the statement holds", () => {
       run.version_id,
       JSON.stringify(plan),
     ]);
-    expect(await codeOf(start)).toBe("HF005");
+    expect(await start.then(() => "committed", (e: { code?: string }) => e.code)).toBe("HF005");
     expect(await rows("SELECT id FROM runs WHERE id = $1", [runId])).toEqual([]);
     expect(await rows("SELECT id FROM steps WHERE run_id = $1", [runId])).toEqual([]);
   });

@@ -221,6 +221,11 @@ export interface SettleResult {
   steps?: { id: string; nodeId: string; lane: LaneName }[];
   /** The next step, already claimed by this worker (local dispatch). */
   claimed?: ClaimedStep | null;
+  /**
+   * The walk's rows named another run (HF005 from holdfast_rows_insert, a defect of the applier): none was written,
+   * and the step settled without them, its run left to the engine's walk (a run.wake), which writes from the run it locks.
+   */
+  walkRefused?: boolean;
 }
 
 const settleEvent = { done: "step.succeeded", failed: "step.failed", ready: "step.retry_scheduled", parked: "step.parked" } as const;
@@ -258,6 +263,9 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
     // the same statement, which is undone). Either way this attempt's settle is refused as a whole.
     const code = pgErrorCode(error);
     if (code === "HF002" || code === "HF003") return { changed: false };
+    // HF005: the walk's rows named another run. The same walk would be refused every time, so the outcome is
+    // recorded without it and the engine walks the run instead (nothing of the refused statement was written).
+    if (code === "HF005" && r.advance) return { ...(await stepsSettleIfToken(sql, { ...r, advance: null })), walkRefused: true };
     throw error;
   }
   return settleResult(r, rows[0]?.result);

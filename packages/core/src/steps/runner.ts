@@ -248,6 +248,7 @@ export class StepRunner {
               : request.status === "parked"
                 ? "parked"
                 : "failed";
+      if (settled.walkRefused) slog.error({ result: kind }, "the walk after this step named another run and was refused (HF005); the engine walks the run instead");
       slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
       return { result: { kind }, error: request.error, ...(settled.claimed ? { next: settled.claimed } : {}) };
     } finally {

@@ -5,10 +5,16 @@
 -- holdfast_step_settle inside their one statement, with the run that statement holds (created, updated or locked).
 -- Tenancy: steps, the timeline and the outbox keep no foreign key to their run (20261202110000_append_only_keys,
 -- 20261202130000_steps_run_key), so this function is where a row is kept to the run its caller holds: every row must
--- name that run and its organisation, or nothing is written (HF005, the whole statement fails). A walk only ever
--- writes rows of its own run; a row naming another is a defect of the caller, never a cross-tenant write.
--- History: new in 20261201121000_one_applier; p_org_id and p_run_id since 20261202210000_rows_insert_run (the
--- migration drops the one-argument signature).
+-- name that run and its organisation, an outbox payload that names a run, an organisation or a step must name that
+-- run, that organisation and a step inserted here (a wake-up is for a step its walk scheduled), and the step a settle
+-- claims ('claim') must be one inserted here; or nothing is written (HF005, the whole statement fails). A walk only
+-- ever writes rows of its own run; a row naming another is a defect of the caller, never a cross-tenant write (the
+-- settle then records its step's outcome without the walk and leaves the run to the engine: sql/steps.ts).
+-- History: new in 20261201121000_one_applier; p_org_id and p_run_id since 2026-12-02 (issue 19). The one-argument
+-- signature is dropped here, not by a migration: the function files are applied in one transaction after the
+-- migrations, so the old signature goes in the same commit as its callers' new bodies (run_start.sql,
+-- step_settle.sql) and no start or settle ever finds one without the other.
+DROP FUNCTION IF EXISTS holdfast_rows_insert(jsonb);
 CREATE OR REPLACE FUNCTION holdfast_rows_insert(p_org_id text, p_run_id text, p_rows jsonb)
  RETURNS void
  LANGUAGE plpgsql
@@ -32,6 +38,10 @@ BEGIN
       RAISE EXCEPTION 'a step row names another run than %', p_run_id USING ERRCODE = 'HF005';
     END IF;
   END IF;
+  IF jsonb_typeof(p_rows->'claim') = 'object' AND NOT EXISTS (
+       SELECT 1 FROM jsonb_array_elements(COALESCE(p_rows->'steps', '[]'::jsonb)) s WHERE s->>'id' = p_rows->'claim'->>'stepId') THEN
+    RAISE EXCEPTION 'the claimed step is not one this walk of % inserted', p_run_id USING ERRCODE = 'HF005';
+  END IF;
   wanted := jsonb_array_length(COALESCE(p_rows->'events', '[]'::jsonb));
   IF wanted > 0 THEN
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
@@ -54,10 +64,13 @@ BEGIN
            AS ("orgId" text, "runId" text, topic text, payload jsonb, "delayMs" float8))
          WITH ORDINALITY AS o("orgId", "runId", topic, payload, "delayMs", n)
     WHERE o."orgId" = p_org_id AND o."runId" = p_run_id
+      AND COALESCE(o.payload->>'orgId', p_org_id) = p_org_id AND COALESCE(o.payload->>'runId', p_run_id) = p_run_id
+      AND (o.payload->>'stepId' IS NULL
+           OR o.payload->>'stepId' IN (SELECT s->>'id' FROM jsonb_array_elements(COALESCE(p_rows->'steps', '[]'::jsonb)) s))
     ORDER BY o.n;
     GET DIAGNOSTICS written = ROW_COUNT;
     IF written <> wanted THEN
-      RAISE EXCEPTION 'an outbox row names another run than %', p_run_id USING ERRCODE = 'HF005';
+      RAISE EXCEPTION 'an outbox row or its payload names another run than %, or a step it did not insert', p_run_id USING ERRCODE = 'HF005';
     END IF;
   END IF;
 END;

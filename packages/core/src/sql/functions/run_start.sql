@@ -6,7 +6,7 @@
 -- p_contact_id: holdfast_contact_resolve(...) in the same statement. Returns {"runId": text, "inserted": bool}.
 -- History (prisma/migrations, never edited): 20261129100000_contacts_connections, 20261201111000_defects_a,
 -- 20261201121000_one_applier (drops the signature that took the walk's plan and scheduled its steps in SQL),
--- 20261202210000_rows_insert_run (holdfast_rows_insert takes the run: a row naming another is refused).
+-- and since 2026-12-02 holdfast_rows_insert takes the run (a row naming another is refused: rows_insert.sql).
 CREATE OR REPLACE FUNCTION holdfast_run_start(
   p_run_id text, p_org_id text, p_automation_id text, p_version_id text, p_start_key text, p_input jsonb,
   p_event_data jsonb, p_rows jsonb, p_contact_id text

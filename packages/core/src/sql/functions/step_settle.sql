@@ -18,8 +18,8 @@
 -- it. The settle hands the worker the run's budgets with its steps, as the claim does.
 -- History (prisma/migrations, never edited): 20261129080000_step_functions, 20261129090000_claim_effects,
 -- 20261130010000_run_budgets, 20261201100000_lifecycle_retry, 20261201121000_one_applier (drops the signature that
--- took the walk's plan and scheduled its steps in SQL), 20261202210000_rows_insert_run (holdfast_rows_insert takes the
--- step's run and organisation and refuses a row that names another).
+-- took the walk's plan and scheduled its steps in SQL); since 2026-12-02 holdfast_rows_insert takes the step's run and
+-- organisation and refuses a row that names another (rows_insert.sql).
 CREATE OR REPLACE FUNCTION holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
