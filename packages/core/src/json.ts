@@ -33,3 +33,21 @@ export function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value) ?? "null";
 }
+
+/**
+ * A JSON value as PostgreSQL's jsonb gives it back: what JSON cannot carry dropped (undefined, functions), and every
+ * object's keys in jsonb's order (shorter keys first, then by their UTF-8 bytes). A worker that carries a value it
+ * wrote instead of reading it back (apply/inline.ts stepsAfterSettle) sees exactly what a read would have shown.
+ */
+export function asJsonb<T>(value: T): T {
+  return value === undefined ? value : (orderKeys(JSON.parse(JSON.stringify(value))) as T);
+}
+
+function orderKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(orderKeys);
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value).map((k) => ({ k, b: Buffer.from(k) }));
+  keys.sort((x, y) => x.b.length - y.b.length || Buffer.compare(x.b, y.b));
+  // fromEntries defines own properties: a key "__proto__" stays a key, as JSON.parse made it.
+  return Object.fromEntries(keys.map(({ k }) => [k, orderKeys((value as Record<string, unknown>)[k])]));
+}

@@ -12,6 +12,7 @@ import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
 import type { PlanRows } from "../src/sql/plan-rows";
 import { effectKinds } from "../src/kinds/registry";
+import { rowsAfterSettle, stepsAfterSettle } from "../src/apply/inline";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -313,6 +314,58 @@ describe("local dispatch", () => {
     expect(await rows("SELECT attempt, worker, data FROM run_events WHERE run_id = $1 AND type = 'step.claimed' ORDER BY id DESC LIMIT 1", [runId])).toEqual([
       { attempt: 1, worker: "w1", data: { iteration: 1 } },
     ]);
+  });
+});
+
+describe("the run's steps a chained step starts from", () => {
+  // Keys in an order jsonb does not keep, a key of two bytes in one character, a value JSON drops.
+  const output = { zeta: 1, a: { yy: [{ b: 1, aa: 2 }], x: null }, "\u00e9": "e", bb: undefined, status: 200 };
+  const chained = async () => {
+    const { stepId } = await startAndWalk();
+    const step = await stepsClaimIfLeaseFree(t.sql, stepId, "w1", 30_000, effectKinds());
+    if (!step) throw new Error("no claim");
+    const graph = await graphs.get(t.db, step.orgId, step.versionId);
+    const own = { status: "done" as const, output, error: null };
+    const plan = rowsAfterSettle(graph, step, own, "w1", { lane: "io", leaseMs: 30_000 });
+    if (!plan) throw new Error("no walk");
+    return { step, own, plan };
+  };
+
+  it("are what a read of the table gives right after the settle, key order included", async () => {
+    const { step, own, plan } = await chained();
+    const stepsAfter = stepsAfterSettle(step, own, plan);
+    expect(stepsAfter).not.toBeNull();
+    const settled = await stepsSettleIfToken(t.sql, { step, worker: "w1", status: "done", output, advance: { runSeq: step.runSeq, rows: plan, stepsAfter } });
+    expect(settled).toMatchObject({ changed: true, advanced: true });
+    const read = (await rows("SELECT holdfast_run_steps($1) AS s", [step.runId]))[0]?.s;
+    expect(JSON.stringify(settled.claimed?.runSteps)).toBe(JSON.stringify(read));
+    expect(settled.claimed?.runSteps.map((s) => s.status)).toEqual(["done", "running"]);
+  });
+
+  it("are the worker's own when it knows them (the settle sends none back), and read when it does not", async () => {
+    const known = await chained();
+    const mine = [{ id: "mine", nodeId: "n", iteration: 1, status: "done" as const, output: null, error: null, advanced: true, leased: false }];
+    const a = await stepsSettleIfToken(t.sql, { step: known.step, worker: "w1", status: "done", output, advance: { runSeq: known.step.runSeq, rows: known.plan, stepsAfter: mine } });
+    expect(a.claimed?.runSteps).toEqual(mine);
+    const unknown = await chained();
+    const b = await stepsSettleIfToken(t.sql, { step: unknown.step, worker: "w1", status: "done", output, advance: { runSeq: unknown.step.runSeq, rows: unknown.plan } });
+    expect(b.claimed?.runSteps.map((s) => s.status)).toEqual(["done", "running"]);
+  });
+
+  it("are left to the read when the walk inserted more than the step it claimed", () => {
+    const step = { id: "s1", runSteps: [{ id: "s1", nodeId: "a", iteration: 1, status: "running", output: null, error: null, advanced: false, leased: true }] } as unknown as ClaimedStep;
+    const row = { orgId: "o", runId: "r", kind: "http_request", lane: "io" as const, maxAttempts: 3, status: "running" as const, iteration: 1 };
+    const plan: PlanRows = {
+      steps: [{ ...row, id: "s2", nodeId: "b" }, { ...row, id: "s3", nodeId: "c", status: "ready" }],
+      events: [],
+      outbox: [],
+      finish: null,
+      advanced: [],
+      claim: { stepId: "s2", nodeId: "b", iteration: 1, kind: "http_request", leaseMs: 1000, effect: true },
+    };
+    expect(stepsAfterSettle(step, { status: "done", output: null, error: null }, plan)).toBeNull();
+    expect(stepsAfterSettle(step, { status: "done", output: null, error: null }, { ...plan, steps: plan.steps.slice(0, 1) })).toHaveLength(2);
+    expect(stepsAfterSettle(step, { status: "done", output: null, error: null }, { ...plan, claim: null })).toBeNull();
   });
 });
 

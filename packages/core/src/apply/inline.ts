@@ -2,7 +2,8 @@ import type { LaneName } from "../catalog";
 import { effectKinds } from "../kinds/registry";
 import type { PlanRows } from "../sql/plan-rows";
 import type { RunEventRow } from "../sql/run-events";
-import type { ClaimedStep } from "../sql/steps";
+import { asJsonb } from "../json";
+import type { ClaimedStep, StepRow } from "../sql/steps";
 import type { Graph } from "../versions/graph";
 import { planAfterSettle, planAtStart, type Settled } from "../walk/plan";
 import { prepare, statementRows } from "./rows";
@@ -43,4 +44,35 @@ export function rowsAfterSettle(
   };
   const commands = planAfterSettle(graph, seen, { ...settled, stepId: step.id });
   return commands && statementRows(prepare(commands, { orgId: step.orgId, runId: step.runId, actor: worker, claim }), effectKinds());
+}
+
+/**
+ * The run's steps as holdfast_run_steps would read them right after the settle that applied `rows` commits, so the
+ * step those rows claimed can start its own walk without the settle sending them back: the steps the claim saw, this
+ * step settled and walked on from, and the one new step, running under this worker's lease. It holds because the
+ * settle applies `rows` only while the run's seq is the claim's (nothing changed the run's course since: every walk,
+ * migration, cancel and hold moves seq) and a worker walks on only when every other step is settled and walked from
+ * (walk/plan.ts planAfterSettle), and nothing changes such a step without moving seq. null when the walk inserted
+ * more than the step it claimed (their order is the table's): the settle reads them.
+ */
+export function stepsAfterSettle(step: ClaimedStep, settled: Omit<Settled, "stepId">, rows: PlanRows): StepRow[] | null {
+  const claim = rows.claim;
+  const next = rows.steps[0];
+  if (!claim || rows.steps.length !== 1 || next?.id !== claim.stepId) return null;
+  const self = step.runSteps.find((s) => s.id === step.id);
+  if (!self) return null;
+  return [
+    ...step.runSteps.filter((s) => s.id !== step.id),
+    {
+      ...self,
+      status: settled.status,
+      // holdfast_step_settle keeps the output of a step that failed and clears the error of one that is done.
+      output: settled.status === "done" ? asJsonb(settled.output ?? null) : self.output,
+      error: settled.status === "done" ? null : asJsonb(settled.error ?? null),
+      advanced: true,
+      leased: false,
+    },
+    // In jsonb's key order, as the read's rows are.
+    { id: next.id, error: null, leased: true, nodeId: next.nodeId, output: null, status: "running", advanced: false, iteration: next.iteration },
+  ];
 }

@@ -15,8 +15,12 @@ export interface PlanRows {
   finish: null | { status: "completed" | "failed"; error: Record<string, unknown> | null };
   /** Settled steps the walk went on from (the settle marks its own step in its fenced update). */
   advanced: string[];
-  /** The step inserted already claimed (local dispatch), and whether its effect key is claimed with it. */
-  claim: null | { stepId: string; nodeId: string; iteration: number; kind: string; leaseMs: number; effect: boolean };
+  /**
+   * The step inserted already claimed (local dispatch), and whether its effect key is claimed with it. runStepsKnown:
+   * the settling worker knows the run's steps after these rows (sql/steps.ts SettleRequest.advance.stepsAfter), so
+   * holdfast_step_settle does not send them back.
+   */
+  claim: null | { stepId: string; nodeId: string; iteration: number; kind: string; leaseMs: number; effect: boolean; runStepsKnown?: boolean };
 }
 
 /** A new step row for holdfast_rows_insert: a claimed one carries its owner, attempt and lease length. */

@@ -202,7 +202,15 @@ export interface SettleRequest {
    * The walk from the state seen at claim, as the applier's rows (apply/inline.ts), inserted only if the run's seq is
    * still `runSeq`. A step in them inserted already claimed by this worker (local dispatch) comes back as `claimed`.
    */
-  advance?: { runSeq: bigint; rows: PlanRows } | null;
+  advance?: {
+    runSeq: bigint;
+    rows: PlanRows;
+    /**
+     * The run's steps after these rows, as the worker knows them (apply/inline.ts stepsAfterSettle): the step they
+     * claimed starts its walk from them, and the settle does not read them back (holdfast_run_steps).
+     */
+    stepsAfter?: StepRow[] | null;
+  } | null;
   /**
    * The effect this attempt performed: its answer is recorded in the same commit, fenced by its owner token. With
    * `release`, the attempt claimed the key but never called the provider: the claim is given back.
@@ -307,7 +315,7 @@ function settleArguments(r: SettleRequest) {
     event: r.event?.type ?? settleEvent[r.status],
     eventData: eventData ?? undefined,
     runSeq: r.advance ? String(r.advance.runSeq) : undefined,
-    rows: r.advance?.rows,
+    rows: r.advance?.stepsAfter && r.advance.rows.claim ? { ...r.advance.rows, claim: { ...r.advance.rows.claim, runStepsKnown: true } } : r.advance?.rows,
     retry: r.retry ?? undefined,
     effect: r.effect ? { ...r.effect, result: r.effect.result ?? null, error: r.effect.error ?? null } : undefined,
   };
@@ -323,15 +331,20 @@ function settleResult(r: SettleRequest, result: RawSettle | undefined): SettleRe
     changed: true,
     advanced: true,
     steps: inserted.map((s) => ({ id: s.id, nodeId: s.nodeId, lane: s.lane })),
-    claimed: step && result.claimed ? claimedAtSettle(step, result.claimed) : null,
+    claimed: step && result.claimed ? claimedAtSettle(step, { ...result.claimed, runSteps: result.claimed.runSteps ?? r.advance.stepsAfter ?? [] }) : null,
   };
 }
 
 /** What the settle read about the run for a step it inserted already claimed (local dispatch). */
-type RawSettle = { changed: boolean; advanced?: boolean; claimed?: Pick<RawClaim, "versionId" | "maxSteps" | "expired" | "input" | "runSeq" | "runSteps" | "effect"> | null };
+type RawSettle = {
+  changed: boolean;
+  advanced?: boolean;
+  /** runSteps is null when the worker said it knows them (claim.runStepsKnown). */
+  claimed?: (Pick<RawClaim, "versionId" | "maxSteps" | "expired" | "input" | "runSeq" | "effect"> & { runSteps: StepRow[] | null }) | null;
+};
 
 /** The step the settle inserted claimed (attempt 1, no deferrals), with the run as its own walk will see it. */
-const claimedAtSettle = (step: PlanRows["steps"][number], run: NonNullable<RawSettle["claimed"]>): ClaimedStep =>
+const claimedAtSettle = (step: PlanRows["steps"][number], run: NonNullable<RawSettle["claimed"]> & { runSteps: StepRow[] }): ClaimedStep =>
   fromRawClaim({
     id: step.id,
     orgId: step.orgId,

@@ -1,5 +1,5 @@
 import { type Db, prismaSql, type Sql } from "@holdfast/db";
-import { rowsAfterSettle } from "../apply/inline";
+import { rowsAfterSettle, stepsAfterSettle } from "../apply/inline";
 import { stepReady } from "../apply/rows";
 import { type Connector, connectorHandler, effectOwner } from "../connectors/connector";
 import { connectors } from "../connectors/registry";
@@ -227,7 +227,7 @@ export class StepRunner {
         const chain = mayChain && !this.stopping && this.deps.localDispatch;
         const own = { status: request.status, output: request.output ?? null, error: request.error ?? null };
         const rows = rowsAfterSettle(graph, step, own, worker, chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null);
-        request.advance = rows ? { runSeq: step.runSeq, rows } : null;
+        request.advance = rows ? { runSeq: step.runSeq, rows, stepsAfter: stepsAfterSettle(step, own, rows) } : null;
       }
       // The lease keeps beating while the settle waits for its batch, and stops as its statement is sent (after that a
       // beat would find the step settled and read it as a lost lease).

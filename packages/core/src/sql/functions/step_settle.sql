@@ -165,7 +165,11 @@ BEGIN
                                               claim->>'kind', 1, (claim->>'leaseMs')::float8) END;
     claimed := jsonb_build_object(
       'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input,
-      'runSeq', r.seq::text, 'effect', effect, 'runSteps', holdfast_run_steps(s.run_id));
+      'runSeq', r.seq::text, 'effect', effect,
+      -- The run's steps for that walk, unless the worker said it knows them (claim.runStepsKnown: the steps its claim
+      -- saw, its own settled, and this one; apply/inline.ts stepsAfterSettle): a read of every step of the run a
+      -- chained step saved (holdfast_run_steps).
+      'runSteps', CASE WHEN (claim->>'runStepsKnown')::boolean IS TRUE THEN NULL ELSE holdfast_run_steps(s.run_id) END);
   END IF;
   RETURN jsonb_build_object('changed', true, 'advanced', true, 'claimed', claimed);
 END;
