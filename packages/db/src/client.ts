@@ -23,18 +23,33 @@ export interface DbOptions {
   onConnectionError?: (error: Error) => void;
 }
 
+/** Each client's pool, for the statements that skip Prisma (sqlOf). */
+const pools = new WeakMap<object, pg.Pool>();
+
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
   const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" };
   const onError = options.onConnectionError;
-  const adapter = new PrismaPg(
-    options.scope ? new ScopedPool(config, options.scope) : config,
-    onError ? { onPoolError: onError, onConnectionError: onError } : undefined,
-  );
-  return new PrismaClient({
+  const pool = options.scope ? new ScopedPool(config, options.scope) : new pg.Pool(config);
+  // The client owns its pool as it would one it made itself: $disconnect ends it.
+  const adapter = new PrismaPg(pool, { disposeExternalPool: true, ...(onError ? { onPoolError: onError, onConnectionError: onError } : {}) });
+  const db = new PrismaClient({
     adapter,
     // Waiting for a pooled connection under load is normal; a transaction that runs for half a minute is not.
     transactionOptions: { maxWait: 15_000, timeout: 30_000 },
   });
+  pools.set(db, pool);
+  return db;
+}
+
+/**
+ * The same connections as `db` for a statement sent with a name (parsed and planned once per connection, no Prisma
+ * round in Node): a start's two statements. The web's pool stamps each connection with the request's row-level
+ * security scope as it does for Prisma's queries (scope.ts). Inside a transaction, or for a client not made by
+ * createDb, the statement goes through Prisma unnamed.
+ */
+export function sqlOf(db: Db | Tx): Sql {
+  const pool = pools.get(db);
+  return pool ? (pool as unknown as Sql) : prismaSql(db);
 }
 
 /** Runs `fn` in one transaction: the unit in which a state change, its outbox row and its timeline row commit. */
@@ -55,6 +70,14 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
   // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process.
   pool.on("error", options.onConnectionError ?? (() => {}));
   return pool;
+}
+
+/**
+ * A statement built with Prisma.sql sent as a named one (sqlOf): `name` must stand for one text only (a variant of
+ * the statement takes a name of its own), since each connection keeps the first text it prepared under a name.
+ */
+export function queryNamed<R>(sql: Sql, name: string, statement: Prisma.Sql): Promise<{ rows: R[] }> {
+  return sql.query<R>({ name, text: statement.text, values: statement.values });
 }
 
 /** The same statements through Prisma's connection (tests and processes without a hot-path pool). */

@@ -1,4 +1,4 @@
-import { type Db, Prisma, type Tx } from "@holdfast/db";
+import { type Db, Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
 
 export interface StartTarget {
   orgId: string;
@@ -21,16 +21,20 @@ export interface StartTarget {
 
 /** Resolves a trigger URL (org slug, automation slug) to the newest published version. */
 export async function automationsFindStartTarget(
-  tx: Tx,
+  sql: Sql,
   orgSlug: string,
   automationSlug: string,
 ): Promise<{ org: boolean; target?: StartTarget }> {
-  // holdfast_start_target (sql/functions/start_target.sql): one statement whose plan the connection keeps.
-  const rows = await tx.$queryRaw<(StartTarget & { automationFound: boolean })[]>`
+  // holdfast_start_target (sql/functions/start_target.sql): one named statement; the function's plan is kept too.
+  const { rows } = await queryNamed<StartTarget & { automationFound: boolean }>(
+    sql,
+    "holdfast_start_target",
+    Prisma.sql`
     SELECT org_id AS "orgId", automation_id AS "automationId", automation_found AS "automationFound",
            trigger_auth AS "triggerAuth", signing_secrets AS "signingSecrets", url_tokens AS "urlTokens",
            version_id AS "versionId", version, now_epoch AS now, needs_sample AS "needsSample", gate
-    FROM holdfast_start_target(${orgSlug}, ${automationSlug})`;
+    FROM holdfast_start_target(${orgSlug}, ${automationSlug})`,
+  );
   const row = rows[0];
   if (!row) return { org: false };
   if (!row.automationFound) return { org: true };

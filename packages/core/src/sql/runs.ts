@@ -1,4 +1,4 @@
-import { type Db, Prisma, type Tx } from "@holdfast/db";
+import { type Db, Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
 import { effectUncertainSql } from "./effects";
 import type { PlanRows } from "./plan-rows";
 
@@ -51,7 +51,7 @@ export async function runsRecordDuplicate(tx: Tx, orgId: string, runId: string, 
  * counted instead (runsRecordDuplicate).
  */
 export async function runsStartWithPlan(
-  db: Tx,
+  sql: Sql,
   run: {
     orgId: string;
     automationId: string;
@@ -65,10 +65,14 @@ export async function runsStartWithPlan(
     contact: { email: string; timeZone: string | null } | null;
   },
 ): Promise<{ runId: string; inserted: boolean }> {
-  const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
+  const { rows } = await queryNamed<{ r: { runId: string; inserted: boolean } }>(
+    sql,
+    "holdfast_run_start",
+    Prisma.sql`
     SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
       ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
-      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r`;
+      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r`,
+  );
   const r = rows[0]?.r;
   if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
   return r;

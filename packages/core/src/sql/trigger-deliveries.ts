@@ -1,4 +1,4 @@
-import { Prisma, type Tx } from "@holdfast/db";
+import { Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
 import type { PlanRows } from "./plan-rows";
 
 /**
@@ -92,7 +92,7 @@ export async function triggerDeliveriesInsertBySlug(
  * the start's lookup), so a new run's input becomes it; otherwise the automations row is not touched at all.
  */
 export async function triggerDeliveriesStartRun(
-  db: Tx,
+  sql: Sql,
   run: {
     orgId: string;
     automationId: string;
@@ -120,7 +120,9 @@ export async function triggerDeliveriesStartRun(
         UPDATE automations SET sample_input = ${input}::jsonb
         WHERE org_id = ${run.orgId} AND id = ${run.automationId} AND sample_input IS NULL AND (SELECT (r->>'inserted')::boolean FROM s))`
     : Prisma.empty;
-  const rows = await db.$queryRaw<{ r: { runId: string; inserted: boolean } }[]>`
+  // Four texts (with or without the sample's update and the prune), each its own named statement.
+  const name = `holdfast_delivery_start_${delivery.sampleIfNone ? "s" : ""}${delivery.prune ? "p" : ""}`;
+  const { rows } = await queryNamed<{ r: { runId: string; inserted: boolean } }>(sql, name, Prisma.sql`
     WITH s AS (
       SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
         ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
@@ -134,7 +136,7 @@ export async function triggerDeliveriesStartRun(
       FROM s
       RETURNING org_id, automation_id
     )${pruneBeyondKept(delivery.prune)}${sample}
-    SELECT r FROM s`;
+    SELECT r FROM s`);
   const r = rows[0]?.r;
   if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
   return r;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Db, inTx, type Tx } from "@holdfast/db";
+import { type Db, inTx, prismaSql, sqlOf, type Tx } from "@holdfast/db";
 import { crashpoint } from "../crash";
 import { changeContactZone } from "../timers/contact-zone";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "../errors";
@@ -77,7 +77,9 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   if (hasUnstorableText(request.body)) {
     throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
   }
-  const found = await automationsFindStartTarget(db, request.orgSlug, request.automationSlug);
+  // The common start is two named statements on the client's pool (sqlOf): this read and holdfast_run_start.
+  const sql = sqlOf(db);
+  const found = await automationsFindStartTarget(sql, request.orgSlug, request.automationSlug);
   if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
   const target = found.target;
   if (!target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
@@ -177,7 +179,7 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   if (request.test) {
     started = await inTx(db, async (tx) => {
       // (Its contact's zone moves with moveContact, in this transaction: the statement must not raise HF004.)
-      const s = rows ? await runsStartWithPlan(tx, { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null } }) : await startInTx(tx);
+      const s = rows ? await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null } }) : await startInTx(tx);
       if (rows) await moveContact(tx, s.runId, null);
       await runsMarkTest(tx, run.orgId, s.runId);
       return s;
@@ -195,8 +197,8 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   } else if (rows && !hold) {
     try {
       started = delivery
-        ? await triggerDeliveriesStartRun(db, { ...run, id: runId, eventData, rows, contact }, delivery)
-        : await runsStartWithPlan(db, { ...run, id: runId, eventData, rows, contact });
+        ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact }, delivery)
+        : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact });
     } catch (error) {
       // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too.
       if (pgErrorCode(error) !== contactZoneChanges) throw error;
