@@ -78,4 +78,15 @@ describe("erasing a contact", () => {
       { title: "Send the follow-up to kim@example.com?", content: "Dear Kim" },
     ]);
   });
+
+  it("moves the seq of another contact's run whose sent email it erases: a worker's walk from the old steps no longer applies", async () => {
+    const other = await waitingForReply("olga@example.com");
+    // Olga's run sent an email to Uma (a colleague notified): its send step records it.
+    await rows("UPDATE steps SET output = jsonb_set(output, '{to}', '\"uma@example.com\"') WHERE run_id = $1 AND node_id = 'send'", [other.runId]);
+    const [{ seq }] = await rows("SELECT seq::int AS seq FROM runs WHERE id = $1", [other.runId]);
+    await waitingForReply("uma@example.com");
+    await eraseContact(t.db, graphs, orgId, "uma@example.com", "test");
+    expect(await rows("SELECT output FROM steps WHERE run_id = $1 AND node_id = 'send'", [other.runId])).toEqual([{ output: { erased: true } }]);
+    expect(await rows("SELECT seq::int AS seq, status FROM runs WHERE id = $1", [other.runId])).toEqual([{ seq: seq + 1, status: "running" }]);
+  });
 });

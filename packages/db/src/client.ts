@@ -23,13 +23,21 @@ export interface DbOptions {
   onConnectionError?: (error: Error) => void;
 }
 
-/** Each client's pool, for the statements that skip Prisma (sqlOf). */
-const pools = new WeakMap<object, pg.Pool>();
+/**
+ * Each client's pool, for the statements that skip Prisma (sqlOf). Kept on globalThis: Next loads this module once
+ * per bundle, and a client made in one (instrumentation) is used from others (the routes).
+ */
+const poolsKey = Symbol.for("holdfast.db.pools");
+const pools: WeakMap<object, pg.Pool> = ((globalThis as Record<symbol, unknown>)[poolsKey] as WeakMap<object, pg.Pool> | undefined) ??
+  ((globalThis as Record<symbol, unknown>)[poolsKey] = new WeakMap<object, pg.Pool>());
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
   const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" };
   const onError = options.onConnectionError;
   const pool = options.scope ? new ScopedPool(config, options.scope) : new pg.Pool(config);
+  // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process; Prisma adds
+  // its own only when it first connects, and sqlOf may use the pool before that.
+  pool.on("error", onError ?? (() => {}));
   // The client owns its pool as it would one it made itself: $disconnect ends it.
   const adapter = new PrismaPg(pool, { disposeExternalPool: true, ...(onError ? { onPoolError: onError, onConnectionError: onError } : {}) });
   const db = new PrismaClient({

@@ -1,5 +1,6 @@
 import type { Db, Tx } from "@holdfast/db";
 import { approvalsErase } from "./approvals";
+import { runsTouch } from "./runs";
 import { signalsErase } from "./signals";
 
 export type Consent = "granted" | "unknown" | "withdrawn";
@@ -111,9 +112,13 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
     WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[])`;
   // Emails to the address from other contacts' runs (a colleague notified, a fixed recipient): a send step records
   // what it sent (to, subject, bodies), so that record goes too, in the step's output and the effect's result.
-  await tx.$executeRaw`
+  const mailed = await tx.$queryRaw<{ runId: string }[]>`
     UPDATE steps SET output = ${erased}::jsonb
-    WHERE org_id = ${orgId} AND kind = 'send_email' AND output IS NOT NULL AND lower(output->>'to') = lower(${email})`;
+    WHERE org_id = ${orgId} AND kind = 'send_email' AND output IS NOT NULL AND lower(output->>'to') = lower(${email})
+    RETURNING run_id AS "runId"`;
+  // Every run whose steps were rewritten moves its seq: a worker's walk from the steps it read (or carries along a
+  // chain, apply/inline.ts stepsAfterSettle) no longer applies, and the next walk reads the erased rows.
+  await runsTouch(tx, [...new Set([...runIds, ...mailed.map((m) => m.runId)])]);
   await tx.$executeRaw`
     UPDATE effects SET result = ${erased}::jsonb
     WHERE org_id = ${orgId} AND kind = 'send_email' AND result IS NOT NULL AND lower(result->>'to') = lower(${email})`;
