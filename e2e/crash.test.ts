@@ -107,8 +107,9 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
     const seeded = await publish(t.db, graph, { automation: name });
     const prefix = createTestPrefix();
     prefixes.push(prefix);
-    // The relay publishes a step's wake-up only when no lane worker took it on its NOTIFY: here none does.
-    const env = { ...envFor(prefix.prefix), ...(point === "relay.after_publish" ? { LISTEN_DISPATCH: "off" } : {}) };
+    // The relay publishes a step's wake-up only when no lane worker took it on its NOTIFY: here none does, and the relay
+    // hears first steps and publishes them at once (no grace), as a deployment without LISTEN dispatch is set up.
+    const env = { ...envFor(prefix.prefix), ...(point === "relay.after_publish" ? { LISTEN_DISPATCH: "off", RELAY_STEP_READY_GRACE_MS: "0" } : {}) };
     const apps: AppProcess[] = await startProcesses(env, { app: victim[point], point });
     const crashing = apps.find((a) => a.name === victim[point]) as AppProcess;
     let runIds: string[] = [];

@@ -19,7 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 /**
  * First-step dispatch by LISTEN (issue 19 item 3): a lane worker takes a run's first step straight from the outbox on
  * its lane's NOTIFY, with no relay and no Redis job; with LISTEN_DISPATCH=off nothing moves until the relay publishes
- * it after its grace (the backstop); a worker whose LISTEN connection was cut looks for what it missed when it
+ * it after its grace (the backstop, found by its poll: the relay is not told of first steps), or at once with no grace
+ * (it then LISTENs on the lanes' channels); a worker whose LISTEN connection was cut looks for what it missed when it
  * subscribes again.
  */
 let t: TestDatabase;
@@ -95,6 +96,18 @@ describe("first steps taken on the lane's NOTIFY", () => {
     expect(await q("SELECT status FROM steps WHERE run_id = $1", [runId])).toEqual([{ status: "ready" }]);
     const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "200" });
     await completed([runId as string]);
+    expect(await laneJobs()).toBeGreaterThan(0);
+    await stop(relay);
+    await stop(worker);
+  });
+
+  it("with no grace the relay hears first steps on the lanes' channels and publishes them at once, not at its next poll", async () => {
+    const worker = await start("lane-worker", { LISTEN_DISPATCH: "off" });
+    // A poll a minute apart: only a notification can bring the relay to these steps before the wait below gives up.
+    const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "0", RELAY_POLL_MS: "60000" });
+    await new Promise((r) => setTimeout(r, 500)); // the pass made as the relay starts listening is behind us
+    const runIds = await startRuns(3);
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0]?.n === 3, 20_000, "the runs to complete");
     expect(await laneJobs()).toBeGreaterThan(0);
     await stop(relay);
     await stop(worker);

@@ -164,16 +164,15 @@ CREATE FUNCTION public.holdfast_notify_outbox() RETURNS trigger
 DECLARE
   lane text;
 BEGIN
-  IF EXISTS (SELECT 1 FROM inserted WHERE available_at <= now()) THEN
-    PERFORM pg_notify('holdfast_outbox',
-      CASE WHEN EXISTS (SELECT 1 FROM inserted WHERE available_at <= now() AND topic <> 'step.ready') THEN 'now' ELSE 'ready' END);
-    FOR lane IN
-      SELECT DISTINCT i.payload->>'lane' FROM inserted i
-      WHERE i.topic = 'step.ready' AND i.available_at <= now() AND i.payload->>'lane' ~ '^[a-z][a-z0-9_]{0,40}$'
-    LOOP
-      PERFORM pg_notify('holdfast_ready_' || lane, '');
-    END LOOP;
+  IF EXISTS (SELECT 1 FROM inserted WHERE available_at <= now() AND topic <> 'step.ready') THEN
+    PERFORM pg_notify('holdfast_outbox', 'now');
   END IF;
+  FOR lane IN
+    SELECT DISTINCT i.payload->>'lane' FROM inserted i
+    WHERE i.topic = 'step.ready' AND i.available_at <= now() AND i.payload->>'lane' ~ '^[a-z][a-z0-9_]{0,40}$'
+  LOOP
+    PERFORM pg_notify('holdfast_ready_' || lane, '');
+  END LOOP;
   RETURN NULL;
 END;
 $_$;

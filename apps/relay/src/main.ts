@@ -1,4 +1,4 @@
-import { createLogger, databasePing, listenChannels, loop, onShutdown, outboxChannel, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
+import { createLogger, databasePing, laneNames, listenChannels, loop, onShutdown, outboxChannel, readyChannel, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
 import { createDb, createListenClient } from "@holdfast/db";
 import { checkRedis, createPublisher } from "@holdfast/queue";
 import { env } from "./env";
@@ -23,8 +23,9 @@ const publisher = createPublisher({
 });
 
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
-// A step's wake-up is its lane workers' first: a notification that only brought step.ready rows ('ready') is looked
-// at once its grace is over (and again for the ones that came while waiting), not at once.
+// A step's wake-up (step.ready) is its lane workers' first: the trigger tells their lane's channel, not this one, and
+// the poll publishes what nobody took once it is RELAY_STEP_READY_GRACE_MS old. With no grace the relay is the one
+// that delivers them (lane workers with LISTEN_DISPATCH=off), so it LISTENs on every lane's channel as well.
 // A wake-up that comes while a pass runs is kept for the next idle pause, which then ends at once.
 let notified: (() => void) | undefined;
 let pending = false;
@@ -42,27 +43,10 @@ const wake = () => {
   }
   return new Promise<void>((resolve) => (notified = resolve));
 };
-let graceTimer: NodeJS.Timeout | undefined;
-let lastReady = 0;
-const afterGrace = (delayMs: number) => {
-  const armedAt = Date.now();
-  graceTimer = setTimeout(() => {
-    graceTimer = undefined;
-    notify();
-    // Rows announced while this timer ran are past their grace later: look again then.
-    if (lastReady > armedAt) afterGrace(Math.max(1, lastReady + env.RELAY_STEP_READY_GRACE_MS + 5 - Date.now()));
-  }, delayMs);
-};
 const listener = listenChannels({
   connect: () => createListenClient(env.DATABASE_URL, "holdfast-relay-listen"),
-  channels: [outboxChannel],
-  onNotify: (_channel, payload) => {
-    if (payload !== "ready" || env.RELAY_STEP_READY_GRACE_MS === 0) notify();
-    if (payload === "ready" && env.RELAY_STEP_READY_GRACE_MS > 0) {
-      lastReady = Date.now();
-      if (!graceTimer) afterGrace(env.RELAY_STEP_READY_GRACE_MS + 5);
-    }
-  },
+  channels: env.RELAY_STEP_READY_GRACE_MS === 0 ? [outboxChannel, ...laneNames.map(readyChannel)] : [outboxChannel],
+  onNotify: () => notify(),
   onListening: () => notify(),
   log,
   outages,
@@ -92,7 +76,6 @@ onShutdown(log, async () => {
   notify();
   await running;
   log.info({ total }, "relay stopped");
-  if (graceTimer) clearTimeout(graceTimer);
   outages.stop();
   await listener.close();
   await publisher.close();
