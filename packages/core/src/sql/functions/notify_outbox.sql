@@ -5,8 +5,9 @@
 -- A due step.ready row notifies its lane's channel, holdfast_ready_<lane>, and not the relay's: the lane's workers
 -- LISTEN there and take the row straight from the outbox when they have a free slot (steps/ready-listener.ts); the
 -- relay publishes a step.ready row nobody took once it is RELAY_STEP_READY_GRACE_MS old, found by its poll (a relay
--- with no grace LISTENs on the lanes' channels too: apps/relay). Telling the relay of every first step cost a
--- transaction in its listening backend and a wake-up of the relay per started run, for rows the workers take.
+-- with no grace LISTENs on the lanes' channels too: apps/relay). Telling the relay of every first step woke it and
+-- made it look at the outbox once per started run, for rows the workers take. (Its listening backend still reads the
+-- notification queue at every NOTIFY, whatever the channel: PostgreSQL signals every listener of the database.)
 -- History (prisma/migrations, never edited): 20261129000000_init, 20261129010000_step_fast_path; until 2026-12-03 the
 -- relay heard 'ready' for a statement that brought only step.ready rows.
 CREATE OR REPLACE FUNCTION holdfast_notify_outbox() RETURNS trigger AS $$
