@@ -27,6 +27,8 @@ export interface HoldfastScenario {
   /** Every settle its own statement and commit (SETTLE_BATCH_MAX=1): the before of issue 19 item 2 (group commit). */
   settlesAlone?: boolean;
   profileDir?: string;
+  /** The database's tables were analyzed after they were loaded (cost as data grows): no stand-in ANALYZE in the row. */
+  analyzed?: boolean;
 }
 
 export interface HoldfastEnv {
@@ -111,7 +113,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       ...apps.map((a) => ({ name: a.name, pid: () => a.pid() })),
       { name: "driver (starts runs)", pid: () => process.pid },
       { name: "noop-server", pid: () => env.noop.pid },
-    ]);
+    ], { analyze: !s.analyzed });
     // When each start call returned: the wall clock, epoch ms, the machine's clock as the database's now() is (not the
     // monotonic clock, which drifts from the wall clock over a long bench).
     const returned = new Map<string, number>();

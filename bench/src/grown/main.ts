@@ -73,12 +73,14 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
       `http x${steps}, ${o.runs} runs per row, ${o.inFlight} in flight, 1 lane worker; finished runs present: 0, ${o.sizes.map((s) => fmt(s)).join(", ")}`,
   );
   const results: RaceResult[] = [];
-  const row = async (label: string, e = env) => {
+  // A grown row's tables were analyzed after loading (VACUUM ANALYZE below): its window runs no stand-in ANALYZE, which
+  // on tens of GB read a sample of every table beside the row (the empty rows' fresh tables still get theirs).
+  const row = async (label: string, e = env, analyzed = false) => {
     // Every row starts from a checkpoint: no dirty pages left by the load for the row's backends to write out, and
     // each row pays the same first-touch full-page images (the server-wide cost of a checkpoint is at most
     // shared_buffers written, the load having been checkpointed as it went).
     await checkpoint();
-    const r = await runHoldfast({ label, step: "http", runs: o.runs, steps, inFlight: o.inFlight, laneWorkers: 1 }, e);
+    const r = await runHoldfast({ label, step: "http", runs: o.runs, steps, inFlight: o.inFlight, laneWorkers: 1, analyzed }, e);
     results.push(r);
     console.log(raceRow(r));
     return r;
@@ -126,7 +128,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     console.log(`\n  ${fmt(size)} finished runs: loaded in ${fmt(loadSecs)} s, VACUUM ANALYZE ${fmt((Date.now() - v0) / 1000)} s; sizes:`);
     for (const line of sizeLines(sizes, stepRows)) console.log(`  ${line}`);
     console.log(raceHeader());
-    grown.push({ size, result: await row(`${fmt(size)} finished runs`) });
+    grown.push({ size, result: await row(`${fmt(size)} finished runs`, env, true) });
     const left = o.sizes.filter((s) => s > size);
     if (left.length) {
       const next = (left.at(-1) as number) - size;
@@ -143,7 +145,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     process.env.RUN_EVENTS_RETENTION_DAYS = String(o.retentionDays);
     try {
       console.log(raceHeader());
-      const result = await row(`${fmt(loaded)} finished runs, retention ${o.retentionDays} d deleting`);
+      const result = await row(`${fmt(loaded)} finished runs, retention ${o.retentionDays} d deleting`, env, true);
       retention = { result, deleted: (await deletedSoFar()) - d0 };
     } finally {
       delete process.env.RUN_EVENTS_RETENTION_DAYS;

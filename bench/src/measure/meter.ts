@@ -89,8 +89,13 @@ export class Meter {
     await admin.end();
   }
 
-  /** `wal: false`: the server-wide LSN delta only (a long window's WAL is too much to read back record by record). */
-  async begin(database: string, procs: NodeProc[], options: { wal?: boolean } = {}): Promise<Window> {
+  /**
+   * `wal: false`: the server-wide LSN delta only (a long window's WAL is too much to read back record by record).
+   * `analyze: false`: no stand-in ANALYZE in this window, for a database whose tables were analyzed after they were
+   * loaded (cost as data grows): there it would read a sample of every table of tens of GB beside the row, which no
+   * server does at that moment (autovacuum analyzes a table again once a tenth of it changed).
+   */
+  async begin(database: string, procs: NodeProc[], options: { wal?: boolean; analyze?: boolean } = {}): Promise<Window> {
     const walinspect = this.walinspect && options.wal !== false;
     const c = { query: (text: string, values?: unknown[]) => this.query(text, values) };
     const slot = `hf_bench_${process.pid}_${Date.now()}`;
@@ -131,6 +136,7 @@ export class Meter {
     // at the same point for every system.
     let analyzing: Promise<void> | undefined;
     const analyzeTimer = setTimeout(() => {
+      if (options.analyze === false) return;
       analyzing = (async () => {
         const a = new pg.Client({ connectionString: urlFor(database), application_name: analyzeApp });
         a.on("error", () => {}); // a lost connection fails the ANALYZE (caught); unheard, the event would end the bench
