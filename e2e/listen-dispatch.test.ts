@@ -13,6 +13,7 @@ import {
   testRedisUrl,
   waitFor,
 } from "@holdfast/testkit";
+import { createWakePublisher } from "@holdfast/queue";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -21,7 +22,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * its lane's NOTIFY, with no relay and no Redis job; with LISTEN_DISPATCH=off nothing moves until the relay publishes
  * it after its grace (the backstop, found by its poll: the relay is not told of first steps), or at once with no grace
  * (it then LISTENs on the lanes' channels); a worker whose LISTEN connection was cut looks for what it missed when it
- * subscribes again.
+ * subscribes again. A start that announces its first steps on Redis (queue/wake.ts) sends no NOTIFY: the worker takes
+ * them on the announcement, and one lost (the starter died after its commit) is the relay's after its grace.
  */
 let t: TestDatabase;
 let target: HttpTarget;
@@ -65,7 +67,8 @@ async function laneJobs(): Promise<number> {
   }
 }
 let seq = 0;
-const startRuns = (n: number) => Promise.all(Array.from({ length: n }, () => startTestRun(t.db, "chain", { id: `evt_${++seq}` })));
+const startRuns = (n: number, o: Parameters<typeof startTestRun>[3] = {}) =>
+  Promise.all(Array.from({ length: n }, () => startTestRun(t.db, "chain", { id: `evt_${++seq}` }, o)));
 
 describe("first steps taken on the lane's NOTIFY", () => {
   it("with no relay running, every run's first step is taken from the outbox and the runs complete; no job goes through Redis", async () => {
@@ -101,14 +104,40 @@ describe("first steps taken on the lane's NOTIFY", () => {
     await stop(worker);
   });
 
-  it("with no grace the relay hears first steps on the lanes' channels and publishes them at once, not at its next poll", async () => {
+  it("with no grace the relay hears first steps on the lanes' channels and on Redis and publishes them at once, not at its next poll", async () => {
     const worker = await start("lane-worker", { LISTEN_DISPATCH: "off" });
     // A poll a minute apart: only a notification can bring the relay to these steps before the wait below gives up.
     const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "0", RELAY_POLL_MS: "60000" });
     await new Promise((r) => setTimeout(r, 500)); // the pass made as the relay starts listening is behind us
-    const runIds = await startRuns(3);
-    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0]?.n === 3, 20_000, "the runs to complete");
+    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+    expect(await wake.whenConnected(5_000)).toBe(true);
+    // Three announced on Redis (which the relay subscribes to as well), then three told by NOTIFY.
+    const done = (ids: string[]) =>
+      waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [ids]))[0]?.n === ids.length, 20_000, "the runs to complete");
+    await done(await startRuns(3, { wake }));
+    await done(await startRuns(3));
     expect(await laneJobs()).toBeGreaterThan(0);
+    await wake.close();
+    await stop(relay);
+    await stop(worker);
+  });
+
+  it("first steps announced on Redis, with no NOTIFY and no relay: the worker takes them on the announcement", async () => {
+    const worker = await start("lane-worker");
+    await new Promise((r) => setTimeout(r, 500)); // the look made as the worker subscribes is behind us
+    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+    expect(await wake.whenConnected(5_000)).toBe(true);
+    const jobsBefore = await laneJobs();
+    const runIds = await startRuns(5, { wake });
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0]?.n === 5, 20_000, "the runs to complete");
+    expect(await laneJobs()).toBe(jobsBefore);
+    // Lost announcements (a starter killed between its commit and its publish): the relay delivers them after its grace.
+    const lost = await startRuns(3, { wake: { connected: true, ready: () => {} } });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await q("SELECT count(*)::int AS n FROM steps WHERE run_id = ANY($1) AND status = 'ready'", [lost])).toEqual([{ n: 3 }]);
+    const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "200" });
+    await completed(lost);
+    await wake.close();
     await stop(relay);
     await stop(worker);
   });

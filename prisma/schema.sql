@@ -170,6 +170,7 @@ BEGIN
   FOR lane IN
     SELECT DISTINCT i.payload->>'lane' FROM inserted i
     WHERE i.topic = 'step.ready' AND i.available_at <= now() AND i.payload->>'lane' ~ '^[a-z][a-z0-9_]{0,40}$'
+      AND current_setting('holdfast.ready_wake', true) IS DISTINCT FROM 'bus'
   LOOP
     PERFORM pg_notify('holdfast_ready_' || lane, '');
   END LOOP;

@@ -1,6 +1,7 @@
 import { ensurePublished } from "@holdfast/cli/seed";
 import { type Graph, parseGraph, startRun } from "@holdfast/core";
 import { createDb, type Db } from "@holdfast/db";
+import { createWakePublisher } from "@holdfast/queue";
 import { type AppProcess, spawnApp } from "@holdfast/testkit/procs";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
@@ -24,6 +25,8 @@ export interface HoldfastScenario {
   sweepOnly?: boolean;
   /** First steps through the relay and the queue only (LISTEN_DISPATCH=off, no relay grace): the before of issue 19 item 3. */
   queueOnly?: boolean;
+  /** Starts announce first steps by the outbox trigger's NOTIFY, not on Redis (the before of queue/wake.ts). */
+  startsNotify?: boolean;
   /** Every settle its own statement and commit (SETTLE_BATCH_MAX=1): the before of issue 19 item 2 (group commit). */
   settlesAlone?: boolean;
   profileDir?: string;
@@ -33,6 +36,7 @@ export interface HoldfastScenario {
 
 export interface HoldfastEnv {
   url: string;
+  redisUrl: string;
   dbName: string;
   redisPrefix: string;
   noop: NoopServer;
@@ -83,13 +87,18 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
   const slug = `${s.step}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
   await ensurePublished(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
   const apps = spawnApps(s, env);
+  // The webhook route's way of telling lane workers of first steps (apps/web/src/server/db.ts wakePublisher).
+  const wake = s.sweepOnly || s.startsNotify ? undefined : createWakePublisher({ redisUrl: env.redisUrl, prefix: env.redisPrefix });
   try {
+    if (wake && !(await wake.whenConnected(10_000))) throw new Error(`${s.label}: Redis did not answer`);
     return await measureRow();
   } catch (error) {
     // A failed row leaves nothing running into the next one (whose database is made again under the same name).
     await Promise.all(apps.map((a) => a.stop()));
     await db.$disconnect().catch(() => {});
     throw error;
+  } finally {
+    await wake?.close();
   }
 
   async function measureRow(): Promise<RaceResult> {
@@ -118,7 +127,9 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     // monotonic clock, which drifts from the wall clock over a long bench).
     const returned = new Map<string, number>();
     const start = async (i: number) => {
-      const { runId } = await startRun(db, {
+      const { runId } = await startRun(
+        db,
+        {
           orgSlug: "bench",
           automationSlug: slug,
           rawBody: "{}",
@@ -126,7 +137,9 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
           headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
           via: "bench",
           auth: { kind: "operator" },
-        });
+        },
+        wake ? { wake } : {},
+      );
       returned.set(runId, Date.now());
       return runId;
     };

@@ -78,7 +78,9 @@ const noop = await startNoop();
 const meter = await Meter.open();
 // The caller's Redis key prefix (the CI test clears its own), else one of the bench's, removed at the end.
 const keys = process.env.BENCH_REDIS_PREFIX ? null : createTestPrefix();
-const env = { url, dbName, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? (keys as { prefix: string }).prefix, noop, meter };
+// The apps it spawns take REDIS_URL from this environment (their default otherwise), and so does its starter.
+const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const env = { url, dbName, redisUrl, redisPrefix: process.env.BENCH_REDIS_PREFIX ?? (keys as { prefix: string }).prefix, noop, meter };
 console.log(
   `holdfast bench ${new Date().toISOString()}: ${cpus().length} cores, load average ${fmt(loadAverage(), 2)}, ` +
     `PostgreSQL synchronous_commit=${await setting(url, "synchronous_commit")}; ${runs} runs of ${steps} steps per row, ` +

@@ -16,7 +16,7 @@ import {
   workerId,
 } from "@holdfast/core";
 import { createDb, createListenClient, createPool } from "@holdfast/db";
-import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
+import { checkRedis, createConsumer, DelayedError, queueNames, subscribeReady } from "@holdfast/queue";
 import { env, lane } from "./env";
 
 const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
@@ -105,6 +105,7 @@ if (env.WAKEUPS === "poll") {
           log,
           outages,
           run: (step) => runner.run(step),
+          bus: (onWake) => subscribeReady({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: (e) => { if (!outages.report(e)) log.warn({ err: e }, "Redis wake-up subscription error"); } }, [lane.name], onWake),
         })
       : null;
   const consumer = createConsumer(

@@ -1,6 +1,6 @@
 import { createLogger, databasePing, laneNames, listenChannels, loop, onShutdown, outboxChannel, readyChannel, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
 import { createDb, createListenClient } from "@holdfast/db";
-import { checkRedis, createPublisher } from "@holdfast/queue";
+import { checkRedis, createPublisher, subscribeReady } from "@holdfast/queue";
 import { env } from "./env";
 
 const log = createLogger("relay", env.LOG_LEVEL);
@@ -25,7 +25,8 @@ const publisher = createPublisher({
 // LISTEN for the outbox trigger's NOTIFY so intents go out as soon as they commit; polling covers a lost listener.
 // A step's wake-up (step.ready) is its lane workers' first: the trigger tells their lane's channel, not this one, and
 // the poll publishes what nobody took once it is RELAY_STEP_READY_GRACE_MS old. With no grace the relay is the one
-// that delivers them (lane workers with LISTEN_DISPATCH=off), so it LISTENs on every lane's channel as well.
+// that delivers them (lane workers with LISTEN_DISPATCH=off), so it LISTENs on every lane's channel as well, and
+// subscribes to the lanes' announcements on Redis, where starters tell of first steps instead (queue/wake.ts).
 // A wake-up that comes while a pass runs is kept for the next idle pause, which then ends at once.
 let notified: (() => void) | undefined;
 let pending = false;
@@ -52,6 +53,11 @@ const listener = listenChannels({
   outages,
 });
 
+const announcements =
+  env.RELAY_STEP_READY_GRACE_MS === 0
+    ? subscribeReady({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: (e) => { if (!outages.report(e)) log.warn({ err: e }, "Redis wake-up subscription error"); } }, laneNames, () => notify())
+    : null;
+
 const stop = new AbortController();
 let total = 0;
 const running = loop({
@@ -77,7 +83,7 @@ onShutdown(log, async () => {
   await running;
   log.info({ total }, "relay stopped");
   outages.stop();
-  await listener.close();
+  await Promise.all([listener.close(), announcements?.close()]);
   await publisher.close();
   await db.$disconnect();
 });

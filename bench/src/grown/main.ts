@@ -63,7 +63,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
   const noop = await startNoop();
   const meter = await Meter.open();
   const keys = createTestPrefix();
-  const env = { url, dbName, redisPrefix: keys.prefix, noop, meter };
+  const env = { url, dbName, redisUrl: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", redisPrefix: keys.prefix, noop, meter };
   const sql = new pg.Client({ connectionString: url, application_name: "holdfast-bench-grown-loader" });
   await sql.connect();
   const maxClones = Math.max(...o.sizes);

@@ -17,6 +17,7 @@ import {
   waitRuleSchema,
 } from "@holdfast/core";
 import { createDb, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
+import { createWakePublisher } from "@holdfast/queue";
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
 import { automationsCommand, runsRetryCommand } from "./automations";
@@ -323,16 +324,28 @@ async function main(argv: string[]): Promise<void> {
         } catch {
           throw new UsageError("--input must be JSON");
         }
-        const outcome = await startRun(db, {
-          orgSlug,
-          automationSlug,
-          rawBody: values.input ?? "{}",
-          body,
-          headers: { "webhook-id": values.key, "webhook-timestamp": null, "webhook-signature": null },
-          via: "cli",
-          auth: { kind: "operator" },
-        });
-        console.log(JSON.stringify(outcome));
+        // The run's first steps are announced on Redis, as the web's starts are (queue/wake.ts); a Redis that does
+        // not answer within a second leaves them to the outbox trigger's NOTIFY.
+        const wake = env.WAKEUPS === "redis" ? createWakePublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: () => {} }) : undefined;
+        try {
+          const connected = (await wake?.whenConnected(1_000)) ?? false;
+          const outcome = await startRun(
+            db,
+            {
+              orgSlug,
+              automationSlug,
+              rawBody: values.input ?? "{}",
+              body,
+              headers: { "webhook-id": values.key, "webhook-timestamp": null, "webhook-signature": null },
+              via: "cli",
+              auth: { kind: "operator" },
+            },
+            wake && connected ? { wake } : {},
+          );
+          console.log(JSON.stringify(outcome));
+        } finally {
+          await wake?.close();
+        }
         return;
       }
       case "retry":

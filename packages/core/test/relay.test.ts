@@ -1,5 +1,5 @@
 import { createListenClient } from "@holdfast/db";
-import { createPublisher } from "@holdfast/queue";
+import { createPublisher, createWakePublisher, subscribeReady } from "@holdfast/queue";
 import { createTestDatabase, createTestPrefix, httpChainGraph, publish, type TestDatabase, testRedisUrl } from "@holdfast/testkit";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,16 +19,20 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const start = (key: string) =>
-  startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: "flow",
-    rawBody: "{}",
-    body: {},
-    headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-    auth: { kind: "operator" },
-  });
+const start = (key: string, options: Parameters<typeof startRun>[2] = {}) =>
+  startRun(
+    t.db,
+    {
+      orgSlug: "acme",
+      automationSlug: "flow",
+      rawBody: "{}",
+      body: {},
+      headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+      auth: { kind: "operator" },
+    },
+    options,
+  );
 
 describe("the outbox's notifications", () => {
   it("tell a lane of its due step.ready rows on its own channel and the relay nothing (the lane's workers take them); the relay hears 'now' of any other due row", async () => {
@@ -53,6 +57,50 @@ describe("the outbox's notifications", () => {
     await t.sql.query("INSERT INTO outbox (org_id, topic, payload, available_at) SELECT org_id, 'run.wake', '{}'::jsonb, now() + interval '1 hour' FROM runs LIMIT 1");
     await new Promise((r) => setTimeout(r, 200));
     expect(heard).toEqual([]);
+    await listener.end();
+    await t.sql.query("DELETE FROM outbox");
+  });
+});
+
+describe("first steps announced on Redis (queue/wake.ts)", () => {
+  it("a start with a connected publisher sends no NOTIFY and announces its lane on Redis after the commit; without one, or while it is not connected, the trigger NOTIFYs", async () => {
+    const listener = createListenClient(t.url, "test-listen");
+    await listener.connect();
+    const notified: string[] = [];
+    listener.on("notification", (m) => notified.push(m.channel));
+    await listener.query("LISTEN holdfast_outbox; LISTEN holdfast_ready_io");
+    const announced: string[] = [];
+    let subscribed!: () => void;
+    const ready = new Promise<void>((r) => (subscribed = r));
+    const sub = subscribeReady({ redisUrl: testRedisUrl, prefix: prefix.prefix }, ["io", "human"], (lane) => (lane ? announced.push(lane) : subscribed()));
+    await ready;
+    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+    expect(await wake.whenConnected(5_000)).toBe(true);
+    const settle = () => new Promise((r) => setTimeout(r, 300));
+
+    const { runId } = await start("bus-1", { wake });
+    await settle();
+    expect(notified).toEqual([]);
+    expect(announced).toEqual(["io"]);
+    // The step.ready row is in the outbox all the same: the relay's poll delivers it if the announcement is lost.
+    expect((await t.sql.query("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'step.ready' AND sent_at IS NULL", [runId])).rows).toEqual([{ n: 1 }]);
+    // The setting lasts only the start's transaction: the next statement on that pooled connection notifies again.
+    await start("notify-2");
+    await settle();
+    expect(notified).toEqual(["holdfast_ready_io"]);
+    // A repeated delivery starts nothing and announces nothing.
+    announced.length = 0;
+    expect((await start("bus-1", { wake })).duplicate).toBe(true);
+    await settle();
+    expect(announced).toEqual([]);
+    // A publisher that is not connected (Redis away): the start NOTIFYs instead.
+    notified.length = 0;
+    await start("bus-2", { wake: { connected: false, ready: () => announced.push("published while away") } });
+    await settle();
+    expect(notified).toEqual(["holdfast_ready_io"]);
+    expect(announced).toEqual([]);
+    await wake.close();
+    await sub.close();
     await listener.end();
     await t.sql.query("DELETE FROM outbox");
   });

@@ -176,3 +176,5 @@ export const queueNames = {
   engine: "engine",
   lane: (lane: string) => `lane-${lane}`,
 } as const;
+
+export { createWakePublisher, readyWakeChannel, subscribeReady, type WakeConfig, type WakePublisher, type WakeSubscription } from "./wake";

@@ -84,16 +84,25 @@ export function approvalGraph(config: Record<string, unknown> = {}): Graph {
 }
 
 /** Starts a run the way a webhook would (no signature), for tests: its id. */
-export async function startTestRun(db: Db, automation: string, body: Record<string, unknown>, o: { org?: string; webhookId?: string } = {}): Promise<string> {
+export async function startTestRun(
+  db: Db,
+  automation: string,
+  body: Record<string, unknown>,
+  o: { org?: string; webhookId?: string; wake?: import("@holdfast/core").StartOptions["wake"] } = {},
+): Promise<string> {
   const { startRun } = await import("@holdfast/core");
-  const { runId } = await startRun(db, {
-    orgSlug: o.org ?? "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body,
-    headers: { "webhook-id": o.webhookId ?? null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-    auth: { kind: "operator" },
-  });
+  const { runId } = await startRun(
+    db,
+    {
+      orgSlug: o.org ?? "acme",
+      automationSlug: automation,
+      rawBody: "{}",
+      body,
+      headers: { "webhook-id": o.webhookId ?? null, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+      auth: { kind: "operator" },
+    },
+    o.wake ? { wake: o.wake } : {},
+  );
   return runId;
 }

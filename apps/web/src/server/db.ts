@@ -1,5 +1,6 @@
 import { createLogger, databasePing, Outages, sessionCookie, sessionIdOf } from "@holdfast/core";
 import { createDb, type Db, type DbScope } from "@holdfast/db";
+import { createWakePublisher, type WakePublisher } from "@holdfast/queue";
 import { env, webDatabaseUrl } from "../env";
 import { explicitScope } from "./scope";
 
@@ -26,7 +27,7 @@ async function requestScope(): Promise<DbScope> {
 }
 
 // `next dev` re-evaluates modules on every edit; keeping the client on globalThis stops each reload opening a new pool.
-const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db; holdfastWebOutages?: Outages };
+const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db; holdfastWebOutages?: Outages; holdfastWebWake?: WakePublisher };
 
 /**
  * The web's outage watch (core/ops/outage.ts): a request that finds the database gone reports it here, so the log says
@@ -47,3 +48,31 @@ export const db: Db =
     onConnectionError: (error) => outages.report(error),
   });
 cache.holdfastWebDb = db;
+
+/**
+ * Where a trigger's start announces its first steps to the lane workers (queue/wake.ts): Redis pub/sub after the
+ * commit, in place of the outbox trigger's NOTIFY. Opened on the first start, not at import (`next build` loads this
+ * module); none with WAKEUPS=poll, where lane workers poll the outbox. A start made while it is not connected NOTIFYs.
+ */
+export function wakePublisher(): WakePublisher | undefined {
+  if (env.WAKEUPS !== "redis") return undefined;
+  if (!cache.holdfastWebWake) {
+    // Said once per outage: while Redis is away nothing is lost, starts only NOTIFY again.
+    const log = createLogger("web", env.LOG_LEVEL);
+    let away = false;
+    cache.holdfastWebWake = createWakePublisher({
+      redisUrl: env.REDIS_URL,
+      prefix: env.QUEUE_PREFIX,
+      onError: (error) => {
+        if (away) return;
+        away = true;
+        log.warn({ err: error }, "Redis unreachable: trigger starts tell lane workers of first steps through PostgreSQL until it is back");
+      },
+      onReady: () => {
+        if (away) log.info("Redis reachable again: trigger starts announce first steps on Redis");
+        away = false;
+      },
+    });
+  }
+  return cache.holdfastWebWake;
+}

@@ -1,4 +1,4 @@
-import { db, outages } from "./db";
+import { db, outages, wakePublisher } from "./db";
 import { errorResponse, type HookParams, handleHook } from "./hooks";
 
 /**
@@ -6,7 +6,8 @@ import { errorResponse, type HookParams, handleHook } from "./hooks";
  * /api/hooks/{org}/{automation}/{token} (url_token mode, for form tools that cannot sign).
  */
 export async function POST(request: Request, context: { params: Promise<HookParams> }): Promise<Response> {
-  return handleHook(db, await context.params, request, { outages });
+  const wake = wakePublisher();
+  return handleHook(db, await context.params, request, { outages, ...(wake ? { wake } : {}) });
 }
 
 const notAllowed = () => errorResponse(405, "method_not_allowed", "trigger URLs accept POST only", { allow: "POST" });

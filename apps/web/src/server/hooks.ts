@@ -10,6 +10,7 @@ import {
   organisationsIdBySlug,
   recordRefusedDelivery,
   refusalReason,
+  type StartOptions,
   startRun,
   triggerPayload,
   unavailableRetryAfterSeconds,
@@ -36,6 +37,8 @@ export interface HookOptions {
   log?: Logger;
   /** The process's outage watch: a lost database is logged there once per outage, not once per delivery. */
   outages?: OutageReporter;
+  /** Announces a started run's first steps on Redis (startRun's `wake`). */
+  wake?: StartOptions["wake"];
 }
 
 let defaultLog: Logger | undefined;
@@ -147,10 +150,12 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
           "webhook-timestamp": request.headers.get("webhook-timestamp"),
           "webhook-signature": request.headers.get("webhook-signature"),
         },
-        via: "webhook",
-        auth: { kind: "http", urlToken: params.token ?? null },
-        delivery: facts,
-      });
+          via: "webhook",
+          auth: { kind: "http", urlToken: params.token ?? null },
+          delivery: facts,
+        },
+        options.wake ? { wake: options.wake } : {},
+      );
       return Response.json(
         { runId: outcome.runId, duplicate: outcome.duplicate },
         { status: outcome.duplicate ? deliveryStatus.duplicate : deliveryStatus.accepted },

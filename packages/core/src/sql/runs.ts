@@ -46,6 +46,15 @@ export async function runsRecordDuplicate(tx: Tx, orgId: string, runId: string, 
 }
 
 /**
+ * `notify`: the outbox trigger NOTIFYs the lanes of the statement's due step.ready rows (notify_outbox.sql). `bus`: it
+ * does not, and the starter publishes them on Redis after its commit (queue/wake.ts).
+ */
+export type ReadyWake = "notify" | "bus";
+
+/** The CTE a start's statement begins with: the transaction's `holdfast.ready_wake`, read by the outbox trigger. */
+export const readyWakeSetting = (wake: ReadyWake) => Prisma.sql`SELECT set_config('holdfast.ready_wake', ${wake}::text, true)`;
+
+/**
  * One statement starts a run with its first walk (holdfast_run_start): the run row and the rows the applier prepared
  * (run.started, the walk's events, first steps and their step.ready outbox rows). A repeat of the start key is
  * counted instead (runsRecordDuplicate).
@@ -63,15 +72,19 @@ export async function runsStartWithPlan(
     eventData: Record<string, unknown>;
     rows: PlanRows;
     contact: { email: string; timeZone: string | null } | null;
+    /** How its first steps' lane workers hear of them: `bus`, the starter publishes after the commit (no NOTIFY). */
+    readyWake: ReadyWake;
   },
 ): Promise<{ runId: string; inserted: boolean }> {
   const { rows } = await queryNamed<{ r: { runId: string; inserted: boolean } }>(
     sql,
     "holdfast_run_start",
     Prisma.sql`
+    WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)})
     SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
       ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
-      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r`,
+      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
+    FROM w`,
   );
   const r = rows[0]?.r;
   if (!r) throw new Error(`start of ${run.startKey} returned nothing`);

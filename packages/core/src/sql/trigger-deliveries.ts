@@ -1,5 +1,6 @@
 import { Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
 import type { PlanRows } from "./plan-rows";
+import { type ReadyWake, readyWakeSetting } from "./runs";
 
 /**
  * trigger_deliveries: what each request to a trigger URL came to. Never a body (a refused request may be anyone's;
@@ -104,6 +105,7 @@ export async function triggerDeliveriesStartRun(
     eventData: Record<string, unknown>;
     rows: PlanRows;
     contact: { email: string; timeZone: string | null } | null;
+    readyWake: ReadyWake;
   },
   delivery: {
     status: { accepted: number; duplicate: number };
@@ -123,10 +125,11 @@ export async function triggerDeliveriesStartRun(
   // Four texts (with or without the sample's update and the prune), each its own named statement.
   const name = `holdfast_delivery_start_${delivery.sampleIfNone ? "s" : ""}${delivery.prune ? "p" : ""}`;
   const { rows } = await queryNamed<{ r: { runId: string; inserted: boolean } }>(sql, name, Prisma.sql`
-    WITH s AS (
+    WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)}), s AS (
       SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
         ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
         holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
+      FROM w
     ), d AS (
       INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, start_key, webhook_id, run_id, content_type, body_bytes)
       SELECT ${run.orgId}, ${run.automationId},

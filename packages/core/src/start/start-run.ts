@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { type Db, inTx, prismaSql, sqlOf, type Tx } from "@holdfast/db";
+import type { WakePublisher } from "@holdfast/queue";
 import { crashpoint } from "../crash";
 import { changeContactZone } from "../timers/contact-zone";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "../errors";
@@ -60,6 +61,21 @@ const contactZoneChanges = "HF004";
 /** Published versions are immutable, so a process parses each one once. */
 const startGraphs = new GraphCache();
 
+export interface StartOptions {
+  /**
+   * Announces the run's first steps to their lanes' workers on Redis after the commit, in place of the outbox
+   * trigger's NOTIFY (queue/wake.ts: a notifying commit holds a cluster-wide lock through its flush). Used while it is
+   * connected, on the one-statement path; otherwise, and without it, the trigger NOTIFYs as before. Either way a
+   * wake-up lost is the relay's to deliver after its grace.
+   */
+  wake?: Pick<WakePublisher, "connected" | "ready">;
+}
+
+/** The lanes of the due first steps a walk's rows hand to workers. */
+function readyLanes(outbox: readonly { topic: string; payload: Record<string, unknown>; delayMs?: number }[]): string[] {
+  return [...new Set(outbox.flatMap((r) => (r.topic === "step.ready" && !r.delayMs && typeof r.payload.lane === "string" ? [r.payload.lane] : [])))];
+}
+
 export interface StartOutcome {
   runId: string;
   duplicate: boolean;
@@ -73,7 +89,7 @@ export interface StartOutcome {
  * to the trigger URL) after one read; a first walk that needs the engine's transaction (a timer computed from the
  * database clock) and a test run take the transactional path.
  */
-export async function startRun(db: Db, request: StartRequest): Promise<StartOutcome> {
+export async function startRun(db: Db, request: StartRequest, options: StartOptions = {}): Promise<StartOutcome> {
   if (hasUnstorableText(request.body)) {
     throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
   }
@@ -176,10 +192,13 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
   };
 
   let started: { runId: string; inserted: boolean };
+  let announce: (() => void) | undefined;
   if (request.test) {
     started = await inTx(db, async (tx) => {
       // (Its contact's zone moves with moveContact, in this transaction: the statement must not raise HF004.)
-      const s = rows ? await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null } }) : await startInTx(tx);
+      const s = rows
+        ? await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null }, readyWake: "notify" })
+        : await startInTx(tx);
       if (rows) await moveContact(tx, s.runId, null);
       await runsMarkTest(tx, run.orgId, s.runId);
       return s;
@@ -195,18 +214,25 @@ export async function startRun(db: Db, request: StartRequest): Promise<StartOutc
       return s;
     });
   } else if (rows && !hold) {
+    const lanes = readyLanes(rows.outbox);
+    const wake = options.wake && lanes.length > 0 && options.wake.connected ? options.wake : undefined;
+    const readyWake = wake ? "bus" : "notify";
     try {
       started = delivery
-        ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact }, delivery)
-        : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact });
+        ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, delivery)
+        : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact, readyWake });
     } catch (error) {
       // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too.
       if (pgErrorCode(error) !== contactZoneChanges) throw error;
       started = await inTx(db, startInTx);
     }
+    if (wake && started.inserted) announce = () => wake.ready(lanes);
   } else {
     started = await inTx(db, startInTx);
   }
+  // Committed. A start that sent no NOTIFY announces its first steps now; a death before (here) leaves them to the
+  // relay's poll after its grace.
   crashpoint("start.after_commit");
+  announce?.();
   return { runId: started.runId, duplicate: !started.inserted, version };
 }

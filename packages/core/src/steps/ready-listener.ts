@@ -14,6 +14,8 @@ import type { Slots } from "./slots";
  * sent as taken, so the relay never publishes them too). A row no worker takes (all busy, a lost notification, no
  * worker listening) is the relay's after its grace (`RELAY_STEP_READY_GRACE_MS`), as before. Work is looked for on a
  * notification, when a slot frees after one came while all were busy, and after every (re)subscription.
+ * Starters with a Redis connection announce first steps on Redis instead of NOTIFY (queue/wake.ts): `bus` subscribes
+ * to those announcements and answers them the same way; the LISTEN stays for every other writer of step.ready rows.
  */
 export function takeReadySteps(opts: {
   /** Takes up to `limit` due step.ready rows of the lane and claims their steps (how many rows, which steps). */
@@ -25,6 +27,8 @@ export function takeReadySteps(opts: {
   outages?: OutageReporter;
   /** Runs a claimed step (and what it chains into) to its settle. */
   run: (step: ClaimedStep) => Promise<unknown>;
+  /** Subscribes to the lane's announcements on Redis; `onWake` after every message and (re)subscription. */
+  bus?: (onWake: () => void) => { close(): Promise<void> };
 }): { close(): Promise<void>; taken(): number } {
   let owed = false; // a notification (or a resubscription) not yet answered by a take
   let pumping = false;
@@ -97,12 +101,14 @@ export function takeReadySteps(opts: {
     ...(opts.outages ? { outages: opts.outages } : {}),
   });
 
+  const bus = opts.bus?.(wanted);
+
   return {
     taken: () => taken,
     async close() {
       closed = true;
       unsubscribe();
-      await listener.close();
+      await Promise.all([listener.close(), bus?.close()]);
       // A take still on its way may come back with claimed steps: they run to their settles before close returns.
       await pumped;
       await Promise.all(inFlight);

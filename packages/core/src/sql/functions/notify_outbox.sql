@@ -8,6 +8,9 @@
 -- with no grace LISTENs on the lanes' channels too: apps/relay). Telling the relay of every first step woke it and
 -- made it look at the outbox once per started run, for rows the workers take. (Its listening backend still reads the
 -- notification queue at every NOTIFY, whatever the channel: PostgreSQL signals every listener of the database.)
+-- A transaction whose committer announces its first steps on Redis itself (holdfast.ready_wake = 'bus', set by the
+-- start's statement: start/start-run.ts) sends no NOTIFY for them: a notifying commit holds a cluster-wide lock
+-- through its flush, so notifying starts commit one at a time (measured in docs/performance.md).
 -- History (prisma/migrations, never edited): 20261129000000_init, 20261129010000_step_fast_path; until 2026-12-03 the
 -- relay heard 'ready' for a statement that brought only step.ready rows.
 CREATE OR REPLACE FUNCTION holdfast_notify_outbox() RETURNS trigger AS $$
@@ -20,6 +23,7 @@ BEGIN
   FOR lane IN
     SELECT DISTINCT i.payload->>'lane' FROM inserted i
     WHERE i.topic = 'step.ready' AND i.available_at <= now() AND i.payload->>'lane' ~ '^[a-z][a-z0-9_]{0,40}$'
+      AND current_setting('holdfast.ready_wake', true) IS DISTINCT FROM 'bus'
   LOOP
     PERFORM pg_notify('holdfast_ready_' || lane, '');
   END LOOP;
