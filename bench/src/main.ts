@@ -18,6 +18,7 @@ import { cpuLines, fmt, medianBy, raceHeader, raceRow, ratioLines } from "./repo
 import { perStep, type RaceResult } from "./result";
 import { runGrown } from "./grown/main";
 import { runSpike } from "./spike/main";
+import { measureStarts, type StartsRow } from "./starts";
 
 const { values } = parseArgs({
   options: {
@@ -166,6 +167,10 @@ if (!quick) {
       holdfastRow({ label: `Holdfast ${step} x${steps}, settles alone`, step, runs, steps, inFlight, laneWorkers: 1, settlesAlone: true }, env),
     );
   }
+  // The same peak row with first steps announced by the outbox trigger's NOTIFY (before queue/wake.ts), side by side.
+  await show("Holdfast http, starts NOTIFY", () =>
+    holdfastRow({ label: `Holdfast http x${steps}, starts NOTIFY`, step: "http", runs, steps, inFlight, laneWorkers: 1, startsNotify: true }, env),
+  );
   await show("Holdfast http, 2 lane workers", () => holdfastRow({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
   await show("Holdfast http, sweep only", () => holdfastRow({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
   const peak = mainRow("Holdfast", "http");
@@ -185,6 +190,15 @@ if (!quick) {
       ),
     );
   }
+}
+// Starts alone, as a burst of deliveries: first steps told by NOTIFY against announced on Redis, alternated.
+let starts: StartsRow[] = [];
+if (!only || only.some((o) => "starts alone".includes(o))) {
+  starts = await measureStarts({ meter, dbName, redisUrl, redisPrefix: env.redisPrefix, starts: quick ? 100 : 2_000, concurrency: 16, rounds: quick ? 1 : 4 }).catch((error) => {
+    failed.push("starts alone");
+    console.log(`starts alone FAILED: ${(error as Error).message.split("\n")[0]}`);
+    return [];
+  });
 }
 console.log("  * peers: the start call's return to the first step's body, process clock; Holdfast: the start's transaction (its now(): its statement and commit flush included) to the first claim, database clock");
 console.log("  commit/st: every transaction of the row's database (xact_commit, read-only ones too); wrote/st: those that wrote (their commit records in its WAL)");
@@ -261,7 +275,21 @@ if (halfRow) {
         : "  from the start's commit exactly: not measured (the server does not record commit times; track_commit_timestamp = on does, after a restart)",
   );
 }
-const lost = results.reduce((a, r) => a + r.lost, 0);
+if (starts.length) {
+  for (const r of starts) {
+    console.log(
+      `starts alone, round ${r.round}, first steps ${r.how === "bus" ? "announced on Redis" : "told by NOTIFY   "} (${r.starts} starts, 16 at once, no worker, 2 LISTENers): ` +
+        `${fmt(r.startsPerSec)} starts/s, ${fmt(r.commitsPerStart, 2)} commits/start, CPU ms/start node ${fmt(r.nodeMs, 3)}, pg ${fmt(r.pgMs, 3)} (load ${fmt(r.load, 1)})`,
+    );
+  }
+  const ratios = [...new Set(starts.map((r) => r.round))].flatMap((round) => {
+    const [n, b] = (["notify", "bus"] as const).map((how) => starts.find((r) => r.round === round && r.how === how));
+    return n && b ? [b.startsPerSec / n.startsPerSec] : [];
+  });
+  const mid = medianBy(ratios, (x) => x);
+  if (mid !== undefined) console.log(`starts alone, starts/s announced on Redis / told by NOTIFY: median of ${ratios.length} rounds ${fmt(mid, 2)}x (rounds: ${ratios.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
+}
+const lost = results.reduce((a, r) => a + r.lost, 0) + starts.reduce((a, r) => a + r.lost, 0);
 const dup = results.reduce((a, r) => a + r.duplicated, 0);
 console.log(`lost steps: ${lost}, duplicated steps: ${dup} (target 0 and 0; every system, every row)`);
 if (failed.length) console.log(`rows that failed: ${failed.join(", ")}`);
