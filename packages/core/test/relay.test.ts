@@ -1,4 +1,4 @@
-import { createListenClient } from "@holdfast/db";
+import { createDb, createListenClient, type Db } from "@holdfast/db";
 import { createPublisher, createWakePublisher, subscribeReady } from "@holdfast/queue";
 import { createTestDatabase, createTestPrefix, httpChainGraph, publish, type TestDatabase, testRedisUrl } from "@holdfast/testkit";
 import { Queue } from "bullmq";
@@ -19,9 +19,9 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const start = (key: string, options: Parameters<typeof startRun>[2] = {}) =>
+const start = (key: string, options: Parameters<typeof startRun>[2] = {}, on: Db = t.db, delivery = false) =>
   startRun(
-    t.db,
+    on,
     {
       orgSlug: "acme",
       automationSlug: "flow",
@@ -30,6 +30,8 @@ const start = (key: string, options: Parameters<typeof startRun>[2] = {}) =>
       headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
       via: "test",
       auth: { kind: "operator" },
+      // As a request to the trigger URL: the start's statement is the delivery's (sql/trigger-deliveries.ts).
+      ...(delivery ? { delivery: { contentType: "application/json", bodyBytes: 2 } } : {}),
     },
     options,
   );
@@ -78,16 +80,28 @@ describe("first steps announced on Redis (queue/wake.ts)", () => {
     expect(await wake.whenConnected(5_000)).toBe(true);
     const settle = () => new Promise((r) => setTimeout(r, 300));
 
-    const { runId } = await start("bus-1", { wake });
+    // One connection, so the next start below runs on the very connection this one set holdfast.ready_wake on.
+    const one = createDb(t.url, { poolSize: 1, applicationName: "test-one" });
+    const { runId } = await start("bus-1", { wake }, one);
     await settle();
     expect(notified).toEqual([]);
     expect(announced).toEqual(["io"]);
     // The step.ready row is in the outbox all the same: the relay's poll delivers it if the announcement is lost.
     expect((await t.sql.query("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'step.ready' AND sent_at IS NULL", [runId])).rows).toEqual([{ n: 1 }]);
-    // The setting lasts only the start's transaction: the next statement on that pooled connection notifies again.
-    await start("notify-2");
+    // The setting lasts only the start's transaction: the next statement on that connection notifies again.
+    await start("notify-2", {}, one);
     await settle();
     expect(notified).toEqual(["holdfast_ready_io"]);
+    await one.$disconnect();
+    // A request to the trigger URL (the delivery's statement, the webhook route's): the same.
+    notified.length = 0;
+    announced.length = 0;
+    await start("bus-delivery", { wake }, t.db, true);
+    await settle();
+    expect(notified).toEqual([]);
+    expect(announced).toEqual(["io"]);
+    expect((await t.sql.query("SELECT outcome FROM trigger_deliveries WHERE start_key LIKE '%bus-delivery'")).rows).toEqual([{ outcome: "accepted" }]);
+    notified.length = 0;
     // A repeated delivery starts nothing and announces nothing.
     announced.length = 0;
     expect((await start("bus-1", { wake })).duplicate).toBe(true);
@@ -108,7 +122,7 @@ describe("first steps announced on Redis (queue/wake.ts)", () => {
 
 describe("the outbox relay", () => {
   it("publishes each unsent row once with a job id from the row, marks it sent, and a repeat publishes nothing", async () => {
-    const runs = await Promise.all(["a", "b", "c"].map(start));
+    const runs = await Promise.all(["a", "b", "c"].map((k) => start(k)));
     const p = publisher();
     expect(await relayOnce(t.db, p, 2)).toEqual({ published: 2 });
     expect(await relayOnce(t.db, p, 2)).toEqual({ published: 1 });

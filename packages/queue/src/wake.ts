@@ -8,24 +8,34 @@ import { Redis } from "ioredis";
  * A message is only a hint, at most once: a subscriber that hears one looks in the outbox (the record), and a message
  * lost (Redis away, a subscriber reconnecting, a starter that died after its commit) leaves the row to the relay's
  * poll after its grace, as a lost NOTIFY did.
+ * Pub/sub channels are server-wide, whatever the database number: deployments that share a Redis need their own
+ * QUEUE_PREFIX (their queues do too). A Redis ACL user needs the channels `<prefix>:wake:*` (PUBLISH, SUBSCRIBE).
  */
 
 export interface WakeConfig {
   redisUrl: string;
-  /** The deployment's Redis prefix (QUEUE_PREFIX): pub/sub channels are server-wide, whatever the database number. */
+  /** The deployment's Redis prefix (QUEUE_PREFIX). */
   prefix: string;
   onError?: (error: Error) => void;
-  /** Each time the connection is (again) ready. */
+  /** Each time announcements go through again: the connection is (again) ready, or a publish succeeded after failing. */
   onReady?: () => void;
+  /** The connection's name in Redis's CLIENT LIST. */
+  name?: string;
 }
 
 /** The channel a lane's ready steps are announced on. */
 export const readyWakeChannel = (prefix: string, lane: string): string => `${prefix}:wake:ready:${lane}`;
 
+/** After a publish failed, starts NOTIFY for this long before one tries Redis again. */
+const failedPublishBackoffMs = 5_000;
+/** A publish (or a quit) with no answer within this long has failed: a connection that died unseen looks ready. */
+const commandTimeoutMs = 1_000;
+
 export interface WakePublisher {
   /**
-   * Whether a publish now would reach Redis. A starter that finds it false lets PostgreSQL NOTIFY instead: during a
-   * Redis outage first steps still reach the lane workers that LISTEN.
+   * Whether announcing on Redis is expected to work now: the connection is ready and no publish failed in the last
+   * few seconds. A starter that finds it false lets PostgreSQL NOTIFY instead, so first steps still reach the lane
+   * workers that LISTEN while Redis is away or refuses the publish (an ACL without the channel).
    */
   readonly connected: boolean;
   /** Resolves true once connected, false after `timeoutMs` without (a short-lived process's first start). */
@@ -37,12 +47,22 @@ export interface WakePublisher {
 
 export function createWakePublisher(config: WakeConfig): WakePublisher {
   // No offline queue: a publish while Redis is away fails at once instead of going out late, after the relay did.
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 1_000 });
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    commandTimeout: commandTimeoutMs,
+    retryStrategy: () => 1_000,
+    connectionName: config.name ?? "holdfast-wake-publish",
+  });
+  let failedAt: number | null = null;
   redis.on("error", (error) => config.onError?.(error));
-  redis.on("ready", () => config.onReady?.());
+  redis.on("ready", () => {
+    failedAt = null;
+    config.onReady?.();
+  });
   return {
     get connected() {
-      return redis.status === "ready";
+      return redis.status === "ready" && (failedAt === null || Date.now() - failedAt > failedPublishBackoffMs);
     },
     whenConnected(timeoutMs) {
       if (redis.status === "ready") return Promise.resolve(true);
@@ -60,11 +80,24 @@ export function createWakePublisher(config: WakeConfig): WakePublisher {
     },
     ready(lanes) {
       for (const lane of new Set(lanes)) {
-        redis.publish(readyWakeChannel(config.prefix, lane), "").catch((error: Error) => config.onError?.(error));
+        redis.publish(readyWakeChannel(config.prefix, lane), "").then(
+          () => {
+            if (failedAt === null) return;
+            failedAt = null;
+            config.onReady?.();
+          },
+          (error: Error) => {
+            failedAt = Date.now();
+            config.onError?.(error);
+          },
+        );
       }
     },
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      // QUIT waits for the publishes written before it; one Redis never answers must not hold the process.
+      const quit = redis.quit().catch(() => undefined);
+      await Promise.race([quit, new Promise((r) => setTimeout(r, commandTimeoutMs))]);
+      redis.disconnect();
     },
   };
 }
@@ -74,32 +107,49 @@ export interface WakeSubscription {
 }
 
 /**
- * Subscribes to the lanes' ready channels. `onWake` is called for every message, and after every (re)subscription:
- * what was announced while nobody listened is gone, so the caller looks in the outbox then too.
+ * Subscribes to the lanes' ready channels. `onWake(lane)` for every message, and `onWake(null)` once each
+ * (re)subscription is confirmed: what was announced while nobody listened is gone, so the caller looks in the outbox
+ * then too. A subscription Redis refuses (an ACL without the channel) is tried again every few seconds, each refusal
+ * reported to `onError`.
  */
 export function subscribeReady(config: WakeConfig, lanes: readonly string[], onWake: (lane: string | null) => void): WakeSubscription {
   const channels = new Map(lanes.map((lane) => [readyWakeChannel(config.prefix, lane), lane]));
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, retryStrategy: () => 1_000 });
+  // Subscribed by hand on every ready connection (not ioredis's autoResubscribe), so the look in the outbox comes
+  // after Redis confirmed the subscription, never while it is still on its way.
+  const redis = new Redis(config.redisUrl, {
+    maxRetriesPerRequest: null,
+    autoResubscribe: false,
+    retryStrategy: () => 1_000,
+    connectionName: config.name ?? "holdfast-wake-subscribe",
+  });
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
   redis.on("error", (error) => config.onError?.(error));
   redis.on("message", (channel: string) => {
     const lane = channels.get(channel);
     if (lane !== undefined) onWake(lane);
   });
-  let subscribedOnce = false;
-  // ioredis subscribes again by itself after a reconnect; "ready" comes once it has.
-  redis.on("ready", () => {
-    if (subscribedOnce) onWake(null);
-  });
-  redis
-    .subscribe(...channels.keys())
-    .then(() => {
-      subscribedOnce = true;
-      onWake(null);
-    })
-    .catch((error: Error) => config.onError?.(error));
+  const subscribe = () => {
+    if (closed || redis.status !== "ready") return;
+    redis.subscribe(...channels.keys()).then(
+      () => {
+        config.onReady?.();
+        onWake(null);
+      },
+      (error: Error) => {
+        config.onError?.(error);
+        if (!closed) retry = setTimeout(subscribe, 5_000);
+      },
+    );
+  };
+  redis.on("ready", subscribe);
   return {
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const quit = redis.quit().catch(() => undefined);
+      await Promise.race([quit, new Promise((r) => setTimeout(r, commandTimeoutMs))]);
+      redis.disconnect();
     },
   };
 }

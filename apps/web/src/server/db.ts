@@ -57,7 +57,7 @@ cache.holdfastWebDb = db;
 export function wakePublisher(): WakePublisher | undefined {
   if (env.WAKEUPS !== "redis") return undefined;
   if (!cache.holdfastWebWake) {
-    // Said once per outage: while Redis is away nothing is lost, starts only NOTIFY again.
+    // Said once per outage: while announcing fails nothing is lost, the starts NOTIFY again (queue/wake.ts `connected`).
     const log = createLogger("web", env.LOG_LEVEL);
     let away = false;
     cache.holdfastWebWake = createWakePublisher({
@@ -66,10 +66,13 @@ export function wakePublisher(): WakePublisher | undefined {
       onError: (error) => {
         if (away) return;
         away = true;
-        log.warn({ err: error }, "Redis unreachable: trigger starts tell lane workers of first steps through PostgreSQL until it is back");
+        log.warn(
+          { err: error },
+          "cannot announce first steps on Redis (unreachable, or refused: an ACL user needs the channels <QUEUE_PREFIX>:wake:*): trigger starts tell lane workers through PostgreSQL meanwhile",
+        );
       },
       onReady: () => {
-        if (away) log.info("Redis reachable again: trigger starts announce first steps on Redis");
+        if (away) log.info("first steps announced on Redis again");
         away = false;
       },
     });

@@ -140,16 +140,18 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
     }
 
     try {
-      const outcome = await startRun(db, {
-        orgSlug: params.orgSlug,
-        automationSlug: params.automationSlug,
-        rawBody,
-        body,
-        headers: {
-          "webhook-id": request.headers.get("webhook-id"),
-          "webhook-timestamp": request.headers.get("webhook-timestamp"),
-          "webhook-signature": request.headers.get("webhook-signature"),
-        },
+      const outcome = await startRun(
+        db,
+        {
+          orgSlug: params.orgSlug,
+          automationSlug: params.automationSlug,
+          rawBody,
+          body,
+          headers: {
+            "webhook-id": request.headers.get("webhook-id"),
+            "webhook-timestamp": request.headers.get("webhook-timestamp"),
+            "webhook-signature": request.headers.get("webhook-signature"),
+          },
           via: "webhook",
           auth: { kind: "http", urlToken: params.token ?? null },
           delivery: facts,

@@ -221,12 +221,13 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
       started = delivery
         ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, delivery)
         : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact, readyWake });
+      if (wake && started.inserted) announce = () => wake.ready(lanes);
     } catch (error) {
-      // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too.
+      // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too
+      // (and its trigger NOTIFYs).
       if (pgErrorCode(error) !== contactZoneChanges) throw error;
       started = await inTx(db, startInTx);
     }
-    if (wake && started.inserted) announce = () => wake.ready(lanes);
   } else {
     started = await inTx(db, startInTx);
   }
