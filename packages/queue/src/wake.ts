@@ -31,6 +31,13 @@ const failedPublishBackoffMs = 5_000;
 /** A publish (or a quit) with no answer within this long has failed: a connection that died unseen looks ready. */
 const commandTimeoutMs = 1_000;
 
+/** QUIT waits for the commands written before it; a Redis that never answers must not hold the process. */
+async function closeBounded(redis: Redis): Promise<void> {
+  const quit = redis.quit().catch(() => undefined);
+  await Promise.race([quit, new Promise((r) => setTimeout(r, commandTimeoutMs))]);
+  redis.disconnect();
+}
+
 export interface WakePublisher {
   /**
    * Whether announcing on Redis is expected to work now: the connection is ready and no publish failed in the last
@@ -93,12 +100,7 @@ export function createWakePublisher(config: WakeConfig): WakePublisher {
         );
       }
     },
-    async close() {
-      // QUIT waits for the publishes written before it; one Redis never answers must not hold the process.
-      const quit = redis.quit().catch(() => undefined);
-      await Promise.race([quit, new Promise((r) => setTimeout(r, commandTimeoutMs))]);
-      redis.disconnect();
-    },
+    close: () => closeBounded(redis),
   };
 }
 
@@ -147,9 +149,7 @@ export function subscribeReady(config: WakeConfig, lanes: readonly string[], onW
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
-      const quit = redis.quit().catch(() => undefined);
-      await Promise.race([quit, new Promise((r) => setTimeout(r, commandTimeoutMs))]);
-      redis.disconnect();
+      await closeBounded(redis);
     },
   };
 }
