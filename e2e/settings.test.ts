@@ -234,6 +234,38 @@ describe("Settings in Chromium", () => {
     await early.unrouteAll({ behavior: "wait" });
   });
 
+  it("a save made while its list's first load is still under way shows in the list: the reload starts after the save", async () => {
+    // A page slow to load: the suppression list's first load reads the database now, before the save, and its answer
+    // arrives only after the save has answered. Before the fix the reload after the save reused that load, so the list
+    // never showed the address just suppressed (CI's Maya story, twice).
+    const email = "late-list@example.com";
+    let held = 0;
+    let heldAnswered = false;
+    const saved = page.waitForResponse((r) => r.url().includes("/api/trpc/suppressions.add"), { timeout: 60_000 });
+    await page.route(
+      (u) => u.pathname.startsWith("/api/trpc/") && u.pathname.includes("suppressions.list"),
+      async (route) => {
+        if (held++ > 0) return route.continue();
+        const response = await route.fetch(); // the server reads the list now, without the address
+        await saved;
+        await route.fulfill({ response }).catch(() => {}); // the browser may have dropped it meanwhile
+        heldAnswered = true;
+      },
+    );
+    await page.goto(`${web.base}/settings`, { waitUntil: "domcontentloaded" });
+    const section = page.locator("section", { has: page.locator("h2", { hasText: "Suppression list" }) });
+    await section.locator('input[name="email"]').fill(email);
+    await section.locator('input[name="reason"]').fill("unsubscribed");
+    await section.getByRole("button", { name: "Suppress" }).click();
+    expect((await saved).status()).toBe(200);
+    await section.getByText("suppressed", { exact: true }).waitFor();
+    await expect.poll(() => heldAnswered).toBe(true);
+    await section.locator("tr", { hasText: email }).waitFor({ timeout: 15_000 });
+    expect(held).toBeGreaterThanOrEqual(2); // the held first load, then the reload after the save
+    expect(await q("SELECT reason FROM suppressions WHERE email = $1", [email])).toEqual([{ reason: "unsubscribed" }]);
+    await page.unrouteAll({ behavior: "wait" });
+  });
+
   it("drops the banner once the connection works again", async () => {
     await q("UPDATE connections SET status = 'ok', status_reason = NULL WHERE id = $1", [connectionId]);
     await page.goto(`${web.base}/settings`);

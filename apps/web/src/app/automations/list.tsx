@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { LifecycleBadge } from "./[id]/lifecycle";
 
@@ -27,7 +27,7 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
     } catch (err) {
       setFlash({ ok: false, text: `Not done: ${(err as Error).message}` });
     }
-    await queryClient.invalidateQueries({ queryKey: trpc.lifecycle.statuses.queryKey({ orgSlug }) });
+    await reloadAfterWrite(queryClient, trpc.lifecycle.statuses.queryKey({ orgSlug }));
   };
   const [name, setName] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -46,7 +46,7 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
             setError(null);
             try {
               const { id } = await create.mutateAsync({ orgSlug, name: name.trim(), slug });
-              await queryClient.invalidateQueries({ queryKey: trpc.automations.list.queryKey({ orgSlug }) });
+              await reloadAfterWrite(queryClient, trpc.automations.list.queryKey({ orgSlug }));
               router.push(`/automations/${id}?org=${orgSlug}`);
             } catch (err) {
               setError((err as Error).message);

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { numberOrNull, useFlash } from "./flash";
 
@@ -117,7 +117,7 @@ export function ConnectionLimits({
               ...(coolDown === null ? {} : { coolDownMs: Math.round(coolDown * 1000) }),
             },
           });
-          await qc.invalidateQueries({ queryKey: trpc.connectionLimits.list.queryKey({ orgSlug }) });
+          await reloadAfterWrite(qc, trpc.connectionLimits.list.queryKey({ orgSlug }));
           return r.message;
         });
         if (ok) onDone?.();

@@ -3,7 +3,7 @@
 import { connectionKind, connectionKinds, type ConnectionKindModule } from "@holdfast/core/kinds";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { ConnectionForm, type SavedConnection } from "./connection-form";
 
 /**
@@ -20,7 +20,7 @@ export function Connections({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
   const remove = useMutation(trpc.connections.delete.mutationOptions());
   const [open, setOpen] = useState<Open>({ mode: "closed" });
   const [flash, setFlash] = useState<{ ok: boolean; text: string } | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: trpc.connections.list.queryKey({ orgSlug }) });
+  const refresh = () => reloadAfterWrite(qc, trpc.connections.list.queryKey({ orgSlug }));
 
   const done = async (message: string) => {
     setOpen({ mode: "closed" });

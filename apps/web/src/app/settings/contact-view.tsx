@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { useFlash } from "./flash";
 
@@ -23,8 +23,8 @@ export function ContactView({ orgSlug, contactId, canEdit, onClose }: { orgSlug:
   const [confirming, setConfirming] = useState<{ running: number; total: number } | null>(null);
   const { attempt, view, clear } = useFlash();
   const refresh = async () => {
-    await qc.invalidateQueries({ queryKey: trpc.contactView.get.queryKey({ orgSlug, contactId }) });
-    await qc.invalidateQueries({ queryKey: trpc.contacts.list.pathKey() });
+    await reloadAfterWrite(qc, trpc.contactView.get.queryKey({ orgSlug, contactId }));
+    await reloadAfterWrite(qc, trpc.contacts.list.pathKey());
   };
   const c = detail.data?.contact;
 

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { useFlash } from "./flash";
 
@@ -53,7 +53,7 @@ export function ModelBudget({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
               const n = Number(raw);
               if (raw.trim() === "" || !Number.isFinite(n) || n < 0) throw new Error("Enter the budget as a number of US dollars, such as 25 or 12.50.");
               const r = await set.mutateAsync({ orgSlug, usd: n });
-              await qc.invalidateQueries({ queryKey: trpc.budgets.model.queryKey({ orgSlug }) });
+              await reloadAfterWrite(qc, trpc.budgets.model.queryKey({ orgSlug }));
               return r.message;
             });
           }}

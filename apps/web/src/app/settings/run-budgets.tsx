@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { numberOrNull, useFlash } from "./flash";
 
@@ -30,7 +30,7 @@ export function RunBudgets({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
         throw new Error("Steps are a whole number (such as 1000) and the age a number of days (such as 90 or 0.5).");
       }
       const r = await set.mutateAsync({ orgSlug, automationSlug, maxSteps, maxAgeSeconds: ageDays === null ? null : Math.round(ageDays * 86_400) });
-      await qc.invalidateQueries({ queryKey: trpc.budgets.runs.queryKey({ orgSlug }) });
+      await reloadAfterWrite(qc, trpc.budgets.runs.queryKey({ orgSlug }));
       return r.message;
     });
   };

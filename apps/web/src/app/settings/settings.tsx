@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { AddToSlack } from "./add-to-slack";
 import { ConnectionLimitsSection } from "./connection-limits";
@@ -114,11 +114,10 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
             const row = { email: get("email"), timeZone: get("tz") || null, consent: get("consent") as "granted" };
             const saved = await upsert.mutateAsync({ orgSlug, ...row });
             const key = trpc.contacts.list.queryKey({ orgSlug, query });
-            // The saved contact shows at once, whatever its list's reload takes: a reload that was slow or failed under
-            // load left the list without it after "contact saved" (seen in CI). The reload then shows what is stored.
+            // The saved contact shows at once, whatever its list's reload takes; the reload then shows what is stored.
             const id = saved.id;
             if (id) qc.setQueryData(key, (old) => (old?.some((c) => c.id === id) ? old : [...(old ?? []), { id, ...row }]));
-            await qc.invalidateQueries({ queryKey: key });
+            await reloadAfterWrite(qc, key);
             return "contact saved";
           })}
         >
@@ -153,7 +152,7 @@ function Suppressions({ orgSlug, canEdit, canRemove }: { orgSlug: string; canEdi
   const add = useMutation(trpc.suppressions.add.mutationOptions());
   const remove = useMutation(trpc.suppressions.remove.mutationOptions());
   const { run, note, pending } = useSubmit();
-  const refresh = () => qc.invalidateQueries({ queryKey: trpc.suppressions.list.queryKey({ orgSlug }) });
+  const refresh = () => reloadAfterWrite(qc, trpc.suppressions.list.queryKey({ orgSlug }));
   return (
     <section>
       <h2>Suppression list</h2>
@@ -218,7 +217,7 @@ function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
   const setRole = useMutation(trpc.members.setRole.mutationOptions());
   const remove = useMutation(trpc.members.remove.mutationOptions());
   const { run, note, pending } = useSubmit();
-  const refresh = () => qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
+  const refresh = () => reloadAfterWrite(qc, trpc.members.list.queryKey({ orgSlug }));
   return (
     <section>
       <h2>Members and roles</h2>

@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useTRPC } from "../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
 import { useFlash } from "./flash";
 
@@ -59,7 +59,7 @@ export function SlackLinks({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
                         await attempt(async () => {
                           if (v && !/^[UW][A-Z0-9]{2,20}$/.test(v)) throw new Error(`"${v}" is not a Slack member id: it starts with U (or W) and looks like U012AB3CD.`);
                           await set.mutateAsync({ orgSlug, userId: m.userId, slackUserId: v || null });
-                          await qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
+                          await reloadAfterWrite(qc, trpc.members.list.queryKey({ orgSlug }));
                           return v ? `${m.name} is linked to the Slack user ${v}.` : `${m.name} is no longer linked to a Slack user.`;
                         });
                       }}
@@ -71,7 +71,7 @@ export function SlackLinks({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
                           onClick={async () => {
                             await attempt(async () => {
                               await set.mutateAsync({ orgSlug, userId: m.userId, slackUserId: null });
-                              await qc.invalidateQueries({ queryKey: trpc.members.list.queryKey({ orgSlug }) });
+                              await reloadAfterWrite(qc, trpc.members.list.queryKey({ orgSlug }));
                               return `${m.name} is no longer linked to a Slack user.`;
                             });
                           }}

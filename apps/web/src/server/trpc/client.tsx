@@ -1,6 +1,6 @@
 "use client";
 
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { QueryClient, QueryClientProvider, type QueryKey } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { type ReactNode, useState } from "react";
@@ -20,4 +20,17 @@ export function TrpcProvider({ children }: { children: ReactNode }) {
       </TRPCProvider>
     </QueryClientProvider>
   );
+}
+
+/**
+ * Reloads what a write changed: every write in the browser ends with this, never with invalidateQueries alone.
+ * While a query's first load is still under way (no data yet), invalidateQueries hands back that load instead of
+ * starting another, and that load may have read the database before the write committed: the list then showed the
+ * old rows, with no further reload coming (a suppression or contact just saved, missing from its list, on a page slow
+ * to load). Cancelling first drops that load, so the reload starts after the write; a value set by hand meanwhile
+ * (setQueryData) is kept.
+ */
+export async function reloadAfterWrite(queryClient: QueryClient, queryKey: QueryKey): Promise<void> {
+  await queryClient.cancelQueries({ queryKey });
+  await queryClient.invalidateQueries({ queryKey });
 }

@@ -22,7 +22,7 @@ import "@xyflow/react/dist/style.css";
 import Link from "next/link";
 import { connectionKind, type KindModule, variablesAt } from "@holdfast/core/kinds";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { useTRPC } from "../../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { fieldId, labelOf, StepForm } from "../../forms/step-form";
 import { ConnectionForm } from "../../settings/connection-form";
 import type { FormContext } from "../../forms/widgets";
@@ -443,7 +443,7 @@ function EditorInner({
   const [creating, setCreating] = useState<{ kind: string; resolve: (name: string | null) => void } | null>(null);
   const newConnection = useCallback((kind: string) => new Promise<string | null>((resolve) => setCreating({ kind, resolve })), []);
   const closeCreating = async (name: string | null) => {
-    if (name) await queryClient.invalidateQueries({ queryKey: trpc.connections.list.queryKey({ orgSlug }) });
+    if (name) await reloadAfterWrite(queryClient, trpc.connections.list.queryKey({ orgSlug }));
     creating?.resolve(name);
     setCreating(null);
   };
@@ -498,8 +498,8 @@ function EditorInner({
       const when = new Date(v.publishedAt).toLocaleString();
       setMessage(v.alreadyPublished ? `Already published: this is version ${v.version} (published ${when}).` : `Published version ${v.version}.`);
       // The published ids are fixed from now on: the draft's published ids come back with it.
-      await queryClient.invalidateQueries({ queryKey: trpc.versions.list.queryKey(input) });
-      await queryClient.invalidateQueries({ queryKey: trpc.drafts.get.queryKey(input) });
+      await reloadAfterWrite(queryClient, trpc.versions.list.queryKey(input));
+      await reloadAfterWrite(queryClient, trpc.drafts.get.queryKey(input));
     } catch (error) {
       setMessage(`Not published: ${(error as Error).message}`);
     }

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useTRPC } from "../../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { SubmitButton } from "../../submit-button";
 
 type Status = "active" | "paused" | "archived";
@@ -40,7 +40,7 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const count = useQuery({ ...trpc.lifecycle.countRuns.queryOptions({ orgSlug, automationId, version }), enabled: panel === "stop" });
 
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.lifecycle.get.queryKey({ orgSlug, automationId }) });
+  const refresh = () => reloadAfterWrite(queryClient, trpc.lifecycle.get.queryKey({ orgSlug, automationId }));
   const run = async (work: () => Promise<string>) => {
     setMessage(null);
     try {

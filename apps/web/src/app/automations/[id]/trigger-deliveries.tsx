@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { useTRPC } from "../../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 
 /** The panel polls while it is open: a delivery sent from a form tool shows up within a few seconds. */
 const refreshMs = 4_000;
@@ -38,7 +38,7 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
   const input = { orgSlug, automationId };
   const deliveries = useQuery(trpc.triggers.deliveries.queryOptions(input, { refetchInterval: refreshMs }));
   const sample = useQuery(trpc.triggers.sample.queryOptions(input, { refetchInterval: refreshMs }));
-  const refreshSample = () => queryClient.invalidateQueries({ queryKey: trpc.triggers.sample.queryKey(input) });
+  const refreshSample = () => reloadAfterWrite(queryClient, trpc.triggers.sample.queryKey(input));
   const chooseSample = useMutation(trpc.triggers.useAsSample.mutationOptions({ onSuccess: refreshSample }));
   const testRun = useMutation(trpc.triggers.testRun.mutationOptions());
   const [sampleFrom, setSampleFrom] = useState<string | null>(null);

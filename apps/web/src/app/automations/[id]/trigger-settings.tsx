@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useTRPC } from "../../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { TriggerDeliveries } from "./trigger-deliveries";
 
 /**
@@ -15,7 +15,7 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
   const queryClient = useQueryClient();
   const input = { orgSlug, automationId };
   const trigger = useQuery(trpc.triggers.get.queryOptions(input));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.triggers.get.queryKey(input) });
+  const refresh = () => reloadAfterWrite(queryClient, trpc.triggers.get.queryKey(input));
   const setMode = useMutation(trpc.triggers.setMode.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.triggers.rotate.mutationOptions({ onSuccess: refresh }));
   const revoke = useMutation(trpc.triggers.revokePrevious.mutationOptions({ onSuccess: refresh }));

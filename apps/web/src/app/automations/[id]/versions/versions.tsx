@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { useTRPC } from "../../../../server/trpc/client";
+import { reloadAfterWrite, useTRPC } from "../../../../server/trpc/client";
 
 /**
  * Version history with a readable diff between any two versions, and the optional migration of in-flight runs:
@@ -202,7 +202,7 @@ export function Versions({ orgSlug, automationId, canEdit }: { orgSlug: string; 
                     try {
                       const r = await apply.mutateAsync({ ...input, migration: planned ?? migration });
                       setReport(`Moved ${r.migrated}, cancelled ${r.cancelled}, stayed ${r.stayed}, deferred ${r.deferred} (${r.remaining} left to move).`);
-                      await queryClient.invalidateQueries({ queryKey: trpc.versions.list.queryKey(input) });
+                      await reloadAfterWrite(queryClient, trpc.versions.list.queryKey(input));
                       await plan.refetch();
                     } catch (error) {
                       setReport(`Not applied: ${(error as Error).message}`);
