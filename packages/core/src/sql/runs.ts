@@ -143,10 +143,20 @@ export interface RunFinish {
 /** Ends running runs, each with its status and error, in one statement. */
 export async function runsFinish(tx: Tx, finishes: RunFinish[]): Promise<number> {
   if (finishes.length === 0) return 0;
-  return tx.$executeRaw`
+  return tx.$executeRaw(runsFinishSql(finishes));
+}
+
+/**
+ * The ids are given twice: as an array for the primary key, and in the records. Joined only to jsonb_to_recordset
+ * (which the planner takes for 100 rows), the update read every row of `runs` (a hash join over a sequential scan)
+ * whenever the table was small enough for that to look cheaper: 2.6 ms a run ended at 5,000 runs, against 0.2
+ * through the index (docs/performance.md).
+ */
+export function runsFinishSql(finishes: RunFinish[]): Prisma.Sql {
+  return Prisma.sql`
     UPDATE runs r SET status = f.status, error = f.error, finished_at = now(), updated_at = now(), seq = r.seq + 1, held_at = NULL
     FROM jsonb_to_recordset(${JSON.stringify(finishes)}::jsonb) AS f("runId" text, status text, error jsonb)
-    WHERE r.id = f."runId" AND r.status = 'running'`;
+    WHERE r.id = ANY(${finishes.map((f) => f.runId)}::text[]) AND r.id = f."runId" AND r.status = 'running'`;
 }
 
 export function runsRequestCancel(tx: Tx, orgId: string, runId: string, reason: string): Promise<number> {
