@@ -6,7 +6,7 @@ import { parseGraph } from "../src/versions/graph";
 
 // Ending a run must find it by its primary key, whatever the size of `runs`. Joined only to jsonb_to_recordset (taken
 // for 100 rows), the update read the whole table whenever that looked cheaper: at 5,000 runs it did, 2.6 ms a run
-// ended (the 09:00 spike's engine walks, every run's end in the race).
+// ended (the 09:00 spike's engine walks; the race ends its runs in SQL functions, by primary key already).
 
 const graph = parseGraph({
   nodes: [
