@@ -43,6 +43,25 @@ export interface HookOptions {
 
 let defaultLog: Logger | undefined;
 
+/**
+ * Organisations' ids by slug, as the trigger URLs name them, per database handle: neither changes once made (no
+ * rename, no deletion), so a process looks each one up once rather than with every delivery. Only ids the database
+ * answered are kept, the first 10,000 slugs; one startRun cannot find any more is dropped and looked up again.
+ */
+const orgIdsByDb = new WeakMap<Db, Map<string, string>>();
+function orgIdsOf(db: Db) {
+  let ids = orgIdsByDb.get(db);
+  if (!ids) orgIdsByDb.set(db, (ids = new Map()));
+  const kept = ids;
+  return {
+    get: (slug: string) => kept.get(slug),
+    keep: (slug: string, id: string) => {
+      if (kept.size < 10_000) kept.set(slug, id);
+    },
+    drop: (slug: string) => kept.delete(slug),
+  };
+}
+
 /** HTTP status for each domain error code; anything not listed is an internal error. */
 const statusByCode: Record<string, number> = {
   org_not_found: 404,
@@ -92,11 +111,13 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
   if (!slug.safeParse(params.automationSlug).success) {
     return errorResponse(404, "automation_not_found", `automation "${clip(params.automationSlug)}" not found`);
   }
-  const orgId = await organisationsIdBySlug(db, params.orgSlug);
+  const orgIds = orgIdsOf(db);
+  const orgId = orgIds.get(params.orgSlug) ?? (await organisationsIdBySlug(db, params.orgSlug));
   if (!orgId) {
     await request.body?.cancel().catch(() => {});
     return errorResponse(404, "org_not_found", `organisation "${clip(params.orgSlug)}" not found`);
   }
+  orgIds.keep(params.orgSlug, orgId);
   // The web's database role sees an organisation's rows only inside its scope: a trigger request is scoped to the
   // organisation its URL names, and startRun refuses it unless it carries that automation's credential.
   return withScope({ orgIds: [orgId] }, async () => {
@@ -166,6 +187,7 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
       const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
       if (error instanceof HoldfastError && status !== undefined) {
         // No such automation: there is no log to write to (and a typo'd URL writes nothing anywhere).
+        if (error.code === "org_not_found") orgIds.drop(params.orgSlug);
         if (error.code === "org_not_found" || error.code === "automation_not_found") return errorResponse(status, error.code, error.message);
         if (error.code === "invalid_graph") {
           // The published graph passed validation when it was published; failing now is a bug, not a bad request.

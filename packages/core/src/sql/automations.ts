@@ -17,6 +17,33 @@ export interface StartTarget {
   needsSample: boolean;
   /** What a delivery meets (lifecycle.ts `deliveryGate`): active, paused with refuse or hold, archived. */
   gate: "active" | "refuse" | "hold" | "archived";
+  /** A digest of all of the above but the clock (start_target.sql): what a start kept is checked against it. */
+  fingerprint: string;
+}
+
+/**
+ * What a start made with a kept answer (start/target-cache.ts) asks of the database in its own statement: that
+ * holdfast_start_target still answers the same fingerprint, and, for a signed request, that its timestamp is within
+ * the tolerance by the database clock. `signedAt` is null for a request that carries no timestamp to judge.
+ */
+export interface StartTargetGuard {
+  orgSlug: string;
+  automationSlug: string;
+  fingerprint: string;
+  signedAt: number | null;
+  toleranceSeconds: number;
+}
+
+/**
+ * The guard as the FROM and WHERE of a start statement's first CTE: no row when the kept answer is stale, so the
+ * statement starts nothing and returns nothing (the caller then reads again). Empty without a guard.
+ */
+export function startTargetGuard(guard: StartTargetGuard | null | undefined): Prisma.Sql {
+  if (!guard) return Prisma.empty;
+  return Prisma.sql`
+    FROM holdfast_start_target(${guard.orgSlug}, ${guard.automationSlug}) t
+    WHERE t.fingerprint = ${guard.fingerprint}
+      AND (${guard.signedAt}::float8 IS NULL OR abs(t.now_epoch - ${guard.signedAt}::float8) <= ${guard.toleranceSeconds}::float8)`;
 }
 
 /** Resolves a trigger URL (org slug, automation slug) to the newest published version. */
@@ -32,7 +59,7 @@ export async function automationsFindStartTarget(
     Prisma.sql`
     SELECT org_id AS "orgId", automation_id AS "automationId", automation_found AS "automationFound",
            trigger_auth AS "triggerAuth", signing_secrets AS "signingSecrets", url_tokens AS "urlTokens",
-           version_id AS "versionId", version, now_epoch AS now, needs_sample AS "needsSample", gate
+           version_id AS "versionId", version, now_epoch AS now, needs_sample AS "needsSample", gate, fingerprint
     FROM holdfast_start_target(${orgSlug}, ${automationSlug})`,
   );
   const row = rows[0];

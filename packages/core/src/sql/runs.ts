@@ -1,4 +1,5 @@
 import { type Db, Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
+import { type StartTargetGuard, startTargetGuard } from "./automations";
 import { effectUncertainSql } from "./effects";
 import type { PlanRows } from "./plan-rows";
 
@@ -75,20 +76,22 @@ export async function runsStartWithPlan(
     /** How its first steps' lane workers hear of them: `bus`, the starter publishes after the commit (no NOTIFY). */
     readyWake: ReadyWake;
   },
-): Promise<{ runId: string; inserted: boolean }> {
+  guard?: StartTargetGuard,
+): Promise<{ runId: string; inserted: boolean } | null> {
   const { rows } = await queryNamed<{ r: { runId: string; inserted: boolean } }>(
     sql,
-    "holdfast_run_start",
+    guard ? "holdfast_run_start_g" : "holdfast_run_start",
     Prisma.sql`
-    WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)})
+    WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)}${startTargetGuard(guard)})
     SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
       ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
       holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
     FROM w`,
   );
   const r = rows[0]?.r;
-  if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
-  return r;
+  if (r) return r;
+  if (guard) return null; // the kept start target is stale: nothing was written
+  throw new Error(`start of ${run.startKey} returned nothing`);
 }
 
 /** A run started from the editor's Test run: marked in the same transaction as its start. */

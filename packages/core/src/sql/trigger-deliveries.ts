@@ -1,4 +1,5 @@
 import { Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
+import { type StartTargetGuard, startTargetGuard } from "./automations";
 import type { PlanRows } from "./plan-rows";
 import { type ReadyWake, readyWakeSetting } from "./runs";
 
@@ -115,17 +116,18 @@ export async function triggerDeliveriesStartRun(
     sampleIfNone: boolean;
     prune: boolean;
   },
-): Promise<{ runId: string; inserted: boolean }> {
+  guard?: StartTargetGuard,
+): Promise<{ runId: string; inserted: boolean } | null> {
   const input = JSON.stringify(run.input);
   const sample = delivery.sampleIfNone
     ? Prisma.sql`, u AS (
         UPDATE automations SET sample_input = ${input}::jsonb
         WHERE org_id = ${run.orgId} AND id = ${run.automationId} AND sample_input IS NULL AND (SELECT (r->>'inserted')::boolean FROM s))`
     : Prisma.empty;
-  // Four texts (with or without the sample's update and the prune), each its own named statement.
-  const name = `holdfast_delivery_start_${delivery.sampleIfNone ? "s" : ""}${delivery.prune ? "p" : ""}`;
+  // Eight texts (with or without the sample's update, the prune and the guard), each its own named statement.
+  const name = `holdfast_delivery_start_${delivery.sampleIfNone ? "s" : ""}${delivery.prune ? "p" : ""}${guard ? "g" : ""}`;
   const { rows } = await queryNamed<{ r: { runId: string; inserted: boolean } }>(sql, name, Prisma.sql`
-    WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)}), s AS (
+    WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)}${startTargetGuard(guard)}), s AS (
       SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
         ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
         holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
@@ -141,8 +143,9 @@ export async function triggerDeliveriesStartRun(
     )${pruneBeyondKept(delivery.prune)}${sample}
     SELECT r FROM s`);
   const r = rows[0]?.r;
-  if (!r) throw new Error(`start of ${run.startKey} returned nothing`);
-  return r;
+  if (r) return r;
+  if (guard) return null; // the kept start target is stale: nothing was written
+  throw new Error(`start of ${run.startKey} returned nothing`);
 }
 
 export interface DeliveryView {

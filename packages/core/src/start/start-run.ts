@@ -6,7 +6,13 @@ import { changeContactZone } from "../timers/contact-zone";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "../errors";
 import { hasUnstorableText } from "../json";
 import { deliveryGate } from "../automations/lifecycle";
-import { automationsFindStartTarget, automationsLockLifecycle, automationsSetSampleIfNone } from "../sql/automations";
+import {
+  automationsFindStartTarget,
+  automationsLockLifecycle,
+  automationsSetSampleIfNone,
+  type StartTarget,
+  type StartTargetGuard,
+} from "../sql/automations";
 import { contactsIdByEmail } from "../sql/contacts";
 import { rowsAtStart } from "../apply/inline";
 import { newRunId } from "../apply/rows";
@@ -15,11 +21,12 @@ import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { isValidZone } from "../timers/schedule";
-import { type TriggerConfig, triggerOf } from "../versions/graph";
+import { type Graph, type TriggerConfig, triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
-import type { SignedHeaders } from "./signature";
+import { type SignedHeaders, signatureToleranceSeconds } from "./signature";
+import { StartTargetCache } from "./target-cache";
 import { authenticateTrigger, type StartAuth } from "./trigger-auth";
 
 export interface StartRequest {
@@ -61,6 +68,9 @@ const contactZoneChanges = "HF004";
 /** Published versions are immutable, so a process parses each one once. */
 const startGraphs = new GraphCache();
 
+/** The start targets of the trigger URLs this process started runs of lately, each checked by the start's statement. */
+const startTargets = new StartTargetCache();
+
 export interface StartOptions {
   /**
    * Announces the run's first steps to their lanes' workers on Redis after the commit, in place of the outbox
@@ -86,34 +96,89 @@ export interface StartOutcome {
  * Starts one logical run per event. The run row, its timeline event and its first walk (first steps with their
  * step.ready outbox rows, or its timer) commit together; a repeated delivery finds the same run and writes only a
  * timeline note. The common case is one statement (holdfast_run_start, with the delivery row when the request came
- * to the trigger URL) after one read; a first walk that needs the engine's transaction (a timer computed from the
- * database clock) and a test run take the transactional path.
+ * to the trigger URL): the trigger URL's start target is kept from an earlier start (target-cache.ts) and checked by
+ * that statement, or read first when it is not kept or no longer current. A first walk that needs the engine's
+ * transaction (a timer computed from the database clock) and a test run take the transactional path.
  */
 export async function startRun(db: Db, request: StartRequest, options: StartOptions = {}): Promise<StartOutcome> {
   if (hasUnstorableText(request.body)) {
     throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
   }
-  // The common start is two named statements on the client's pool (sqlOf): this read and holdfast_run_start.
+  // The common start is one or two named statements on the client's pool (sqlOf): the read, when the target is not
+  // kept, and holdfast_run_start.
   const sql = sqlOf(db);
+  const kept = request.test || request.rerun ? undefined : startTargets.get(request.orgSlug, request.automationSlug);
+  if (kept) {
+    const started = await startFrom(db, sql, request, options, kept, true);
+    if (started) return started.outcome;
+    startTargets.drop(request.orgSlug, request.automationSlug); // stale, or not a one-statement start: read again
+  }
+  const readAt = performance.now();
   const found = await automationsFindStartTarget(sql, request.orgSlug, request.automationSlug);
   if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
-  const target = found.target;
-  if (!target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
+  if (!found.target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
+  const started = await startFrom(db, sql, request, options, found.target, false);
+  if (!started) throw new Error(`start of "${request.automationSlug}" found its fresh target stale`);
+  if (started.oneStatement) startTargets.keep(request.orgSlug, request.automationSlug, found.target, readAt);
+  return started.outcome;
+}
+
+/**
+ * A start against `target`. A kept one (`kept`) is used only where one statement checks it: this answers null,
+ * having written nothing, when that statement finds it stale, when the request does not pass its credentials (the
+ * fresh answer decides the refusal), or when the start needs another path.
+ */
+async function startFrom(
+  db: Db,
+  sql: ReturnType<typeof sqlOf>,
+  request: StartRequest,
+  options: StartOptions,
+  target: StartTarget,
+  kept: boolean,
+): Promise<{ outcome: StartOutcome; oneStatement: boolean } | null> {
   // Credentials before anything else about the automation is revealed or written.
-  authenticateTrigger(
-    { mode: target.triggerAuth, signingSecrets: target.signingSecrets, urlTokens: target.urlTokens },
-    request.auth,
-    request,
-    target.now,
-  );
+  const credentials = { mode: target.triggerAuth, signingSecrets: target.signingSecrets, urlTokens: target.urlTokens };
+  if (kept) {
+    try {
+      authenticateTrigger(credentials, request.auth, request, target.now);
+    } catch {
+      return null;
+    }
+  } else {
+    authenticateTrigger(credentials, request.auth, request, target.now);
+  }
   const { versionId, version } = target;
-  if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
+  if (!versionId || version === null) {
+    if (kept) return null;
+    throw new NoPublishedVersionError(request.automationSlug);
+  }
   // Paused or archived (lifecycle.ts): refused here, after the credential check, before anything is written.
   const gate = deliveryGate(target.gate, request.automationSlug, request.test !== undefined);
-  if (gate.kind === "refuse") throw gate.error;
+  if (gate.kind === "refuse") {
+    if (kept) return null;
+    throw gate.error;
+  }
   const hold = gate.kind === "hold";
+  // What the statement checks of a kept target: its fingerprint, and a signed request's timestamp by the database clock.
+  const sentAt = request.auth.kind === "http" && target.triggerAuth === "signed" ? Number(request.headers["webhook-timestamp"]) : null;
+  const guard: StartTargetGuard | undefined = kept
+    ? {
+        orgSlug: request.orgSlug,
+        automationSlug: request.automationSlug,
+        fingerprint: target.fingerprint,
+        signedAt: sentAt,
+        toleranceSeconds: signatureToleranceSeconds,
+      }
+    : undefined;
 
-  const graph = await startGraphs.get(db, target.orgId, versionId);
+  // (A kept target's version may be gone with its automation: read again, and the fresh answer says so.)
+  let graph: Graph;
+  try {
+    graph = await startGraphs.get(db, target.orgId, versionId);
+  } catch (error) {
+    if (kept) return null;
+    throw error;
+  }
   const startKey = request.test
     ? `${target.automationId}:test:${randomUUID()}`
     : request.rerun
@@ -193,12 +258,15 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
 
   let started: { runId: string; inserted: boolean };
   let announce: (() => void) | undefined;
+  const oneStatement = rows !== null && !hold && !request.test && !request.rerun;
+  if (kept && !oneStatement) return null; // only the one statement checks a kept target
   if (request.test) {
     started = await inTx(db, async (tx) => {
       // (Its contact's zone moves with moveContact, in this transaction: the statement must not raise HF004.)
       const s = rows
         ? await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null }, readyWake: "notify" })
         : await startInTx(tx);
+      if (!s) throw new Error(`test start of ${startKey} returned nothing`);
       if (rows) await moveContact(tx, s.runId, null);
       await runsMarkTest(tx, run.orgId, s.runId);
       return s;
@@ -218,14 +286,17 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
     const wake = options.wake && lanes.length > 0 && options.wake.connected ? options.wake : undefined;
     const readyWake = wake ? "bus" : "notify";
     try {
-      started = delivery
-        ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, delivery)
-        : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact, readyWake });
+      const s = delivery
+        ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, delivery, guard)
+        : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, guard);
+      if (!s) return null; // the kept target is stale (only a guarded statement answers nothing)
+      started = s;
       if (wake && started.inserted) announce = () => wake.ready(lanes);
     } catch (error) {
       // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too
-      // (and its trigger NOTIFYs).
+      // (and its trigger NOTIFYs). A kept target is not checked there: read again first.
       if (pgErrorCode(error) !== contactZoneChanges) throw error;
+      if (kept) return null;
       started = await inTx(db, startInTx);
     }
   } else {
@@ -235,5 +306,5 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   // relay's poll after its grace.
   crashpoint("start.after_commit");
   announce?.();
-  return { runId: started.runId, duplicate: !started.inserted, version };
+  return { outcome: { runId: started.runId, duplicate: !started.inserted, version }, oneStatement };
 }
