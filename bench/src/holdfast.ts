@@ -27,6 +27,8 @@ export interface HoldfastScenario {
   queueOnly?: boolean;
   /** Starts announce first steps by the outbox trigger's NOTIFY, not on Redis (the before of queue/wake.ts). */
   startsNotify?: boolean;
+  /** Every start reads its trigger URL's start target (the before of start/target-cache.ts). */
+  startsReadTarget?: boolean;
   /** Every settle its own statement and commit (SETTLE_BATCH_MAX=1): the before of issue 19 item 2 (group commit). */
   settlesAlone?: boolean;
   profileDir?: string;
@@ -138,7 +140,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
           via: "bench",
           auth: { kind: "operator" },
         },
-        wake ? { wake } : {},
+        { ...(wake ? { wake } : {}), ...(s.startsReadTarget ? { keepTarget: false } : {}) },
       );
       returned.set(runId, Date.now());
       return runId;

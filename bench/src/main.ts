@@ -171,6 +171,10 @@ if (!quick) {
   await show("Holdfast http, starts NOTIFY", () =>
     holdfastRow({ label: `Holdfast http x${steps}, starts NOTIFY`, step: "http", runs, steps, inFlight, laneWorkers: 1, startsNotify: true }, env),
   );
+  // The same peak row with the start target read with every start (before start/target-cache.ts), side by side.
+  await show("Holdfast http, starts read target", () =>
+    holdfastRow({ label: `Holdfast http x${steps}, starts read target`, step: "http", runs, steps, inFlight, laneWorkers: 1, startsReadTarget: true }, env),
+  );
   await show("Holdfast http, 2 lane workers", () => holdfastRow({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
   await show("Holdfast http, sweep only", () => holdfastRow({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
   const peak = mainRow("Holdfast", "http");
@@ -276,18 +280,24 @@ if (halfRow) {
   );
 }
 if (starts.length) {
+  const words = { notify: "told by NOTIFY, target read  ", bus: "on Redis, target read        ", kept: "on Redis, target kept        " } as const;
   for (const r of starts) {
     console.log(
-      `starts alone, round ${r.round}, first steps ${r.how === "bus" ? "announced on Redis" : "told by NOTIFY   "} (${r.starts} starts, 16 at once, no worker, 2 LISTENers): ` +
+      `starts alone, round ${r.round}, first steps ${words[r.how]} (${r.starts} starts, 16 at once, no worker, 2 LISTENers): ` +
         `${fmt(r.startsPerSec)} starts/s, ${fmt(r.commitsPerStart, 2)} commits/start, CPU ms/start node ${fmt(r.nodeMs, 3)}, pg ${fmt(r.pgMs, 3)} (load ${fmt(r.load, 1)})`,
     );
   }
-  const ratios = [...new Set(starts.map((r) => r.round))].flatMap((round) => {
-    const [n, b] = (["notify", "bus"] as const).map((how) => starts.find((r) => r.round === round && r.how === how));
-    return n && b ? [b.startsPerSec / n.startsPerSec] : [];
-  });
-  const mid = medianBy(ratios, (x) => x);
-  if (mid !== undefined) console.log(`starts alone, starts/s announced on Redis / told by NOTIFY: median of ${ratios.length} rounds ${fmt(mid, 2)}x (rounds: ${ratios.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
+  // Each change against the way before it, within each round.
+  const change = (before: StartsRow["how"], after: StartsRow["how"], what: string) => {
+    const ratios = [...new Set(starts.map((r) => r.round))].flatMap((round) => {
+      const [b, a] = [before, after].map((how) => starts.find((r) => r.round === round && r.how === how));
+      return b && a ? [a.startsPerSec / b.startsPerSec] : [];
+    });
+    const mid = medianBy(ratios, (x) => x);
+    if (mid !== undefined) console.log(`starts alone, starts/s ${what}: median of ${ratios.length} rounds ${fmt(mid, 2)}x (rounds: ${ratios.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
+  };
+  change("notify", "bus", "announced on Redis / told by NOTIFY (both reading the target)");
+  change("bus", "kept", "target kept / read with every start (both on Redis)");
 }
 const lost = results.reduce((a, r) => a + r.lost, 0) + starts.reduce((a, r) => a + r.lost, 0);
 const dup = results.reduce((a, r) => a + r.duplicated, 0);

@@ -8,7 +8,8 @@ import type { Meter } from "./measure/meter";
 import { freshDatabase } from "./pg";
 
 export interface StartsRow {
-  how: "notify" | "bus";
+  /** notify: the trigger's NOTIFY, the target read with each start; bus: announced on Redis, read with each start; kept: on Redis, the target kept (start/target-cache.ts). */
+  how: "notify" | "bus" | "kept";
   round: number;
   starts: number;
   seconds: number;
@@ -26,9 +27,12 @@ export interface StartsRow {
 /**
  * Starts alone, as a burst of webhook deliveries is: `starts` runs of the race's http automation started through
  * startRun by `concurrency` callers at once, no worker running (only a lane worker's and the relay's LISTENing
- * connections, idle), first steps announced by the outbox trigger's NOTIFY
- * (every notifying commit takes PostgreSQL's one notification-queue lock through its flush) or on Redis after the
- * commit (queue/wake.ts). Rounds alternate the two on fresh databases, so the machine's drift falls on both.
+ * connections, idle), three ways, each the one before a change and the one after:
+ * - notify: first steps told by the outbox trigger's NOTIFY (every notifying commit takes PostgreSQL's one
+ *   notification-queue lock through its flush), the trigger URL's start target read with every start;
+ * - bus: announced on Redis after the commit (queue/wake.ts), the target read with every start;
+ * - kept: announced on Redis, the target kept and checked by the start's one statement (start/target-cache.ts).
+ * Each round starts with another on fresh databases, so the machine's drift falls on all three.
  */
 export async function measureStarts(o: {
   meter: Meter;
@@ -41,7 +45,9 @@ export async function measureStarts(o: {
 }): Promise<StartsRow[]> {
   const rows: StartsRow[] = [];
   for (let round = 1; round <= o.rounds; round++) {
-    const order: StartsRow["how"][] = round % 2 === 1 ? ["notify", "bus"] : ["bus", "notify"];
+    const hows: StartsRow["how"][] = ["notify", "bus", "kept"];
+    const shift = (round - 1) % hows.length; // each round starts with another, so none always runs first
+    const order = [...hows.slice(shift), ...hows.slice(0, shift)];
     for (const how of order) rows.push(await startsRow(o, how, round));
   }
   return rows;
@@ -51,7 +57,7 @@ async function startsRow(o: Parameters<typeof measureStarts>[0], how: StartsRow[
   const url = await freshDatabase(o.dbName);
   const warm = createDb(url, { poolSize: o.concurrency, applicationName: "holdfast-start" });
   const db = createDb(url, { poolSize: o.concurrency, applicationName: "holdfast-start" });
-  const wake = how === "bus" ? createWakePublisher({ redisUrl: o.redisUrl, prefix: o.redisPrefix }) : undefined;
+  const wake = how !== "notify" ? createWakePublisher({ redisUrl: o.redisUrl, prefix: o.redisPrefix }) : undefined;
   const stats = new pg.Client({ connectionString: url, application_name: "holdfast-bench-starts" });
   // The listeners a deployment has: a lane worker's on its lane's channel, the relay's on the outbox's. Each NOTIFY
   // signals every listening backend of the database, whatever its channel, and each reads the queue in a transaction.
@@ -76,7 +82,7 @@ async function startsRow(o: Parameters<typeof measureStarts>[0], how: StartsRow[
           via: "bench",
           auth: { kind: "operator" },
         },
-        wake ? { wake } : {},
+        { ...(wake ? { wake } : {}), keepTarget: how === "kept" },
       );
     // Warm on a pool of its own (the code's first run, the graph's parse), closed before counting: a backend reports
     // its transactions to the statistics when it ends at the latest.

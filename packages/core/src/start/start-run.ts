@@ -79,6 +79,11 @@ export interface StartOptions {
    * wake-up lost is the relay's to deliver after its grace.
    */
   wake?: Pick<WakePublisher, "connected" | "ready">;
+  /**
+   * false: read the start target with every start, as before target-cache.ts (the bench's side-by-side row). By
+   * default a target is kept and checked by the start's statement.
+   */
+  keepTarget?: boolean;
 }
 
 /** The lanes of the due first steps a walk's rows hand to workers. */
@@ -107,7 +112,8 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   // The common start is one or two named statements on the client's pool (sqlOf): the read, when the target is not
   // kept, and holdfast_run_start.
   const sql = sqlOf(db);
-  const kept = request.test || request.rerun ? undefined : startTargets.get(request.orgSlug, request.automationSlug);
+  const keeps = options.keepTarget !== false && !request.test && !request.rerun;
+  const kept = keeps ? startTargets.get(request.orgSlug, request.automationSlug) : undefined;
   if (kept) {
     const started = await startFrom(db, sql, request, options, kept, true);
     if (started) return started.outcome;
@@ -119,7 +125,7 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   if (!found.target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
   const started = await startFrom(db, sql, request, options, found.target, false);
   if (!started) throw new Error(`start of "${request.automationSlug}" found its fresh target stale`);
-  if (started.oneStatement) startTargets.keep(request.orgSlug, request.automationSlug, found.target, readAt);
+  if (keeps && started.oneStatement) startTargets.keep(request.orgSlug, request.automationSlug, found.target, readAt);
   return started.outcome;
 }
 
