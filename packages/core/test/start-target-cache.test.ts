@@ -58,6 +58,7 @@ async function statementsOf(start: () => Promise<unknown>): Promise<string[]> {
 }
 
 const runCount = async () => (await t.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM runs")).rows[0]?.n;
+const deliveryCount = async () => (await t.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM trigger_deliveries")).rows[0]?.n;
 
 describe("a kept start target", () => {
   let secret: string;
@@ -85,6 +86,11 @@ describe("a kept start target", () => {
     await expect(signedStart(secret)).rejects.toMatchObject({ code: "automation_paused" });
     expect(statements).toEqual(["holdfast_run_start_g", "holdfast_start_target"]);
     expect(await runCount()).toBe(before);
+    // The delivery's statement, with its delivery row and the sample, writes nothing either.
+    const deliveries = await deliveryCount();
+    await expect(signedStart(secret, { delivery: { contentType: "application/json", bodyBytes: 10 } })).rejects.toMatchObject({ code: "automation_paused" });
+    expect(await deliveryCount()).toBe(deliveries);
+    expect(await runCount()).toBe(before);
     await changeLifecycle(t.db, { orgId, automationId, change: { action: "resume" }, by: "test" });
     expect((await signedStart(secret)).duplicate).toBe(false);
   });
@@ -109,6 +115,31 @@ describe("a kept start target", () => {
     await expect(signedStart(older)).rejects.toBeInstanceOf(SignatureError);
     expect(await runCount()).toBe(before);
     expect((await signedStart(secret)).duplicate).toBe(false);
+  });
+
+  it("does not outlive a revoked URL token, whatever else the request lacks", async () => {
+    const { orgId: o, automationId: a } = await publish(t.db, httpChainGraph("https://example.com/hook", 1), { automation: "tokened", triggerAuth: "url_token" });
+    const token = await rotateTriggerCredential(t.db, o, a, "url_token");
+    await revokePreviousTriggerCredentials(t.db, o, a, "url_token");
+    const tokenStart = (urlToken: string, id: string | null) =>
+      startRun(t.db, {
+        orgSlug: "acme",
+        automationSlug: "tokened",
+        rawBody: "{}",
+        body: id ? { id } : {},
+        headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+        via: "test",
+        auth: { kind: "http", urlToken },
+      });
+    await tokenStart(token, "t1");
+    expect(await statementsOf(() => tokenStart(token, "t2"))).toEqual(["holdfast_run_start_g"]);
+    const fresh = await rotateTriggerCredential(t.db, o, a, "url_token");
+    await revokePreviousTriggerCredentials(t.db, o, a, "url_token");
+    // Kept, the revoked token still matches, and this request has no start key: the answer is the fresh one, 401.
+    await expect(tokenStart(token, null)).rejects.toBeInstanceOf(SignatureError);
+    await expect(tokenStart(token, "t3")).rejects.toBeInstanceOf(SignatureError);
+    expect((await tokenStart(fresh, "t4")).duplicate).toBe(false);
+    await expect(tokenStart(fresh, null)).rejects.toMatchObject({ code: "missing_start_key" });
   });
 
   it("starts a version published since on its next start", async () => {

@@ -46,7 +46,8 @@ let defaultLog: Logger | undefined;
 /**
  * Organisations' ids by slug, as the trigger URLs name them, per database handle: neither changes once made (no
  * rename, no deletion), so a process looks each one up once rather than with every delivery. Only ids the database
- * answered are kept, the first 10,000 slugs; one startRun cannot find any more is dropped and looked up again.
+ * answered are kept, the first 10,000 slugs; one whose organisation or automation startRun cannot find is dropped and
+ * looked up again.
  */
 const orgIdsByDb = new WeakMap<Db, Map<string, string>>();
 function orgIdsOf(db: Db) {
@@ -187,7 +188,9 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
       const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
       if (error instanceof HoldfastError && status !== undefined) {
         // No such automation: there is no log to write to (and a typo'd URL writes nothing anywhere).
-        if (error.code === "org_not_found") orgIds.drop(params.orgSlug);
+        // (An organisation's id is looked up again after either: none is renamed or deleted, but a kept id that named
+        // no organisation any more would hide every automation of the slug's new one behind row-level security.)
+        orgIds.drop(params.orgSlug);
         if (error.code === "org_not_found" || error.code === "automation_not_found") return errorResponse(status, error.code, error.message);
         if (error.code === "invalid_graph") {
           // The published graph passed validation when it was published; failing now is a bug, not a bad request.

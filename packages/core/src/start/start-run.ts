@@ -21,7 +21,7 @@ import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { isValidZone } from "../timers/schedule";
-import { type Graph, type TriggerConfig, triggerOf } from "../versions/graph";
+import { type TriggerConfig, triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
@@ -115,7 +115,13 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   const keeps = options.keepTarget !== false && !request.test && !request.rerun;
   const kept = keeps ? startTargets.get(request.orgSlug, request.automationSlug) : undefined;
   if (kept) {
-    const started = await startFrom(db, sql, request, options, kept, true);
+    // Anything the kept target leads to before its statement is sent (a refusal, a missing start key) is decided
+    // again on a fresh read: a request is answered only by what the database says now.
+    const attempt = { sent: false };
+    const started = await startFrom(db, sql, request, options, kept, attempt).catch((error: unknown) => {
+      if (attempt.sent) throw error;
+      return null;
+    });
     if (started) return started.outcome;
     startTargets.drop(request.orgSlug, request.automationSlug); // stale, or not a one-statement start: read again
   }
@@ -123,16 +129,16 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   const found = await automationsFindStartTarget(sql, request.orgSlug, request.automationSlug);
   if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
   if (!found.target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
-  const started = await startFrom(db, sql, request, options, found.target, false);
+  const started = await startFrom(db, sql, request, options, found.target, null);
   if (!started) throw new Error(`start of "${request.automationSlug}" found its fresh target stale`);
   if (keeps && started.oneStatement) startTargets.keep(request.orgSlug, request.automationSlug, found.target, readAt);
   return started.outcome;
 }
 
 /**
- * A start against `target`. A kept one (`kept`) is used only where one statement checks it: this answers null,
- * having written nothing, when that statement finds it stale, when the request does not pass its credentials (the
- * fresh answer decides the refusal), or when the start needs another path.
+ * A start against `target`. A kept one (`kept`: its statement's sending is marked there) is used only where one
+ * statement checks it: this answers null, having written nothing, when that statement finds it stale or when the
+ * start needs another path; the caller reads again then, and after anything this throws before the statement.
  */
 async function startFrom(
   db: Db,
@@ -140,30 +146,17 @@ async function startFrom(
   request: StartRequest,
   options: StartOptions,
   target: StartTarget,
-  kept: boolean,
+  attempt: { sent: boolean } | null,
 ): Promise<{ outcome: StartOutcome; oneStatement: boolean } | null> {
+  const kept = attempt !== null;
   // Credentials before anything else about the automation is revealed or written.
   const credentials = { mode: target.triggerAuth, signingSecrets: target.signingSecrets, urlTokens: target.urlTokens };
-  if (kept) {
-    try {
-      authenticateTrigger(credentials, request.auth, request, target.now);
-    } catch {
-      return null;
-    }
-  } else {
-    authenticateTrigger(credentials, request.auth, request, target.now);
-  }
+  authenticateTrigger(credentials, request.auth, request, target.now);
   const { versionId, version } = target;
-  if (!versionId || version === null) {
-    if (kept) return null;
-    throw new NoPublishedVersionError(request.automationSlug);
-  }
+  if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
   // Paused or archived (lifecycle.ts): refused here, after the credential check, before anything is written.
   const gate = deliveryGate(target.gate, request.automationSlug, request.test !== undefined);
-  if (gate.kind === "refuse") {
-    if (kept) return null;
-    throw gate.error;
-  }
+  if (gate.kind === "refuse") throw gate.error;
   const hold = gate.kind === "hold";
   // What the statement checks of a kept target: its fingerprint, and a signed request's timestamp by the database clock.
   const sentAt = request.auth.kind === "http" && target.triggerAuth === "signed" ? Number(request.headers["webhook-timestamp"]) : null;
@@ -177,14 +170,8 @@ async function startFrom(
       }
     : undefined;
 
-  // (A kept target's version may be gone with its automation: read again, and the fresh answer says so.)
-  let graph: Graph;
-  try {
-    graph = await startGraphs.get(db, target.orgId, versionId);
-  } catch (error) {
-    if (kept) return null;
-    throw error;
-  }
+  // (A kept target's version may be gone with its automation: the caller reads again, and the fresh answer says so.)
+  const graph = await startGraphs.get(db, target.orgId, versionId);
   const startKey = request.test
     ? `${target.automationId}:test:${randomUUID()}`
     : request.rerun
@@ -291,6 +278,7 @@ async function startFrom(
     const lanes = readyLanes(rows.outbox);
     const wake = options.wake && lanes.length > 0 && options.wake.connected ? options.wake : undefined;
     const readyWake = wake ? "bus" : "notify";
+    if (attempt) attempt.sent = true;
     try {
       const s = delivery
         ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, delivery, guard)
