@@ -32,12 +32,14 @@ describe("taking ready steps from the outbox", () => {
     const runs = await Promise.all([started(), started(), started()]);
     const first = await stepsTakeReady(t.sql, "io", 2, "w1", 30_000, effectKinds());
     expect(first.taken).toBe(2);
+    expect(first.more).toBe(true); // the third is due
     expect(first.claimed.map((s) => [s.attempt, s.lane])).toEqual([
       [1, "io"],
       [1, "io"],
     ]);
-    const rest = await stepsTakeReady(t.sql, "io", 5, "w1", 30_000, effectKinds());
+    const rest = await stepsTakeReady(t.sql, "io", 1, "w1", 30_000, effectKinds());
     expect(rest.taken).toBe(1);
+    expect(rest.more).toBe(false); // it took the last: a worker does not take again for nothing
     const claimed = [...first.claimed, ...rest.claimed].map((s) => s.id).sort();
     expect(claimed).toEqual(runs.map((r) => r.stepId).sort());
     expect(await rows("SELECT DISTINCT status, owner FROM steps WHERE id = ANY($1)", [claimed])).toEqual([{ status: "running", owner: "w1" }]);
@@ -56,7 +58,7 @@ describe("taking ready steps from the outbox", () => {
     const other = await started();
     await t.sql.query("UPDATE outbox SET payload = jsonb_set(payload, '{lane}', '\"model\"') WHERE payload->>'stepId' = $1", [other.stepId]);
     const got = await stepsTakeReady(t.sql, "io", 10, "w1", 30_000, effectKinds());
-    expect(got).toEqual({ taken: 1, claimed: [] });
+    expect(got).toEqual({ taken: 1, claimed: [], more: false });
     expect(await rows("SELECT owner, attempt FROM steps WHERE id = $1", [leased.stepId])).toEqual([{ owner: "other", attempt: 1 }]);
     expect(await rows("SELECT payload->>'stepId' AS step FROM outbox WHERE sent_at IS NULL ORDER BY id")).toEqual([{ step: later.stepId }, { step: other.stepId }]);
   });

@@ -149,14 +149,14 @@ export async function stepsTakeReady(
   worker: string,
   leaseMs: number,
   effectKinds: readonly string[],
-): Promise<{ taken: number; claimed: ClaimedStep[] }> {
-  const { rows } = await sql.query<{ taken: { taken: number; claimed: RawClaim[] } | null }>({
+): Promise<{ taken: number; claimed: ClaimedStep[]; more: boolean }> {
+  const { rows } = await sql.query<{ taken: { taken: number; claimed: RawClaim[]; more?: boolean } | null }>({
     name: "holdfast_steps_take_ready",
     text: "SELECT holdfast_steps_take_ready($1::text, $2::int, $3::text, $4::float8, $5::text[]) AS taken",
     values: [lane, limit, worker, leaseMs, effectKinds],
   });
   const taken = rows[0]?.taken;
-  return { taken: taken?.taken ?? 0, claimed: (taken?.claimed ?? []).map(fromRawClaim) };
+  return { taken: taken?.taken ?? 0, claimed: (taken?.claimed ?? []).map(fromRawClaim), more: taken?.more ?? false };
 }
 
 type RawClaim = Omit<ClaimedStep, "runSeq"> & { runSeq: string };

@@ -18,8 +18,11 @@ import type { Slots } from "./slots";
  * to those announcements and answers them the same way; the LISTEN stays for every other writer of step.ready rows.
  */
 export function takeReadySteps(opts: {
-  /** Takes up to `limit` due step.ready rows of the lane and claims their steps (how many rows, which steps). */
-  take: (limit: number) => Promise<{ taken: number; claimed: ClaimedStep[] }>;
+  /**
+   * Takes up to `limit` due step.ready rows of the lane and claims their steps (how many rows, which steps, and
+   * whether it saw more due after taking `limit`).
+   */
+  take: (limit: number) => Promise<{ taken: number; claimed: ClaimedStep[]; more: boolean }>;
   connect: () => ListenClient;
   lane: string;
   slots: Slots;
@@ -52,8 +55,9 @@ export function takeReadySteps(opts: {
         owed = false;
         let rows: ClaimedStep[];
         let rowsTaken: number;
+        let more: boolean;
         try {
-          ({ taken: rowsTaken, claimed: rows } = await opts.take(held));
+          ({ taken: rowsTaken, claimed: rows, more } = await opts.take(held));
         } catch (error) {
           for (let i = 0; i < held; i++) opts.slots.release();
           owed = true; // the next notification, resubscription or freed slot tries again; the relay is the backstop
@@ -64,7 +68,9 @@ export function takeReadySteps(opts: {
         // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
         if (rows.length > 0) crashpoint("worker.after_take");
         for (let i = rows.length; i < held; i++) opts.slots.release();
-        if (rowsTaken === held) owed = true; // there may be more
+        // Every slot filled and more due: take again as slots free. (Not after a take that filled fewer: rows it
+        // skipped are another take's, and looking again at once would spin until that one commits.)
+        if (rowsTaken === held && more) owed = true;
         taken += rows.length;
         for (const step of rows) {
           const p = opts

@@ -117,7 +117,7 @@ export class StepRunner {
   }
 
   /** Takes up to `limit` due step.ready rows of this lane from the outbox and claims their steps, in one commit. */
-  takeReady(limit: number): Promise<{ taken: number; claimed: ClaimedStep[] }> {
+  takeReady(limit: number): Promise<{ taken: number; claimed: ClaimedStep[]; more: boolean }> {
     return stepsTakeReady(this.sql, this.lane.name, limit, this.deps.worker, this.lane.leaseMs, effectKinds());
   }
 

@@ -1,7 +1,9 @@
 -- First-step dispatch by LISTEN, take and claim in one statement: a lane worker with p_limit free slots takes due
 -- step.ready rows of its lane from the outbox (FOR UPDATE SKIP LOCKED, so workers and the relay never take one row
 -- twice; marked sent as taken) and claims each row's step for itself (holdfast_step_claim, fenced as any claim).
--- Returns {"taken": rows taken, "claimed": [the claimed steps, as holdfast_step_claim returns them]}; a row whose step cannot be claimed (not due yet,
+-- Returns {"taken": rows taken, "claimed": [the claimed steps, as holdfast_step_claim returns them], "more": whether,
+-- having taken p_limit rows, it saw another due row of the lane not yet sent (the worker takes again only then: a
+-- take that would find nothing is a transaction for nothing)}; a row whose step cannot be claimed (not due yet,
 -- leased elsewhere, its run finished or cancelling) is marked sent and left out: the step's own row decides, and the
 -- sweeper re-wakes a ready step nobody claimed. The steps are claimed in run order, as batched settles lock runs, so
 -- the two never wait on each other in a cycle. One commit for the take and every claim. Called by sql/steps.ts
@@ -15,6 +17,7 @@ DECLARE
   claimed jsonb;
   steps jsonb := '[]'::jsonb;
   taken integer := 0;
+  more boolean := false;
 BEGIN
   FOR o IN
     WITH due AS (
@@ -34,6 +37,13 @@ BEGIN
       steps := steps || jsonb_build_array(claimed);
     END IF;
   END LOOP;
-  RETURN jsonb_build_object('taken', taken, 'claimed', steps);
+  IF taken = p_limit THEN
+    -- (This statement sees the rows it marked sent; a row another take has locked but not sent yet counts.)
+    more := EXISTS (
+      SELECT 1 FROM outbox
+      WHERE sent_at IS NULL AND available_at <= now() AND topic = 'step.ready' AND payload->>'lane' = p_lane
+    );
+  END IF;
+  RETURN jsonb_build_object('taken', taken, 'claimed', steps, 'more', more);
 END;
 $function$;
