@@ -654,6 +654,7 @@ DECLARE
   claimed jsonb;
   steps jsonb := '[]'::jsonb;
   taken integer := 0;
+  more boolean := false;
 BEGIN
   FOR o IN
     WITH due AS (
@@ -673,7 +674,14 @@ BEGIN
       steps := steps || jsonb_build_array(claimed);
     END IF;
   END LOOP;
-  RETURN jsonb_build_object('taken', taken, 'claimed', steps);
+  IF taken = p_limit THEN
+    -- (This statement sees the rows it marked sent; a row another take has locked but not sent yet counts.)
+    more := EXISTS (
+      SELECT 1 FROM outbox
+      WHERE sent_at IS NULL AND available_at <= now() AND topic = 'step.ready' AND payload->>'lane' = p_lane
+    );
+  END IF;
+  RETURN jsonb_build_object('taken', taken, 'claimed', steps, 'more', more);
 END;
 $$;
 
