@@ -188,10 +188,12 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
       const status = error instanceof HoldfastError ? statusByCode[error.code] : undefined;
       if (error instanceof HoldfastError && status !== undefined) {
         // No such automation: there is no log to write to (and a typo'd URL writes nothing anywhere).
-        // (An organisation's id is looked up again after either: none is renamed or deleted, but a kept id that named
-        // no organisation any more would hide every automation of the slug's new one behind row-level security.)
-        orgIds.drop(params.orgSlug);
-        if (error.code === "org_not_found" || error.code === "automation_not_found") return errorResponse(status, error.code, error.message);
+        if (error.code === "org_not_found" || error.code === "automation_not_found") {
+          // The organisation's id is looked up again after either: none is renamed or deleted, but a kept id that
+          // named no organisation any more would hide every automation of the slug's new one behind row-level security.
+          orgIds.drop(params.orgSlug);
+          return errorResponse(status, error.code, error.message);
+        }
         if (error.code === "invalid_graph") {
           // The published graph passed validation when it was published; failing now is a bug, not a bad request.
           log.error({ err: error, orgSlug: params.orgSlug, automationSlug: params.automationSlug }, "published graph failed to parse");
