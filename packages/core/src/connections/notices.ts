@@ -88,8 +88,18 @@ export async function sendConnectionNoticesOnce(
   mail: SystemMail | null,
   opts: { batch?: number; leaseSeconds?: number; maxAttempts?: number; egress?: EgressOptions } = {},
 ): Promise<NoticeSendResult> {
+  const claimed = await inTx(db, (tx) => noticesClaimOwedEmail(tx, opts.batch ?? 20, opts.leaseSeconds ?? 60, opts.maxAttempts ?? 5));
+  return sendClaimedNotices(db, mail, claimed, opts);
+}
+
+/** The sending half of `sendConnectionNoticesOnce`: notices already claimed (`noticesClaimOwedEmail`), each sent and recorded. */
+export async function sendClaimedNotices(
+  db: Db,
+  mail: SystemMail | null,
+  claimed: ClaimedNotice[],
+  opts: { maxAttempts?: number; egress?: EgressOptions } = {},
+): Promise<NoticeSendResult> {
   const maxAttempts = opts.maxAttempts ?? 5;
-  const claimed = await inTx(db, (tx) => noticesClaimOwedEmail(tx, opts.batch ?? 20, opts.leaseSeconds ?? 60, maxAttempts));
   const result: NoticeSendResult = { sent: 0, skipped: 0, failed: 0, retrying: 0 };
   if (claimed.length === 0) return result;
   let transport: Awaited<ReturnType<typeof transportFor>> | null = null;

@@ -54,7 +54,11 @@ export async function probeConnection(db: Db, connection: ConnectionRow, egress?
 
 /** The sweeper's schedule: connections not checked for `staleSeconds`, oldest first, across organisations. */
 export async function probeStaleConnections(db: Db, staleSeconds: number, limit: number): Promise<Record<ProbeResult["status"], number>> {
-  const rows = await connectionsSmtpStale(db, staleSeconds, limit);
+  return probeConnections(db, await connectionsSmtpStale(db, staleSeconds, limit));
+}
+
+/** Each connection logged into in turn (`probeConnection`), counted by what the login found. */
+export async function probeConnections(db: Db, rows: ConnectionRow[]): Promise<Record<ProbeResult["status"], number>> {
   const counts = { ok: 0, needs_reconnect: 0, unreachable: 0 };
   for (const row of rows) counts[(await probeConnection(db, row)).status]++;
   return counts;

@@ -3,7 +3,7 @@ import { approvalsRewakeNotify } from "../sql/approvals";
 import { type CheckName, checkGraceSeconds as graceSeconds, checkNames, checksCount, checksExamples } from "../sql/checks";
 import { runEventsInsert } from "../sql/run-events";
 import { runsFindStalled, runsWakeExpired } from "../sql/runs";
-import { stepsLockIfWaiting, stepsReclaimExpired, stepsRewakeStale, stepsWaitingWithoutTimer } from "../sql/steps";
+import { type LostWaitRow, stepsLockIfWaiting, stepsReclaimExpired, stepsRewakeStale, stepsWaitingWithoutTimer } from "../sql/steps";
 import { timersFireDueFairly, timersInsert, timersUnfiredCountForStep } from "../sql/timers";
 import { timerFor } from "../timers/plan";
 import type { GraphCache } from "../versions/graph-cache";
@@ -74,7 +74,11 @@ export async function repairAll(db: Db, graphs: GraphCache, by = "doctor", batch
 
 /** Waits whose timer is gone get it back: from the node's rule anchored at the step's start, or the approval's deadline. */
 export async function repairMissingTimers(db: Db, graphs: GraphCache, by: string, limit = 500): Promise<number> {
-  const lost = await stepsWaitingWithoutTimer(db, limit);
+  return repairLostWaits(db, graphs, by, await stepsWaitingWithoutTimer(db, limit));
+}
+
+/** The repair of waits found without a timer (`stepsWaitingWithoutTimer`), each in its own transaction. */
+export async function repairLostWaits(db: Db, graphs: GraphCache, by: string, lost: LostWaitRow[]): Promise<number> {
   let repaired = 0;
   for (const s of lost) {
     const done = await inTx(db, async (tx: Tx) => {

@@ -76,14 +76,19 @@ function runGroup(
       let ran = 0;
       let again = false;
       let soon = false;
-      for (const s of services) {
+      const due = services.filter((s) => (dueAt.get(s.name) ?? 0) <= now);
+      const started = performance.now();
+      // The database part of every due service that has one, in one transaction: an idle tick is one commit.
+      const looked = due.some((s) => s.split) && state.holds() ? await lookTogether(o.ctx, due) : new Map<string, Looked>();
+      for (const s of due) {
         if (o.signal.aborted || !state.holds()) break;
-        if ((dueAt.get(s.name) ?? 0) > now) continue;
-        const started = performance.now();
         let full = false;
         let next = s.intervalMs;
         try {
-          const result = await s.runOnce(o.ctx);
+          const look = looked.get(s.name);
+          if (s.split && !look) continue; // leadership ended before its look: not run this tick
+          if (look && !look.ok) throw look.error;
+          const result = look?.ok ? await (s.split as NonNullable<SweepService["split"]>).act(o.ctx, look.value) : await s.runOnce(o.ctx);
           ran++;
           s.report(result, o.log);
           full = s.full(result);
@@ -114,6 +119,36 @@ function runGroup(
       return false;
     },
   });
+}
+
+type Looked = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * The looks of `due`'s services that have one (`SweepService.split`), in one transaction, in their order. When one
+ * throws, that transaction rolls back and each look runs again in a transaction of its own, so the failure is its
+ * service's alone and the others' work commits.
+ */
+async function lookTogether(ctx: SweepContext, due: SweepService[]): Promise<Map<string, Looked>> {
+  const split = due.filter((s) => s.split);
+  try {
+    return await inTx(ctx.db, async (tx) => {
+      const looked = new Map<string, Looked>();
+      for (const s of split) looked.set(s.name, { ok: true, value: await s.split?.look(tx, ctx) });
+      return looked;
+    });
+  } catch {
+    const looked = new Map<string, Looked>();
+    for (const s of split) {
+      looked.set(
+        s.name,
+        await inTx(ctx.db, (tx) => (s.split as NonNullable<SweepService["split"]>).look(tx, ctx)).then(
+          (value): Looked => ({ ok: true, value }),
+          (error: unknown): Looked => ({ ok: false, error }),
+        ),
+      );
+    }
+    return looked;
+  }
 }
 
 /**

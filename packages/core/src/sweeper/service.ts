@@ -1,4 +1,4 @@
-import type { Db } from "@holdfast/db";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import { z } from "zod";
 import type { SystemMail } from "../connections/notices";
 import type { Logger } from "../log";
@@ -6,9 +6,11 @@ import type { EgressOptions } from "../net/egress";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**
- * One maintenance service of the sweeper: a `runOnce` that does one bounded batch (each write in its own short
- * transaction, as the statement it calls) and returns what it did, its own settings, and the log line saying so.
- * The sweeper process runs the list under its leader lease (sweeper/runner.ts); tests call `runOnce` directly.
+ * One maintenance service of the sweeper: a `runOnce` that does one bounded batch and returns what it did, its own
+ * settings, and the log line saying so. Most services are a `look` (their database part, in a transaction they are
+ * given) and an `act` (what they do outside it: a login, an email, a repair per row); `runOnce` is then the look in a
+ * transaction of its own followed by the act. The sweeper process runs the list under its leader lease
+ * (sweeper/runner.ts), the looks of every service due in a tick in one transaction; tests call `runOnce` directly.
  */
 export interface SweepService<R = unknown> {
   readonly name: string;
@@ -20,6 +22,12 @@ export interface SweepService<R = unknown> {
    */
   readonly loop?: string;
   runOnce(ctx: SweepContext): Promise<R>;
+  /**
+   * The same work split in two, when the service has a database part that fits in a transaction of the caller's:
+   * `look` runs in `tx` (beside other services' looks: it must not reach outside the database, nor use `ctx.db`),
+   * `act` after it commits, with what the look returned. Absent: only `runOnce`.
+   */
+  readonly split?: { look(tx: Tx, ctx: SweepContext): Promise<unknown>; act(ctx: SweepContext, looked: unknown): Promise<R> };
   /** The batch was full: more is waiting, so the loop runs it again after a short breath instead of the interval. */
   full(result: R): boolean;
   /**
@@ -51,31 +59,54 @@ export interface ServiceDefinition<S extends { intervalMs: number }, R> {
   make(settings?: Partial<S>): SweepService<R> & { readonly settings: S };
 }
 
-export function defineService<S extends { intervalMs: number }, R>(def: {
-  name: string;
-  env: z.ZodType<S>;
-  loop?: string;
-  runOnce(ctx: SweepContext, settings: S): Promise<R>;
-  full?(result: R, settings: S): boolean;
-  nextInMs?(result: R, settings: S): number | undefined;
-  report(result: R, log: Logger): void;
-}): ServiceDefinition<S, R> {
+/**
+ * How a service does its work: `runOnce` alone (the due sweep, which runs its own transactions), or a `look` in a
+ * transaction it is given and, when it has work outside the database, an `act` with what the look returned.
+ */
+type ServiceBody<S, R, L> =
+  | { runOnce(ctx: SweepContext, settings: S): Promise<R>; look?: never; act?: never }
+  | { look(tx: Tx, settings: S, ctx: SweepContext): Promise<L>; act(ctx: SweepContext, settings: S, looked: L): Promise<R>; runOnce?: never }
+  | { look(tx: Tx, settings: S, ctx: SweepContext): Promise<R>; act?: never; runOnce?: never };
+
+export function defineService<S extends { intervalMs: number }, R, L = R>(
+  def: {
+    name: string;
+    env: z.ZodType<S>;
+    loop?: string;
+    full?(result: R, settings: S): boolean;
+    nextInMs?(result: R, settings: S): number | undefined;
+    report(result: R, log: Logger): void;
+  } & ServiceBody<S, R, L>,
+): ServiceDefinition<S, R> {
   return {
     name: def.name,
     env: def.env,
     make(overrides = {}) {
       const settings = { ...def.env.parse({}), ...overrides } as S;
+      const split = splitOf(def, settings);
       return {
         name: def.name,
         settings,
         intervalMs: settings.intervalMs,
         ...(def.loop ? { loop: def.loop } : {}),
-        runOnce: (ctx) => def.runOnce(ctx, settings),
+        ...(split ? { split } : {}),
+        runOnce: split ? async (ctx) => split.act(ctx, await inTx(ctx.db, (tx) => split.look(tx, ctx))) : (ctx) => (def.runOnce as (c: SweepContext, s: S) => Promise<R>)(ctx, settings),
         full: (result) => def.full?.(result, settings) ?? false,
         nextInMs: (result) => def.nextInMs?.(result, settings),
         report: (result, log) => def.report(result, log),
       };
     },
+  };
+}
+
+/** A body's look and act bound to its settings (a look without an act returns the result itself). */
+function splitOf<S, R, L>(body: ServiceBody<S, R, L>, settings: S): SweepService<R>["split"] {
+  if (!body.look) return undefined;
+  const look = body.look as (tx: Tx, s: S, ctx: SweepContext) => Promise<unknown>;
+  const act = body.act as ((ctx: SweepContext, s: S, looked: L) => Promise<R>) | undefined;
+  return {
+    look: (tx, ctx) => look(tx, settings, ctx),
+    act: act ? (ctx, looked) => act(ctx, settings, looked as L) : async (_ctx, looked) => looked as R,
   };
 }
 

@@ -1,8 +1,10 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Db, Tx } from "@holdfast/db";
 import { runSweeper } from "../../src/sweeper/runner";
-import type { SweepService } from "../../src/sweeper/service";
+import type { SweepContext, SweepService } from "../../src/sweeper/service";
+import { sweepServiceDefinitions } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;
@@ -94,5 +96,69 @@ describe("the sweeper's loop", () => {
     expect(due.runs.length).toBeGreaterThanOrEqual(10);
     const gaps = due.runs.slice(1).map((t, i) => t - (due.runs[i] ?? t));
     expect(Math.max(...gaps)).toBeLessThan(300);
+  });
+
+  it("runs the looks of every due service in one transaction, each act after it commits; a look that throws is its service's failure alone", async () => {
+    // Every maintenance service with its defaults, on a database with nothing to repair, counted by transaction.
+    let transactions = 0;
+    const counted = new Proxy(bed.ctx.db, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (key === "$transaction") return (...args: unknown[]) => (transactions++, (value as (...a: unknown[]) => unknown).apply(target, args));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Db;
+    const ctx: SweepContext = { ...bed.ctx, db: counted };
+    const maintenance = sweepServiceDefinitions.filter((d) => d.name !== "due-timers").map((d) => d.make({ intervalMs: 60_000 }) as SweepService);
+    expect(maintenance.filter((s) => !s.split).map((s) => s.name)).toEqual([]);
+    // A look that throws, one that writes (its act then reads the row from another connection: the look committed),
+    // both among the real ones.
+    const acted: unknown[] = [];
+    const broken: SweepService<number> = {
+      name: "broken-look",
+      intervalMs: 60_000,
+      split: { look: async () => Promise.reject(new Error("look broke")), act: async () => 0 },
+      runOnce: async () => 0,
+      full: () => false,
+      report: () => {},
+    };
+    const writes: SweepService<number> = {
+      name: "writes-look",
+      intervalMs: 60_000,
+      split: {
+        look: async (tx: Tx) => tx.$executeRaw`INSERT INTO leader_leases (name, owner, lease_until) VALUES ('look-probe', 'test', now())`,
+        act: async (_ctx, looked) => (acted.push(looked, (await bed.rows("SELECT owner FROM leader_leases WHERE name = 'look-probe'"))[0]?.owner), 1),
+      },
+      runOnce: async () => 0,
+      full: () => false,
+      report: () => {},
+    };
+
+    const run = async (services: SweepService[], owner: string) => {
+      const { log, lines } = logged();
+      const stop = new AbortController();
+      const before = transactions;
+      const running = runSweeper({ ctx, services, owner, leaseMs: 3_000, log, signal: stop.signal });
+      for (let i = 0; i < 100 && (await leader()) !== owner; i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 400));
+      stop.abort();
+      await running;
+      return { transactions: transactions - before, lines };
+    };
+    // The lease's own transactions (take, renew, release), measured with no service at all.
+    const lease = (await run([], "sweeper-0")).transactions;
+
+    // Fourteen services due at once: one transaction for all their looks (there was one each).
+    const idle = await run(maintenance, "sweeper-d");
+    expect(idle.transactions - lease).toBe(1);
+    expect(idle.lines.filter((l) => l.level >= 50)).toEqual([]);
+
+    const mixed = await run([...maintenance.slice(0, 3), broken, writes, ...maintenance.slice(3)], "sweeper-e");
+    // The shared transaction rolled back at the broken look; each look then ran alone (one transaction each).
+    expect(mixed.transactions - lease).toBe(1 + maintenance.length + 2);
+    expect(mixed.lines.filter((l) => l.service === "broken-look").map((l) => l.msg)).toEqual(["sweep service broken-look failed; the others go on"]);
+    expect(mixed.lines.filter((l) => l.level >= 50 && l.service !== "broken-look")).toEqual([]);
+    expect(acted).toEqual([1, "test"]);
+    await bed.rows("DELETE FROM leader_leases WHERE name = 'look-probe'");
   });
 });

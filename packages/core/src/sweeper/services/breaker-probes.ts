@@ -22,8 +22,8 @@ export const breakerProbes = defineService({
     .transform((e) => ({
       intervalMs: e.SWEEP_BREAKER_PROBES_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
     })),
-  async runOnce(ctx): Promise<BreakerProbesResult> {
-    return { woken: await breakersWakeProbes(ctx.db, ctx.actor) };
+  async look(tx, _s, ctx): Promise<BreakerProbesResult> {
+    return { woken: await breakersWakeProbes(tx, ctx.actor) };
   },
   report(r, log) {
     if (r.woken) log.info({ probes: r.woken }, "woke breaker probes");

@@ -24,8 +24,8 @@ export const budgetReaping = defineService({
       intervalMs: e.SWEEP_BUDGET_REAPING_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
       afterSeconds: e.SWEEP_BUDGET_REAPING_AFTER_SECONDS,
     })),
-  async runOnce(ctx, s): Promise<BudgetReapingResult> {
-    return { settled: await budgetsSettleAbandoned(ctx.db, s.afterSeconds) };
+  async look(tx, s): Promise<BudgetReapingResult> {
+    return { settled: await budgetsSettleAbandoned(tx, s.afterSeconds) };
   },
   report(r, log) {
     if (r.settled) log.info({ abandoned: r.settled }, "settled abandoned model budget reservations");

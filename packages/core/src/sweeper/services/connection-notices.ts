@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { type NoticeSendResult, sendConnectionNoticesOnce } from "../../connections/notices";
+import { type NoticeSendResult, sendClaimedNotices } from "../../connections/notices";
+import { noticesClaimOwedEmail } from "../../sql/connection-notices";
 import { defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
 
 /** Notices emailed to owners (sent), marked skipped (no system mailbox, no owner), failed for good, or to retry. */
@@ -26,13 +27,10 @@ export const connectionNotices = defineService({
       leaseSeconds: e.SWEEP_CONNECTION_NOTICES_LEASE_SECONDS,
       maxAttempts: e.SWEEP_CONNECTION_NOTICES_MAX_ATTEMPTS,
     })),
-  runOnce(ctx, s): Promise<ConnectionNoticesResult> {
-    return sendConnectionNoticesOnce(ctx.db, ctx.systemMail, {
-      batch: s.batch,
-      leaseSeconds: s.leaseSeconds,
-      maxAttempts: s.maxAttempts,
-      ...(ctx.egress ? { egress: ctx.egress } : {}),
-    });
+  // The look claims them under their lease; they are sent after it commits, outside any transaction.
+  look: (tx, s) => noticesClaimOwedEmail(tx, s.batch, s.leaseSeconds, s.maxAttempts),
+  act(ctx, s, claimed): Promise<ConnectionNoticesResult> {
+    return sendClaimedNotices(ctx.db, ctx.systemMail, claimed, { maxAttempts: s.maxAttempts, ...(ctx.egress ? { egress: ctx.egress } : {}) });
   },
   report(r, log) {
     if (r.sent || r.failed || r.retrying) log.info(r, "connection notices emailed");

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { probeStaleConnections } from "../../connections/probe";
+import { probeConnections } from "../../connections/probe";
+import { connectionsSmtpStale } from "../../sql/connections";
 import { defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
 
 export interface ConnectionProbesResult {
@@ -28,9 +29,10 @@ export const connectionProbes = defineService({
       batch: e.SWEEP_CONNECTION_PROBES_BATCH,
       staleSeconds: e.CONNECTION_PROBE_SECONDS,
     })),
-  async runOnce(ctx, s): Promise<ConnectionProbesResult> {
-    if (s.staleSeconds === 0) return { ok: 0, needsReconnect: 0, unreachable: 0 };
-    const counts = await probeStaleConnections(ctx.db, s.staleSeconds, s.batch);
+  // The look reads which are due; the logins happen after it, outside any transaction.
+  look: async (tx, s) => (s.staleSeconds === 0 ? [] : connectionsSmtpStale(tx, s.staleSeconds, s.batch)),
+  async act(ctx, _s, stale): Promise<ConnectionProbesResult> {
+    const counts = await probeConnections(ctx.db, stale);
     return { ok: counts.ok, needsReconnect: counts.needs_reconnect, unreachable: counts.unreachable };
   },
   report(r, log) {

@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { runsWakeExpired } from "../../sql/runs";
 import { defaultBatch, defaultIntervalMs, defaultStaleSeconds, defineService, type RunRef, setting, sweepSharedEnv } from "../service";
@@ -27,8 +26,8 @@ export const expiredRuns = defineService({
       batch: e.SWEEP_EXPIRED_RUNS_BATCH ?? e.SWEEP_BATCH_SIZE ?? defaultBatch,
       staleSeconds: e.SWEEP_EXPIRED_RUNS_STALE_SECONDS ?? e.SWEEP_STALE_SECONDS ?? defaultStaleSeconds,
     })),
-  async runOnce(ctx, s): Promise<ExpiredRunsResult> {
-    const runs = await inTx(ctx.db, (tx) => runsWakeExpired(tx, s.staleSeconds, s.batch));
+  async look(tx, s): Promise<ExpiredRunsResult> {
+    const runs = await runsWakeExpired(tx, s.staleSeconds, s.batch);
     return { woken: runs.length, runs: runs.map(({ orgId, runId }) => ({ orgId, runId })) };
   },
   report(r, log) {

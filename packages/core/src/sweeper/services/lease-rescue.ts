@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { stepsReclaimExpired } from "../../sql/steps";
 import { defaultBatch, defaultIntervalMs, defineService, type StepRef, setting, sweepSharedEnv } from "../service";
@@ -25,8 +24,8 @@ export const leaseRescue = defineService({
       intervalMs: e.SWEEP_LEASE_RESCUE_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
       batch: e.SWEEP_LEASE_RESCUE_BATCH ?? e.SWEEP_BATCH_SIZE ?? defaultBatch,
     })),
-  async runOnce(ctx, s): Promise<LeaseRescueResult> {
-    const woken = await inTx(ctx.db, (tx) => stepsReclaimExpired(tx, s.batch));
+  async look(tx, s): Promise<LeaseRescueResult> {
+    const woken = await stepsReclaimExpired(tx, s.batch);
     return { reclaimed: woken.length, steps: woken.map(({ orgId, runId, stepId }) => ({ orgId, runId, stepId })) };
   },
   full: (r, s) => r.reclaimed >= s.batch,

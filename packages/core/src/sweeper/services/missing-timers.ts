@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { repairMissingTimers } from "../../ops/doctor";
+import { repairLostWaits } from "../../ops/doctor";
+import { stepsWaitingWithoutTimer } from "../../sql/steps";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
 
 export interface MissingTimersResult {
@@ -23,8 +24,10 @@ export const missingTimers = defineService({
       intervalMs: e.SWEEP_MISSING_TIMERS_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
       batch: e.SWEEP_MISSING_TIMERS_BATCH ?? e.SWEEP_BATCH_SIZE ?? defaultBatch,
     })),
-  async runOnce(ctx, s): Promise<MissingTimersResult> {
-    return { recreated: await repairMissingTimers(ctx.db, ctx.graphs, ctx.actor, s.batch) };
+  // The look finds them; each is repaired in a transaction of its own, under its step's lock.
+  look: (tx, s) => stepsWaitingWithoutTimer(tx, s.batch),
+  async act(ctx, _s, lost): Promise<MissingTimersResult> {
+    return { recreated: lost.length ? await repairLostWaits(ctx.db, ctx.graphs, ctx.actor, lost) : 0 };
   },
   report(r, log) {
     if (r.recreated) log.info({ timersRecreated: r.recreated }, "sweep found stopped work: waits without a timer");

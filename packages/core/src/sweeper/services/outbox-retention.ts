@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { outboxDeleteSentBefore } from "../../sql/outbox";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
@@ -24,8 +23,8 @@ export const outboxRetention = defineService({
       batch: e.SWEEP_OUTBOX_RETENTION_BATCH ?? (e.SWEEP_BATCH_SIZE ?? defaultBatch) * 10,
       retentionSeconds: e.OUTBOX_RETENTION_SECONDS,
     })),
-  async runOnce(ctx, s): Promise<OutboxRetentionResult> {
-    return { deleted: await inTx(ctx.db, (tx) => outboxDeleteSentBefore(tx, s.retentionSeconds, s.batch)) };
+  async look(tx, s): Promise<OutboxRetentionResult> {
+    return { deleted: await outboxDeleteSentBefore(tx, s.retentionSeconds, s.batch) };
   },
   report(r, log) {
     if (r.deleted) log.debug({ outboxDeleted: r.deleted }, "deleted sent outbox rows past their retention");

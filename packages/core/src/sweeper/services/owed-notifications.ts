@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { approvalsRewakeNotify } from "../../sql/approvals";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
@@ -26,8 +25,8 @@ export const owedNotifications = defineService({
       batch: e.SWEEP_OWED_NOTIFICATIONS_BATCH ?? e.SWEEP_BATCH_SIZE ?? defaultBatch,
       leaseSeconds: e.APPROVAL_NOTIFY_LEASE_SECONDS,
     })),
-  async runOnce(ctx, s): Promise<OwedNotificationsResult> {
-    return { rewoken: await inTx(ctx.db, (tx) => approvalsRewakeNotify(tx, s.batch, s.leaseSeconds)) };
+  async look(tx, s): Promise<OwedNotificationsResult> {
+    return { rewoken: await approvalsRewakeNotify(tx, s.batch, s.leaseSeconds) };
   },
   report(r, log) {
     if (r.rewoken) log.info({ notifiesRewoken: r.rewoken }, "sweep found stopped work: Slack notifications owed");

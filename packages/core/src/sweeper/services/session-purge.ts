@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { sessionsPurgeExpired } from "../../sql/sessions";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
@@ -21,8 +20,8 @@ export const sessionPurge = defineService({
       intervalMs: e.SWEEP_SESSION_PURGE_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
       batch: e.SWEEP_SESSION_PURGE_BATCH ?? (e.SWEEP_BATCH_SIZE ?? defaultBatch) * 10,
     })),
-  async runOnce(ctx, s): Promise<SessionPurgeResult> {
-    return { purged: await inTx(ctx.db, (tx) => sessionsPurgeExpired(tx, s.batch)) };
+  async look(tx, s): Promise<SessionPurgeResult> {
+    return { purged: await sessionsPurgeExpired(tx, s.batch) };
   },
   report(r, log) {
     if (r.purged) log.debug({ sessionsPurged: r.purged }, "purged expired sessions");

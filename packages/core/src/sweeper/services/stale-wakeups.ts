@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { stepsRewakeStale } from "../../sql/steps";
 import { defaultBatch, defaultIntervalMs, defaultStaleSeconds, defineService, type StepRef, setting, sweepSharedEnv } from "../service";
@@ -27,8 +26,8 @@ export const staleWakeups = defineService({
       batch: e.SWEEP_STALE_WAKEUPS_BATCH ?? e.SWEEP_BATCH_SIZE ?? defaultBatch,
       staleSeconds: e.SWEEP_STALE_WAKEUPS_STALE_SECONDS ?? e.SWEEP_STALE_SECONDS ?? defaultStaleSeconds,
     })),
-  async runOnce(ctx, s): Promise<StaleWakeupsResult> {
-    const woken = await inTx(ctx.db, (tx) => stepsRewakeStale(tx, s.staleSeconds, s.batch));
+  async look(tx, s): Promise<StaleWakeupsResult> {
+    const woken = await stepsRewakeStale(tx, s.staleSeconds, s.batch);
     return { rewoken: woken.length, steps: woken.map(({ orgId, runId, stepId }) => ({ orgId, runId, stepId })) };
   },
   full: (r, s) => r.rewoken >= s.batch,

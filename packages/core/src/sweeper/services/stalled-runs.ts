@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { runsFindStalled } from "../../sql/runs";
 import { defaultBatch, defaultIntervalMs, defaultStaleSeconds, defineService, type RunRef, setting, sweepSharedEnv } from "../service";
@@ -29,8 +28,8 @@ export const stalledRuns = defineService({
       batch: e.SWEEP_STALLED_RUNS_BATCH ?? e.SWEEP_BATCH_SIZE ?? defaultBatch,
       staleSeconds: e.SWEEP_STALLED_RUNS_STALE_SECONDS ?? e.SWEEP_STALE_SECONDS ?? defaultStaleSeconds,
     })),
-  async runOnce(ctx, s): Promise<StalledRunsResult> {
-    const runs = await inTx(ctx.db, (tx) => runsFindStalled(tx, s.staleSeconds, s.batch));
+  async look(tx, s): Promise<StalledRunsResult> {
+    const runs = await runsFindStalled(tx, s.staleSeconds, s.batch);
     return { rewoken: runs.length, runs: runs.map(({ orgId, runId }) => ({ orgId, runId })) };
   },
   full: (r, s) => r.rewoken >= s.batch,

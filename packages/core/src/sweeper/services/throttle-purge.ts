@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { signinThrottlePurgeExpired } from "../../sql/signin-throttle";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
@@ -21,8 +20,8 @@ export const throttlePurge = defineService({
       intervalMs: e.SWEEP_THROTTLE_PURGE_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
       batch: e.SWEEP_THROTTLE_PURGE_BATCH ?? (e.SWEEP_BATCH_SIZE ?? defaultBatch) * 10,
     })),
-  async runOnce(ctx, s): Promise<ThrottlePurgeResult> {
-    return { purged: await inTx(ctx.db, (tx) => signinThrottlePurgeExpired(tx, s.batch)) };
+  async look(tx, s): Promise<ThrottlePurgeResult> {
+    return { purged: await signinThrottlePurgeExpired(tx, s.batch) };
   },
   report(r, log) {
     if (r.purged) log.debug({ throttlePurged: r.purged }, "purged lapsed sign-in counters");

@@ -1,4 +1,3 @@
-import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { runEventsDeleteOfRuns, runEventsInsert } from "../../sql/run-events";
 import { runsMarkTimelineRemovedIfEmpty, runsTakeTimelineExpired } from "../../sql/runs";
@@ -40,27 +39,25 @@ export const timelineRetention = defineService({
       runs: e.SWEEP_TIMELINE_RETENTION_RUNS,
       retentionDays: e.RUN_EVENTS_RETENTION_DAYS,
     })),
-  async runOnce(ctx, s): Promise<TimelineRetentionResult> {
+  async look(tx, s, ctx): Promise<TimelineRetentionResult> {
     if (s.retentionDays === 0) return { runs: 0, deleted: 0 };
-    return inTx(ctx.db, async (tx) => {
-      const picked = await runsTakeTimelineExpired(tx, s.retentionDays, s.runs);
-      if (picked.length === 0) return { runs: 0, deleted: 0 };
-      const deleted = await runEventsDeleteOfRuns(
-        tx,
-        picked.map((r) => r.id),
-        s.batch,
-      );
-      // Runs the batch did not finish keep their lock-free remainder for the next pass.
-      const done = await runsMarkTimelineRemovedIfEmpty(
-        tx,
-        picked.map((r) => r.id),
-      );
-      await runEventsInsert(
-        tx,
-        done.map((r) => ({ orgId: r.orgId, runId: r.id, type: "timeline.removed", worker: ctx.actor, data: { retentionDays: s.retentionDays } })),
-      );
-      return { runs: done.length, deleted };
-    });
+    const picked = await runsTakeTimelineExpired(tx, s.retentionDays, s.runs);
+    if (picked.length === 0) return { runs: 0, deleted: 0 };
+    const deleted = await runEventsDeleteOfRuns(
+      tx,
+      picked.map((r) => r.id),
+      s.batch,
+    );
+    // Runs the batch did not finish keep their lock-free remainder for the next pass.
+    const done = await runsMarkTimelineRemovedIfEmpty(
+      tx,
+      picked.map((r) => r.id),
+    );
+    await runEventsInsert(
+      tx,
+      done.map((r) => ({ orgId: r.orgId, runId: r.id, type: "timeline.removed", worker: ctx.actor, data: { retentionDays: s.retentionDays } })),
+    );
+    return { runs: done.length, deleted };
   },
   report(r, log) {
     if (r.deleted || r.runs) log.debug({ timelinesRemoved: r.runs, timelineRowsDeleted: r.deleted }, "removed finished runs' timelines past their retention");
