@@ -5,5 +5,11 @@ export const env = loadEnv(
   baseEnv.extend({
     /** Run wake-ups handled at once by this process (each holds one database connection). */
     ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+    /**
+     * Timers' fast-path jobs that arrive while a batch is in flight go together: fired and their runs walked in one
+     * transaction, up to this many (at most ENGINE_CONCURRENCY arrive at once). 1: each timer alone, its firing and
+     * its walk in two transactions (the behaviour before).
+     */
+    TIMER_FIRE_BATCH_MAX: z.coerce.number().int().min(1).max(500).default(64),
   }),
 );

@@ -8,7 +8,9 @@ import {
   pollOutbox,
   requireSecretKey,
   type RunWake,
+  type TimerDue,
   startTracing,
+  TimerFirer,
   timerWalkBackstopMs,
   topics,
   traceRunWork,
@@ -48,6 +50,19 @@ function walk(wake: RunWake) {
   }));
 }
 
+/**
+ * A timer on its own: fire it (if due and current), then walk its run. Its run.wake is a backstop the walk withdraws:
+ * no relay publish and no second walk for every firing. What a batch falls back to when its transaction throws.
+ */
+async function fireAlone(due: TimerDue) {
+  const result = await fireTimer(db, due, id, timerWalkBackstopMs);
+  if (result.kind === "fired") await walk({ orgId: due.orgId, runId: due.runId, reason: "timer_fired" });
+  return result;
+}
+
+// The timers whose jobs arrive together are fired and their runs walked in one transaction (timers/fire-many.ts).
+const timers = new TimerFirer({ db, graphs, actor: id, max: env.TIMER_FIRE_BATCH_MAX, alone: fireAlone });
+
 /** A timer's fast-path job: fire it (if due and current) and walk the run on at once. */
 async function handleTimer(data: unknown) {
   const due = topics["timer.due"].payload.safeParse(data);
@@ -55,10 +70,7 @@ async function handleTimer(data: unknown) {
     log.error({ data, issues: due.error.issues }, "malformed timer.due message dropped");
     return { kind: "dropped" as const };
   }
-  // Its run.wake is a backstop the walk below withdraws: no relay publish and no second walk for every firing.
-  const result = await fireTimer(db, due.data, id, timerWalkBackstopMs);
-  if (result.kind === "fired") await walk({ orgId: due.data.orgId, runId: due.data.runId, reason: "timer_fired" });
-  return result;
+  return env.TIMER_FIRE_BATCH_MAX > 1 ? timers.fire(due.data) : fireAlone(due.data);
 }
 
 /** A queue client's error: a lost connection goes to the watch (said once per outage), anything else is logged. */

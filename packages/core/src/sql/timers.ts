@@ -34,6 +34,8 @@ export async function timersInsert(tx: Tx, t: NewTimer): Promise<{ id: string; w
 
 export interface FiredTimer {
   timerId: string;
+  /** The wake number it fired at. */
+  wake: number;
   orgId: string;
   runId: string;
   stepId: string;
@@ -46,6 +48,30 @@ export interface FiredTimer {
  */
 export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by: string, wakeDelayMs = 0): Promise<FiredTimer[]> {
   return fire(tx, Prisma.sql`id = ${timerId} AND (${wake}::int IS NULL OR wake = ${wake}::int)`, by, true, wakeDelayMs);
+}
+
+/**
+ * Fires each of these timers that is due by the database clock, unfired, and still at that wake number (the fast
+ * path's batch, timers/fire-many.ts), in one statement, without run.wake rows: the caller walks the fired runs in the
+ * same transaction. Rows are found by primary key and locked in id order, as the due sweep's are.
+ */
+export function timersFireIfDueMany(tx: Tx, dues: { timerId: string; wake: number }[], by: string): Promise<FiredTimer[]> {
+  const ids = dues.map((d) => d.timerId);
+  const wakes = dues.map((d) => d.wake);
+  return fire(tx, Prisma.sql`id = ANY(${ids}::text[]) AND (id, wake) IN (SELECT * FROM unnest(${ids}::text[], ${wakes}::int[]))`, by, false);
+}
+
+/**
+ * `timersDueInMs` for many: each timer still unfired at that wake number, with how long until it is due (0: due),
+ * keyed `<timer id>:<wake>`.
+ */
+export async function timersDueInMsMany(tx: Tx, dues: { timerId: string; wake: number }[]): Promise<Map<string, number>> {
+  const ids = dues.map((d) => d.timerId);
+  const wakes = dues.map((d) => d.wake);
+  const rows = await tx.$queryRaw<{ key: string; ms: number }[]>`
+    SELECT id || ':' || wake AS key, GREATEST(0, EXTRACT(EPOCH FROM due_at - now()) * 1000)::float8 AS ms FROM timers
+    WHERE id = ANY(${ids}::text[]) AND fired_at IS NULL AND (id, wake) IN (SELECT * FROM unnest(${ids}::text[], ${wakes}::int[]))`;
+  return new Map(rows.map((r) => [r.key, r.ms]));
 }
 
 /**
@@ -62,7 +88,7 @@ function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0
       UPDATE timers SET fired_at = now(), fired_by = ${by}, updated_at = now(),
                         lateness_ms = GREATEST(0, EXTRACT(EPOCH FROM now() - due_at) * 1000)
       WHERE ${which} AND fired_at IS NULL AND due_at <= now()
-      RETURNING id, org_id, run_id, step_id, due_at, lateness_ms
+      RETURNING id, wake, org_id, run_id, step_id, due_at, lateness_ms
     ), settled AS (
       UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
                          output = COALESCE(s.output, '{}'::jsonb)
@@ -82,7 +108,7 @@ function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0
              jsonb_build_object('timerId', id, 'dueAt', due_at, 'latenessMs', round(lateness_ms::numeric, 1))
       FROM fired
     )
-    SELECT id AS "timerId", org_id AS "orgId", run_id AS "runId", step_id AS "stepId" FROM fired`;
+    SELECT id AS "timerId", wake, org_id AS "orgId", run_id AS "runId", step_id AS "stepId" FROM fired`;
 }
 
 export interface SweepBatch {

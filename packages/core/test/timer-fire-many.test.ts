@@ -1,0 +1,140 @@
+import type { Db } from "@holdfast/db";
+import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TimerDue } from "../src/catalog";
+import { advanceRun } from "../src/engine/advance";
+import { startRun } from "../src/start/start-run";
+import { type FireResult, fireTimer } from "../src/timers/fire";
+import { TimerFirer } from "../src/timers/fire-many";
+import { parseGraph } from "../src/versions/graph";
+import { GraphCache } from "../src/versions/graph-cache";
+
+let t: TestDatabase;
+let orgId: string;
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  ({ orgId } = await publish(
+    t.db,
+    parseGraph({
+      nodes: [
+        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
+        { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds: 3600 }, spreadSeconds: 0 } },
+        { id: "e", kind: "end" },
+      ],
+      edges: [
+        { from: "t", to: "pause" },
+        { from: "pause", to: "e" },
+      ],
+    }),
+    { automation: "pause" },
+  ));
+});
+afterAll(() => t?.drop());
+
+let n = 0;
+/** A run waiting on its hour's timer; `dueInSeconds` moves the timer (negative: already due). */
+async function waiting(dueInSeconds: number): Promise<TimerDue> {
+  const body = { id: `evt_${++n}` };
+  const { runId } = await startRun(t.db, {
+    orgSlug: "acme",
+    automationSlug: "pause",
+    rawBody: "{}",
+    body,
+    headers: { "webhook-id": body.id, "webhook-timestamp": null, "webhook-signature": null },
+    via: "test",
+    auth: { kind: "operator" },
+  });
+  await advanceRun(t.db, new GraphCache(), { orgId, runId, reason: "started" });
+  const [timer] = await rows("UPDATE timers SET due_at = now() + make_interval(secs => $2) WHERE run_id = $1 RETURNING id, wake", [runId, dueInSeconds]);
+  return { orgId, runId, timerId: timer.id, wake: timer.wake, dueAt: "" };
+}
+
+/** The database's transactions, counted where they are opened. */
+function counted(db: Db) {
+  const count = { transactions: 0 };
+  const proxy = new Proxy(db, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (key === "$transaction") return (...args: unknown[]) => (count.transactions++, (value as (...a: unknown[]) => unknown).apply(target, args));
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as Db;
+  return { db: proxy, count };
+}
+
+describe("the fast path's batched firing (TimerFirer)", () => {
+  it("fires the timers whose jobs arrive together and walks their runs to the end in one transaction, with no run.wake rows", async () => {
+    const dues = await Promise.all(Array.from({ length: 20 }, () => waiting(-1)));
+    await rows("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    const { db, count } = counted(t.db);
+    const alone: TimerDue[] = [];
+    const firer = new TimerFirer({ db, graphs: new GraphCache(), actor: "engine-test", alone: async (d) => (alone.push(d), { kind: "stale" }) });
+    const results = await Promise.all(dues.map((d) => firer.fire(d)));
+
+    expect(results).toEqual(dues.map((d) => ({ kind: "fired", runId: d.runId })));
+    // The first went at once, alone in its batch; the 19 that arrived meanwhile went together after it.
+    expect(count.transactions).toBe(2);
+    expect(alone).toEqual([]);
+    const runIds = dues.map((d) => d.runId);
+    expect(await rows("SELECT DISTINCT status FROM runs WHERE id = ANY($1)", [runIds])).toEqual([{ status: "completed" }]);
+    expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_by = 'engine-test'", [runIds])).toEqual([{ n: 20 }]);
+    expect(await rows("SELECT topic FROM outbox WHERE run_id = ANY($1) AND sent_at IS NULL", [runIds])).toEqual([]);
+    // One timer.fired and one run.completed on each run's timeline.
+    expect(await rows("SELECT type, count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type IN ('timer.fired', 'run.completed') GROUP BY type ORDER BY type", [runIds])).toEqual([
+      { type: "run.completed", n: 20 },
+      { type: "timer.fired", n: 20 },
+    ]);
+  });
+
+  it("answers each job for itself in a batch: fired, not yet due and in how long, an old wake number, a job that came twice", async () => {
+    const [lead, due, early, old, twice] = await Promise.all([waiting(-1), waiting(-1), waiting(30), waiting(-1), waiting(-1)]);
+    if (!lead || !due || !early || !old || !twice) throw new Error("setup");
+    const firer = new TimerFirer({ db: t.db, graphs: new GraphCache(), actor: "engine-test", alone: fireAloneNever });
+    const [, ...results] = await Promise.all([lead, due, early, { ...old, wake: old.wake + 1 }, twice, twice].map((d) => firer.fire(d)));
+
+    expect(results[0]).toEqual({ kind: "fired", runId: due.runId });
+    expect(results[1]).toMatchObject({ kind: "not_due" });
+    const inMs = (results[1] as Extract<FireResult, { kind: "not_due" }>).inMs;
+    expect(inMs).toBeGreaterThan(25_000);
+    expect(inMs).toBeLessThanOrEqual(30_000);
+    expect(results[2]).toEqual({ kind: "stale" }); // a wake number the timer does not have: never fired
+    expect(results.slice(3)).toEqual([{ kind: "fired", runId: twice.runId }, { kind: "stale" }]);
+    expect(await rows("SELECT run_id, fired_at IS NOT NULL AS fired FROM timers WHERE run_id = ANY($1) ORDER BY run_id", [[early.runId, old.runId]])).toEqual(
+      [early, old].map((d) => ({ run_id: d.runId, fired: false })).sort((a, b) => (a.run_id < b.run_id ? -1 : 1)),
+    );
+    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [twice.runId])).toEqual([{ n: 1 }]);
+  });
+
+  it("a batch whose transaction throws keeps nothing, and each of its timers goes through the path alone", async () => {
+    const dues = await Promise.all(Array.from({ length: 4 }, () => waiting(-1)));
+    // The walk of a batch reads each run's graph through the cache: broken here, as a run the walk cannot handle.
+    const broken = new GraphCache();
+    broken.get = async () => Promise.reject(new Error("this run's graph cannot be walked"));
+    const seen: { due: TimerDue; firedBefore: boolean }[] = [];
+    const firer = new TimerFirer({
+      db: t.db,
+      graphs: broken,
+      actor: "engine-test",
+      alone: async (d) => {
+        const [timer] = await rows("SELECT fired_at FROM timers WHERE id = $1", [d.timerId]);
+        seen.push({ due: d, firedBefore: timer.fired_at !== null });
+        const result = await fireTimer(t.db, d, "alone");
+        if (result.kind === "fired") await advanceRun(t.db, new GraphCache(), { orgId: d.orgId, runId: d.runId, reason: "timer_fired" });
+        return result;
+      },
+    });
+    const results = await Promise.all(dues.map((d) => firer.fire(d)));
+
+    expect(results).toEqual(dues.map((d) => ({ kind: "fired", runId: d.runId })));
+    expect(seen.map((s) => s.due.timerId).sort()).toEqual(dues.map((d) => d.timerId).sort());
+    expect(seen.every((s) => !s.firedBefore)).toBe(true); // the batch's firing rolled back with its walk
+    expect(await rows("SELECT DISTINCT fired_by FROM timers WHERE run_id = ANY($1)", [dues.map((d) => d.runId)])).toEqual([{ fired_by: "alone" }]);
+    expect(await rows("SELECT DISTINCT status FROM runs WHERE id = ANY($1)", [dues.map((d) => d.runId)])).toEqual([{ status: "completed" }]);
+  });
+});
+
+async function fireAloneNever(): Promise<FireResult> {
+  throw new Error("no batch here should fall back");
+}
