@@ -73,7 +73,7 @@ export class TimerFirer {
       await Promise.all(batch.map((w) => this.o.alone(w.due).then(w.resolve, w.reject)));
       return;
     }
-    batch.forEach((w, i) => w.resolve(results[i] as FireResult));
+    for (const [i, w] of batch.entries()) w.resolve(results[i] as FireResult);
   }
 }
 
