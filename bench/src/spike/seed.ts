@@ -137,7 +137,11 @@ export async function writeWaits(sql: pg.Client, orgs: SpikeOrg[], dueAt: string
 
 /**
  * The fast path's delayed jobs, as relayOnce publishes them (core/relay/relay.ts): the same queue, name, job id
- * (`<timer id>_<wake>`) and delay until due_at by the database clock.
+ * (`<timer id>_<wake>`) and delay until due_at by the database clock. In an order shuffled across organisations
+ * (by a digest of the timer id), as a relay publishes them when the waits begin over the weekend: the seed writes
+ * them organisation by organisation, and BullMQ hands out the jobs for one instant in the order they were added (a
+ * job added later ends its delay later), so publishing in the seed's order would put one organisation's timers at the
+ * front of every second's burst and another's at the back, an order no real sender produces.
  */
 export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefix: string): Promise<number> {
   const publisher = createPublisher({ redisUrl, prefix });
@@ -146,9 +150,9 @@ export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefi
   try {
     for (;;) {
       const { rows } = await sql.query(
-        `SELECT id, jsonb_build_object('orgId', org_id, 'runId', run_id, 'timerId', id, 'wake', wake, 'dueAt', due_at) AS payload,
+        `SELECT id, md5(id) AS shuffle, jsonb_build_object('orgId', org_id, 'runId', run_id, 'timerId', id, 'wake', wake, 'dueAt', due_at) AS payload,
                 GREATEST(0, EXTRACT(EPOCH FROM due_at - now()) * 1000)::float8 AS delay
-         FROM timers WHERE id > $1 ORDER BY id LIMIT 2000`,
+         FROM timers WHERE md5(id) > $1 ORDER BY md5(id) LIMIT 2000`,
         [after],
       );
       if (!rows.length) return published;
@@ -156,7 +160,7 @@ export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefi
         rows.map((r) => publisher.publish(queueForTopic("timer.due", r.payload), "timer.due", r.payload, { jobId: `${r.id}_1`, delayMs: r.delay })),
       );
       published += rows.length;
-      after = rows.at(-1).id;
+      after = rows.at(-1).shuffle;
     }
   } finally {
     await publisher.close();
