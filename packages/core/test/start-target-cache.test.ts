@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changeLifecycle } from "../src/automations/lifecycle";
 import { automationsFindStartTarget, startTargetGuard } from "../src/sql/automations";
 import { SignatureError } from "../src/start/signature";
+import { pruneDue, pruneEvery } from "../src/start/deliveries";
 import { type StartRequest, startRun } from "../src/start/start-run";
 import { revokePreviousTriggerCredentials, rotateTriggerCredential } from "../src/triggers/credentials";
 
@@ -147,6 +148,23 @@ describe("a kept start target", () => {
     const { version } = await publish(t.db, httpChainGraph("https://example.com/hook", 2), { automation: "kept" });
     expect(version).toBe(first.version + 1);
     expect((await signedStart(secret)).version).toBe(version);
+  });
+
+  it("counts a delivery once for the log's prune when its kept target was stale and it was read again", async () => {
+    const other = await publish(t.db, httpChainGraph("https://example.com/hook", 1), { automation: "prunes" });
+    const key = await rotateTriggerCredential(t.db, orgId, other.automationId, "signing_secret");
+    await revokePreviousTriggerCredentials(t.db, orgId, other.automationId, "signing_secret");
+    const delivery = { automationSlug: "prunes", delivery: { contentType: "application/json", bodyBytes: 10 } };
+    expect(await statementsOf(() => signedStart(key, delivery))).toEqual(["holdfast_start_target", expect.stringMatching(/^holdfast_delivery_start_s?p$/)]);
+    // A version published since: the next delivery's kept target is stale, and the delivery goes again on a fresh read.
+    await publish(t.db, httpChainGraph("https://example.com/hook", 2), { automation: "prunes" });
+    const fallback = await statementsOf(() => signedStart(key, delivery));
+    expect(fallback).toEqual([expect.stringMatching(/^holdfast_delivery_start_s?g$/), "holdfast_start_target", expect.stringMatching(/^holdfast_delivery_start_s?$/)]);
+    for (let i = 2; i < pruneEvery; i++) await signedStart(key, delivery);
+    // Eight deliveries counted eight times: the ninth prunes (the stale attempt counted as a delivery of its own
+    // made it nine, and the prune came a delivery late).
+    expect(await t.sql.query("SELECT count(*)::int AS n FROM trigger_deliveries WHERE automation_id = $1", [other.automationId])).toMatchObject({ rows: [{ n: pruneEvery }] });
+    expect(pruneDue(orgId, "prunes")).toBe(true);
   });
 
   it("judges the fingerprint and a signed timestamp in the statement, by the database clock", async () => {

@@ -112,13 +112,17 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   // The common start is one or two named statements on the client's pool (sqlOf): the read, when the target is not
   // kept, and holdfast_run_start.
   const sql = sqlOf(db);
+  // Whether this delivery prunes the log is decided once a request, so a kept start that falls back to a fresh read
+  // does not count the delivery twice (and skip the prune it was due).
+  let pruneDecided: boolean | undefined;
+  const prune = (orgId: string) => (pruneDecided ??= pruneDue(orgId, request.automationSlug));
   const keeps = options.keepTarget !== false && !request.test && !request.rerun;
   const kept = keeps ? startTargets.get(request.orgSlug, request.automationSlug) : undefined;
   if (kept) {
     // Anything the kept target leads to before its statement is sent (a refusal, a missing start key) is decided
     // again on a fresh read: a request is answered only by what the database says now.
     const attempt = { sent: false };
-    const started = await startFrom(db, sql, request, options, kept, attempt).catch((error: unknown) => {
+    const started = await startFrom(db, sql, request, options, kept, attempt, prune).catch((error: unknown) => {
       if (attempt.sent) throw error;
       return null;
     });
@@ -129,7 +133,7 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   const found = await automationsFindStartTarget(sql, request.orgSlug, request.automationSlug);
   if (!found.org) throw new NotFoundError("org_not_found", `organisation "${request.orgSlug}"`);
   if (!found.target) throw new NotFoundError("automation_not_found", `automation "${request.automationSlug}"`);
-  const started = await startFrom(db, sql, request, options, found.target, null);
+  const started = await startFrom(db, sql, request, options, found.target, null, prune);
   if (!started) throw new Error(`start of "${request.automationSlug}" found its fresh target stale`);
   if (keeps && started.oneStatement) startTargets.keep(request.orgSlug, request.automationSlug, found.target, readAt);
   return started.outcome;
@@ -147,6 +151,7 @@ async function startFrom(
   options: StartOptions,
   target: StartTarget,
   attempt: { sent: boolean } | null,
+  prune: (orgId: string) => boolean,
 ): Promise<{ outcome: StartOutcome; oneStatement: boolean } | null> {
   const kept = attempt !== null;
   // Credentials before anything else about the automation is revealed or written.
@@ -197,7 +202,7 @@ async function startFrom(
         contentType: request.delivery.contentType,
         bodyBytes: request.delivery.bodyBytes ?? 0,
         sampleIfNone: target.needsSample,
-        prune: pruneDue(target.orgId, request.automationSlug),
+        prune: prune(target.orgId),
       }
     : null;
 
