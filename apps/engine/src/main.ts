@@ -6,6 +6,7 @@ import {
   GraphCache,
   onShutdown,
   pollOutbox,
+  recordRunWork,
   requireSecretKey,
   type RunWake,
   type TimerDue,
@@ -60,8 +61,26 @@ async function fireAlone(due: TimerDue) {
   return result;
 }
 
-// The timers whose jobs arrive together are fired and their runs walked in one transaction (timers/fire-many.ts).
-const timers = new TimerFirer({ db, graphs, actor: id, max: env.TIMER_FIRE_BATCH_MAX, alone: fireAlone });
+// The timers whose jobs arrive together are fired and their runs walked in one transaction (engine/fire-timers.ts).
+// Each fired run's walk is a span of the run's trace, as a walk alone is (the batch's time).
+const timers = new TimerFirer({
+  db,
+  graphs,
+  actor: id,
+  max: env.TIMER_FIRE_BATCH_MAX,
+  alone: fireAlone,
+  walked: (due, walk, startedAt, endedAt) =>
+    recordRunWork(
+      "walk",
+      {
+        orgId: due.orgId,
+        runId: due.runId,
+        attributes: { "holdfast.wake_reason": "timer_fired", "holdfast.commands": walk.commands.join(",") || "none", "holdfast.run_status": walk.status },
+      },
+      startedAt,
+      endedAt,
+    ),
+});
 
 /** A timer's fast-path job: fire it (if due and current) and walk the run on at once. */
 async function handleTimer(data: unknown) {

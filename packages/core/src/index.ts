@@ -47,7 +47,7 @@ export { evaluate, type WalkContext } from "./walk/condition";
 export * from "./process";
 export { connectionFailureOf, isDatabaseUnreachable, Outages, unavailableRetryAfterSeconds, watchOutages, type OutageReporter, type Service } from "./ops/outage";
 export { fireTimer, recomputeTimers, timerWalkBackstopMs, type FireResult, type RecomputeReport } from "./timers/fire";
-export { TimerFirer } from "./timers/fire-many";
+export { TimerFirer } from "./engine/fire-timers";
 export { dueInstant, instantOf, isValidZone, spreadOffsetSeconds, waitRuleSchema, type WaitRule } from "./timers/schedule";
 export { instantFor, timerFor, zoneFor } from "./timers/plan";
 export { timersFireDueFairly, timersOverdue } from "./sql/timers";
@@ -149,6 +149,7 @@ export {
   traceAttr,
   traceProviderCall,
   traceRunWork,
+  recordRunWork,
   type AttemptSpan,
   type Tracing,
   type TracingEnv,

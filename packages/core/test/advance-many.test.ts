@@ -138,7 +138,7 @@ describe("walking the runs the due sweep fires, together", () => {
     await rows("UPDATE runs SET status = 'cancelled', finished_at = now() WHERE id = $1", [runId]);
     const before = await shape(runId);
     const results = await inTx(t.db, (tx) => advanceMany(tx, new GraphCache(), [{ orgId, runId }], "sweeper"));
-    expect(results).toEqual([{ commands: [], status: "cancelled" }]);
+    expect(results).toEqual([{ runId, commands: [], status: "cancelled" }]);
     expect(await shape(runId)).toEqual(before);
   });
 });

@@ -62,7 +62,12 @@ async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[],
  * approval holds it, then waits for the timer this transaction fired) is not waited for: it gets a run.wake for the
  * engine instead, so neither side waits on the other.
  */
-export async function advanceMany(tx: Tx, graphs: GraphCache, targets: { orgId: string; runId: string }[], actor: string): Promise<AdvanceResult[]> {
+export async function advanceMany(
+  tx: Tx,
+  graphs: GraphCache,
+  targets: { orgId: string; runId: string }[],
+  actor: string,
+): Promise<(AdvanceResult & { runId: string })[]> {
   if (targets.length === 0) return [];
   const runs = await runsLockForWalkMany(tx, targets);
   const locked = new Set(runs.map((r) => r.id));
@@ -81,9 +86,9 @@ export async function advanceMany(tx: Tx, graphs: GraphCache, targets: { orgId: 
   }
   await applyPlans(tx, plans, actor);
   return [
-    ...busy.map(() => ({ commands: [], status: "running" as const })),
-    ...runs.filter((r) => r.status !== "running").map((r) => ({ commands: [], status: r.status })),
-    ...plans.map((p) => ({ commands: p.commands.map((c) => c.type), status: statusAfter(p.commands) })),
+    ...busy.map((t) => ({ runId: t.runId, commands: [], status: "running" as const })),
+    ...runs.filter((r) => r.status !== "running").map((r) => ({ runId: r.id, commands: [], status: r.status })),
+    ...plans.map((p) => ({ runId: p.run.id, commands: p.commands.map((c) => c.type), status: statusAfter(p.commands) })),
   ];
 }
 

@@ -198,6 +198,16 @@ export async function traceRunWork<T>(
   }
 }
 
+/**
+ * A span of work on a run that is already done, from `startedAt` to `endedAt` (epoch ms): one run's part of a batch
+ * that walked many at once (the engine's batched timers), which has no function of its own to wrap.
+ */
+export function recordRunWork(name: string, run: { orgId: string; runId: string; attributes?: Attributes }, startedAt: number, endedAt: number): void {
+  if (!tracing) return;
+  const attributes: Attributes = { [traceAttr.org]: run.orgId, [traceAttr.run]: run.runId, ...run.attributes };
+  tracer().startSpan(name, { kind: SpanKind.INTERNAL, attributes, startTime: startedAt }, runContext(run.runId)).end(endedAt);
+}
+
 /** Tracing settings (the standard OpenTelemetry variables), validated with the rest of each app's environment. */
 export interface TracingEnv {
   OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;

@@ -52,7 +52,7 @@ export function timersFireIfDue(tx: Tx, timerId: string, wake: number | null, by
 
 /**
  * Fires each of these timers that is due by the database clock, unfired, and still at that wake number (the fast
- * path's batch, timers/fire-many.ts), in one statement, without run.wake rows: the caller walks the fired runs in the
+ * path's batch, engine/fire-timers.ts), in one statement, without run.wake rows: the caller walks the fired runs in the
  * same transaction. Rows are found by primary key and locked in id order, as the due sweep's are.
  */
 export function timersFireIfDueMany(tx: Tx, dues: { timerId: string; wake: number }[], by: string): Promise<FiredTimer[]> {

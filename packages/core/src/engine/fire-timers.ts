@@ -1,10 +1,10 @@
 import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../catalog";
 import { crashpoint } from "../crash";
-import { advanceMany } from "../engine/advance";
+import { type AdvanceResult, advanceMany } from "./advance";
 import { timersDueInMsMany, timersFireIfDueMany } from "../sql/timers";
 import type { GraphCache } from "../versions/graph-cache";
-import type { FireResult } from "./fire";
+import type { FireResult } from "../timers/fire";
 
 interface Waiting {
   due: TimerDue;
@@ -40,6 +40,8 @@ export class TimerFirer {
       parallel?: number;
       /** One timer on its own: the path a batch falls back to. */
       alone: (due: TimerDue) => Promise<FireResult>;
+      /** Each fired timer's walk once its batch committed, with the batch's start and end (epoch ms): its trace span. */
+      walked?: (due: TimerDue, walk: AdvanceResult, startedAt: number, endedAt: number) => void;
     },
   ) {
     this.max = o.max ?? 64;
@@ -65,7 +67,8 @@ export class TimerFirer {
   }
 
   private async run(batch: Waiting[]): Promise<void> {
-    let results: FireResult[];
+    let results: { result: FireResult; walk?: AdvanceResult }[];
+    const startedAt = Date.now();
     try {
       results = await fireAndWalk(this.o.db, this.o.graphs, batch.map((w) => w.due), this.o.actor);
       crashpoint("engine.after_commit");
@@ -73,12 +76,17 @@ export class TimerFirer {
       await Promise.all(batch.map((w) => this.o.alone(w.due).then(w.resolve, w.reject)));
       return;
     }
-    for (const [i, w] of batch.entries()) w.resolve(results[i] as FireResult);
+    const endedAt = Date.now();
+    for (const [i, w] of batch.entries()) {
+      const { result, walk } = results[i] as (typeof results)[number];
+      if (walk) this.o.walked?.(w.due, walk, startedAt, endedAt);
+      w.resolve(result);
+    }
   }
 }
 
 /** One batch: fire what is due, walk the fired runs on, and say for each timer what became of it. */
-async function fireAndWalk(db: Db, graphs: GraphCache, dues: TimerDue[], actor: string): Promise<FireResult[]> {
+async function fireAndWalk(db: Db, graphs: GraphCache, dues: TimerDue[], actor: string): Promise<{ result: FireResult; walk?: AdvanceResult }[]> {
   // A job that came twice in one batch: its timer is fired once, and the second asks finds it stale.
   const key = (d: { timerId: string; wake: number }) => `${d.timerId}:${d.wake}`;
   const unique = [...new Map(dues.map((d) => [key(d), d])).values()];
@@ -87,15 +95,16 @@ async function fireAndWalk(db: Db, graphs: GraphCache, dues: TimerDue[], actor: 
     const runOf = new Map(fired.map((f) => [key(f), f.runId]));
     const left = unique.filter((d) => !runOf.has(key(d)));
     const inMs = left.length ? await timersDueInMsMany(tx, left) : new Map<string, number>();
-    await advanceMany(tx, graphs, fired.map((f) => ({ orgId: f.orgId, runId: f.runId })), actor);
-    return dues.map((d): FireResult => {
+    const walks = new Map((await advanceMany(tx, graphs, fired.map((f) => ({ orgId: f.orgId, runId: f.runId })), actor)).map((w) => [w.runId, w]));
+    return dues.map((d) => {
       const runId = runOf.get(key(d));
       if (runId !== undefined) {
         runOf.delete(key(d));
-        return { kind: "fired", runId };
+        const walk = walks.get(runId);
+        return { result: { kind: "fired", runId }, ...(walk ? { walk } : {}) };
       }
       const ms = inMs.get(key(d));
-      return ms !== undefined && ms > 0 ? { kind: "not_due", inMs: ms } : { kind: "stale" };
+      return { result: ms !== undefined && ms > 0 ? { kind: "not_due", inMs: ms } : { kind: "stale" } };
     });
   });
 }

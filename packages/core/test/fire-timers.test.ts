@@ -5,7 +5,7 @@ import type { TimerDue } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";
 import { startRun } from "../src/start/start-run";
 import { type FireResult, fireTimer } from "../src/timers/fire";
-import { TimerFirer } from "../src/timers/fire-many";
+import { TimerFirer } from "../src/engine/fire-timers";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 
@@ -70,8 +70,17 @@ describe("the fast path's batched firing (TimerFirer)", () => {
     await rows("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
     const { db, count } = counted(t.db);
     const alone: TimerDue[] = [];
-    const firer = new TimerFirer({ db, graphs: new GraphCache(), actor: "engine-test", alone: async (d) => (alone.push(d), { kind: "stale" }) });
+    const walked: [string, string][] = [];
+    const firer = new TimerFirer({
+      db,
+      graphs: new GraphCache(),
+      actor: "engine-test",
+      alone: async (d) => (alone.push(d), { kind: "stale" }),
+      walked: (d, walk) => walked.push([d.runId, walk.status]),
+    });
     const results = await Promise.all(dues.map((d) => firer.fire(d)));
+    // Each fired run's walk is told (its trace span), with what the walk left it at.
+    expect(walked.sort()).toEqual(dues.map((d): [string, string] => [d.runId, "completed"]).sort());
 
     expect(results).toEqual(dues.map((d) => ({ kind: "fired", runId: d.runId })));
     // The first went at once, alone in its batch; the 19 that arrived meanwhile went together after it.
