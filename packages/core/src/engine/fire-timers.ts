@@ -79,15 +79,20 @@ export class TimerFirer {
     const endedAt = Date.now();
     for (const [i, w] of batch.entries()) {
       const { result, walk } = results[i] as (typeof results)[number];
-      if (walk) this.o.walked?.(w.due, walk, startedAt, endedAt);
       w.resolve(result);
+      // What the hook does (a trace span) never holds back the jobs' answers.
+      if (walk) {
+        try {
+          this.o.walked?.(w.due, walk, startedAt, endedAt);
+        } catch {}
+      }
     }
   }
 }
 
 /** One batch: fire what is due, walk the fired runs on, and say for each timer what became of it. */
 async function fireAndWalk(db: Db, graphs: GraphCache, dues: TimerDue[], actor: string): Promise<{ result: FireResult; walk?: AdvanceResult }[]> {
-  // A job that came twice in one batch: its timer is fired once, and the second asks finds it stale.
+  // A job that came twice in one batch: its timer is fired once, and the second job finds it stale.
   const key = (d: { timerId: string; wake: number }) => `${d.timerId}:${d.wake}`;
   const unique = [...new Map(dues.map((d) => [key(d), d])).values()];
   return inTx(db, async (tx) => {
