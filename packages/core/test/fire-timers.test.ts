@@ -6,8 +6,8 @@ import { advanceRun } from "../src/engine/advance";
 import { startRun } from "../src/start/start-run";
 import { type FireResult, fireTimer } from "../src/timers/fire";
 import { TimerFirer } from "../src/engine/fire-timers";
-import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
+import { waitGraph } from "./sweeper/bed";
 
 let t: TestDatabase;
 let orgId: string;
@@ -15,21 +15,8 @@ const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).r
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  ({ orgId } = await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds: 3600 }, spreadSeconds: 0 } },
-        { id: "e", kind: "end" },
-      ],
-      edges: [
-        { from: "t", to: "pause" },
-        { from: "pause", to: "e" },
-      ],
-    }),
-    { automation: "pause" },
-  ));
+  // trigger -> an hour's wait -> end, the sweeper tests' automation.
+  ({ orgId } = await publish(t.db, waitGraph(), { automation: "pause" }));
 });
 afterAll(() => t?.drop());
 
