@@ -77,11 +77,12 @@ function runGroup(
       let again = false;
       let soon = false;
       const due = services.filter((s) => (dueAt.get(s.name) ?? 0) <= now);
-      const started = performance.now();
       // The database part of every due service that has one, in one transaction: an idle tick is one commit.
       const looked = due.some((s) => s.split) && state.holds() ? await lookTogether(o.ctx, due) : new Map<string, Looked>();
       for (const s of due) {
         if (o.signal.aborted || !state.holds()) break;
+        // Its interval counts from its own turn in the tick (its act; its look went with the others' at the start).
+        const started = performance.now();
         let full = false;
         let next = s.intervalMs;
         try {
