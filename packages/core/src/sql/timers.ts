@@ -294,10 +294,7 @@ export async function timersUnfiredCountForStep(tx: Tx, stepId: string): Promise
 
 /** How long until the timer is due (0 when due), if it is still this wake-up's and unfired; undefined otherwise. */
 export async function timersDueInMs(tx: Tx, timerId: string, wake: number): Promise<number | undefined> {
-  const rows = await tx.$queryRaw<{ ms: number }[]>`
-    SELECT GREATEST(0, EXTRACT(EPOCH FROM due_at - now()) * 1000)::float8 AS ms
-    FROM timers WHERE id = ${timerId} AND fired_at IS NULL AND wake = ${wake}::int`;
-  return rows[0]?.ms;
+  return (await timersDueInMsMany(tx, [{ timerId, wake }])).get(`${timerId}:${wake}`);
 }
 
 /** A timer as the run page shows it. */
