@@ -621,7 +621,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb) RETURNS jsonb
+CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) RETURNS jsonb
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -630,8 +630,14 @@ DECLARE
   -- An array grown in place (PL/pgSQL appends to an expanded array), made JSON once: jsonb || jsonb copied the whole
   -- answer list at every item.
   answers jsonb[] := '{}';
+  takers integer[] := '{}';
+  i integer := 0;
+  took jsonb;
+  step jsonb;
+  k integer := 0;
 BEGIN
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
+    i := i + 1;
     BEGIN
       answer := holdfast_step_settle(
         item->>'stepId', (item->>'token')::int, item->>'worker', item->>'status', item->'output', item->'error',
@@ -640,9 +646,22 @@ BEGIN
     EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
       answer := '{"changed": false}'::jsonb;
     END;
-    answers := answers || COALESCE(answer, '{"changed": false}'::jsonb);
+    answer := COALESCE(answer, '{"changed": false}'::jsonb);
+    answers := answers || answer;
+    IF (item->>'take')::boolean AND (answer->>'changed')::boolean AND jsonb_typeof(answer->'claimed') IS DISTINCT FROM 'object' THEN
+      takers := takers || i;
+    END IF;
   END LOOP;
-  RETURN to_jsonb(answers);
+  IF p_take IS NULL OR cardinality(takers) = 0 THEN
+    RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', false, 'taken', 0, 'more', false);
+  END IF;
+  took := holdfast_steps_take_ready(p_take->>'lane', cardinality(takers), p_take->>'worker', (p_take->>'leaseMs')::float8,
+                                    ARRAY(SELECT jsonb_array_elements_text(p_take->'effectKinds')));
+  FOR step IN SELECT value FROM jsonb_array_elements(took->'claimed') LOOP
+    k := k + 1;
+    answers[takers[k]] := answers[takers[k]] || jsonb_build_object('taken', step);
+  END LOOP;
+  RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', true, 'taken', took->'taken', 'more', took->'more');
 END;
 $$;
 
@@ -1798,8 +1817,8 @@ GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, 
 GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_worker;
 
-GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb) TO holdfast_worker;
+GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) TO holdfast_worker;

@@ -5,6 +5,7 @@ import {
   notifyApproval,
   onShutdown,
   pollOutbox,
+  ReadyDemand,
   requireSecretKey,
   sleep,
   Slots,
@@ -32,6 +33,13 @@ const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, appli
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
 await requireSecretKey(db, log);
 
+// Both ways a step arrives share the lane's slots: a BullMQ job waits for one, a step taken from the outbox (on a
+// NOTIFY, or by a settle batch for the slot its settle frees) only uses a free one or the one it is given, so no more
+// than `concurrency` steps run at once and a claim never waits for a hot-path connection.
+const slots = new Slots(lane.concurrency);
+// Whether the lane is owed a look for due first steps: the LISTEN take's and the settle batches' (redis wake-ups only).
+const readyDemand = env.WAKEUPS === "redis" && env.LISTEN_DISPATCH === "on" ? new ReadyDemand(slots) : undefined;
+
 const runner = new StepRunner({
   db,
   sql,
@@ -42,6 +50,7 @@ const runner = new StepRunner({
   outages,
   ...(env.LOCAL_DISPATCH_MAX_CHAIN > 0 ? { localDispatch: { maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } } : {}),
   settleBatch: { max: env.SETTLE_BATCH_MAX, parallel: env.SETTLE_BATCH_PARALLEL, crowd: env.SETTLE_BATCH_CROWD },
+  ...(readyDemand ? { readyDemand } : {}),
 });
 
 function parse(data: unknown) {
@@ -92,16 +101,13 @@ if (env.WAKEUPS === "poll") {
   };
 } else {
   await checkRedis(env.REDIS_URL);
-  // Both ways a step arrives share the lane's slots: a BullMQ job waits for one, a step taken on a NOTIFY only uses a
-  // free one, so no more than `concurrency` steps run at once and a claim never waits for a hot-path connection.
-  const slots = new Slots(lane.concurrency);
-  const direct =
-    env.LISTEN_DISPATCH === "on"
+  const direct = readyDemand
       ? takeReadySteps({
           take: (limit) => runner.takeReady(limit),
           connect: () => createListenClient(env.DATABASE_URL, `holdfast-lane-${lane.name}-listen`),
           lane: lane.name,
           slots,
+          demand: readyDemand,
           log,
           outages,
           run: (step) => runner.run(step),

@@ -12,7 +12,10 @@ let skip = Number(process.env.HOLDFAST_CRASH_SKIP ?? 0);
 export const crashPoints = [
   "start.after_commit",
   "relay.after_publish",
-  /** After a lane worker took step.ready rows from the outbox on a NOTIFY (marked sent), before it claimed them. */
+  /**
+   * After a lane worker took step.ready rows from the outbox (marked sent) and claimed their steps, on a NOTIFY or in
+   * a settle batch's commit, before it ran them.
+   */
   "worker.after_take",
   "worker.after_claim",
   "worker.before_settle",

@@ -235,6 +235,7 @@ export { outboxChannel, readyChannel } from "./sql/outbox";
 export { listenChannels } from "./ops/listen";
 export { Slots } from "./steps/slots";
 export { takeReadySteps } from "./steps/ready-listener";
+export { ReadyDemand } from "./steps/ready-demand";
 export { organisationsCount } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
 export { automationVersionsMarkPublished } from "./sql/automation-versions";

@@ -5,7 +5,9 @@ import { effectKinds } from "../src/kinds/registry";
 import { createLogger } from "../src/log";
 import { type ClaimedStep, type RunSettleRequest, stepsClaimIfLeaseFree, stepsSettleManyIfToken } from "../src/sql/steps";
 import { startRun } from "../src/start/start-run";
+import { ReadyDemand } from "../src/steps/ready-demand";
 import { SettleBatcher } from "../src/steps/settle-batch";
+import { Slots } from "../src/steps/slots";
 import { GraphCache } from "../src/versions/graph-cache";
 
 // Group commit of settles: many steps of many runs in one statement and one commit, each fenced by its own attempt.
@@ -69,7 +71,7 @@ describe("settles of many runs in one statement", () => {
         rows: { steps: [], events: [{ orgId: c.orgId, runId: c.runId, type: "run.completed" }], outbox: [], finish: { status: "completed", error: null }, advanced: [], claim: null },
       },
     };
-    const results = await stepsSettleManyIfToken(t.sql, [done(a, { from: "a" }), done(b, { from: "b" }), staleWithPlan, done(d, { from: "d" })]);
+    const { results } = await stepsSettleManyIfToken(t.sql, [done(a, { from: "a" }), done(b, { from: "b" }), staleWithPlan, done(d, { from: "d" })]);
     expect(results.map((r) => r.changed)).toEqual([true, false, false, true]);
     expect(await rows("SELECT id, status, output, attempt FROM steps WHERE id = ANY($1) ORDER BY id", [[a.id, b.id, c.id, d.id]])).toEqual(
       [
@@ -85,15 +87,92 @@ describe("settles of many runs in one statement", () => {
     const [xa, xd] = await writers([a.id, d.id]);
     expect(xa).toBe(xd);
     // The newer attempt still settles afterwards.
-    const [later] = await stepsSettleManyIfToken(t.sql, [{ ...done(cNewer, { from: "c2" }), worker: "w2" }]);
+    const [later] = (await stepsSettleManyIfToken(t.sql, [{ ...done(cNewer, { from: "c2" }), worker: "w2" }])).results;
     expect(later?.changed).toBe(true);
   });
 
   it("answers in the requests' order whatever order the runs lock in", async () => {
     const steps = await Promise.all(Array.from({ length: 6 }, () => claimedStep()));
-    const results = await stepsSettleManyIfToken(t.sql, steps.map((s, i) => done(s, { i })));
+    const { results } = await stepsSettleManyIfToken(t.sql, steps.map((s, i) => done(s, { i })));
     expect(results.every((r) => r.changed)).toBe(true);
     for (const [i, s] of steps.entries()) expect(await rows("SELECT output FROM steps WHERE id = $1", [s.id])).toEqual([{ output: { i } }]);
+  });
+});
+
+describe("a batch takes first steps for the slots it frees", () => {
+  const take = { lane: "io", worker: "w1", leaseMs: 30_000, effectKinds: effectKinds() };
+  /** A run started: its first step ready and its step.ready row due in the outbox, as a start leaves them. */
+  async function started(): Promise<{ runId: string; stepId: string }> {
+    const headers = { "webhook-id": `evt_${++n}`, "webhook-timestamp": null, "webhook-signature": null };
+    const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: { n }, headers, via: "test", auth: { kind: "operator" } });
+    const [{ id }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND status = 'ready'", [runId]);
+    return { runId, stepId: id };
+  }
+
+  it("one step to each settle that asked and freed its slot, claimed in the batch's commit; not to a stale one or one that did not ask", async () => {
+    const [a, b, c, d] = await Promise.all([claimedStep(), claimedStep(), claimedStep(), claimedStep()]);
+    if (!a || !b || !c || !d) throw new Error("claims");
+    await takeOver(d);
+    await t.sql.query("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    const waiting = [await started(), await started(), await started()];
+    const { results, looked, taken, more } = await stepsSettleManyIfToken(
+      t.sql,
+      [
+        { ...done(a, { from: "a" }), take: true },
+        { ...done(b, { from: "b" }), take: true },
+        done(c, { from: "c" }),
+        { ...done(d, { from: "stale" }), take: true },
+      ],
+      take,
+    );
+    expect(results.map((r) => [r.changed, r.taken !== undefined])).toEqual([
+      [true, true],
+      [true, true],
+      [true, false],
+      [false, false],
+    ]);
+    // The two oldest due rows, their steps claimed by this worker (attempt 1) and their rows marked sent; the third
+    // is left, and the answer says so.
+    expect({ looked, taken, more }).toEqual({ looked: true, taken: 2, more: true });
+    const got = results.flatMap((r) => (r.taken ? [r.taken] : []));
+    expect(got.map((s) => s.id).sort()).toEqual(waiting.slice(0, 2).map((w) => w.stepId).sort());
+    expect(got.map((s) => [s.attempt, s.lane, s.runSteps.length])).toEqual([
+      [1, "io", 1],
+      [1, "io", 1],
+    ]);
+    expect(await rows("SELECT DISTINCT status, owner FROM steps WHERE id = ANY($1)", [got.map((s) => s.id)])).toEqual([{ status: "running", owner: "w1" }]);
+    expect(await rows("SELECT payload->>'stepId' AS step FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL")).toEqual([{ step: waiting[2]?.stepId }]);
+    // One transaction: the settles and the claims were written at one instant.
+    expect(new Set(await writers([a.id, b.id, c.id, ...got.map((s) => s.id)])).size).toBe(1);
+  });
+
+  it("takes nothing when no settle freed a slot, and says it did not look", async () => {
+    const [a] = await Promise.all([claimedStep()]);
+    if (!a) throw new Error("claims");
+    await t.sql.query("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    const waiting = await started();
+    const answer = await stepsSettleManyIfToken(t.sql, [done(a, {})], take);
+    expect({ looked: answer.looked, taken: answer.taken }).toEqual({ looked: false, taken: 0 });
+    expect(await rows("SELECT status FROM steps WHERE id = $1", [waiting.stepId])).toEqual([{ status: "ready" }]);
+  });
+
+  it("a failed batch takes nothing: each settle goes alone and the first steps stay for another take", async () => {
+    const [first, a, b] = await Promise.all([claimedStep(), claimedStep(), claimedStep()]);
+    if (!first || !a || !b) throw new Error("claims");
+    await t.sql.query("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    const waiting = await started();
+    const slots = new Slots(4);
+    const demand = new ReadyDemand(slots);
+    demand.notified();
+    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1, take: { params: () => take, demand } });
+    // A retry without its step.ready row is refused by the settle function with an error (not a stale attempt).
+    const bad: RunSettleRequest = { step: b, worker: "w1", status: "ready", delayMs: 10, take: true };
+    // The first goes alone (and asks nothing); the other two wait for it and go together, and that batch fails.
+    const outcomes = await Promise.allSettled([batcher.settle(done(first, {})), batcher.settle({ ...done(a, {}), take: true }), batcher.settle(bad)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect(batcher.stats).toEqual({ settles: 3, statements: 2, fallbacks: 1, taken: 0 });
+    expect(await rows("SELECT status FROM steps WHERE id = $1", [waiting.stepId])).toEqual([{ status: "ready" }]);
+    expect(demand.isOwed).toBe(true);
   });
 });
 
@@ -103,7 +182,7 @@ describe("the settle batcher (group commit)", () => {
     const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1 });
     const results = await Promise.all(steps.map((s, i) => batcher.settle(done(s, { i }))));
     expect(results.every((r) => r.changed)).toBe(true);
-    expect(batcher.stats).toEqual({ settles: 5, statements: 2, fallbacks: 0 });
+    expect(batcher.stats).toEqual({ settles: 5, statements: 2, fallbacks: 0, taken: 0 });
     const x = await writers(steps.map((s) => s.id));
     expect(new Set(x).size).toBe(2);
   });
@@ -113,17 +192,17 @@ describe("the settle batcher (group commit)", () => {
     const waitForCrowd = new SettleBatcher(t.sql, { max: 32, parallel: 2, crowd: 4 });
     await Promise.all(few.map((s) => waitForCrowd.settle(done(s, {}))));
     // 1 alone; the other 2 (fewer than 4) waited for it and went together: 2 statements, not 3.
-    expect(waitForCrowd.stats).toEqual({ settles: 3, statements: 2, fallbacks: 0 });
+    expect(waitForCrowd.stats).toEqual({ settles: 3, statements: 2, fallbacks: 0, taken: 0 });
     const many = await Promise.all(Array.from({ length: 6 }, () => claimedStep()));
     const crowded = new SettleBatcher(t.sql, { max: 32, parallel: 2, crowd: 4 });
     await Promise.all(many.map((s) => crowded.settle(done(s, {}))));
     // 1 alone; when the fourth is waiting (a crowd), those four go as a second batch beside the first; the last waits
     // for one of them to return.
-    expect(crowded.stats).toEqual({ settles: 6, statements: 3, fallbacks: 0 });
+    expect(crowded.stats).toEqual({ settles: 6, statements: 3, fallbacks: 0, taken: 0 });
     const eager = new SettleBatcher(t.sql, { max: 32, parallel: 2, crowd: 1 });
     await Promise.all((await Promise.all(Array.from({ length: 3 }, () => claimedStep()))).map((s) => eager.settle(done(s, {}))));
     // crowd 1 (the behaviour before): the second settle opens the second batch at once, alone; the third waits.
-    expect(eager.stats).toEqual({ settles: 3, statements: 3, fallbacks: 0 });
+    expect(eager.stats).toEqual({ settles: 3, statements: 3, fallbacks: 0, taken: 0 });
   });
 
   it("caps a batch at max", async () => {
@@ -131,7 +210,7 @@ describe("the settle batcher (group commit)", () => {
     const batcher = new SettleBatcher(t.sql, { max: 3, parallel: 1 });
     await Promise.all(steps.map((s) => batcher.settle(done(s, {}))));
     // 1 alone, then 3 and 3.
-    expect(batcher.stats).toEqual({ settles: 7, statements: 3, fallbacks: 0 });
+    expect(batcher.stats).toEqual({ settles: 7, statements: 3, fallbacks: 0, taken: 0 });
   });
 
   it("when a batch fails as a whole, settles each alone: the good ones commit, the bad one fails by itself", async () => {

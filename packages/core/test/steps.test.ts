@@ -5,7 +5,9 @@ import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { requestCancel } from "../src/runs/cancel";
 import { type ClaimedStep, type RunSettleRequest, stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsSettleIfToken } from "../src/sql/steps";
+import { ReadyDemand } from "../src/steps/ready-demand";
 import { SettleBatcher } from "../src/steps/settle-batch";
+import { Slots } from "../src/steps/slots";
 import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
 import { sweepOnce } from "../src/sweeper/sweep";
@@ -314,6 +316,65 @@ describe("local dispatch", () => {
     expect(await rows("SELECT attempt, worker, data FROM run_events WHERE run_id = $1 AND type = 'step.claimed' ORDER BY id DESC LIMIT 1", [runId])).toEqual([
       { attempt: 1, worker: "w1", data: { iteration: 1 } },
     ]);
+  });
+});
+
+describe("a slot whose run finished runs a first step its settle took", () => {
+  /** Runs started (first steps ready, their step.ready rows due), nothing else left due in the outbox. */
+  async function startedRuns(count: number): Promise<string[]> {
+    await t.sql.query("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "flow", rawBody: "{}", body: {}, headers: headers(`evt_${++n}`), via: "test", auth: { kind: "operator" } });
+      ids.push(runId);
+    }
+    return ids;
+  }
+  const runner = (demand: ReadyDemand, maxChain = 100) =>
+    new StepRunner({ db: t.db, graphs, worker: "w1", lane: lanes.io, log, localDispatch: { maxChain }, settleBatch: { max: 32, parallel: 1 }, readyDemand: demand });
+  const statuses = async (runIds: string[]) => (await rows("SELECT status FROM runs WHERE id = ANY($1)", [runIds])).map((r) => r.status);
+
+  it("while a look is owed: one slot runs every waiting run to its end, each first step taken by the settle before it", async () => {
+    const runIds = await startedRuns(3);
+    const demand = new ReadyDemand(new Slots(4));
+    demand.notified();
+    const r = runner(demand);
+    const [first] = (await r.takeReady(1)).claimed;
+    if (!first) throw new Error("nothing taken");
+    // 3 runs of 2 steps in one slot: the first step taken by the listener's take, the others chained or taken.
+    expect(await r.run(first)).toMatchObject({ kind: "settled", chained: 5 });
+    expect(await statuses(runIds)).toEqual(["completed", "completed", "completed"]);
+    expect(r.settles?.stats).toMatchObject({ settles: 6, taken: 2 });
+    // The last settle looked and found nothing due: the look is answered, so no take of the listener's follows.
+    expect(demand.isOwed).toBe(false);
+    expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL")).toEqual([{ n: 0 }]);
+    // Each taken step's claim is on its run's timeline, by this worker, attempt 1.
+    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'step.claimed' AND worker = 'w1' AND attempt = 1", [runIds])).toEqual([
+      { n: 6 },
+    ]);
+  });
+
+  it("takes nothing when no look is owed, when a queue job waits for a slot, or past the chain's bound", async () => {
+    for (const setup of ["not owed", "a job waiting", "chain bound"] as const) {
+      const [own, other] = await startedRuns(2);
+      const slots = new Slots(1);
+      const demand = new ReadyDemand(slots);
+      if (setup !== "not owed") demand.notified();
+      let job: Promise<void> | undefined;
+      if (setup === "a job waiting") {
+        await slots.acquire();
+        job = slots.acquire();
+      }
+      const r = runner(demand, setup === "chain bound" ? 1 : 100);
+      const [first] = (await r.takeReady(1)).claimed;
+      if (!first || !own || !other) throw new Error("nothing taken");
+      expect(await r.run(first), setup).toMatchObject({ kind: "settled", chained: 1 });
+      expect(await statuses([own]), setup).toEqual(["completed"]);
+      expect(await statuses([other]), setup).toEqual(["running"]);
+      expect(r.settles?.stats.taken, setup).toBe(0);
+      slots.release();
+      await job;
+    }
   });
 });
 

@@ -218,8 +218,11 @@ export interface SettleRequest {
   effect?: { orgId: string; key: string; owner: string; result: unknown; error: unknown; release?: boolean } | null;
 }
 
-/** A settle that knows its step's run (a batch sorts by it). */
-export type RunSettleRequest = SettleRequest & { step: Pick<ClaimedStep, "id" | "attempt" | "runId"> };
+/**
+ * A settle that knows its step's run (a batch sorts by it). `take`: if it claims no next step, its slot may run a
+ * first step the batch takes (stepsSettleManyIfToken).
+ */
+export type RunSettleRequest = SettleRequest & { step: Pick<ClaimedStep, "id" | "attempt" | "runId">; take?: boolean };
 
 export interface SettleResult {
   /** false: a newer attempt holds the step (the fence refused the write). */
@@ -229,6 +232,8 @@ export interface SettleResult {
   steps?: { id: string; nodeId: string; lane: LaneName }[];
   /** The next step, already claimed by this worker (local dispatch). */
   claimed?: ClaimedStep | null;
+  /** A first step of another run, taken from the outbox and claimed for this worker in the settle's commit. */
+  taken?: ClaimedStep;
   /**
    * The walk's rows named another run (HF005 from holdfast_rows_insert, a defect of the applier): none was written,
    * and the step settled without them, its run left to the engine's walk (a run.wake), which writes from the run it locks.
@@ -280,24 +285,48 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
 }
 
 /**
+ * A settle batch's take (holdfast_step_settle_many's second argument): the lane's due first steps claimed for the
+ * slots the batch frees, in the batch's commit.
+ */
+export interface TakeAfterSettle {
+  lane: string;
+  worker: string;
+  leaseMs: number;
+  effectKinds: readonly string[];
+}
+
+/**
  * Group commit: settles many steps in one statement and one commit (holdfast_step_settle_many), each fenced by its
  * own attempt exactly as stepsSettleIfToken would: a stale one answers `changed: false` and its neighbours settle.
  * The items go sorted by run, so concurrent batches lock runs in one order. Answers come back in the requests' order.
+ * With `take`, each request that asked to (`take: true`), settled and claimed no next step may come back with a first
+ * step of the lane taken from the outbox and claimed for the worker (`taken`), in the same commit; `more` says the
+ * take filled every such slot and saw another due row.
  * Any error other than a stale attempt fails the whole batch, nothing of it committed: the caller settles one by one.
  */
-export async function stepsSettleManyIfToken(sql: Sql, requests: RunSettleRequest[]): Promise<SettleResult[]> {
+export async function stepsSettleManyIfToken(
+  sql: Sql,
+  requests: RunSettleRequest[],
+  take?: TakeAfterSettle | null,
+): Promise<{ results: SettleResult[]; looked: boolean; taken: number; more: boolean }> {
   const order = requests.map((r, i) => ({ r, i })).sort((x, y) => (x.r.step.runId < y.r.step.runId ? -1 : x.r.step.runId > y.r.step.runId ? 1 : x.i - y.i));
-  const { rows } = await sql.query<{ result: RawSettle[] }>({
+  const { rows } = await sql.query<{ result: { answers: (RawSettle & { taken?: RawClaim })[]; looked: boolean; taken: number; more: boolean } }>({
     name: "holdfast_step_settle_many",
-    text: "SELECT holdfast_step_settle_many($1::jsonb) AS result",
-    values: [JSON.stringify(order.map(({ r }) => settleArguments(r)))],
+    text: "SELECT holdfast_step_settle_many($1::jsonb, $2::jsonb) AS result",
+    values: [
+      JSON.stringify(order.map(({ r }) => ({ ...settleArguments(r), ...(take && r.take ? { take: true } : {}) }))),
+      take ? JSON.stringify({ lane: take.lane, worker: take.worker, leaseMs: take.leaseMs, effectKinds: take.effectKinds }) : null,
+    ],
   });
-  const answers = rows[0]?.result ?? [];
+  const result = rows[0]?.result;
+  const answers = result?.answers ?? [];
   const results: SettleResult[] = new Array(requests.length);
   order.forEach(({ r, i }, k) => {
-    results[i] = settleResult(r, answers[k]);
+    const answer = answers[k];
+    const settled = settleResult(r, answer);
+    results[i] = answer?.taken && settled.changed ? { ...settled, taken: fromRawClaim(answer.taken) } : settled;
   });
-  return results;
+  return { results, looked: result?.looked ?? false, taken: result?.taken ?? 0, more: result?.more ?? false };
 }
 
 /** A settle's arguments by name (holdfast_step_settle's, in order; holdfast_step_settle_many's items). */

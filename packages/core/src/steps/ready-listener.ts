@@ -5,6 +5,7 @@ import { listenChannels } from "../ops/listen";
 import type { OutageReporter } from "../ops/outage";
 import { readyChannel } from "../sql/outbox";
 import type { ClaimedStep } from "../sql/steps";
+import { ReadyDemand } from "./ready-demand";
 import type { Slots } from "./slots";
 
 /**
@@ -16,6 +17,9 @@ import type { Slots } from "./slots";
  * notification, when a slot frees after one came while all were busy, and after every (re)subscription.
  * Starters with a Redis connection announce first steps on Redis instead of NOTIFY (queue/wake.ts): `bus` subscribes
  * to those announcements and answers them the same way; the LISTEN stays for every other writer of step.ready rows.
+ * Whether a look is owed is `demand`'s, shared with the worker's settle batches: while every slot is busy, a batch
+ * whose settles free slots takes for them in its own commit (steps/settle-batch.ts), and this take runs only when a
+ * slot is free with a look still owed.
  */
 export function takeReadySteps(opts: {
   /**
@@ -26,6 +30,8 @@ export function takeReadySteps(opts: {
   connect: () => ListenClient;
   lane: string;
   slots: Slots;
+  /** Whether a look is owed (shared with the runner's settle batches); the listener's own when absent. */
+  demand?: ReadyDemand;
   log: Logger;
   outages?: OutageReporter;
   /** Runs a claimed step (and what it chains into) to its settle. */
@@ -33,7 +39,7 @@ export function takeReadySteps(opts: {
   /** Subscribes to the lane's announcements on Redis; `onWake` after every message and (re)subscription. */
   bus?: (onWake: () => void) => { close(): Promise<void> };
 }): { close(): Promise<void>; taken(): number } {
-  let owed = false; // a notification (or a resubscription) not yet answered by a take
+  const demand = opts.demand ?? new ReadyDemand(opts.slots);
   let pumping = false;
   let closed = false;
   let taken = 0;
@@ -48,11 +54,11 @@ export function takeReadySteps(opts: {
   };
   const pumpOnce = async (): Promise<void> => {
     try {
-      while (owed && !closed) {
+      while (demand.isOwed && !closed) {
         let held = 0;
         while (opts.slots.tryAcquire()) held++;
         if (held === 0) return; // a freed slot calls again while owed
-        owed = false;
+        const mark = demand.mark();
         let rows: ClaimedStep[];
         let rowsTaken: number;
         let more: boolean;
@@ -60,7 +66,7 @@ export function takeReadySteps(opts: {
           ({ taken: rowsTaken, claimed: rows, more } = await opts.take(held));
         } catch (error) {
           for (let i = 0; i < held; i++) opts.slots.release();
-          owed = true; // the next notification, resubscription or freed slot tries again; the relay is the backstop
+          demand.failed(); // the next notification, resubscription or freed slot tries again; the relay is the backstop
           if (!opts.outages?.report(error)) opts.log.error({ err: error }, "taking ready steps from the outbox failed; the relay will deliver them");
           return;
         }
@@ -69,8 +75,9 @@ export function takeReadySteps(opts: {
         if (rows.length > 0) crashpoint("worker.after_take");
         for (let i = rows.length; i < held; i++) opts.slots.release();
         // Every slot filled and more due: take again as slots free. (Not after a take that filled fewer: rows it
-        // skipped are another take's, and looking again at once would spin until that one commits.)
-        if (rowsTaken === held && more) owed = true;
+        // skipped are another take's, and looking again at once would spin until that one commits.) A notification
+        // that came while the take was on its way is owed still.
+        demand.answered(mark, rowsTaken === held && more);
         taken += rows.length;
         for (const step of rows) {
           const p = opts
@@ -92,11 +99,11 @@ export function takeReadySteps(opts: {
   };
 
   const wanted = () => {
-    owed = true;
+    demand.notified();
     void pump();
   };
   const unsubscribe = opts.slots.onFreed(() => {
-    if (owed) void pump();
+    if (demand.isOwed) void pump();
   });
   const listener = listenChannels({
     connect: opts.connect,

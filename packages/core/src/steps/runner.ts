@@ -27,6 +27,7 @@ import {
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
 import { storable } from "../json";
+import type { ReadyDemand } from "./ready-demand";
 import { settlementFor, type StepOutcome } from "./retry";
 import { SettleBatcher } from "./settle-batch";
 
@@ -94,11 +95,20 @@ export class StepRunner {
        * flight go in one statement and one commit. Absent: each settle is its own statement.
        */
       settleBatch?: { max: number; parallel: number; crowd?: number };
+      /**
+       * First-step dispatch by LISTEN (steps/ready-listener.ts) owes its lane a look: with local dispatch and batched
+       * settles, a settle that chains into no next step may take a first step for its slot in its batch's commit.
+       */
+      readyDemand?: ReadyDemand;
     },
   ) {
     this.lane = deps.lane ?? lanes.io;
     this.sql = deps.sql ?? prismaSql(deps.db);
-    this.settles = deps.settleBatch && deps.settleBatch.max > 1 ? new SettleBatcher(this.sql, deps.settleBatch) : null;
+    const take =
+      deps.readyDemand && deps.localDispatch
+        ? { demand: deps.readyDemand, params: () => ({ lane: this.lane.name, worker: deps.worker, leaseMs: this.lane.leaseMs, effectKinds: effectKinds() }) }
+        : null;
+    this.settles = deps.settleBatch && deps.settleBatch.max > 1 ? new SettleBatcher(this.sql, { ...deps.settleBatch, take }) : null;
   }
 
   private readonly sql: Sql;
@@ -222,6 +232,8 @@ export class StepRunner {
       request.effect = effect;
       if (outcome.kind === "done" && outcome.skipped) request.event = { type: "step.skipped", data: { reason: outcome.skipped.reason } };
       if (request.status === "ready" || request.status === "parked") request.retry = stepReady(step);
+      // A slot that will not chain may run a first step its batch takes (a park settles alone, never in a batch).
+      if (request.status !== "parked" && mayChain && !this.stopping && this.settles?.mayTake()) request.take = true;
       if (request.status === "done" || request.status === "failed") {
         // The walk after this step as the applier's rows; with local dispatch the next step on this lane comes claimed.
         const chain = mayChain && !this.stopping && this.deps.localDispatch;
@@ -250,7 +262,9 @@ export class StepRunner {
                 : "failed";
       if (settled.walkRefused) slog.error({ result: kind }, "the walk after this step named another run and was refused (HF005); the engine walks the run instead");
       slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
-      return { result: { kind }, error: request.error, ...(settled.claimed ? { next: settled.claimed } : {}) };
+      // The next step: this run's, claimed by the walk (local dispatch), or another run's first, taken by the batch.
+      const next = settled.claimed ?? settled.taken;
+      return { result: { kind }, error: request.error, ...(next ? { next } : {}) };
     } finally {
       clearInterval(heartbeat);
       this.inFlight.delete(step.id);

@@ -1,5 +1,7 @@
 import type { Sql } from "@holdfast/db";
-import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSettleManyIfToken } from "../sql/steps";
+import { crashpoint } from "../crash";
+import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSettleManyIfToken, type TakeAfterSettle } from "../sql/steps";
+import type { ReadyDemand } from "./ready-demand";
 
 /**
  * Group commit for a lane worker's settles. A settle that finds no batch in flight goes at once, alone (no added
@@ -8,12 +10,15 @@ import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSett
  * a batch answers `changed: false` alone. If a batch fails as a whole (nothing of it committed: a deadlock, a lost
  * connection), each of its settles is tried alone, so one bad item never costs its neighbours their settle. A park
  * (a step that waits for a person or a connection) always settles alone: it locks what it waits for first.
+ * With `take`, a batch also fills the slots it frees: its settles that asked to (`take: true`) and claimed no next step
+ * may each come back with a first step of the lane, taken from the outbox and claimed in the batch's commit, for the
+ * slot to run next (`taken`). It takes only while `demand` says a look is owed, and its answer answers that look.
  */
 export class SettleBatcher {
   private waiting: { request: RunSettleRequest; onSend: () => void; resolve: (r: SettleResult) => void; reject: (e: unknown) => void }[] = [];
   private inFlight = 0;
   /** Settles and statements so far (the worker's log and the bench read them). */
-  readonly stats = { settles: 0, statements: 0, fallbacks: 0 };
+  readonly stats = { settles: 0, statements: 0, fallbacks: 0, taken: 0 };
 
   constructor(
     private readonly sql: Sql,
@@ -23,8 +28,15 @@ export class SettleBatcher {
       parallel: number;
       /** While a batch is in flight, another opens only once this many settles wait (1: as soon as one does). */
       crowd?: number;
+      /** First steps taken for the slots a batch frees (the lane's, for this worker), while `demand` owes a look. */
+      take?: { params: () => TakeAfterSettle; demand: ReadyDemand } | null;
     },
   ) {}
+
+  /** Whether a settle may ask to run a taken first step in its slot now (`take` on its request). */
+  mayTake(): boolean {
+    return this.options.take?.demand.settleMayTake() ?? false;
+  }
 
   /** `onSend` is called as the settle's statement goes out (the caller's lease heartbeat stops there). */
   settle(request: RunSettleRequest, onSend: () => void = () => {}): Promise<SettleResult> {
@@ -56,14 +68,26 @@ export class SettleBatcher {
     this.stats.settles += batch.length;
     this.stats.statements += 1;
     for (const b of batch) b.onSend();
-    if (batch.length === 1) {
+    const take = this.options.take && batch.some((b) => b.request.take) ? this.options.take : null;
+    if (batch.length === 1 && !take) {
       const [one] = batch as [(typeof batch)[number]];
       await stepsSettleIfToken(this.sql, one.request).then(one.resolve, one.reject);
       return;
     }
+    const mark = take?.demand.mark() ?? 0;
     let results: SettleResult[];
     try {
-      results = await stepsSettleManyIfToken(this.sql, batch.map((b) => b.request));
+      let looked: boolean;
+      let taken: number;
+      let more: boolean;
+      ({ results, looked, taken, more } = await stepsSettleManyIfToken(this.sql, batch.map((b) => b.request), take?.params()));
+      if (take && looked) take.demand.answered(mark, more);
+      if (taken > 0) {
+        this.stats.taken += results.filter((r) => r.taken).length;
+        // Taken rows are marked sent and their steps claimed by this worker: a death from here leaves them running
+        // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
+        crashpoint("worker.after_take");
+      }
     } catch {
       // Nothing of the batch committed: each settle alone, each fenced by its attempt as before.
       this.stats.fallbacks += 1;

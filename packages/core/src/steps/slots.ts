@@ -14,6 +14,11 @@ export class Slots {
     return Math.max(0, this.size - this.used - this.waiting.length);
   }
 
+  /** Callers of `acquire` waiting for a slot. */
+  get waiters(): number {
+    return this.waiting.length;
+  }
+
   tryAcquire(): boolean {
     if (this.used >= this.size || this.waiting.length > 0) return false;
     this.used++;
