@@ -152,6 +152,52 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
   }, testTimeout);
 });
 
+describe("crash point worker.after_settle_take", () => {
+  it(`kills the lane worker ${cycles} times right after a settle batch took first steps: every run completes, each step settled once`, async () => {
+    const name = "after-settle-take";
+    const seeded = await publish(t.db, httpChainGraph(target.url, stepsPerRun), { automation: name });
+    const prefix = createTestPrefix();
+    prefixes.push(prefix);
+    // Two slots and a slow provider against a run started every 50 ms: first steps wait while both slots are busy, so
+    // the settles that end a run take them in their batch. The relay leaves them to the worker (a long grace), so no
+    // queue job waits for a slot, which would stop those takes.
+    const env = { ...envFor(prefix.prefix), LANE_CONCURRENCY: "2", RELAY_STEP_READY_GRACE_MS: "60000" };
+    target.behave({ delayMs: 40, failFirst: 0, delayFirstOnly: false });
+    const apps = await startProcesses(env, { app: "lane-worker", point: "worker.after_settle_take" });
+    const crashing = apps.find((a) => a.name === "lane-worker") as AppProcess;
+    let runIds: string[] = [];
+    try {
+      runIds = await startUntilKilled(crashing, cycles, (n) => startOne(name, { n }, `${name}-${n}`), {
+        everyMs: 50,
+        timeoutMs: 60_000 + cycles * 4_000,
+        what: `${cycles} kills at worker.after_settle_take`,
+      });
+      target.behave({ delayMs: 0, failFirst: 0, delayFirstOnly: false });
+      await waitFor(
+        async () => {
+          const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
+          return rows[0].n === runIds.length;
+        },
+        90_000,
+        "every run to complete",
+      ).catch(async (error) => {
+        const { rows } = await t.sql.query("SELECT id, status FROM runs WHERE id = ANY($1) AND status <> 'completed'", [runIds]);
+        throw new Error(`${error.message}\nunfinished: ${JSON.stringify(rows)}\n${apps.map((a) => a.output().slice(-1500)).join("\n---\n")}`);
+      });
+      expect(crashing.kills()).toBe(cycles);
+      const extraAttempts = await assertAllSettledOnce(seeded.automationId, runIds);
+      // The taken steps died claimed: their leases lapsed and another attempt ran them.
+      expect(extraAttempts).toBeGreaterThanOrEqual(1);
+      const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'step.lease_expired'", [runIds]);
+      expect(rows[0].n).toBeGreaterThanOrEqual(cycles);
+      report["worker.after_settle_take"] = { kills: crashing.kills(), runs: runIds.length, extraAttempts, repeatedCalls: 0 };
+    } finally {
+      target.behave({ delayMs: 0, failFirst: 0, delayFirstOnly: false });
+      await Promise.all(apps.map((a) => a.stop()));
+    }
+  }, testTimeout);
+});
+
 describe("crash point start.after_commit", () => {
   it(`kills the starting process ${cycles} times after its commit; the runs still complete and a retry finds them`, async () => {
     const name = "start-after-commit";

@@ -12,11 +12,10 @@ let skip = Number(process.env.HOLDFAST_CRASH_SKIP ?? 0);
 export const crashPoints = [
   "start.after_commit",
   "relay.after_publish",
-  /**
-   * After a lane worker took step.ready rows from the outbox (marked sent) and claimed their steps, on a NOTIFY or in
-   * a settle batch's commit, before it ran them.
-   */
+  /** After a lane worker took step.ready rows from the outbox on a NOTIFY (marked sent, their steps claimed). */
   "worker.after_take",
+  /** After a settle batch committed with first steps it took for the slots it freed (claimed), before they ran. */
+  "worker.after_settle_take",
   "worker.after_claim",
   "worker.before_settle",
   /** While an effect's provider call is in flight (HOLDFAST_CRASH_DURING_MS after it began). */

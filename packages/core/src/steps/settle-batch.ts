@@ -86,7 +86,7 @@ export class SettleBatcher {
         this.stats.taken += results.filter((r) => r.taken).length;
         // Taken rows are marked sent and their steps claimed by this worker: a death from here leaves them running
         // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
-        crashpoint("worker.after_take");
+        crashpoint("worker.after_settle_take");
       }
     } catch {
       // Nothing of the batch committed: each settle alone, each fenced by its attempt as before.
