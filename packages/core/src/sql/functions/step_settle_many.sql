@@ -12,9 +12,10 @@
 -- own: at peak every slot is busy, and without this each start's first step waited for a slot to free and a take
 -- of its own.
 -- Returns {"answers": [the answers in the items' order], "looked": whether it took (p_take given and a slot to fill),
--- "taken": rows taken, "more": whether the take saw another due row after taking its limit}. The caller sends the items sorted by run, so two batches lock their runs in one order;
--- any other error fails the whole batch (nothing of it committed, the take's rows included) and the caller settles
--- its items one by one. Called by sql/steps.ts (stepsSettleManyIfToken).
+-- "taken": rows taken, "more": whether the take saw another due row after taking its limit}. The caller sends the
+-- items sorted by run, so two batches lock their runs in one order; any other error fails the whole batch (nothing
+-- of it committed, the take's rows included) and the caller settles its items one by one. Called by sql/steps.ts
+-- (stepsSettleManyIfToken).
 -- History (prisma/migrations, never edited): 20261203170000_settle_takes (the second argument).
 CREATE OR REPLACE FUNCTION holdfast_step_settle_many(p_items jsonb, p_take jsonb)
  RETURNS jsonb
