@@ -76,6 +76,21 @@ async function startProcesses(env: Record<string, string>, crash?: { app: string
   return apps;
 }
 
+/** Waits for every run to complete; if they do not, fails naming the unfinished ones with the processes' last output. */
+async function allCompleted(runIds: string[], apps: AppProcess[]) {
+  await waitFor(
+    async () => {
+      const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
+      return rows[0].n === runIds.length;
+    },
+    90_000,
+    "every run to complete",
+  ).catch(async (error) => {
+    const { rows } = await t.sql.query("SELECT id, status FROM runs WHERE id = ANY($1) AND status <> 'completed'", [runIds]);
+    throw new Error(`${error.message}\nunfinished: ${JSON.stringify(rows)}\n${apps.map((a) => a.output().slice(-1500)).join("\n---\n")}`);
+  });
+}
+
 async function assertAllSettledOnce(automationId: string, runIds: string[]) {
   const q = async (sql: string, p: unknown[]) => (await t.sql.query(sql, p)).rows;
   const runs = await q("SELECT status FROM runs WHERE id = ANY($1)", [runIds]);
@@ -120,17 +135,7 @@ describe.each(Object.keys(victim) as Point[])("crash point %s", (point) => {
         timeoutMs: 60_000 + cycles * 4_000,
         what: `${cycles} kills at ${point}`,
       });
-      await waitFor(
-        async () => {
-          const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
-          return rows[0].n === runIds.length;
-        },
-        90_000,
-        "every run to complete",
-      ).catch(async (error) => {
-        const { rows } = await t.sql.query("SELECT id, status FROM runs WHERE id = ANY($1) AND status <> 'completed'", [runIds]);
-        throw new Error(`${error.message}\nunfinished: ${JSON.stringify(rows)}\n${apps.map((a) => a.output().slice(-1500)).join("\n---\n")}`);
-      });
+      await allCompleted(runIds, apps);
       expect(crashing.kills()).toBe(cycles);
       const extraAttempts = await assertAllSettledOnce(seeded.automationId, runIds);
       const repeatedCalls = [...target.calls.entries()].filter(([k, n]) => runIds.some((r) => k.startsWith(r)) && n > 1).length;
@@ -173,17 +178,7 @@ describe("crash point worker.after_settle_take", () => {
         what: `${cycles} kills at worker.after_settle_take`,
       });
       target.behave({ delayMs: 0, failFirst: 0, delayFirstOnly: false });
-      await waitFor(
-        async () => {
-          const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]);
-          return rows[0].n === runIds.length;
-        },
-        90_000,
-        "every run to complete",
-      ).catch(async (error) => {
-        const { rows } = await t.sql.query("SELECT id, status FROM runs WHERE id = ANY($1) AND status <> 'completed'", [runIds]);
-        throw new Error(`${error.message}\nunfinished: ${JSON.stringify(rows)}\n${apps.map((a) => a.output().slice(-1500)).join("\n---\n")}`);
-      });
+      await allCompleted(runIds, apps);
       expect(crashing.kills()).toBe(cycles);
       const extraAttempts = await assertAllSettledOnce(seeded.automationId, runIds);
       // The taken steps died claimed: their leases lapsed and another attempt ran them.

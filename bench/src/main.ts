@@ -1,4 +1,4 @@
-// pnpm bench [--quick] [--runs N] [--in-flight N] [--rounds N] [--profile DIR] [--skip-peers] [--only ROWS]: the race, Holdfast beside DBOS
+// pnpm bench [--quick] [--runs N] [--in-flight N] [--rounds N] [--profile DIR] [--skip-peers] [--only ROWS] [--half-rate R]: the race, Holdfast beside DBOS
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600] [--queue working|lost]: the 09:00 spike (spike/main.ts).
 // pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     all: { type: "boolean", default: false },
     queue: { type: "string" },
     rounds: { type: "string" },
+    "half-rate": { type: "string" },
   },
 });
 const quick = values.quick;
@@ -177,9 +178,15 @@ if (!quick) {
   );
   await show("Holdfast http, 2 lane workers", () => holdfastRow({ label: `Holdfast http x${steps}, 2 lane workers`, step: "http", runs, steps, inFlight, laneWorkers: 2 }, env));
   await show("Holdfast http, sweep only", () => holdfastRow({ label: `Holdfast http x${steps}, sweep only`, step: "http", runs, steps, inFlight, laneWorkers: 1, sweepOnly: true }, env));
+  // --half-rate R: the open-loop rows at R runs/s instead of half the peak row's (to compare commits at one rate).
+  const halfRate = values["half-rate"] ? Number(values["half-rate"]) : undefined;
+  if (halfRate !== undefined && !(halfRate > 0)) {
+    console.error(`--half-rate takes runs a second above 0 (got "${values["half-rate"]}")`);
+    process.exit(2);
+  }
   const peak = mainRow("Holdfast", "http");
-  if (peak) {
-    const half = Math.max(1, peak.runsPerSec / 2);
+  if (peak || halfRate) {
+    const half = halfRate ?? Math.max(1, (peak as RaceResult).runsPerSec / 2);
     await show("Holdfast http, half peak", () =>
       holdfastRow(
         { label: `Holdfast http x${steps}, half peak (${fmt(half, 1)}/s)`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half },
