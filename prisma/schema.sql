@@ -655,8 +655,9 @@ BEGIN
   IF p_take IS NULL OR cardinality(takers) = 0 THEN
     RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', false, 'taken', 0, 'more', false);
   END IF;
+  -- A row whose run another transaction holds is left for another take (this statement holds its settles' runs).
   took := holdfast_steps_take_ready(p_take->>'lane', cardinality(takers), p_take->>'worker', (p_take->>'leaseMs')::float8,
-                                    ARRAY(SELECT jsonb_array_elements_text(p_take->'effectKinds')));
+                                    ARRAY(SELECT jsonb_array_elements_text(p_take->'effectKinds')), true);
   FOR step IN SELECT value FROM jsonb_array_elements(took->'claimed') LOOP
     k := k + 1;
     answers[takers[k]] := answers[takers[k]] || jsonb_build_object('taken', step);
@@ -665,7 +666,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) RETURNS jsonb
+CREATE FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) RETURNS jsonb
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -673,6 +674,7 @@ DECLARE
   claimed jsonb;
   steps jsonb := '[]'::jsonb;
   taken integer := 0;
+  busy integer := 0;
   more boolean := false;
 BEGIN
   FOR o IN
@@ -682,18 +684,26 @@ BEGIN
       ORDER BY available_at, id
       LIMIT p_limit
       FOR UPDATE SKIP LOCKED
-    ), sent AS (
-      UPDATE outbox SET sent_at = now() FROM due WHERE outbox.id = due.id RETURNING due.payload
     )
-    SELECT payload FROM sent ORDER BY payload->>'runId', payload->>'stepId'
+    SELECT id, payload FROM due ORDER BY payload->>'runId', payload->>'stepId'
   LOOP
+    IF p_skip_busy_runs THEN
+      PERFORM 1 FROM runs WHERE id = (SELECT run_id FROM steps WHERE id = o.payload->>'stepId') FOR SHARE SKIP LOCKED;
+      IF NOT FOUND THEN
+        busy := busy + 1;
+        CONTINUE;
+      END IF;
+    END IF;
+    UPDATE outbox SET sent_at = now() WHERE id = o.id;
     taken := taken + 1;
     claimed := holdfast_step_claim(o.payload->>'stepId', p_worker, p_lease_ms, NULL, p_effect_kinds);
     IF claimed IS NOT NULL THEN
       steps := steps || jsonb_build_array(claimed);
     END IF;
   END LOOP;
-  IF taken = p_limit THEN
+  IF busy > 0 THEN
+    more := true;
+  ELSIF taken = p_limit THEN
     -- (This statement sees the rows it marked sent; a row another take has locked but not sent yet counts.)
     more := EXISTS (
       SELECT 1 FROM outbox
@@ -1820,8 +1830,8 @@ GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token intege
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_worker;
 
-GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[]) TO holdfast_worker;
+GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_worker;
 
 REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
 

@@ -156,6 +156,33 @@ describe("a batch takes first steps for the slots it frees", () => {
     expect(await rows("SELECT status FROM steps WHERE id = $1", [waiting.stepId])).toEqual([{ status: "ready" }]);
   });
 
+  it("leaves a first step whose run another transaction holds for another take, without waiting for that run", async () => {
+    const [a] = await Promise.all([claimedStep()]);
+    if (!a) throw new Error("claims");
+    await t.sql.query("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
+    const held = await started();
+    const free = await started();
+    // Another transaction holds the first run (as a batch settling one of its steps, or the engine walking it, would).
+    const other = await t.sql.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT 1 FROM runs WHERE id = $1 FOR UPDATE", [held.runId]);
+      const b = await claimedStep();
+      await t.sql.query("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL AND payload->>'stepId' NOT IN ($1, $2)", [held.stepId, free.stepId]);
+      const answer = await Promise.race([
+        stepsSettleManyIfToken(t.sql, [{ ...done(a, {}), take: true }, { ...done(b, {}), take: true }], take),
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the take waited for the held run")), 5_000)),
+      ]);
+      // The free run's step was taken; the held run's row is left unsent, and the answer says a look is still owed.
+      expect({ looked: answer.looked, taken: answer.taken, more: answer.more }).toEqual({ looked: true, taken: 1, more: true });
+      expect(answer.results.flatMap((r) => (r.taken ? [r.taken.id] : []))).toEqual([free.stepId]);
+      expect(await rows("SELECT payload->>'stepId' AS step FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL")).toEqual([{ step: held.stepId }]);
+    } finally {
+      await other.query("ROLLBACK");
+      other.release();
+    }
+  });
+
   it("a failed batch takes nothing: each settle goes alone and the first steps stay for another take", async () => {
     const [first, a, b] = await Promise.all([claimedStep(), claimedStep(), claimedStep()]);
     if (!first || !a || !b) throw new Error("claims");
@@ -164,13 +191,17 @@ describe("a batch takes first steps for the slots it frees", () => {
     const slots = new Slots(4);
     const demand = new ReadyDemand(slots);
     demand.notified();
-    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1, take: { params: () => take, demand } });
+    const fallbacks: number[] = [];
+    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1, take: { params: () => take, demand }, onFallback: (_e, n) => fallbacks.push(n) });
     // A retry without its step.ready row is refused by the settle function with an error (not a stale attempt).
     const bad: RunSettleRequest = { step: b, worker: "w1", status: "ready", delayMs: 10, take: true };
-    // The first goes alone (and asks nothing); the other two wait for it and go together, and that batch fails.
+    // The first goes alone (and asks nothing); the other two wait for it and go together, and that batch fails. Before
+    // it is sent, a listener's take answers the look (as one that skipped the rows the batch's take locked would).
+    void Promise.resolve().then(() => demand.answered(demand.mark(), false));
     const outcomes = await Promise.allSettled([batcher.settle(done(first, {})), batcher.settle({ ...done(a, {}), take: true }), batcher.settle(bad)]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
     expect(batcher.stats).toEqual({ settles: 3, statements: 2, fallbacks: 1, taken: 0 });
+    expect(fallbacks).toEqual([1]);
     expect(await rows("SELECT status FROM steps WHERE id = $1", [waiting.stepId])).toEqual([{ status: "ready" }]);
     expect(demand.isOwed).toBe(true);
   });

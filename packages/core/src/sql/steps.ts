@@ -152,7 +152,7 @@ export async function stepsTakeReady(
 ): Promise<{ taken: number; claimed: ClaimedStep[]; more: boolean }> {
   const { rows } = await sql.query<{ taken: { taken: number; claimed: RawClaim[]; more?: boolean } | null }>({
     name: "holdfast_steps_take_ready",
-    text: "SELECT holdfast_steps_take_ready($1::text, $2::int, $3::text, $4::float8, $5::text[]) AS taken",
+    text: "SELECT holdfast_steps_take_ready($1::text, $2::int, $3::text, $4::float8, $5::text[], false) AS taken",
     values: [lane, limit, worker, leaseMs, effectKinds],
   });
   const taken = rows[0]?.taken;

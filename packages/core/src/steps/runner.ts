@@ -108,7 +108,9 @@ export class StepRunner {
       deps.readyDemand && deps.localDispatch
         ? { demand: deps.readyDemand, params: () => ({ lane: this.lane.name, worker: deps.worker, leaseMs: this.lane.leaseMs, effectKinds: effectKinds() }) }
         : null;
-    this.settles = deps.settleBatch && deps.settleBatch.max > 1 ? new SettleBatcher(this.sql, { ...deps.settleBatch, take }) : null;
+    const onFallback = (error: unknown, fallbacks: number) =>
+      deps.log.warn({ err: error, fallbacks }, "a settle batch failed as a whole; its settles went one by one");
+    this.settles = deps.settleBatch && deps.settleBatch.max > 1 ? new SettleBatcher(this.sql, { ...deps.settleBatch, take, onFallback }) : null;
   }
 
   private readonly sql: Sql;
@@ -124,6 +126,7 @@ export class StepRunner {
   /** Stop chaining into new steps (shutdown): steps in hand finish, their successors go through the queue. */
   stopChaining(): void {
     this.stopping = true;
+    this.settles?.stopTaking();
   }
 
   /** Takes up to `limit` due step.ready rows of this lane from the outbox and claims their steps, in one commit. */

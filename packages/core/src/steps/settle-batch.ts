@@ -30,12 +30,21 @@ export class SettleBatcher {
       crowd?: number;
       /** First steps taken for the slots a batch frees (the lane's, for this worker), while `demand` owes a look. */
       take?: { params: () => TakeAfterSettle; demand: ReadyDemand } | null;
+      /** A batch failed as a whole and its settles went alone (called on the first and every hundredth). */
+      onFallback?: (error: unknown, fallbacks: number) => void;
     },
   ) {}
 
+  private stopped = false;
+
   /** Whether a settle may ask to run a taken first step in its slot now (`take` on its request). */
   mayTake(): boolean {
-    return this.options.take?.demand.settleMayTake() ?? false;
+    return !this.stopped && (this.options.take?.demand.settleMayTake() ?? false);
+  }
+
+  /** Takes no more first steps (the worker is shutting down); settles go on as before. */
+  stopTaking(): void {
+    this.stopped = true;
   }
 
   /** `onSend` is called as the settle's statement goes out (the caller's lease heartbeat stops there). */
@@ -68,7 +77,8 @@ export class SettleBatcher {
     this.stats.settles += batch.length;
     this.stats.statements += 1;
     for (const b of batch) b.onSend();
-    const take = this.options.take && batch.some((b) => b.request.take) ? this.options.take : null;
+    // No take once the worker stops chaining (shutdown): steps taken now would only wait out their leases.
+    const take = this.options.take && !this.stopped && batch.some((b) => b.request.take) ? this.options.take : null;
     if (batch.length === 1 && !take) {
       const [one] = batch as [(typeof batch)[number]];
       await stepsSettleIfToken(this.sql, one.request).then(one.resolve, one.reject);
@@ -88,9 +98,14 @@ export class SettleBatcher {
         // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
         crashpoint("worker.after_settle_take");
       }
-    } catch {
-      // Nothing of the batch committed: each settle alone, each fenced by its attempt as before.
+    } catch (error) {
+      // Nothing of the batch committed: each settle alone, each fenced by its attempt as before. Its take committed
+      // nothing either: the rows it had locked are due again, and a listener's take that skipped them meanwhile may
+      // have found the lane answered, so a look is owed again.
       this.stats.fallbacks += 1;
+      take?.demand.failed();
+      // Said on the first and every hundredth: during a deploy, a worker of the release before fails every batch.
+      if (this.stats.fallbacks % 100 === 1) this.options.onFallback?.(error, this.stats.fallbacks);
       await Promise.all(batch.map((b) => stepsSettleIfToken(this.sql, b.request).then(b.resolve, b.reject)));
       return;
     }

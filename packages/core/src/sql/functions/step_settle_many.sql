@@ -7,8 +7,9 @@
 -- its neighbours settle.
 -- Then, when p_take is given ({"lane","worker","leaseMs","effectKinds"}), the slots the batch frees are filled in the
 -- same commit: as many of the lane's due step.ready rows as items that asked to take, settled (changed) and claimed
--- no next step are taken and their steps claimed (holdfast_steps_take_ready, after every settle, so the claims come
--- after the settles' run locks), one to each such item's answer as "taken". A first step then costs no commit of its
+-- no next step are taken and their steps claimed (holdfast_steps_take_ready, after every settle, skipping a row whose
+-- run another transaction holds: this statement already holds its settles' runs, and waiting for one more out of
+-- order could make two batches wait on each other), one to each such item's answer as "taken". A first step then costs no commit of its
 -- own: at peak every slot is busy, and without this each start's first step waited for a slot to free and a take
 -- of its own.
 -- Returns {"answers": [the answers in the items' order], "looked": whether it took (p_take given and a slot to fill),
@@ -52,8 +53,9 @@ BEGIN
   IF p_take IS NULL OR cardinality(takers) = 0 THEN
     RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', false, 'taken', 0, 'more', false);
   END IF;
+  -- A row whose run another transaction holds is left for another take (this statement holds its settles' runs).
   took := holdfast_steps_take_ready(p_take->>'lane', cardinality(takers), p_take->>'worker', (p_take->>'leaseMs')::float8,
-                                    ARRAY(SELECT jsonb_array_elements_text(p_take->'effectKinds')));
+                                    ARRAY(SELECT jsonb_array_elements_text(p_take->'effectKinds')), true);
   FOR step IN SELECT value FROM jsonb_array_elements(took->'claimed') LOOP
     k := k + 1;
     answers[takers[k]] := answers[takers[k]] || jsonb_build_object('taken', step);
