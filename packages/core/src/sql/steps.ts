@@ -315,7 +315,7 @@ export async function stepsSettleManyIfToken(
     text: "SELECT holdfast_step_settle_many($1::jsonb, $2::jsonb) AS result",
     values: [
       JSON.stringify(order.map(({ r }) => ({ ...settleArguments(r), ...(take && r.take ? { take: true } : {}) }))),
-      take ? JSON.stringify({ lane: take.lane, worker: take.worker, leaseMs: take.leaseMs, effectKinds: take.effectKinds }) : null,
+      take ? JSON.stringify(take) : null,
     ],
   });
   const result = rows[0]?.result;

@@ -17,9 +17,9 @@ import type { Slots } from "./slots";
  * notification, when a slot frees after one came while all were busy, and after every (re)subscription.
  * Starters with a Redis connection announce first steps on Redis instead of NOTIFY (queue/wake.ts): `bus` subscribes
  * to those announcements and answers them the same way; the LISTEN stays for every other writer of step.ready rows.
- * Whether a look is owed is `demand`'s, shared with the worker's settle batches: while every slot is busy, a batch
- * whose settles free slots takes for them in its own commit (steps/settle-batch.ts), and this take runs only when a
- * slot is free with a look still owed.
+ * Whether a look is owed is `demand`'s, shared with the worker's settle batches: a batch whose settles free slots
+ * takes for them in its own commit while a look is owed (steps/settle-batch.ts), and this take runs only when a slot
+ * is free with a look still owed.
  */
 export function takeReadySteps(opts: {
   /**
