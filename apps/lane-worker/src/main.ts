@@ -16,7 +16,7 @@ import {
   watchOutages,
   workerId,
 } from "@holdfast/core";
-import { createDb, createListenClient, createPool } from "@holdfast/db";
+import { createDb, createListenClient, createPool, openPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames, subscribeReady } from "@holdfast/queue";
 import { env, lane } from "./env";
 
@@ -29,7 +29,7 @@ const tracing = await startTracing({ app: "lane-worker", env, log, instanceId: i
 // Lost connections are said once per outage by the watch; both pools and the queue client reconnect by themselves.
 const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
 const onConnectionError = (error: Error) => void outages.report(error);
-const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
+const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, keepOpen: true, applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
 const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
 await requireSecretKey(db, log);
 
@@ -51,6 +51,12 @@ const runner = new StepRunner({
   ...(env.LOCAL_DISPATCH_MAX_CHAIN > 0 ? { localDispatch: { maxChain: env.LOCAL_DISPATCH_MAX_CHAIN } } : {}),
   settleBatch: { max: env.SETTLE_BATCH_MAX, parallel: env.SETTLE_BATCH_PARALLEL, crowd: env.SETTLE_BATCH_CROWD },
   ...(readyDemand ? { readyDemand } : {}),
+});
+
+// Every hot-path connection open, and its statements planned, before the first step: not on the first steps of a
+// freshly started worker (a deploy), each of which would wait ~20 ms for a connection of its own.
+await openPool(sql, lane.concurrency + 1, (connection) => runner.warm(connection)).catch((error: unknown) => {
+  if (!outages.report(error)) log.warn({ err: error }, "could not open the hot path's connections ahead; they open as steps need them");
 });
 
 function parse(data: unknown) {

@@ -73,11 +73,33 @@ export interface Sql {
   query<R = Record<string, unknown>>(statement: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: R[] }>;
 }
 
-export function createPool(connectionString: string, options: DbOptions = {}): pg.Pool & Sql {
-  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" });
+export function createPool(connectionString: string, options: DbOptions & { keepOpen?: boolean } = {}): pg.Pool & Sql {
+  const max = options.poolSize ?? 10;
+  // keepOpen: no idle connection is closed (pg-pool closes those above `min` after 10 s idle), so a step after a quiet
+  // spell does not wait for a new connection and its first statements' planning.
+  const pool = new pg.Pool({ connectionString, max, ...(options.keepOpen ? { min: max } : {}), application_name: options.applicationName ?? "holdfast" });
   // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process.
   pool.on("error", options.onConnectionError ?? (() => {}));
   return pool;
+}
+
+/**
+ * Opens every connection of `pool` now, all at once, and runs `warm` on each (the hot path's statements, so each
+ * connection has them parsed and planned), instead of on the first steps that find no idle connection: a new
+ * connection costs a server process and its first statements' planning, about 20 ms here (docs/performance.md).
+ * A failure is the caller's to log: the pool then opens connections as they are asked for, as it would anyway.
+ */
+export async function openPool(pool: pg.Pool, size: number, warm: (connection: Sql) => Promise<unknown>): Promise<void> {
+  const opened = await Promise.allSettled(Array.from({ length: size }, () => pool.connect()));
+  const clients = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+  const warmed = await Promise.allSettled(clients.map((c) => warm(c)));
+  clients.forEach((c, i) => {
+    const w = warmed[i];
+    // A connection whose warm-up failed is closed, not handed to a step.
+    c.release(w?.status === "rejected" ? (w.reason instanceof Error ? w.reason : new Error(String(w.reason))) : undefined);
+  });
+  const failure = opened.find((o) => o.status === "rejected") ?? warmed.find((w) => w.status === "rejected");
+  if (failure?.status === "rejected") throw failure.reason;
 }
 
 /**

@@ -159,6 +159,18 @@ export async function stepsTakeReady(
   return { taken: taken?.taken ?? 0, claimed: (taken?.claimed ?? []).map(fromRawClaim), more: taken?.more ?? false };
 }
 
+/**
+ * Runs the hot path's named statements once on a new connection with arguments that match nothing (a take of no
+ * rows, a claim and a heartbeat of no step, a batch of no settles), so each is parsed and planned, and its function
+ * compiled, before a step needs it. Reads only: it changes no row.
+ */
+export async function stepsWarm(sql: Sql, lane: string, worker: string, leaseMs: number, effectKinds: readonly string[]): Promise<void> {
+  await stepsTakeReady(sql, lane, 0, worker, leaseMs, effectKinds);
+  await stepsClaimIfLeaseFree(sql, "", worker, leaseMs, effectKinds);
+  await stepsHeartbeatIfToken(sql, "", 0, leaseMs);
+  await stepsSettleManyIfToken(sql, []);
+}
+
 type RawClaim = Omit<ClaimedStep, "runSeq"> & { runSeq: string };
 const fromRawClaim = (raw: RawClaim): ClaimedStep => ({ ...raw, runSeq: BigInt(raw.runSeq) });
 

@@ -23,6 +23,7 @@ import {
   stepsReleaseIfToken,
   stepsSettleIfToken,
   stepsTakeReady,
+  stepsWarm,
 } from "../sql/steps";
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
@@ -127,6 +128,11 @@ export class StepRunner {
   stopChaining(): void {
     this.stopping = true;
     this.settles?.stopTaking();
+  }
+
+  /** Readies a new hot-path connection: the claim, take, heartbeat and settle statements planned on it (no row changed). */
+  warm(sql: Sql): Promise<void> {
+    return stepsWarm(sql, this.lane.name, this.deps.worker, this.lane.leaseMs, effectKinds());
   }
 
   /** Takes up to `limit` due step.ready rows of this lane from the outbox and claims their steps, in one commit. */
