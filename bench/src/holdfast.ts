@@ -21,6 +21,13 @@ export interface HoldfastScenario {
   laneWorkers: number;
   /** Open loop instead: runs started at this rate per second, whatever is in flight (the half-peak row). */
   rate?: number;
+  /**
+   * Open loop: this many arrivals at the same rate before the `runs` measured, run to their ends and counted in
+   * lost/duplicated and the per-step figures, but not in the latencies (run, first step, chained): the freshly
+   * started processes' first seconds (first plans, on tables with no statistics until the stand-in ANALYZE 2 s in) are
+   * not the steady state a rate is measured at. Their first-step latency is reported apart (`firstWarmupMs`).
+   */
+  warmupRuns?: number;
   /** No Redis wake-ups: workers poll the database, the sweeper re-wakes. */
   sweepOnly?: boolean;
   /** First steps through the relay and the queue only (LISTEN_DISPATCH=off, no relay grace): the before of issue 19 item 3. */
@@ -150,16 +157,21 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
     };
     const deadline = Date.now() + 5 * 60_000;
+    const warmup = s.rate ? (s.warmupRuns ?? 0) : 0;
+    const total = s.runs + warmup;
+    /** The warm-up's runs: out of the latencies, in everything else. */
+    const warmupIds: string[] = [];
     if (s.rate) {
       // Open loop: arrivals at the rate, then wait for the last run.
       const began = Date.now();
       const pending: Promise<string>[] = [];
-      for (let i = 0; i < s.runs; i++) {
+      for (let i = 0; i < total; i++) {
         const wait = began + (i * 1000) / s.rate - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         pending.push(start(i));
       }
       const ids = await Promise.all(pending);
+      warmupIds.push(...ids.slice(0, warmup));
       for (;;) {
         const [row] = await query<{ open: number }>("bench_open", "SELECT count(*)::int AS open FROM runs WHERE id = ANY($1) AND status = 'running'", [ids]);
         if (row?.open === 0) break;
@@ -211,9 +223,10 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     const [runs] = await poll.query(
       `SELECT EXTRACT(EPOCH FROM max(r.finished_at) - min(r.created_at))::float8 AS secs,
               count(*) FILTER (WHERE r.status = 'completed')::int AS completed,
-              array_agg(EXTRACT(EPOCH FROM r.finished_at - r.created_at) * 1000 ORDER BY r.finished_at - r.created_at) AS lat
+              array_agg(EXTRACT(EPOCH FROM r.finished_at - r.created_at) * 1000 ORDER BY r.finished_at - r.created_at)
+                FILTER (WHERE r.id <> ALL($2::text[])) AS lat
        FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1`,
-      [slug],
+      [slug, warmupIds],
     ).then((r) => r.rows);
     const [steps] = await poll.query(
       `SELECT count(*)::int AS steps, count(*) FILTER (WHERE s.status = 'done')::int AS done,
@@ -228,61 +241,70 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       `WITH ev AS (
          SELECT e.type, e.at, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
          FROM run_events e JOIN runs r ON r.id = e.run_id JOIN automations a ON a.id = r.automation_id
-         WHERE a.slug = $1 AND e.type IN ('step.succeeded', 'step.claimed')
+         WHERE a.slug = $1 AND e.type IN ('step.succeeded', 'step.claimed') AND r.id <> ALL($2::text[])
          WINDOW w AS (PARTITION BY e.run_id ORDER BY e.id))
        SELECT EXTRACT(EPOCH FROM at - prev_at)::float8 * 1000 AS ms FROM ev WHERE type = 'step.claimed' AND prev_type = 'step.succeeded' ORDER BY 1`,
-      [slug],
+      [slug, warmupIds],
     );
-    const first = await poll.query<{ id: string; ms: number; claimed: number }>(
-      `SELECT r.id, EXTRACT(EPOCH FROM c.at - r.created_at)::float8 * 1000 AS ms, EXTRACT(EPOCH FROM c.at)::float8 * 1000 AS claimed
+    const first = await poll.query<{ id: string; ms: number; claimed: number; warmup: boolean }>(
+      `SELECT r.id, EXTRACT(EPOCH FROM c.at - r.created_at)::float8 * 1000 AS ms, EXTRACT(EPOCH FROM c.at)::float8 * 1000 AS claimed,
+              r.id = ANY($2::text[]) AS warmup
        FROM runs r JOIN automations a ON a.id = r.automation_id
        JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
        JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
        WHERE a.slug = $1 ORDER BY 1`,
-      [slug],
+      [slug, warmupIds],
     );
+    const measuredFirst = first.rows.filter((r) => !r.warmup);
     // The start's commit itself, where the server records commit times (track_commit_timestamp = on): the commit of
     // the transaction that wrote the run's run.started row (nothing in a bench row updates it) to the first step's claim.
     const commitTimes = (await poll.query<{ on: boolean }>("SELECT current_setting('track_commit_timestamp') = 'on' AS on")).rows[0]?.on;
     const fromCommit = commitTimes
-      ? await poll.query<{ ms: number }>(
-          `SELECT EXTRACT(EPOCH FROM c.at - pg_xact_commit_timestamp(e.xmin))::float8 * 1000 AS ms
+      ? await poll.query<{ ms: number; warmup: boolean }>(
+          `SELECT EXTRACT(EPOCH FROM c.at - pg_xact_commit_timestamp(e.xmin))::float8 * 1000 AS ms, r.id = ANY($2::text[]) AS warmup
            FROM runs r JOIN automations a ON a.id = r.automation_id
            JOIN run_events e ON e.run_id = r.id AND e.type = 'run.started'
            JOIN steps s ON s.run_id = r.id AND s.node_id = 's1'
            JOIN run_events c ON c.run_id = r.id AND c.step_id = s.id AND c.type = 'step.claimed' AND c.attempt = 1
            WHERE a.slug = $1 AND pg_xact_commit_timestamp(e.xmin) IS NOT NULL ORDER BY 1`,
-          [slug],
+          [slug, warmupIds],
         )
       : null;
     await poll.end();
     const effects = s.step === "http" ? await env.noop.stats() : null;
-    const expected = s.runs * s.steps;
+    const expected = total * s.steps;
     const lat = (runs.lat as (number | string)[] | null ?? []).map(Number);
     return {
       system: "Holdfast",
       scenario: s.step,
       label: s.label,
-      runs: s.runs,
+      runs: total,
       steps: steps.done,
       seconds: runs.secs,
       runsPerSec: runs.completed / runs.secs,
       stepsPerSec: steps.done / runs.secs,
       inFlight: s.rate ? null : s.inFlight,
       latencyMs: quantiles(lat) ?? { p50: Number.NaN, p99: Number.NaN },
-      firstDispatchMs: quantiles(first.rows.map((r) => Number(r.ms))),
+      firstDispatchMs: quantiles(measuredFirst.map((r) => Number(r.ms))),
       firstFromReturnMs: quantiles(
-        first.rows.flatMap((r) => {
+        measuredFirst.flatMap((r) => {
           const at = returned.get(r.id);
           return at === undefined ? [] : [Number(r.claimed) - at];
         }),
       ),
-      firstFromCommitMs: fromCommit ? quantiles(fromCommit.rows.map((r) => Number(r.ms))) : undefined,
+      firstFromCommitMs: fromCommit ? quantiles(fromCommit.rows.filter((r) => !r.warmup).map((r) => Number(r.ms))) : undefined,
+      ...(warmup
+        ? {
+            warmupRuns: warmup,
+            // From the start's commit where the server records commit times, else from its transaction.
+            firstWarmupMs: quantiles(fromCommit ? fromCommit.rows.filter((r) => r.warmup).map((r) => Number(r.ms)) : first.rows.filter((r) => r.warmup).map((r) => Number(r.ms))),
+          }
+        : {}),
       chainedDispatchMs: quantiles(chained.rows.map((r) => Number(r.ms))),
       dispatchClock: "database",
       measured,
       systemNode: [...apps.map((a) => a.name), "driver (starts runs)"],
-      lost: s.runs - runs.completed + (expected - steps.done) + (effects ? Math.max(0, expected - effects.keys) : 0),
+      lost: total - runs.completed + (expected - steps.done) + (effects ? Math.max(0, expected - effects.keys) : 0),
       duplicated: steps.settles - steps.done + (effects ? effects.repeated + Math.max(0, effects.keys - expected) : 0),
     };
   }

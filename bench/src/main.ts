@@ -187,16 +187,18 @@ if (!quick) {
   const peak = mainRow("Holdfast", "http");
   if (peak || halfRate) {
     const half = halfRate ?? Math.max(1, (peak as RaceResult).runsPerSec / 2);
+    // The first 3 s of arrivals warm the freshly started processes and tables (HoldfastScenario.warmupRuns).
+    const warmupRuns = Math.round(half * 3);
     await show("Holdfast http, half peak", () =>
       holdfastRow(
-        { label: `Holdfast http x${steps}, half peak (${fmt(half, 1)}/s)`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half },
+        { label: `Holdfast http x${steps}, half peak (${fmt(half, 1)}/s)`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half, warmupRuns },
         env,
       ),
     );
     // The same load with first steps through the relay and Redis only (before LISTEN dispatch), side by side.
     await show("Holdfast http, half peak, queue only", () =>
       holdfastRow(
-        { label: `Holdfast http x${steps}, half peak, queue only`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half, queueOnly: true },
+        { label: `Holdfast http x${steps}, half peak, queue only`, step: "http", runs: Math.min(runs, Math.round(half * 20)), steps, inFlight, laneWorkers: 1, rate: half, warmupRuns, queueOnly: true },
         env,
       ),
     );
@@ -285,6 +287,13 @@ if (halfRow) {
         ? "  from the start's commit exactly: the server records commit times, but none of this row's starts had one"
         : "  from the start's commit exactly: not measured (the server does not record commit times; track_commit_timestamp = on does, after a restart)",
   );
+  if (halfRow.warmupRuns) {
+    console.log(
+      `  not counted above: the row's first ${halfRow.warmupRuns} arrivals (3 s, the processes just started), first step ` +
+        `${halfRow.firstFromCommitMs ? "from the start's commit" : "from the start's transaction"}: ` +
+        `p50 ${fmt(halfRow.firstWarmupMs?.p50, 1)} ms, p99 ${fmt(halfRow.firstWarmupMs?.p99, 1)} ms`,
+    );
+  }
 }
 if (starts.length) {
   const words = { notify: "told by NOTIFY, target read  ", bus: "on Redis, target read        ", kept: "on Redis, target kept        " } as const;

@@ -34,6 +34,9 @@ export interface RaceResult {
    * first step's claim, database clock; unset where the server does not record commit times.
    */
   firstFromCommitMs?: Quantiles | null;
+  /** An open-loop row's warm-up (HoldfastScenario.warmupRuns): how many arrivals, and their first steps' latency. */
+  warmupRuns?: number;
+  firstWarmupMs?: Quantiles | null;
   /** A step's settle commit to the next step's claim (Holdfast). */
   chainedDispatchMs: Quantiles | null;
   dispatchClock: "database" | "process";
