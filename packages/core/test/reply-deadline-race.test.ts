@@ -52,7 +52,9 @@ async function fireWhenDue(runId: string): Promise<string> {
   for (;;) {
     const r = await fireTimer(t.db, { orgId, runId, timerId: timer.id, wake: timer.wake, dueAt: "" }, "deadline");
     if (r.kind !== "not_due") return r.kind;
-    await sleep(Math.max(1, Math.min(r.inMs, 50)));
+    // As long as the database says (not a 50 ms poll: forty runs polling 20 times a second held the pool's ten
+    // connections, and on a loaded machine every reply waited for one past its deadline: 0 replies won in CI).
+    await sleep(Math.max(1, r.inMs));
   }
 }
 
@@ -64,10 +66,12 @@ describe("a reply arriving at the deadline", () => {
     const [{ base }] = await rows("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS base");
     const startedAt = Date.now();
     const plan = runs.map((r, i) => ({ ...r, dueIn: 600 + i * 15, offset: ((i * 7) % 13) * 10 - 60 }));
-    for (const p of plan) {
-      await t.sql.query("UPDATE timers SET due_at = to_timestamp(($2::float8 + $3::float8) / 1000) WHERE run_id = $1", [p.runId, base, p.dueIn]);
-    }
-    const local = Date.now() - startedAt; // the updates took this long: the plan is measured from `base`
+    // One statement for all forty (one at a time, on a loaded machine, they took longer than the first deadlines).
+    await t.sql.query(
+      "UPDATE timers t SET due_at = to_timestamp(($3::float8 + p.due_in) / 1000) FROM unnest($1::text[], $2::float8[]) AS p(run_id, due_in) WHERE t.run_id = p.run_id",
+      [plan.map((p) => p.runId), plan.map((p) => p.dueIn), base],
+    );
+    const local = Date.now() - startedAt; // the update took this long: the plan is measured from `base`
     await Promise.all(
       plan.flatMap((p) => [
         fireWhenDue(p.runId),
