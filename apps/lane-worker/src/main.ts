@@ -53,9 +53,13 @@ const runner = new StepRunner({
   ...(readyDemand ? { readyDemand } : {}),
 });
 
-// Every hot-path connection open, and its statements planned, before the first step: not on the first steps of a
-// freshly started worker (a deploy), each of which would wait ~20 ms for a connection of its own.
-await openPool(sql, lane.concurrency + 1, (connection) => runner.warm(connection)).catch((error: unknown) => {
+// The hot path's connections in steady use open, and their statements planned, before the first step: a take, the
+// settle batches in flight, a heartbeat and a queue job's claim (a burst opens more, and the pool keeps them). Not on a
+// freshly started worker's first steps (a deploy), each of which would wait ~20 ms for a connection of its own. Not
+// every slot's: the pool's size is a ceiling a burst may reach, not what runs at once, and a host of workers each
+// holding LANE_CONCURRENCY + 1 idle connections from the start would press on max_connections for nothing.
+const openAhead = Math.min(lane.concurrency + 1, env.SETTLE_BATCH_PARALLEL + 3);
+await openPool(sql, openAhead, (connection) => runner.warm(connection)).catch((error: unknown) => {
   if (!outages.report(error)) log.warn({ err: error }, "could not open the hot path's connections ahead; they open as steps need them");
 });
 

@@ -84,7 +84,7 @@ export function createPool(connectionString: string, options: DbOptions & { keep
 }
 
 /**
- * Opens every connection of `pool` now, all at once, and runs `warm` on each (the hot path's statements, so each
+ * Opens `size` connections of `pool` now, all at once, and runs `warm` on each (the hot path's statements, so each
  * connection has them parsed and planned), instead of on the first steps that find no idle connection: a new
  * connection costs a server process and its first statements' planning, about 20 ms here (docs/performance.md).
  * A failure is the caller's to log: the pool then opens connections as they are asked for, as it would anyway.
