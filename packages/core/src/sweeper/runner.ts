@@ -8,6 +8,15 @@ import type { SweepContext, SweepService } from "./service";
 
 export const sweeperLeaderName = "sweeper";
 
+/**
+ * The most of the time a service's look may take: after a look of T ms its service waits at least T / lookShare
+ * before the next (its interval when that is longer). A scan that grows with the waiting work (the stalled runs and
+ * the missing timers read every waiting run: 115 and 120 ms at 100,000 of them) then runs less often as it grows,
+ * instead of taking a core at a million; a batch that came back full (work to repair) still runs again at once.
+ * docs/performance.md, "The sweeper's scans with many runs waiting".
+ */
+export const lookShare = 0.02;
+
 /** True while this process is the elected sweeper; a crashed leader's lease lapses and a standby takes over. */
 export function acquireLeadership(db: Db, owner: string, leaseMs: number): Promise<boolean> {
   return inTx(db, (tx) => leaderLeasesAcquireOrRenew(tx, sweeperLeaderName, owner, leaseMs));
@@ -98,8 +107,9 @@ function runGroup(
           if (!o.outages?.report(error)) o.log.error({ err: error, service: s.name }, `sweep service ${s.name} failed; the others go on`);
         }
         // A run asked for sooner than its interval still leaves a 50 ms breath after it ends (a pass that took longer
-        // than it asked for does not go again back to back).
-        dueAt.set(s.name, full ? 0 : next < s.intervalMs ? Math.max(started + next, performance.now() + 50) : started + next);
+        // than it asked for does not go again back to back). A slow look stretches its interval (lookShare).
+        const paced = Math.max(started + next, started + (looked.get(s.name)?.ms ?? 0) / lookShare);
+        dueAt.set(s.name, full ? 0 : next < s.intervalMs ? Math.max(started + next, performance.now() + 50) : paced);
         again ||= full;
         soon ||= !full && next < s.intervalMs;
       }
@@ -122,11 +132,12 @@ function runGroup(
   });
 }
 
-type Looked = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** A look's result, and how long it took (ms). */
+type Looked = ({ ok: true; value: unknown } | { ok: false; error: unknown }) & { ms?: number };
 
 /**
- * The looks of `due`'s services that have one (`SweepService.split`), in one transaction, in their order. When one
- * throws, that transaction rolls back and each look runs again in a transaction of its own, so the failure is its
+ * The looks of `due`'s services that have one (`SweepService.split`), in one transaction, in their order, each timed.
+ * When one throws, that transaction rolls back and each look runs again in a transaction of its own, so the failure is its
  * service's alone and the others' work commits.
  */
 async function lookTogether(ctx: SweepContext, due: SweepService[]): Promise<Map<string, Looked>> {
@@ -134,7 +145,11 @@ async function lookTogether(ctx: SweepContext, due: SweepService[]): Promise<Map
   try {
     return await inTx(ctx.db, async (tx) => {
       const looked = new Map<string, Looked>();
-      for (const s of split) looked.set(s.name, { ok: true, value: await s.split?.look(tx, ctx) });
+      for (const s of split) {
+        const began = performance.now();
+        const value = await s.split?.look(tx, ctx);
+        looked.set(s.name, { ok: true, value, ms: performance.now() - began });
+      }
       return looked;
     });
   } catch {

@@ -98,6 +98,39 @@ describe("the sweeper's loop", () => {
     expect(Math.max(...gaps)).toBeLessThan(300);
   });
 
+  it("paces a service whose look is slow: it waits 50 times the look's time before the next (a scan that grows with the waiting runs), unless its batch was full", async () => {
+    const lookService = (name: string, lookMs: number, fullFor = 0) => {
+      const looks: number[] = [];
+      const service: SweepService<number> = {
+        name,
+        intervalMs: 50,
+        split: {
+          look: async () => (looks.push(performance.now()), await new Promise((r) => setTimeout(r, lookMs)), looks.length),
+          act: async (_ctx, n) => n as number,
+        },
+        runOnce: async () => 0,
+        full: (n) => n <= fullFor,
+        report: () => {},
+      };
+      return { service, looks };
+    };
+    // A 30 ms look: next after 1.5 s, not 50 ms. A 1 ms look: its 50 ms interval. A slow look whose first three
+    // batches were full: again at once, three times, then paced.
+    const slow = lookService("slow-look", 30);
+    const quick = lookService("quick-look", 1);
+    const busy = lookService("busy-look", 30, 3);
+    const stop = new AbortController();
+    const running = runSweeper({ ctx: bed.ctx, services: [slow.service, quick.service, busy.service], owner: "sweeper-p", leaseMs: 3_000, log: logged().log, signal: stop.signal });
+    for (let i = 0; i < 100 && (await leader()) !== "sweeper-p"; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1_000));
+    stop.abort();
+    await running;
+    expect(slow.looks).toHaveLength(1);
+    expect(busy.looks).toHaveLength(4);
+    // The quick one ran between them, held back only by the slow looks in the same transaction.
+    expect(quick.looks.length).toBeGreaterThanOrEqual(8);
+  });
+
   it("runs the looks of every due service in one transaction, each act after it commits; a look that throws is its service's failure alone", async () => {
     // Every maintenance service with its defaults, on a database with nothing to repair, counted by transaction.
     let transactions = 0;
