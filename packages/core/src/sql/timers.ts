@@ -39,6 +39,8 @@ export interface FiredTimer {
   orgId: string;
   runId: string;
   stepId: string;
+  /** fired_at - due_at by the database clock. */
+  latenessMs: number;
 }
 
 /**
@@ -108,7 +110,7 @@ function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0
              jsonb_build_object('timerId', id, 'dueAt', due_at, 'latenessMs', round(lateness_ms::numeric, 1))
       FROM fired
     )
-    SELECT id AS "timerId", wake, org_id AS "orgId", run_id AS "runId", step_id AS "stepId" FROM fired`;
+    SELECT id AS "timerId", wake, org_id AS "orgId", run_id AS "runId", step_id AS "stepId", lateness_ms::float8 AS "latenessMs" FROM fired`;
 }
 
 export interface SweepBatch {
@@ -135,14 +137,14 @@ export async function timersFireDueFairly(
   const byOrg = new Map<string, number>();
   for (const f of fired) byOrg.set(f.orgId, (byOrg.get(f.orgId) ?? 0) + 1);
   if (byOrg.size) {
-    await tx.$executeRaw`UPDATE organisations SET last_timer_served_at = now() WHERE id = ANY(${[...byOrg.keys()]}::text[])`;
+    // An organisation another batch is stamping (its transaction still open) is skipped, not waited for: that stamp
+    // says the same. Waiting held the second of two parallel batches behind the first's whole walk (the 09:00 spike).
+    await tx.$executeRaw`
+      UPDATE organisations SET last_timer_served_at = now()
+      WHERE id IN (SELECT id FROM organisations WHERE id = ANY(${[...byOrg.keys()]}::text[]) FOR NO KEY UPDATE SKIP LOCKED)`;
   }
-  const lateness = byOrg.size
-    ? await tx.$queryRaw<{ orgId: string; max: number }[]>`
-        SELECT org_id AS "orgId", max(lateness_ms)::float8 AS max FROM timers
-        WHERE id = ANY(${fired.map((f) => f.timerId)}::text[]) GROUP BY org_id`
-    : [];
-  const late = new Map(lateness.map((l) => [l.orgId, l.max]));
+  const late = new Map<string, number>();
+  for (const f of fired) late.set(f.orgId, Math.max(late.get(f.orgId) ?? 0, f.latenessMs));
   return {
     fired: [...byOrg].map(([orgId, count]) => ({ orgId, count, maxLatenessMs: late.get(orgId) ?? 0 })),
     runs: fired.map((f) => ({ orgId: f.orgId, runId: f.runId })),
