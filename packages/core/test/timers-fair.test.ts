@@ -75,4 +75,22 @@ describe(`the fair due sweep at ${orgs} organisations`, () => {
     expect(next.fired.map((f) => [f.orgId, f.count])).toEqual([["org_0000", total]]);
     console.log(`fair sweep, ${orgs} organisations: ${batches} batches served all ${(orgs - 1) * small + perOrg} timers of ${orgs} organisations in ${ms.toFixed(0)} ms (${(ms / batches).toFixed(1)} ms a batch)`);
   });
+
+  it(`deals a batch round by round when the ${orgLimit} organisations picked hold more than it: each gets ${total / orgLimit}, not the first ${total / perOrg} by id ${perOrg} each`, async () => {
+    // Nineteen small organisations get a backlog of 100 each beside the big one's: 20 x 50 candidates for 500 places.
+    const owner = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+    await owner.query(`
+      INSERT INTO runs (id, org_id, automation_id, version_id, start_key, input)
+        SELECT 'run_' || substr(o.id, 5) || '_more_' || g, o.id, 'aut_' || substr(o.id, 5), 'ver_' || substr(o.id, 5), 'more' || g, '{}'
+        FROM organisations o, generate_series(1, 100) g WHERE o.id BETWEEN 'org_0001' AND 'org_0019';
+      INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status)
+        SELECT 'stp' || substr(id, 4), org_id, id, 'pause', 1, 'wait', 'human', 1, 'waiting' FROM runs WHERE start_key LIKE 'more%';
+      INSERT INTO timers (org_id, run_id, step_id, rule, zone, anchor_at, due_at)
+        SELECT org_id, id, 'stp' || substr(id, 4), '{"kind":"duration","seconds":60}', 'UTC', now() - interval '2 minutes', now() - interval '1 minute'
+        FROM runs WHERE start_key LIKE 'more%';`);
+    await owner.end();
+    const batch = await inTx(t.db, (tx) => timersFireDueFairly(tx, orgLimit, perOrg, total, "test"));
+    expect(batch.fired).toHaveLength(orgLimit);
+    expect(new Set(batch.fired.map((f) => f.count))).toEqual(new Set([total / orgLimit]));
+  });
 });

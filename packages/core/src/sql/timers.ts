@@ -161,7 +161,9 @@ export async function timersExplainDueFairly(tx: Tx, orgLimit: number, perOrg: n
 // (subquery)` the planner hash-joined the pick against a sequential scan of every pending timer (seen at 1,000
 // organisations and a 50,000-timer backlog: packages/core/test/timers-fair.test.ts).
 // Work-conserving: each organisation picked may take `perOrg`, or its equal part of `total` when fewer organisations
-// have due timers (one organisation left alone with a backlog gets the whole batch, not `perOrg` of it).
+// have due timers (one organisation left alone with a backlog gets the whole batch, not `perOrg` of it). When the
+// picked ones hold more than `total`, the batch is dealt round by round: 20 organisations with backlogs get 25 each,
+// where the first 10 by id got 50 each and the other 10 waited (the 09:00 spike at spread 0, docs/performance.md).
 function dueFairly(orgLimit: number, perOrg: number, total: number): Prisma.Sql {
   return Prisma.sql`id = ANY(ARRAY(
       WITH o AS MATERIALIZED (
@@ -170,16 +172,20 @@ function dueFairly(orgLimit: number, perOrg: number, total: number): Prisma.Sql 
         ORDER BY o.last_timer_served_at NULLS FIRST, o.id
         LIMIT ${orgLimit}
       )
-      SELECT t.id
-      FROM o
-      CROSS JOIN LATERAL (
-        SELECT id, due_at FROM timers
-        WHERE timers.org_id = o.id AND timers.fired_at IS NULL AND timers.due_at <= now()
-        ORDER BY timers.due_at
-        LIMIT (SELECT GREATEST(${perOrg}::int, ceil(${total}::numeric / GREATEST(count(*), 1))::int) FROM o)
-        FOR UPDATE SKIP LOCKED
-      ) AS t
-      ORDER BY o.id, t.due_at
+      SELECT p.id FROM (
+        SELECT t.id, o.id AS org, row_number() OVER (PARTITION BY o.id ORDER BY t.due_at) AS rank
+        FROM o
+        CROSS JOIN LATERAL (
+          SELECT id, due_at FROM timers
+          WHERE timers.org_id = o.id AND timers.fired_at IS NULL AND timers.due_at <= now()
+          ORDER BY timers.due_at
+          LIMIT (SELECT GREATEST(${perOrg}::int, ceil(${total}::numeric / GREATEST(count(*), 1))::int) FROM o)
+          FOR UPDATE SKIP LOCKED
+        ) AS t
+      ) p
+      -- Dealt round by round (each organisation's first, then each one's second...), so when the picked organisations
+      -- hold more than the batch, every one of them gets its even part, not the first ones by id all of theirs.
+      ORDER BY p.rank, p.org
       LIMIT ${total}))`;
 }
 
