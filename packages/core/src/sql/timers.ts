@@ -134,8 +134,11 @@ export async function timersFireDueFairly(
   walking = false,
 ): Promise<SweepBatch> {
   const fired = await fire(tx, dueFairly(orgLimit, perOrg, total), by, !walking);
-  const byOrg = new Map<string, number>();
-  for (const f of fired) byOrg.set(f.orgId, (byOrg.get(f.orgId) ?? 0) + 1);
+  const byOrg = new Map<string, { count: number; maxLatenessMs: number }>();
+  for (const f of fired) {
+    const o = byOrg.get(f.orgId) ?? { count: 0, maxLatenessMs: 0 };
+    byOrg.set(f.orgId, { count: o.count + 1, maxLatenessMs: Math.max(o.maxLatenessMs, f.latenessMs) });
+  }
   if (byOrg.size) {
     // An organisation another batch is stamping (its transaction still open) is skipped, not waited for: that stamp
     // says the same. Waiting held the second of two parallel batches behind the first's whole walk (the 09:00 spike).
@@ -143,10 +146,8 @@ export async function timersFireDueFairly(
       UPDATE organisations SET last_timer_served_at = now()
       WHERE id IN (SELECT id FROM organisations WHERE id = ANY(${[...byOrg.keys()]}::text[]) FOR NO KEY UPDATE SKIP LOCKED)`;
   }
-  const late = new Map<string, number>();
-  for (const f of fired) late.set(f.orgId, Math.max(late.get(f.orgId) ?? 0, f.latenessMs));
   return {
-    fired: [...byOrg].map(([orgId, count]) => ({ orgId, count, maxLatenessMs: late.get(orgId) ?? 0 })),
+    fired: [...byOrg].map(([orgId, o]) => ({ orgId, ...o })),
     runs: fired.map((f) => ({ orgId: f.orgId, runId: f.runId })),
   };
 }

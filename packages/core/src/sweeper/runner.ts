@@ -108,7 +108,7 @@ function runGroup(
         }
         // A run asked for sooner than its interval still leaves a 50 ms breath after it ends (a pass that took longer
         // than it asked for does not go again back to back). A slow look stretches its interval (lookShare).
-        const paced = Math.max(started + next, started + (looked.get(s.name)?.ms ?? 0) / lookShare);
+        const paced = started + Math.max(next, (looked.get(s.name)?.ms ?? 0) / lookShare);
         dueAt.set(s.name, full ? 0 : next < s.intervalMs ? Math.max(started + next, performance.now() + 50) : paced);
         again ||= full;
         soon ||= !full && next < s.intervalMs;
