@@ -123,12 +123,16 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     for (const t of cloneTables) await sql.query(`VACUUM (ANALYZE) ${t}`);
     const sizes = await tableSizes(sql);
     const total = sizes.reduce((a, s) => a + s.tableBytes + s.indexBytes, 0);
-    bytesPerClone = (total - before) / (size - (grown.at(-1)?.size ?? 0));
+    const added = size - (grown.at(-1)?.size ?? 0);
+    // A size given twice (`--sizes 1000000,1000000`) measures the same data again, e.g. under another memory cap
+    // (bench/memory-cap.sh): nothing is loaded for it.
+    if (added > 0) bytesPerClone = (total - before) / added;
     const stepRows = sizes.find((s) => s.table === "steps")?.rows ?? 0;
     console.log(`\n  ${fmt(size)} finished runs: loaded in ${fmt(loadSecs)} s, VACUUM ANALYZE ${fmt((Date.now() - v0) / 1000)} s; sizes:`);
     for (const line of sizeLines(sizes, stepRows)) console.log(`  ${line}`);
     console.log(raceHeader());
-    grown.push({ size, result: await row(`${fmt(size)} finished runs`, env, true) });
+    const again = grown.some((g) => g.size === size) ? ", again" : "";
+    grown.push({ size, result: await row(`${fmt(size)} finished runs${again}`, env, true) });
     const left = o.sizes.filter((s) => s > size);
     if (left.length) {
       const next = (left.at(-1) as number) - size;
@@ -174,7 +178,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
   );
   for (const { size, result } of grown) {
     console.log(
-      `  ${fmt(size).padStart(9)} finished runs: steps/s ${ratio(result, sps)}x, run p99 ${ratio(result, runP99)}x, first-step p99 ${ratio(result, firstP99)}x` +
+      `  ${result.label.padStart(24)}: steps/s ${ratio(result, sps)}x, run p99 ${ratio(result, runP99)}x, first-step p99 ${ratio(result, firstP99)}x` +
         (size >= 5_000_000 ? ` (target: steps/s within 20%: ${result.stepsPerSec / base(sps) >= 0.8 ? "met" : "not met"})` : ""),
     );
   }
