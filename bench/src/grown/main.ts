@@ -22,7 +22,7 @@ import { sizeLines, tableSizes } from "./sizes";
  */
 export interface GrownOptions {
   quick: boolean;
-  /** Finished runs present for each grown row, ascending. */
+  /** Finished runs present for each grown row, ascending; a size given twice measures the same data again. */
   sizes: number[];
   runs: number;
   inFlight: number;
