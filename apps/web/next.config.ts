@@ -9,7 +9,22 @@ const config: NextConfig = {
   experimental: {
     // The app's server actions post a few small form fields (a decision, a note): refuse anything bigger early.
     serverActions: { bodySizeLimit: "64kb" },
+    // The proxy (src/proxy.ts: the pages' CSP) makes Next copy a page request's body to let both read it: no more
+    // than a server action may post.
+    proxyClientMaxBodySize: "64kb",
   },
+  // Every answer: no framing by another site (the pages' CSP says frame-ancestors 'none' too), no type sniffing,
+  // and no full address sent to another site in Referer (run and approval links carry ids).
+  headers: async () => [
+    {
+      source: "/:path*",
+      headers: [
+        { key: "X-Frame-Options", value: "DENY" },
+        { key: "X-Content-Type-Options", value: "nosniff" },
+        { key: "Referrer-Policy", value: "same-origin" },
+      ],
+    },
+  ],
 };
 
 export default config;

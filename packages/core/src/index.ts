@@ -8,7 +8,7 @@ export { effectKey } from "./effects/keys";
 export { performHttpRequest } from "./effects/http-request";
 export { relayOnce, type RelayResult } from "./relay/relay";
 export { requestCancel, type CancelOutcome } from "./runs/cancel";
-export { startRun, type StartOptions, type StartOutcome, type StartRequest } from "./start/start-run";
+export { startRun, type StartOptions, type StartOutcome, type StartRequest, UnparsedBody } from "./start/start-run";
 export { deliveryContentType, deliveryStatus, recordRefusedDelivery, refusalReason, type DeliveryFacts } from "./start/deliveries";
 export { deliveriesKept, triggerDeliveriesList, type DeliveryOutcome, type DeliveryView } from "./sql/trigger-deliveries";
 export { automationsSampleInput, automationsSetSampleFromDelivery } from "./sql/automations";
@@ -169,7 +169,7 @@ export {
   type MigrationPlan,
 } from "./run-migrations/migrate";
 export { organisationsIdBySlug } from "./sql/organisations";
-export { triggerPayload } from "./start/payload";
+export { jsonShapeProblem, parseFormBounded, parseJsonBounded, payloadLimits, triggerPayload } from "./start/payload";
 export { type PreviewInstant, previewWait } from "./timers/preview";
 export * from "./connections/kinds";
 export { ConnectionExistsError } from "./connections/connect";

@@ -6,10 +6,23 @@
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding U+0000 is the point
 const nul = /\u0000/g;
 
+/** Walked with its own stack, not by recursion: however deep the value, this answers rather than overflowing. */
 export function hasUnstorableText(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("\u0000") || !value.isWellFormed();
-  if (Array.isArray(value)) return value.some(hasUnstorableText);
-  if (value && typeof value === "object") return Object.entries(value).some(([k, v]) => hasUnstorableText(k) || hasUnstorableText(v));
+  const bad = (s: string) => s.includes("\u0000") || !s.isWellFormed();
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (bad(v)) return true;
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+    } else if (v && typeof v === "object") {
+      for (const [k, item] of Object.entries(v)) {
+        if (bad(k)) return true;
+        stack.push(item);
+      }
+    }
+  }
   return false;
 }
 

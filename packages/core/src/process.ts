@@ -149,9 +149,10 @@ export function pollOutbox(opts: {
 /**
  * Start-up check every process runs: the secret key exists and is the database's. Exits with a readable message
  * (EX_CONFIG) otherwise, rather than starting and failing on the first secret it reads. A process started while the
- * database is unreachable (restarted by its supervisor in an outage) waits for it, saying so once, instead of exiting.
+ * database is unreachable (restarted by its supervisor in an outage) waits for it, saying so once, instead of exiting;
+ * `onWaiting` is called when that wait begins (the web goes on serving 503s meanwhile, instrumentation.ts).
  */
-export async function requireSecretKey(db: Db, log: Logger, retryMs = 1_000): Promise<void> {
+export async function requireSecretKey(db: Db, log: Logger, retryMs = 1_000, onWaiting?: () => void): Promise<void> {
   const { checkSecretKey } = await import("./keys/key-check");
   let waitingSince: number | null = null;
   for (;;) {
@@ -164,6 +165,7 @@ export async function requireSecretKey(db: Db, log: Logger, retryMs = 1_000): Pr
         if (waitingSince === null) {
           waitingSince = Date.now();
           log.warn({ service: "database", err: error }, "database not reachable at start-up: waiting for it");
+          onWaiting?.();
         }
         await sleep(retryMs);
         continue;

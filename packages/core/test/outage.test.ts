@@ -79,6 +79,33 @@ describe("which errors are a lost connection", () => {
     }
   });
 
+  it("every connection slot taken (53300, too many connections) is the database out of reach, through Prisma and pg", async () => {
+    // The database's own limit, filled for real: superuser connections count but are let in, everyone else is refused.
+    const admin = createPool(t.adminUrl, { poolSize: 1 });
+    const fill = createPool(t.adminUrl, { poolSize: 2 });
+    const fillers = await Promise.all([fill.connect(), fill.connect()]);
+    await admin.query(`ALTER DATABASE ${t.name} CONNECTION LIMIT 1`);
+    const db = createDb(t.url, { poolSize: 1, onConnectionError: () => {} });
+    const pool = createPool(t.url, { poolSize: 1 });
+    try {
+      const refused = [await caught(db.$queryRawUnsafe("SELECT 1")), await caught(pool.query("SELECT 1"))];
+      expect(refused.map((e) => String((e as Error)?.message ?? e))).toEqual([expect.stringMatching(/too many connections/), expect.stringMatching(/too many connections/)]);
+      expect(refused.map(connectionFailureOf)).toEqual(["database", "database"]);
+      expect(connectionFailureOf(Object.assign(new Error("sorry, too many clients already"), { code: "53300" }))).toBe("database");
+      // Freed: both go on without being made again.
+      await admin.query(`ALTER DATABASE ${t.name} CONNECTION LIMIT -1`);
+      expect(await db.$queryRawUnsafe("SELECT 1 AS back")).toEqual([{ back: 1 }]);
+      expect((await pool.query("SELECT 1 AS back")).rows).toEqual([{ back: 1 }]);
+    } finally {
+      await admin.query(`ALTER DATABASE ${t.name} CONNECTION LIMIT -1`);
+      for (const c of fillers) c.release();
+      await fill.end();
+      await admin.end();
+      await db.$disconnect();
+      await pool.end();
+    }
+  });
+
   it("an idle pooled connection that dies does not end the process, and the pool goes on", async () => {
     const seen: Error[] = [];
     const pool = createPool(pgProxy.urlFor(t.url), { poolSize: 2, onConnectionError: (e) => seen.push(e) });

@@ -12,7 +12,7 @@ import {
   refusalReason,
   type StartOptions,
   startRun,
-  triggerPayload,
+  UnparsedBody,
   unavailableRetryAfterSeconds,
 } from "@holdfast/core";
 import { pausedRetryAfterSeconds } from "@holdfast/core/lifecycle";
@@ -71,6 +71,7 @@ const statusByCode: Record<string, number> = {
   invalid_signature: 401,
   missing_start_key: 400,
   invalid_payload: 400,
+  invalid_json: 400,
   invalid_graph: 500,
   // Paused: providers retry a 503 after Retry-After, so nothing is lost. Archived: 410 Gone tells a sender this
   // URL takes no more deliveries (some unsubscribe on it); restoring the automation needs the sender set up again.
@@ -153,14 +154,6 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
     facts.bodyBytes = read.bytes.byteLength;
     const rawBody = read.text();
 
-    let body: Record<string, unknown>;
-    try {
-      body = triggerPayload(request.headers.get("content-type"), rawBody);
-    } catch (error) {
-      if (error instanceof HoldfastError) return refuse(errorResponse(400, error.code, error.message), error.code, refusalReason(error));
-      throw error;
-    }
-
     try {
       const outcome = await startRun(
         db,
@@ -168,7 +161,8 @@ async function answerHook(db: Db, params: HookParams, request: Request, options:
           orgSlug: params.orgSlug,
           automationSlug: params.automationSlug,
           rawBody,
-          body,
+          // Parsed (bounded: payload.ts) only once the credential passed: a sender without it costs no parsing.
+          body: new UnparsedBody(request.headers.get("content-type")),
           headers: {
             "webhook-id": request.headers.get("webhook-id"),
             "webhook-timestamp": request.headers.get("webhook-timestamp"),

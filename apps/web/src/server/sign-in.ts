@@ -1,4 +1,4 @@
-import { sessionCookie, signIn, type SignInThrottle, throttleMessage } from "@holdfast/core";
+import { jsonShapeProblem, parseFormBounded, sessionCookie, signIn, type SignInThrottle, throttleMessage } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { NextResponse } from "next/server";
 import { z } from "zod";
@@ -45,9 +45,18 @@ async function fields(request: Request): Promise<{ ok: true; values: Record<stri
   const body = await readBodyLimited(request, maxBytes);
   if (!body.ok) return body;
   const type = request.headers.get("content-type") ?? "";
-  if (type.includes("application/x-www-form-urlencoded")) return { ok: true, values: Object.fromEntries(new URLSearchParams(body.text())) };
+  // Three fields are expected: a form or JSON of any other shape is bounded (payload.ts) and then just not valid.
+  const text = body.text();
+  if (type.includes("application/x-www-form-urlencoded")) {
+    try {
+      return { ok: true, values: parseFormBounded(text, 20) };
+    } catch {
+      return { ok: true, values: {} };
+    }
+  }
+  if (jsonShapeProblem(text, { maxDepth: 4, maxValues: 20 })) return { ok: true, values: {} };
   try {
-    const parsed: unknown = JSON.parse(body.text());
+    const parsed: unknown = JSON.parse(text);
     return { ok: true, values: parsed !== null && typeof parsed === "object" ? (parsed as Record<string, unknown>) : {} };
   } catch {
     return { ok: true, values: {} };

@@ -4,9 +4,11 @@ import {
   type InboundEmail,
   inboundEmail,
   ingestInboundEmail,
+  InvalidPayloadError,
   isDatabaseUnreachable,
   type Logger,
   organisationsIdBySlug,
+  parseJsonBounded,
   UnroutableReplyError,
 } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
@@ -41,9 +43,10 @@ export async function handleEmailSignal(db: Db, request: Request, options: { tok
   if (!raw.ok) return raw.response;
   let body: unknown;
   try {
-    body = JSON.parse(raw.text());
-  } catch {
-    return errorResponse(400, "invalid_json", "the body is not valid JSON");
+    body = parseJsonBounded(raw.text());
+  } catch (error) {
+    if (error instanceof InvalidPayloadError) return errorResponse(400, error.code, error.message);
+    throw error;
   }
   const email = inboundEmail.safeParse(body);
   if (!email.success) {

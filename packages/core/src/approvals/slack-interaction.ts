@@ -1,6 +1,8 @@
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
+import { InvalidPayloadError } from "../errors";
 import { guardedFetch } from "../net/fetch";
+import { parseJsonBounded } from "../start/payload";
 import { approvalsGet } from "../sql/approvals";
 import { connectionsSlackOfTeam } from "../sql/connections";
 import { databaseNowMs } from "../sql/database";
@@ -69,9 +71,9 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
 
   let json: unknown;
   try {
-    json = JSON.parse(new URLSearchParams(req.body).get("payload") ?? "");
-  } catch {
-    return refuse(400, "bad_payload", "the body has no JSON payload field");
+    json = parseJsonBounded(new URLSearchParams(req.body).get("payload") ?? "");
+  } catch (error) {
+    return refuse(400, "bad_payload", error instanceof InvalidPayloadError && error.code === "invalid_payload" ? error.message : "the body has no JSON payload field");
   }
   if ((json as { type?: unknown })?.type !== "block_actions") return { status: 200, body: { ok: true, message: "ignored: not a button press" } };
   const parsed = blockActions.safeParse(json);

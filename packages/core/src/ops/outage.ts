@@ -21,9 +21,14 @@ const socketCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOU
 const prismaCodes = new Set(["P1001", "P1002", "P1008", "P1017"]);
 /** Prisma's pg adapter's names for socket failures (`meta.driverAdapterError.cause.kind`). */
 const adapterKinds = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout"]);
-/** SQLSTATE 57P01-57P03: the server is shutting down, crashed or still starting (a restart). Class 08: connection exceptions. */
-const pgStates = /^(08...|57P0[123])$/;
-const pgMessages = /Connection terminated|is not queryable|timeout exceeded when trying to connect|Can't reach database server|Server has closed the connection/i;
+/**
+ * SQLSTATE 57P01-57P03: the server is shutting down, crashed or still starting (a restart). Class 08: connection
+ * exceptions. 53300: no connection slot is free (max_connections, or a database's or role's CONNECTION LIMIT): as
+ * out of reach as a restart for whoever was refused, and it passes the same way.
+ */
+const pgStates = /^(08...|57P0[123]|53300)$/;
+const pgMessages =
+  /Connection terminated|is not queryable|timeout exceeded when trying to connect|Can't reach database server|Server has closed the connection|too many clients already|too many connections for|remaining connection slots are reserved/i;
 const redisMessages = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|^LOADING /i;
 
 /**

@@ -23,6 +23,7 @@ import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigg
 import { isValidZone } from "../timers/schedule";
 import { type TriggerConfig, triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
+import { triggerPayload } from "./payload";
 import { readDotted, resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
 import { type SignedHeaders, signatureToleranceSeconds } from "./signature";
@@ -34,6 +35,10 @@ export interface StartRequest {
   automationSlug: string;
   /** The body exactly as received: signatures are over these bytes. */
   rawBody: string;
+  /**
+   * The parsed body, or `UnparsedBody` (a request to the trigger URL): then rawBody is parsed only once the request
+   * has passed its credential check, so a sender without the credential costs no parsing whatever its body's shape.
+   */
   body: unknown;
   headers: SignedHeaders;
   /** Where the start came from, for the timeline ("webhook", "cli"). */
@@ -52,6 +57,28 @@ export interface StartRequest {
    * request (`requestKey`), so a repeated click finds the run the first one started.
    */
   rerun?: { of: string; by: string; requestKey: string };
+}
+
+/** A trigger request's body not parsed yet: startRun parses it (triggerPayload) after the credential check. */
+export class UnparsedBody {
+  constructor(readonly contentType: string | null) {}
+}
+
+/** The request's body, parsed once per request (a kept target that falls back to a fresh read does not parse twice). */
+const parsedBodies = new WeakMap<StartRequest, { body: unknown } | { error: unknown }>();
+function bodyOf(request: StartRequest): unknown {
+  if (!(request.body instanceof UnparsedBody)) return request.body;
+  let parsed = parsedBodies.get(request);
+  if (!parsed) {
+    try {
+      parsed = { body: triggerPayload(request.body.contentType, request.rawBody) };
+    } catch (error) {
+      parsed = { error };
+    }
+    parsedBodies.set(request, parsed);
+  }
+  if ("error" in parsed) throw parsed.error;
+  return parsed.body;
 }
 
 /** The contact named by the trigger payload (an email address), if any. */
@@ -106,9 +133,6 @@ export interface StartOutcome {
  * transaction (a timer computed from the database clock) and a test run take the transactional path.
  */
 export async function startRun(db: Db, request: StartRequest, options: StartOptions = {}): Promise<StartOutcome> {
-  if (hasUnstorableText(request.body)) {
-    throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
-  }
   // The common start is one or two named statements on the client's pool (sqlOf): the read, when the target is not
   // kept, and holdfast_run_start.
   const sql = sqlOf(db);
@@ -157,6 +181,9 @@ async function startFrom(
   // Credentials before anything else about the automation is revealed or written.
   const credentials = { mode: target.triggerAuth, signingSecrets: target.signingSecrets, urlTokens: target.urlTokens };
   authenticateTrigger(credentials, request.auth, request, target.now);
+  // Only now is the body parsed and checked (a refusal here is decided again on a fresh read, as any other).
+  const body = bodyOf(request);
+  if (hasUnstorableText(body)) throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
   const { versionId, version } = target;
   if (!versionId || version === null) throw new NoPublishedVersionError(request.automationSlug);
   // Paused or archived (lifecycle.ts): refused here, after the credential check, before anything is written.
@@ -181,8 +208,8 @@ async function startFrom(
     ? `${target.automationId}:test:${randomUUID()}`
     : request.rerun
       ? `${target.automationId}:rerun:${request.rerun.of}:${request.rerun.requestKey}`
-      : resolveStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body: request.body });
-  const contact = contactOf(triggerOf(graph).config, request.body);
+      : resolveStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body });
+  const contact = contactOf(triggerOf(graph).config, body);
   const eventData = {
     startKey,
     via: request.via,
@@ -191,10 +218,10 @@ async function startFrom(
     ...(request.test ? { test: true, by: request.test.by } : {}),
     ...(request.rerun ? { rerunOf: request.rerun.of, by: request.rerun.by } : {}),
   };
-  const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: request.body };
+  const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: body };
   // The first walk as the rows one statement inserts with the run (apply/), or null when it needs the transaction.
   const runId = newRunId();
-  const rows = rowsAtStart(graph, { orgId: run.orgId, runId, input: request.body }, { orgId: run.orgId, runId, type: "run.started", data: eventData });
+  const rows = rowsAtStart(graph, { orgId: run.orgId, runId, input: body }, { orgId: run.orgId, runId, type: "run.started", data: eventData });
   const delivery = request.delivery
     ? {
         status: deliveryStatus,
@@ -249,7 +276,7 @@ async function startFrom(
         bodyBytes: delivery.bodyBytes,
       };
       await triggerDeliveriesInsert(tx, run.orgId, run.automationId, row, delivery.prune);
-      if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, request.body);
+      if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, body);
     }
     return { runId: inserted.id, inserted: inserted.inserted };
   };

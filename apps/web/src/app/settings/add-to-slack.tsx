@@ -47,8 +47,7 @@ export function AddToSlack({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
         <p className="muted">Not connected: approvals can be decided in the inbox; with Slack, approvers also get Approve and Reject buttons there.</p>
       )}
       {canEdit ? (
-        <form method="post" action="/api/slack/install" className="inline-form">
-          <input type="hidden" name="org" value={orgSlug} />
+        <form method="post" action={`/api/slack/install?org=${encodeURIComponent(orgSlug)}`} className="inline-form">
           <button type="submit" className={!slack || broken ? "primary" : undefined}>
             {slack ? (broken ? "Reconnect Slack" : "Add to Slack again") : "Add to Slack"}
           </button>

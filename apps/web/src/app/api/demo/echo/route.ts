@@ -1,3 +1,4 @@
+import { InvalidPayloadError, parseJsonBounded } from "@holdfast/core";
 import { env } from "../../../../env";
 import { readBodyLimited } from "../../../../server/body";
 import { errorResponse } from "../../../../server/hooks";
@@ -20,9 +21,10 @@ export async function POST(request: Request): Promise<Response> {
   const text = body.text();
   if (text.length > 0) {
     try {
-      received = JSON.parse(text);
-    } catch {
-      return errorResponse(400, "invalid_json", "the body is not valid JSON");
+      received = parseJsonBounded(text);
+    } catch (error) {
+      if (error instanceof InvalidPayloadError) return errorResponse(400, error.code, error.message);
+      throw error;
     }
   }
   return Response.json({ received, idempotencyKey: request.headers.get("idempotency-key") });

@@ -1,4 +1,5 @@
-import { isDatabaseUnreachable, sessionCookie, sessionUser } from "@holdfast/core";
+import { isDatabaseUnreachable, jsonShapeProblem, payloadLimits, sessionCookie, sessionUser } from "@holdfast/core";
+import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { env } from "../../../../env";
 import { readBodyLimited } from "../../../../server/body";
@@ -26,27 +27,45 @@ function cookieValue(header: string | null, name: string): string | undefined {
   return undefined;
 }
 
+/** Calls in one batched request: the client batches what one page asks for at once, far fewer than this. */
+const maxBatchSize = 50;
+
 async function handler(request: Request): Promise<Response> {
+  // Every procedure needs a session (init.ts `authed`): the session is resolved before a byte of the body is read.
+  const session = await sessionUser(db, cookieValue(request.headers.get("cookie"), sessionCookie), { idleMinutes: env.SESSION_IDLE_MINUTES }).then(
+    (user) => ({ user }),
+    (error: unknown) => ({ refusal: isDatabaseUnreachable(error) ? databaseUnavailable(error) : error }),
+  );
+  let refusal = "refusal" in session ? session.refusal : null;
   let req = request;
   if (request.method !== "GET" && request.method !== "HEAD") {
-    // The body is read under the limit here; tRPC gets a request over the bytes already in hand.
-    const body = await readBodyLimited(request, maxBytes);
-    if (!body.ok) return body.response;
+    let bytes: Uint8Array | null = null;
+    if ("user" in session && session.user) {
+      // The body is read under the limit and its shape bounded here; tRPC gets a request over the bytes in hand.
+      const body = await readBodyLimited(request, maxBytes);
+      if (!body.ok) return body.response;
+      const problem = jsonShapeProblem(body.text(), { maxDepth: payloadLimits.maxDepth, maxValues: 200_000 });
+      if (problem) refusal = new TRPCError({ code: "BAD_REQUEST", message: problem });
+      else bytes = body.bytes;
+    } else {
+      // No session: tRPC answers UNAUTHORIZED in its own shape before it would read any input; nothing is read.
+      await request.body?.cancel().catch(() => {});
+    }
     const headers = new Headers(request.headers);
     headers.delete("content-length");
     headers.delete("transfer-encoding");
-    req = new Request(request.url, { method: request.method, headers, body: body.bytes as BodyInit });
+    req = new Request(request.url, { method: request.method, headers, ...(bytes ? { body: bytes as BodyInit } : {}) });
   }
   return fetchRequestHandler({
     endpoint: "/api/trpc",
     req,
     router: appRouter,
-    createContext: async () => ({
-      db,
-      user: await sessionUser(db, cookieValue(req.headers.get("cookie"), sessionCookie), { idleMinutes: env.SESSION_IDLE_MINUTES }).catch((error) => {
-        throw isDatabaseUnreachable(error) ? databaseUnavailable(error) : error;
-      }),
-    }),
+    maxBatchSize,
+    createContext: async () => {
+      // A lost database or a body of a shape we do not take: every call of the request answers it, in tRPC's shape.
+      if (refusal) throw refusal;
+      return { db, user: "user" in session ? session.user : null };
+    },
   });
 }
 
