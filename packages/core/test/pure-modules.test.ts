@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type ApprovalView, type Decider, describeOutcome, describeOwnDecision, judge, mayDecide, readBack } from "../src/approvals/judge";
 import { issueButtonToken, verifyButtonToken } from "../src/approvals/token";
-import { renderTemplate, type TemplateContext, templateProblems, templateReferences } from "../src/templates/render";
+import { renderTemplate, type TemplateContext, templateProblems, templateReferences, unescapedOutputs } from "../src/templates/render";
 import { diffGraphs, isEmptyDiff } from "../src/versions/diff";
 import type { Graph } from "../src/versions/graph";
 
@@ -107,6 +107,25 @@ describe("templates/render", () => {
   it("renders text as written and escapes HTML bodies", () => {
     expect(renderTemplate("{{input.name}}: {{steps.draft.output.text}}", context, "text")).toBe("Maya <b>: Hi & welcome");
     expect(renderTemplate("<p>{{input.name}}</p>", context, "html")).toBe("<p>Maya &lt;b&gt;</p>");
+  });
+
+  it("HTML is escaped even where a template asks for raw output ({{{ }}} or {{& }}, e.g. a version published before Publish refused them)", () => {
+    const attack = { ...context, input: { name: "<img src=x onerror=alert(1)>" } };
+    const escaped = "&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt;";
+    expect(renderTemplate("<p>{{{input.name}}}</p>", attack, "html")).toBe(`<p>${escaped}</p>`);
+    expect(renderTemplate("<p>{{& input.name}}</p>", attack, "html")).toBe(`<p>${escaped}</p>`);
+    expect(renderTemplate("{{#if input.name}}<p>{{~{input.name}~}}</p>{{/if}}", attack, "html")).toBe(`<p>${escaped}</p>`);
+    // Plain text is never escaped: triple braces change nothing there.
+    expect(renderTemplate("{{{input.name}}}", attack, "text")).toBe("<img src=x onerror=alert(1)>");
+  });
+
+  it("finds every unescaped output, as written", () => {
+    expect(unescapedOutputs("Hi {{input.name}}")).toEqual([]);
+    expect(unescapedOutputs("<p>\n{{{input.name}}} {{& contact.email }}{{#each input.items}}{{~{this}~}}{{/each}}</p>")).toEqual([
+      { written: "{{{input.name}}}", instead: "{{input.name}}" },
+      { written: "{{& contact.email }}", instead: "{{contact.email }}" },
+      { written: "{{~{this}~}}", instead: "{{~this~}}" },
+    ]);
   });
 
   it("a reference with no value in the run fails, naming it in words", () => {
