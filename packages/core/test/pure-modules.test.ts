@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type ApprovalView, type Decider, describeOutcome, describeOwnDecision, judge, mayDecide, readBack } from "../src/approvals/judge";
 import { issueButtonToken, verifyButtonToken } from "../src/approvals/token";
+import { contactChangeRefusal, contactRefusals } from "../src/contacts/rules";
 import { renderTemplate, type TemplateContext, templateProblems, templateReferences, unescapedOutputs } from "../src/templates/render";
 import { diffGraphs, isEmptyDiff } from "../src/versions/diff";
 import type { Graph } from "../src/versions/graph";
@@ -142,6 +143,23 @@ describe("templates/render", () => {
     expect(templateProblems("{{steps.gone.output.text}}", nodes)).toEqual(['"steps.gone.output.text": no node "gone" in this graph']);
     expect(templateProblems("{{#if}", nodes)[0]).toMatch(/^template does not parse/);
     expect(templateReferences("Hi {{contact.email}}, {{steps.draft.output.text}}").map((r) => r.original)).toEqual(["contact.email", "steps.draft.output.text"]);
+  });
+});
+
+describe("contacts/rules", () => {
+  const withdrawn = { consent: "withdrawn" as const, timeZone: "Europe/Berlin" };
+  it("owners change anything; editors add contacts and record or withdraw consent, but neither give withdrawn consent back nor move a zone", () => {
+    expect(contactChangeRefusal("owner", withdrawn, { consent: "granted", timeZone: "Asia/Tokyo" })).toBeNull();
+    expect(contactChangeRefusal("editor", null, { consent: "granted", timeZone: "Asia/Tokyo" })).toBeNull();
+    expect(contactChangeRefusal("editor", withdrawn, { consent: "granted" })).toBe(contactRefusals.regrant);
+    expect(contactChangeRefusal("editor", withdrawn, { consent: "unknown" })).toBe(contactRefusals.regrant);
+    expect(contactChangeRefusal("editor", withdrawn, { consent: "withdrawn", timeZone: "Europe/Berlin" })).toBeNull();
+    expect(contactChangeRefusal("editor", { consent: "unknown", timeZone: null }, { consent: "granted" })).toBeNull();
+    expect(contactChangeRefusal("editor", { consent: "granted", timeZone: null }, { consent: "withdrawn" })).toBeNull();
+    expect(contactChangeRefusal("editor", { consent: "granted", timeZone: null }, { timeZone: "Asia/Tokyo" })).toBe(contactRefusals.rezone);
+    expect(contactChangeRefusal("editor", withdrawn, { timeZone: null })).toBe(contactRefusals.rezone);
+    expect(contactChangeRefusal("viewer", null, { consent: "unknown" })).toBe(contactRefusals.role);
+    expect(contactChangeRefusal("approver", withdrawn, {})).toBe(contactRefusals.role);
   });
 });
 
