@@ -82,6 +82,8 @@ export { renderTemplate, templateProblems, TemplateError } from "./templates/ren
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
 export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";
 export { eraseContact, type EraseOutcome } from "./contacts/erase";
+export { type ContactActor, setContactZoneAs, upsertContact } from "./contacts/change";
+export { ContactChangeForbiddenError, contactChangeRefusal, contactRefusals, type ContactChange, type ContactFacts } from "./contacts/rules";
 export { breakersWakeProbes, stepsResumeParked } from "./sql/connection-limits";
 export { connectionLimits, limitsOf, type ConnectionLimits } from "./connections/limits";
 export { ingestEmailReply, inboundEmail, messageIds, type InboundEmail, type IngestOutcome } from "./signals/email";
@@ -207,7 +209,7 @@ export {
 } from "./sql/automations";
 export { automationVersionsHasPublished, automationVersionsListPublished, automationVersionsPublishedPair } from "./sql/automation-versions";
 export { runMigrationsIsOf, runMigrationsList } from "./sql/run-migrations";
-export { contactsSearch, contactsUpsertConsent } from "./sql/contacts";
+export { contactsSearch } from "./sql/contacts";
 export { suppressionsDelete, suppressionsInsert, suppressionsList } from "./sql/suppressions";
 export {
   membershipsCountOwners,

@@ -214,6 +214,41 @@ describe("publish refuses what would fail at run time", () => {
     expect((await saveDraft(t.db, orgId, automationId, graph, revision, "test")).problems).toEqual([]);
     await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: 2 });
   });
+  it("templates that insert text without escaping it ({{{ }}} or {{& }}), in every template field of every kind", async () => {
+    const why = (written: string, instead: string) =>
+      `${written} uses triple braces, which insert text without escaping it, so a contact could put their own HTML or links into your email or message. Use ${instead}: it is shown exactly as typed.`;
+    const graph = {
+      nodes: [
+        trigger,
+        email({ to: "{{{input.email}}}", subject: "Hi {{& input.name}}", text: "{{{input.name}}}", html: "<p>Hi {{{input.name}}}</p>" }),
+        { id: "draft", kind: "model_draft", config: { connection: "model", prompt: "Write to {{{input.name}}}", system: "{{& input.tone}}" } },
+        { id: "log", kind: "crm_upsert", config: { connection: "crm", object: "note", fields: { name: "{{{input.name}}}" } } },
+        { id: "review", kind: "approval", config: { approvers: { role: "approver" }, title: "Send to {{{input.name}}}?", content: "{{{steps.draft.output.text}}}", deadlineSeconds: 60 } },
+        end,
+        { id: "dropped", kind: "end" },
+      ],
+      edges: [
+        { from: "t", to: "send" },
+        { from: "send", to: "draft" },
+        { from: "draft", to: "log" },
+        { from: "log", to: "review" },
+        { from: "review", to: "done", label: "approved" },
+        { from: "review", to: "dropped", label: "rejected" },
+      ],
+    };
+    expect(await refusal(graph)).toEqual([
+      { path: "node:send.config.to", message: why("{{{input.email}}}", "{{input.email}}") },
+      { path: "node:send.config.subject", message: why("{{& input.name}}", "{{input.name}}").replace("uses triple braces, which insert", 'uses "{{&", which inserts') },
+      { path: "node:send.config.text", message: why("{{{input.name}}}", "{{input.name}}") },
+      { path: "node:send.config.html", message: why("{{{input.name}}}", "{{input.name}}") },
+      { path: "node:draft.config.prompt", message: why("{{{input.name}}}", "{{input.name}}") },
+      { path: "node:draft.config.system", message: why("{{& input.tone}}", "{{input.tone}}").replace("uses triple braces, which insert", 'uses "{{&", which inserts') },
+      { path: "node:log.config.fields.name", message: why("{{{input.name}}}", "{{input.name}}") },
+      { path: "node:review.config.title", message: why("{{{input.name}}}", "{{input.name}}") },
+      { path: "node:review.config.content", message: why("{{{steps.draft.output.text}}}", "{{steps.draft.output.text}}") },
+    ]);
+  });
+
   it("an HTTP request using a credential outside its connection's base URL", async () => {
     const call = (url: string): Node => ({ id: "call", kind: "http_request", config: { url, connection: "billing" } });
     expect(await refusal(chain(call("https://attacker.example.net/collect")))).toEqual([

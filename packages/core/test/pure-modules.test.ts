@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type ApprovalView, type Decider, describeOutcome, describeOwnDecision, judge, mayDecide, readBack } from "../src/approvals/judge";
 import { issueButtonToken, verifyButtonToken } from "../src/approvals/token";
-import { renderTemplate, type TemplateContext, templateProblems, templateReferences } from "../src/templates/render";
+import { contactChangeRefusal, contactRefusals } from "../src/contacts/rules";
+import { renderTemplate, type TemplateContext, templateProblems, templateReferences, unescapedOutputs } from "../src/templates/render";
 import { diffGraphs, isEmptyDiff } from "../src/versions/diff";
 import type { Graph } from "../src/versions/graph";
 
@@ -109,6 +110,25 @@ describe("templates/render", () => {
     expect(renderTemplate("<p>{{input.name}}</p>", context, "html")).toBe("<p>Maya &lt;b&gt;</p>");
   });
 
+  it("HTML is escaped even where a template asks for raw output ({{{ }}} or {{& }}, e.g. a version published before Publish refused them)", () => {
+    const attack = { ...context, input: { name: "<img src=x onerror=alert(1)>" } };
+    const escaped = "&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt;";
+    expect(renderTemplate("<p>{{{input.name}}}</p>", attack, "html")).toBe(`<p>${escaped}</p>`);
+    expect(renderTemplate("<p>{{& input.name}}</p>", attack, "html")).toBe(`<p>${escaped}</p>`);
+    expect(renderTemplate("{{#if input.name}}<p>{{~{input.name}~}}</p>{{/if}}", attack, "html")).toBe(`<p>${escaped}</p>`);
+    // Plain text is never escaped: triple braces change nothing there.
+    expect(renderTemplate("{{{input.name}}}", attack, "text")).toBe("<img src=x onerror=alert(1)>");
+  });
+
+  it("finds every unescaped output, as written", () => {
+    expect(unescapedOutputs("Hi {{input.name}}")).toEqual([]);
+    expect(unescapedOutputs("<p>\n{{{input.name}}} {{& contact.email }}{{#each input.items}}{{~{this}~}}{{/each}}</p>")).toEqual([
+      { written: "{{{input.name}}}", instead: "{{input.name}}" },
+      { written: "{{& contact.email }}", instead: "{{contact.email }}" },
+      { written: "{{~{this}~}}", instead: "{{~this~}}" },
+    ]);
+  });
+
   it("a reference with no value in the run fails, naming it in words", () => {
     expect(() => renderTemplate("Outcome: {{steps.reply.output.outcome}}", context, "text")).toThrow(
       '{{steps.reply.output.outcome}} has no value in this run (steps.reply.output has no "outcome")',
@@ -123,6 +143,23 @@ describe("templates/render", () => {
     expect(templateProblems("{{steps.gone.output.text}}", nodes)).toEqual(['"steps.gone.output.text": no node "gone" in this graph']);
     expect(templateProblems("{{#if}", nodes)[0]).toMatch(/^template does not parse/);
     expect(templateReferences("Hi {{contact.email}}, {{steps.draft.output.text}}").map((r) => r.original)).toEqual(["contact.email", "steps.draft.output.text"]);
+  });
+});
+
+describe("contacts/rules", () => {
+  const withdrawn = { consent: "withdrawn" as const, timeZone: "Europe/Berlin" };
+  it("owners change anything; editors add contacts and record or withdraw consent, but neither give withdrawn consent back nor move a zone", () => {
+    expect(contactChangeRefusal("owner", withdrawn, { consent: "granted", timeZone: "Asia/Tokyo" })).toBeNull();
+    expect(contactChangeRefusal("editor", null, { consent: "granted", timeZone: "Asia/Tokyo" })).toBeNull();
+    expect(contactChangeRefusal("editor", withdrawn, { consent: "granted" })).toBe(contactRefusals.regrant);
+    expect(contactChangeRefusal("editor", withdrawn, { consent: "unknown" })).toBe(contactRefusals.regrant);
+    expect(contactChangeRefusal("editor", withdrawn, { consent: "withdrawn", timeZone: "Europe/Berlin" })).toBeNull();
+    expect(contactChangeRefusal("editor", { consent: "unknown", timeZone: null }, { consent: "granted" })).toBeNull();
+    expect(contactChangeRefusal("editor", { consent: "granted", timeZone: null }, { consent: "withdrawn" })).toBeNull();
+    expect(contactChangeRefusal("editor", { consent: "granted", timeZone: null }, { timeZone: "Asia/Tokyo" })).toBe(contactRefusals.rezone);
+    expect(contactChangeRefusal("editor", withdrawn, { timeZone: null })).toBe(contactRefusals.rezone);
+    expect(contactChangeRefusal("viewer", null, { consent: "unknown" })).toBe(contactRefusals.role);
+    expect(contactChangeRefusal("approver", withdrawn, {})).toBe(contactRefusals.role);
   });
 });
 

@@ -45,6 +45,8 @@ beforeAll(async () => {
   const seeded = await publish(t.db, emailGraph("mailbox"), { automation: "mail" });
   // The email goes to someone other than the run's contact (a colleague in copy).
   await publish(t.db, emailGraph("mailbox", { to: "{{input.cc}}" }), { automation: "mail-cc" });
+  // Published before Publish refused raw output: its triple braces still render escaped.
+  await publish(t.db, emailGraph("mailbox", { html: "<p>{{{input.note}}}</p>" }), { automation: "mail-raw" });
   orgId = seeded.orgId;
   const config = { host: "127.0.0.1", port: smtp.port, tls: "none", user: "sam", from: "Acme <hello@acme.test>" };
   await createConnection(t.db, { orgId, kind: "smtp", name: "mailbox", config, secret: "right" });
@@ -71,6 +73,16 @@ async function start(automation: string, body: Record<string, unknown>) {
 }
 
 describe("send_email over SMTP", () => {
+  it("an old version's {{{input.note}}} in the HTML body is sent escaped, never as HTML", async () => {
+    const { stepId, key } = await start("mail-raw", { email: "raw@example.com", name: "Raw", note: "<img src=x onerror=alert(1)>" });
+    expect((await runner().run(stepId)).kind).toBe("settled");
+    const sent = smtp.received.filter((m) => m.effectKey === key);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.raw).not.toContain("<img");
+    const [{ output }] = await rows("SELECT output FROM steps WHERE id = $1", [stepId]);
+    expect(output.html).toBe("<p>&lt;img src&#x3D;x onerror&#x3D;alert(1)&gt;</p>");
+  });
+
   it("sends one message with a Message-ID from the effect key, the key in a header, the body escaped; a repeat replays", async () => {
     const { runId, stepId, key } = await start("mail", { email: "Maya@Example.com", name: "Maya", note: "<b>hi</b>" });
     const [run] = await rows("SELECT c.email FROM runs r JOIN contacts c ON c.id = r.contact_id WHERE r.id = $1", [runId]);

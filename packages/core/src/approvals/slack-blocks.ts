@@ -1,9 +1,13 @@
+import { escapeMrkdwn } from "../slack/mrkdwn";
 import type { ApprovalRow } from "../sql/approvals";
-import { describeOutcome } from "./judge";
+import type { DecisionResult } from "./decide";
+import { describeOutcome, readBack } from "./judge";
 
 /**
  * The Slack message of an approval, as a pure function of its row: the exact content under review, its deadline and
- * run, and either the Approve / Reject buttons (each carrying its own single-purpose token) or the outcome.
+ * run, and either the Approve / Reject buttons (each carrying its own single-purpose token) or the outcome. Every
+ * mrkdwn text (the top-level text too: it is the notification) escapes the title, content and names it carries
+ * (slack/mrkdwn.ts); the header is plain_text and shows the title as typed.
  */
 export const approveActionId = "holdfast.approval.approve";
 export const rejectActionId = "holdfast.approval.reject";
@@ -60,14 +64,15 @@ export function approvalMessage(
     blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: `*${outcomeLine(a)}*` }] });
   }
   return {
-    text: a.status === "pending" ? `Approval needed: ${a.title}` : `${a.title}: ${outcomeLine(a)}`,
+    text: a.status === "pending" ? `Approval needed: ${escapeMrkdwn(a.title)}` : `${escapeMrkdwn(a.title)}: ${outcomeLine(a)}`,
     blocks,
     metadata: { event_type: "holdfast_approval", event_payload: { approval_id: a.id } },
   };
 }
 
+/** The outcome in mrkdwn: its words escaped (they carry the decider's name), then the decision time as Slack's date token. */
 function outcomeLine(a: Parameters<typeof describeOutcome>[0] & { decidedAt: Date | null }): string {
-  const text = describeOutcome(a);
+  const text = escapeMrkdwn(describeOutcome(a));
   if (!a.decidedAt) return capitalise(text);
   // Slack shows the time in each reader's own zone; the UTC text is the fallback.
   const unix = Math.floor(a.decidedAt.getTime() / 1000);
@@ -75,4 +80,10 @@ function outcomeLine(a: Parameters<typeof describeOutcome>[0] & { decidedAt: Dat
 }
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-const quote = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").split("\n").map((l) => `>${l}`).join("\n");
+const quote = (s: string) => escapeMrkdwn(s).split("\n").map((l) => `>${l}`).join("\n");
+
+/** The ephemeral note to whoever pressed a refused button (Slack reads it as mrkdwn; it reads back names). */
+export function slackNoteText(body: { message: string; decision?: DecisionResult }): string {
+  const decision = body.decision;
+  return escapeMrkdwn(decision && !decision.ok ? readBack(decision.refusal) : `Not recorded: ${body.message}`);
+}

@@ -7,9 +7,8 @@ import { approvalsGet } from "../sql/approvals";
 import { connectionsSlackOfTeam } from "../sql/connections";
 import { databaseNowMs } from "../sql/database";
 import { type DecisionResult, decideApproval } from "./decide";
-import { readBack } from "./judge";
 import { slackConnectionConfig } from "../connections/kinds/slack";
-import { approveActionId, rejectActionId } from "./slack-blocks";
+import { approveActionId, rejectActionId, slackNoteText } from "./slack-blocks";
 import { verifyButtonToken } from "./token";
 
 /**
@@ -127,9 +126,7 @@ async function withNote(reply: SlackReply, responseUrl: string | undefined, db: 
       return parsed.success && new URL(parsed.data.apiUrl).origin === url.origin;
     });
   }
-  const decision = reply.body.decision;
-  const text = decision && !decision.ok ? readBack(decision.refusal) : `Not recorded: ${reply.body.message}`;
-  return allowed ? { ...reply, ephemeral: { url: responseUrl, text } } : reply;
+  return allowed ? { ...reply, ephemeral: { url: responseUrl, text: slackNoteText(reply.body) } } : reply;
 }
 
 /**

@@ -221,6 +221,20 @@ export function contactsSearch(db: Db | Tx, orgId: string, query: string): Promi
     ORDER BY email LIMIT 200`;
 }
 
+/** A contact's consent and zone by its address, its row locked for a change (contacts/change.ts); null: none yet. */
+export async function contactsLockByEmail(tx: Tx, orgId: string, email: string): Promise<{ consent: Consent; timeZone: string | null } | null> {
+  const rows = await tx.$queryRaw<{ consent: Consent; timeZone: string | null }[]>`
+    SELECT consent, time_zone AS "timeZone" FROM contacts WHERE org_id = ${orgId} AND email = lower(${email}) FOR UPDATE`;
+  return rows[0] ?? null;
+}
+
+/** A contact's consent and zone by its id, its row locked for a change (contacts/change.ts); null: no such contact. */
+export async function contactsLockById(tx: Tx, orgId: string, contactId: string): Promise<{ consent: Consent; timeZone: string | null } | null> {
+  const rows = await tx.$queryRaw<{ consent: Consent; timeZone: string | null }[]>`
+    SELECT consent, time_zone AS "timeZone" FROM contacts WHERE org_id = ${orgId} AND id = ${contactId} FOR UPDATE`;
+  return rows[0] ?? null;
+}
+
 /**
  * Creates the contact with its zone and consent, or sets an existing one's consent (its change time moves only when
  * it changed); the zone of an existing contact is not written here (timers/contact-zone.ts moves its waits too).

@@ -5,12 +5,12 @@ import { flowOf } from "../kinds/flow";
 import { kindOf } from "../kinds/registry";
 import { connectionsListKinds } from "../sql/connections";
 import { membershipsListEmails } from "../sql/memberships";
-import { templateReferences } from "../templates/render";
+import { templateReferences, unescapedOutputs } from "../templates/render";
 import { type Approvers, type Graph, type GraphNode, type GraphProblem, templateFields, unreachable } from "./graph";
 
 /**
  * Publish checks for what would fail at run time although the graph's shape and structure are fine: a step nothing
- * reaches, a template reading a step that may not have run, a recipient that is no address, and (against the
+ * reaches, a template reading a step that may not have run or writing text unescaped, a recipient that is no address, and (against the
  * organisation) connections that are missing or of the wrong kind and approvers who are not members. Zones are
  * checked by the wait's schema (versions/graph.ts). Messages are sentences for the person editing the graph.
  */
@@ -18,7 +18,7 @@ import { type Approvers, type Graph, type GraphNode, type GraphProblem, template
 /** The pure checks: no database. */
 export function runtimeProblems(graph: Graph): GraphProblem[] {
   const flow = flowOf(graph);
-  const problems: GraphProblem[] = [];
+  const problems: GraphProblem[] = unescapedProblems(graph);
   for (const node of graph.nodes) {
     if (flow && !flow.dominators.has(node.id)) {
       problems.push({ path: `node:${node.id}`, message: unreachable });
@@ -39,6 +39,27 @@ export function runtimeProblems(graph: Graph): GraphProblem[] {
               ? `{{${ref.original}}} refers to step "${step}", which does not run on every path to this step`
               : null;
         if (message) problems.push({ path: `node:${node.id}.config.${field}`, message });
+      }
+    }
+  }
+  return problems;
+}
+
+/**
+ * Raw output (`{{{x}}}`, `{{& x}}`) in any template field: refused, though rendering escapes it anyway (an HTML body
+ * must never carry a contact's own markup, and a template should not say it might). Not in graphProblems: versions
+ * published before this rule still load and run, escaped.
+ */
+function unescapedProblems(graph: Graph): GraphProblem[] {
+  const problems: GraphProblem[] = [];
+  for (const node of graph.nodes) {
+    for (const [field, template] of templateFields(node)) {
+      for (const { written, instead } of unescapedOutputs(template)) {
+        const how = written.replace(/^\{\{~?/, "").startsWith("&") ? 'uses "{{&", which inserts' : "uses triple braces, which insert";
+        problems.push({
+          path: `node:${node.id}.config.${field}`,
+          message: `${written} ${how} text without escaping it, so a contact could put their own HTML or links into your email or message. Use ${instead}: it is shown exactly as typed.`,
+        });
       }
     }
   }

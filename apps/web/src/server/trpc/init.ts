@@ -49,7 +49,13 @@ const mapErrors = t.middleware(async ({ next }) => {
   if (!result.ok && isDatabaseUnreachable(result.error.cause)) throw databaseUnavailable(result.error.cause);
   if (!result.ok && result.error.cause instanceof HoldfastError) {
     const e = result.error.cause;
-    const code = e.code.endsWith("not_found") ? "NOT_FOUND" : e.code === "draft_conflict" || e.code.endsWith("_exists") ? "CONFLICT" : "BAD_REQUEST";
+    const code = e.code.endsWith("not_found")
+      ? "NOT_FOUND"
+      : e.code.endsWith("_forbidden")
+        ? "FORBIDDEN"
+        : e.code === "draft_conflict" || e.code.endsWith("_exists")
+          ? "CONFLICT"
+          : "BAD_REQUEST";
     throw new TRPCError({ code, message: e.message, cause: e });
   }
   return result;

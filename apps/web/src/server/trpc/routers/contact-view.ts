@@ -1,13 +1,14 @@
-import { contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactZone } from "@holdfast/core";
+import { contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactZoneAs } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../../graphs";
-import { ownerProcedure, router, viewerProcedure } from "../init";
+import { editorProcedure, ownerProcedure, router, viewerProcedure } from "../init";
 
 /**
  * Settings -> Contacts -> one contact: consent, suppression, time zone and its runs; a zone change recomputes the
  * contact's pending waits (timers/contact-zone.ts); erase shows the runs it would cancel first, then erases only when the
- * owner confirmed that count. Members read; owners change. Scoped by `ctx.org.id`.
+ * owner confirmed that count. Members read; owners erase; who may change the zone is core's rule (contacts/rules.ts:
+ * owners), the same as for contacts.upsert. Scoped by `ctx.org.id`.
  */
 const contactId = z.object({ contactId: z.string().regex(/^ctc_[0-9a-f]{32}$/, "not a contact id") });
 
@@ -22,11 +23,11 @@ export const contactView = router({
     const contact = await own(ctx.db, ctx.org.id, input.contactId);
     return { contact, runs: await contactsRuns(ctx.db, ctx.org.id, input.contactId) };
   }),
-  setZone: ownerProcedure
+  setZone: editorProcedure
     .input(contactId.extend({ zone: z.string().trim().max(100).refine((z) => z === "" || isValidZone(z), "not a time zone: use a name such as Europe/Berlin") }))
     .mutation(async ({ ctx, input }) => {
       await own(ctx.db, ctx.org.id, input.contactId);
-      const r = await setContactZone(ctx.db, ctx.org.id, input.contactId, input.zone || null, `user:${ctx.user.email}`);
+      const r = await setContactZoneAs(ctx.db, { role: ctx.org.role, by: `user:${ctx.user.email}` }, ctx.org.id, input.contactId, input.zone || null);
       const waits = r.moved === 1 ? "1 waiting run moved" : `${r.moved} waiting runs moved`;
       return {
         ...r,
