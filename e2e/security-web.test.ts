@@ -421,12 +421,14 @@ describe("body limits", () => {
     const before = memoryOf(pid);
     expect(before.name).toMatch(/next|node/);
     const hundredMb = 100 * 1024 * 1024;
+    // tRPC reads a body only for a session (without one it answers 401 unread: worst-shapes.test.ts).
+    const cookie = cookieOf(await signIn(web, { email: "sam@acme.test", password })) ?? "";
     const routes: [string, Record<string, string>][] = [
       ["/api/auth/sign-in", {}],
       ["/api/demo/echo", {}],
       ["/api/signals/email?org=acme", { authorization: `Bearer ${inboundToken}` }],
       ["/api/slack/interactions", { "content-type": "application/x-www-form-urlencoded" }],
-      ["/api/trpc/drafts.save", {}],
+      ["/api/trpc/drafts.save", { cookie }],
       ["/api/hooks/acme/flow", {}],
     ];
     const results: string[] = [];
@@ -455,6 +457,27 @@ describe("body limits", () => {
     expect(after.peakMb - before.peakMb).toBeLessThan(50);
     // The server still answers.
     expect((await send(web, "/api/health?live=1")).status).toBe(200);
+  }, 300_000);
+
+  it("Add to Slack reads no body: 200 MB posted to /api/slack/install, signed in or not, leaves the server's memory flat", async () => {
+    const pid = listenerPid(web.port);
+    const before = memoryOf(pid);
+    const cookie = cookieOf(await signIn(web, { email: "sam@acme.test", password })) ?? "";
+    const twoHundredMb = 200 * 1024 * 1024;
+    const outcomes: string[] = [];
+    for (const [who, headers] of [
+      ["no session", {}],
+      ["signed-in owner", { cookie }],
+    ] as const) {
+      let r = await upload(web, "/api/slack/install?org=acme", twoHundredMb, false, { "content-type": "application/x-www-form-urlencoded", ...headers });
+      for (let retry = 0; r.status === 0 && retry < 3; retry++) r = await upload(web, "/api/slack/install?org=acme", twoHundredMb, false, { "content-type": "application/x-www-form-urlencoded", ...headers });
+      outcomes.push(`${who}: ${r.status} after ${(r.sent / 1024 / 1024).toFixed(1)} MB written`);
+      expect(r.status, `${who} ${r.error ?? ""}`).toBe(303);
+    }
+    const after = memoryOf(pid);
+    console.log(`Add to Slack, 200 MB: RSS ${before.rssMb.toFixed(1)} MB -> ${after.rssMb.toFixed(1)} MB, peak ${before.peakMb.toFixed(1)} MB -> ${after.peakMb.toFixed(1)} MB; ${outcomes.join("; ")}`);
+    expect(after.rssMb - before.rssMb).toBeLessThan(50);
+    expect(after.peakMb - before.peakMb).toBeLessThan(50);
   }, 300_000);
 
   it("bodies within the limits still work", async () => {
