@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
-import { parseGraph, upsertMember } from "@holdfast/core";
-import { createTestDatabase, createTestPrefix, launchChromium, publish, sessionCookieFor, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
+import { upsertMember } from "@holdfast/core";
+import { createTestDatabase, createTestPrefix, launchChromium, publish, sessionCookieFor, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -21,13 +21,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   const { orgId } = await publish(
     t.db,
-    parseGraph({
-      nodes: [
-        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "e", kind: "end" },
-      ],
-      edges: [{ from: "t", to: "e" }],
-    }),
+    startOnlyGraph(),
   );
   await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });
   cookie = await sessionCookieFor(t.db, "sam@acme.test", "correct horse battery");

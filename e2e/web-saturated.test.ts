@@ -1,6 +1,6 @@
-import { parseGraph, triggerSettings, upsertMember } from "@holdfast/core";
+import { triggerSettings, upsertMember } from "@holdfast/core";
 import { createPool } from "@holdfast/db";
-import { createTestDatabase, createTestPrefix, publish, sessionCookieFor, startWeb, type TestDatabase, testRedisUrl, waitFor, type WebServer } from "@holdfast/testkit";
+import { createTestDatabase, createTestPrefix, publish, sessionCookieFor, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, waitFor, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -22,13 +22,7 @@ beforeAll(async () => {
   t = await createTestDatabase();
   const flow = await publish(
     t.db,
-    parseGraph({
-      nodes: [
-        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "e", kind: "end" },
-      ],
-      edges: [{ from: "t", to: "e" }],
-    }),
+    startOnlyGraph(),
     { triggerAuth: "url_token" },
   );
   await upsertMember(t.db, { orgId: flow.orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });

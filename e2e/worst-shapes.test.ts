@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
-import { parseGraph, signPayload, triggerSettings } from "@holdfast/core";
-import { createTestDatabase, createTestPrefix, publish, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
+import { signPayload, triggerSettings } from "@holdfast/core";
+import { createTestDatabase, createTestPrefix, publish, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -19,14 +19,7 @@ const slackSecret = "slack-signing-secret-for-tests";
 let formToken = "";
 let signedSecret = "";
 
-const graph = () =>
-  parseGraph({
-    nodes: [
-      { id: "t", kind: "trigger", config: { eventIdField: "id", payloadHashFallback: true } },
-      { id: "e", kind: "end" },
-    ],
-    edges: [{ from: "t", to: "e" }],
-  });
+const graph = () => startOnlyGraph({ eventIdField: "id", payloadHashFallback: true });
 
 beforeAll(async () => {
   t = await createTestDatabase();

@@ -37,6 +37,17 @@ export function publish(
   });
 }
 
+/** trigger -> end: an automation that only starts runs (trigger tests). `trigger` is the trigger's config. */
+export function startOnlyGraph(trigger: Record<string, unknown> = { eventIdField: "id" }): Graph {
+  return parseGraph({
+    nodes: [
+      { id: "t", kind: "trigger", config: trigger },
+      { id: "e", kind: "end" },
+    ],
+    edges: [{ from: "t", to: "e" }],
+  });
+}
+
 /** trigger -> send_email (connection "mail", to the input's email) -> wait_for_reply -> "replied" / "silent" ends. */
 export function replyGraph(): Graph {
   return parseGraph({
