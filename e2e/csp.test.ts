@@ -84,7 +84,7 @@ describe("framing and scripts", () => {
     await page.waitForTimeout(1_500);
     const frame = page.frames().find((f) => f !== page.mainFrame());
     // Chromium shows its own error page in place of the framed one: nothing of Holdfast is there to click.
-    const framedText = await frame?.evaluate(() => document.body?.innerText ?? "").catch(() => "");
+    const framedText = await frame?.evaluate<string>("document.body ? document.body.innerText : ''").catch(() => "");
     expect(framedText ?? "").not.toMatch(/Approvals|Approve|Holdfast/);
     expect(blocked.join("\n")).toMatch(/frame-ancestors|Refused to display/);
     // Opened directly, the same page shows signed in.
@@ -118,7 +118,7 @@ describe("framing and scripts", () => {
     await page.goto(`${web.base}/approvals`);
     await expect.poll(() => page.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     await page.waitForTimeout(500);
-    expect(await page.evaluate(() => (window as unknown as { __injected?: string }).__injected ?? null)).toBeNull();
+    expect(await page.evaluate<string | null>("window.__injected ?? null")).toBeNull();
     expect(violations.join("\n")).toMatch(/script/i);
     await context.close();
   });
