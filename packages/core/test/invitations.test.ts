@@ -28,7 +28,6 @@ let t: TestDatabase;
 const ids = {} as Record<"acme" | "globex" | "olivia" | "bob", string>;
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 const pw = "a long enough password";
-const tokenOf = (link: string) => link.slice(link.lastIndexOf("/") + 1);
 const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
 const userOf = async (email: string) => {
   const s = await signIn(t.db, email, pw);

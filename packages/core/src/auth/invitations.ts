@@ -241,7 +241,7 @@ export async function acceptInvitationAsNewUser(
     try {
       return await inTx(db, async (tx) => {
         const row = await invitationsFindByToken(tx, found.orgId, found.hash);
-        if (!row || row.state !== "open") throw new Undo(null);
+        if (row?.state !== "open") throw new Undo(null);
         const userId = await usersInsertIfNew(tx, row.email, name, passwordHash);
         if (!userId) throw new Undo("account_exists");
         const used = await invitationsAcceptIfUsable(tx, found.orgId, found.hash, userId);
