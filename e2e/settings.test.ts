@@ -283,7 +283,7 @@ describe("Settings in Chromium", () => {
     try {
       const gus = await other.newPage();
       await gus.goto(gusLink);
-      await gus.getByRole("link", { name: "sign in" }).click();
+      await gus.getByRole("link", { name: "Sign in to accept" }).click();
       await gus.waitForURL(/\/signin\?next=/);
       await gus.fill('input[name="email"]', "gus@globex.test");
       await gus.fill('input[name="password"]', password);
@@ -303,7 +303,7 @@ describe("Settings in Chromium", () => {
     // Accepted invitations leave the pending list; the members list shows them.
     await page.goto(`${web.base}/settings`);
     const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
-    await members.locator("td", { hasText: "Gus" }).waitFor();
+    await members.getByRole("cell", { name: "Gus", exact: true }).waitFor();
     expect(await members.locator(".invitations tr", { hasText: "gus@globex.test" }).count()).toBe(0);
   });
 

@@ -89,8 +89,8 @@ export default async function InvitationPage({ params }: { params: Promise<{ tok
         </>
       ) : view.accountExists ? (
         <p>
-          This address already has a Holdfast account: <Link href={`/signin?next=${encodeURIComponent(path)}`}>sign in</Link> with it to accept or
-          decline.
+          This address already has a Holdfast account: sign in with it, then accept or decline.{" "}
+          <Link href={`/signin?next=${encodeURIComponent(path)}`}>Sign in to accept</Link>
         </p>
       ) : (
         <>
