@@ -200,7 +200,7 @@ describe("Settings in Chromium", () => {
     await page.locator(".slack-links").screenshot({ path: join(artifacts, "settings-slack-links.png") });
   });
 
-  it("a form filled before the page has hydrated sends nothing natively: the save waits for the page, the password never reaches the address bar", async () => {
+  it("a form filled before the page has hydrated sends nothing natively: the save waits for the page, the address never reaches the address bar", async () => {
     // A slow phone: the HTML is there, the scripts are not yet. Hold every script chunk until released.
     const early = page;
     let release = () => {};
@@ -212,26 +212,99 @@ describe("Settings in Chromium", () => {
     early.on("request", (r) => requests.push(r.url()));
     await early.goto(`${web.base}/settings`, { waitUntil: "domcontentloaded" });
     const members = early.locator("section", { has: early.locator("h2", { hasText: "Members and roles" }) });
-    await members.locator('input[name="name"]').fill("Ada");
-    await members.locator('input[name="email"]').fill("ada@acme.test");
-    await members.locator('input[name="password"]').fill("a secret long enough");
-    const add = members.getByRole("button", { name: "Add member" });
+    await members.locator('input[name="email"]').fill("early@acme.test");
+    const add = members.getByRole("button", { name: "Invite", exact: true });
     const disabledEarly = await add.isDisabled();
     const clicked = add.click({ timeout: 60_000 });
     await new Promise((r) => setTimeout(r, 1_500));
-    // Before: the browser submitted the form itself, a GET to /settings with every field (the password too) in the URL.
+    // Before: the browser submitted the form itself, a GET to /settings with every field (an address, a password) in the URL.
     expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
     expect(disabledEarly).toBe(true);
     // Controls that act through React alone (type="button", selects) take no pointer events until the page is marked.
     expect(await early.locator("html").getAttribute("data-hydrated")).toBeNull();
     release();
     await clicked;
-    await members.getByText("member added").waitFor({ timeout: 30_000 });
+    await members.getByText(/Send this link to them; it works once, for 7 days/).waitFor({ timeout: 30_000 });
     expect(early.url()).toBe(`${web.base}/settings`);
     expect(await early.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
-    expect(await q("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'ada@acme.test'")).toEqual([{ role: "viewer" }]);
+    expect(await q("SELECT role FROM invitations WHERE email = 'early@acme.test' AND accepted_at IS NULL")).toEqual([{ role: "viewer" }]);
     await early.unrouteAll({ behavior: "wait" });
+  });
+
+  it("invites by email: the link once, the person joins only by accepting it (a new person makes their account, an existing one signs in first)", async () => {
+    const invite = async (email: string, role: string) => {
+      await page.goto(`${web.base}/settings`);
+      const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
+      await members.locator('input[name="email"]').fill(email);
+      await members.locator('select[name="role"]').selectOption(role);
+      await members.getByRole("button", { name: "Invite", exact: true }).click();
+      await members.getByText(`Invitation for ${email} made. Send this link to them; it works once, for 7 days`).waitFor();
+      await members.locator("tr", { hasText: email }).waitFor();
+      return members.locator('input[name="invitation-link"]').inputValue();
+    };
+    const link = await invite("ada@acme.test", "editor");
+    expect(link).toMatch(/\/invite\/[A-Za-z0-9_-]{43}$/);
+    await page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) }).screenshot({ path: join(artifacts, "settings-invited.png") });
+    expect(await q("SELECT count(*)::int AS n FROM users WHERE email = 'ada@acme.test'")).toEqual([{ n: 0 }]);
+
+    // The owner opening the link is told it is for another address, and can do nothing with it.
+    await page.goto(link);
+    await page.getByText("This invitation is for another email address than the one you are signed in with.").waitFor();
+    expect(await page.getByRole("button", { name: /Accept/ }).count()).toBe(0);
+
+    // A new person: the organisation and role, then their name and password; they join and are signed in.
+    const visitor = await browser.newContext({ viewport: { width: 1000, height: 800 } });
+    try {
+      const ada = await visitor.newPage();
+      await ada.goto(link);
+      await ada.getByRole("heading", { name: "Join Acme" }).waitFor();
+      await ada.getByText("You are invited to join Acme on Holdfast as an editor.").waitFor();
+      await ada.screenshot({ path: join(artifacts, "settings-invitation-new.png"), fullPage: true });
+      await ada.getByLabel("Your name").fill("Ada");
+      await ada.getByLabel(/Choose a password/).fill("a password long enough");
+      await ada.getByRole("button", { name: "Create account and join" }).click();
+      await ada.getByText("You are a member of Acme as an editor.").waitFor();
+      expect(await q("SELECT u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'ada@acme.test'")).toEqual([{ name: "Ada", role: "editor" }]);
+      // Again: read back, nothing new.
+      await ada.reload();
+      await ada.getByText(/You accepted this invitation .*You are a member of Acme as an editor\./).waitFor();
+      await ada.screenshot({ path: join(artifacts, "settings-invitation-accepted.png"), fullPage: true });
+    } finally {
+      await visitor.close();
+    }
+
+    // Someone with an account (of another organisation): sign in first, then accept.
+    const globex = (await q("INSERT INTO organisations (slug, name) VALUES ('globex', 'Globex') RETURNING id"))[0].id;
+    await upsertMember(t.db, { orgId: globex, email: "gus@globex.test", name: "Gus", password, role: "owner" });
+    const gusLink = await invite("gus@globex.test", "viewer");
+    expect(await q("SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'gus@globex.test' AND m.org_id = $1", [orgId])).toEqual([{ n: 0 }]);
+    const other = await browser.newContext();
+    try {
+      const gus = await other.newPage();
+      await gus.goto(gusLink);
+      await gus.getByRole("link", { name: "Sign in to accept" }).click();
+      await gus.waitForURL(/\/signin\?next=/);
+      await gus.fill('input[name="email"]', "gus@globex.test");
+      await gus.fill('input[name="password"]', password);
+      await gus.click('button[type="submit"]');
+      await gus.waitForURL(gusLink);
+      await gus.getByRole("button", { name: "Accept and join Acme" }).click();
+      await gus.getByText("You are a member of Acme as a viewer.").waitFor();
+      // An expired link is a sentence.
+      const late = await invite("late@acme.test", "viewer");
+      await q("UPDATE invitations SET created_at = now() - interval '8 days', expires_at = now() - interval '1 second' WHERE email = 'late@acme.test'");
+      await gus.goto(late);
+      await gus.getByText("This invitation has expired: ask the owner for a new one.").waitFor();
+    } finally {
+      await other.close();
+    }
+    expect(await q("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'gus@globex.test' AND m.org_id = $1", [orgId])).toEqual([{ role: "viewer" }]);
+    // Accepted invitations leave the pending list; the members list shows them.
+    await page.goto(`${web.base}/settings`);
+    const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
+    await members.getByRole("cell", { name: "Gus", exact: true }).waitFor();
+    expect(await members.locator(".invitations tr", { hasText: "gus@globex.test" }).count()).toBe(0);
   });
 
   it("a save made while its list's first load is still under way shows in the list: the reload starts after the save", async () => {

@@ -158,6 +158,13 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION public.holdfast_invitation_org(p_token_hash text) RETURNS text
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+  SELECT org_id FROM invitations WHERE token_hash = p_token_hash
+$$;
+
 CREATE FUNCTION public.holdfast_notify_outbox() RETURNS trigger
     LANGUAGE plpgsql
     AS $_$
@@ -961,6 +968,29 @@ CREATE TABLE public.effects (
 
 ALTER TABLE ONLY public.effects FORCE ROW LEVEL SECURITY;
 
+CREATE TABLE public.invitations (
+    id text DEFAULT public.holdfast_ordered_id('inv_'::text) NOT NULL,
+    org_id text NOT NULL,
+    email text NOT NULL,
+    email_typed text NOT NULL,
+    role text NOT NULL,
+    invited_by text,
+    token_hash text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp(6) with time zone NOT NULL,
+    accepted_at timestamp(6) with time zone,
+    accepted_by text,
+    declined_at timestamp(6) with time zone,
+    revoked_at timestamp(6) with time zone,
+    CONSTRAINT invitations_email_lower_check CHECK (((email = lower(email)) AND (lower(email_typed) = email))),
+    CONSTRAINT invitations_end_check CHECK (((num_nonnulls(accepted_at, declined_at, revoked_at) <= 1) AND ((accepted_by IS NULL) OR (accepted_at IS NOT NULL)))),
+    CONSTRAINT invitations_expiry_check CHECK ((expires_at > created_at)),
+    CONSTRAINT invitations_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'editor'::text, 'approver'::text, 'viewer'::text]))),
+    CONSTRAINT invitations_token_hash_check CHECK ((token_hash ~ '^[0-9a-f]{64}$'::text))
+);
+
+ALTER TABLE ONLY public.invitations FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.leader_leases (
     name text NOT NULL,
     owner text NOT NULL,
@@ -1318,6 +1348,9 @@ ALTER TABLE ONLY public.deployment_settings
 ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_pkey PRIMARY KEY (org_id, key);
 
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.leader_leases
     ADD CONSTRAINT leader_leases_pkey PRIMARY KEY (name);
 
@@ -1410,6 +1443,10 @@ CREATE UNIQUE INDEX contacts_org_id_key ON public.contacts USING btree (org_id, 
 CREATE INDEX effects_run_idx ON public.effects USING btree (run_id);
 
 CREATE INDEX effects_unsettled_idx ON public.effects USING btree (lease_until) WHERE (status = 'in_flight'::text);
+
+CREATE UNIQUE INDEX invitations_open_key ON public.invitations USING btree (org_id, email) WHERE ((accepted_at IS NULL) AND (declined_at IS NULL) AND (revoked_at IS NULL));
+
+CREATE UNIQUE INDEX invitations_token_hash_key ON public.invitations USING btree (token_hash);
 
 CREATE UNIQUE INDEX memberships_org_id_slack_user_id_key ON public.memberships USING btree (org_id, slack_user_id);
 
@@ -1538,6 +1575,15 @@ ALTER TABLE ONLY public.contacts
 ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
 
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_accepted_by_fkey FOREIGN KEY (accepted_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_invited_by_fkey FOREIGN KEY (invited_by) REFERENCES public.users(id) ON DELETE SET NULL;
+
+ALTER TABLE ONLY public.invitations
+    ADD CONSTRAINT invitations_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.memberships
     ADD CONSTRAINT memberships_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
@@ -1638,6 +1684,8 @@ ALTER TABLE public.contacts ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.effects ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.invitations ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.memberships ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.org_budgets ENABLE ROW LEVEL SECURITY;
@@ -1679,6 +1727,8 @@ CREATE POLICY tenant_scope ON public.connections TO holdfast_web USING ((( SELEC
 CREATE POLICY tenant_scope ON public.contacts TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.effects TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.invitations TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.memberships TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
@@ -1734,6 +1784,8 @@ CREATE POLICY worker_all ON public.contacts TO holdfast_worker USING (true) WITH
 
 CREATE POLICY worker_all ON public.effects TO holdfast_worker USING (true) WITH CHECK (true);
 
+CREATE POLICY worker_all ON public.invitations TO holdfast_worker USING (true) WITH CHECK (true);
+
 CREATE POLICY worker_all ON public.memberships TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.org_budgets TO holdfast_worker USING (true) WITH CHECK (true);
@@ -1783,6 +1835,10 @@ GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email tex
 
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_worker;
+
+REVOKE ALL ON FUNCTION public.holdfast_invitation_org(p_token_hash text) FROM PUBLIC;
+GRANT ALL ON FUNCTION public.holdfast_invitation_org(p_token_hash text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_invitation_org(p_token_hash text) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_worker;
@@ -1873,6 +1929,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfas
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.effects TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.effects TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.invitations TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.invitations TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.leader_leases TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.leader_leases TO holdfast_worker;

@@ -1,4 +1,4 @@
-import { createConnection, parseGraph, sessionUser, signIn, startRun, upsertMember } from "@holdfast/core";
+import { acceptInvitation, createConnection, inviteMember, parseGraph, sessionUser, signIn, startRun, upsertMember, viewInvitation } from "@holdfast/core";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeNext } from "../src/server/next-path";
@@ -12,7 +12,7 @@ import { appRouter } from "../src/server/trpc/router";
  * the database itself.
  */
 let t: TestDatabase;
-const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA", string>;
+const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA" | "invitationA", string>;
 const createCaller = createCallerFactory(appRouter);
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
@@ -64,6 +64,7 @@ beforeAll(async () => {
     delivery: { contentType: "application/json", bodyBytes: 2 },
   });
   ids.deliveryA = (await q("SELECT id FROM trigger_deliveries WHERE org_id = $1", [ids.orgA]))[0].id;
+  ids.invitationA = (await inviteMember(t.db, { orgId: ids.orgA, email: "pending@acme.test", role: "editor", invitedBy: ids.owner })).invitationId;
 });
 afterAll(async () => t?.drop());
 
@@ -98,7 +99,9 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "suppressions.add": (c) => c.suppressions.add({ orgSlug, email: "x@example.com", reason: "x" }),
   "suppressions.remove": (c) => c.suppressions.remove({ orgSlug, email: "gone@example.com" }),
   "members.list": (c) => c.members.list({ orgSlug }),
-  "members.add": (c) => c.members.add({ orgSlug, email: "mallory@evil.test", name: "M", role: "owner" }),
+  "members.invite": (c) => c.members.invite({ orgSlug, email: "mallory@evil.test", role: "owner" }),
+  "members.invitations": (c) => c.members.invitations({ orgSlug }),
+  "members.revokeInvitation": (c) => c.members.revokeInvitation({ orgSlug, invitationId: ids.invitationA as string }),
   "members.setRole": (c) => c.members.setRole({ orgSlug, userId: ids.viewer as string, role: "owner" }),
   "members.setSlackUser": (c) => c.members.setSlackUser({ orgSlug, userId: ids.viewer as string, slackUserId: "U0STOLEN" }),
   "members.remove": (c) => c.members.remove({ orgSlug, userId: ids.viewer as string }),
@@ -133,6 +136,7 @@ const snapshot = async () =>
             (SELECT md5(string_agg(limits::text, '' ORDER BY id)) FROM connections WHERE org_id = $1) AS cl,
             (SELECT count(*) FROM suppressions WHERE org_id = $1) AS s,
             (SELECT md5(string_agg(user_id || role || COALESCE(slack_user_id, '-'), '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
+            (SELECT md5(string_agg(email || role || token_hash || COALESCE(revoked_at::text, '-'), '' ORDER BY id)) FROM invitations WHERE org_id = $1) AS inv,
             (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg,
             (SELECT md5(string_agg(trigger_auth, '')) FROM automations WHERE org_id = $1) AS ta,
             (SELECT md5(string_agg(secret || COALESCE(expires_at::text, '-'), '' ORDER BY id)) FROM trigger_credentials WHERE org_id = $1) AS tc,
@@ -159,20 +163,60 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("other"))) {
       const out = await call(bob).catch((e: { code: string }) => e);
       const leaked = JSON.stringify(out ?? null);
-      expect(leaked, path).not.toMatch(/nurture|maya@example\.com|gone@example\.com|olivia@acme|s3cret|call_crm|whsec_/);
+      expect(leaked, path).not.toMatch(/nurture|maya@example\.com|gone@example\.com|olivia@acme|pending@acme|s3cret|call_crm|whsec_/);
     }
     expect(await snapshot()).toEqual(before);
   });
 
-  it("an owner adding an existing user of another organisation cannot change their password or name; the last owner stays", async () => {
+  it("an owner inviting an existing user of another organisation learns nothing of the account and adds nobody until they accept", async () => {
     const bob = await callerFor("bob@other.test");
-    await bob.members.add({ orgSlug: "other", email: "olivia@acme.test", name: "Not Olivia", role: "viewer", password: "bob chose this one" });
-    expect(await signIn(t.db, "olivia@acme.test", "bob chose this one")).toBeNull();
+    // Before (members.add): Olivia of acme became a member of "other" at once, the answer said `created: false` (her
+    // account exists) and the list showed her name. Now the answer for her address and a new one differ in nothing.
+    const forOlivia = await bob.members.invite({ orgSlug: "other", email: "Olivia@Acme.test", role: "viewer" });
+    const forNew = await bob.members.invite({ orgSlug: "other", email: "newcomer@nowhere.test", role: "viewer" });
+    const shape = (a: typeof forOlivia) => ({ keys: Object.keys(a).sort(), link: a.link.replace(/^https?:\/\/[^/]+/, "").replace(/[A-Za-z0-9_-]{43}$/, "<token>"), days: Math.round((a.expiresAt.getTime() - Date.now()) / 86_400_000) });
+    expect(shape(forOlivia)).toEqual({ keys: ["expiresAt", "invitationId", "link"], link: "/invite/<token>", days: 7 });
+    expect(shape(forNew)).toEqual(shape(forOlivia));
+    expect(JSON.stringify(forOlivia)).not.toMatch(/Olivia"|usr_|created/);
+    const listed = async () => (await bob.members.list({ orgSlug: "other" })).map((m) => m.email);
+    expect(await listed()).toEqual(["bob@other.test"]);
+    expect(await q("SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.owner])).toEqual([{ n: 0 }]);
+    // Pending apart, as typed; a second click renews the same invitation. (mallory@evil.test: the scoping test's.)
+    await bob.members.invite({ orgSlug: "other", email: "Olivia@Acme.test", role: "viewer" });
+    const pending = async () => (await bob.members.invitations({ orgSlug: "other" })).filter((i) => i.email !== "mallory@evil.test");
+    expect((await pending()).map((i) => [i.email, i.role, i.expired]).sort()).toEqual([
+      ["Olivia@Acme.test", "viewer", false],
+      ["newcomer@nowhere.test", "viewer", false],
+    ]);
+    // Her password and name are hers.
     expect(await signIn(t.db, "olivia@acme.test", "a long enough password")).not.toBeNull();
     expect(await q("SELECT name FROM users WHERE email = 'olivia@acme.test'")).toEqual([{ name: "Olivia" }]);
-    // Other owners of his organisation (one was added above) step down; the last one cannot.
-    const others = await q("SELECT user_id FROM memberships WHERE org_id = $1 AND role = 'owner' AND user_id <> $2", [ids.orgB, ids.bob]);
-    for (const o of others) await bob.members.setRole({ orgSlug: "other", userId: o.user_id, role: "viewer" });
+
+    // She accepts with her own session, the newest link: a member now, listed; a second accept changes nothing.
+    const renewed = await bob.members.invite({ orgSlug: "other", email: "Olivia@Acme.test", role: "viewer" });
+    const token = renewed.link.slice(renewed.link.lastIndexOf("/") + 1);
+    const olivia = await sessionUser(t.db, (await signIn(t.db, "olivia@acme.test", "a long enough password"))?.token);
+    if (!olivia) throw new Error("no session");
+    expect(await acceptInvitation(t.db, forOlivia.link.slice(forOlivia.link.lastIndexOf("/") + 1), olivia)).toMatchObject({ kind: "refused", reason: "unknown" });
+    expect(await acceptInvitation(t.db, token, olivia)).toMatchObject({ kind: "accepted", orgName: "Other", role: "viewer", joined: true });
+    expect(await acceptInvitation(t.db, token, olivia)).toMatchObject({ kind: "accepted", again: true });
+    expect((await listed()).sort()).toEqual(["bob@other.test", "olivia@acme.test"]);
+    expect((await pending()).map((i) => i.email)).toEqual(["newcomer@nowhere.test"]);
+
+    // Revoked: the link says so; revoking again is NOT_FOUND in words.
+    const newcomer = (await pending())[0];
+    await bob.members.revokeInvitation({ orgSlug: "other", invitationId: newcomer?.id as string });
+    expect(await viewInvitation(t.db, forNew.link.slice(forNew.link.lastIndexOf("/") + 1), null)).toMatchObject({ kind: "refused", reason: "revoked" });
+    await expect(bob.members.revokeInvitation({ orgSlug: "other", invitationId: newcomer?.id as string })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: "that invitation is no longer pending",
+    });
+    // A member's address is a sentence, not a second invitation.
+    await expect(bob.members.invite({ orgSlug: "other", email: "olivia@acme.test", role: "owner" })).rejects.toMatchObject({
+      code: "CONFLICT",
+      message: "olivia@acme.test is already a member of this organisation: change their role in the list instead",
+    });
+    // The last owner stays.
     await expect(bob.members.setRole({ orgSlug: "other", userId: ids.bob, role: "viewer" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     expect(await q("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.bob])).toEqual([{ role: "owner" }]);
     await q("DELETE FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.owner]);
@@ -183,7 +227,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

@@ -130,7 +130,27 @@ export {
 } from "./auth/throttle";
 export { sessionsPurgeExpired } from "./sql/sessions";
 export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
-export { addMember, removeMember, setUserPassword, upsertMember } from "./auth/users";
+export { removeMember, setUserPassword, upsertMember } from "./auth/users";
+export {
+  acceptInvitation,
+  acceptInvitationAsNewUser,
+  declineInvitation,
+  InvalidAccountError,
+  invitationPath,
+  invitationRefusalMessage,
+  inviteMember,
+  listOpenInvitations,
+  MemberExistsError,
+  minPasswordLength,
+  revokeInvitation,
+  viewInvitation,
+  type InvitationLookup,
+  type InvitationOffer,
+  type InvitationOutcome,
+  type InvitationRefusal,
+  type OrgScope,
+} from "./auth/invitations";
+export { invitationDays, type OpenInvitation } from "./sql/invitations";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
 export { reviewStoppedRunEffect } from "./runs/review-stopped";

@@ -40,13 +40,19 @@ export async function signIn(db: Db, email: string, password: string, options: S
   const user = await usersCredentials(db, email.trim().toLowerCase());
   const ok = await verifyPassword(password, user?.passwordHash ?? null);
   if (!ok || !user) return null;
+  return inTx(db, (tx) => startSession(tx, user.id, options));
+}
+
+/**
+ * A new session for a user whose identity the caller has established (a password just checked, an account just made
+ * from an invitation), in the caller's transaction: its token (to set as the cookie) and absolute expiry.
+ */
+export async function startSession(tx: Tx, userId: string, options: SignInOptions = {}): Promise<{ token: string; expiresAt: Date }> {
   const token = randomBytes(32).toString("base64url");
   const life = { days: options.days ?? defaults.days, idleMinutes: options.idleMinutes ?? defaults.idleMinutes };
-  const { expiresAt } = await inTx(db, async (tx) => {
-    // Rotation: a token planted before sign-in (session fixation) or left from an earlier sign-in dies here.
-    if (options.previousToken && options.previousToken.length <= 200) await sessionsDelete(tx, hashToken(options.previousToken));
-    return sessionsInsert(tx, hashToken(token), user.id, life);
-  });
+  // Rotation: a token planted before sign-in (session fixation) or left from an earlier sign-in dies here.
+  if (options.previousToken && options.previousToken.length <= 200) await sessionsDelete(tx, hashToken(options.previousToken));
+  const { expiresAt } = await sessionsInsert(tx, hashToken(token), userId, life);
   return { token, expiresAt };
 }
 

@@ -1,12 +1,14 @@
 import { type Db, inTx } from "@holdfast/db";
-import { membershipsDeleteByEmail, membershipsUpsert, membershipsUpsertRole, type Role } from "../sql/memberships";
-import { usersIdByEmail, usersInsertIfNew, usersSetPassword, usersUpsert } from "../sql/users";
+import { membershipsDeleteByEmail, membershipsUpsert, type Role } from "../sql/memberships";
+import { usersSetPassword, usersUpsert } from "../sql/users";
 import { hashPassword } from "./password";
 import { revokeUserSessions } from "./sessions";
 
 /**
- * Creates (or updates) a user and their membership of one organisation, in one transaction. Setting a password ends
- * every session the user had (a password change must lock out whoever held the old one).
+ * Creates (or updates) a user and their membership of one organisation, in one transaction: the operator's way (CLI
+ * `users add`, the seed), which has the whole database anyway. The web never adds a member directly: an owner
+ * invites and the person accepts (invitations.ts). Setting a password ends every session the user had (a password
+ * change must lock out whoever held the old one).
  */
 export async function upsertMember(
   db: Db,
@@ -25,26 +27,6 @@ export async function upsertMember(
 export async function removeMember(db: Db, orgId: string, email: string): Promise<boolean> {
   const n = await membershipsDeleteByEmail(db, orgId, email.trim().toLowerCase());
   return n > 0;
-}
-
-/**
- * Adds a person to one organisation from the web (an owner's action): a new user is created with the given name and
- * password; an existing user (of any organisation) keeps their own name and password, untouched, and only gains
- * the membership. An owner can never take over another organisation's user this way.
- */
-export async function addMember(
-  db: Db,
-  m: { orgId: string; email: string; name: string; password: string | null; role: Role },
-): Promise<{ userId: string; created: boolean }> {
-  const hash = m.password === null ? null : await hashPassword(m.password);
-  return inTx(db, async (tx) => {
-    const email = m.email.trim().toLowerCase();
-    const created = await usersInsertIfNew(tx, email, m.name, hash);
-    const userId = created ?? (await usersIdByEmail(tx, email));
-    if (!userId) throw new Error(`user ${email} not found`);
-    await membershipsUpsertRole(tx, m.orgId, userId, m.role);
-    return { userId, created: created !== undefined };
-  });
 }
 
 /** Sets a user's password and ends every session they have, in one transaction; null when no such user exists. */

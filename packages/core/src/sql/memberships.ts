@@ -35,11 +35,27 @@ export function membershipsUpsert(tx: Tx, m: { orgId: string; userId: string; ro
     ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role, slack_user_id = COALESCE(EXCLUDED.slack_user_id, memberships.slack_user_id)`;
 }
 
-/** Makes the user a member with `role` (an existing membership takes the role; its Slack link stays). */
-export function membershipsUpsertRole(tx: Tx, orgId: string, userId: string, role: Role): Promise<number> {
-  return tx.$executeRaw`
-    INSERT INTO memberships (org_id, user_id, role) VALUES (${orgId}, ${userId}, ${role})
-    ON CONFLICT (org_id, user_id) DO UPDATE SET role = EXCLUDED.role`;
+/**
+ * Makes the user a member with `role` unless they already are one (an existing member keeps the role they have: an
+ * accepted invitation never demotes an owner). True when the membership is new.
+ */
+export async function membershipsInsertIfNew(tx: Tx, orgId: string, userId: string, role: Role): Promise<boolean> {
+  const n = await tx.$executeRaw`
+    INSERT INTO memberships (org_id, user_id, role) VALUES (${orgId}, ${userId}, ${role}) ON CONFLICT (org_id, user_id) DO NOTHING`;
+  return n > 0;
+}
+
+/** The user's role in the organisation now (undefined: not a member). */
+export async function membershipsRoleOf(db: Db | Tx, orgId: string, userId: string): Promise<Role | undefined> {
+  const rows = await db.$queryRaw<{ role: Role }[]>`SELECT role FROM memberships WHERE org_id = ${orgId} AND user_id = ${userId}`;
+  return rows[0]?.role;
+}
+
+/** Whether the organisation has a member with this (lowercased) email. */
+export async function membershipsHasEmail(db: Db | Tx, orgId: string, email: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ found: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ${orgId} AND u.email = ${email}) AS found`;
+  return rows[0]?.found ?? false;
 }
 
 /** Ends the membership of the user with this (lowercased) email. */

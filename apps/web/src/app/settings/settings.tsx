@@ -8,6 +8,7 @@ import { AddToSlack } from "./add-to-slack";
 import { ConnectionLimitsSection } from "./connection-limits";
 import { Connections } from "./connections";
 import { ContactView } from "./contact-view";
+import { Members } from "./members";
 import { ModelBudget } from "./model-budget";
 import { RunBudgets } from "./run-budgets";
 import { SlackLinks } from "./slack-links";
@@ -15,8 +16,8 @@ import { SlackLinks } from "./slack-links";
 /**
  * Connections (secrets are write-only: set or replaced, never shown) and their limits, model and run budgets,
  * contacts (one contact's view: consent, suppression, time zone, runs, erase), the suppression list, members and
- * roles, members' Slack users. Owners change connections, limits, budgets, members and a contact's zone or erase it;
- * editors contacts and suppressions.
+ * roles with the owner's invitations (members.tsx), members' Slack users. Owners change connections, limits, budgets,
+ * members and invitations and a contact's zone or erase it; editors contacts and suppressions.
  */
 export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
   const owner = role === "owner";
@@ -202,96 +203,6 @@ function Suppressions({ orgSlug, canEdit, canRemove }: { orgSlug: string; canEdi
             <input name="reason" required defaultValue="asked not to be contacted" />
           </label>
           <SubmitButton pending={pending}>Suppress</SubmitButton>
-          {note}
-        </form>
-      )}
-    </section>
-  );
-}
-
-function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
-  const trpc = useTRPC();
-  const qc = useQueryClient();
-  const list = useQuery(trpc.members.list.queryOptions({ orgSlug }));
-  const add = useMutation(trpc.members.add.mutationOptions());
-  const setRole = useMutation(trpc.members.setRole.mutationOptions());
-  const remove = useMutation(trpc.members.remove.mutationOptions());
-  const { run, note, pending } = useSubmit();
-  const refresh = () => reloadAfterWrite(qc, trpc.members.list.queryKey({ orgSlug }));
-  return (
-    <section>
-      <h2>Members and roles</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>Name</th>
-            <th>Email</th>
-            <th>Role</th>
-            <th>Slack user</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.map((m) => (
-            <tr key={m.userId}>
-              <td>{m.name}</td>
-              <td>{m.email}</td>
-              <td>
-                {canEdit ? (
-                  <select value={m.role} onChange={async (e) => (await setRole.mutateAsync({ orgSlug, userId: m.userId, role: e.target.value as "owner" }), await refresh())}>
-                    {["owner", "editor", "approver", "viewer"].map((r) => (
-                      <option key={r} value={r}>
-                        {r}
-                      </option>
-                    ))}
-                  </select>
-                ) : (
-                  m.role
-                )}
-              </td>
-              <td>{m.slackUserId ?? <span className="muted">-</span>}</td>
-              <td>
-                {canEdit && (
-                  <button type="button" onClick={async () => (await remove.mutateAsync({ orgSlug, userId: m.userId }), await refresh())}>
-                    Remove
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {canEdit && (
-        <form
-          className="filters"
-          onSubmit={run(async (get) => {
-            await add.mutateAsync({ orgSlug, email: get("email"), name: get("name"), role: get("role") as "viewer", ...(get("password") ? { password: get("password") } : {}) });
-            await refresh();
-            return "member added";
-          })}
-        >
-          <label>
-            Name
-            <input name="name" required />
-          </label>
-          <label>
-            Email
-            <input name="email" type="email" required />
-          </label>
-          <label>
-            Role
-            <select name="role">
-              <option value="viewer">viewer</option>
-              <option value="approver">approver</option>
-              <option value="editor">editor</option>
-              <option value="owner">owner</option>
-            </select>
-          </label>
-          <label>
-            Initial password
-            <input name="password" type="password" autoComplete="new-password" minLength={10} />
-          </label>
-          <SubmitButton pending={pending}>Add member</SubmitButton>
           {note}
         </form>
       )}

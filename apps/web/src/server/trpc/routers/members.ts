@@ -1,5 +1,7 @@
 import {
-  addMember,
+  invitationPath,
+  inviteMember,
+  listOpenInvitations,
   membershipsCountOwners,
   membershipsEmailOf,
   membershipsList,
@@ -7,21 +9,38 @@ import {
   membershipsSetRole,
   membershipsSetSlackUser,
   removeMember,
+  revokeInvitation,
 } from "@holdfast/core";
 import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { env } from "../../../env";
 import { ownerProcedure, router, viewerProcedure } from "../init";
-import { email, id } from "./common";
+import { id } from "./common";
 
-/** People and roles: owners add, change, link to Slack and remove members; an organisation always keeps an owner. */
+/**
+ * People and roles: owners invite, change, link to Slack and remove members; an organisation always keeps an owner.
+ * Nobody becomes a member without accepting: `invite` answers a link for the person, the same answer whether or not
+ * the address has an account (auth/invitations.ts), and the person is listed only once they accept.
+ */
 const role = z.enum(["owner", "editor", "approver", "viewer"]);
 
 export const members = router({
   list: viewerProcedure.query(({ ctx }) => membershipsList(ctx.db, ctx.org.id)),
-  add: ownerProcedure
-    .input(z.object({ email, name: z.string().trim().min(1).max(200), role, password: z.string().min(10).max(1_000).optional() }))
-    .mutation(({ ctx, input }) => addMember(ctx.db, { orgId: ctx.org.id, email: input.email, name: input.name, role: input.role, password: input.password ?? null })),
+  /** Invites an address (or renews its pending invitation): the link is shown once, to be sent to the person. */
+  invite: ownerProcedure
+    .input(z.object({ email: z.string().trim().email("enter an email address").max(320), role }))
+    .mutation(async ({ ctx, input }) => {
+      const made = await inviteMember(ctx.db, { orgId: ctx.org.id, email: input.email, role: input.role, invitedBy: ctx.user.id });
+      const link = `${env.HOLDFAST_PUBLIC_URL.replace(/\/$/, "")}${invitationPath(made.token)}`;
+      return { invitationId: made.invitationId, link, expiresAt: made.expiresAt };
+    }),
+  /** Pending invitations (not yet accepted, declined or revoked; expired ones marked), for owners. */
+  invitations: ownerProcedure.query(({ ctx }) => listOpenInvitations(ctx.db, ctx.org.id)),
+  revokeInvitation: ownerProcedure.input(z.object({ invitationId: id("inv") })).mutation(async ({ ctx, input }) => {
+    if (!(await revokeInvitation(ctx.db, ctx.org.id, input.invitationId))) throw new TRPCError({ code: "NOT_FOUND", message: "that invitation is no longer pending" });
+    return { revoked: true };
+  }),
   setRole: ownerProcedure.input(z.object({ userId: id("usr"), role })).mutation(({ ctx, input }) =>
     inTx(ctx.db, async (tx) => {
       // Under the organisation's memberships lock: an organisation always keeps an owner.

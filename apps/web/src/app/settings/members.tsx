@@ -1,0 +1,208 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
+import { SubmitButton } from "../submit-button";
+
+const roles = ["owner", "editor", "approver", "viewer"] as const;
+type Role = (typeof roles)[number];
+
+/** A tRPC error in words: the first field problem when the input was refused, else the server's sentence. */
+function plainError(error: unknown): string {
+  const e = error as { message?: string; data?: { issues?: { message: string }[] } };
+  return e.data?.issues?.[0]?.message ?? e.message ?? "That did not work: try again.";
+}
+
+/**
+ * Members and their roles, and the owner's invitations. An owner invites an address with a role and gets a link to send
+ * (shown once: only its hash is kept); the person becomes a member when they accept it, and is listed here then. Pending
+ * invitations are listed apart, with a new link or Revoke.
+ */
+export function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const list = useQuery(trpc.members.list.queryOptions({ orgSlug }));
+  const setRole = useMutation(trpc.members.setRole.mutationOptions());
+  const remove = useMutation(trpc.members.remove.mutationOptions());
+  const [error, setError] = useState<string | null>(null);
+  const refresh = () => reloadAfterWrite(qc, trpc.members.list.queryKey({ orgSlug }));
+  const act = (work: () => Promise<unknown>) => async () => {
+    setError(null);
+    try {
+      await work();
+      await refresh();
+    } catch (err) {
+      setError(plainError(err));
+    }
+  };
+  return (
+    <section>
+      <h2>Members and roles</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Name</th>
+            <th>Email</th>
+            <th>Role</th>
+            <th>Slack user</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {list.data?.map((m) => (
+            <tr key={m.userId}>
+              <td>{m.name}</td>
+              <td>{m.email}</td>
+              <td>
+                {canEdit ? (
+                  <select value={m.role} onChange={(e) => act(() => setRole.mutateAsync({ orgSlug, userId: m.userId, role: e.target.value as Role }))()}>
+                    {roles.map((r) => (
+                      <option key={r} value={r}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  m.role
+                )}
+              </td>
+              <td>{m.slackUserId ?? <span className="muted">-</span>}</td>
+              <td>
+                {canEdit && (
+                  <button type="button" onClick={act(() => remove.mutateAsync({ orgSlug, userId: m.userId }))}>
+                    Remove
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {error && <p className="field-error">{error}</p>}
+      {canEdit && <Invitations orgSlug={orgSlug} />}
+    </section>
+  );
+}
+
+/** The invite form, the link just made (once), and the pending invitations. */
+function Invitations({ orgSlug }: { orgSlug: string }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const pendingList = useQuery(trpc.members.invitations.queryOptions({ orgSlug }));
+  const invite = useMutation(trpc.members.invite.mutationOptions());
+  const revoke = useMutation(trpc.members.revokeInvitation.mutationOptions());
+  const [made, setMade] = useState<{ email: string; link: string; expiresAt: Date } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [copied, setCopied] = useState(false);
+  const refresh = () => reloadAfterWrite(qc, trpc.members.invitations.queryKey({ orgSlug }));
+
+  const send = async (email: string, role: Role) => {
+    setError(null);
+    setMade(null);
+    setCopied(false);
+    try {
+      const answer = await invite.mutateAsync({ orgSlug, email, role });
+      setMade({ email, link: answer.link, expiresAt: new Date(answer.expiresAt) });
+      await refresh();
+      return true;
+    } catch (err) {
+      setError(plainError(err));
+      return false;
+    }
+  };
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    if (invite.isPending) return;
+    const form = e.currentTarget;
+    const get = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | null)?.value ?? "";
+    if (await send(get("email"), get("role") as Role)) form.reset();
+  };
+  const doRevoke = async (id: string, email: string) => {
+    if (!window.confirm(`Revoke the invitation for ${email}? Its link stops working.`)) return;
+    setError(null);
+    try {
+      await revoke.mutateAsync({ orgSlug, invitationId: id });
+      if (made?.email.toLowerCase() === email.toLowerCase()) setMade(null);
+    } catch (err) {
+      setError(plainError(err));
+    }
+    await refresh();
+  };
+
+  return (
+    <div className="invitations">
+      <form className="filters" onSubmit={submit} aria-label="invite a member">
+        <label>
+          Email
+          <input name="email" type="email" required maxLength={320} />
+        </label>
+        <label>
+          Role
+          <select name="role" defaultValue="viewer">
+            {[...roles].reverse().map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <SubmitButton pending={invite.isPending}>Invite</SubmitButton>
+        {error && <span className="field-error">{error}</span>}
+      </form>
+      <p className="small muted">They join when they accept the invitation's link; a new person chooses their name and password then.</p>
+      {made && (
+        <div className="stack invitation-link" role="status">
+          <p className="small ok-note">
+            Invitation for {made.email} made. Send this link to them; it works once, for 7 days (until {made.expiresAt.toLocaleString()}). It is shown
+            only now: if it is lost, make a new one.
+          </p>
+          <div className="row-inline">
+            <input name="invitation-link" readOnly value={made.link} onFocus={(e) => e.target.select()} aria-label="Invitation link" size={60} />
+            <button
+              type="button"
+              onClick={async () => {
+                await navigator.clipboard?.writeText(made.link).catch(() => {});
+                setCopied(true);
+              }}
+            >
+              {copied ? "Copied" : "Copy link"}
+            </button>
+          </div>
+        </div>
+      )}
+      <h3>Pending invitations</h3>
+      {pendingList.data?.length === 0 ? (
+        <p className="empty muted">No pending invitations.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Email</th>
+              <th>Role</th>
+              <th>Expires</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {pendingList.data?.map((i) => (
+              <tr key={i.id}>
+                <td>{i.email}</td>
+                <td>{i.role}</td>
+                <td>{i.expired ? <span className="muted">expired {new Date(i.expiresAt).toLocaleDateString()}</span> : new Date(i.expiresAt).toLocaleString()}</td>
+                <td className="row-inline">
+                  <button type="button" disabled={invite.isPending} onClick={() => send(i.email, i.role)} aria-label={`New link for ${i.email}`}>
+                    New link
+                  </button>
+                  <button type="button" disabled={revoke.isPending} onClick={() => doRevoke(i.id, i.email)} aria-label={`Revoke the invitation for ${i.email}`}>
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
