@@ -1,4 +1,4 @@
-import { baseEnv, loadEnv } from "@holdfast/core";
+import { baseEnv, loadEnv, systemMailEnv } from "@holdfast/core";
 import { urlAsRole } from "@holdfast/db";
 import { z } from "zod";
 
@@ -43,6 +43,12 @@ export const webEnv = baseEnv.extend({
    * (the request URL, or `X-Forwarded-Proto: https` from a proxy). Unset: http://localhost:PORT.
    */
   HOLDFAST_PUBLIC_URL: z.string().url().optional(),
+  /**
+   * The deployment's system mailbox, the sweeper's setting (the web never connects to it): set, invitations are
+   * emailed to the invited address by the sweeper and the owner never sees their link; unset, the owner is shown the
+   * link once to send it themselves. Set it the same for the web and the sweeper.
+   */
+  HOLDFAST_SYSTEM_SMTP_URL: z.preprocess((v) => (v === "" ? undefined : v), systemMailEnv.shape.HOLDFAST_SYSTEM_SMTP_URL),
   /** Failed sign-ins per account (email) per window before the account is refused with 429. */
   SIGNIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(10),
   /** Failed sign-ins per client address per window before the address is refused with 429. */

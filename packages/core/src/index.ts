@@ -139,6 +139,7 @@ export {
   invitationPath,
   invitationRefusalMessage,
   inviteMember,
+  inviteMemberByEmail,
   listOpenInvitations,
   MemberExistsError,
   minPasswordLength,
@@ -150,7 +151,8 @@ export {
   type InvitationRefusal,
   type OrgScope,
 } from "./auth/invitations";
-export { invitationDays, type OpenInvitation } from "./sql/invitations";
+export { invitationDays, type InvitationEmailProblem, type OpenInvitation } from "./sql/invitations";
+export { invitationEmailProblemMessage, invitationEmailState, invitationEmailText, type InvitationEmailState } from "./auth/invitation-mail";
 export { handleSlackInteraction, postEphemeral, slackToleranceSeconds, type SlackReply, type SlackRequest } from "./approvals/slack-interaction";
 export { ActionRefusedError, resolveNeedsReview, resumeRun, type ReviewAction } from "./runs/resolve";
 export { reviewStoppedRunEffect } from "./runs/review-stopped";

@@ -40,6 +40,12 @@ const tokenShape = /^[A-Za-z0-9_-]{43}$/;
 
 const hashOf = (token: string) => createHash("sha256").update(token).digest("hex");
 
+/** A new link token (32 random bytes) and the hash the database keeps of it. */
+export function newInvitationToken(): { token: string; hash: string } {
+  const token = randomBytes(32).toString("base64url");
+  return { token, hash: hashOf(token) };
+}
+
 /** The shortest password an account made from an invitation may have (the same rule as everywhere else). */
 export const minPasswordLength = 10;
 
@@ -55,21 +61,45 @@ export class InvalidAccountError extends HoldfastError {
   }
 }
 
+/** The address as typed and lowercased; refused when it is already a member's. */
+async function invitedAddress(db: Db, orgId: string, typed: string): Promise<{ email: string; emailTyped: string }> {
+  const emailTyped = typed.trim();
+  const email = emailTyped.toLowerCase();
+  // Only this organisation's own members are looked at (the owner sees them in the list anyway).
+  if (await membershipsHasEmail(db, orgId, email)) throw new MemberExistsError(emailTyped);
+  return { email, emailTyped };
+}
+
 /**
  * Invites an address to the organisation with a role, or renews its open invitation (a new link, 7 more days; the
- * earlier link stops working). The answer never depends on whether the address has an account.
+ * earlier link stops working), for a deployment without a system mailbox: the owner is given the link to pass on.
+ * The answer never depends on whether the address has an account; whoever holds the link can use it (the limit of
+ * this mode: the owner holds it too).
  */
 export async function inviteMember(
   db: Db,
   i: { orgId: string; email: string; role: Role; invitedBy: string },
 ): Promise<{ invitationId: string; token: string; expiresAt: Date }> {
-  const emailTyped = i.email.trim();
-  const email = emailTyped.toLowerCase();
-  // Only this organisation's own members are looked at (the owner sees them in the list anyway).
-  if (await membershipsHasEmail(db, i.orgId, email)) throw new MemberExistsError(emailTyped);
-  const token = randomBytes(32).toString("base64url");
-  const { id, expiresAt } = await invitationsUpsertOpen(db, { orgId: i.orgId, email, emailTyped, role: i.role, invitedBy: i.invitedBy, tokenHash: hashOf(token) });
+  const address = await invitedAddress(db, i.orgId, i.email);
+  const { token, hash } = newInvitationToken();
+  const { id, expiresAt } = await invitationsUpsertOpen(db, { orgId: i.orgId, ...address, role: i.role, invitedBy: i.invitedBy, delivery: { kind: "link", tokenHash: hash } });
   return { invitationId: id, token, expiresAt };
+}
+
+/**
+ * Invites an address (or renews its open invitation: Send again) when the deployment has a system mailbox: the row
+ * owes an email and holds no link; the sweeper makes the link when it claims the row and emails it to the address
+ * (invitation-mail.ts). Nobody else ever sees the link, the owner included, so what it shows (whether the address
+ * has an account) and what it allows (making that account) are for the holder of the mailbox only. An earlier link
+ * stops working at once. `linkBase`: the web's public address, used when the sweeper has no HOLDFAST_APP_URL.
+ */
+export async function inviteMemberByEmail(
+  db: Db,
+  i: { orgId: string; email: string; role: Role; invitedBy: string; linkBase: string },
+): Promise<{ invitationId: string; sentTo: string; expiresAt: Date }> {
+  const address = await invitedAddress(db, i.orgId, i.email);
+  const { id, expiresAt } = await invitationsUpsertOpen(db, { orgId: i.orgId, ...address, role: i.role, invitedBy: i.invitedBy, delivery: { kind: "email", linkBase: i.linkBase } });
+  return { invitationId: id, sentTo: address.emailTyped, expiresAt };
 }
 
 export function listOpenInvitations(db: Db, orgId: string): Promise<OpenInvitation[]> {

@@ -32,7 +32,8 @@ export function systemMailFrom(env: SystemMailEnv): SystemMail | null {
   return { url: env.HOLDFAST_SYSTEM_SMTP_URL, from: env.HOLDFAST_SYSTEM_MAIL_FROM, ...(env.HOLDFAST_APP_URL ? { appUrl: env.HOLDFAST_APP_URL } : {}) };
 }
 
-async function transportFor(mail: SystemMail, egress?: EgressOptions) {
+/** A transport to the system mailbox through the egress guard (throws EgressRefusedError for a refused host). */
+export async function systemMailTransport(mail: SystemMail, egress?: EgressOptions) {
   const u = new URL(mail.url);
   const scheme = u.protocol.replace(/:$/, "");
   const port = u.port ? Number(u.port) : scheme === "smtps" ? 465 : 587;
@@ -102,7 +103,7 @@ export async function sendClaimedNotices(
   const maxAttempts = opts.maxAttempts ?? 5;
   const result: NoticeSendResult = { sent: 0, skipped: 0, failed: 0, retrying: 0 };
   if (claimed.length === 0) return result;
-  let transport: Awaited<ReturnType<typeof transportFor>> | null = null;
+  let transport: Awaited<ReturnType<typeof systemMailTransport>> | null = null;
   try {
     for (const n of claimed) {
       if (!mail || n.owners.length === 0) {
@@ -112,7 +113,7 @@ export async function sendClaimedNotices(
         continue;
       }
       try {
-        transport ??= await transportFor(mail, opts.egress);
+        transport ??= await systemMailTransport(mail, opts.egress);
         const { subject, text } = noticeText(n, mail.appUrl);
         const domain = new URL(mail.url).hostname || "holdfast";
         await transport.sendMail({ from: mail.from, to: n.owners, subject, text, messageId: `<notice-${n.id}@${domain}>` });

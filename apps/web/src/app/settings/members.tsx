@@ -15,11 +15,12 @@ function plainError(error: unknown): string {
 }
 
 /**
- * Members and their roles, and the owner's invitations. An owner invites an address with a role and gets a link to send
- * (shown once: only its hash is kept); the person becomes a member when they accept it, and is listed here then. Pending
- * invitations are listed apart, with a new link or Revoke.
+ * Members and their roles, and the owner's invitations. An owner invites an address with a role; with a system mailbox
+ * (`invitesByEmail`) Holdfast emails the person a link the owner never sees, otherwise the owner gets the link to send
+ * (shown once: only its hash is kept). The person becomes a member when they accept it, and is listed here then.
+ * Pending invitations are listed apart, with where their email is, Send again (or New link) and Revoke.
  */
-export function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
+export function Members({ orgSlug, canEdit, invitesByEmail }: { orgSlug: string; canEdit: boolean; invitesByEmail: boolean }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const list = useQuery(trpc.members.list.queryOptions({ orgSlug }));
@@ -80,19 +81,24 @@ export function Members({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolea
         </tbody>
       </table>
       {error && <p className="field-error">{error}</p>}
-      {canEdit && <Invitations orgSlug={orgSlug} />}
+      {canEdit && <Invitations orgSlug={orgSlug} byEmail={invitesByEmail} />}
     </section>
   );
 }
 
-/** The invite form, the link just made (once), and the pending invitations. */
-function Invitations({ orgSlug }: { orgSlug: string }) {
+/** "an editor", "a viewer". */
+const withArticle = (role: string) => `${/^[aeiou]/.test(role) ? "an" : "a"} ${role}`;
+
+type Made = { delivery: "email"; email: string; expiresAt: Date } | { delivery: "link"; email: string; role: Role; link: string; expiresAt: Date };
+
+/** The invite form, what the invitation just made became (emailed, or its link once), and the pending invitations. */
+function Invitations({ orgSlug, byEmail }: { orgSlug: string; byEmail: boolean }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const pendingList = useQuery(trpc.members.invitations.queryOptions({ orgSlug }));
   const invite = useMutation(trpc.members.invite.mutationOptions());
   const revoke = useMutation(trpc.members.revokeInvitation.mutationOptions());
-  const [made, setMade] = useState<{ email: string; link: string; expiresAt: Date } | null>(null);
+  const [made, setMade] = useState<Made | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   const refresh = () => reloadAfterWrite(qc, trpc.members.invitations.queryKey({ orgSlug }));
@@ -103,7 +109,8 @@ function Invitations({ orgSlug }: { orgSlug: string }) {
     setCopied(false);
     try {
       const answer = await invite.mutateAsync({ orgSlug, email, role });
-      setMade({ email, link: answer.link, expiresAt: new Date(answer.expiresAt) });
+      const expiresAt = new Date(answer.expiresAt);
+      setMade(answer.delivery === "email" ? { delivery: "email", email: answer.sentTo, expiresAt } : { delivery: "link", email, role, link: answer.link, expiresAt });
       await refresh();
       return true;
     } catch (err) {
@@ -150,12 +157,23 @@ function Invitations({ orgSlug }: { orgSlug: string }) {
         <SubmitButton pending={invite.isPending}>Invite</SubmitButton>
         {error && <span className="field-error">{error}</span>}
       </form>
-      <p className="small muted">They join when they accept the invitation's link; a new person chooses their name and password then.</p>
-      {made && (
+      <p className="small muted">
+        {byEmail
+          ? "Holdfast emails them a link; they join when they accept it (a new person chooses their name and password then). Nobody else sees the link, you included."
+          : "They join when they accept the invitation's link; a new person chooses their name and password then. This deployment has no email for invitations: you get the link to send them yourself."}
+      </p>
+      {made?.delivery === "email" && (
+        <p className="small ok-note" role="status">
+          Invitation for {made.email} made: Holdfast emails them a link that works once, for 7 days (until {made.expiresAt.toLocaleString()}). Its
+          state is in the list below.
+        </p>
+      )}
+      {made?.delivery === "link" && (
         <div className="stack invitation-link" role="status">
           <p className="small ok-note">
-            Invitation for {made.email} made. Send this link to them; it works once, for 7 days (until {made.expiresAt.toLocaleString()}). It is shown
-            only now: if it is lost, make a new one.
+            Invitation for {made.email} made. This deployment has no email for invitations, so send this link to them yourself. Whoever opens it can
+            join as {withArticle(made.role)} (and make the account for this address if it has none), so send it to them only. It works once, for 7
+            days (until {made.expiresAt.toLocaleString()}). It is shown only now: if it is lost, make a new one.
           </p>
           <div className="row-inline">
             <input name="invitation-link" readOnly value={made.link} onFocus={(e) => e.target.select()} aria-label="Invitation link" size={60} />
@@ -181,6 +199,7 @@ function Invitations({ orgSlug }: { orgSlug: string }) {
               <th>Email</th>
               <th>Role</th>
               <th>Expires</th>
+              {byEmail && <th>Email</th>}
               <th />
             </tr>
           </thead>
@@ -190,10 +209,21 @@ function Invitations({ orgSlug }: { orgSlug: string }) {
                 <td>{i.email}</td>
                 <td>{i.role}</td>
                 <td>{i.expired ? <span className="muted">expired {new Date(i.expiresAt).toLocaleDateString()}</span> : new Date(i.expiresAt).toLocaleString()}</td>
+                {byEmail && (
+                  <td className="invitation-email">
+                    <EmailState state={i.emailState} />
+                  </td>
+                )}
                 <td className="row-inline">
-                  <button type="button" disabled={invite.isPending} onClick={() => send(i.email, i.role)} aria-label={`New link for ${i.email}`}>
-                    New link
-                  </button>
+                  {byEmail ? (
+                    <button type="button" disabled={invite.isPending} onClick={() => send(i.email, i.role)} aria-label={`Send the invitation for ${i.email} again`}>
+                      Send again
+                    </button>
+                  ) : (
+                    <button type="button" disabled={invite.isPending} onClick={() => send(i.email, i.role)} aria-label={`New link for ${i.email}`}>
+                      New link
+                    </button>
+                  )}
                   <button type="button" disabled={revoke.isPending} onClick={() => doRevoke(i.id, i.email)} aria-label={`Revoke the invitation for ${i.email}`}>
                     Revoke
                   </button>
@@ -205,4 +235,21 @@ function Invitations({ orgSlug }: { orgSlug: string }) {
       )}
     </div>
   );
+}
+
+type EmailStateView = { kind: "sent"; at: string | Date | null } | { kind: "sending" } | { kind: "retrying" | "failed"; reason: string } | null;
+
+/** Where an invitation's email is, in words (the reasons come from core, never a mail library's message). */
+function EmailState({ state }: { state: EmailStateView }) {
+  if (state === null) return <span className="muted">link shown to you</span>;
+  switch (state.kind) {
+    case "sent":
+      return <span>Emailed{state.at ? ` ${new Date(state.at).toLocaleString()}` : ""}</span>;
+    case "sending":
+      return <span className="muted">Being sent</span>;
+    case "retrying":
+      return <span className="muted">Not sent yet, trying again: {state.reason}</span>;
+    case "failed":
+      return <span className="field-error">Not sent: {state.reason} Send again to try once more.</span>;
+  }
 }

@@ -1,3 +1,4 @@
+import { env } from "../../env";
 import { requireUser } from "../../server/session";
 import { orUnavailable, unavailable } from "../../server/unavailable";
 import { Unavailable } from "../unavailable";
@@ -14,7 +15,8 @@ export default async function SettingsPage({ searchParams }: { searchParams: Pro
   return (
     <>
       <h1>Settings: {org.orgName}</h1>
-      <Settings orgSlug={org.orgSlug} role={org.role} />
+      {/* Invitations are emailed by the sweeper when the deployment has a system mailbox (members.tsx). */}
+      <Settings orgSlug={org.orgSlug} role={org.role} invitesByEmail={env.HOLDFAST_SYSTEM_SMTP_URL !== undefined} />
     </>
   );
 }

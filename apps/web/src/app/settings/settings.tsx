@@ -19,7 +19,7 @@ import { SlackLinks } from "./slack-links";
  * roles with the owner's invitations (members.tsx), members' Slack users. Owners change connections, limits, budgets,
  * members and invitations and a contact's zone or erase it; editors contacts and suppressions.
  */
-export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
+export function Settings({ orgSlug, role, invitesByEmail }: { orgSlug: string; role: string; invitesByEmail: boolean }) {
   const owner = role === "owner";
   const editor = owner || role === "editor";
   return (
@@ -31,7 +31,7 @@ export function Settings({ orgSlug, role }: { orgSlug: string; role: string }) {
       <RunBudgets orgSlug={orgSlug} canEdit={owner} />
       <Contacts orgSlug={orgSlug} canEdit={editor} canManage={owner} />
       <Suppressions orgSlug={orgSlug} canEdit={editor} canRemove={owner} />
-      <Members orgSlug={orgSlug} canEdit={owner} />
+      <Members orgSlug={orgSlug} canEdit={owner} invitesByEmail={invitesByEmail} />
       <SlackLinks orgSlug={orgSlug} canEdit={owner} />
     </>
   );

@@ -6,6 +6,7 @@ import { connectionNotices } from "./connection-notices";
 import { connectionProbes } from "./connection-probes";
 import { dueTimers } from "./due-timers";
 import { expiredRuns } from "./expired-runs";
+import { invitationEmails } from "./invitation-emails";
 import { leaseRescue } from "./lease-rescue";
 import { missingTimers } from "./missing-timers";
 import { outboxRetention } from "./outbox-retention";
@@ -30,6 +31,7 @@ export const sweepServiceDefinitions = [
   throttlePurge,
   connectionProbes,
   connectionNotices,
+  invitationEmails,
   breakerProbes,
   budgetReaping,
   // Last: the heaviest deletes wait for every repair of the tick.
@@ -66,6 +68,7 @@ export {
   connectionProbes,
   dueTimers,
   expiredRuns,
+  invitationEmails,
   leaseRescue,
   missingTimers,
   outboxRetention,

@@ -1,6 +1,8 @@
 import {
+  invitationEmailState,
   invitationPath,
   inviteMember,
+  inviteMemberByEmail,
   listOpenInvitations,
   membershipsCountOwners,
   membershipsEmailOf,
@@ -20,23 +22,43 @@ import { id } from "./common";
 
 /**
  * People and roles: owners invite, change, link to Slack and remove members; an organisation always keeps an owner.
- * Nobody becomes a member without accepting: `invite` answers a link for the person, the same answer whether or not
- * the address has an account (auth/invitations.ts), and the person is listed only once they accept.
+ * Nobody becomes a member without accepting: `invite` has the link emailed to the person (with a system mailbox) or
+ * answers it for the owner to pass on (without one), the same answer whether or not the address has an account
+ * (auth/invitations.ts), and the person is listed only once they accept.
  */
 const role = z.enum(["owner", "editor", "approver", "viewer"]);
 
 export const members = router({
   list: viewerProcedure.query(({ ctx }) => membershipsList(ctx.db, ctx.org.id)),
-  /** Invites an address (or renews its pending invitation): the link is shown once, to be sent to the person. */
+  /**
+   * Invites an address (or renews its pending invitation). With a system mailbox the sweeper emails the link to the
+   * address and the answer holds no link; without one the link is answered, once, for the owner to send. Either way
+   * the answer is the same whether or not the address has an account.
+   */
   invite: ownerProcedure
     .input(z.object({ email: z.string().trim().email("enter an email address").max(320), role }))
     .mutation(async ({ ctx, input }) => {
-      const made = await inviteMember(ctx.db, { orgId: ctx.org.id, email: input.email, role: input.role, invitedBy: ctx.user.id });
-      const link = `${env.HOLDFAST_PUBLIC_URL.replace(/\/$/, "")}${invitationPath(made.token)}`;
-      return { invitationId: made.invitationId, link, expiresAt: made.expiresAt };
+      const base = env.HOLDFAST_PUBLIC_URL.replace(/\/$/, "");
+      const who = { orgId: ctx.org.id, email: input.email, role: input.role, invitedBy: ctx.user.id };
+      if (env.HOLDFAST_SYSTEM_SMTP_URL) {
+        const made = await inviteMemberByEmail(ctx.db, { ...who, linkBase: base });
+        return { delivery: "email" as const, invitationId: made.invitationId, sentTo: made.sentTo, expiresAt: made.expiresAt };
+      }
+      const made = await inviteMember(ctx.db, who);
+      return { delivery: "link" as const, invitationId: made.invitationId, sentTo: input.email, link: `${base}${invitationPath(made.token)}`, expiresAt: made.expiresAt };
     }),
-  /** Pending invitations (not yet accepted, declined or revoked; expired ones marked), for owners. */
-  invitations: ownerProcedure.query(({ ctx }) => listOpenInvitations(ctx.db, ctx.org.id)),
+  /** Pending invitations (not yet accepted, declined or revoked; expired ones marked), with their email's state, for owners. */
+  invitations: ownerProcedure.query(async ({ ctx }) =>
+    (await listOpenInvitations(ctx.db, ctx.org.id)).map((i) => ({
+      id: i.id,
+      email: i.email,
+      role: i.role,
+      createdAt: i.createdAt,
+      expiresAt: i.expiresAt,
+      expired: i.expired,
+      emailState: invitationEmailState(i),
+    })),
+  ),
   revokeInvitation: ownerProcedure.input(z.object({ invitationId: id("inv") })).mutation(async ({ ctx, input }) => {
     if (!(await revokeInvitation(ctx.db, ctx.org.id, input.invitationId))) throw new TRPCError({ code: "NOT_FOUND", message: "that invitation is no longer pending" });
     return { revoked: true };
