@@ -975,18 +975,29 @@ CREATE TABLE public.invitations (
     email_typed text NOT NULL,
     role text NOT NULL,
     invited_by text,
-    token_hash text NOT NULL,
+    token_hash text,
     created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
     expires_at timestamp(6) with time zone NOT NULL,
     accepted_at timestamp(6) with time zone,
     accepted_by text,
     declined_at timestamp(6) with time zone,
     revoked_at timestamp(6) with time zone,
+    email_status text,
+    email_attempts integer DEFAULT 0 NOT NULL,
+    email_claimed_until timestamp(6) with time zone,
+    email_sent_at timestamp(6) with time zone,
+    email_problem text,
+    link_base text,
     CONSTRAINT invitations_email_lower_check CHECK (((email = lower(email)) AND (lower(email_typed) = email))),
+    CONSTRAINT invitations_email_problem_check CHECK ((email_problem = ANY (ARRAY['no_mailbox'::text, 'egress_refused'::text, 'unreachable'::text, 'login_refused'::text, 'address_refused'::text, 'message_refused'::text, 'unknown'::text]))),
+    CONSTRAINT invitations_email_state_check CHECK ((((email_claimed_until IS NULL) OR (email_status = 'sending'::text)) AND ((email_sent_at IS NULL) OR (email_status = 'sent'::text)) AND ((email_problem IS NULL) OR (email_status = ANY (ARRAY['pending'::text, 'failed'::text]))) AND ((email_status IS NOT NULL) OR (email_attempts = 0)))),
+    CONSTRAINT invitations_email_status_check CHECK ((email_status = ANY (ARRAY['pending'::text, 'sending'::text, 'sent'::text, 'failed'::text]))),
     CONSTRAINT invitations_end_check CHECK (((num_nonnulls(accepted_at, declined_at, revoked_at) <= 1) AND ((accepted_by IS NULL) OR (accepted_at IS NOT NULL)))),
     CONSTRAINT invitations_expiry_check CHECK ((expires_at > created_at)),
+    CONSTRAINT invitations_link_base_check CHECK ((link_base ~ '^https?://'::text)),
     CONSTRAINT invitations_role_check CHECK ((role = ANY (ARRAY['owner'::text, 'editor'::text, 'approver'::text, 'viewer'::text]))),
-    CONSTRAINT invitations_token_hash_check CHECK ((token_hash ~ '^[0-9a-f]{64}$'::text))
+    CONSTRAINT invitations_token_hash_check CHECK ((token_hash ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT invitations_token_owed_check CHECK (((token_hash IS NOT NULL) OR (email_status = 'pending'::text)))
 );
 
 ALTER TABLE ONLY public.invitations FORCE ROW LEVEL SECURITY;
@@ -1443,6 +1454,8 @@ CREATE UNIQUE INDEX contacts_org_id_key ON public.contacts USING btree (org_id, 
 CREATE INDEX effects_run_idx ON public.effects USING btree (run_id);
 
 CREATE INDEX effects_unsettled_idx ON public.effects USING btree (lease_until) WHERE (status = 'in_flight'::text);
+
+CREATE INDEX invitations_email_owed_idx ON public.invitations USING btree (created_at) WHERE ((email_status = ANY (ARRAY['pending'::text, 'sending'::text])) AND (accepted_at IS NULL) AND (declined_at IS NULL) AND (revoked_at IS NULL));
 
 CREATE UNIQUE INDEX invitations_open_key ON public.invitations USING btree (org_id, email) WHERE ((accepted_at IS NULL) AND (declined_at IS NULL) AND (revoked_at IS NULL));
 
