@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { advanceRun, createConnection, GraphCache, parseGraph, startRun, upsertMember } from "@holdfast/core";
+import { advanceRun, createConnection, GraphCache, parseGraph, startRun, type SweepContext, sweepServiceDefinitions, upsertMember } from "@holdfast/core";
 import {
   createTestDatabase,
   createTestPrefix,
@@ -8,6 +8,7 @@ import {
   publish,
   repoRoot,
   signInPage,
+  startSmtpTarget,
   startWeb,
   type TestDatabase,
   testRedisUrl,
@@ -224,7 +225,7 @@ describe("Settings in Chromium", () => {
     expect(await early.locator("html").getAttribute("data-hydrated")).toBeNull();
     release();
     await clicked;
-    await members.getByText(/Send this link to them; it works once, for 7 days/).waitFor({ timeout: 30_000 });
+    await members.getByText(/so send this link to them yourself\. Whoever opens it can join as a viewer/).waitFor({ timeout: 30_000 });
     expect(early.url()).toBe(`${web.base}/settings`);
     expect(await early.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
@@ -232,14 +233,14 @@ describe("Settings in Chromium", () => {
     await early.unrouteAll({ behavior: "wait" });
   });
 
-  it("invites by email: the link once, the person joins only by accepting it (a new person makes their account, an existing one signs in first)", async () => {
+  it("invites without a system mailbox: the link once, the person joins only by accepting it (a new person makes their account, an existing one signs in first)", async () => {
     const invite = async (email: string, role: string) => {
       await page.goto(`${web.base}/settings`);
       const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
       await members.locator('input[name="email"]').fill(email);
       await members.locator('select[name="role"]').selectOption(role);
       await members.getByRole("button", { name: "Invite", exact: true }).click();
-      await members.getByText(`Invitation for ${email} made. Send this link to them; it works once, for 7 days`).waitFor();
+      await members.getByText(`Invitation for ${email} made. This deployment has no email for invitations, so send this link to them yourself.`).waitFor();
       await members.locator("tr", { hasText: email }).waitFor();
       return members.locator('input[name="invitation-link"]').inputValue();
     };
@@ -305,6 +306,76 @@ describe("Settings in Chromium", () => {
     const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
     await members.getByRole("cell", { name: "Gus", exact: true }).waitFor();
     expect(await members.locator(".invitations tr", { hasText: "gus@globex.test" }).count()).toBe(0);
+  });
+
+  it("invites with a system mailbox: the owner sees no link, the sweeper emails it, the list says where each email is", async () => {
+    const smtp = await startSmtpTarget();
+    const mailWeb = await startWeb({
+      DATABASE_URL: t.url,
+      REDIS_URL: testRedisUrl,
+      QUEUE_PREFIX: prefix.prefix,
+      LOG_LEVEL: "warn",
+      HOLDFAST_SYSTEM_SMTP_URL: `smtp+plain://127.0.0.1:${smtp.port}`,
+    });
+    const owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const sweep = (systemMail: SweepContext["systemMail"]) => {
+      const service = sweepServiceDefinitions.find((d) => d.name === "invitation-emails");
+      return service?.make().runOnce({ db: t.db, actor: "sweeper", graphs, systemMail });
+    };
+    try {
+      const sam = await owner.newPage();
+      await signInPage(sam, mailWeb.base, "sam@acme.test", password);
+      await sam.goto(`${mailWeb.base}/settings`);
+      const members = sam.locator("section", { has: sam.locator("h2", { hasText: "Members and roles" }) });
+      await members.getByText("Holdfast emails them a link; they join when they accept it").waitFor();
+      const invite = async (email: string) => {
+        await members.locator('input[name="email"]').fill(email);
+        await members.locator('select[name="role"]').selectOption("editor");
+        await members.getByRole("button", { name: "Invite", exact: true }).click();
+        await members.getByText(`Invitation for ${email} made: Holdfast emails them a link that works once, for 7 days`).waitFor();
+      };
+      await invite("Mia@Acme.test");
+      expect(await members.locator('input[name="invitation-link"]').count()).toBe(0);
+      expect(await members.textContent()).not.toContain("/invite/");
+      await members.locator("tr", { hasText: "Mia@Acme.test" }).getByText("Being sent").waitFor();
+
+      // The sweeper sends it; the list says so and the email's link is the way in.
+      expect(await sweep({ url: `smtp+plain://127.0.0.1:${smtp.port}`, from: "ops@holdfast.test" })).toEqual({ sent: 1, failed: 0, retrying: 0 });
+      await sam.reload();
+      await members.locator("tr", { hasText: "Mia@Acme.test" }).getByText(/^Emailed /).waitFor();
+      await members.screenshot({ path: join(artifacts, "settings-invitation-emailed.png") });
+      const raw = smtp.received.find((m) => m.to[0]?.toLowerCase() === "mia@acme.test")?.raw.replace(/=\r?\n/g, "") ?? "";
+      expect(raw).toMatch(/Subject: Sam invited you to Acme on Holdfast/);
+      const link = new RegExp(`${mailWeb.base}/invite/[A-Za-z0-9_-]{43}`).exec(raw)?.[0];
+      if (!link) throw new Error(`no link in ${raw}`);
+      const visitor = await browser.newContext();
+      try {
+        const mia = await visitor.newPage();
+        await mia.goto(link);
+        await mia.getByText("You are invited to join Acme on Holdfast as an editor.").waitFor();
+      } finally {
+        await visitor.close();
+      }
+
+      // A send that cannot happen says why in words; Send again owes a new email and the first link stops working.
+      await invite("noel@acme.test");
+      expect(await sweep(null)).toEqual({ sent: 0, failed: 1, retrying: 0 });
+      await sam.reload();
+      await members
+        .locator("tr", { hasText: "noel@acme.test" })
+        .getByText("Not sent: The deployment's mail is not set up for sending (ask your operator). Send again to try once more.")
+        .waitFor();
+      await members.screenshot({ path: join(artifacts, "settings-invitation-failed.png") });
+      await members.getByRole("button", { name: "Send the invitation for Mia@Acme.test again" }).click();
+      await members.getByText("Invitation for Mia@Acme.test made: Holdfast emails them a link").waitFor();
+      const gone = await owner.newPage();
+      await gone.goto(link);
+      await gone.getByText(/This invitation link is not valid/).waitFor();
+    } finally {
+      await owner.close();
+      await mailWeb.stop();
+      await smtp.close();
+    }
   });
 
   it("a save made while its list's first load is still under way shows in the list: the reload starts after the save", async () => {
