@@ -199,7 +199,7 @@ function Invitations({ orgSlug, byEmail }: { orgSlug: string; byEmail: boolean }
               <th>Email</th>
               <th>Role</th>
               <th>Expires</th>
-              {byEmail && <th>Email</th>}
+              {byEmail && <th>Delivery</th>}
               <th />
             </tr>
           </thead>
