@@ -193,7 +193,8 @@ export {
   type MigrationPlan,
 } from "./run-migrations/migrate";
 export { organisationsIdBySlug } from "./sql/organisations";
-export { jsonShapeProblem, parseFormBounded, parseJsonBounded, payloadLimits, triggerPayload } from "./start/payload";
+export { jsonShapeProblem, parseFormBounded, parseJsonBounded, payloadLimits } from "./bodies";
+export { triggerPayload } from "./start/payload";
 export { type PreviewInstant, previewWait } from "./timers/preview";
 export * from "./connections/kinds";
 export { ConnectionExistsError } from "./connections/connect";

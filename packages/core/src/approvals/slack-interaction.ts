@@ -2,7 +2,7 @@ import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { InvalidPayloadError } from "../errors";
 import { guardedFetch } from "../net/fetch";
-import { parseJsonBounded } from "../start/payload";
+import { parseJsonBounded } from "../bodies";
 import { approvalsGet } from "../sql/approvals";
 import { connectionsSlackOfTeam } from "../sql/connections";
 import { databaseNowMs } from "../sql/database";
