@@ -441,7 +441,7 @@ DECLARE
 BEGIN
   -- FOR SHARE: a cancel that locked the run first is seen here (we wait for it); one that comes after sees this
   -- step running with a live lease and waits for its settle instead of cancelling it under the worker.
-  SELECT id, version_id, input, seq, max_steps, expires_at INTO r FROM runs
+  SELECT id, version_id, input, seq, max_steps, expires_at, test INTO r FROM runs
   WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
     AND status = 'running' AND cancel_requested_at IS NULL
     -- A run past its age budget performs nothing more: the sweeper wakes it and the walk stops it.
@@ -470,7 +470,8 @@ BEGIN
   RETURN jsonb_build_object(
     'id', s.id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', s.node_id, 'iteration', s.iteration,
     'kind', s.kind, 'lane', s.lane, 'attempt', s.attempt, 'maxAttempts', s.max_attempts, 'deferrals', s.deferrals,
-    'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect);
+    'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect,
+    'test', r.test);
 END;
 $$;
 
@@ -531,7 +532,7 @@ BEGIN
     advance := FOUND;
   END IF;
   IF NOT advance THEN
-    SELECT id, seq, cancel_requested_at IS NOT NULL AS cancelling, version_id, input, max_steps, expires_at INTO r FROM runs
+    SELECT id, seq, cancel_requested_at IS NOT NULL AS cancelling, version_id, input, max_steps, expires_at, test INTO r FROM runs
     WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
   END IF;
   UPDATE steps SET
@@ -618,7 +619,7 @@ BEGIN
                                               claim->>'kind', 1, (claim->>'leaseMs')::float8) END;
     claimed := jsonb_build_object(
       'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input,
-      'runSeq', r.seq::text, 'effect', effect,
+      'runSeq', r.seq::text, 'effect', effect, 'test', r.test,
       -- The run's steps for that walk, unless the worker said it knows them (claim.runStepsKnown: the steps its claim
       -- saw, its own settled, and this one; apply/inline.ts stepsAfterSettle): a read of every step of the run a
       -- chained step saved (holdfast_run_steps).
@@ -771,7 +772,7 @@ CREATE TABLE public.approvals (
     CONSTRAINT approvals_decided_check CHECK (((status = 'pending'::text) = (decided_at IS NULL))),
     CONSTRAINT approvals_notify_check CHECK ((notify_state = ANY (ARRAY['none'::text, 'post'::text, 'update'::text, 'done'::text, 'failed'::text]))),
     CONSTRAINT approvals_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text, 'escalated'::text, 'expired'::text, 'cancelled'::text]))),
-    CONSTRAINT approvals_via_check CHECK (((decided_via IS NULL) OR (decided_via = ANY (ARRAY['slack'::text, 'inbox'::text, 'deadline'::text, 'run'::text]))))
+    CONSTRAINT approvals_via_check CHECK (((decided_via IS NULL) OR (decided_via = ANY (ARRAY['slack'::text, 'inbox'::text, 'deadline'::text, 'run'::text, 'test'::text]))))
 );
 
 ALTER TABLE ONLY public.approvals FORCE ROW LEVEL SECURITY;
@@ -1236,6 +1237,22 @@ CREATE TABLE public.suppressions (
 
 ALTER TABLE ONLY public.suppressions FORCE ROW LEVEL SECURITY;
 
+CREATE TABLE public.test_runs (
+    run_id text NOT NULL,
+    org_id text NOT NULL,
+    started_by text NOT NULL,
+    script jsonb DEFAULT '{}'::jsonb NOT NULL,
+    send_to text,
+    contact jsonb,
+    clock_offset_ms bigint DEFAULT 0 NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT test_runs_clock_check CHECK ((clock_offset_ms >= 0)),
+    CONSTRAINT test_runs_send_to_check CHECK (((send_to IS NULL) OR (send_to ~ '^[^\s@,;<>"()]+@[^\s@,;<>"()]+$'::text)))
+);
+
+ALTER TABLE ONLY public.test_runs FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.timers (
     id text DEFAULT public.holdfast_ordered_id('tmr_'::text) NOT NULL,
     org_id text NOT NULL,
@@ -1403,6 +1420,9 @@ ALTER TABLE ONLY public.steps
 
 ALTER TABLE ONLY public.suppressions
     ADD CONSTRAINT suppressions_pkey PRIMARY KEY (org_id, email);
+
+ALTER TABLE ONLY public.test_runs
+    ADD CONSTRAINT test_runs_pkey PRIMARY KEY (run_id);
 
 ALTER TABLE ONLY public.timers
     ADD CONSTRAINT timers_pkey PRIMARY KEY (id);
@@ -1657,6 +1677,9 @@ ALTER TABLE ONLY public.slack_install_states
 ALTER TABLE ONLY public.suppressions
     ADD CONSTRAINT suppressions_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
+ALTER TABLE ONLY public.test_runs
+    ADD CONSTRAINT test_runs_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.timers
     ADD CONSTRAINT timers_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
@@ -1763,11 +1786,15 @@ CREATE POLICY tenant_scope ON public.steps TO holdfast_web USING ((( SELECT publ
 
 CREATE POLICY tenant_scope ON public.suppressions TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
+CREATE POLICY tenant_scope ON public.test_runs TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
 CREATE POLICY tenant_scope ON public.timers TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.trigger_credentials TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.trigger_deliveries TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+ALTER TABLE public.test_runs ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.timers ENABLE ROW LEVEL SECURITY;
 
@@ -1818,6 +1845,8 @@ CREATE POLICY worker_all ON public.slack_install_states TO holdfast_worker USING
 CREATE POLICY worker_all ON public.steps TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.suppressions TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.test_runs TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.timers TO holdfast_worker USING (true) WITH CHECK (true);
 
@@ -1993,6 +2022,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.steps TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.suppressions TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.suppressions TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.test_runs TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.test_runs TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.timers TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.timers TO holdfast_worker;

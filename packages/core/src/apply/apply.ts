@@ -2,7 +2,7 @@ import type { Tx } from "@holdfast/db";
 import { requestApproval } from "../approvals/request";
 import { approvalsClose } from "../sql/approvals";
 import { contactsOfRun } from "../sql/contacts";
-import { databaseNow } from "../sql/database";
+import { runNow } from "../sql/test-runs";
 import { outboxInsert, type OutboxRow } from "../sql/outbox";
 import { type RunEventRow, runEventsInsert } from "../sql/run-events";
 import { type RunFinish, type RunRow, runsFinish, runsTouch } from "../sql/runs";
@@ -147,7 +147,7 @@ async function scheduleWaitTimer(
   const events: RunEventRow[] = [];
   const node = graph.nodes.find((n) => n.id === step.nodeId);
   if (node?.kind !== "wait" && node?.kind !== "wait_for_reply") throw new Error(`node ${step.nodeId} is not a wait`);
-  const now = await databaseNow(tx);
+  const now = await runNow(tx, run);
   // An email that was never sent (skipped: the contact unsubscribed) gets no reply: its deadline is now.
   const notSent = node.kind === "wait_for_reply" ? await signalsAwaitedEmailSkipped(tx, run.orgId, run.id, node.config.replyTo) : null;
   const waitConfig =

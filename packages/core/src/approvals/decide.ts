@@ -26,7 +26,8 @@ export interface DecisionRequest {
   decision: Decision;
   /** The digest of the content the decider saw (the button's token, the inbox form). */
   digest: string;
-  via: "slack" | "inbox";
+  /** Where the decision was taken: Slack, the inbox, or a test run's page (the tester deciding as an approver). */
+  via: "slack" | "inbox" | "test";
   actor: DecisionActor;
 }
 

@@ -1,11 +1,11 @@
 import type { Tx } from "@holdfast/db";
 import { approvalsInsert } from "../sql/approvals";
 import { contactsOfRun } from "../sql/contacts";
-import { databaseNow } from "../sql/database";
 import type { OutboxRow } from "../sql/outbox";
 import type { RunEventRow } from "../sql/run-events";
 import { type StepRow, stepsFail, stepsSetOutput } from "../sql/steps";
 import { timersInsert } from "../sql/timers";
+import { runNow } from "../sql/test-runs";
 import { renderTemplate, type TemplateContext } from "../templates/render";
 import { timerFor } from "../timers/plan";
 import type { GraphNode } from "../versions/graph";
@@ -29,7 +29,7 @@ export interface ApprovalRequested {
  */
 export async function requestApproval(
   tx: Tx,
-  run: { id: string; orgId: string; input: unknown },
+  run: { id: string; orgId: string; input: unknown; test?: boolean },
   step: { id: string },
   node: ApprovalNode,
   stage: number,
@@ -84,10 +84,11 @@ export async function requestApproval(
     slack: node.config.slack ?? null,
     emailDigest,
   });
-  const now = await databaseNow(tx);
+  const now = await runNow(tx, run);
   const timer = timerFor({ rule: { kind: "duration", seconds: deadlineSeconds }, spreadSeconds: 0 }, run.id, run.input, now);
   const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
-  const outbox: OutboxRow[] = node.config.slack
+  // A test run's approval is decided on its own page (test-runs/): nobody is asked in Slack or the inbox.
+  const outbox: OutboxRow[] = node.config.slack && !run.test
     ? [{ orgId: run.orgId, runId: run.id, topic: "approval.notify", payload: { orgId: run.orgId, approvalId: approval.id } }]
     : [];
   return {

@@ -19,6 +19,7 @@ import type { ClaimedStep } from "../sql/steps";
 import type { StepOutcome } from "../outcome/outcome";
 import type { TemplateContext } from "../templates/render";
 import type { GraphNode } from "../versions/graph";
+import { type Simulation, simulationFor } from "./simulate";
 
 /**
  * One interface for every outside effect. A connector performs with the effect key as the provider's idempotency
@@ -35,6 +36,8 @@ export interface ConnectorContext<N extends GraphNode = GraphNode> {
   connection: (ConnectionRow & { password: string | null }) | null;
   /** What templates see: input, contact (as it is now), earlier steps' outputs, run id. */
   templates(): Promise<TemplateContext>;
+  /** A test run's stand-in for the provider (simulate.ts); null for a real run. */
+  simulation: Simulation | null;
 }
 
 export interface Connector<K extends GraphNode["kind"] = GraphNode["kind"]> {
@@ -101,7 +104,10 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       connection = { ...row, password: row.secret ? decryptSecret(row.secret, row.orgId, row.id) : null };
     }
     const owner = effectOwner(step);
-    const limits = connection ? limitsOf(connection.limits) : null;
+    // A test run's step: the provider's part is simulated, and nothing of real traffic's bookkeeping (caps, the
+    // breaker, a connection marked for reconnecting) is touched by it.
+    const simulation = await simulationFor(db, step);
+    const limits = connection && !simulation ? limitsOf(connection.limits) : null;
     if (connection && limits) {
       // The breaker first: an open breaker parks the step without a call (no retry burnt); after the cool-down one
       // attempt becomes the half-open probe.
@@ -120,7 +126,8 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
         const connectionId = connection.id;
         slot = { connectionId, beat: setInterval(() => slotsExtend(db, connectionId, owner, leaseMs).catch(() => {}), Math.max(100, leaseMs / 3)) };
       }
-      const outcome = await perform();
+      const performed = await perform();
+      const outcome = simulation ? simulation.mark(performed) : performed;
       // Bookkeeping after the provider answered never replaces its answer: the effect must be recorded with it.
       const breaker = connection && limits && called ? await recordForBreaker(db, connection, limits, owner, outcome).catch(() => null) : null;
       if (connection && breaker === "open" && outcome.kind === "retry") {
@@ -147,6 +154,7 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       signal,
       connection,
       templates: () => (context ??= templateContext(db, step)),
+      simulation,
     };
     const reconcile = connector.reconcile;
     const outcome = await runEffect(db, {
@@ -157,7 +165,8 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       kind: connector.kind,
       owner: effectOwner(step),
       leaseMs,
-      providerIdempotent: connector.providerIdempotent(ctx),
+      // A simulated effect touches nobody: trying it again is always safe.
+      providerIdempotent: simulation !== null || connector.providerIdempotent(ctx),
       preclaimed: step.effect,
       signal,
       perform: (key, begin) =>
@@ -166,9 +175,9 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
           called = ok;
           return ok;
         }),
-      ...(reconcile ? { reconcile: (key: string) => reconcile(ctx, key) } : {}),
+      ...(reconcile && !simulation ? { reconcile: (key: string) => reconcile(ctx, key) } : {}),
     });
-    if (outcome.kind === "fail" && outcome.error.authorisation && connection) {
+    if (outcome.kind === "fail" && outcome.error.authorisation && connection && !simulation) {
       const reason = `"${connection.name}" refused our credentials: reconnect it (${outcome.error.message})`;
       await connectionsMarkNeedsReconnect(db, step.orgId, connection.id, reason);
       return parkOnConnection(connection, reason);

@@ -55,6 +55,8 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
       runId: ctx.step.runId,
       input: null,
       signal: ctx.signal,
+      // A test run: the record's write is recorded and answered as the tester chose; the CRM is not called.
+      ...(ctx.simulation ? { simulated: ctx.simulation.call(ctx.node.id, ctx.connection?.password ? [ctx.connection.password] : []) } : {}),
     });
     return outcome.kind === "done" ? { kind: "done", output: (outcome.output as { body: unknown }).body } : outcome;
   },

@@ -12,7 +12,7 @@ export const httpRequestConnector: Connector<"http_request"> = {
   kind: "http_request",
   connection: { kind: "http", name: (node) => (node.config as { connection?: string }).connection ?? null },
   providerIdempotent: ({ node }) => node.config.idempotent,
-  async perform({ node, step, signal, connection }, key, begin): Promise<StepOutcome> {
+  async perform({ node, step, signal, connection, simulation }, key, begin): Promise<StepOutcome> {
     let credential: { header: string; value: string } | undefined;
     if (connection) {
       const http = httpConnectionConfig.safeParse(connection.config);
@@ -27,6 +27,15 @@ export const httpRequestConnector: Connector<"http_request"> = {
       credential = { header: http.data.header, value: connection.password };
     }
     if (!(await begin())) return takenOver(key);
-    return performHttpRequest({ config: node.config, idempotencyKey: key, runId: step.runId, input: step.input, signal, ...(credential ? { credential } : {}) });
+    return performHttpRequest({
+      config: node.config,
+      idempotencyKey: key,
+      runId: step.runId,
+      input: step.input,
+      signal,
+      ...(credential ? { credential } : {}),
+      // A test run: recorded and answered as the tester chose, no connection made (simulate.ts).
+      ...(simulation ? { simulated: simulation.call(node.id) } : {}),
+    });
   },
 };

@@ -1,5 +1,6 @@
 import { type ModelConnectionConfig, modelConnectionConfig } from "../connections/kinds/model";
 import { performHttpRequest } from "../effects/http-request";
+import { cannedDraft } from "../test-runs/script";
 import { budgetsReserve, budgetsSettle } from "../sql/budgets";
 import type { StepOutcome } from "../outcome/outcome";
 import { renderTemplate, TemplateError } from "../templates/render";
@@ -37,6 +38,11 @@ export const modelDraftConnector: Connector<"model_draft"> = {
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
+    }
+    // A test run set not to call the model: a canned draft, said to be one; nothing counted against the budget.
+    if (ctx.simulation && !ctx.simulation.script.modelCalls) {
+      if (!(await begin())) return takenOver(key);
+      return { kind: "done", output: { text: cannedDraft.text, model: "none (test run: no model call)", usage: { input: 0, output: 0 }, costMicros: 0, canned: true } };
     }
     const owner = effectOwner(step);
     const estimate = costMicros(config, estimateTokens(`${system ?? ""}${prompt}`) + 16, node.config.maxTokens);

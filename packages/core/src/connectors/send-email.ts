@@ -50,7 +50,9 @@ export const sendEmailConnector: Connector<"send_email"> = {
     const domain = inboundEmailDomain();
     if (domain) message.replyTo = replyRoutingAddress({ orgId: step.orgId, runId: step.runId, stepId: step.id }, domain);
     if (!(await begin())) return takenOver(key);
-    const sent = await performSendEmail({ config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId });
+    const input = { config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId };
+    // A test run: the message is built exactly as it would go out and recorded, not sent (simulate.ts).
+    const sent = ctx.simulation ? await ctx.simulation.email(input) : await performSendEmail(input);
     return sent.kind === "done" ? { ...sent, output: { ...(sent.output as object), consentCheckedAt: checkedAt } } : sent;
   },
 };

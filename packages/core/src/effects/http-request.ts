@@ -21,6 +21,46 @@ export interface HttpRequestInput {
   credential?: { header: string; value: string };
   /** Who the call is to, for its trace span: http (an http_request step), crm, model. */
   provider?: "http" | "crm" | "model";
+  /**
+   * A test run's stand-in for the network (connectors/simulate.ts): the request is recorded as it would be sent and
+   * answered with the tester's choice; no connection is made. The answer is classified exactly as a real one.
+   */
+  simulated?: SimulatedCall;
+}
+
+/** What a simulated call records and answers. */
+export interface SimulatedCall {
+  answer: { status: number; body?: unknown };
+  /** Header values to hide in the record (the connection's secret). */
+  secrets: string[];
+  record(request: RecordedRequest): void;
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+const secretHeaders = new Set(["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"]);
+
+/** A test run: nothing leaves the process. The request is recorded as it would be sent; the tester's answer comes back. */
+function simulatedAnswer(simulated: SimulatedCall, request: RecordedRequest): { status: number; headers: IncomingHttpHeaders; text: string } {
+  simulated.record(request);
+  return { status: simulated.answer.status, headers: { "content-type": "application/json" }, text: JSON.stringify(simulated.answer.body ?? {}) };
+}
+
+/** The request as a record a person may read: credentials hidden, however they were named. */
+function recordOf(method: string, url: string, headers: Record<string, string>, body: string | undefined, secrets: string[]): RecordedRequest {
+  const hidden = (name: string, value: string) => secretHeaders.has(name.toLowerCase()) || secrets.some((s) => s !== "" && value.includes(s));
+  let parsed: unknown = body ?? null;
+  try {
+    parsed = body === undefined ? null : JSON.parse(body);
+  } catch {
+    // sent as text
+  }
+  return { method, url, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, hidden(k, v) ? "•••• (hidden)" : v])), body: parsed };
 }
 
 /**
@@ -53,17 +93,21 @@ function urlAttributes(method: string, url: string): Record<string, string | num
   };
 }
 
-async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential }: HttpRequestInput): Promise<StepOutcome> {
+async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential, simulated }: HttpRequestInput): Promise<StepOutcome> {
   const hasBody = config.method !== "GET" && (config.body !== undefined || config.sendInput);
   const body = config.sendInput ? { input, body: config.body ?? null } : config.body;
   let response: { status: number; headers: IncomingHttpHeaders; text: string };
+  const headers = {
+    ...withCredential(config.headers, credential),
+    "Idempotency-Key": idempotencyKey,
+    "Holdfast-Run-Id": runId,
+    ...(hasBody ? { "Content-Type": "application/json" } : {}),
+  };
+  const text = hasBody ? JSON.stringify(body) : undefined;
   try {
-    response = await send(config, {
-      ...withCredential(config.headers, credential),
-      "Idempotency-Key": idempotencyKey,
-      "Holdfast-Run-Id": runId,
-      ...(hasBody ? { "Content-Type": "application/json" } : {}),
-    }, hasBody ? JSON.stringify(body) : undefined, signal, egress ? guardedAgents(egress) : sharedAgents);
+    response = simulated
+      ? simulatedAnswer(simulated, recordOf(config.method, config.url, headers, text, [...simulated.secrets, ...(credential ? [credential.value] : [])]))
+      : await send(config, headers, text, signal, egress ? guardedAgents(egress) : sharedAgents);
   } catch (error) {
     // A destination the egress guard refuses stays refused: a permanent failure, and nothing was sent.
     const refused = egressRefusalOf(error);

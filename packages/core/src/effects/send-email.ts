@@ -82,16 +82,7 @@ async function sendEmail(input: SendEmailInput): Promise<StepOutcome> {
     return classify(Object.assign(error as Error, { code: "EDNS", command: "CONN" }));
   }
   try {
-    const info = await transport.sendMail({
-      from: config.from,
-      to: message.to,
-      subject: message.subject,
-      ...(message.text !== undefined ? { text: message.text } : {}),
-      ...(message.html !== undefined ? { html: message.html } : {}),
-      ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
-      messageId,
-      headers: { [effectKeyHeader]: idempotencyKey, "X-Holdfast-Run-Id": input.runId },
-    });
+    const info = await transport.sendMail(mailOptions(config.from, message, messageId, idempotencyKey, input.runId));
     const sent: SentEmailRecord = {
       messageId,
       from: config.from,
@@ -110,6 +101,63 @@ async function sendEmail(input: SendEmailInput): Promise<StepOutcome> {
   } finally {
     transport.close();
   }
+}
+
+/** What nodemailer is given for one message: the same for a real send and a test run's rendering. */
+function mailOptions(from: string, message: EmailMessage, messageId: string, idempotencyKey: string, runId: string) {
+  return {
+    from,
+    to: message.to,
+    subject: message.subject,
+    ...(message.text !== undefined ? { text: message.text } : {}),
+    ...(message.html !== undefined ? { html: message.html } : {}),
+    ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
+    messageId,
+    headers: { [effectKeyHeader]: idempotencyKey, "X-Holdfast-Run-Id": runId },
+  };
+}
+
+/** A test run's email: the message exactly as it would go out, headers included, and nothing sent. */
+export interface SimulatedEmailRecord {
+  simulated: true;
+  messageId: string;
+  from: string;
+  to: string;
+  replyTo?: string;
+  subject: string;
+  text?: string;
+  html?: string;
+  /** The message's headers as they would be on the wire (MIME part headers left out). */
+  headers: Record<string, string>;
+}
+
+/**
+ * Builds the message as a send would (the same options, nodemailer's own MIME encoder) into memory: no server, no
+ * connection. A test run records it as the step's output.
+ */
+export async function renderEmailMessage(input: { from: string; message: EmailMessage; idempotencyKey: string; runId: string }): Promise<SimulatedEmailRecord> {
+  const { message } = input;
+  const messageId = messageIdFor(input.idempotencyKey, input.from);
+  const nodemailer = await import("nodemailer");
+  const built = await nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" }).sendMail(mailOptions(input.from, message, messageId, input.idempotencyKey, input.runId));
+  const raw = (built.message as Buffer).toString("utf8");
+  const head = raw.slice(0, raw.indexOf("\n\n") === -1 ? raw.length : raw.indexOf("\n\n")).replace(/\n[ \t]+/g, " ");
+  const headers: Record<string, string> = {};
+  for (const line of head.split("\n")) {
+    const colon = line.indexOf(":");
+    if (colon > 0) headers[line.slice(0, colon)] = line.slice(colon + 1).trim();
+  }
+  return {
+    simulated: true,
+    messageId,
+    from: input.from,
+    to: message.to,
+    ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
+    subject: message.subject,
+    ...(message.text !== undefined ? { text: message.text } : {}),
+    ...(message.html !== undefined ? { html: message.html } : {}),
+    headers,
+  };
 }
 
 const beforeData = /^(CONN|API|EHLO|HELO|LHLO|STARTTLS|AUTH|MAIL FROM|RCPT TO)/;

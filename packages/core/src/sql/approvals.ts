@@ -2,7 +2,7 @@ import type { Db, Tx } from "@holdfast/db";
 import type { Approvers, Decision, EmailDigest, OnDeadline } from "../types/approvals";
 
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "escalated" | "expired" | "cancelled";
-export type DecidedVia = "slack" | "inbox" | "deadline" | "run";
+export type DecidedVia = "slack" | "inbox" | "deadline" | "run" | "test";
 export type NotifyState = "none" | "post" | "update" | "done" | "failed";
 
 export interface SlackTarget {
@@ -119,16 +119,23 @@ export async function approvalsForRun(tx: Tx, orgId: string, runId: string): Pro
   return tx.$queryRawUnsafe<ApprovalRow[]>(`SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.run_id = $2 ORDER BY a.created_at`, orgId, runId);
 }
 
-/** The approvals of one organisation: pending (soonest deadline first) or decided (latest first). */
+/**
+ * The approvals of one organisation: pending (soonest deadline first) or decided (latest first). A test run's are
+ * not here: the tester decides them on the test run's page (test-runs/), nobody's inbox is asked.
+ */
 export async function approvalsList(tx: Tx, orgId: string, which: "pending" | "decided", limit = 100): Promise<ApprovalRow[]> {
   return which === "pending"
     ? tx.$queryRawUnsafe<ApprovalRow[]>(
-        `SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.status = 'pending' ORDER BY a.deadline_at, a.id LIMIT $2`,
+        `SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.status = 'pending'
+           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.org_id = a.org_id AND r.id = a.run_id AND r.test)
+         ORDER BY a.deadline_at, a.id LIMIT $2`,
         orgId,
         limit,
       )
     : tx.$queryRawUnsafe<ApprovalRow[]>(
-        `SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.status <> 'pending' ORDER BY a.decided_at DESC, a.id LIMIT $2`,
+        `SELECT ${columns} FROM approvals a WHERE a.org_id = $1 AND a.status <> 'pending'
+           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.org_id = a.org_id AND r.id = a.run_id AND r.test)
+         ORDER BY a.decided_at DESC, a.id LIMIT $2`,
         orgId,
         limit,
       );

@@ -14,10 +14,15 @@ export interface RunContact {
 
 /** The run's contact as it is now (templates see it as `contact`). */
 export async function contactsOfRun(tx: Tx, orgId: string, runId: string): Promise<RunContact | null> {
+  // A test run whose sample names no stored contact has the sample's in test_runs (never written to contacts).
   const rows = await tx.$queryRaw<RunContact[]>`
     SELECT c.id, c.email, c.time_zone AS "timeZone", c.consent
     FROM runs r JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
-    WHERE r.org_id = ${orgId} AND r.id = ${runId}`;
+    WHERE r.org_id = ${orgId} AND r.id = ${runId}
+    UNION ALL
+    SELECT 'test:' || (t.contact->>'email'), t.contact->>'email', t.contact->>'timeZone', 'unknown'
+    FROM test_runs t WHERE t.org_id = ${orgId} AND t.run_id = ${runId} AND t.contact IS NOT NULL
+    LIMIT 1`;
   return rows[0] ?? null;
 }
 

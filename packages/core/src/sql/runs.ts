@@ -16,6 +16,8 @@ export interface RunRow {
   expired?: boolean;
   /** Held by its paused automation: the walk schedules no next step (lifecycle.ts). */
   held?: boolean;
+  /** A test run: its waits count on its virtual clock (test_runs), its approvals are decided on its page. */
+  test?: boolean;
 }
 
 /** One logical run per (org_id, start_key): the unique key refuses the second start, whoever races. */
@@ -95,8 +97,9 @@ export async function runsStartWithPlan(
 }
 
 /** A run started from the editor's Test run: marked in the same transaction as its start. */
-export async function runsMarkTest(tx: Tx, orgId: string, runId: string): Promise<void> {
-  const n = await tx.$executeRaw`UPDATE runs SET test = true WHERE org_id = ${orgId} AND id = ${runId}`;
+/** Marks a run a test run, linked (read only) to the stored contact its sample names, if there is one. */
+export async function runsMarkTest(tx: Tx, orgId: string, runId: string, contactId: string | null = null): Promise<void> {
+  const n = await tx.$executeRaw`UPDATE runs SET test = true, contact_id = COALESCE(${contactId}, contact_id) WHERE org_id = ${orgId} AND id = ${runId}`;
   if (n !== 1) throw new Error(`test run ${runId} not found to mark`);
 }
 
@@ -105,7 +108,7 @@ export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Pro
   const rows = await tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
            cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
-           COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held
+           COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held, test
     FROM runs WHERE org_id = ${orgId} AND id = ${runId}
     FOR UPDATE`;
   return rows[0];
@@ -119,7 +122,7 @@ export function runsLockForWalkMany(tx: Tx, targets: { orgId: string; runId: str
   return tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
            cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
-           COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held
+           COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held, test
     FROM runs
     WHERE (org_id, id) IN (SELECT * FROM unnest(${targets.map((t) => t.orgId)}::text[], ${targets.map((t) => t.runId)}::text[]))
     ORDER BY id

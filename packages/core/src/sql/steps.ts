@@ -107,6 +107,8 @@ export interface ClaimedStep {
   runSteps: StepRow[];
   /** For effect kinds: the ledger's claim-or-read of this attempt's effect key, made in the claim's commit. */
   effect?: EffectClaimOrRead | null;
+  /** The run is a test run: its effects are simulated (connectors/simulate.ts), never sent. */
+  test?: boolean;
 }
 
 /**
@@ -381,7 +383,7 @@ type RawSettle = {
   changed: boolean;
   advanced?: boolean;
   /** runSteps is null when the worker said it knows them (claim.runStepsKnown). */
-  claimed?: (Pick<RawClaim, "versionId" | "maxSteps" | "expired" | "input" | "runSeq" | "effect"> & { runSteps: StepRow[] | null }) | null;
+  claimed?: (Pick<RawClaim, "versionId" | "maxSteps" | "expired" | "input" | "runSeq" | "effect" | "test"> & { runSteps: StepRow[] | null }) | null;
 };
 
 /** The step the settle inserted claimed (attempt 1, no deferrals), with the run as its own walk will see it. */

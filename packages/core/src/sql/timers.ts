@@ -221,6 +221,17 @@ export function timersPendingOfContact(tx: Tx, orgId: string, contactId: string)
     FOR UPDATE OF t`;
 }
 
+/** The unfired timer of one step (a wait's, a reply wait's deadline, an approval's deadline), locked; none: fired or gone. */
+export async function timersPendingOfStep(tx: Tx, orgId: string, stepId: string): Promise<PendingTimer | null> {
+  const rows = await tx.$queryRaw<PendingTimer[]>`
+    SELECT id, org_id AS "orgId", run_id AS "runId", rule, zone, zone_source AS "zoneSource", spread_seconds AS "spreadSeconds",
+           spread_offset_seconds AS "spreadOffsetSeconds", anchor_at AS "anchorAt", due_at AS "dueAt", wake
+    FROM timers WHERE org_id = ${orgId} AND step_id = ${stepId} AND fired_at IS NULL
+    ORDER BY id LIMIT 1
+    FOR UPDATE`;
+  return rows[0] ?? null;
+}
+
 /** Moves a pending timer to a new instant (and zone): a new wake number, a new fast-path job, a timeline entry. */
 export async function timersReschedule(
   tx: Tx,

@@ -19,7 +19,9 @@ import { newRunId } from "../apply/rows";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
+import { testRunsInsert } from "../sql/test-runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
+import { type TestScript, testScript } from "../test-runs/script";
 import { isValidZone } from "../timers/schedule";
 import { type TriggerConfig, triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
@@ -50,8 +52,12 @@ export interface StartRequest {
    * start, and the first accepted one's input becomes the automation's sample when it has none.
    */
   delivery?: DeliveryFacts;
-  /** The editor's Test run: a fresh start key (never a duplicate), the run marked test, `by` on its timeline. */
-  test?: { by: string };
+  /**
+   * The editor's Test run: a fresh start key (never a duplicate), the run marked test, `by` on its timeline. Its
+   * effects are simulated with `script` (test-runs/script.ts); "Send to me" sends its emails to `sendTo` only. It
+   * never writes a contact: a stored one its sample names is linked read only, else the sample's stands in.
+   */
+  test?: { by: string; script?: TestScript; sendTo?: string | null };
   /**
    * "Run again with the same input" (runs/retry-run.ts): the new run links to `of`; its start key is fresh per
    * request (`requestKey`), so a repeated click finds the run the first one started.
@@ -246,12 +252,13 @@ async function startFrom(
   // The engine's transaction: a first walk that needs it (a timer from the database clock), a payload that moves its
   // contact to another zone, and test runs (marked before they commit). The delivery row and the sample commit with
   // the run.
-  const startInTx = async (tx: Tx) => {
-    const contactId = contact ? await contactsResolve(tx, run.orgId, contact.email, null) : null;
+  const startInTx = async (tx: Tx, as: { test?: (runId: string) => Promise<void> } = {}) => {
+    const contactId = contact && !as.test ? await contactsResolve(tx, run.orgId, contact.email, null) : null;
     const inserted = await runsInsertIfNew(tx, { ...run, contactId });
     if (inserted.inserted) await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data: eventData }]);
     else await runsRecordDuplicate(tx, run.orgId, inserted.id, eventData);
-    if (inserted.inserted) await moveContact(tx, inserted.id, contactId);
+    if (inserted.inserted && !as.test) await moveContact(tx, inserted.id, contactId);
+    if (inserted.inserted && as.test) await as.test(inserted.id);
     // A held start re-reads the automation under a share lock: a Resume that committed since the read above must
     // not leave this run held with nobody left to release it.
     const held = hold && inserted.inserted && (await automationsLockLifecycle(tx, run.orgId, run.automationId, "share"))?.pauseMode === "hold";
@@ -262,7 +269,7 @@ async function startFrom(
       ]);
     }
     if (inserted.inserted) {
-      await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false, held }, "start");
+      await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false, held, ...(as.test ? { test: true } : {}) }, "start");
     }
     if (delivery) {
       const row = {
@@ -286,15 +293,30 @@ async function startFrom(
   const oneStatement = rows !== null && !hold && !request.test && !request.rerun;
   if (kept && !oneStatement) return null; // only the one statement checks a kept target
   if (request.test) {
+    const test = request.test;
     started = await inTx(db, async (tx) => {
-      // (Its contact's zone moves with moveContact, in this transaction: the statement must not raise HF004.)
-      const s = rows
-        ? await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: contact && { ...contact, timeZone: null }, readyWake: "notify" })
-        : await startInTx(tx);
-      if (!s) throw new Error(`test start of ${startKey} returned nothing`);
-      if (rows) await moveContact(tx, s.runId, null);
-      await runsMarkTest(tx, run.orgId, s.runId);
-      return s;
+      // A test run writes no contact (no new one, no zone moved): a stored contact its sample names is linked read
+      // only; otherwise the sample's address and zone stand in for its templates and waits (test_runs.contact).
+      const storedContact = contact ? await contactsIdByEmail(tx, run.orgId, contact.email) : null;
+      const mark = async (testRunId: string) => {
+        await runsMarkTest(tx, run.orgId, testRunId, storedContact ?? null);
+        await testRunsInsert(tx, {
+          orgId: run.orgId,
+          runId: testRunId,
+          startedBy: test.by,
+          script: test.script ?? testScript.parse({}),
+          sendTo: test.sendTo ?? null,
+          contact: contact && !storedContact ? contact : null,
+        });
+      };
+      if (rows) {
+        const s = await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: null, readyWake: "notify" });
+        if (!s) throw new Error(`test start of ${startKey} returned nothing`);
+        await mark(s.runId);
+        return s;
+      }
+      // Marked before its first walk: a first wait counts in the sample's contact's zone, an approval asks nobody.
+      return startInTx(tx, { test: mark });
     });
   } else if (request.rerun) {
     const rerun = request.rerun;

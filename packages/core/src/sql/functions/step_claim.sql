@@ -6,7 +6,8 @@
 -- hottest statement is planned once. A claim takes the run FOR SHARE: a cancel that locked the run first is seen
 -- here; one that comes after sees this step running with a live lease and waits for its settle instead of cancelling
 -- it under the worker. Called by sql/steps.ts.
--- History (prisma/migrations, never edited): 20261129080000_step_functions, 20261129090000_claim_effects, 20261130010000_run_budgets.
+-- History (prisma/migrations, never edited): 20261129080000_step_functions, 20261129090000_claim_effects, 20261130010000_run_budgets,
+-- 20261205120000_test_runs (whether the run is a test: its effects are simulated, connectors/simulate.ts).
 CREATE OR REPLACE FUNCTION holdfast_step_claim(p_step_id text, p_worker text, p_lease_ms double precision, p_outbox_id bigint, p_effect_kinds text[])
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -19,7 +20,7 @@ DECLARE
 BEGIN
   -- FOR SHARE: a cancel that locked the run first is seen here (we wait for it); one that comes after sees this
   -- step running with a live lease and waits for its settle instead of cancelling it under the worker.
-  SELECT id, version_id, input, seq, max_steps, expires_at INTO r FROM runs
+  SELECT id, version_id, input, seq, max_steps, expires_at, test INTO r FROM runs
   WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id)
     AND status = 'running' AND cancel_requested_at IS NULL
     -- A run past its age budget performs nothing more: the sweeper wakes it and the walk stops it.
@@ -48,6 +49,7 @@ BEGIN
   RETURN jsonb_build_object(
     'id', s.id, 'orgId', s.org_id, 'runId', s.run_id, 'nodeId', s.node_id, 'iteration', s.iteration,
     'kind', s.kind, 'lane', s.lane, 'attempt', s.attempt, 'maxAttempts', s.max_attempts, 'deferrals', s.deferrals,
-    'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect);
+    'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input, 'runSeq', r.seq::text, 'runSteps', seen, 'effect', effect,
+    'test', r.test);
 END;
 $function$;

@@ -78,7 +78,7 @@ BEGIN
     advance := FOUND;
   END IF;
   IF NOT advance THEN
-    SELECT id, seq, cancel_requested_at IS NOT NULL AS cancelling, version_id, input, max_steps, expires_at INTO r FROM runs
+    SELECT id, seq, cancel_requested_at IS NOT NULL AS cancelling, version_id, input, max_steps, expires_at, test INTO r FROM runs
     WHERE id = (SELECT run_id FROM steps WHERE id = p_step_id) FOR UPDATE;
   END IF;
   UPDATE steps SET
@@ -165,7 +165,7 @@ BEGIN
                                               claim->>'kind', 1, (claim->>'leaseMs')::float8) END;
     claimed := jsonb_build_object(
       'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input,
-      'runSeq', r.seq::text, 'effect', effect,
+      'runSeq', r.seq::text, 'effect', effect, 'test', r.test,
       -- The run's steps for that walk, unless the worker said it knows them (claim.runStepsKnown: the steps its claim
       -- saw, its own settled, and this one; apply/inline.ts stepsAfterSettle): a read of every step of the run a
       -- chained step saved (holdfast_run_steps).
