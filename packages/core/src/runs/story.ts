@@ -216,7 +216,7 @@ const date = (v: unknown): Date | null => (v instanceof Date ? v : typeof v === 
 const quote = (s: string) => `"${s.length > 80 ? `${s.slice(0, 79)}…` : s}"`;
 
 /** A step as people call it: the name its author gave ("Update the CRM"), else its kind and id (Update CRM "crm"). */
-const stepNames = (graph: StoryGraph | null) => (s: Pick<StoryStep, "nodeId" | "kind">) => {
+export const stepNames = (graph: StoryGraph | null) => (s: Pick<StoryStep, "nodeId" | "kind">) => {
   const named = graph?.nodes.find((n) => n.id === s.nodeId)?.name?.trim();
   return named ? `"${named}"` : `${kindOf(s.kind)?.label ?? s.kind} "${s.nodeId}"`;
 };
