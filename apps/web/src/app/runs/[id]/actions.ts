@@ -8,6 +8,7 @@ import { db } from "../../../server/db";
 import { graphs } from "../../../server/graphs";
 import { mayActOnRuns } from "../../../server/runs";
 import { requireUser } from "../../../server/session";
+import { viewerClock } from "../../../server/viewer-zone";
 
 /**
  * The run page's actions. Each one: the signed-in user, their role in the run's organisation now (owners and editors
@@ -135,5 +136,6 @@ export async function fireWaitAction(data: FormData): Promise<void> {
   const parsed = fireWait.safeParse({ stepId: data.get("stepId"), reason: data.get("reason") });
   if (!parsed.success) back("error", "Not done: say why the wait is fired early (a reason of up to 500 characters).");
   const { stepId, reason } = parsed.data as z.infer<typeof fireWait>;
-  await attempt(back, async () => fireWaitWords(await fireWaitNow(db, graphs, { orgId, runId, stepId, by, reason })));
+  const { clock } = await viewerClock();
+  await attempt(back, async () => fireWaitWords(await fireWaitNow(db, graphs, { orgId, runId, stepId, by, reason }), (d) => clock.when(d)));
 }
