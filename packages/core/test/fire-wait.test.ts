@@ -1,6 +1,8 @@
-import { createTestDatabase, type HttpTarget, publish, startHttpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, type HttpTarget, publish, replyGraph, type SmtpTarget, startHttpTarget, startSmtpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
+import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lanes } from "../src/catalog";
+import { createConnection } from "../src/connections/connect";
 import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { requestCancel } from "../src/runs/cancel";
@@ -10,7 +12,6 @@ import { timersFireDueFairly } from "../src/sql/timers";
 import { StepRunner } from "../src/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
-import { inTx } from "@holdfast/db";
 
 /**
  * "Fire this wait now" (issue 40): a person ends a real run's wait early, through the sweeper's firing statement. A
@@ -19,6 +20,7 @@ import { inTx } from "@holdfast/db";
  */
 let t: TestDatabase;
 let target: HttpTarget;
+let smtp: SmtpTarget;
 let orgId = "";
 const graphs = new GraphCache();
 const log = createLogger("test", "silent");
@@ -42,9 +44,13 @@ beforeAll(async () => {
     ],
   });
   orgId = (await publish(t.db, graph, { automation: "napper" })).orgId;
+  smtp = await startSmtpTarget();
+  await publish(t.db, replyGraph(), { automation: "reply" });
+  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });
 });
 afterAll(async () => {
   await target?.close();
+  await smtp?.close();
   await t?.drop();
 });
 
@@ -127,5 +133,24 @@ describe("fire this wait now", () => {
     await advanceRun(t.db, graphs, { orgId, runId: done, reason: "step_settled" });
     // Finished: a click reads back the firing, it does not refuse it.
     expect(await fireWaitNow(t.db, graphs, { orgId, runId: done, by, reason: "go" })).toMatchObject({ kind: "already_fired", how: "early" });
+  });
+
+  it("a reply wait fired now gives up on the reply and takes its timeout path, as its deadline would", async () => {
+    const runId = await startTestRun(t.db, "reply", { id: "reply-1", email: "maya@example.com" });
+    const [send] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
+    expect((await new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log }).run(send.id)).kind).toBe("settled");
+    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+    const [{ graph }] = await rows("SELECT v.graph FROM automation_versions v JOIN automations a ON a.id = v.automation_id WHERE a.slug = 'reply'");
+    expect(fireWaitConfirmation(graph, "await_reply")).toBe(
+      "The run stops waiting for the reply and takes its timeout path now, as if no reply had come in time: the run ends at once.",
+    );
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => fireWaitNow(t.db, graphs, { orgId, runId, by, reason: "she called instead" })));
+    expect(outcomes.filter((o) => o.kind === "fired")).toHaveLength(1);
+    expect(await rows("SELECT node_id, status, output->>'outcome' AS outcome FROM steps WHERE run_id = $1 AND node_id = 'await_reply'", [runId])).toEqual([
+      { node_id: "await_reply", status: "done", outcome: "timeout" },
+    ]);
+    const path = await rows("SELECT node_id FROM steps WHERE run_id = $1 ORDER BY created_at", [runId]);
+    expect(path.map((r) => r.node_id)).not.toContain("replied");
+    expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
   });
 });
