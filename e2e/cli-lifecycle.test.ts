@@ -35,7 +35,7 @@ const cli = (args: string[]) =>
 const q = async (sql: string, params: unknown[] = []) => (await t.sql.query(sql, params)).rows;
 const status = async () => (await q("SELECT status, pause_mode, pause_runs FROM automations WHERE slug = 'orders'"))[0];
 
-describe("pnpm holdfast automations pause|resume|archive|restore|stop-runs, runs retry|rerun", () => {
+describe("pnpm holdfast automations pause|resume|archive|restore|stop-runs, runs retry|rerun|fire-wait", () => {
   it("pauses with both holds, resumes, archives and restores, each on the history", async () => {
     const runId = await startTestRun(t.db, "orders", { id: "o-1" });
     const paused = cli(["automations", "pause", "acme", "orders", "--hold-deliveries", "--hold-runs", "--reason", "vendor outage"]);
@@ -73,5 +73,26 @@ describe("pnpm holdfast automations pause|resume|archive|restore|stop-runs, runs
     expect(rerun.status, rerun.stderr).toBe(0);
     const newRunId = /ran again as (run_[0-9a-f]{32})/.exec(rerun.stdout)?.[1];
     expect(await q("SELECT rerun_of, status FROM runs WHERE id = $1", [newRunId])).toEqual([{ rerun_of: second, status: "running" }]);
+  });
+
+  it("runs fire-wait ends a run's wait now, once; a repeat prints what happened; a stopped run's wait is refused (exit 65)", async () => {
+    const runId = await startTestRun(t.db, "orders", { id: "o-fire" });
+    expect(await q("SELECT node_id, status FROM steps WHERE run_id = $1", [runId])).toEqual([{ node_id: "nap", status: "waiting" }]);
+    expect(cli(["runs", "fire-wait", runId]).status).toBe(64); // a reason is required
+    const fired = cli(["runs", "fire-wait", runId, "--step", "nap", "--reason", "the customer asked"]);
+    expect(fired.status, fired.stderr).toBe(0);
+    expect(fired.stdout).toMatch(new RegExp(`^${runId}: Fired: the wait at "nap" ended at .* UTC instead of .* UTC; the run is completed\\.\n$`));
+    expect(await q("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
+    const again = cli(["runs", "fire-wait", runId, "--reason", "again"]);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/Already fired at .* UTC by .* \(CLI\): "the customer asked" \(it was due .* UTC\)\. Nothing was done again\./);
+    const history = await q("SELECT by, reason, detail->>'nodeId' AS node FROM automation_history WHERE action = 'fire_wait'");
+    expect(history).toEqual([{ by: expect.stringMatching(/^cli:/), reason: "the customer asked", node: "nap" }]);
+
+    const cancelled = await startTestRun(t.db, "orders", { id: "o-fire-2" });
+    expect(cli(["runs", "cancel", cancelled]).status).toBe(0);
+    const refused = cli(["runs", "fire-wait", cancelled, "--reason", "too late"]);
+    expect(refused.status).toBe(65);
+    expect(refused.stderr).toContain(`holdfast: ${cancelled}: not fired: the wait at "nap" was closed when the run stopped`);
   });
 });

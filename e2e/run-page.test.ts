@@ -117,6 +117,7 @@ beforeAll(async () => {
   // The mailbox's stored password is wrong: the send parks until someone fixes it.
   mailId = await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test", user: "sam" }, secret: "wrong" });
   await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
+  await upsertMember(t.db, { orgId, email: "olive@acme.test", name: "Olive", password: "correct horse battery", role: "owner" });
   const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
   web = await startWeb(env);
   apps = [
@@ -305,5 +306,38 @@ describe("the run page", () => {
     // The recorded reason is still there for operators, under Details.
     expect(await failed.page.locator("details.run-details").textContent()).toContain("step call_partner failed");
     await failed.close();
+  });
+
+  it("an owner fires a waiting run's wait now with a reason; an editor is told only owners can", async () => {
+    const runId = await start("slow-burn", "maya-fire");
+    await waitFor(async () => (await q("SELECT 1 FROM timers WHERE run_id = $1", [runId])).length > 0, 30_000, "the wait's timer");
+    const editor = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await signIn(editor);
+    await editor.goto(`${web.base}/runs/${runId}`);
+    expect(await editor.locator("[data-fire-wait-unavailable]").textContent()).toBe("Only owners can fire a wait early.");
+    expect(await editor.locator("details.fire-wait").count()).toBe(0);
+    await editor.close();
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await signInPage(page, web.base, "olive@acme.test", "correct horse battery");
+    await page.goto(`${web.base}/runs/${runId}`);
+    await page.click("details.fire-wait summary");
+    expect(await page.locator("[data-fire-wait-confirm]").textContent()).toBe("The run continues now as if the wait had ended: the run ends at once.");
+    await page.fill('details.fire-wait textarea[name="reason"]', "Maya asked to start now");
+    await page.screenshot({ path: join(artifacts, "run-fire-wait-confirm.png"), fullPage: true });
+    await page.click('details.fire-wait button:has-text("Fire it now")');
+    await page.waitForSelector('text=Fired: the wait at "long_wait" ended at');
+    await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "the run to complete");
+    await page.reload();
+    const story = (await page.locator("ol.story li").allTextContents()).join("\n");
+    expect(story).toMatch(/Was to wait 1 day, until .*; olive@acme\.test fired it early at .*: "Maya asked to start now"/);
+    await page.screenshot({ path: join(artifacts, "run-fire-wait-done.png"), fullPage: true });
+    expect(await q("SELECT worker, data->>'reason' AS reason FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [runId])).toEqual([
+      { worker: "user:olive@acme.test", reason: "Maya asked to start now" },
+    ]);
+    expect(await q("SELECT action, by, reason FROM automation_history WHERE detail->>'runId' = $1", [runId])).toEqual([
+      { action: "fire_wait", by: "user:olive@acme.test", reason: "Maya asked to start now" },
+    ]);
+    await page.close();
   });
 });

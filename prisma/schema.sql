@@ -802,7 +802,7 @@ CREATE TABLE public.automation_history (
     pause_runs text,
     reason text,
     detail jsonb,
-    CONSTRAINT automation_history_action_check CHECK ((action = ANY (ARRAY['pause'::text, 'resume'::text, 'archive'::text, 'restore'::text, 'stop_runs'::text]))),
+    CONSTRAINT automation_history_action_check CHECK ((action = ANY (ARRAY['pause'::text, 'resume'::text, 'archive'::text, 'restore'::text, 'stop_runs'::text, 'fire_wait'::text]))),
     CONSTRAINT automation_history_sizes_check CHECK (((length(by) <= 200) AND (length(reason) <= 500)))
 );
 

@@ -12,7 +12,7 @@ import { appRouter } from "../src/server/trpc/router";
  * the database itself.
  */
 let t: TestDatabase;
-const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA" | "invitationA", string>;
+const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA" | "invitationA" | "runA", string>;
 const createCaller = createCallerFactory(appRouter);
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
@@ -53,7 +53,7 @@ beforeAll(async () => {
   const owner = await callerFor("olivia@acme.test");
   await owner.drafts.get({ orgSlug: "acme", automationId: ids.automationA });
   // An accepted delivery of acme's automation (its payload becomes the sample).
-  await startRun(t.db, {
+  const started = await startRun(t.db, {
     orgSlug: "acme",
     automationSlug: "nurture",
     rawBody: "{}",
@@ -63,6 +63,7 @@ beforeAll(async () => {
     auth: { kind: "operator" },
     delivery: { contentType: "application/json", bodyBytes: 2 },
   });
+  ids.runA = started.runId;
   ids.deliveryA = (await q("SELECT id FROM trigger_deliveries WHERE org_id = $1", [ids.orgA]))[0].id;
   ids.invitationA = (await inviteMember(t.db, { orgId: ids.orgA, email: "pending@acme.test", role: "editor", invitedBy: ids.owner })).invitationId;
 });
@@ -121,6 +122,7 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "lifecycle.change": (c) => c.lifecycle.change({ orgSlug, automationId: ids.automationA as string, change: { action: "archive" } }),
   "lifecycle.countRuns": (c) => c.lifecycle.countRuns({ orgSlug, automationId: ids.automationA as string }),
   "lifecycle.stopRuns": (c) => c.lifecycle.stopRuns({ orgSlug, automationId: ids.automationA as string, reason: "stolen", confirmCount: 100 }),
+  "runs.fireWait": (c) => c.runs.fireWait({ orgSlug, runId: ids.runA as string, reason: "stolen" }),
 });
 
 /** Organisation A's data, as it stands. */
@@ -238,7 +240,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "runs.fireWait"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

@@ -1,9 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import {
+  ActionRefusedError,
   automationsFindBySlug,
   canonicalJson,
   findOrCreateAutomation,
+  fireWaitWords,
   GraphCache,
   DraftConflictError,
   type GraphProblem,
@@ -16,7 +18,7 @@ import {
   publishProblems,
   saveDraft,
 } from "@holdfast/core";
-import { changeLifecycle, countRunsToStop, describeLifecycle, type LifecycleChange, rerunRun, retryFromFailedStep, stopAllRuns } from "@holdfast/core/lifecycle";
+import { changeLifecycle, countRunsToStop, describeLifecycle, fireWaitNow, type LifecycleChange, rerunRun, retryFromFailedStep, stopAllRuns } from "@holdfast/core/lifecycle";
 import { type Db, inTx } from "@holdfast/db";
 import { AdminUsageError } from "./admin";
 
@@ -263,4 +265,25 @@ export async function runsRetryCommand(db: Db, sub: "retry" | "rerun", rest: str
     console.log(`${runId}: ran again as ${out.runId} (version ${out.version})`);
   }
   return 0;
+}
+
+/**
+ * `runs fire-wait <runId> [--step <nodeId>] --reason T`: the run's wait ends now, as if its time had come (the
+ * sweeper's firing; docs/timers.md). Exit 0 when fired, or when it had fired already (what happened is printed:
+ * nothing is done twice); 65 when refused (the run is not waiting there, the step is not a wait), with the reason.
+ */
+export async function runsFireWaitCommand(db: Db, rest: string[], values: { step?: string | undefined; reason?: string | undefined }): Promise<number> {
+  const [runId] = rest;
+  if (!runId || rest.length !== 1 || !values.reason?.trim()) throw new AdminUsageError('runs fire-wait <runId> [--step <nodeId>] --reason "why"');
+  const run = await db.run.findUnique({ where: { id: runId }, select: { orgId: true } });
+  if (!run) throw new NotFoundError("run_not_found", `run ${runId}`);
+  try {
+    const out = await fireWaitNow(db, new GraphCache(), { orgId: run.orgId, runId, nodeId: values.step, by: cliActor(), reason: values.reason });
+    console.log(`${runId}: ${fireWaitWords(out)}`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ActionRefusedError)) throw error;
+    console.error(`holdfast: ${runId}: not fired: ${error.message}`);
+    return 65;
+  }
 }

@@ -20,7 +20,7 @@ import { createDb, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "
 import { createWakePublisher } from "@holdfast/queue";
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
-import { automationsCommand, runsRetryCommand } from "./automations";
+import { automationsCommand, runsFireWaitCommand, runsRetryCommand } from "./automations";
 import { databaseFailure, unexpectedFailure } from "./failure";
 import { hooksCommand } from "./hooks";
 import { seedDemo } from "./seed";
@@ -71,6 +71,8 @@ commands:
   automations stop-runs <org> <slug> [--version N] --reason T [--yes]   counts, then (--yes) cancels each running run
   runs retry <org> <runId>        a failed run again from its failed step (same run, same effect key)
   runs rerun <org> <runId>        a new run with the same input on the newest version, linked to this one
+  runs fire-wait <runId> [--step <nodeId>] --reason T   the run's wait ends now, as if its time had come (once, however
+                                  often asked: a repeat prints when and by whom it fired); exit 65 when refused
 
 environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, PORT,
 HOLDFAST_PUBLIC_URL, DEMO_ECHO_URL (see .env.example)`;
@@ -119,6 +121,7 @@ async function main(argv: string[]): Promise<void> {
       key: { type: "string" },
       input: { type: "string" },
       reason: { type: "string" },
+      step: { type: "string" },
       config: { type: "string" },
       limits: { type: "string" },
       "secret-env": { type: "string" },
@@ -352,6 +355,14 @@ async function main(argv: string[]): Promise<void> {
       case "rerun":
         try {
           process.exitCode = await runsRetryCommand(db, sub, rest);
+        } catch (error) {
+          if (error instanceof AdminUsageError) throw new UsageError(error.message);
+          throw error;
+        }
+        return;
+      case "fire-wait":
+        try {
+          process.exitCode = await runsFireWaitCommand(db, rest, values);
         } catch (error) {
           if (error instanceof AdminUsageError) throw new UsageError(error.message);
           throw error;

@@ -264,3 +264,4 @@ export { ReadyDemand } from "./steps/ready-demand";
 export { organisationsCount } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
 export { automationVersionsMarkPublished } from "./sql/automation-versions";
+export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWords, type FireWaitResult, mayFireWaits } from "./runs/fire-wait-words";

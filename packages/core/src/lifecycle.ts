@@ -1,5 +1,5 @@
 /**
- * The automation lifecycle, Stop all runs and retry (docs/lifecycle.md), for the web and the CLI:
+ * The automation lifecycle, Stop all runs, retry and firing a wait now (docs/lifecycle.md, docs/timers.md), for the web and the CLI:
  * `@holdfast/core/lifecycle`. Server-side only (it reaches the database).
  */
 export {
@@ -24,4 +24,5 @@ export {
 export { countRunsToStop, stopAllRuns, stopBatchSize, type StopOutcome } from "./runs/stop-all";
 export { decideRetry, rerunRun, retryFromFailedStep, type RetryDecision, type RetryOutcome } from "./runs/retry-run";
 export { runsRerunOf, runsReruns } from "./sql/runs";
+export { fireWaitNow, type FireWaitOutcome, type FireWaitRequest } from "./runs/fire-wait";
 export type { HistoryEntry } from "./sql/automation-history";

@@ -57,6 +57,8 @@ export interface StoryTimer {
   zone: string;
   dueAt: Date;
   firedAt: Date | null;
+  /** Who fired it: a person's "Fire this wait now" names them (with the reason on its timer.fired event). */
+  firedBy?: string | null;
   latenessMs: number | null;
 }
 export interface StoryApproval {
@@ -216,7 +218,7 @@ const date = (v: unknown): Date | null => (v instanceof Date ? v : typeof v === 
 const quote = (s: string) => `"${s.length > 80 ? `${s.slice(0, 79)}…` : s}"`;
 
 /** A step as people call it: the name its author gave ("Update the CRM"), else its kind and id (Update CRM "crm"). */
-const stepNames = (graph: StoryGraph | null) => (s: Pick<StoryStep, "nodeId" | "kind">) => {
+export const stepNames = (graph: StoryGraph | null) => (s: Pick<StoryStep, "nodeId" | "kind">) => {
   const named = graph?.nodes.find((n) => n.id === s.nodeId)?.name?.trim();
   return named ? `"${named}"` : `${kindOf(s.kind)?.label ?? s.kind} "${s.nodeId}"`;
 };
@@ -292,6 +294,11 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
     const out = rec(s.output);
     const timer = input.timers.find((t) => t.stepId === s.id);
     const due = timer?.dueAt ?? date(out.dueAt);
+    // A person fired the wait before its time ("Fire this wait now"): who, when and why, from its timer.fired event.
+    const early = eventsOf(s.id, "timer.fired").find((e) => e.data?.early === true);
+    const earlyWords = early
+      ? `${actorWords(early.worker)} fired it early at ${clock.when(early.at)}${str(early.data?.reason) ? `: ${quote(str(early.data?.reason) as string)}` : ""}`
+      : "";
     if (s.status === "failed") {
       say(s, s.nodeId, at, `${name(s)} failed on ${attemptWords(s)}: ${failureWhy(s.error).what}`, "failed");
       continue;
@@ -325,6 +332,7 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
           return old ? `; moved from ${clock.whenIn(old, zone)} (${str(e.data?.reason) ?? "recomputed"})` : "";
         });
         if (s.status === "waiting") say(s, s.nodeId, s.createdAt, `Waiting ${lead} ${until}${fallback}${moved.join("")}`, "waiting");
+        else if (s.status === "done" && early) say(s, s.nodeId, at, `Was to wait ${lead} ${until}; ${earlyWords}`, "done");
         else if (s.status === "done") say(s, s.nodeId, at, `Waited ${lead} ${until}, ${latenessWords(timer?.latenessMs ?? num(out.latenessMs))}${fallback}${moved.join("")}`, "done");
         else say(s, s.nodeId, at, `Was waiting ${lead} ${until} when the run stopped`, "stopped");
         break;
@@ -339,6 +347,8 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
         } else if (s.status === "done" && eventsOf(s.id, "reply.not_expected").length) {
           const why = str(eventsOf(s.id, "reply.not_expected")[0]?.data?.reason);
           say(s, s.nodeId, at, `Took the timeout path at once: no email was sent${why ? ` (${why})` : ""}, so no reply can come`, "done");
+        } else if (s.status === "done" && early) {
+          say(s, s.nodeId, at, `Stopped waiting for a reply (due by ${due ? clock.when(due) : "the deadline"}) and took the timeout path: ${earlyWords}`, "done");
         } else if (s.status === "done") say(s, s.nodeId, at, `Took the timeout path because no reply came by ${due ? clock.when(due) : "the deadline"}`, "done");
         else say(s, s.nodeId, at, "Was waiting for a reply when the run stopped", "stopped");
         break;

@@ -1,7 +1,7 @@
 import type { Tx } from "@holdfast/db";
 import type { AutomationStatus, PauseMode, PauseRuns } from "./automations";
 
-export type HistoryAction = "pause" | "resume" | "archive" | "restore" | "stop_runs";
+export type HistoryAction = "pause" | "resume" | "archive" | "restore" | "stop_runs" | "fire_wait";
 
 export interface HistoryEntry {
   id: string;

@@ -80,16 +80,21 @@ export async function timersDueInMsMany(tx: Tx, dues: { timerId: string; wake: n
  * `wakeRuns`: each fired timer's run gets its run.wake row (false when the caller walks the runs in the same
  * transaction), due `wakeDelayMs` from now (a backstop the caller's own walk withdraws).
  */
-function fire(tx: Tx, which: Prisma.Sql, by: string, wakeRuns: boolean, wakeDelayMs = 0): Promise<FiredTimer[]> {
-  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by, wakeRuns, wakeDelayMs));
+function fire(tx: Tx, which: Prisma.Sql, by: string, wakeRuns: boolean, wakeDelayMs = 0, early?: EarlyFiring): Promise<FiredTimer[]> {
+  return tx.$queryRaw<FiredTimer[]>(fireSql(which, by, wakeRuns, wakeDelayMs, early));
 }
 
-function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0): Prisma.Sql {
+/** A person fired the wait before its time: why, on the timer.fired event beside who (its worker) and dueAt. */
+interface EarlyFiring {
+  reason: string;
+}
+
+function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0, early?: EarlyFiring): Prisma.Sql {
   return Prisma.sql`
     WITH fired AS (
       UPDATE timers SET fired_at = now(), fired_by = ${by}, updated_at = now(),
                         lateness_ms = GREATEST(0, EXTRACT(EPOCH FROM now() - due_at) * 1000)
-      WHERE ${which} AND fired_at IS NULL AND due_at <= now()
+      WHERE ${which} AND fired_at IS NULL${early ? Prisma.empty : Prisma.sql` AND due_at <= now()`}
       RETURNING id, wake, org_id, run_id, step_id, due_at, lateness_ms
     ), settled AS (
       UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
@@ -107,10 +112,50 @@ function fireSql(which: Prisma.Sql, by: string, wakeRuns = true, wakeDelayMs = 0
     ), event AS (
       INSERT INTO run_events (org_id, run_id, step_id, type, worker, data)
       SELECT org_id, run_id, step_id, 'timer.fired', ${by},
-             jsonb_build_object('timerId', id, 'dueAt', due_at, 'latenessMs', round(lateness_ms::numeric, 1))
+             jsonb_build_object('timerId', id, 'dueAt', due_at, 'latenessMs', round(lateness_ms::numeric, 1))${
+               early ? Prisma.sql` || jsonb_build_object('early', true, 'reason', ${early.reason}::text)` : Prisma.empty
+             }
       FROM fired
     )
     SELECT id AS "timerId", wake, org_id AS "orgId", run_id AS "runId", step_id AS "stepId", lateness_ms::float8 AS "latenessMs" FROM fired`;
+}
+
+/**
+ * "Fire this wait now" (runs/fire-wait.ts): the step's unfired timer fired by the same statement as the sweeper's,
+ * whatever its due time, with who (`by`) and why on the timeline; no run.wake, the caller walks the run in this
+ * transaction. Zero rows: it had fired already.
+ */
+export function timersFireNow(tx: Tx, orgId: string, stepId: string, by: string, reason: string): Promise<FiredTimer[]> {
+  return fire(tx, Prisma.sql`org_id = ${orgId} AND step_id = ${stepId}`, by, false, 0, { reason });
+}
+
+/** A step of a run with its timer, if it has one: what "Fire this wait now" picks from and reads back. */
+export interface StepTimer {
+  stepId: string;
+  nodeId: string;
+  iteration: number;
+  kind: string;
+  status: string;
+  timerId: string | null;
+  dueAt: Date | null;
+  firedAt: Date | null;
+  firedBy: string | null;
+  /** Why a person fired it before its time (its timer.fired event), if one did. */
+  firedReason: string | null;
+}
+
+/** The run's steps (those of one node, or one step, when given) with their timers, newest first. */
+export function timersOfRunSteps(tx: Tx, orgId: string, runId: string, only: { stepId?: string; nodeId?: string } = {}): Promise<StepTimer[]> {
+  return tx.$queryRaw<StepTimer[]>`
+    SELECT s.id AS "stepId", s.node_id AS "nodeId", s.iteration, s.kind, s.status, t.id AS "timerId", t.due_at AS "dueAt",
+           t.fired_at AS "firedAt", t.fired_by AS "firedBy",
+           (SELECT e.data->>'reason' FROM run_events e
+            WHERE e.run_id = s.run_id AND e.type = 'timer.fired' AND e.data->>'timerId' = t.id AND e.data ? 'early' LIMIT 1) AS "firedReason"
+    FROM steps s LEFT JOIN timers t ON t.org_id = s.org_id AND t.step_id = s.id
+    WHERE s.org_id = ${orgId} AND s.run_id = ${runId}
+      AND (${only.stepId ?? null}::text IS NULL OR s.id = ${only.stepId ?? null}::text)
+      AND (${only.nodeId ?? null}::text IS NULL OR s.node_id = ${only.nodeId ?? null}::text)
+    ORDER BY s.created_at DESC, s.id DESC`;
 }
 
 export interface SweepBatch {
@@ -290,17 +335,17 @@ export interface TimerFigures {
   oldestOverdueSeconds: number;
 }
 
-/** Timers fired in the last 5 minutes (not closed by a signal or a cancel) and how late; unfired ones past due. */
+/** Timers fired in the last 5 minutes (not closed by a signal or a cancel, nor fired early by a person) and how late; unfired ones past due. */
 export async function timersFigures(db: Db | Tx): Promise<TimerFigures> {
   const rows = await db.$queryRaw<TimerFigures[]>`
     SELECT
-      (SELECT count(*)::int FROM timers WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')) AS "firedRecently",
+      (SELECT count(*)::int FROM timers WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled') AND fired_at >= due_at) AS "firedRecently",
       COALESCE((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lateness_ms) FROM timers
-                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')), 0)::float8 AS "latenessP50Ms",
+                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled') AND fired_at >= due_at), 0)::float8 AS "latenessP50Ms",
       COALESCE((SELECT percentile_cont(0.99) WITHIN GROUP (ORDER BY lateness_ms) FROM timers
-                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')), 0)::float8 AS "latenessP99Ms",
+                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled') AND fired_at >= due_at), 0)::float8 AS "latenessP99Ms",
       COALESCE((SELECT max(lateness_ms) FROM timers
-                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled')), 0)::float8 AS "latenessMaxMs",
+                WHERE fired_at > now() - interval '5 minutes' AND fired_by NOT IN ('signal', 'cancelled') AND fired_at >= due_at), 0)::float8 AS "latenessMaxMs",
       (SELECT count(*)::int FROM timers WHERE fired_at IS NULL AND due_at < now()) AS overdue,
       COALESCE((SELECT EXTRACT(EPOCH FROM now() - min(due_at)) FROM timers WHERE fired_at IS NULL AND due_at < now()), 0)::float8 AS "oldestOverdueSeconds"`;
   return rows[0] as TimerFigures;

@@ -10,6 +10,7 @@ import { kinds } from "./routers/kinds";
 import { lifecycle } from "./routers/lifecycle";
 import { members } from "./routers/members";
 import { migrations } from "./routers/migrations";
+import { runs } from "./routers/runs";
 import { suppressions } from "./routers/suppressions";
 import { triggers } from "./routers/triggers";
 import { versions } from "./routers/versions";
@@ -34,5 +35,6 @@ export const appRouter = router({
   connectionLimits: connectionLimitsRouter,
   contactView,
   lifecycle,
+  runs,
 });
 export type AppRouter = typeof appRouter;

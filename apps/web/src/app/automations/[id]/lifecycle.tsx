@@ -19,7 +19,7 @@ export function LifecycleBadge({ status, title }: { status: Status; title?: stri
   );
 }
 
-const actionWords: Record<string, string> = { pause: "Paused", resume: "Resumed", archive: "Archived", restore: "Restored", stop_runs: "Stopped all runs" };
+const actionWords: Record<string, string> = { pause: "Paused", resume: "Resumed", archive: "Archived", restore: "Restored", stop_runs: "Stopped all runs", fire_wait: "Fired a wait now" };
 
 /**
  * The editor bar's lifecycle controls: status, Pause (with both choices in words), Resume, Archive, Restore, Stop all
@@ -226,7 +226,18 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
                   <td>{new Date(h.at).toLocaleString()}</td>
                   <td>{h.by.replace(/^user:/, "")}</td>
                   <td>
-                    {actionWords[h.action]} ({h.fromStatus} → {h.toStatus}){h.action === "pause" ? `: ${h.words}` : ""}
+                    {actionWords[h.action]}
+                    {h.action === "fire_wait" ? (
+                      // A run's wait, not a change of the automation: which run and where.
+                      <>
+                        {" "}
+                        at &quot;{String((h.detail as { nodeId?: string } | null)?.nodeId ?? "?")}&quot; in{" "}
+                        <a href={`/runs/${String((h.detail as { runId?: string } | null)?.runId ?? "")}`}>{String((h.detail as { runId?: string } | null)?.runId ?? "a run")}</a>
+                      </>
+                    ) : (
+                      ` (${h.fromStatus} → ${h.toStatus})`
+                    )}
+                    {h.action === "pause" ? `: ${h.words}` : ""}
                     {h.action === "stop_runs" && h.detail ? ` (${String((h.detail as { cancelled?: number }).cancelled ?? 0)} cancelled)` : ""}
                   </td>
                   <td>{h.reason ?? <span className="muted">-</span>}</td>

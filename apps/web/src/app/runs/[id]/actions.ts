@@ -1,13 +1,14 @@
 "use server";
 
-import { ActionRefusedError, HoldfastError, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core";
-import { rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
+import { ActionRefusedError, fireWaitRoleWords, fireWaitWords, HoldfastError, mayFireWaits, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core";
+import { fireWaitNow, rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
 import { redirect } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";
 import { graphs } from "../../../server/graphs";
 import { mayActOnRuns } from "../../../server/runs";
 import { requireUser } from "../../../server/session";
+import { viewerClock } from "../../../server/viewer-zone";
 
 /**
  * The run page's actions. Each one: the signed-in user, their role in the run's organisation now (owners and editors
@@ -24,7 +25,7 @@ async function actor(data: FormData) {
   const back = (kind: "done" | "error", message: string): never => redirect(`/runs/${parsed.data.runId}?${kind}=${encodeURIComponent(message)}`);
   if (!role) redirect("/"); // not this user's organisation: as if the run did not exist
   if (!mayActOnRuns(role)) back("error", "Only owners and editors can act on runs.");
-  return { ...parsed.data, by: `user:${user.email}`, back };
+  return { ...parsed.data, role, by: `user:${user.email}`, back };
 }
 
 async function attempt(back: (kind: "done" | "error", message: string) => never, work: () => Promise<string>): Promise<never> {
@@ -124,4 +125,17 @@ export async function reviewStoppedAction(data: FormData): Promise<void> {
     await reviewStoppedRunEffect(db, { orgId, runId, key, happened: found === "happened", note, by });
     return found === "happened" ? "Recorded: it happened, with your note." : "Recorded: it did not happen, with your note. Nothing was sent again.";
   });
+}
+
+const fireWait = z.object({ stepId: z.string().regex(/^stp_[0-9a-f]{32}$/), reason: z.string().trim().min(1).max(500) });
+
+/** "Fire this wait now": owners only (core's mayFireWaits); the wait ends through the sweeper's firing, once. */
+export async function fireWaitAction(data: FormData): Promise<void> {
+  const { runId, orgId, role, by, back } = await actor(data);
+  if (!mayFireWaits(role)) back("error", `Not done: ${fireWaitRoleWords}`);
+  const parsed = fireWait.safeParse({ stepId: data.get("stepId"), reason: data.get("reason") });
+  if (!parsed.success) back("error", "Not done: say why the wait is fired early (a reason of up to 500 characters).");
+  const { stepId, reason } = parsed.data as z.infer<typeof fireWait>;
+  const { clock } = await viewerClock();
+  await attempt(back, async () => fireWaitWords(await fireWaitNow(db, graphs, { orgId, runId, stepId, by, reason }), (d) => clock.when(d)));
 }

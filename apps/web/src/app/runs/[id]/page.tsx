@@ -14,6 +14,7 @@ import { Unavailable } from "../../unavailable";
 import { ViewerZone } from "../../viewer-zone";
 import { GraphView } from "../graph-view";
 import { cancelAction, resolveAction, resumeAction, reviewStoppedAction } from "./actions";
+import { FireWaitControls } from "./fire-wait";
 import { RetryActions } from "./run-actions";
 
 export const dynamic = "force-dynamic";
@@ -156,6 +157,7 @@ export default async function RunPage({ params, searchParams }: Props) {
            * so the button that fixes a failed run is above the fold.
            */}
           <RetryActions run={{ id: run.id, orgId: run.orgId, status: run.status }} canAct={mayAct} />
+          <FireWaitControls run={{ id: run.id, orgId: run.orgId, status: run.status }} steps={steps} timers={timers} graph={graph} role={role} />
           {canAct && !run.cancelRequestedAt && (
             <form action={cancelAction} className="cancel">
               <input type="hidden" name="runId" value={hidden.runId} />
