@@ -265,3 +265,6 @@ export { organisationsCount } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
 export { automationVersionsMarkPublished } from "./sql/automation-versions";
 export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWords, type FireWaitResult, mayFireWaits } from "./runs/fire-wait-words";
+export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
+export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";
+export { type CallAnswer, callAnswer, type TestScript, testScript } from "./test-runs/script";

@@ -90,7 +90,7 @@ async function drive(runId: string, max = 10) {
     for (const s of ready) await runner().run(s.id);
     // A walk the worker left to the engine: the engine's pass is not running here, so walk what is settled.
     const { advanceRun } = await import("../src/engine/advance");
-    await advanceRun(t.db, graphs, { orgId, runId }, "test").catch(() => {});
+    await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" }, "test").catch(() => {});
   }
 }
 

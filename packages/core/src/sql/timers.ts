@@ -266,6 +266,13 @@ export function timersPendingOfContact(tx: Tx, orgId: string, contactId: string)
     FOR UPDATE OF t`;
 }
 
+/** The unfired timers of a run's steps, by step: when each would fire, and in which zone (a test run's page). */
+export function timersPendingOfRun(db: Db | Tx, orgId: string, runId: string): Promise<{ stepId: string; dueAt: Date; zone: string; zoneSource: string | null }[]> {
+  return db.$queryRaw<{ stepId: string; dueAt: Date; zone: string; zoneSource: string | null }[]>`
+    SELECT step_id AS "stepId", due_at AS "dueAt", zone, zone_source AS "zoneSource" FROM timers
+    WHERE org_id = ${orgId} AND run_id = ${runId} AND fired_at IS NULL ORDER BY due_at`;
+}
+
 /** The unfired timer of one step (a wait's, a reply wait's deadline, an approval's deadline), locked; none: fired or gone. */
 export async function timersPendingOfStep(tx: Tx, orgId: string, stepId: string): Promise<PendingTimer | null> {
   const rows = await tx.$queryRaw<PendingTimer[]>`

@@ -2,11 +2,12 @@ import { type Db, inTx } from "@holdfast/db";
 import { decideApproval } from "../approvals/decide";
 import { HoldfastError } from "../errors";
 import { approvalsForRun } from "../sql/approvals";
-import { databaseNow } from "../sql/database";
 import { runEventsInsert } from "../sql/run-events";
 import { type StepView, stepsViewOfRun } from "../sql/steps";
 import { testRunsAdvanceClockTo, testRunsGet } from "../sql/test-runs";
-import { timersPendingOfStep, timersReschedule } from "../sql/timers";
+import { timersPendingOfStep } from "../sql/timers";
+import { fireWaitNow } from "../runs/fire-wait";
+import type { GraphCache } from "../versions/graph-cache";
 import { ingestEmailReply } from "../signals/email";
 import type { Graph } from "../versions/graph";
 
@@ -27,20 +28,33 @@ async function requireTestRun(db: Db, orgId: string, runId: string) {
   return row;
 }
 
-/** Skips the step's wait: the virtual clock moves to its instant and the timer fires now. A repeat reads back. */
-export async function skipTestWait(db: Db, t: { orgId: string; runId: string; stepId: string; by: string }): Promise<SkipOutcome> {
+/**
+ * Skips the step's wait: the virtual clock moves to the instant it would fire, then the wait fires now through the
+ * same path as "Fire this wait now" (runs/fire-wait.ts: the sweeper's firing statement, the run walked in the same
+ * transaction, so its next wait counts from that instant). A repeat reads back what happened.
+ */
+export async function skipTestWait(db: Db, graphs: GraphCache, t: { orgId: string; runId: string; stepId: string; by: string }): Promise<SkipOutcome> {
   await requireTestRun(db, t.orgId, t.runId);
-  return inTx(db, async (tx) => {
-    const timer = await timersPendingOfStep(tx, t.orgId, t.stepId);
-    if (!timer || timer.runId !== t.runId) return { kind: "already" as const, message: "this wait has already fired: the run has moved on" };
-    await testRunsAdvanceClockTo(tx, t.orgId, t.runId, timer.dueAt);
-    const now = await databaseNow(tx);
-    if (timer.dueAt > now) await timersReschedule(tx, timer, timer.zone, now, `skipped in a test run by ${t.by}: it would fire at ${timer.dueAt.toISOString()}`);
-    await runEventsInsert(tx, [
-      { orgId: t.orgId, runId: t.runId, stepId: t.stepId, type: "test.skipped", worker: t.by, data: { virtualAt: timer.dueAt.toISOString(), zone: timer.zone } },
-    ]);
-    return { kind: "skipped" as const, virtualAt: timer.dueAt, zone: timer.zone };
+  const timer = await inTx(db, async (tx) => {
+    const pending = await timersPendingOfStep(tx, t.orgId, t.stepId);
+    if (!pending || pending.runId !== t.runId) return null;
+    // Only forward: a skip of an instant already behind the clock leaves it.
+    await testRunsAdvanceClockTo(tx, t.orgId, t.runId, pending.dueAt);
+    return pending;
   });
+  if (!timer) return { kind: "already", message: "this wait has already fired: the run has moved on" };
+  const fired = await fireWaitNow(db, graphs, {
+    orgId: t.orgId,
+    runId: t.runId,
+    stepId: t.stepId,
+    by: t.by,
+    reason: `skipped in a test run to ${timer.dueAt.toISOString()} (${timer.zone})`,
+  });
+  if (fired.kind !== "fired") return { kind: "already", message: `this wait already fired at ${fired.firedAt.toISOString()}` };
+  await inTx(db, (tx) =>
+    runEventsInsert(tx, [{ orgId: t.orgId, runId: t.runId, stepId: t.stepId, type: "test.skipped", worker: t.by, data: { virtualAt: timer.dueAt.toISOString(), zone: timer.zone } }]),
+  );
+  return { kind: "skipped", virtualAt: timer.dueAt, zone: timer.zone };
 }
 
 /** An approval of the test run decided by the tester as `asUserId` (one of its approvers: checked as for real). */
@@ -62,9 +76,9 @@ export async function decideTestApproval(db: Db, t: { orgId: string; runId: stri
  * be), through the inbound path: the branch follows it as it would a real reply. `text` null: "no reply", the
  * reply wait's deadline is skipped instead.
  */
-export async function simulateTestReply(db: Db, t: { orgId: string; orgSlug: string; runId: string; stepId: string; text: string | null; by: string }) {
+export async function simulateTestReply(db: Db, graphs: GraphCache, t: { orgId: string; orgSlug: string; runId: string; stepId: string; text: string | null; by: string }) {
   await requireTestRun(db, t.orgId, t.runId);
-  if (t.text === null) return skipTestWait(db, t);
+  if (t.text === null) return skipTestWait(db, graphs, t);
   const steps = await inTx(db, (tx) => stepsViewOfRun(tx, t.orgId, t.runId));
   const waiting = steps.find((s) => s.id === t.stepId);
   if (!waiting || waiting.kind !== "wait_for_reply") throw new TestRunError("not_a_reply_wait", "this step does not wait for a reply");

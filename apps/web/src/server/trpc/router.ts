@@ -11,6 +11,7 @@ import { lifecycle } from "./routers/lifecycle";
 import { members } from "./routers/members";
 import { migrations } from "./routers/migrations";
 import { runs } from "./routers/runs";
+import { testRuns } from "./routers/test-runs";
 import { suppressions } from "./routers/suppressions";
 import { triggers } from "./routers/triggers";
 import { versions } from "./routers/versions";
@@ -36,5 +37,6 @@ export const appRouter = router({
   contactView,
   lifecycle,
   runs,
+  testRuns,
 });
 export type AppRouter = typeof appRouter;

@@ -683,7 +683,9 @@ function EditorInner({
               <div className="panel-kind">
                 {kindInfo(current.data.kind)?.icon} {kindInfo(current.data.kind)?.label ?? current.data.kind}
               </div>
-              {current.data.kind === "trigger" && <TriggerSettings orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} />}
+              {current.data.kind === "trigger" && (
+                <TriggerSettings orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={nodes.map((n) => ({ id: n.id, kind: n.data.kind }))} />
+              )}
               {kindInfo(current.data.kind) && formCtx ? (
                 <StepForm
                   key={`${current.id}:${formKey}`}

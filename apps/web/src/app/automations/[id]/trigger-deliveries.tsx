@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
+import { TestRunStarter } from "./test-run-starter";
 
 /** The panel polls while it is open: a delivery sent from a form tool shows up within a few seconds. */
 const refreshMs = 4_000;
@@ -32,7 +33,7 @@ export function sampleLines(value: unknown, prefix = ""): { key: string; value: 
  * Below the trigger's address: its recent deliveries (accepted, repeated and refused with the reason), the sample
  * payload the variable picker reads `input.*` from, and Test run.
  */
-export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
+export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }: { orgSlug: string; automationId: string; canEdit: boolean; steps?: { id: string; kind: string }[] }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const input = { orgSlug, automationId };
@@ -40,7 +41,6 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
   const sample = useQuery(trpc.triggers.sample.queryOptions(input, { refetchInterval: refreshMs }));
   const refreshSample = () => reloadAfterWrite(queryClient, trpc.triggers.sample.queryKey(input));
   const chooseSample = useMutation(trpc.triggers.useAsSample.mutationOptions({ onSuccess: refreshSample }));
-  const testRun = useMutation(trpc.triggers.testRun.mutationOptions());
   const [sampleFrom, setSampleFrom] = useState<string | null>(null);
   const zone = typeof Intl !== "undefined" ? Intl.DateTimeFormat().resolvedOptions().timeZone : "";
   const lines = sample.data ? sampleLines(sample.data) : [];
@@ -140,38 +140,12 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit }: { orgSlug:
             </dl>
           </details>
         )}
-        <div className="row">
-          <button
-            type="button"
-            name="test-run"
-            disabled={!canEdit || testRun.isPending}
-            title={canEdit ? "Start a run of the published version with the sample as its input" : "Only owners and editors can start test runs"}
-            onClick={() => {
-              // A test run is a real run: its emails, CRM updates and calls happen. Say so, naming who it would write to.
-              const who = sampleEmail(sample.data);
-              const ok = window.confirm(
-                `A test run does everything a real run does: emails are sent${who ? ` (to ${who})` : ""}, the CRM is updated and calls are made. Start one?`,
-              );
-              if (ok) testRun.mutate(input);
-            }}
-          >
-            {testRun.isPending ? "Starting…" : "Test run"}
-          </button>
-        </div>
-        {testRun.data && (
-          <p className="small" role="status">
-            Test run started: <Link href={`/runs/${testRun.data.runId}`}>open it</Link>
-          </p>
-        )}
-        {testRun.error && <p className="field-error">{testRun.error.message}</p>}
-        <p className="small muted">A test run starts the newest published version with the sample as its input; the runs list marks it "Test".</p>
+        <TestRunStarter orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={steps} />
+        <p className="small muted">
+          A test run plays the newest published version with the sample as its input. Nobody receives anything: emails are built, not sent; CRM
+          updates and calls are recorded and answered as you choose here; contacts are not changed. The runs list marks it "Test".
+        </p>
       </section>
     </>
   );
-}
-
-/** The first email address in the sample payload (the contact a test run would write to), if any. */
-function sampleEmail(sample: unknown): string | null {
-  const text = sample ? JSON.stringify(sample) : "";
-  return /[^\s"@<>]+@[^\s"@<>]+\.[a-z]{2,}/i.exec(text)?.[0] ?? null;
 }

@@ -10,7 +10,18 @@ import { TriggerDeliveries } from "./trigger-deliveries";
  * secret and the URL token and choose how senders authenticate; others see the mode and the base URL only. Below
  * them: the recent deliveries, the sample payload and Test run (trigger-deliveries.tsx).
  */
-export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: string; automationId: string; canEdit: boolean }) {
+export function TriggerSettings({
+  orgSlug,
+  automationId,
+  canEdit,
+  steps = [],
+}: {
+  orgSlug: string;
+  automationId: string;
+  canEdit: boolean;
+  /** The journey's steps (id, kind), for the Test run's choices. */
+  steps?: { id: string; kind: string }[];
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const input = { orgSlug, automationId };
@@ -123,7 +134,7 @@ export function TriggerSettings({ orgSlug, automationId, canEdit }: { orgSlug: s
           </p>
         )}
       </section>
-      <TriggerDeliveries orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} />
+      <TriggerDeliveries orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={steps} />
     </>
   );
 }

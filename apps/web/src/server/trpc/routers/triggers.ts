@@ -1,4 +1,5 @@
 import {
+  testScript,
   automationVersionsHasPublished,
   automationsSampleInput,
   automationsSetSampleFromDelivery,
@@ -17,6 +18,9 @@ import { z } from "zod";
 import { env } from "../../../env";
 import { editorProcedure, router, viewerProcedure } from "../init";
 import { automationId, id } from "./common";
+
+/** A Test run's choices: each simulated call's answer, whether the model is called, the script for Play to the end. */
+const testRunOptions = z.object({ script: testScript.optional(), sendToMe: z.boolean().default(false) });
 
 /**
  * The trigger step's panel: the trigger's URL and credential, its recent deliveries, the sample payload the
@@ -96,9 +100,10 @@ export const triggers = router({
   }),
   /**
    * Starts a run of the newest published version with the sample as its input, through the normal start (a fresh
-   * start key, so never a duplicate), marked as a test and started by this person on its timeline.
+   * start key, so never a duplicate), marked as a test and started by this person on its timeline. Its effects are
+   * simulated (core connectors/simulate.ts): nobody receives anything unless "Send to me" sends the tester a copy.
    */
-  testRun: editorProcedure.input(automationId).mutation(async ({ ctx, input }) => {
+  testRun: editorProcedure.input(automationId.extend(testRunOptions.shape)).mutation(async ({ ctx, input }) => {
     const a = await automationOf(ctx.db, ctx.org.id, input.automationId);
     if (!(await hasPublishedVersion(ctx.db, ctx.org.id, input.automationId))) {
       throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Publish first: a test run starts the newest published version." });
@@ -118,7 +123,8 @@ export const triggers = router({
       headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
       via: "test",
       auth: { kind: "operator" },
-      test: { by: `user:${ctx.user.email}` },
+      // Every effect simulated as the script says; "Send to me" sends only to the signed-in tester's own address.
+      test: { by: `user:${ctx.user.email}`, script: testScript.parse(input.script ?? {}), sendTo: input.sendToMe ? ctx.user.email : null },
     });
     return { runId: started.runId, version: started.version };
   }),
