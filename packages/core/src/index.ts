@@ -176,6 +176,8 @@ export {
   type Tracing,
   type TracingEnv,
 } from "./ops/tracing";
+export { type AutomationPreview, PreviewSampleError, previewAutomation, type SampleChoice, typedSampleLimits } from "./automations/preview";
+export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey";
 export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
