@@ -15,7 +15,7 @@ import { type PreviewInstant, previewWait } from "../timers/preview";
 import type { StepState } from "../types/steps";
 import type { Condition, Graph, GraphNode } from "../versions/graph";
 import { readPath } from "../walk/condition";
-import { type Command, decide, type RunState } from "../walk/walk";
+import { decide, type RunState } from "../walk/walk";
 
 /**
  * The editor's preview: a run of a graph with a sample, walked by the walk itself (`decide`), with every step's

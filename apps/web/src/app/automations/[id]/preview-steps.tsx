@@ -7,10 +7,10 @@ import type { ReactNode } from "react";
 export function PreviewSteps({ steps }: { steps: StepPreview[] }) {
   return (
     <ol className="preview-steps">
-      {steps.map((s, i) => {
+      {withKeys(steps).map(({ s, key }) => {
         const gaps = new Set(s.missing.filter((m) => m.stops).map((m) => `{{${m.path}}}`));
         return (
-          <li key={`${s.nodeId}:${i}`} className={`preview-step${s.stops ? " preview-stops" : ""}`} data-preview-step={s.nodeId}>
+          <li key={key} className={`preview-step${s.stops ? " preview-stops" : ""}`} data-preview-step={s.nodeId}>
             <div className="preview-step-head">
               <span aria-hidden>{s.icon}</span> <strong>{s.label}</strong> <span className="muted small">{s.name}</span>
             </div>
@@ -30,17 +30,31 @@ export function PreviewSteps({ steps }: { steps: StepPreview[] }) {
   );
 }
 
+/** A key per step: its node, and which visit of it (a loop visits a node again). */
+function withKeys(steps: StepPreview[]): { s: StepPreview; key: string }[] {
+  const seen = new Map<string, number>();
+  return steps.map((s) => {
+    const n = (seen.get(s.nodeId) ?? 0) + 1;
+    seen.set(s.nodeId, n);
+    return { s, key: `${s.nodeId}:${n}` };
+  });
+}
+
 /** Text with each reference that has no value in the sample marked where it stands. */
 function Marked({ text, gaps }: { text: string; gaps: Set<string> }) {
   if (gaps.size === 0) return <>{text}</>;
-  const parts = text.split(/(\{\{[^{}]+\}\})/g);
-  return <>{parts.map((p, i) => (gaps.has(p) ? <mark key={`${i}:${p}`} title={`${p} is empty in this sample`}>{p}</mark> : p))}</>;
+  let at = 0;
+  const parts = text.split(/(\{\{[^{}]+\}\})/g).map((p) => {
+    at += p.length;
+    return { p, key: `${at}:${p.length}` };
+  });
+  return <>{parts.map(({ p, key }) => (gaps.has(p) ? <mark key={key} title={`${p} is empty in this sample`}>{p}</mark> : <span key={key}>{p}</span>))}</>;
 }
 
 function Email({ email, gaps }: { email: { to: string; subject: string; text?: string; html?: string } | null; gaps: Set<string> }) {
   if (!email) return <p className="small field-error">The email cannot be filled in with this sample.</p>;
   return (
-    <div className="preview-email" aria-label="email">
+    <div className="preview-email">
       <div className="small">
         <span className="muted">To</span> <span data-email-to><Marked text={email.to} gaps={gaps} /></span>
       </div>
