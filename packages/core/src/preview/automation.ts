@@ -1,6 +1,6 @@
 import type { Db } from "@holdfast/db";
 import { HoldfastError, NotFoundError } from "../errors";
-import { type JourneyPreview, type PreviewAssume, type PreviewSample, previewJourney } from "../preview/journey";
+import { type JourneyPreview, type PreviewAssume, type PreviewSample, previewJourney } from "./journey";
 import { automationDraftsGet } from "../sql/automation-drafts";
 import { automationsSampleInput } from "../sql/automations";
 import { connectionsListKinds } from "../sql/connections";
@@ -11,7 +11,7 @@ import { jsonShapeProblem } from "../start/payload";
 import { graphSchema } from "../versions/graph";
 
 /**
- * The editor's preview, the shell around preview/journey.ts: it reads the sample (the automation's stored one, one
+ * The editor's preview, the shell around journey.ts (which stays pure): it reads the sample (the automation's stored one, one
  * typed in, or a contact of Settings with the stored payload), the organisation's connections (settings only, never
  * secrets) and the database's clock, and writes nothing: no run, no contact, no step, no outside call.
  */
