@@ -7,6 +7,7 @@ import { approversWords } from "../kinds/approval";
 import { conditionSentence } from "../kinds/branch";
 import { httpRequestBody } from "../kinds/http_request";
 import { kindOf } from "../kinds/registry";
+import { ruleWords } from "../kinds/wait";
 import { durationWords } from "../kinds/words";
 import { contactOf } from "../start/contact-of";
 import { renderTemplate, type TemplateContext, TemplateError, templateReferences } from "../templates/render";
@@ -234,7 +235,7 @@ export function previewJourney(
         return {
           step: {
             ...step,
-            words: `Calls ${c.method} ${c.url}${c.connection ? ` with the credentials of "${c.connection}"` : ""}.`,
+            words: `Calls this address once${c.connection ? `, with the credentials of "${c.connection}"` : ""}.`,
             assumption: "Assumes the call answers 200 with an empty body (a preview makes no call).",
             detail: { kind: "http_request", request: { method: c.method, url: c.url, headers, ...(hasBody ? { body } : {}) } },
           },
@@ -278,7 +279,7 @@ export function previewJourney(
         return {
           step: {
             ...step,
-            words: `Waits until ${first.local}${zoneWords ? `, ${zoneWords}` : ""}.${c.spreadSeconds > 0 ? ` Each run is then spread by up to ${durationWords(c.spreadSeconds)}.` : ""}`,
+            words: `Waits ${ruleWords(c.rule)}${zoneWords ? `, ${zoneWords}` : ""}.${c.spreadSeconds > 0 ? ` Each run is then spread by up to ${durationWords(c.spreadSeconds)}.` : ""}`,
             ...(turnAssumption(from, now) ? { assumption: turnAssumption(from, now) } : {}),
             detail: { kind: "wait", zone: choice.zone, zoneWords, instants },
           },

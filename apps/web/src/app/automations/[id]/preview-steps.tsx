@@ -120,7 +120,7 @@ function Detail({ detail, gaps }: { detail: StepDetail; gaps: Set<string> }): Re
         <ul className="small preview-instants">
           {detail.instants.map((t, i) => (
             <li key={t.at}>
-              {i === 0 ? "Goes on " : "Next times after that: "}
+              {i === 0 ? "Goes on " : "Next after that: "}
               {t.local} · <span className="muted">{t.at.replace("T", " ").replace(/:00\.000Z$/, " UTC")}</span>
               {t.clockChange && <div className="muted">{t.clockChange}</div>}
             </li>
