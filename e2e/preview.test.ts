@@ -47,7 +47,7 @@ beforeAll(async () => {
   automationId = (await inTx(t.db, (tx) => createAutomation(tx, { orgId, slug: "welcome", name: "Welcome" }))).id;
   await q("UPDATE automations SET sample_input = $2::jsonb WHERE id = $1", [
     automationId,
-    JSON.stringify({ email: "ann@example.com", first_name: "Ann", company: "Northwind", plan: "Pro", tz: "Europe/Berlin" }),
+    JSON.stringify({ email: "ann@example.com", first_name: "Ann", company: "Northwind", plan: "Pro" }),
   ]);
   await q("INSERT INTO contacts (org_id, email, time_zone, consent) VALUES ($1, 'kai@example.com', 'Asia/Tokyo', 'granted')", [orgId]);
   const graph = {
@@ -123,7 +123,7 @@ describe("the editor's preview", () => {
     await preview.locator('textarea[name="preview-json"]').fill("{email: bo}");
     await expect.poll(() => preview.getByRole("alert").textContent()).toMatch(/^The sample is not valid JSON: check the quotes and commas/);
 
-    // A contact of Settings: the email goes to them, the wait counts in their zone.
+    // A contact of Settings: the email goes to them, and the wait counts in their stored zone (the payload names none).
     await preview.getByLabel("A contact").check();
     await preview.locator('select[name="preview-contact"]').selectOption({ label: "kai@example.com (Asia/Tokyo)" });
     await expect.poll(() => hello.locator("[data-email-to]").textContent()).toBe("kai@example.com");
