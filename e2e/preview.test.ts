@@ -108,6 +108,8 @@ describe("the editor's preview", () => {
     expect(await preview.locator('[data-preview-step="notify"]').textContent()).toContain(`POST ${http.url}/signup`);
     expect(await preview.getByLabel("missing values").count()).toBe(0);
     await shot(page, "stored");
+    await hello.scrollIntoViewIfNeeded();
+    await shot(page, "stored-email");
 
     // A sample typed in, without the company: named in words, and marked where it stands in the subject.
     await preview.getByLabel("A sample I type").check();
@@ -118,6 +120,8 @@ describe("the editor's preview", () => {
     expect(await hello.locator("[data-email-subject] mark").textContent()).toBe("{{input.company}}");
     expect(await hello.textContent()).toContain("A real run would stop here: {{input.company}} has no value");
     await shot(page, "typed-missing");
+    await hello.scrollIntoViewIfNeeded();
+    await shot(page, "typed-missing-email");
 
     // Not JSON: said in words, not the parser's message.
     await preview.locator('textarea[name="preview-json"]').fill("{email: bo}");
