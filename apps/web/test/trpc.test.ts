@@ -1,5 +1,5 @@
 import { acceptInvitation, createConnection, inviteMember, parseGraph, sessionUser, signIn, startRun, upsertMember, viewInvitation } from "@holdfast/core";
-import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, publish, startHttpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeNext } from "../src/server/next-path";
 import { createCallerFactory } from "../src/server/trpc/init";
@@ -82,6 +82,7 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "triggers.useAsSample": (c) => c.triggers.useAsSample({ orgSlug, deliveryId: ids.deliveryA as string }),
   "triggers.testRun": (c) => c.triggers.testRun({ orgSlug, automationId: ids.automationA as string }),
   "drafts.get": (c) => c.drafts.get({ orgSlug, automationId: ids.automationA as string }),
+  "drafts.preview": (c) => c.drafts.preview({ orgSlug, automationId: ids.automationA as string, sample: { from: "contact", contactId: ids.contactA as string } }),
   "drafts.save": (c) => c.drafts.save({ orgSlug, automationId: ids.automationA as string, graph: { nodes: [], edges: [] }, baseRevision: 1 }),
   "versions.list": (c) => c.versions.list({ orgSlug, automationId: ids.automationA as string }),
   "versions.diff": (c) => c.versions.diff({ orgSlug, automationId: ids.automationA as string, from: 1, to: 1 }),
@@ -326,5 +327,68 @@ describe("drafts and versions", () => {
     draft = await olivia.drafts.save({ ...input, graph: broken, baseRevision: draft.revision });
     expect(draft.problems.map((p) => p.path)).toContain("node:call_crm");
     await expect(olivia.versions.publish(input)).rejects.toMatchObject({ code: "BAD_REQUEST" });
+  });
+});
+
+describe("drafts.preview", () => {
+  it("says what each step would do for a stored, typed or Settings sample, calling nothing and writing nothing", async () => {
+    const smtp = await startSmtpTarget();
+    const http = await startHttpTarget();
+    try {
+      const olivia = await callerFor("olivia@acme.test");
+      const vic = await callerFor("vic@acme.test");
+      await olivia.connections.create({ orgSlug: "acme", kind: "smtp", name: "sink", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "team@acme.test" } });
+      const edited = {
+        nodes: [
+          { id: "start", kind: "trigger", config: {} },
+          { id: "hook", kind: "http_request", config: { url: `${http.url}/hook`, sendInput: true } },
+          { id: "hello", kind: "send_email", config: { connection: "sink", subject: "Hi {{input.first_name}} at {{input.company}}", text: "Dear {{input.first_name}}" } },
+          { id: "done", kind: "end" },
+        ],
+        edges: [
+          { from: "start", to: "hook" },
+          { from: "hook", to: "hello" },
+          { from: "hello", to: "done" },
+        ],
+      };
+      const input = { orgSlug: "acme", automationId: ids.automationA as string, graph: edited };
+      const before = await snapshot();
+      const runs = await q("SELECT count(*)::int AS n FROM steps");
+
+      // Typed in, by a viewer: the email rendered, the missing company named.
+      const typed = await vic.drafts.preview({ ...input, sample: { from: "typed", json: '{"email": "ann@example.com", "first_name": "Ann"}' } });
+      if (!typed.ok) throw new Error(typed.problems.join(" "));
+      const hello = typed.preview.steps.find((st) => st.nodeId === "hello");
+      expect(hello?.detail).toMatchObject({ kind: "send_email", email: { to: "ann@example.com", subject: "Hi Ann at {{input.company}}", text: "Dear Ann" } });
+      expect(typed.preview.missing.map((m) => m.words)).toEqual(["{{input.company}} is empty in this sample"]);
+      expect(typed.preview.steps.find((st) => st.nodeId === "hook")?.detail).toMatchObject({
+        request: { method: "POST", url: `${http.url}/hook`, body: { input: { email: "ann@example.com", first_name: "Ann" }, body: null } },
+      });
+
+      // A contact of Settings: its address and consent; the stored sample as the payload.
+      const maya = await olivia.drafts.preview({ ...input, sample: { from: "contact", contactId: ids.contactA as string } });
+      expect(maya.ok && maya.preview.steps[0]?.detail).toEqual({ kind: "trigger", contact: { email: "maya@example.com", timeZone: null, consent: "granted" } });
+      expect(maya.sampleWords).toMatch(/^maya@example\.com/);
+      // The stored sample, and the saved draft when no graph is sent.
+      expect((await olivia.drafts.preview({ ...input, sample: { from: "stored" } })).ok).toBe(true);
+      expect((await olivia.drafts.preview({ orgSlug: "acme", automationId: ids.automationA as string, sample: { from: "stored" } })).ok).toBe(true);
+
+      // Samples refused in words: not JSON, too deep, not an object; a draft not set up says so instead of a preview.
+      await expect(vic.drafts.preview({ ...input, sample: { from: "typed", json: "{email: ann}" } })).rejects.toMatchObject({ code: "BAD_REQUEST", message: expect.stringMatching(/^The sample is not valid JSON/) });
+      await expect(vic.drafts.preview({ ...input, sample: { from: "typed", json: `${"[".repeat(20)}${"]".repeat(20)}` } })).rejects.toMatchObject({ message: expect.stringMatching(/^The sample is too big: it is nested more than 16 levels deep/) });
+      await expect(vic.drafts.preview({ ...input, sample: { from: "typed", json: "[1]" } })).rejects.toMatchObject({ message: expect.stringMatching(/must be a JSON object/) });
+      const broken = await vic.drafts.preview({ ...input, graph: { nodes: [{ id: "start", kind: "trigger" }, { id: "x", kind: "send_email", config: {} }], edges: [] }, sample: { from: "typed", json: "{}" } });
+      expect(broken).toMatchObject({ ok: false, problems: [expect.stringMatching(/not set up yet/), expect.any(String)] });
+
+      // Nothing reached the outside world, and nothing was written.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(smtp.received).toEqual([]);
+      expect(http.calls.size).toBe(0);
+      expect(await q("SELECT count(*)::int AS n FROM steps")).toEqual(runs);
+      expect(await snapshot()).toEqual(before);
+    } finally {
+      await smtp.close();
+      await http.close();
+    }
   });
 });

@@ -178,6 +178,8 @@ export {
   type Tracing,
   type TracingEnv,
 } from "./ops/tracing";
+export { type AutomationPreview, PreviewSampleError, previewAutomation, type SampleChoice, typedSampleLimits } from "./preview/automation";
+export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey";
 export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";

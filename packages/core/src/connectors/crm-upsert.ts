@@ -1,10 +1,10 @@
 import { crmConnectionConfig } from "../connections/kinds/crm";
 import { performHttpRequest } from "../effects/http-request";
 import type { StepOutcome } from "../outcome/outcome";
-import { renderTemplate, TemplateError } from "../templates/render";
+import { TemplateError } from "../templates/render";
+import { crmRecordsUrl, crmUpsertCall, renderCrmUpsert } from "./calls";
 import { type Connector, takenOver } from "./connector";
 
-const recordsUrl = (baseUrl: string, object: string) => `${baseUrl.replace(/\/$/, "")}/objects/${encodeURIComponent(object)}/records`;
 
 /**
  * crm_upsert: `PUT /objects/{object}/records/{externalId}` where the external id is the node's match key as rendered
@@ -26,27 +26,27 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
       const message = `this run has no contact, so no ${object} record can be matched by ${matchKey}: set "Match records by" to a value of the payload, such as {{input.customer_id}}, or send the contact's email`;
       return { kind: "fail", error: { code: "no_match_key", message, permanent: true, notPerformed: true } };
     }
-    let fields: Record<string, string>;
-    let externalId: string;
+    let rendered: { externalId: string; fields: Record<string, string> };
     try {
-      externalId = renderTemplate(matchKey, context, "text").trim();
-      fields = Object.fromEntries(Object.entries(ctx.node.config.fields).map(([name, t]) => [name, renderTemplate(t, context, "text")]));
+      rendered = renderCrmUpsert(ctx.node.config, context);
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
     }
+    const { externalId } = rendered;
     if (externalId === "") {
       const message = `"Match records by" (${matchKey}) is empty for this run, so no ${object} record can be named: give the payload that value or match by another one`;
       return { kind: "fail", error: { code: "no_match_key", message, permanent: true, notPerformed: true } };
     }
     if (!(await begin())) return takenOver(key);
+    const call = crmUpsertCall(crm.data.baseUrl, object, rendered);
     const outcome = await performHttpRequest({
       provider: "crm",
       config: {
-        url: `${recordsUrl(crm.data.baseUrl, object)}/${encodeURIComponent(externalId)}`,
-        method: "PUT",
+        url: call.url,
+        method: call.method,
         headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {},
-        body: { externalId, fields },
+        body: call.body,
         sendInput: false,
         timeoutMs: crm.data.timeoutMs,
         idempotent: true,
@@ -65,7 +65,7 @@ export const crmUpsertConnector: Connector<"crm_upsert"> = {
     const found = await performHttpRequest({
       provider: "crm",
       config: {
-        url: `${recordsUrl(crm.baseUrl, ctx.node.config.object)}?idempotencyKey=${encodeURIComponent(key)}`,
+        url: `${crmRecordsUrl(crm.baseUrl, ctx.node.config.object)}?idempotencyKey=${encodeURIComponent(key)}`,
         method: "GET",
         headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {},
         sendInput: false,

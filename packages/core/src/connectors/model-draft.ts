@@ -3,7 +3,8 @@ import { performHttpRequest } from "../effects/http-request";
 import { cannedDraft } from "../test-runs/script";
 import { budgetsReserve, budgetsSettle } from "../sql/budgets";
 import type { StepOutcome } from "../outcome/outcome";
-import { renderTemplate, TemplateError } from "../templates/render";
+import { TemplateError } from "../templates/render";
+import { chatCompletionsCall, renderDraftPrompt } from "./calls";
 import { type Connector, effectOwner, takenOver } from "./connector";
 
 /** A conservative token estimate for text we have not sent yet (about 4 characters per token, rounded up). */
@@ -29,12 +30,9 @@ export const modelDraftConnector: Connector<"model_draft"> = {
     const parsed = modelConnectionConfig.safeParse(ctx.connection?.config);
     if (!parsed.success) return { kind: "fail", error: { code: "bad_connection", message: `connection "${node.config.connection}" is not a model endpoint`, permanent: true, notPerformed: true } };
     const config = parsed.data;
-    let prompt: string;
-    let system: string | undefined;
+    let rendered: { prompt: string; system: string | undefined };
     try {
-      const context = await ctx.templates();
-      prompt = renderTemplate(node.config.prompt, context, "text");
-      system = node.config.system === undefined ? undefined : renderTemplate(node.config.system, context, "text");
+      rendered = renderDraftPrompt(node.config, await ctx.templates());
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
@@ -45,6 +43,7 @@ export const modelDraftConnector: Connector<"model_draft"> = {
       return { kind: "done", output: { text: cannedDraft.text, model: "none (test run: no model call)", usage: { input: 0, output: 0 }, costMicros: 0, canned: true } };
     }
     const owner = effectOwner(step);
+    const { prompt, system } = rendered;
     const estimate = costMicros(config, estimateTokens(`${system ?? ""}${prompt}`) + 16, node.config.maxTokens);
     const left = await budgetsReserve(db, step.orgId, key, owner, estimate);
     if (left === null) {
@@ -55,18 +54,12 @@ export const modelDraftConnector: Connector<"model_draft"> = {
       await budgetsSettle(db, step.orgId, key, owner, 0);
       return takenOver(key);
     }
+    const call = chatCompletionsCall(config, node.config, rendered);
     const outcome = await performHttpRequest({
       provider: "model",
       config: {
-        url: `${config.baseUrl.replace(/\/$/, "")}/chat/completions`,
-        method: "POST",
+        ...call,
         headers: ctx.connection?.password ? { Authorization: `Bearer ${ctx.connection.password}` } : {},
-        body: {
-          model: config.model,
-          max_tokens: node.config.maxTokens,
-          ...(node.config.temperature !== undefined ? { temperature: node.config.temperature } : {}),
-          messages: [...(system !== undefined ? [{ role: "system", content: system }] : []), { role: "user", content: prompt }],
-        },
         sendInput: false,
         timeoutMs: config.timeoutMs,
         idempotent: true,

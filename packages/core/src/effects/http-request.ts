@@ -1,5 +1,6 @@
 import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { httpRequestBody } from "../kinds/http_request";
 import { EgressHttpAgent, EgressHttpsAgent } from "../net/agent";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
 import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
@@ -94,8 +95,7 @@ function urlAttributes(method: string, url: string): Record<string, string | num
 }
 
 async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential, simulated }: HttpRequestInput): Promise<StepOutcome> {
-  const hasBody = config.method !== "GET" && (config.body !== undefined || config.sendInput);
-  const body = config.sendInput ? { input, body: config.body ?? null } : config.body;
+  const { hasBody, body } = httpRequestBody(config, input);
   let response: { status: number; headers: IncomingHttpHeaders; text: string };
   const headers = {
     ...withCredential(config.headers, credential),

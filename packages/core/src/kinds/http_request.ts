@@ -24,6 +24,12 @@ export const httpRequestConfig = z
   .strict();
 export type HttpRequestConfig = z.infer<typeof httpRequestConfig>;
 
+/** What a call sends as its body: none for GET or when there is nothing to send; `{ input, body }` with sendInput. */
+export function httpRequestBody(config: Pick<HttpRequestConfig, "method" | "body" | "sendInput">, input: unknown): { hasBody: boolean; body: unknown } {
+  const hasBody = config.method !== "GET" && (config.body !== undefined || config.sendInput);
+  return { hasBody, body: hasBody ? (config.sendInput ? { input, body: config.body ?? null } : config.body) : undefined };
+}
+
 export const httpRequest = defineStepKind({
   kind: "http_request",
   label: "HTTP request",

@@ -22,11 +22,11 @@ import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMa
 import { testRunsInsert } from "../sql/test-runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { type TestScript, testScript } from "../test-runs/script";
-import { isValidZone } from "../timers/schedule";
-import { type TriggerConfig, triggerOf } from "../versions/graph";
+import { triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { triggerPayload } from "./payload";
-import { readDotted, resolveStartKey } from "./start-key";
+import { contactOf } from "./contact-of";
+import { resolveStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
 import { type SignedHeaders, signatureToleranceSeconds } from "./signature";
 import { StartTargetCache } from "./target-cache";
@@ -85,14 +85,6 @@ function bodyOf(request: StartRequest): unknown {
   }
   if ("error" in parsed) throw parsed.error;
   return parsed.body;
-}
-
-/** The contact named by the trigger payload (an email address), if any. */
-function contactOf(trigger: TriggerConfig, body: unknown): { email: string; timeZone: string | null } | null {
-  const email = readDotted(body, trigger.contactEmailField);
-  if (typeof email !== "string" || !/^[^\s@]+@[^\s@]+$/.test(email.trim())) return null;
-  const zone = trigger.contactTimeZoneField ? readDotted(body, trigger.contactTimeZoneField) : undefined;
-  return { email: email.trim().toLowerCase(), timeZone: typeof zone === "string" && isValidZone(zone) ? zone : null };
 }
 
 /** holdfast_contact_resolve: the payload moves an existing contact to another zone (its waits move in TypeScript). */

@@ -30,6 +30,7 @@ import { kindInfo, newNodeId } from "../kinds";
 import { Palette } from "../palette";
 import { placeNew, tidyLayout } from "../layout-graph";
 import { renameReferences } from "../rename";
+import { PreviewPanel } from "./preview";
 import { TriggerSettings } from "./trigger-settings";
 
 /**
@@ -182,6 +183,7 @@ function EditorInner({
   const sample = useQuery(trpc.triggers.sample.queryOptions(input, { refetchOnWindowFocus: true }));
   const [formKey, setFormKey] = useState(0);
   const [showProblems, setShowProblems] = useState(false);
+  const [tab, setTab] = useState<"step" | "preview">("step");
   const [nodes, setNodes, onNodesChange] = useNodesState<FlowNode>([]);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
   const [revision, setRevision] = useState(0);
@@ -641,7 +643,7 @@ function EditorInner({
         {message ? <span className="editor-message">{message}</span> : null}
       </div>
       {graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
-      <div className="editor-body">
+      <div className={`editor-body${tab === "preview" ? " previewing" : ""}`}>
         <aside className="palette" aria-label="palette">
           <Palette canEdit={canEdit} onAdd={addAfterSelected} />
         </aside>
@@ -665,8 +667,18 @@ function EditorInner({
             <MiniMap pannable zoomable style={{ width: 140, height: 90 }} />
           </ReactFlow>
         </div>
-        <aside className="panel" aria-label="node settings">
-          {current ? (
+        <aside className="panel" aria-label={tab === "preview" ? "preview" : "node settings"}>
+          <div className="panel-tabs" role="tablist">
+            <button type="button" role="tab" aria-selected={tab === "step"} onClick={() => setTab("step")}>
+              Step settings
+            </button>
+            <button type="button" role="tab" aria-selected={tab === "preview"} onClick={() => setTab("preview")}>
+              Preview
+            </button>
+          </div>
+          {tab === "preview" ? (
+            <PreviewPanel orgSlug={orgSlug} automationId={automationId} graph={graph} />
+          ) : current ? (
             <div className="stack">
               <label>
                 Step id
