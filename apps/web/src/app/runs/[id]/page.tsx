@@ -15,6 +15,7 @@ import { ViewerZone } from "../../viewer-zone";
 import { GraphView } from "../graph-view";
 import { cancelAction, resolveAction, resumeAction, reviewStoppedAction } from "./actions";
 import { FireWaitControls } from "./fire-wait";
+import { TestRunPanel } from "./test-run-panel";
 import { RetryActions } from "./run-actions";
 
 export const dynamic = "force-dynamic";
@@ -121,9 +122,12 @@ export default async function RunPage({ params, searchParams }: Props) {
         {detail.contactZone ? <span className="muted"> ({detail.contactZone})</span> : null} · started {story.clock.when(run.createdAt)}
       </p>
       {run.test ? (
-        <p className="muted small" data-test-run="1">
-          Test run: started from the editor's trigger panel with the automation's sample payload (its timeline says by whom).
-        </p>
+        <>
+          <p className="muted small" data-test-run="1">
+            Test run: started from the editor's trigger panel with the automation's sample payload (its timeline says by whom).
+          </p>
+          <TestRunPanel orgSlug={detail.orgSlug} runId={run.id} canAct={role === "owner" || role === "editor"} />
+        </>
       ) : null}
       {run.duplicateDeliveries > 0 ? (
         <p className="muted small" data-duplicates={run.duplicateDeliveries}>
@@ -157,7 +161,7 @@ export default async function RunPage({ params, searchParams }: Props) {
            * so the button that fixes a failed run is above the fold.
            */}
           <RetryActions run={{ id: run.id, orgId: run.orgId, status: run.status }} canAct={mayAct} />
-          <FireWaitControls run={{ id: run.id, orgId: run.orgId, status: run.status }} steps={steps} timers={timers} graph={graph} role={role} />
+          {!run.test && <FireWaitControls run={{ id: run.id, orgId: run.orgId, status: run.status }} steps={steps} timers={timers} graph={graph} role={role} />}
           {canAct && !run.cancelRequestedAt && (
             <form action={cancelAction} className="cancel">
               <input type="hidden" name="runId" value={hidden.runId} />
