@@ -360,11 +360,8 @@ describe("a marketer builds Maya's automation with forms only", () => {
 
     // 11. Test run from the trigger panel.
     await selectNode(page, "trigger");
-    // It asks first: a test run sends real email (to the sample's contact).
-    page.once("dialog", (d) => {
-      expect(d.message()).toContain("to maya@example.com");
-      void d.accept();
-    });
+    // No confirmation: a test run sends nothing to anyone (its effects are simulated), and the panel says so.
+    expect(await page.locator(".trigger-settings").last().textContent()).toContain("Nobody receives anything");
     await page.getByRole("button", { name: "Test run" }).click();
     await page.locator("text=Test run started").waitFor();
     const [testRun] = await q("SELECT id, test, input FROM runs WHERE org_id = $1 AND test ORDER BY created_at DESC LIMIT 1", [orgId]);

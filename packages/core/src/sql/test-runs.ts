@@ -18,11 +18,21 @@ export interface TestRunRow {
 
 export async function testRunsInsert(
   tx: Tx,
-  r: { orgId: string; runId: string; startedBy: string; script: unknown; sendTo: string | null; contact: { email: string; timeZone: string | null } | null },
+  r: {
+    orgId: string;
+    runId: string;
+    startedBy: string;
+    script: unknown;
+    sendTo: string | null;
+    contact: { email: string; timeZone: string | null } | null;
+    /** Where the run's clock starts (never before now): "as if it were Friday 26 March at 18:00". */
+    clockStartsAt: Date | null;
+  },
 ): Promise<void> {
   await tx.$executeRaw`
-    INSERT INTO test_runs (run_id, org_id, started_by, script, send_to, contact)
-    VALUES (${r.runId}, ${r.orgId}, ${r.startedBy}, ${JSON.stringify(r.script)}::jsonb, ${r.sendTo}, ${r.contact === null ? null : JSON.stringify(r.contact)}::jsonb)`;
+    INSERT INTO test_runs (run_id, org_id, started_by, script, send_to, contact, clock_offset_ms)
+    VALUES (${r.runId}, ${r.orgId}, ${r.startedBy}, ${JSON.stringify(r.script)}::jsonb, ${r.sendTo}, ${r.contact === null ? null : JSON.stringify(r.contact)}::jsonb,
+            GREATEST(0, COALESCE(floor(EXTRACT(EPOCH FROM (${r.clockStartsAt}::timestamptz - now())) * 1000)::bigint, 0)))`;
 }
 
 export async function testRunsGet(db: Db | Tx, orgId: string, runId: string): Promise<TestRunRow | null> {

@@ -55,9 +55,10 @@ export interface StartRequest {
   /**
    * The editor's Test run: a fresh start key (never a duplicate), the run marked test, `by` on its timeline. Its
    * effects are simulated with `script` (test-runs/script.ts); "Send to me" sends its emails to `sendTo` only. It
-   * never writes a contact: a stored one its sample names is linked read only, else the sample's stands in.
+   * never writes a contact: a stored one its sample names is linked read only, else the sample's stands in. Its clock
+   * starts now, or at `clockStartsAt` (later than now: to try a journey across a daylight-saving change, say).
    */
-  test?: { by: string; script?: TestScript; sendTo?: string | null };
+  test?: { by: string; script?: TestScript; sendTo?: string | null; clockStartsAt?: Date | null };
   /**
    * "Run again with the same input" (runs/retry-run.ts): the new run links to `of`; its start key is fresh per
    * request (`requestKey`), so a repeated click finds the run the first one started.
@@ -299,6 +300,7 @@ async function startFrom(
           script: test.script ?? testScript.parse({}),
           sendTo: test.sendTo ?? null,
           contact: contact && !storedContact ? contact : null,
+          clockStartsAt: test.clockStartsAt ?? null,
         });
       };
       if (rows) {

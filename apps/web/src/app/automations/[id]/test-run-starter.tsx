@@ -27,6 +27,7 @@ export function TestRunStarter({ orgSlug, automationId, canEdit, steps }: { orgS
   const [replies, setReplies] = useState<Record<string, string>>({});
   const [modelCalls, setModelCalls] = useState(true);
   const [sendToMe, setSendToMe] = useState(false);
+  const [clockStartsAt, setClockStartsAt] = useState("");
   const callSteps = steps.filter((s) => s.kind === "http_request" || s.kind === "crm_upsert");
   const approvalSteps = steps.filter((s) => s.kind === "approval");
   const replySteps = steps.filter((s) => s.kind === "wait_for_reply");
@@ -37,6 +38,8 @@ export function TestRunStarter({ orgSlug, automationId, canEdit, steps }: { orgS
       orgSlug,
       automationId,
       sendToMe,
+      // A datetime-local value is in this browser's zone; empty: the clock starts now.
+      ...(clockStartsAt ? { clockStartsAt: new Date(clockStartsAt) } : {}),
       script: {
         calls: Object.fromEntries(Object.entries(calls).map(([id, c]) => [id, { status: callAnswers[c].status, body: {} }])),
         modelCalls,
@@ -83,6 +86,10 @@ export function TestRunStarter({ orgSlug, automationId, canEdit, steps }: { orgS
               budget; off: a canned draft)
             </label>
           )}
+          <label>
+            Start the run's clock at (empty: now; your time zone)
+            <input type="datetime-local" name="clock-starts-at" value={clockStartsAt} onChange={(e) => setClockStartsAt(e.target.value)} />
+          </label>
           <label className="inline">
             <input type="checkbox" name="send-to-me" checked={sendToMe} onChange={(e) => setSendToMe(e.target.checked)} /> Send me a copy of each email (marked [Test];
             never to the contact)

@@ -20,7 +20,15 @@ import { editorProcedure, router, viewerProcedure } from "../init";
 import { automationId, id } from "./common";
 
 /** A Test run's choices: each simulated call's answer, whether the model is called, the script for Play to the end. */
-const testRunOptions = z.object({ script: testScript.optional(), sendToMe: z.boolean().default(false) });
+const testRunOptions = z.object({
+  script: testScript.optional(),
+  sendToMe: z.boolean().default(false),
+  /** "Start the run's clock at": an instant from now to five years ahead. */
+  clockStartsAt: z.coerce
+    .date()
+    .refine((d) => d.getTime() < Date.now() + 5 * 365 * 86_400_000, "start the run's clock at most five years from now")
+    .optional(),
+});
 
 /**
  * The trigger step's panel: the trigger's URL and credential, its recent deliveries, the sample payload the
@@ -124,7 +132,7 @@ export const triggers = router({
       via: "test",
       auth: { kind: "operator" },
       // Every effect simulated as the script says; "Send to me" sends only to the signed-in tester's own address.
-      test: { by: `user:${ctx.user.email}`, script: testScript.parse(input.script ?? {}), sendTo: input.sendToMe ? ctx.user.email : null },
+      test: { by: `user:${ctx.user.email}`, script: testScript.parse(input.script ?? {}), sendTo: input.sendToMe ? ctx.user.email : null, clockStartsAt: input.clockStartsAt ?? null },
     });
     return { runId: started.runId, version: started.version };
   }),
