@@ -528,7 +528,7 @@ BEGIN
       AND seq = p_run_seq AND status = 'running' AND cancel_requested_at IS NULL
       -- A run held by its paused automation takes no next step here: the engine's walk holds it (run.wake).
       AND held_at IS NULL
-    RETURNING id, seq, false AS cancelling, version_id, input, max_steps, expires_at INTO r;
+    RETURNING id, seq, false AS cancelling, version_id, input, max_steps, expires_at, test INTO r;
     advance := FOUND;
   END IF;
   IF NOT advance THEN

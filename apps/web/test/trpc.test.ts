@@ -124,6 +124,12 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "lifecycle.countRuns": (c) => c.lifecycle.countRuns({ orgSlug, automationId: ids.automationA as string }),
   "lifecycle.stopRuns": (c) => c.lifecycle.stopRuns({ orgSlug, automationId: ids.automationA as string, reason: "stolen", confirmCount: 100 }),
   "runs.fireWait": (c) => c.runs.fireWait({ orgSlug, runId: ids.runA as string, reason: "stolen" }),
+  "testRuns.state": (c) => c.testRuns.state({ orgSlug, runId: ids.runA as string }),
+  "testRuns.skip": (c) => c.testRuns.skip({ orgSlug, runId: ids.runA as string, stepId: `stp_${"0".repeat(32)}` }),
+  "testRuns.decide": (c) =>
+    c.testRuns.decide({ orgSlug, runId: ids.runA as string, approvalId: `apr_${"0".repeat(32)}`, decision: "approved", asUserId: ids.owner as string }),
+  "testRuns.reply": (c) => c.testRuns.reply({ orgSlug, runId: ids.runA as string, stepId: `stp_${"0".repeat(32)}`, text: "yes" }),
+  "testRuns.play": (c) => c.testRuns.play({ orgSlug, runId: ids.runA as string }),
 });
 
 /** Organisation A's data, as it stands. */
@@ -241,7 +247,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "runs.fireWait"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "runs.fireWait", "testRuns.skip", "testRuns.decide", "testRuns.reply", "testRuns.play"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

@@ -383,9 +383,11 @@ function approvalSentence(s: StoryStep, a: StoryApproval | undefined, clock: Sto
     case "pending":
       return [`Waiting for ${approvers(a.approvers)} to approve ${quote(a.title)} by ${deadline}`, "waiting"];
     case "approved":
-    case "rejected":
+    case "rejected": {
       if (a.decidedVia === "deadline") return [`${verb} by default: nobody decided by ${deadline}`, a.status === "approved" ? "done" : "warning"];
-      return [`${verb} by ${a.decidedByName ?? "someone"} ${a.decidedVia === "slack" ? "in Slack" : "in the inbox"} at ${clock.when(a.decidedAt ?? s.settledAt ?? s.createdAt)}`, a.status === "approved" ? "done" : "warning"];
+      const where = a.decidedVia === "slack" ? "in Slack" : a.decidedVia === "test" ? "on the test run's page" : "in the inbox";
+      return [`${verb} by ${a.decidedByName ?? "someone"} ${where} at ${clock.when(a.decidedAt ?? s.settledAt ?? s.createdAt)}`, a.status === "approved" ? "done" : "warning"];
+    }
     case "escalated": {
       const to = rec(a.onDeadline).to as StoryApproval["approvers"] | undefined;
       return [`Nobody decided by ${deadline}, so it went to ${to ? approvers(to) : "the escalation approvers"}`, "warning"];
@@ -410,14 +412,22 @@ function doneSentence(s: StoryStep, out: Record<string, unknown>, config: Record
       if (out.skipped === true) return [`Email to ${to} not sent: ${str(out.reason) ?? "not allowed"}`, "warning"];
       const subject = email?.nodeId === s.nodeId && email.subject ? ` ${quote(email.subject)}` : "";
       const rejected = Array.isArray(out.rejected) && out.rejected.length ? `, refused for ${out.rejected.join(", ")}` : "";
+      // A test run's email is built, not sent (connectors/simulate.ts); a copy may have gone to the tester.
+      if (out.simulated === true) {
+        const copy = rec(out.sentToTester);
+        const toTester = str(copy.to) ? (str(copy.error) ? `; the copy to ${str(copy.to)} failed: ${str(copy.error)}` : `; a copy went to ${str(copy.to)}, marked [Test]`) : "";
+        return [`Email to ${to}${subject} built at ${clock.when(s.settledAt ?? s.createdAt)}, not sent (test run)${toTester}`, "done"];
+      }
       return [`Email to ${to}${subject} accepted by the server at ${clock.when(s.settledAt ?? s.createdAt)}${rejected}`, "done"];
     }
     case "crm_upsert": {
       const id = str(out.id) ?? (num(out.id) !== null ? String(out.id) : null);
+      if (out.testRun === true) return [`CRM ${str(config.object) ?? "record"} update recorded, the CRM not called (test run)`, "done"];
       return [`CRM ${str(config.object) ?? "record"}${id ? ` ${id}` : ""} created or updated`, "done"];
     }
     case "http_request": {
       const status = num(out.status);
+      if (out.testRun === true) return [`${str(config.method) ?? "POST"} ${hostOf(str(config.url))} recorded, not called (test run): the answer chosen was ${status ?? "a success"}`, "done"];
       return [`${str(config.method) ?? "POST"} ${hostOf(str(config.url))} ${status !== null ? answeredWords(status) : "answered"}`, "done"];
     }
     default:

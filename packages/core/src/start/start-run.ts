@@ -21,7 +21,6 @@ import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
 import { testRunsInsert } from "../sql/test-runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
-import { type TestScript, testScript } from "../test-runs/script";
 import { triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { triggerPayload } from "./payload";
@@ -58,7 +57,7 @@ export interface StartRequest {
    * never writes a contact: a stored one its sample names is linked read only, else the sample's stands in. Its clock
    * starts now, or at `clockStartsAt` (later than now: to try a journey across a daylight-saving change, say).
    */
-  test?: { by: string; script?: TestScript; sendTo?: string | null; clockStartsAt?: Date | null };
+  test?: { by: string; /** A parsed test-runs/script.ts TestScript ({} by default). */ script?: unknown; sendTo?: string | null; clockStartsAt?: Date | null };
   /**
    * "Run again with the same input" (runs/retry-run.ts): the new run links to `of`; its start key is fresh per
    * request (`requestKey`), so a repeated click finds the run the first one started.
@@ -297,7 +296,7 @@ async function startFrom(
           orgId: run.orgId,
           runId: testRunId,
           startedBy: test.by,
-          script: test.script ?? testScript.parse({}),
+          script: test.script ?? {},
           sendTo: test.sendTo ?? null,
           contact: contact && !storedContact ? contact : null,
           clockStartsAt: test.clockStartsAt ?? null,

@@ -268,7 +268,7 @@ export default async function RunPage({ params, searchParams }: Props) {
         )}
       </section>
 
-      {story.email ? <EmailCard email={story.email} story={story} /> : null}
+      {story.email ? <EmailCard email={story.email} story={story} test={run.test} /> : null}
 
       <details className="run-details">
         <summary>Details: timeline, steps and attempts, effects, timers, signals, approvals, input</summary>
@@ -577,11 +577,11 @@ function ActionFor({ action, canAct, mayAct, hidden }: { action: StoryAction; ca
   }
 }
 
-function EmailCard({ email, story }: { email: NonNullable<Story["email"]>; story: Story }) {
+function EmailCard({ email, story, test }: { email: NonNullable<Story["email"]>; story: Story; test: boolean }) {
   if (email.source === "erased") {
     return (
       <section aria-label="the email it sent" className="sent-email">
-        <h2>The email it sent</h2>
+        <h2>{test ? "The email it would send" : "The email it sent"}</h2>
         <p className="muted" data-email-source="erased">
           Sent{email.sentAt ? ` ${story.clock.when(email.sentAt)}` : ""}; its content was erased with the contact.
         </p>
@@ -590,7 +590,7 @@ function EmailCard({ email, story }: { email: NonNullable<Story["email"]>; story
   }
   return (
     <section aria-label="the email it sent" className="sent-email">
-      <h2>The email it sent</h2>
+      <h2>{test ? "The email it would send" : "The email it sent"}</h2>
       <div className="card" data-email-source={email.source}>
         <dl className="facts">
           <dt>To</dt>
@@ -631,7 +631,11 @@ function EmailCard({ email, story }: { email: NonNullable<Story["email"]>; story
             </pre>
           </details>
         ) : null}
-        {email.source === "recorded" ? (
+        {test ? (
+          <p className="muted small" data-email-simulated="1">
+            Test run: this is the message exactly as it would go out (its headers are in the step's output); it was not sent to anyone.
+          </p>
+        ) : email.source === "recorded" ? (
           <p className="muted small">As sent: recorded by the step when the mail server took it.</p>
         ) : (
           <p className="muted small" data-email-reconstructed="1">
