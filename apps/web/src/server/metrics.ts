@@ -26,7 +26,8 @@ const m = {
   effects: g("holdfast_effects", "Effects not settled, by state", ["state"]),
   outboxBacklog: g("holdfast_outbox_backlog", "Due outbox rows not yet relayed"),
   outboxOldest: g("holdfast_outbox_oldest_seconds", "Age of the oldest due outbox row not yet relayed"),
-  runs: g("holdfast_runs", "Runs by status", ["status"]),
+  runs: g("holdfast_runs", "Runs by status (test runs not included)", ["status"]),
+  testRuns: g("holdfast_test_runs", "Test runs by status (every effect simulated; not real traffic)", ["status"]),
   sweeperLeader: g("holdfast_sweeper_leader", "1 for the sweeper process holding a live leader lease", ["owner"]),
   silent: g("holdfast_silent_failures", "Findings of each silent-failure check (no_way_forward must be 0)", ["check"]),
 };
@@ -68,6 +69,7 @@ export async function metricsText(db: Db): Promise<{ text: string; contentType: 
   m.outboxBacklog.set(f.outbox.backlog);
   m.outboxOldest.set(f.outbox.oldestSeconds);
   for (const [status, n] of Object.entries(f.runs)) m.runs.set({ status }, n);
+  for (const [status, n] of Object.entries(f.testRuns)) m.testRuns.set({ status }, n);
   m.sweeperLeader.reset();
   if (f.sweeper.leader && f.sweeper.leaseLive) m.sweeperLeader.set({ owner: f.sweeper.leader }, 1);
   for (const [check, n] of Object.entries(f.silentFailures)) m.silent.set({ check }, n);

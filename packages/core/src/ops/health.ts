@@ -32,7 +32,9 @@ export interface HealthFigures {
   lanes: Record<string, { ready: number; oldestReadySeconds: number; running: number; parked: number }>;
   effects: { inFlight: number; inFlightPastLease: number; needsReview: number; outcomeUnknown: number };
   outbox: { backlog: number; oldestSeconds: number };
+  /** Real runs by status; test runs (simulated, from the editor) are counted apart in testRuns. */
   runs: Record<string, number>;
+  testRuns: Record<string, number>;
   sweeper: { leader: string | null; leaseLive: boolean };
   silentFailures: Record<CheckName, number>;
 }
@@ -46,7 +48,8 @@ export async function healthFigures(db: Db): Promise<HealthFigures> {
   const outbox = await outboxBacklog(db);
   const runRows = await runsCountByStatus(db);
   const runs: Record<string, number> = { running: 0, completed: 0, failed: 0, cancelled: 0 };
-  for (const r of runRows) runs[r.status] = r.n;
+  const testRuns: Record<string, number> = { running: 0, completed: 0, failed: 0, cancelled: 0 };
+  for (const r of runRows) (r.test ? testRuns : runs)[r.status] = r.n;
   const leader = await leaderLeasesCurrent(db, "sweeper");
   const checks = await runChecks(db, 0);
   const silentFailures = Object.fromEntries(checkNames.map((c) => [c, checks.find((f) => f.check === c)?.count ?? 0])) as Record<CheckName, number>;
@@ -58,6 +61,7 @@ export async function healthFigures(db: Db): Promise<HealthFigures> {
     effects,
     outbox,
     runs,
+    testRuns,
     sweeper: { leader: leader?.owner ?? null, leaseLive: leader?.live ?? false },
     silentFailures,
   };

@@ -412,8 +412,9 @@ export async function runsStatus(db: Db | Tx, runId: string): Promise<RunRow["st
   return rows[0]?.status;
 }
 
-export function runsCountByStatus(db: Db | Tx): Promise<{ status: string; n: number }[]> {
-  return db.$queryRaw<{ status: string; n: number }[]>`SELECT status, count(*)::int AS n FROM runs GROUP BY status`;
+/** Runs by status, test runs apart (they are not real traffic: health and metrics count them separately). */
+export function runsCountByStatus(db: Db | Tx): Promise<{ status: string; test: boolean; n: number }[]> {
+  return db.$queryRaw<{ status: string; test: boolean; n: number }[]>`SELECT status, test, count(*)::int AS n FROM runs GROUP BY status, test`;
 }
 
 /**
