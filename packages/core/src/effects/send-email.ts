@@ -118,15 +118,8 @@ function mailOptions(from: string, message: EmailMessage, messageId: string, ide
 }
 
 /** A test run's email: the message exactly as it would go out, headers included, and nothing sent. */
-export interface SimulatedEmailRecord {
+export interface SimulatedEmailRecord extends Pick<SentEmailRecord, "messageId" | "from" | "to" | "replyTo" | "subject" | "text" | "html"> {
   simulated: true;
-  messageId: string;
-  from: string;
-  to: string;
-  replyTo?: string;
-  subject: string;
-  text?: string;
-  html?: string;
   /** The message's headers as they would be on the wire (MIME part headers left out). */
   headers: Record<string, string>;
 }
