@@ -2,6 +2,7 @@ import { createHmac, hkdfSync } from "node:crypto";
 import { secretKey } from "../keys/secret-key";
 import type { SmtpConnectionConfig } from "../connections/kinds/smtp";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
+import { inMemoryMailTransport } from "../net/smtp";
 import { smtpTransport } from "../connections/smtp-transport";
 import { failedOutcomeCode, traceProviderCall } from "../ops/tracing";
 import type { StepOutcome } from "../outcome/outcome";
@@ -131,8 +132,7 @@ export interface SimulatedEmailRecord extends Pick<SentEmailRecord, "messageId" 
 export async function renderEmailMessage(input: { from: string; message: EmailMessage; idempotencyKey: string; runId: string }): Promise<SimulatedEmailRecord> {
   const { message } = input;
   const messageId = messageIdFor(input.idempotencyKey, input.from);
-  const nodemailer = await import("nodemailer");
-  const built = await nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" }).sendMail(mailOptions(input.from, message, messageId, input.idempotencyKey, input.runId));
+  const built = await inMemoryMailTransport().sendMail(mailOptions(input.from, message, messageId, input.idempotencyKey, input.runId));
   const raw = (built.message as Buffer).toString("utf8");
   const head = raw.slice(0, raw.indexOf("\n\n") === -1 ? raw.length : raw.indexOf("\n\n")).replace(/\n[ \t]+/g, " ");
   const headers: Record<string, string> = {};

@@ -11,3 +11,11 @@ export async function egressSmtpTransport(options: SMTPTransport.Options & { hos
   const to = await resolveEgress(options.host, options.port, egress);
   return nodemailer.createTransport({ ...options, host: to.address, ...(to.literal ? {} : { servername: to.host }) });
 }
+
+/**
+ * A transport that connects to nothing: nodemailer builds the message (MIME, headers) into memory, as a send over SMTP
+ * would put it on the wire. A test run's emails (connectors/simulate.ts) are built this way and never sent.
+ */
+export function inMemoryMailTransport() {
+  return nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "unix" });
+}
