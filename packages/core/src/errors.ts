@@ -27,7 +27,7 @@ export class NotFoundError extends HoldfastError {
 
 export class NoPublishedVersionError extends HoldfastError {
   constructor(automation: string) {
-    super("no_published_version", `automation ${automation} has no published version`);
+    super("no_published_version", `automation "${automation}" is a draft: publish it first (Publish in its editor); deliveries are refused until it is published`);
   }
 }
 

@@ -12,7 +12,7 @@ export { startRun, type StartOptions, type StartOutcome, type StartRequest, Unpa
 export { deliveryContentType, deliveryStatus, recordRefusedDelivery, refusalReason, type DeliveryFacts } from "./start/deliveries";
 export { deliveriesKept, triggerDeliveriesList, type DeliveryOutcome, type DeliveryView } from "./sql/trigger-deliveries";
 export { automationsSampleInput, automationsSetSampleFromDelivery } from "./sql/automations";
-export { MissingStartKeyError, canonicalJson, resolveStartKey } from "./start/start-key";
+export { MissingStartKeyError, canonicalJson, defaultDuplicateWindowHours, planStartKey, resolveStartKey, type TriggerMode } from "./start/start-key";
 export { SignatureError, signPayload, signatureToleranceSeconds, verifySignature } from "./start/signature";
 export { authenticateTrigger, operatorAuth, type StartAuth } from "./start/trigger-auth";
 export {
@@ -229,6 +229,7 @@ export {
   automationsHeaderInOrgs,
   automationsListWithLatest,
   automationsStatuses,
+  automationsForFirstRequest,
   automationsTriggerOf,
   automationsWithPublishedVersions,
 } from "./sql/automations";

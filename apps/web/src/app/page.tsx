@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { z } from "zod";
 import { db } from "../server/db";
+import { type FirstRequest, firstRequest } from "../server/first-request";
 import { automationsFor, displayStatuses, listRuns } from "../server/runs";
 import { requireUser } from "../server/session";
 import { orUnavailable, unavailable } from "../server/unavailable";
@@ -8,10 +9,48 @@ import { Unavailable } from "./unavailable";
 import { viewerClock } from "../server/viewer-zone";
 import { At, StatusBadge } from "./ui";
 import { ViewerZone } from "./viewer-zone";
+import { CopyText } from "./copy-text";
 
 export const dynamic = "force-dynamic";
 
-const demoCurl = `curl -X POST http://localhost:3000/api/hooks/demo/demo-follow-up -H 'content-type: application/json' -H 'webhook-id: evt_1' -d '{"id":"evt_1","plan":"pro","email":"maya@example.com"}'`;
+/** The empty runs list's first instruction: a request that starts a run of one of the organisation's automations. */
+function FirstRun({ first }: { first: FirstRequest }) {
+  if (first.kind === "none") {
+    return (
+      <div className="empty" data-first-request="none">
+        <p className="muted">No runs yet, and no automation to start one.</p>
+        {first.canCreate ? <Link href="/automations">Create an automation</Link> : <p className="muted">Ask an owner or editor to create an automation.</p>}
+      </div>
+    );
+  }
+  const editor = `/automations/${first.automationId}?org=${first.orgSlug}`;
+  const draft = first.published ? null : (
+    <p className="muted small">
+      {first.name} is a draft: <Link href={editor}>publish it</Link> first, until then deliveries are refused.
+    </p>
+  );
+  if (first.kind === "panel") {
+    return (
+      <div className="empty" data-first-request={first.why}>
+        <p className="muted">
+          No runs yet.{" "}
+          {first.why === "signed"
+            ? `${first.name}'s sender signs each request with its secret: its trigger panel has the URL and the secret to set up the sender.`
+            : `${first.name} starts a run when its form tool posts to its URL: an owner or editor can copy the URL from its trigger panel.`}
+        </p>
+        <Link href={editor}>Open {first.name}'s trigger</Link>
+        {draft}
+      </div>
+    );
+  }
+  return (
+    <div className="empty" data-first-request="request">
+      <p className="muted">No runs yet. This request posts a form submission to {first.name} and starts a run (your form tool posts the same way):</p>
+      <CopyText text={first.curl} label="Copy request" />
+      {draft}
+    </div>
+  );
+}
 
 const filters = z.object({
   automation: z.string().max(100).regex(/^[a-z0-9-]*$/).optional().catch(undefined),
@@ -35,6 +74,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   if (lists === unavailable) return <Unavailable />;
   const [runs, automations] = lists;
   const filtered = Boolean(f.automation || f.version || f.status || f.contact);
+  const first = runs.length === 0 && !filtered ? await orUnavailable(() => firstRequest(db, user.memberships)) : null;
+  if (first === unavailable) return <Unavailable />;
   // Times in the viewer's zone (their browser's, told by a cookie), UTC until it is known.
   const { zone, clock } = await viewerClock();
   return (
@@ -79,10 +120,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         filtered ? (
           <p className="empty muted">No runs match these filters.</p>
         ) : (
-          <div className="empty">
-            <p className="muted">No runs yet. Start one by sending the trigger's webhook, for the demo:</p>
-            <code className="block">{demoCurl}</code>
-          </div>
+          first && <FirstRun first={first} />
         )
       ) : (
         <table className="runs">

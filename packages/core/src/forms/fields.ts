@@ -28,6 +28,8 @@ export type Widget =
   | { type: "zone" }
   /** A dotted path into the trigger's payload ("input.contact.timezone"), picked from the sample payload. */
   | { type: "payload-path"; prefix: "input." | "" }
+  /** The payload's field that tells submissions apart: the common id fields detected in the sample come first. */
+  | { type: "id-field" }
   /** Another step of this graph, by id, optionally of some kinds only. */
   | { type: "step"; kinds?: string[] }
   /** The wait rule, written as a sentence with its next due instants previewed. */

@@ -7,6 +7,7 @@ export { conditionSentence, opWords, type Condition } from "./branch";
 export { ruleWords, zoneWords } from "./wait";
 export { durationWords, listWords, weekdayNames } from "./words";
 export { nodeId } from "./ids";
+export { commonIdFields, detectIdFields } from "./id-fields";
 export { isValidZone, type WaitRule } from "./wait-rule";
 export { type Flow, type FlowGraph, flowOf } from "./flow";
 export { payloadPaths, type Variable, variablesAt } from "./variables";

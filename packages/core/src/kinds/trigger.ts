@@ -8,6 +8,11 @@ export const triggerConfig = z
     eventIdField: z.string().min(1).max(200).optional(),
     /** Fall back to a hash of the payload: two identical submissions then collapse into one run. */
     payloadHashFallback: z.boolean().default(false),
+    /**
+     * Identical submissions (no webhook-id, no event id): the same run only within this many hours of the first one
+     * with that content (decided by the database clock); 0: every submission starts a new run. Absent: 24 hours.
+     */
+    duplicateWindowHours: z.number().min(0).max(8760).optional(),
     /** Dotted path to the contact's email in the body: the run's contact is resolved (or created) from it. */
     contactEmailField: z.string().min(1).max(200).default("email"),
     /** Dotted path to the contact's IANA time zone, kept on a new contact. */
@@ -24,19 +29,25 @@ export const trigger = defineInlineKind({
   group: "Start",
   inline: true,
   config: triggerConfig,
-  defaults: { eventIdField: "id", payloadHashFallback: false, contactEmailField: "email" },
+  defaults: { eventIdField: "id", payloadHashFallback: false, duplicateWindowHours: 24, contactEmailField: "email" },
   fields: [
     {
       name: "eventIdField",
       label: "Event id field",
-      help: "Deliveries with a webhook-id header are told apart by it. Without one, this field of the body names the event: a second delivery with the same value returns the first run instead of starting another. Empty: a delivery without webhook-id is refused (or hashed, below).",
-      widget: { type: "payload-path", prefix: "" },
+      help: "A field your form tool fills with a new value for each submission (such as id, submission_id or response_id). A second delivery with the same value is the same submission sent again: it gets the first run, nobody gets a second email. When a delivery has no such value, identical submissions are compared instead (below).",
+      widget: { type: "id-field" },
     },
     {
       name: "payloadHashFallback",
       label: "Treat identical submissions as one",
-      help: "When neither a webhook-id header nor the event id field is there, identical bodies start one run (a person submitting the same form twice gets one email). Off: such deliveries are refused, so nothing is started twice by accident.",
+      help: "For signed senders (a form tool's URL with its token always does this): when a delivery has neither a webhook-id header nor the id field, identical submissions start one run. Off: such signed deliveries are refused, so nothing is started twice by accident.",
       widget: { type: "boolean" },
+    },
+    {
+      name: "duplicateWindowHours",
+      label: "Identical submissions count as one for (hours)",
+      help: "An identical submission within 24 hours (or the hours set here) is the same lead: it gets the first run, nobody gets a second email. After that it starts a new run. Set 0 hours to treat every submission as new.",
+      widget: { type: "number", min: 0, max: 8760, step: 1, unit: "hours" },
     },
     {
       name: "contactEmailField",
@@ -55,5 +66,5 @@ export const trigger = defineInlineKind({
   outputs: null,
   output: [],
   summary: (c) =>
-    `Webhook; duplicates by webhook-id${c.eventIdField ? `, else ${c.eventIdField}` : ""}${c.payloadHashFallback ? ", else identical body" : ""}`,
+    `Webhook; duplicates by webhook-id${c.eventIdField ? `, else ${c.eventIdField}` : ""}, else identical submission${c.duplicateWindowHours === 0 ? "s never (each is new)" : ` within ${c.duplicateWindowHours ?? 24} h`}`,
 });

@@ -233,9 +233,12 @@ export function automationsListWithLatest(
 export function automationsStatuses(
   db: Db | Tx,
   orgId: string,
-): Promise<{ id: string; status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null }[]> {
-  return db.$queryRaw<{ id: string; status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null }[]>`
-    SELECT id, status, pause_mode AS "pauseMode", pause_runs AS "pauseRuns" FROM automations WHERE org_id = ${orgId}`;
+): Promise<{ id: string; status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null; published: boolean }[]> {
+  // published: a version was ever published (else the automation is a Draft: deliveries are refused with 409).
+  return db.$queryRaw<{ id: string; status: AutomationStatus; pauseMode: PauseMode | null; pauseRuns: PauseRuns | null; published: boolean }[]>`
+    SELECT a.id, a.status, a.pause_mode AS "pauseMode", a.pause_runs AS "pauseRuns",
+           EXISTS (SELECT 1 FROM automation_versions v WHERE v.org_id = a.org_id AND v.automation_id = a.id AND v.published_at IS NOT NULL) AS published
+    FROM automations a WHERE a.org_id = ${orgId}`;
 }
 
 /** The automation's slug and trigger authentication mode. */
@@ -263,4 +266,22 @@ export function automationsWithPublishedVersions(db: Db | Tx, orgIds: string[]):
     FROM automations a JOIN automation_versions v ON v.automation_id = a.id
     WHERE a.org_id = ANY(${orgIds}::text[]) AND v.published_at IS NOT NULL
     GROUP BY a.slug, a.name ORDER BY a.name`;
+}
+
+/**
+ * The automation a first request is best shown for (the runs page's empty state): of the organisations', one not
+ * archived, published before a draft, a form tool's URL (its request needs no signature) before a signed one.
+ */
+export async function automationsForFirstRequest(
+  db: Db | Tx,
+  orgIds: string[],
+): Promise<{ id: string; orgId: string; slug: string; name: string; triggerAuth: "signed" | "url_token"; published: boolean } | undefined> {
+  const rows = await db.$queryRaw<{ id: string; orgId: string; slug: string; name: string; triggerAuth: "signed" | "url_token"; published: boolean }[]>`
+    SELECT a.id, a.org_id AS "orgId", a.slug, a.name, a.trigger_auth AS "triggerAuth",
+           EXISTS (SELECT 1 FROM automation_versions v WHERE v.org_id = a.org_id AND v.automation_id = a.id AND v.published_at IS NOT NULL) AS published
+    FROM automations a
+    WHERE a.org_id = ANY(${orgIds}::text[]) AND a.status <> 'archived'
+    ORDER BY published DESC, (a.trigger_auth = 'url_token') DESC, a.created_at DESC, a.id
+    LIMIT 1`;
+  return rows[0];
 }

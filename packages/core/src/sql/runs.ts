@@ -39,6 +39,29 @@ export async function runsInsertIfNew(
 }
 
 /**
+ * An identical-submission start (start-key.ts planStartKey with a window): the newest generation of `baseKey`
+ * (`baseKey`, `baseKey:2`, ...) is the same run while it started less than `windowHours` ago by the database clock;
+ * otherwise the next generation is inserted. Each generation is a start key like any other, so two identical
+ * deliveries at once still start one run (the second waits on the first's row, then finds it fresh).
+ */
+export async function runsInsertWithinWindow(
+  tx: Tx,
+  run: { orgId: string; automationId: string; versionId: string; input: unknown; contactId?: string | null },
+  baseKey: string,
+  windowHours: number,
+): Promise<{ id: string; inserted: boolean; startKey: string }> {
+  for (let generation = 1; ; generation++) {
+    const startKey = generation === 1 ? baseKey : `${baseKey}:${generation}`;
+    const found = await runsInsertIfNew(tx, { ...run, startKey });
+    if (found.inserted) return { ...found, startKey };
+    const fresh = await tx.$queryRaw<{ fresh: boolean }[]>`
+      SELECT created_at > now() - make_interval(secs => ${windowHours * 3600}::float8) AS fresh
+      FROM runs WHERE org_id = ${run.orgId} AND id = ${found.id}`;
+    if (fresh[0]?.fresh) return { ...found, startKey };
+  }
+}
+
+/**
  * A repeat of a run's start key (holdfast_run_duplicate): counted on the run (duplicate_deliveries,
  * last_duplicate_at); only the first few repeats get a run.duplicate_start row, so a provider retrying or someone
  * replaying a request cannot grow the timeline without bound. Returns the run's count of repeats so far.

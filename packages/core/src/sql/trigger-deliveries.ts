@@ -159,16 +159,19 @@ export interface DeliveryView {
   runId: string | null;
   contentType: string | null;
   bodyBytes: number | null;
+  /** When the delivery's run started (a repeated delivery names the first one's time). */
+  runStartedAt: Date | null;
 }
 
 /** The automation's newest deliveries, newest first. */
 export function triggerDeliveriesList(tx: Tx, orgId: string, automationId: string, limit: number): Promise<DeliveryView[]> {
   return tx.$queryRaw<DeliveryView[]>`
-    SELECT id, received_at AS "receivedAt", outcome, status, reason, start_key AS "startKey", webhook_id AS "webhookId",
-           run_id AS "runId", content_type AS "contentType", body_bytes AS "bodyBytes"
-    FROM trigger_deliveries
-    WHERE org_id = ${orgId} AND automation_id = ${automationId}
-    ORDER BY seq DESC
+    SELECT d.id, d.received_at AS "receivedAt", d.outcome, d.status, d.reason, d.start_key AS "startKey", d.webhook_id AS "webhookId",
+           d.run_id AS "runId", d.content_type AS "contentType", d.body_bytes AS "bodyBytes", r.created_at AS "runStartedAt"
+    FROM trigger_deliveries d
+    LEFT JOIN runs r ON r.org_id = d.org_id AND r.id = d.run_id
+    WHERE d.org_id = ${orgId} AND d.automation_id = ${automationId}
+    ORDER BY d.seq DESC
     LIMIT ${limit}`;
 }
 

@@ -18,14 +18,14 @@ import { rowsAtStart } from "../apply/inline";
 import { newRunId } from "../apply/rows";
 import { walkStarted } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
-import { contactsResolve, runsInsertIfNew, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
+import { contactsResolve, runsInsertIfNew, runsInsertWithinWindow, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
 import { testRunsInsert } from "../sql/test-runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { triggerPayload } from "./payload";
 import { contactOf } from "./contact-of";
-import { resolveStartKey } from "./start-key";
+import { planStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
 import { type SignedHeaders, signatureToleranceSeconds } from "./signature";
 import { StartTargetCache } from "./target-cache";
@@ -202,11 +202,15 @@ async function startFrom(
 
   // (A kept target's version may be gone with its automation: the caller reads again, and the fresh answer says so.)
   const graph = await startGraphs.get(db, target.orgId, versionId);
-  const startKey = request.test
-    ? `${target.automationId}:test:${randomUUID()}`
+  const plan = request.test
+    ? { key: `${target.automationId}:test:${randomUUID()}` }
     : request.rerun
-      ? `${target.automationId}:rerun:${request.rerun.of}:${request.rerun.requestKey}`
-      : resolveStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body });
+      ? { key: `${target.automationId}:rerun:${request.rerun.of}:${request.rerun.requestKey}` }
+      : planStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body }, target.triggerAuth);
+  const startKey = plan.key;
+  // An identical-submission key with a window: which generation is the run is the database's to decide, in the
+  // engine's transaction (runsInsertWithinWindow).
+  const windowHours = plan.windowHours;
   const contact = contactOf(triggerOf(graph).config, body);
   const eventData = {
     startKey,
@@ -246,9 +250,13 @@ async function startFrom(
   // the run.
   const startInTx = async (tx: Tx, as: { test?: (runId: string) => Promise<void> } = {}) => {
     const contactId = contact && !as.test ? await contactsResolve(tx, run.orgId, contact.email, null) : null;
-    const inserted = await runsInsertIfNew(tx, { ...run, contactId });
-    if (inserted.inserted) await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data: eventData }]);
-    else await runsRecordDuplicate(tx, run.orgId, inserted.id, eventData);
+    const inserted =
+      windowHours === undefined
+        ? { ...(await runsInsertIfNew(tx, { ...run, contactId })), startKey }
+        : await runsInsertWithinWindow(tx, { ...run, contactId }, startKey, windowHours);
+    const data = { ...eventData, startKey: inserted.startKey };
+    if (inserted.inserted) await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data }]);
+    else await runsRecordDuplicate(tx, run.orgId, inserted.id, data);
     if (inserted.inserted && !as.test) await moveContact(tx, inserted.id, contactId);
     if (inserted.inserted && as.test) await as.test(inserted.id);
     // A held start re-reads the automation under a share lock: a Resume that committed since the read above must
@@ -268,7 +276,7 @@ async function startFrom(
         outcome: inserted.inserted ? ("accepted" as const) : ("duplicate" as const),
         status: inserted.inserted ? delivery.status.accepted : delivery.status.duplicate,
         reason: null,
-        startKey,
+        startKey: inserted.startKey,
         webhookId: delivery.webhookId,
         runId: inserted.id,
         contentType: delivery.contentType,
@@ -282,7 +290,7 @@ async function startFrom(
 
   let started: { runId: string; inserted: boolean };
   let announce: (() => void) | undefined;
-  const oneStatement = rows !== null && !hold && !request.test && !request.rerun;
+  const oneStatement = rows !== null && !hold && !request.test && !request.rerun && windowHours === undefined;
   if (kept && !oneStatement) return null; // only the one statement checks a kept target
   if (request.test) {
     const test = request.test;

@@ -6,7 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
-import { LifecycleBadge } from "./[id]/lifecycle";
+import { draftWords, LifecycleBadge, shownStatus } from "./[id]/lifecycle";
 
 export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit: boolean }) {
   const trpc = useTRPC();
@@ -99,8 +99,8 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
                 </td>
                 <td>
                   <LifecycleBadge
-                    status={status}
-                    title={status === "paused" ? `deliveries: ${st?.pauseMode === "hold" ? "accepted and held" : "refused with 503, retried later"}; running runs: ${st?.pauseRuns === "hold" ? "held" : "continue"}` : undefined}
+                    status={shownStatus(status, st?.published)}
+                    title={shownStatus(status, st?.published) === "draft" ? draftWords : status === "paused" ? `deliveries: ${st?.pauseMode === "hold" ? "accepted and held" : "refused with 503, retried later"}; running runs: ${st?.pauseRuns === "hold" ? "held" : "continue"}` : undefined}
                   />{" "}
                   {canEdit && status === "active" && (
                     <button type="button" className="small" onClick={() => act(a.id, a.name, { action: "pause", mode: "refuse", runs: "continue" }, "paused (new deliveries are refused with 503 and Retry-After, so senders retry later; running runs continue). The editor has the other pause choices.")}>

@@ -1,6 +1,6 @@
 "use client";
 
-import { type Condition, durationWords, type FieldSpec, opWords, payloadPaths, type Variable, weekdayNames } from "@holdfast/core/kinds";
+import { type Condition, commonIdFields, detectIdFields, durationWords, type FieldSpec, opWords, payloadPaths, type Variable, weekdayNames } from "@holdfast/core/kinds";
 import { useEffect, useRef, useState } from "react";
 import { VariablePicker } from "./variable-picker";
 
@@ -331,6 +331,32 @@ export function PayloadPathWidget(props: WidgetProps<string | undefined>) {
   const paths = payloadPaths(props.ctx.sample, "input").map((p) => ({ value: w.prefix === "input." ? p.path : p.path.slice("input.".length), hint: p.example }));
   const placeholder = paths.length ? "Pick a field of the payload" : w.prefix === "input." ? "input.timezone" : "email";
   return <SuggestInput {...props} placeholder={placeholder} options={paths} />;
+}
+
+/**
+ * The payload's field that tells submissions apart: the common id fields the sample has come first (with their
+ * value), then the other common names; any path can be typed. Below, in words, what the sample says.
+ */
+export function IdFieldWidget(props: WidgetProps<string | undefined>) {
+  const detected = detectIdFields(props.ctx.sample);
+  const options = [
+    ...detected.map((d) => ({ value: d.path, hint: `in your sample: ${d.example}` })),
+    ...commonIdFields.filter((f) => !detected.some((d) => d.path === f)).map((f) => ({ value: f })),
+  ];
+  const words =
+    props.ctx.sample === null || props.ctx.sample === undefined
+      ? "No sample yet: once a submission arrives, the id fields it has are listed first."
+      : detected.length > 0
+        ? `Your sample has ${detected.map((d) => d.path).join(", ")}: choose the one your form tool sets anew for each submission.`
+        : "Your sample has none of the usual id fields: identical submissions are compared instead (below).";
+  return (
+    <>
+      <SuggestInput {...props} placeholder="id, submission_id, response_id…" options={options} />
+      <span className="small muted" data-id-fields={detected.map((d) => d.path).join(",")}>
+        {words}
+      </span>
+    </>
+  );
 }
 
 /** Another step of this automation. */

@@ -6,12 +6,22 @@ import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { SubmitButton } from "../../submit-button";
 
 type Status = "active" | "paused" | "archived";
+/** What the badge shows: an automation never published is a Draft, whatever its status. */
+type Shown = Status | "draft";
 
-const badgeClass: Record<Status, string> = { active: "badge-done", paused: "badge-waiting", archived: "badge-cancelled" };
-const label: Record<Status, string> = { active: "Active", paused: "Paused", archived: "Archived" };
+const badgeClass: Record<Shown, string> = { draft: "badge-ready", active: "badge-done", paused: "badge-waiting", archived: "badge-cancelled" };
+const label: Record<Shown, string> = { draft: "Draft", active: "Active", paused: "Paused", archived: "Archived" };
+
+/** A never-published automation, active or paused, is shown as a Draft (an archived one stays Archived). */
+export function shownStatus(status: Status, published: boolean | undefined): Shown {
+  return published === false && status !== "archived" ? "draft" : status;
+}
+
+/** Said next to a Draft badge: what a delivery gets and what to do. */
+export const draftWords = "Draft: not published yet; deliveries are refused until you publish.";
 
 /** The automation's status as a badge (the list and the editor bar). */
-export function LifecycleBadge({ status, title }: { status: Status; title?: string }) {
+export function LifecycleBadge({ status, title }: { status: Shown; title?: string }) {
   return (
     <span className={`badge ${badgeClass[status]}`} data-lifecycle={status} title={title}>
       {label[status]}
@@ -70,9 +80,9 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
   return (
     <section className="card lifecycle" aria-label="Automation status" data-status={s.status}>
       <div className="filters" style={{ marginBottom: 0, alignItems: "center" }}>
-        <LifecycleBadge status={s.status} />
+        <LifecycleBadge status={shownStatus(s.status, s.published)} />
         <span className="small" data-lifecycle-words="1">
-          {s.words}
+          {shownStatus(s.status, s.published) === "draft" ? draftWords : s.words}
         </span>
         {canEdit && s.status === "active" && (
           <button type="button" onClick={() => setPanel(panel === "pause" ? "none" : "pause")}>

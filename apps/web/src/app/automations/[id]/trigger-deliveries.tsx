@@ -11,10 +11,31 @@ const refreshMs = 4_000;
 
 const outcomeBadge = { accepted: "badge-completed", duplicate: "badge-waiting", refused: "badge-failed" } as const;
 
+type SameBy = "webhook_id" | "id_field" | "identical" | "new" | null;
+
+const clock = (at: Date | string) => new Date(at).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+
 /** What happened, in plain words (a refusal's reason is already a sentence from the server). */
-function describe(d: { outcome: "accepted" | "duplicate" | "refused"; reason: string | null }): string {
-  if (d.outcome === "accepted") return "Started a run.";
-  if (d.outcome === "duplicate") return "Same event as an earlier delivery: answered with that run, nothing started.";
+export function describe(d: {
+  outcome: "accepted" | "duplicate" | "refused";
+  reason: string | null;
+  sameBy?: SameBy;
+  sameValue?: string | null;
+  runStartedAt?: Date | string | null;
+}): string {
+  if (d.outcome === "accepted") return d.sameBy === "new" ? "Started a run (every submission is treated as new)." : "Started a run.";
+  if (d.outcome === "duplicate") {
+    const as = d.runStartedAt ? ` as ${clock(d.runStartedAt)}` : " as an earlier delivery";
+    const how =
+      d.sameBy === "identical"
+        ? "identical form"
+        : d.sameBy === "id_field"
+          ? `same id ${d.sameValue ?? ""}`.trim()
+          : d.sameBy === "webhook_id"
+            ? "sent again by the sender"
+            : "same event";
+    return `Same submission${as} (${how}): answered with its run, nothing started, nobody gets a second email.`;
+  }
   return d.reason ? `Refused: ${d.reason}.` : "Refused.";
 }
 
@@ -78,12 +99,16 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
                       </time>
                     </div>
                     <div className="delivery-reason">{describe(d)}</div>
-                    {(d.startKey || d.webhookId || d.contentType) && (
+                    {(d.webhookId || d.contentType) && (
                       <div className="muted wrap">
-                        {[d.startKey ?? (d.webhookId ? `webhook-id ${d.webhookId}` : null), d.contentType, d.bodyBytes !== null ? `${d.bodyBytes} bytes` : null]
-                          .filter(Boolean)
-                          .join(" · ")}
+                        {[d.webhookId ? `webhook-id ${d.webhookId}` : null, d.contentType, d.bodyBytes !== null ? `${d.bodyBytes} bytes` : null].filter(Boolean).join(" · ")}
                       </div>
+                    )}
+                    {d.startKey && (
+                      <details className="muted small">
+                        <summary>Details</summary>
+                        <span className="mono wrap">start key {d.startKey}</span>
+                      </details>
                     )}
                     {(d.runId || (d.outcome === "accepted" && canEdit)) && (
                       <div className="row">

@@ -67,6 +67,11 @@ export function TriggerSettings({
           URL (POST JSON or form data)
           <input name="trigger-url" readOnly value={t.credential || t.mode === "signed" ? t.url : `${t.url}/…`} onFocus={(e) => e.target.select()} />
         </label>
+        <p className="small" data-duplicates={t.mode}>
+          {t.mode === "url_token"
+            ? "Every form post starts a run, no special header needed. A submission sent twice starts no second run: one with the same id field (Event id field below) is the same submission; without an id, an identical submission within 24 hours (or the hours set below) is the same lead: it gets the first run, nobody gets a second email. Set 0 hours to treat every submission as new."
+            : "A delivery sent again with the same webhook-id header is the same event: it gets the first run, nobody gets a second email. Without that header, the Event id field below tells deliveries apart."}
+        </p>
         {t.credential ? (
           <>
             <div className="row">

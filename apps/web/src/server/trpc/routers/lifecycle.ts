@@ -1,4 +1,4 @@
-import { automationsStatuses } from "@holdfast/core";
+import { automationVersionsHasPublished, automationsStatuses } from "@holdfast/core";
 import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core/lifecycle";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
@@ -29,8 +29,11 @@ export const lifecycle = router({
   get: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
     await ownAutomation(ctx.db, ctx.org.id, input.automationId);
     const { state, history } = await lifecycleOf(ctx.db, ctx.org.id, input.automationId);
+    // Never published: a Draft (deliveries are refused with 409 until the first Publish), whatever its status says.
+    const published = await automationVersionsHasPublished(ctx.db, ctx.org.id, input.automationId);
     return {
       status: state.status,
+      published,
       pauseMode: state.pauseMode,
       pauseRuns: state.pauseRuns,
       since: state.statusChangedAt,

@@ -37,6 +37,16 @@ const testRunOptions = z.object({
  */
 const triggerMode = z.enum(["signed", "url_token"]);
 
+/** How a delivery's start key tells it apart: the sender's delivery id, the payload's id field, or its content. */
+function sameByOf(startKey: string | null): { sameBy: "webhook_id" | "id_field" | "identical" | "new" | null; sameValue: string | null } {
+  if (!startKey) return { sameBy: null, sameValue: null };
+  if (startKey.startsWith("wh:")) return { sameBy: "webhook_id", sameValue: startKey.slice(3) };
+  if (startKey.startsWith("ev:")) return { sameBy: "id_field", sameValue: startKey.slice(3) };
+  if (/^sha256:[0-9a-f]{64}:new:/.test(startKey)) return { sameBy: "new", sameValue: null };
+  if (startKey.startsWith("sha256:")) return { sameBy: "identical", sameValue: null };
+  return { sameBy: null, sameValue: null };
+}
+
 /** Rows the panel lists (the table keeps about 50 per automation). */
 const deliveriesShown = 20;
 
@@ -91,8 +101,12 @@ export const triggers = router({
   deliveries: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
     await automationOf(ctx.db, ctx.org.id, input.automationId);
     const rows = await triggerDeliveriesList(ctx.db, ctx.org.id, input.automationId, deliveriesShown);
-    // The start key without its automation prefix: what the sender sent (wh:<webhook-id>, ev:<field>, sha256:...).
-    return rows.map((r) => ({ ...r, startKey: r.startKey?.replace(/^aut_[0-9a-f]{32}:/, "") ?? null }));
+    // The start key without its automation prefix (wh:<webhook-id>, ev:<field>, sha256:...), shown under Details
+    // only; the page says in words how a repeat was recognised (`sameBy`, `sameValue`).
+    return rows.map((r) => {
+      const startKey = r.startKey?.replace(/^aut_[0-9a-f]{32}:/, "") ?? null;
+      return { ...r, startKey, ...sameByOf(startKey) };
+    });
   }),
   /** The sample payload (null: none yet). */
   sample: viewerProcedure.input(automationId).query(async ({ ctx, input }) => {
