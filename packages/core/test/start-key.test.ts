@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MissingStartKeyError, resolveStartKey } from "../src/start/start-key";
+import { detectIdFields } from "../src/kinds/id-fields";
+import { MissingStartKeyError, planStartKey, resolveStartKey } from "../src/start/start-key";
 import { signPayload, verifySignature } from "../src/start/signature";
 
 describe("start keys", () => {
@@ -19,6 +20,45 @@ describe("start keys", () => {
     const b = resolveStartKey("aut_1", { payloadHashFallback: true }, { webhookId: null, body: { b: [1, { d: 3, c: 2 }], a: 1 } });
     expect(a).toBe(b);
     expect(a).toMatch(/^aut_1:sha256:[0-9a-f]{64}$/);
+  });
+});
+
+describe("form intake (URL-token mode)", () => {
+  const form = { email: "maya@example.com", name: "Maya" };
+  const defaults = { eventIdField: "id", payloadHashFallback: false };
+
+  it("keys a post without webhook-id or id by its content, the same lead within 24 hours by default", () => {
+    const plan = planStartKey("aut_1", defaults, { webhookId: null, body: form }, "url_token");
+    expect(plan.key).toMatch(/^aut_1:sha256:[0-9a-f]{64}$/);
+    expect(plan.windowHours).toBe(24);
+    // The same submission, fields in another order: the same key; another submission: another key.
+    expect(planStartKey("aut_1", defaults, { webhookId: null, body: { name: "Maya", email: "maya@example.com" } }, "url_token").key).toBe(plan.key);
+    expect(planStartKey("aut_1", defaults, { webhookId: null, body: { ...form, name: "Max" } }, "url_token").key).not.toBe(plan.key);
+  });
+
+  it("uses the trigger's window, and window 0 gives every submission a key of its own", () => {
+    expect(planStartKey("aut_1", { ...defaults, duplicateWindowHours: 2 }, { webhookId: null, body: form }, "url_token").windowHours).toBe(2);
+    const a = planStartKey("aut_1", { ...defaults, duplicateWindowHours: 0 }, { webhookId: null, body: form }, "url_token");
+    const b = planStartKey("aut_1", { ...defaults, duplicateWindowHours: 0 }, { webhookId: null, body: form }, "url_token");
+    expect(a.windowHours).toBeUndefined();
+    expect(a.key).not.toBe(b.key);
+  });
+
+  it("prefers the webhook-id header, then the id field, over the content; signed mode still refuses without opt-in", () => {
+    expect(planStartKey("aut_1", defaults, { webhookId: "msg_1", body: { id: "e" } }, "url_token")).toEqual({ key: "aut_1:wh:msg_1" });
+    expect(planStartKey("aut_1", defaults, { webhookId: null, body: { id: 42, ...form } }, "url_token")).toEqual({ key: "aut_1:ev:42" });
+    expect(() => planStartKey("aut_1", defaults, { webhookId: null, body: form }, "signed")).toThrow(MissingStartKeyError);
+    expect(planStartKey("aut_1", { ...defaults, payloadHashFallback: true }, { webhookId: null, body: form }, "signed").windowHours).toBe(24);
+  });
+
+  it("detects the common id fields a sample has, with their values", () => {
+    expect(detectIdFields({ submission_id: "s_1", email: "x@y", token: "", entry_id: 7 })).toEqual([
+      { path: "submission_id", example: "s_1" },
+      { path: "entry_id", example: "7" },
+    ]);
+    expect(detectIdFields({ form_response: { token: "tf_1" } }).map((d) => d.path)).toEqual(["form_response.token"]);
+    expect(detectIdFields({ email: "x@y" })).toEqual([]);
+    expect(detectIdFields(null)).toEqual([]);
   });
 });
 

@@ -329,7 +329,7 @@ async function startFrom(
       }
       return s;
     });
-  } else if (rows && !hold) {
+  } else if (rows && oneStatement) {
     const lanes = readyLanes(rows.outbox);
     const wake = options.wake && lanes.length > 0 && options.wake.connected ? options.wake : undefined;
     const readyWake = wake ? "bus" : "notify";
