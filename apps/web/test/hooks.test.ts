@@ -186,7 +186,8 @@ describe("POST /api/hooks/:org/:automation", () => {
   });
 
   it("answers 409 for an automation without a published version", async () => {
-    await refused(409, "no_published_version", () => hook("demo", "draft", post("demo/draft", body, { "webhook-id": "e1" })));
+    const res = await refused(409, "no_published_version", () => hook("demo", "draft", post("demo/draft", body, { "webhook-id": "e1" })));
+    expect(res.json.error?.message).toMatch(/is a draft: publish it first/);
   });
 
   it("refuses bodies over the limit with 413, by Content-Length and by the bytes actually sent", async () => {
@@ -216,8 +217,12 @@ describe("POST /api/hooks/:org/:automation", () => {
     expect((await hook("demo", "demo-follow-up", post("demo/demo-follow-up", fits))).status).toBe(202);
   });
 
-  it("answers 400 when no start key can be found", async () => {
-    await refused(400, "missing_start_key", () => hook("demo", "no-key", post("demo/no-key", JSON.stringify({ plan: "pro" }))));
+  it("starts a form tool's post without webhook-id or id field: an identical one within the window is the same run", async () => {
+    const first = await hook("demo", "no-key", post("demo/no-key", JSON.stringify({ plan: "pro" })));
+    expect(first.status).toBe(202);
+    const again = await hook("demo", "no-key", post("demo/no-key", JSON.stringify({ plan: "pro" })));
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ runId: first.json.runId, duplicate: true });
     const ok = await hook("demo", "no-key", post("demo/no-key", JSON.stringify({ plan: "pro" }), { "webhook-id": "evt_nk" }));
     expect(ok.status).toBe(202);
   });
