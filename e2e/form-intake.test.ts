@@ -1,0 +1,196 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createAutomation, parseGraph, triggerSettings, upsertMember } from "@holdfast/core";
+import {
+  createTestDatabase,
+  createTestPrefix,
+  launchChromium,
+  publish,
+  repoRoot,
+  signInPage,
+  startWeb,
+  type TestDatabase,
+  testRedisUrl,
+  type WebServer,
+} from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Form intake through the built web app and a real database: a form tool's post (form-urlencoded, no webhook-id, no
+ * id field) to a URL-token trigger starts a run; the same submission within the window gets the same run, after it a
+ * new one; window 0 treats every submission as new; two identical posts at once start one run; a never-published
+ * automation answers 409 saying to publish first. In Chromium: the list shows "Draft", the deliveries say how a
+ * repeat was recognised (the key only under Details), and the runs page's empty state shows the real URL with its
+ * token. Screenshots: e2e/artifacts/form-intake*.png.
+ */
+let t: TestDatabase;
+let web: WebServer;
+const prefix = createTestPrefix();
+const password = "correct horse battery";
+const artifacts = join(repoRoot, "e2e/artifacts");
+const tokens = {} as Record<"leads" | "every" | "drafty" | "signup", string>;
+const ids = {} as Record<"acme" | "quiet" | "leads" | "drafty" | "signup", string>;
+const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+
+const graph = (trigger: Record<string, unknown>) =>
+  parseGraph({
+    nodes: [
+      { id: "t", kind: "trigger", config: trigger },
+      { id: "e", kind: "end" },
+    ],
+    edges: [{ from: "t", to: "e" }],
+  });
+
+/** A form tool's post: form-urlencoded fields, no webhook-id header. */
+const submit = async (org: string, automation: keyof typeof tokens, fields: Record<string, string>) => {
+  const res = await fetch(`${web.base}/api/hooks/${org}/${automation}/${tokens[automation]}`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(fields).toString(),
+  });
+  return { status: res.status, body: (await res.json()) as { runId?: string; duplicate?: boolean; error?: { code: string; message: string } } };
+};
+
+/** Words no page may show outside a Details disclosure. */
+const engineWords = ["start key", "sha256", "digest", "undefined", "[object Object]"];
+
+/** The page's text outside <details> disclosures (and scripts). */
+const shownText = (page: import("playwright-core").Page) =>
+  page.evaluate(() => {
+    const body = document.body.cloneNode(true) as HTMLElement;
+    for (const hidden of body.querySelectorAll("details, script, style, template")) hidden.remove();
+    return body.textContent ?? "";
+  });
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  t = await createTestDatabase();
+  const leads = await publish(t.db, graph({ eventIdField: "id" }), { org: "acme", automation: "leads", triggerAuth: "url_token" });
+  const every = await publish(t.db, graph({ eventIdField: "id", duplicateWindowHours: 0 }), { org: "acme", automation: "every", triggerAuth: "url_token" });
+  const signup = await publish(t.db, graph({ eventIdField: "id" }), { org: "quiet", automation: "signup", triggerAuth: "url_token" });
+  Object.assign(ids, { acme: leads.orgId, quiet: signup.orgId, leads: leads.automationId, signup: signup.automationId });
+  ids.drafty = (await t.db.$transaction((tx) => createAutomation(tx, { orgId: ids.acme, slug: "drafty", name: "Never published", triggerAuth: "url_token" }))).id;
+  tokens.leads = (await triggerSettings(t.db, ids.acme, ids.leads, "url_token")).urlToken;
+  tokens.every = (await triggerSettings(t.db, ids.acme, every.automationId, "url_token")).urlToken;
+  tokens.drafty = (await triggerSettings(t.db, ids.acme, ids.drafty, "url_token")).urlToken;
+  tokens.signup = (await triggerSettings(t.db, ids.quiet, ids.signup, "url_token")).urlToken;
+  await upsertMember(t.db, { orgId: ids.acme, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
+  await upsertMember(t.db, { orgId: ids.quiet, email: "quinn@quiet.test", name: "Quinn", password, role: "owner" });
+  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
+}, 300_000);
+
+afterAll(async () => {
+  await web?.stop();
+  await prefix.clear();
+  await t?.drop();
+});
+
+describe("a form post without an id header", () => {
+  const maya = { email: "maya@example.com", name: "Maya", company: "Acme" };
+
+  it("starts a run (202); the same submission again gets the same run (200); after the window a new one", async () => {
+    const first = await submit("acme", "leads", maya);
+    expect(first.status).toBe(202);
+    expect(first.body.duplicate).toBe(false);
+    const [run] = await q("SELECT input, status FROM runs WHERE id = $1", [first.body.runId]);
+    expect(run.input).toEqual(maya);
+
+    const again = await submit("acme", "leads", { name: "Maya", company: "Acme", email: "maya@example.com" });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ runId: first.body.runId, duplicate: true });
+
+    // Another lead is another run.
+    const other = await submit("acme", "leads", { ...maya, email: "max@example.com" });
+    expect(other.status).toBe(202);
+    expect(other.body.runId).not.toBe(first.body.runId);
+
+    // The first run started 25 hours ago by the database clock: the 24-hour window is over.
+    await q("UPDATE runs SET created_at = created_at - interval '25 hours' WHERE id = $1", [first.body.runId]);
+    const later = await submit("acme", "leads", maya);
+    expect(later.status).toBe(202);
+    expect(later.body.runId).not.toBe(first.body.runId);
+    expect((await submit("acme", "leads", maya)).body).toMatchObject({ runId: later.body.runId, duplicate: true });
+  });
+
+  it("uses the form's id field when it sends one", async () => {
+    const a = await submit("acme", "leads", { ...maya, id: "sub_77" });
+    const b = await submit("acme", "leads", { ...maya, id: "sub_77", name: "Maya B." });
+    expect([a.status, b.status]).toEqual([202, 200]);
+    expect(b.body.runId).toBe(a.body.runId);
+  });
+
+  it("starts exactly one run for two identical posts sent at the same time", async () => {
+    const race = { email: "rae@example.com", name: "Rae", note: `race-${Date.now()}` };
+    const answers = await Promise.all([submit("acme", "leads", race), submit("acme", "leads", race)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 202]);
+    expect(answers[0].body.runId).toBe(answers[1].body.runId);
+    const [{ n }] = await q("SELECT count(*)::int AS n FROM runs WHERE automation_id = $1 AND input->>'note' = $2", [ids.leads, race.note]);
+    expect(n).toBe(1);
+  });
+
+  it("with window 0 starts a new run for every submission", async () => {
+    const a = await submit("acme", "every", maya);
+    const b = await submit("acme", "every", maya);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(a.body.runId).not.toBe(b.body.runId);
+  });
+
+  it("to a never-published automation answers 409 with a sentence saying to publish first, and starts nothing", async () => {
+    const res = await submit("acme", "drafty", maya);
+    expect(res.status).toBe(409);
+    expect(res.body.error?.message).toBe('automation "drafty" is a draft: publish it first (Publish in its editor); deliveries are refused until it is published');
+    const [{ n }] = await q("SELECT count(*)::int AS n FROM runs WHERE automation_id = $1", [ids.drafty]);
+    expect(n).toBe(0);
+  });
+});
+
+describe("in Chromium", () => {
+  it("the list shows Draft, the deliveries say 'identical form' in words, the empty runs page shows the real URL with its token", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await signInPage(page, web.base, "olivia@acme.test", password);
+      await page.goto(`${web.base}/automations?org=acme`);
+      const drafty = page.locator('tr[data-automation="drafty"] [data-lifecycle]');
+      await expect.poll(() => drafty.textContent()).toBe("Draft");
+      expect(await page.locator('tr[data-automation="leads"] [data-lifecycle]').textContent()).toBe("Active");
+      await page.screenshot({ path: join(artifacts, "form-intake-list.png"), fullPage: true });
+
+      await page.goto(`${web.base}/automations/${ids.drafty}?org=acme`);
+      await expect.poll(() => page.locator("[data-lifecycle-words]").textContent()).toBe("Draft: not published yet; deliveries are refused until you publish.");
+      expect(await page.locator(".lifecycle [data-lifecycle]").textContent()).toBe("Draft");
+
+      await page.goto(`${web.base}/automations/${ids.leads}?org=acme`);
+      await page.locator('[data-node="t"]').click();
+      const log = page.locator('section[aria-label="recent deliveries"]');
+      await expect.poll(async () => (await log.locator('tr[data-outcome="duplicate"]').first().textContent()) ?? "").toMatch(/Same submission as .+ \((identical form|same id sub_77)\)/);
+      expect(await log.textContent()).toContain("(identical form)");
+      expect(await page.locator("[data-duplicates]").textContent()).toContain("an identical submission within 24 hours");
+      const text = await shownText(page);
+      for (const word of engineWords) expect(text).not.toContain(word);
+      await page.screenshot({ path: join(artifacts, "form-intake-deliveries.png"), fullPage: true });
+
+      // Quinn's organisation has an automation and no run yet: the runs page shows a request to its real URL.
+      const quiet = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await signInPage(quiet, web.base, "quinn@quiet.test", password);
+      await quiet.goto(`${web.base}/`);
+      const request = quiet.locator('[data-first-request="request"] [data-copy-text]');
+      const curl = (await request.textContent()) ?? "";
+      expect(curl).toContain(`${web.base}/api/hooks/quiet/signup/${tokens.signup}`);
+      expect(curl).not.toContain("localhost:3000");
+      const quietText = await shownText(quiet);
+      for (const word of engineWords) expect(quietText).not.toContain(word);
+      await quiet.screenshot({ path: join(artifacts, "form-intake-runs-empty.png"), fullPage: true });
+
+      // The request shown works as it is: the same fields posted to that URL start a run.
+      const url = /'(http[^']+)'/.exec(curl)?.[1] as string;
+      const fields = /-d '([^']+)'/.exec(curl)?.[1] as string;
+      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: fields });
+      expect(res.status).toBe(202);
+      await quiet.reload();
+      await expect.poll(() => quiet.locator("tr[data-run]").count()).toBe(1);
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+});
