@@ -6,7 +6,7 @@ export const triggerConfig = z
   .object({
     /** Dotted path into the JSON body naming the provider's event id; used when no webhook-id header is sent. */
     eventIdField: z.string().min(1).max(200).optional(),
-    /** Fall back to a hash of the payload: two identical submissions then collapse into one run. */
+    /** Signed senders: fall back to identical submissions (below) when there is no id. URL-token triggers always do. */
     payloadHashFallback: z.boolean().default(false),
     /**
      * Identical submissions (no webhook-id, no event id): the same run only within this many hours of the first one
@@ -66,5 +66,5 @@ export const trigger = defineInlineKind({
   outputs: null,
   output: [],
   summary: (c) =>
-    `Webhook; duplicates by webhook-id${c.eventIdField ? `, else ${c.eventIdField}` : ""}, else identical submission${c.duplicateWindowHours === 0 ? "s never (each is new)" : ` within ${c.duplicateWindowHours ?? 24} h`}`,
+    `Webhook; a repeat is known by webhook-id${c.eventIdField ? ` or ${c.eventIdField}` : ""}${c.duplicateWindowHours === 0 ? "; other submissions are each new" : `, else an identical submission within ${c.duplicateWindowHours ?? 24} h`}`,
 });
