@@ -169,6 +169,7 @@ describe("in Chromium", () => {
       const text = await shownText(page);
       for (const word of engineWords) expect(text).not.toContain(word);
       await page.screenshot({ path: join(artifacts, "form-intake-deliveries.png"), fullPage: true });
+      await log.screenshot({ path: join(artifacts, "form-intake-deliveries-log.png") });
 
       // Quinn's organisation has an automation and no run yet: the runs page shows a request to its real URL.
       const quiet = await browser.newPage({ viewport: { width: 1280, height: 800 } });
