@@ -159,6 +159,11 @@ describe("in Chromium", () => {
       await page.goto(`${web.base}/automations/${ids.drafty}?org=acme`);
       await expect.poll(() => page.locator("[data-lifecycle-words]").textContent()).toBe("Draft: not published yet; deliveries are refused until you publish.");
       expect(await page.locator(".lifecycle [data-lifecycle]").textContent()).toBe("Draft");
+      await page.screenshot({ path: join(artifacts, "form-intake-draft.png") });
+      // Published: the bar says Active at once, and the same form post now starts a run.
+      await page.getByRole("button", { name: "Publish", exact: true }).click();
+      await expect.poll(() => page.locator("[data-lifecycle-words]").textContent()).toBe("Active: deliveries start runs.");
+      expect((await submit("acme", "drafty", { email: "dora@example.com" })).status).toBe(202);
 
       await page.goto(`${web.base}/automations/${ids.leads}?org=acme`);
       await page.locator('[data-node="t"]').click();

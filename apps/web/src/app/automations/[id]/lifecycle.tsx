@@ -76,13 +76,15 @@ export function LifecycleBar({ orgSlug, automationId, canEdit }: { orgSlug: stri
   if (state.isError) return <p className="flash flash-error">{state.error.message}</p>;
   const s = state.data;
   const running = count.data?.running ?? null;
+  // The editor reloads the published versions after a Publish: a Draft becomes its status at once.
+  const shown = shownStatus(s.status, s.published || (versions.data ?? []).length > 0);
 
   return (
     <section className="card lifecycle" aria-label="Automation status" data-status={s.status}>
       <div className="filters" style={{ marginBottom: 0, alignItems: "center" }}>
-        <LifecycleBadge status={shownStatus(s.status, s.published)} />
+        <LifecycleBadge status={shown} />
         <span className="small" data-lifecycle-words="1">
-          {shownStatus(s.status, s.published) === "draft" ? draftWords : s.words}
+          {shown === "draft" ? draftWords : s.words}
         </span>
         {canEdit && s.status === "active" && (
           <button type="button" onClick={() => setPanel(panel === "pause" ? "none" : "pause")}>
