@@ -66,5 +66,5 @@ export const trigger = defineInlineKind({
   outputs: null,
   output: [],
   summary: (c) =>
-    `Webhook; a repeat is known by webhook-id${c.eventIdField ? ` or ${c.eventIdField}` : ""}${c.duplicateWindowHours === 0 ? "; other submissions are each new" : `, else an identical submission within ${c.duplicateWindowHours ?? 24} h`}`,
+    `Webhook; a repeat is known by webhook-id${c.eventIdField ? ` or ${c.eventIdField}` : ""}${c.duplicateWindowHours === 0 ? "; form posts without one are each new" : `; a form post without one, by an identical submission within ${c.duplicateWindowHours ?? 24} h`}`,
 });
