@@ -28,8 +28,8 @@ let web: WebServer;
 const prefix = createTestPrefix();
 const password = "correct horse battery";
 const artifacts = join(repoRoot, "e2e/artifacts");
-const tokens = {} as Record<"leads" | "every" | "drafty" | "signup", string>;
-const ids = {} as Record<"acme" | "quiet" | "leads" | "drafty" | "signup", string>;
+const tokens = {} as Record<"leads" | "every" | "drafty" | "signup" | "typed", string>;
+const ids = {} as Record<"acme" | "quiet" | "leads" | "drafty" | "signup" | "typed", string>;
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
 const graph = (trigger: Record<string, unknown>) =>
@@ -67,6 +67,9 @@ beforeAll(async () => {
   t = await createTestDatabase();
   const leads = await publish(t.db, graph({ eventIdField: "id" }), { org: "acme", automation: "leads", triggerAuth: "url_token" });
   const every = await publish(t.db, graph({ eventIdField: "id", duplicateWindowHours: 0 }), { org: "acme", automation: "every", triggerAuth: "url_token" });
+  const typed = await publish(t.db, graph({}), { org: "acme", automation: "typed", triggerAuth: "url_token" });
+  ids.typed = typed.automationId;
+  tokens.typed = (await triggerSettings(t.db, typed.orgId, typed.automationId, "url_token")).urlToken;
   const signup = await publish(t.db, graph({ eventIdField: "id" }), { org: "quiet", automation: "signup", triggerAuth: "url_token" });
   Object.assign(ids, { acme: leads.orgId, quiet: signup.orgId, leads: leads.automationId, signup: signup.automationId });
   ids.drafty = (await t.db.$transaction((tx) => createAutomation(tx, { orgId: ids.acme, slug: "drafty", name: "Never published", triggerAuth: "url_token" }))).id;
@@ -171,10 +174,19 @@ describe("in Chromium", () => {
       await expect.poll(async () => (await log.locator('tr[data-outcome="duplicate"]').first().textContent()) ?? "").toMatch(/Same submission as .+ \((identical form|same id sub_77)\)/);
       expect(await log.textContent()).toContain("(identical form)");
       expect(await page.locator("[data-duplicates]").textContent()).toContain("an identical submission within 24 hours");
+      // The sample has no id field: the panel says so (and offers the usual ones to type).
+      expect(await page.locator("[data-id-fields]").textContent()).toContain("none of the usual id fields");
       const text = await shownText(page);
       for (const word of engineWords) expect(text).not.toContain(word);
       await page.screenshot({ path: join(artifacts, "form-intake-deliveries.png"), fullPage: true });
       await log.screenshot({ path: join(artifacts, "form-intake-deliveries-log.png") });
+
+      // A form tool that sends submission_id: the panel lists it first, with its value, as the id field to choose.
+      expect((await submit("acme", "typed", { submission_id: "sub_9", email: "tia@example.com" })).status).toBe(202);
+      await page.goto(`${web.base}/automations/${ids.typed}?org=acme`);
+      await page.locator('[data-node="t"]').click();
+      await expect.poll(() => page.locator("[data-id-fields]").getAttribute("data-id-fields")).toBe("submission_id");
+      expect(await page.locator("[data-id-fields]").textContent()).toContain("Your sample has submission_id");
 
       // Quinn's organisation has an automation and no run yet: the runs page shows a request to its real URL.
       const quiet = await browser.newPage({ viewport: { width: 1280, height: 800 } });
