@@ -27,7 +27,9 @@ export type Widget =
   /** An IANA time zone, searchable. */
   | { type: "zone" }
   /** A dotted path into the trigger's payload ("input.contact.timezone"), picked from the sample payload. */
-  | { type: "payload-path"; prefix: "input." | "" }
+  | { type: "payload-path"; prefix: "input." | ""; placeholder?: string }
+  /** The fields a trigger's form sends: a small table of name, type, example and role (kinds/declared-fields.ts). */
+  | { type: "declared-fields" }
   /** Another step of this graph, by id, optionally of some kinds only. */
   | { type: "step"; kinds?: string[] }
   /** The wait rule, written as a sentence with its next due instants previewed. */

@@ -1,6 +1,18 @@
 "use client";
 
-import { type Condition, durationWords, type FieldSpec, opWords, payloadPaths, type Variable, weekdayNames } from "@holdfast/core/kinds";
+import {
+  type Condition,
+  type DeclaredField,
+  durationWords,
+  type FieldSpec,
+  fieldRoles,
+  fieldRoleWords,
+  fieldTypes,
+  fieldTypeWords,
+  opWords,
+  type Variable,
+  weekdayNames,
+} from "@holdfast/core/kinds";
 import { useEffect, useRef, useState } from "react";
 import { VariablePicker } from "./variable-picker";
 
@@ -325,12 +337,153 @@ export function ZoneWidget(props: WidgetProps<string | undefined>) {
   return <SuggestInput {...props} placeholder="Type a city, e.g. Berlin" options={zones().map((z) => ({ value: z }))} />;
 }
 
-/** A path into the payload, picked from the sample's fields (or typed). */
+/** A path into the payload, picked from the declared fields and the sample's (or typed). */
 export function PayloadPathWidget(props: WidgetProps<string | undefined>) {
   const w = props.field.widget as Extract<FieldSpec["widget"], { type: "payload-path" }>;
-  const paths = payloadPaths(props.ctx.sample, "input").map((p) => ({ value: w.prefix === "input." ? p.path : p.path.slice("input.".length), hint: p.example }));
-  const placeholder = paths.length ? "Pick a field of the payload" : w.prefix === "input." ? "input.timezone" : "email";
+  const paths = props.ctx.variables
+    .filter((v) => v.group === "Payload")
+    .map((p) => ({ value: w.prefix === "input." ? p.path : p.path.slice("input.".length), ...(p.example ? { hint: p.example } : {}) }));
+  const placeholder = w.placeholder ?? (paths.length ? "Pick a field of the payload" : w.prefix === "input." ? "input.timezone" : "email");
   return <SuggestInput {...props} placeholder={placeholder} options={paths} />;
+}
+
+const roleType: Partial<Record<DeclaredField["role"], DeclaredField["type"]>> = { email: "email", time_zone: "time_zone" };
+const examplePlaceholder: Record<DeclaredField["type"], string> = {
+  text: "Lumen Ltd",
+  email: "maya@example.com",
+  number: "42",
+  time_zone: "Europe/Berlin",
+  phone: "+49 30 1234567",
+  url: "https://example.com",
+  date: "2026-12-24",
+};
+
+/**
+ * The fields a trigger's form sends, as a small table: the name the form tool sends, its type, an example, and what
+ * it is to the contact. Steps can use them at once; the examples make a sample before any delivery.
+ */
+export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid }: WidgetProps<DeclaredField[] | undefined>) {
+  const rows = value ?? [];
+  const set = (next: DeclaredField[]) => onChange(next.length ? next : undefined);
+  const edit = (i: number, patch: Partial<DeclaredField>) => set(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
+  const hasEmail = rows.some((r) => r.role === "email");
+  return (
+    <div id={id} className="declared-fields" aria-invalid={invalid}>
+      {rows.length > 0 && (
+        <table className="declared-fields-table">
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Type</th>
+              <th scope="col">Example</th>
+              <th scope="col">It is</th>
+              <th scope="col">
+                <span className="sr-only">Remove</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
+              <tr key={i} data-declared-field={r.name}>
+                <td>
+                  <input
+                    aria-label={`Field ${i + 1}: name`}
+                    name={`${field.name}.${i}.name`}
+                    placeholder="company"
+                    value={r.name ?? ""}
+                    disabled={!ctx.canEdit}
+                    onChange={(e) => edit(i, { name: e.target.value })}
+                  />
+                </td>
+                <td>
+                  <select
+                    aria-label={`Field ${i + 1}: type`}
+                    name={`${field.name}.${i}.type`}
+                    value={r.type ?? "text"}
+                    disabled={!ctx.canEdit}
+                    onChange={(e) => edit(i, { type: e.target.value as DeclaredField["type"] })}
+                  >
+                    {fieldTypes.map((t) => (
+                      <option key={t} value={t}>
+                        {fieldTypeWords[t]}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>
+                  <input
+                    aria-label={`Field ${i + 1}: example`}
+                    name={`${field.name}.${i}.example`}
+                    placeholder={examplePlaceholder[r.type ?? "text"]}
+                    value={r.example ?? ""}
+                    disabled={!ctx.canEdit}
+                    onChange={(e) => {
+                      const { example: _old, ...rest } = r;
+                      set(rows.map((x, j) => (j === i ? (e.target.value === "" ? rest : { ...rest, example: e.target.value }) : x)));
+                    }}
+                  />
+                </td>
+                <td>
+                  <select
+                    aria-label={`Field ${i + 1}: what it is`}
+                    name={`${field.name}.${i}.role`}
+                    value={r.role ?? "other"}
+                    disabled={!ctx.canEdit}
+                    onChange={(e) => {
+                      const role = e.target.value as DeclaredField["role"];
+                      const { keep: _keep, ...rest } = r;
+                      set(rows.map((x, j) => (j === i ? { ...rest, role, ...(roleType[role] ? { type: roleType[role] } : {}) } : x)));
+                    }}
+                  >
+                    {fieldRoles.map((role) => (
+                      <option key={role} value={role}>
+                        {fieldRoleWords[role]}
+                      </option>
+                    ))}
+                  </select>
+                  {r.role === "other" && (
+                    <label className="check small">
+                      <input
+                        type="checkbox"
+                        name={`${field.name}.${i}.keep`}
+                        checked={r.keep === true}
+                        disabled={!ctx.canEdit}
+                        onChange={(e) => {
+                          const { keep: _keep, ...rest } = r;
+                          set(rows.map((x, j) => (j === i ? (e.target.checked ? { ...rest, keep: true } : rest) : x)));
+                        }}
+                      />
+                      Keep on the contact
+                    </label>
+                  )}
+                </td>
+                <td>
+                  {ctx.canEdit && (
+                    <button type="button" className="small" aria-label={`Remove field ${r.name || i + 1}`} onClick={() => set(rows.filter((_, j) => j !== i))}>
+                      Remove
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {rows.length > 0 && !hasEmail && <p className="small muted">No field is the contact's email: runs have no contact unless the payload has "email".</p>}
+      {ctx.canEdit && (
+        <button
+          type="button"
+          className="small"
+          onClick={() =>
+            set([...rows, hasEmail ? { name: "", type: "text", role: "other" } : { name: "email", type: "email", example: "maya@example.com", role: "email" }])
+          }
+        >
+          + Add field
+        </button>
+      )}
+    </div>
+  );
 }
 
 /** Another step of this automation. */
