@@ -369,107 +369,93 @@ export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid 
   const hasEmail = rows.some((r) => r.role === "email");
   return (
     <div id={id} className="declared-fields" aria-invalid={invalid}>
-      {rows.length > 0 && (
-        <table className="declared-fields-table">
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Type</th>
-              <th scope="col">Example</th>
-              <th scope="col">It is</th>
-              <th scope="col">
-                <span className="sr-only">Remove</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((r, i) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
-              <tr key={i} data-declared-field={r.name}>
-                <td>
-                  <input
-                    aria-label={`Field ${i + 1}: name`}
-                    name={`${field.name}.${i}.name`}
-                    placeholder="company"
-                    value={r.name ?? ""}
-                    disabled={!ctx.canEdit}
-                    onChange={(e) => edit(i, { name: e.target.value })}
-                  />
-                </td>
-                <td>
-                  <select
-                    aria-label={`Field ${i + 1}: type`}
-                    name={`${field.name}.${i}.type`}
-                    value={r.type ?? "text"}
-                    disabled={!ctx.canEdit}
-                    onChange={(e) => edit(i, { type: e.target.value as DeclaredField["type"] })}
-                  >
-                    {fieldTypes.map((t) => (
-                      <option key={t} value={t}>
-                        {fieldTypeWords[t]}
-                      </option>
-                    ))}
-                  </select>
-                </td>
-                <td>
-                  <input
-                    aria-label={`Field ${i + 1}: example`}
-                    name={`${field.name}.${i}.example`}
-                    placeholder={examplePlaceholder[r.type ?? "text"]}
-                    value={r.example ?? ""}
-                    disabled={!ctx.canEdit}
-                    onChange={(e) => {
-                      const { example: _old, ...rest } = r;
-                      set(rows.map((x, j) => (j === i ? (e.target.value === "" ? rest : { ...rest, example: e.target.value }) : x)));
-                    }}
-                  />
-                </td>
-                <td>
-                  <select
-                    aria-label={`Field ${i + 1}: what it is`}
-                    name={`${field.name}.${i}.role`}
-                    value={r.role ?? "other"}
-                    disabled={!ctx.canEdit}
-                    onChange={(e) => {
-                      const role = e.target.value as DeclaredField["role"];
-                      const { keep: _keep, ...rest } = r;
-                      set(rows.map((x, j) => (j === i ? { ...rest, role, ...(roleType[role] ? { type: roleType[role] } : {}) } : x)));
-                    }}
-                  >
-                    {fieldRoles.map((role) => (
-                      <option key={role} value={role}>
-                        {fieldRoleWords[role]}
-                      </option>
-                    ))}
-                  </select>
-                  {r.role === "other" && (
-                    <label className="check small">
-                      <input
-                        type="checkbox"
-                        name={`${field.name}.${i}.keep`}
-                        checked={r.keep === true}
-                        disabled={!ctx.canEdit}
-                        onChange={(e) => {
-                          const { keep: _keep, ...rest } = r;
-                          set(rows.map((x, j) => (j === i ? (e.target.checked ? { ...rest, keep: true } : rest) : x)));
-                        }}
-                      />
-                      Keep on the contact
-                    </label>
-                  )}
-                </td>
-                <td>
-                  {ctx.canEdit && (
-                    <button type="button" className="small" aria-label={`Remove field ${r.name || i + 1}`} onClick={() => set(rows.filter((_, j) => j !== i))}>
-                      Remove
-                    </button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {rows.map((r, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
+        <fieldset key={i} className="declared-field" data-declared-field={r.name}>
+          <legend className="sr-only">Field {i + 1}</legend>
+          <label>
+            <span className="small">Field name</span>
+            <input
+              name={`${field.name}.${i}.name`}
+              placeholder="company"
+              value={r.name ?? ""}
+              disabled={!ctx.canEdit}
+              onChange={(e) => edit(i, { name: e.target.value })}
+            />
+          </label>
+          <label>
+            <span className="small">It is</span>
+            <select
+              name={`${field.name}.${i}.role`}
+              value={r.role ?? "other"}
+              disabled={!ctx.canEdit}
+              onChange={(e) => {
+                const role = e.target.value as DeclaredField["role"];
+                const { keep: _keep, ...rest } = r;
+                set(rows.map((x, j) => (j === i ? { ...rest, role, ...(roleType[role] ? { type: roleType[role] } : {}) } : x)));
+              }}
+            >
+              {fieldRoles.map((role) => (
+                <option key={role} value={role}>
+                  {fieldRoleWords[role]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span className="small">Type</span>
+            <select
+              name={`${field.name}.${i}.type`}
+              value={r.type ?? "text"}
+              disabled={!ctx.canEdit}
+              onChange={(e) => edit(i, { type: e.target.value as DeclaredField["type"] })}
+            >
+              {fieldTypes.map((t) => (
+                <option key={t} value={t}>
+                  {fieldTypeWords[t]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            <span className="small">Example</span>
+            <input
+              name={`${field.name}.${i}.example`}
+              placeholder={examplePlaceholder[r.type ?? "text"]}
+              value={r.example ?? ""}
+              disabled={!ctx.canEdit}
+              onChange={(e) => {
+                const { example: _old, ...rest } = r;
+                set(rows.map((x, j) => (j === i ? (e.target.value === "" ? rest : { ...rest, example: e.target.value }) : x)));
+              }}
+            />
+          </label>
+          <div className="row-inline declared-field-foot">
+            {r.role === "other" ? (
+              <label className="check small">
+                <input
+                  type="checkbox"
+                  name={`${field.name}.${i}.keep`}
+                  checked={r.keep === true}
+                  disabled={!ctx.canEdit}
+                  onChange={(e) => {
+                    const { keep: _keep, ...rest } = r;
+                    set(rows.map((x, j) => (j === i ? (e.target.checked ? { ...rest, keep: true } : rest) : x)));
+                  }}
+                />
+                Keep on the contact
+              </label>
+            ) : (
+              <span className="small muted">{r.role === "name" || r.role === "company" ? `Kept on the contact as contact.${r.role}` : ""}</span>
+            )}
+            {ctx.canEdit && (
+              <button type="button" className="small" aria-label={`Remove field ${r.name || i + 1}`} onClick={() => set(rows.filter((_, j) => j !== i))}>
+                Remove
+              </button>
+            )}
+          </div>
+        </fieldset>
+      ))}
       {rows.length > 0 && !hasEmail && <p className="small muted">No field is the contact's email: runs have no contact unless the payload has "email".</p>}
       {ctx.canEdit && (
         <button
