@@ -272,3 +272,4 @@ export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWor
 export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
 export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";
 export { type CallAnswer, callAnswer, type TestScript, testScript } from "./test-runs/script";
+export { testRunSample } from "./test-runs/sample";

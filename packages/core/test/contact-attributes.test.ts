@@ -13,6 +13,7 @@ import { createLogger } from "../src/log";
 import { contactsOfRun } from "../src/sql/contacts";
 import { startRun } from "../src/start/start-run";
 import { StepRunner } from "../src/steps/runner";
+import { testRunSample } from "../src/test-runs/sample";
 import { templateContact } from "../src/templates/contact";
 import { renderTemplate } from "../src/templates/render";
 import { parseGraph } from "../src/versions/graph";
@@ -135,6 +136,15 @@ describe("declared fields (pure)", () => {
     expect(defaultConfigIn("wait", [{ kind: "trigger", config: triggerConfig }])).toEqual({ rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.tz" });
     expect(defaultConfigIn("wait", [{ kind: "trigger", config: { contactTimeZoneField: "timezone" } }])).toMatchObject({ zoneFrom: "input.timezone" });
     expect(defaultConfigIn("wait", [{ kind: "trigger", config: {} }])).toMatchObject({ zone: "Europe/Berlin" });
+  });
+});
+
+describe("a Test run's sample", () => {
+  it("is the published trigger's declared examples when no delivery came yet, and a delivery's payload over them after", async () => {
+    const { automationId } = await publish(t.db, storyGraph([]), { automation: "fresh" });
+    expect(await testRunSample(t.db, orgId, automationId)).toMatchObject({ email: "maya@example.com", full_name: "Maya Lopez", org: { company: "Lumen" } });
+    await deliver("fresh", { id: "f1", email: "zoe@example.com", utm: "ads" });
+    expect(await testRunSample(t.db, orgId, automationId)).toMatchObject({ email: "zoe@example.com", full_name: "Maya Lopez", utm: "ads" });
   });
 });
 
