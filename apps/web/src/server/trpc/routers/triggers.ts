@@ -122,7 +122,7 @@ export const triggers = router({
     if (!sample) {
       throw new TRPCError({
         code: "PRECONDITION_FAILED",
-        message: "No sample yet: declare the fields the form sends on the trigger (with examples) and publish, or send one delivery to the trigger's URL.",
+        message: "No sample yet: send one delivery to the trigger's URL (its payload becomes the sample), or declare the fields the form sends on the trigger, with examples, and publish.",
       });
     }
     const started = await startRun(ctx.db, {
