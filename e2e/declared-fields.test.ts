@@ -94,6 +94,10 @@ describe("declared fields and contact attributes", () => {
     await selectNode(page, "trigger");
     // The form tool sends its submission's id as "id" (a re-sent submission starts no second run).
     await field(page, "eventIdField").locator("input").fill("id");
+    // Before any field is declared, the by-hand zone path's placeholder names an example zone, not "email".
+    const zonePlaceholder = await field(page, "contactTimeZoneField").locator("input").getAttribute("placeholder");
+    expect(zonePlaceholder).toContain("Europe/Berlin");
+    expect(zonePlaceholder).not.toContain("email");
     const table = field(page, "fields");
     await table.getByRole("button", { name: "+ Add field" }).click();
     expect(await table.locator('input[name="fields.0.name"]').inputValue()).toBe("email");
@@ -188,7 +192,8 @@ describe("declared fields and contact attributes", () => {
     await view.getByRole("button", { name: "Save name and fields" }).click();
     await view.locator('[data-flash="ok"]').waitFor();
     expect((await q("SELECT attributes FROM contacts WHERE id = $1", [contact.id]))[0].attributes).toEqual({ name: "Ann Example", company: "Northwind Traders" });
-    const pageText = (await page.locator("body").innerText()) ?? "";
+    // biome-ignore lint/performance/useDomNodeTextContent: the visible text only (textContent also reads the page's scripts)
+    const pageText = await page.innerText("body");
     for (const word of ["undefined", "[object Object]", "Prisma"]) {
       const at = pageText.indexOf(word);
       expect(at === -1 ? "" : pageText.slice(Math.max(0, at - 120), at + 40)).toBe("");

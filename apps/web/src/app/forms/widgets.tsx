@@ -373,9 +373,10 @@ export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid 
         // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
         <fieldset key={i} className="declared-field" data-declared-field={r.name}>
           <legend className="sr-only">Field {i + 1}</legend>
-          <label>
+          <label className="declared-field-cell">
             <span className="small">Field name</span>
             <input
+              className="declared-field-input"
               name={`${field.name}.${i}.name`}
               placeholder="company"
               value={r.name ?? ""}
@@ -383,9 +384,10 @@ export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid 
               onChange={(e) => edit(i, { name: e.target.value })}
             />
           </label>
-          <label>
+          <label className="declared-field-cell">
             <span className="small">It is</span>
             <select
+              className="declared-field-input"
               name={`${field.name}.${i}.role`}
               value={r.role ?? "other"}
               disabled={!ctx.canEdit}
@@ -402,9 +404,10 @@ export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid 
               ))}
             </select>
           </label>
-          <label>
+          <label className="declared-field-cell">
             <span className="small">Type</span>
             <select
+              className="declared-field-input"
               name={`${field.name}.${i}.type`}
               value={r.type ?? "text"}
               disabled={!ctx.canEdit}
@@ -417,9 +420,10 @@ export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid 
               ))}
             </select>
           </label>
-          <label>
+          <label className="declared-field-cell">
             <span className="small">Example</span>
             <input
+              className="declared-field-input"
               name={`${field.name}.${i}.example`}
               placeholder={examplePlaceholder[r.type ?? "text"]}
               value={r.example ?? ""}
