@@ -181,6 +181,25 @@ describe("contacts keep attributes", () => {
     expect(() => renderTemplate("{{contact.job}}", { input: {}, contact: templateContact(nameless), steps: {}, run: { id: runId } }, "text")).toThrow(/has no value/);
   });
 
+  it("a Test run writes no contact: its sample's name and company stand in for its templates", async () => {
+    const body = { id: "t1", email: "tess@example.com", full_name: "Tess", org: { company: "Initech" }, job: "QA" };
+    const { runId } = await startRun(t.db, {
+      orgSlug: "acme",
+      automationSlug: "leads",
+      rawBody: JSON.stringify(body),
+      body,
+      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+      via: "test",
+      auth: { kind: "operator" },
+      test: { by: "user:sam@acme.test" },
+    });
+    expect(await contactRow("tess@example.com")).toBeUndefined();
+    const [{ id }] = await rows("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
+    expect((await new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log }).run(id)).kind).toBe("settled");
+    const [{ output }] = await rows("SELECT output FROM steps WHERE id = $1", [id]);
+    expect(output.subject).toBe("Hi Tess of Initech (QA)");
+  });
+
   it("Settings edits them as an editor (an approver is refused); erasing the contact removes them", async () => {
     const c = await contactRow("maya@example.com");
     await expect(setContactAttributesAs(t.db, { role: "approver", by: "user:a" }, orgId, c.id, { name: "X" })).rejects.toBeInstanceOf(ContactChangeForbiddenError);
