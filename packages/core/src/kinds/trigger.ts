@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { contactPaths, declaredFieldsSchema, keptKeyOf, mergeSamples, sampleFromFields } from "./declared-fields";
+import { declaredFieldsSchema, keptKeyOf, mergeSamples, sampleFromFields } from "./declared-fields";
 import { defineInlineKind } from "./kind";
 
 /** The run's start: a webhook delivery (JSON or form data). How duplicates are recognised is its start key. */
@@ -84,9 +84,6 @@ export const trigger = defineInlineKind({
   summary: (c) =>
     `Webhook; duplicates by webhook-id${c.eventIdField ? `, else ${c.eventIdField}` : ""}${c.payloadHashFallback ? ", else identical body" : ""}`,
 });
-
-/** Where the trigger's contact email and zone are (declared roles first, else the paths typed by hand). */
-export const triggerContactPaths = (c: TriggerConfig) => contactPaths(c);
 
 /**
  * The trigger's own sample: the declared fields' examples, with the sample typed in over them (null: neither).
