@@ -109,17 +109,18 @@ BEGIN
   RETURN NEW;
 END $$;
 
-CREATE FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) RETURNS text
+CREATE FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text, p_attributes jsonb) RETURNS text
     LANGUAGE plpgsql
     AS $$
 DECLARE
   contact_id text;
   stored_zone text;
+  attrs jsonb := CASE WHEN jsonb_typeof(p_attributes) = 'object' THEN p_attributes ELSE '{}'::jsonb END;
 BEGIN
   IF p_email IS NULL OR p_email = '' THEN
     RETURN NULL;
   END IF;
-  INSERT INTO contacts (org_id, email, time_zone) VALUES (p_org_id, lower(p_email), p_time_zone)
+  INSERT INTO contacts (org_id, email, time_zone, attributes) VALUES (p_org_id, lower(p_email), p_time_zone, attrs)
   ON CONFLICT (org_id, email) DO NOTHING
   RETURNING id INTO contact_id;
   IF contact_id IS NULL THEN
@@ -128,6 +129,12 @@ BEGIN
       RAISE EXCEPTION 'contact % changes time zone from % to %: start in a transaction that moves its waits',
         contact_id, coalesce(stored_zone, 'none'), p_time_zone
         USING ERRCODE = 'HF004';
+    END IF;
+    IF attrs <> '{}'::jsonb THEN
+      UPDATE contacts
+      SET attributes = CASE WHEN octet_length((attributes || attrs)::text) <= 65536 THEN attributes || attrs ELSE attrs END,
+          updated_at = now()
+      WHERE id = contact_id AND NOT (attributes @> attrs);
     END IF;
   END IF;
   RETURN contact_id;
@@ -932,6 +939,8 @@ CREATE TABLE public.contacts (
     consent_changed_at timestamp(6) with time zone,
     created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
     updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    attributes jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT contacts_attributes_check CHECK (((jsonb_typeof(attributes) = 'object'::text) AND (octet_length((attributes)::text) <= 65536))),
     CONSTRAINT contacts_consent_check CHECK ((consent = ANY (ARRAY['granted'::text, 'unknown'::text, 'withdrawn'::text]))),
     CONSTRAINT contacts_email_lower_check CHECK ((email = lower(email)))
 );
@@ -1872,8 +1881,8 @@ GRANT ALL ON FUNCTION public.holdfast_connection_break_notice() TO holdfast_work
 GRANT ALL ON FUNCTION public.holdfast_connection_break_number() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_connection_break_number() TO holdfast_worker;
 
-GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) TO holdfast_worker;
+GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text, p_attributes jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text, p_attributes jsonb) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_worker;

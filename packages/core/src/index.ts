@@ -79,10 +79,12 @@ export { egressDispatcher, egressFetch, guardedFetch, type GuardedFetch } from "
 export { EgressHttpAgent, EgressHttpsAgent, egressLookup } from "./net/agent";
 export { egressSmtpTransport } from "./net/smtp";
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
+export { type TemplateContact, templateContact } from "./templates/contact";
+export { contactOf, type PayloadContact } from "./start/contact-of";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
 export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";
 export { eraseContact, type EraseOutcome } from "./contacts/erase";
-export { type ContactActor, setContactZoneAs, upsertContact } from "./contacts/change";
+export { attributeKeyPattern, type ContactActor, setContactAttributesAs, setContactZoneAs, upsertContact } from "./contacts/change";
 export { ContactChangeForbiddenError, contactChangeRefusal, contactRefusals, type ContactChange, type ContactFacts } from "./contacts/rules";
 export { breakersWakeProbes, stepsResumeParked } from "./sql/connection-limits";
 export { connectionLimits, limitsOf, type ConnectionLimits } from "./connections/limits";
@@ -271,3 +273,4 @@ export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWor
 export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
 export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";
 export { type CallAnswer, callAnswer, type TestScript, testScript } from "./test-runs/script";
+export { testRunSample } from "./test-runs/sample";

@@ -1,6 +1,7 @@
 import type { Tx } from "@holdfast/db";
 import { approvalsInsert } from "../sql/approvals";
 import { contactsOfRun } from "../sql/contacts";
+import { templateContact } from "../templates/contact";
 import type { OutboxRow } from "../sql/outbox";
 import type { RunEventRow } from "../sql/run-events";
 import { type StepRow, stepsFail, stepsSetOutput } from "../sql/steps";
@@ -120,7 +121,7 @@ async function templateContextInTx(tx: Tx, run: { id: string; orgId: string; inp
   for (const s of [...steps].sort((a, b) => a.iteration - b.iteration)) if (s.status === "done") done[s.nodeId] = { output: s.output };
   return {
     input: run.input,
-    contact: contact ? { id: contact.id, email: contact.email, time_zone: contact.timeZone, consent: contact.consent } : null,
+    contact: contact ? templateContact(contact) : null,
     steps: done,
     run: { id: run.id },
   };

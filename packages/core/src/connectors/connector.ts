@@ -15,6 +15,7 @@ import {
 } from "../sql/connection-limits";
 import { type ConnectionKind, type ConnectionRow, connectionsByName, connectionsMarkNeedsReconnect } from "../sql/connections";
 import { contactsOfRun } from "../sql/contacts";
+import { templateContact } from "../templates/contact";
 import type { ClaimedStep } from "../sql/steps";
 import type { StepOutcome } from "../outcome/outcome";
 import type { TemplateContext } from "../templates/render";
@@ -68,7 +69,7 @@ export async function templateContext(db: Db, step: ClaimedStep): Promise<Templa
   }
   return {
     input: step.input,
-    contact: contact ? { id: contact.id, email: contact.email, time_zone: contact.timeZone, consent: contact.consent } : null,
+    contact: contact ? templateContact(contact) : null,
     steps,
     run: { id: step.runId },
   };

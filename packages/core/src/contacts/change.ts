@@ -1,6 +1,7 @@
 import { type Db, inTx } from "@holdfast/db";
 import { HoldfastError } from "../errors";
-import { type Consent, contactsLockByEmail, contactsLockById, contactsUpsertConsent } from "../sql/contacts";
+import { attributeLimits, reservedContactKeys } from "../kinds/declared-fields";
+import { type Consent, contactsLockByEmail, contactsLockById, contactsSetAttributes, contactsUpsertConsent } from "../sql/contacts";
 import type { Role } from "../sql/memberships";
 import { changeContactZone, InvalidZoneError, type ZoneChange } from "../timers/contact-zone";
 import { isValidZone } from "../timers/schedule";
@@ -46,5 +47,40 @@ export async function setContactZoneAs(db: Db, actor: ContactActor, orgId: strin
     const change = await changeContactZone(tx, orgId, contactId, zone, actor.by);
     if (!change) throw new HoldfastError("contact_not_found", "contact not found: it may have been erased; search again");
     return change;
+  });
+}
+
+/** A key a person may give a contact's attribute: `name`, `company`, or a kept field's (`job_title`). */
+export const attributeKeyPattern = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Replaces a contact's name, company and kept fields as `actor` may (editors and owners: contacts/rules.ts), in one
+ * transaction on the contact's locked row; an empty value removes the attribute. A later delivery that sends a value
+ * sets it again (the latest values win). An erased contact has none to edit.
+ */
+export async function setContactAttributesAs(
+  db: Db,
+  actor: ContactActor,
+  orgId: string,
+  contactId: string,
+  attributes: Record<string, string>,
+): Promise<{ changed: boolean; attributes: Record<string, string> }> {
+  const kept: Record<string, string> = {};
+  for (const [key, raw] of Object.entries(attributes)) {
+    const value = raw.trim();
+    if (!attributeKeyPattern.test(key)) throw new HoldfastError("invalid_attribute", `"${key}" cannot name a contact's field: use letters, digits, _ and -`);
+    if (reservedContactKeys.has(key) && key !== "name" && key !== "company") throw new HoldfastError("invalid_attribute", `"${key}" is the contact's own: it is not changed here`);
+    if (value.length > attributeLimits.valueChars) throw new HoldfastError("invalid_attribute", `${key} is longer than ${attributeLimits.valueChars} characters`);
+    if (value !== "") kept[key] = value;
+  }
+  if (Object.keys(kept).length > attributeLimits.keys) throw new HoldfastError("invalid_attribute", `a contact keeps at most ${attributeLimits.keys} fields`);
+  return inTx(db, async (tx) => {
+    const before = await contactsLockById(tx, orgId, contactId);
+    if (!before) throw new HoldfastError("contact_not_found", "contact not found: it may have been erased; search again");
+    const refusal = contactChangeRefusal(actor.role, before, {});
+    if (refusal) throw new ContactChangeForbiddenError(refusal);
+    const set = await contactsSetAttributes(tx, orgId, contactId, kept);
+    if (!set) throw new HoldfastError("contact_not_found", "this contact was erased: it keeps no name or company");
+    return { changed: set.changed, attributes: kept };
   });
 }

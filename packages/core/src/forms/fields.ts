@@ -27,7 +27,9 @@ export type Widget =
   /** An IANA time zone, searchable. */
   | { type: "zone" }
   /** A dotted path into the trigger's payload ("input.contact.timezone"), picked from the sample payload. */
-  | { type: "payload-path"; prefix: "input." | "" }
+  | { type: "payload-path"; prefix: "input." | ""; placeholder?: string }
+  /** The fields a trigger's form sends: a small table of name, type, example and role (kinds/declared-fields.ts). */
+  | { type: "declared-fields" }
   /** The payload's field that tells submissions apart: the common id fields detected in the sample come first. */
   | { type: "id-field" }
   /** Another step of this graph, by id, optionally of some kinds only. */

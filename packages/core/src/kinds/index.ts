@@ -10,5 +10,25 @@ export { nodeId } from "./ids";
 export { commonIdFields, detectIdFields } from "./id-fields";
 export { isValidZone, type WaitRule } from "./wait-rule";
 export { type Flow, type FlowGraph, flowOf } from "./flow";
-export { payloadPaths, type Variable, variablesAt } from "./variables";
+export { payloadPaths, sampleOf, type Variable, variablesAt } from "./variables";
 export * from "../connections/kinds";
+export { defaultConfigIn, triggerZonePath } from "./defaults";
+export {
+  attributeLimits,
+  type AttributeValue,
+  attributeValue,
+  contactAttributesOf,
+  contactPaths,
+  type DeclaredField,
+  declaredFieldSchema,
+  declaredFieldsSchema,
+  fieldRoles,
+  fieldRoleWords,
+  fieldTypes,
+  fieldTypeWords,
+  keptKeyOf,
+  mergeSamples,
+  reservedContactKeys,
+  sampleFromFields,
+} from "./declared-fields";
+export { declaredSample, keptContactKeys } from "./trigger";

@@ -1,5 +1,7 @@
+import { mergeSamples } from "./declared-fields";
 import { flowOf, type FlowGraph } from "./flow";
 import { kindOf } from "./registry";
+import { declaredSample, keptContactKeys, type TriggerConfig } from "./trigger";
 
 /** A value a template at some node may use: `{{path}}`, with words and, where known, an example. */
 export interface Variable {
@@ -11,6 +13,8 @@ export interface Variable {
 
 const contact: Variable[] = [
   { path: "contact.email", label: "Contact's email", group: "Contact" },
+  { path: "contact.name", label: "Contact's name", group: "Contact" },
+  { path: "contact.company", label: "Contact's company", group: "Contact" },
   { path: "contact.time_zone", label: "Contact's time zone", group: "Contact" },
   { path: "contact.consent", label: "Contact's consent", group: "Contact" },
 ];
@@ -31,14 +35,49 @@ export function payloadPaths(sample: unknown, prefix = "input", depth = 4, limit
   return out.filter((p) => p.path !== prefix);
 }
 
+/** The trigger's config in a graph being edited (unparsed: its fields may be half typed), or null. */
+function triggerConfigOf(graph: FlowGraph): Partial<TriggerConfig> | null {
+  const nodes: unknown = graph?.nodes;
+  const node = Array.isArray(nodes) ? (nodes as { kind?: string; config?: unknown }[]).find((n) => n?.kind === "trigger") : undefined;
+  const config = node?.config;
+  return config !== null && typeof config === "object" ? (config as Partial<TriggerConfig>) : null;
+}
+
+/** The declared fields of a graph's trigger that are well formed enough to offer (a half-typed row is left out). */
+function usableFields(c: Partial<TriggerConfig> | null): NonNullable<TriggerConfig["fields"]> {
+  if (!Array.isArray(c?.fields)) return [];
+  return c.fields.filter((f) => f && typeof f.name === "string" && /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(f.name));
+}
+
 /**
- * What exists at `nodeId`: the trigger's payload (from its sample), the contact, the run, and the outputs of the
- * steps that run on every path to it (a step only one branch runs may not have run: it is left out, as Publish
- * would refuse it).
+ * The payload a graph's steps can count on before any delivery: the trigger's declared fields (their examples) and
+ * the sample typed in, with a real delivery's payload (`delivered`, the automation's sample) over them.
+ */
+export function sampleOf(graph: FlowGraph, delivered: unknown): unknown {
+  const c = triggerConfigOf(graph);
+  const sample = c ? declaredSample({ fields: usableFields(c), sample: c.sample }) : null;
+  return delivered === null || delivered === undefined ? sample : mergeSamples(sample ?? {}, delivered);
+}
+
+/**
+ * What exists at `nodeId`: the trigger's payload (its declared fields and typed sample, and what a delivery's sample
+ * adds), the contact (with the attributes the trigger keeps), the run, and the outputs of the steps that run on every
+ * path to it (a step only one branch runs may not have run: it is left out, as Publish would refuse it).
  */
 export function variablesAt(graph: FlowGraph, nodeId: string, sample: unknown): Variable[] {
-  const vars: Variable[] = payloadPaths(sample).map((p) => ({ path: p.path, label: p.path.slice("input.".length), group: "Payload", example: p.example }));
-  vars.push(...contact, { path: "run.id", label: "Run id", group: "Run" });
+  const c = triggerConfigOf(graph);
+  const fields = usableFields(c);
+  const vars: Variable[] = payloadPaths(sampleOf(graph, sample)).map((p) => ({ path: p.path, label: p.path.slice("input.".length), group: "Payload", example: p.example }));
+  const kept = keptContactKeys({ fields });
+  for (const v of contact) {
+    const declared = kept.find((k) => `contact.${k.key}` === v.path);
+    vars.push(declared?.example ? { ...v, example: declared.example } : v);
+  }
+  for (const k of kept) {
+    if (contact.some((v) => v.path === `contact.${k.key}`)) continue;
+    vars.push({ path: `contact.${k.key}`, label: `Contact's ${k.label}`, group: "Contact", ...(k.example ? { example: k.example } : {}) });
+  }
+  vars.push({ path: "run.id", label: "Run id", group: "Run" });
   const flow = flowOf(graph);
   const dominators = flow?.dominators.get(nodeId);
   for (const node of graph.nodes) {

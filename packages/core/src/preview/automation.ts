@@ -7,6 +7,8 @@ import { connectionsListKinds } from "../sql/connections";
 import { contactsDetail, contactsIdByEmail } from "../sql/contacts";
 import { databaseNow } from "../sql/database";
 import { contactOf } from "../start/contact-of";
+import type { FlowGraph } from "../kinds/flow";
+import { sampleOf as graphSample } from "../kinds/variables";
 import { jsonShapeProblem } from "../bodies";
 import { graphSchema } from "../versions/graph";
 
@@ -40,7 +42,9 @@ export async function previewAutomation(
   const stored = await automationsSampleInput(db, orgId, automationId);
   if (!stored.found) throw new NotFoundError("automation_not_found", `automation ${automationId}`);
   const graph = request.graph ?? (await automationDraftsGet(db, orgId, automationId))?.graph;
-  const { sample, words } = await sampleOf(db, orgId, request.sample, stored.sample);
+  // The stored sample is a delivery's payload over the trigger's declared fields and typed sample (none needs a delivery).
+  const storedOrDeclared = ((graph ? graphSample(graph as FlowGraph, stored.sample) : stored.sample) ?? null) as Record<string, unknown> | null;
+  const { sample, words } = await sampleOf(db, orgId, request.sample, storedOrDeclared);
   const parsed = graphSchema.safeParse(graph);
   if (!parsed.success) {
     const problems = [...new Set(parsed.error.issues.map((i) => i.message))].slice(0, 5);
@@ -52,7 +56,9 @@ export async function previewAutomation(
     const named = trigger?.kind === "trigger" ? contactOf(trigger.config, sample.input) : null;
     const id = named ? await contactsIdByEmail(db, orgId, named.email) : null;
     const known = id ? await contactsDetail(db, orgId, id) : null;
-    if (known && named) sample.contact = { id: known.id, email: known.email, timeZone: named.timeZone ?? known.timeZone, consent: known.consent };
+    if (known && named) {
+      sample.contact = { id: known.id, email: known.email, timeZone: named.timeZone ?? known.timeZone, consent: known.consent, attributes: { ...known.attributes, ...named.attributes } };
+    }
   }
   const connections = await connectionsListKinds(db, orgId);
   const preview = previewJourney(parsed.data, sample, await databaseNow(db), { connections, ...(request.assume ? { assume: request.assume } : {}) });
@@ -81,7 +87,7 @@ async function sampleOf(db: Db, orgId: string, choice: SampleChoice, stored: Rec
       const contact = await contactsDetail(db, orgId, choice.contactId);
       if (!contact || contact.erased) throw new PreviewSampleError("That contact is not in Settings any more (it may have been erased): pick another.");
       return {
-        sample: { input: stored ?? {}, contact: { id: contact.id, email: contact.email, timeZone: contact.timeZone, consent: contact.consent } },
+        sample: { input: stored ?? {}, contact: { id: contact.id, email: contact.email, timeZone: contact.timeZone, consent: contact.consent, attributes: contact.attributes } },
         words: `${contact.email}${stored ? ", with the automation's sample payload" : " (no sample payload yet: the payload is empty)"}`,
       };
     }

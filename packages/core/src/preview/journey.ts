@@ -10,6 +10,7 @@ import { kindOf } from "../kinds/registry";
 import { ruleWords } from "../kinds/wait";
 import { durationWords } from "../kinds/words";
 import { contactOf } from "../start/contact-of";
+import { templateContact } from "../templates/contact";
 import { renderTemplate, type TemplateContext, TemplateError, templateReferences } from "../templates/render";
 import { zoneFor, zoneSourceWords } from "../timers/plan";
 import { type PreviewInstant, previewWait } from "../timers/preview";
@@ -29,7 +30,7 @@ export interface PreviewSample {
   /** The trigger's payload. */
   input: unknown;
   /** The run's contact (a contact of Settings); absent: the one the payload names, as a start would find it. */
-  contact?: { id?: string; email: string; timeZone: string | null; consent?: string } | null;
+  contact?: { id?: string; email: string; timeZone: string | null; consent?: string; attributes?: Record<string, unknown> } | null;
 }
 
 /** What a preview cannot know, and assumes. */
@@ -116,7 +117,9 @@ export function previewJourney(
   const connections = options.connections ?? [];
   const trigger = graph.nodes.find((n): n is Extract<GraphNode, { kind: "trigger" }> => n.kind === "trigger");
   const found: PreviewSample["contact"] = sample.contact === undefined ? (trigger ? contactOf(trigger.config, sample.input) : null) : sample.contact;
-  const contact = found ? { id: found.id ?? "(the contact)", email: found.email, time_zone: found.timeZone, consent: found.consent ?? "unknown" } : null;
+  const contact = found
+    ? templateContact({ id: found.id ?? "(the contact)", email: found.email, timeZone: found.timeZone, consent: found.consent ?? "unknown", attributes: found.attributes ?? null })
+    : null;
   const context: TemplateContext = { input: sample.input, contact, steps: {}, run: { id: "(preview)" } };
   const steps: StepPreview[] = [];
   let clock = now;

@@ -10,17 +10,19 @@ export interface RunContact {
   email: string;
   timeZone: string | null;
   consent: Consent;
+  /** Name, company and kept fields (templates/contact.ts). */
+  attributes: Record<string, unknown>;
 }
 
 /** The run's contact as it is now (templates see it as `contact`). */
 export async function contactsOfRun(tx: Tx, orgId: string, runId: string): Promise<RunContact | null> {
   // A test run whose sample names no stored contact has the sample's in test_runs (never written to contacts).
   const rows = await tx.$queryRaw<RunContact[]>`
-    SELECT c.id, c.email, c.time_zone AS "timeZone", c.consent
+    SELECT c.id, c.email, c.time_zone AS "timeZone", c.consent, c.attributes
     FROM runs r JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
     WHERE r.org_id = ${orgId} AND r.id = ${runId}
     UNION ALL
-    SELECT 'test:' || (t.contact->>'email'), t.contact->>'email', t.contact->>'timeZone', 'unknown'
+    SELECT 'test:' || (t.contact->>'email'), t.contact->>'email', t.contact->>'timeZone', 'unknown', coalesce(t.contact->'attributes', '{}'::jsonb)
     FROM test_runs t WHERE t.org_id = ${orgId} AND t.run_id = ${runId} AND t.contact IS NOT NULL
     LIMIT 1`;
   return rows[0] ?? null;
@@ -136,7 +138,7 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
     SELECT ${orgId}, id, 'contact.erased', ${by} FROM unnest(${runIds}::text[]) AS id`;
   await tx.$executeRaw`DELETE FROM contacts WHERE id = ANY(${ids}::text[]) AND id <> ${first.id}`;
   await tx.$executeRaw`
-    UPDATE contacts SET email = ${hash}, time_zone = NULL, consent = 'withdrawn', consent_changed_at = now(), updated_at = now()
+    UPDATE contacts SET email = ${hash}, time_zone = NULL, attributes = '{}'::jsonb, consent = 'withdrawn', consent_changed_at = now(), updated_at = now()
     WHERE id = ${first.id}`;
   return { found: true, scrubbed: runIds.length };
 }
@@ -163,6 +165,8 @@ export interface ContactDetail {
   createdAt: Date;
   suppressed: string | null;
   erased: boolean;
+  /** Name, company and kept fields (kinds/declared-fields.ts). */
+  attributes: Record<string, unknown>;
 }
 
 /** One contact as Settings shows it: consent, suppression (by address or its erased hash), time zone. */
@@ -171,7 +175,7 @@ export async function contactsDetail(tx: Tx, orgId: string, contactId: string): 
     SELECT c.id, c.email, c.time_zone AS "timeZone", c.consent, c.consent_changed_at AS "consentChangedAt", c.created_at AS "createdAt",
            (SELECT s.reason FROM suppressions s WHERE s.org_id = c.org_id
               AND s.email IN (c.email, 'sha256:' || encode(sha256(convert_to(c.email, 'UTF8')), 'hex')) LIMIT 1) AS suppressed,
-           c.email LIKE 'sha256:%' AS erased
+           c.email LIKE 'sha256:%' AS erased, c.attributes
     FROM contacts c WHERE c.org_id = ${orgId} AND c.id = ${contactId}`;
   return rows[0] ?? null;
 }
@@ -219,9 +223,13 @@ export function contactsRunningRuns(db: Db | Tx, orgId: string, email: string): 
 }
 
 /** Contacts whose email contains `query` (taken literally: % and _ match themselves), by email (at most 200). */
-export function contactsSearch(db: Db | Tx, orgId: string, query: string): Promise<{ id: string; email: string; timeZone: string | null; consent: string }[]> {
-  return db.$queryRaw<{ id: string; email: string; timeZone: string | null; consent: string }[]>`
-    SELECT id, email, time_zone AS "timeZone", consent FROM contacts
+export function contactsSearch(
+  db: Db | Tx,
+  orgId: string,
+  query: string,
+): Promise<{ id: string; email: string; name: string | null; company: string | null; timeZone: string | null; consent: string }[]> {
+  return db.$queryRaw<{ id: string; email: string; name: string | null; company: string | null; timeZone: string | null; consent: string }[]>`
+    SELECT id, email, attributes->>'name' AS name, attributes->>'company' AS company, time_zone AS "timeZone", consent FROM contacts
     WHERE org_id = ${orgId} AND email ILIKE ${`%${query.replace(/[\\%_]/g, (m) => `\\${m}`)}%`}
     ORDER BY email LIMIT 200`;
 }
@@ -254,4 +262,20 @@ export async function contactsUpsertConsent(
       consent_changed_at = CASE WHEN contacts.consent <> EXCLUDED.consent THEN now() ELSE contacts.consent_changed_at END, updated_at = now()
     RETURNING id`;
   return rows[0]?.id;
+}
+
+/**
+ * Replaces a contact's attributes (Settings: name, company, kept fields), unless erased; null: no such contact (or
+ * an erased one). `changed` false: it had these already (a repeated save changes nothing).
+ */
+export async function contactsSetAttributes(tx: Tx, orgId: string, contactId: string, attributes: Record<string, unknown>): Promise<{ changed: boolean } | null> {
+  const rows = await tx.$queryRaw<{ changed: boolean }[]>`
+    WITH old AS (SELECT id, attributes FROM contacts WHERE org_id = ${orgId} AND id = ${contactId} AND email NOT LIKE 'sha256:%' FOR UPDATE),
+    upd AS (
+      UPDATE contacts c SET attributes = ${JSON.stringify(attributes)}::jsonb, updated_at = now() FROM old
+      WHERE c.id = old.id AND old.attributes IS DISTINCT FROM ${JSON.stringify(attributes)}::jsonb
+      RETURNING c.id
+    )
+    SELECT EXISTS (SELECT 1 FROM upd) AS changed FROM old`;
+  return rows[0] ?? null;
 }

@@ -97,7 +97,7 @@ export async function runsStartWithPlan(
     id: string;
     eventData: Record<string, unknown>;
     rows: PlanRows;
-    contact: { email: string; timeZone: string | null } | null;
+    contact: { email: string; timeZone: string | null; attributes?: Record<string, unknown> } | null;
     /** How its first steps' lane workers hear of them: `bus`, the starter publishes after the commit (no NOTIFY). */
     readyWake: ReadyWake;
   },
@@ -110,7 +110,8 @@ export async function runsStartWithPlan(
     WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)}${startTargetGuard(guard)})
     SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
       ${JSON.stringify(run.input)}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
-      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
+      holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text,
+        ${JSON.stringify(run.contact?.attributes ?? {})}::jsonb)) AS r
     FROM w`,
   );
   const r = rows[0]?.r;
@@ -263,9 +264,12 @@ export function runsWakeExpired(tx: Tx, staleSeconds: number, limit: number): Pr
     SELECT org_id AS "orgId", id AS "runId" FROM moved`;
 }
 
-/** The run's contact: one row per (org, lower-cased email), created on first sight (holdfast_contact_resolve). */
-export async function contactsResolve(tx: Tx, orgId: string, email: string, timeZone: string | null): Promise<string | null> {
-  const rows = await tx.$queryRaw<{ id: string | null }[]>`SELECT holdfast_contact_resolve(${orgId}, ${email}, ${timeZone}::text) AS id`;
+/**
+ * The run's contact: one row per (org, lower-cased email), created on first sight, its attributes updated from the
+ * payload's (holdfast_contact_resolve).
+ */
+export async function contactsResolve(tx: Tx, orgId: string, email: string, timeZone: string | null, attributes: Record<string, unknown> = {}): Promise<string | null> {
+  const rows = await tx.$queryRaw<{ id: string | null }[]>`SELECT holdfast_contact_resolve(${orgId}, ${email}, ${timeZone}::text, ${JSON.stringify(attributes)}::jsonb) AS id`;
   return rows[0]?.id ?? null;
 }
 

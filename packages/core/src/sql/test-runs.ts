@@ -24,7 +24,7 @@ export async function testRunsInsert(
     startedBy: string;
     script: unknown;
     sendTo: string | null;
-    contact: { email: string; timeZone: string | null } | null;
+    contact: { email: string; timeZone: string | null; attributes?: Record<string, unknown> } | null;
     /** Where the run's clock starts (never before now): "as if it were Friday 26 March at 18:00". */
     clockStartsAt: Date | null;
   },

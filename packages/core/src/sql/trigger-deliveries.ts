@@ -105,7 +105,7 @@ export async function triggerDeliveriesStartRun(
     id: string;
     eventData: Record<string, unknown>;
     rows: PlanRows;
-    contact: { email: string; timeZone: string | null } | null;
+    contact: { email: string; timeZone: string | null; attributes?: Record<string, unknown> } | null;
     readyWake: ReadyWake;
   },
   delivery: {
@@ -130,7 +130,8 @@ export async function triggerDeliveriesStartRun(
     WITH w AS MATERIALIZED (${readyWakeSetting(run.readyWake)}${startTargetGuard(guard)}), s AS (
       SELECT holdfast_run_start(${run.id}, ${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey},
         ${input}::jsonb, ${JSON.stringify(run.eventData)}::jsonb, ${JSON.stringify(run.rows)}::jsonb,
-        holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text)) AS r
+        holdfast_contact_resolve(${run.orgId}, ${run.contact?.email ?? null}::text, ${run.contact?.timeZone ?? null}::text,
+        ${JSON.stringify(run.contact?.attributes ?? {})}::jsonb)) AS r
       FROM w
     ), d AS (
       INSERT INTO trigger_deliveries (org_id, automation_id, outcome, status, start_key, webhook_id, run_id, content_type, body_bytes)

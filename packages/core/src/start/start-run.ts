@@ -249,7 +249,7 @@ async function startFrom(
   // contact to another zone, and test runs (marked before they commit). The delivery row and the sample commit with
   // the run.
   const startInTx = async (tx: Tx, as: { test?: (runId: string) => Promise<void> } = {}) => {
-    const contactId = contact && !as.test ? await contactsResolve(tx, run.orgId, contact.email, null) : null;
+    const contactId = contact && !as.test ? await contactsResolve(tx, run.orgId, contact.email, null, contact.attributes) : null;
     const inserted =
       windowHours === undefined
         ? { ...(await runsInsertIfNew(tx, { ...run, contactId })), startKey }

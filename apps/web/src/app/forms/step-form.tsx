@@ -10,6 +10,7 @@ import {
   BooleanWidget,
   ConditionWidget,
   ConnectionWidget,
+  DeclaredFieldsWidget,
   DurationWidget,
   type FormContext,
   IdFieldWidget,
@@ -50,6 +51,7 @@ const widgets = {
   condition: ConditionWidget,
   "key-values": KeyValuesWidget,
   json: JsonWidget,
+  "declared-fields": DeclaredFieldsWidget,
 } as unknown as Record<FieldSpec["widget"]["type"], ComponentType<WidgetProps<unknown> & { zone?: unknown; zoneFrom?: unknown }>>;
 
 /** The config as saved: empty texts and empty groups left out, so optional settings stay unset. */

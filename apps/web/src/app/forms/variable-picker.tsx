@@ -4,7 +4,7 @@ import type { Variable } from "@holdfast/core/kinds";
 import { useState } from "react";
 
 /**
- * The variable picker: what exists at this node (the payload from the trigger's sample, the contact, the run, the
+ * The variable picker: what exists at this node (the payload from the trigger's declared fields and samples, the contact, the run, the
  * outputs of steps that run on every path here), searchable; a click inserts `{{path}}` where the cursor was.
  */
 export function VariablePicker({ variables, onPick, label = "Insert variable" }: { variables: Variable[]; onPick: (path: string) => void; label?: string }) {
@@ -28,7 +28,7 @@ export function VariablePicker({ variables, onPick, label = "Insert variable" }:
             onChange={(e) => setQuery(e.target.value)}
             onKeyDown={(e) => e.key === "Escape" && setOpen(false)}
           />
-          {groups.length === 0 && <p className="small muted">Nothing matches. Send a delivery and use it as the sample to see the payload's fields.</p>}
+          {groups.length === 0 && <p className="small muted">Nothing matches. Declare the fields the form sends on the trigger (or send a delivery) to see the payload's fields.</p>}
           {groups.map((g) => (
             <div key={g}>
               <div className="var-group small muted">{g}</div>

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { SubmitButton } from "../submit-button";
+import { ContactAttributes } from "./contact-attributes";
 import { useFlash } from "./flash";
 
 const when = (d: Date | string | null) =>
@@ -14,7 +15,20 @@ const when = (d: Date | string | null) =>
  * One contact: consent, suppression, time zone (a change moves the contact's waiting runs) and its runs; Erase
  * counts the runs it would cancel first and erases only after the owner confirms that count.
  */
-export function ContactView({ orgSlug, contactId, canEdit, onClose }: { orgSlug: string; contactId: string; canEdit: boolean; onClose: () => void }) {
+export function ContactView({
+  orgSlug,
+  contactId,
+  canEdit,
+  canEditFields = canEdit,
+  onClose,
+}: {
+  orgSlug: string;
+  contactId: string;
+  canEdit: boolean;
+  /** Name, company and kept fields: editors too. */
+  canEditFields?: boolean;
+  onClose: () => void;
+}) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const detail = useQuery(trpc.contactView.get.queryOptions({ orgSlug, contactId }));
@@ -75,6 +89,13 @@ export function ContactView({ orgSlug, contactId, canEdit, onClose }: { orgSlug:
               </datalist>
               <SubmitButton pending={setZone.isPending}>Change time zone</SubmitButton>
             </form>
+          )}
+
+          {!c.erased && (
+            <>
+              <h4>Name, company and other fields</h4>
+              <ContactAttributes orgSlug={orgSlug} contactId={contactId} attributes={c.attributes ?? {}} canEdit={canEditFields} />
+            </>
           )}
 
           <h4>Runs</h4>

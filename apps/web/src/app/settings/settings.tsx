@@ -86,6 +86,7 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
           <thead>
             <tr>
               <th>Email</th>
+              <th>Name</th>
               <th>Time zone</th>
               <th>Consent</th>
               <th />
@@ -95,6 +96,7 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
             {list.data?.map((c) => (
               <tr key={c.id}>
                 <td>{c.email}</td>
+                <td data-contact-name>{[c.name, c.company].filter(Boolean).join(", ") || <span className="muted">-</span>}</td>
                 <td>{c.timeZone ?? <span className="muted">-</span>}</td>
                 <td>{c.consent}</td>
                 <td>
@@ -107,7 +109,7 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
           </tbody>
         </table>
       )}
-      {viewing && <ContactView key={viewing} orgSlug={orgSlug} contactId={viewing} canEdit={canManage} onClose={() => setViewing(null)} />}
+      {viewing && <ContactView key={viewing} orgSlug={orgSlug} contactId={viewing} canEdit={canManage} canEditFields={canEdit} onClose={() => setViewing(null)} />}
       {canEdit && (
         <form
           className="filters"
@@ -117,7 +119,7 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
             const key = trpc.contacts.list.queryKey({ orgSlug, query });
             // The saved contact shows at once, whatever its list's reload takes; the reload then shows what is stored.
             const id = saved.id;
-            if (id) qc.setQueryData(key, (old) => (old?.some((c) => c.id === id) ? old : [...(old ?? []), { id, ...row }]));
+            if (id) qc.setQueryData(key, (old) => (old?.some((c) => c.id === id) ? old : [...(old ?? []), { id, name: null, company: null, ...row }]));
             await reloadAfterWrite(qc, key);
             return "contact saved";
           })}

@@ -20,7 +20,7 @@ import {
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import Link from "next/link";
-import { connectionKind, type KindModule, variablesAt } from "@holdfast/core/kinds";
+import { connectionKind, defaultConfigIn, type KindModule, variablesAt } from "@holdfast/core/kinds";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { fieldId, labelOf, StepForm } from "../../forms/step-form";
@@ -357,7 +357,7 @@ function EditorInner({
       setNodes((ns) => {
         const id = newNodeId(kind, new Set(ns.map((n) => n.id)), publishedIds);
         setSelected(id);
-        return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: structuredClone(info.defaults), problems: [] } }];
+        return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: defaultConfigIn(kind, ns.map((n) => n.data)), problems: [] } }];
       });
     },
     [setNodes, publishedIds],

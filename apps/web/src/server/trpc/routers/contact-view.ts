@@ -1,4 +1,4 @@
-import { contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactZoneAs } from "@holdfast/core";
+import { attributeKeyPattern, contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactAttributesAs, setContactZoneAs } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../../graphs";
@@ -33,6 +33,26 @@ export const contactView = router({
         ...r,
         message: r.changed ? `Time zone ${r.zone ?? "cleared"}; ${waits} to the new zone (each run's timeline shows the old and new time).` : "The time zone was already that; nothing changed.",
       };
+    }),
+  /**
+   * The contact's name, company and kept fields (the ones its automations' triggers keep), as typed: an empty value
+   * removes one. Editors and owners (contacts/rules.ts); a repeated save says nothing changed.
+   */
+  setAttributes: editorProcedure
+    .input(
+      contactId.extend({
+        attributes: z
+          .record(
+            z.string().regex(attributeKeyPattern, "a field name uses letters, digits, _ and - (at most 64)"),
+            z.string().max(500, "keep each value under 500 characters"),
+          )
+          .refine((a) => Object.keys(a).length <= 50, "a contact keeps at most 50 fields"),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      await own(ctx.db, ctx.org.id, input.contactId);
+      const r = await setContactAttributesAs(ctx.db, { role: ctx.org.role, by: `user:${ctx.user.email}` }, ctx.org.id, input.contactId, input.attributes);
+      return { ...r, message: r.changed ? "Saved: later emails use these (a new delivery with other values replaces them)." : "Nothing changed: the contact already had these." };
     }),
   /** What erasing would do, counted now: running runs cancelled, all runs scrubbed. */
   eraseCount: ownerProcedure.input(contactId).query(async ({ ctx, input }) => {

@@ -1,5 +1,6 @@
 import {
   testScript,
+  testRunSample,
   automationVersionsHasPublished,
   automationsSampleInput,
   automationsSetSampleFromDelivery,
@@ -130,11 +131,12 @@ export const triggers = router({
     if (!(await hasPublishedVersion(ctx.db, ctx.org.id, input.automationId))) {
       throw new TRPCError({ code: "PRECONDITION_FAILED", message: "Publish first: a test run starts the newest published version." });
     }
-    const { sample } = await automationsSampleInput(ctx.db, ctx.org.id, input.automationId);
+    // The delivered sample over the published trigger's declared fields and typed sample: no delivery needed first.
+    const sample = await testRunSample(ctx.db, ctx.org.id, input.automationId);
     if (!sample) {
       throw new TRPCError({
         code: "PRECONDITION_FAILED",
-        message: "No sample yet: send one delivery to the trigger's URL (its payload becomes the sample), or choose Use as sample on an accepted delivery.",
+        message: "No sample yet: send one delivery to the trigger's URL (its payload becomes the sample), or declare the fields the form sends on the trigger, with examples, and publish.",
       });
     }
     const started = await startRun(ctx.db, {
