@@ -1,4 +1,4 @@
-import { budgetsOf, budgetsSetAllowed, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
+import { budgetsOf, budgetsSetAllowed, defaultModelBudgetUsd, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "../init";
@@ -18,6 +18,7 @@ export const budgets = router({
     const parked = await stepsCountParkedForBudget(ctx.db, ctx.org.id);
     return {
       set: b !== null,
+      defaultUsd: defaultModelBudgetUsd,
       allowedUsd: (b?.allowedMicros ?? 0) / 1e6,
       spentUsd: (b?.spentMicros ?? 0) / 1e6,
       reservedUsd: (b?.reservedMicros ?? 0) / 1e6,
@@ -29,7 +30,7 @@ export const budgets = router({
     .input(z.object({ usd: z.number({ message: "a number of US dollars" }).min(0, "0 or more US dollars").max(1e9) }))
     .mutation(async ({ ctx, input }) => {
       const resumed = await budgetsSetAllowed(ctx.db, ctx.org.id, Math.round(input.usd * 1e6), `user:${ctx.user.email}`);
-      return { resumed, message: `Model budget set to $${input.usd.toFixed(2)}${resumed ? `; ${resumed} parked step${resumed === 1 ? "" : "s"} resumed` : ""}.` };
+      return { resumed, message: `Model budget set to $${input.usd.toFixed(2)} a month${resumed ? `; ${resumed} parked step${resumed === 1 ? "" : "s"} resumed` : ""}.` };
     }),
   runs: viewerProcedure.query(({ ctx }) => runBudgetsOf(ctx.db, ctx.org.id)),
   /** Defaults (automationSlug null) take numbers; an automation's override takes a number or null (use the default). */
