@@ -2,9 +2,10 @@
 
 import { ActionRefusedError, fireWaitRoleWords, fireWaitWords, HoldfastError, mayFireWaits, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core";
 import { fireWaitNow, rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
-import { redirect } from "next/navigation";
+import { redirect, unstable_rethrow } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";
+import { failureFor } from "../../../server/failure";
 import { graphs } from "../../../server/graphs";
 import { mayActOnRuns } from "../../../server/runs";
 import { requireUser } from "../../../server/session";
@@ -33,8 +34,9 @@ async function attempt(back: (kind: "done" | "error", message: string) => never,
   try {
     message = await work();
   } catch (error) {
+    unstable_rethrow(error); // Next's redirect and not-found
     if (error instanceof ActionRefusedError || error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
-    throw error;
+    back("error", `Not done: ${failureFor(error, "run page action").message}`);
   }
   return back("done", message);
 }
@@ -102,8 +104,9 @@ export async function rerunAction(data: FormData): Promise<void> {
   try {
     out = await rerunRun(db, { orgId, runId, by, requestKey: requestKey.data as string });
   } catch (error) {
+    unstable_rethrow(error);
     if (error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
-    throw error;
+    return back("error", `Not done: ${failureFor(error, "run page action").message}`);
   }
   const said = out.duplicate ? "This run was already started again" : `Started again with the same input on version ${out.version}`;
   redirect(`/runs/${out.runId}?done=${encodeURIComponent(`${said}; it repeats ${runId}.`)}`);
