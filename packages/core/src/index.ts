@@ -45,6 +45,7 @@ export * from "./versions/graph";
 export { decide, isTerminal, maxInlineHops, type Command, type RunState, type StepState } from "./walk/walk";
 export { evaluate, type WalkContext } from "./walk/condition";
 export * from "./process";
+export { heldWords, runStatusWords } from "./runs/status-words";
 export { busySentence, describeFailure, type Failure, type FailureKind, invalidInputSentence } from "./ops/failure";
 export { connectionFailureOf, isDatabaseUnreachable, Outages, unavailableRetryAfterSeconds, watchOutages, type OutageReporter, type Service } from "./ops/outage";
 export { fireTimer, recomputeTimers, timerWalkBackstopMs, type FireResult, type RecomputeReport } from "./timers/fire";

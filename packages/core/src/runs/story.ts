@@ -5,6 +5,7 @@ import { durationWords, listWords } from "../kinds/words";
 import { isValidZone } from "../kinds/wait-rule";
 import { pathTaken } from "./path-taken";
 import { sentEmail } from "./sent-email";
+import { heldWords } from "./status-words";
 import { rec, str } from "./values";
 import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike } from "./why";
 
@@ -19,6 +20,8 @@ import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike }
 export interface StoryRun {
   id: string;
   status: string;
+  /** Its automation is paused with its runs held (runs.held_at). */
+  held?: boolean;
   input?: unknown;
   error: unknown;
   cancelRequestedAt: Date | null;
@@ -109,7 +112,7 @@ export interface StorySentence {
   text: string;
   tone: StoryTone;
 }
-export type StoryState = "completed" | "running" | "waiting" | "parked" | "needs_review" | "failed" | "cancelled";
+export type StoryState = "completed" | "running" | "held" | "waiting" | "parked" | "needs_review" | "failed" | "cancelled";
 /** The buttons that fix it: the page maps each to a form or a link. */
 export type StoryAction = "resume" | "resolve" | "raise_budget" | "reconnect" | "retry" | "decide";
 export interface StoryStatus {
@@ -510,6 +513,15 @@ function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail | null
     : "";
   const review = steps.find((s) => s.status === "parked" && s.error?.code === "needs_review");
   const parked = review ?? steps.find((s) => s.status === "parked");
+  if (run.held && !review) {
+    return {
+      ...base,
+      state: "held",
+      stepId: null,
+      text: `${heldWords}: it takes no next step until the automation is resumed, then goes on from where it is.${cancelling}`,
+      todo: "Resume the automation (on its page) to release its held runs.",
+    };
+  }
   if (parked) {
     const why = parkedWhy(parked.error, usd);
     const code = parked.error?.code;
