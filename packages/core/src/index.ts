@@ -82,7 +82,7 @@ export { EgressHttpAgent, EgressHttpsAgent, egressLookup } from "./net/agent";
 export { egressSmtpTransport } from "./net/smtp";
 export { renderTemplate, templateProblems, TemplateError } from "./templates/render";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
-export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned, defaultModelBudgetUsd } from "./sql/budgets";
+export { budgetsModelPrices, budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned, defaultModelBudgetUsd } from "./sql/budgets";
 export { eraseContact, type EraseOutcome } from "./contacts/erase";
 export { type ContactActor, setContactZoneAs, upsertContact } from "./contacts/change";
 export { ContactChangeForbiddenError, contactChangeRefusal, contactRefusals, type ContactChange, type ContactFacts } from "./contacts/rules";

@@ -242,7 +242,7 @@ export function buildStory(input: StoryInput): Story {
       // An earlier hold of a step that went on (its own sentence tells where it is now).
       const s = input.steps.find((x) => x.id === e.stepId);
       const latestHold = input.timeline.filter((x) => x.type === "step.parked" && x.stepId === e.stepId).at(-1);
-      if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd).what}`, "warning");
+      if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd, clock.when).what}`, "warning");
     } else if (e.type === "approval.refused") {
       const via = e.data?.via === "slack" ? "in Slack" : "in the inbox";
       const what = e.data?.decision === "rejected" ? "rejection" : "approval";
@@ -262,7 +262,7 @@ export function buildStory(input: StoryInput): Story {
         e.type === "review.marked_done"
           ? "Marked as done"
           : e.type === "review.retry"
-            ? "Sent again with the same key"
+            ? "Sent again (marked as the same request)"
             : e.type === "review.not_performed"
               ? "Checked: it did not happen,"
               : "Abandoned";
@@ -307,7 +307,7 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
       continue;
     }
     if (s.status === "parked") {
-      say(s, s.nodeId, at, `${name(s)} is on hold: ${parkedWhy(s.error, usd).what}`, "warning");
+      say(s, s.nodeId, at, `${name(s)} is on hold: ${parkedWhy(s.error, usd, clock.when).what}`, "warning");
       continue;
     }
     if (s.status === "ready" || s.status === "running") {
@@ -523,7 +523,7 @@ function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail | null
     };
   }
   if (parked) {
-    const why = parkedWhy(parked.error, usd);
+    const why = parkedWhy(parked.error, usd, clock.when);
     const code = parked.error?.code;
     const actions: StoryAction[] = review ? ["resolve"] : code === "budget_exhausted" ? ["raise_budget", "resume"] : code === "needs_reconnect" ? ["reconnect", "resume"] : ["resume"];
     return { state: review ? "needs_review" : "parked", text: `${review ? "Needs review" : "On hold"} at ${name(parked)}: ${why.what}.${cancelling}`, todo: `${capital(why.todo)}.`, actions, stepId: parked.id };

@@ -70,3 +70,11 @@ export async function budgetsSettleAbandoned(tx: Tx, olderThanSeconds: number): 
     SELECT count(*)::int AS n FROM stale CROSS JOIN LATERAL (SELECT holdfast_budget_settle(stale.org_id, stale.key, stale.owner, NULL)) settled`;
   return rows[0]?.n ?? 0;
 }
+
+/** The organisation's model connections with their prices (micro-dollars per million tokens), for the budget page. */
+export function budgetsModelPrices(tx: Db | Tx, orgId: string): Promise<{ name: string; model: string | null; inputMicrosPerMTok: number | null; outputMicrosPerMTok: number | null }[]> {
+  return tx.$queryRaw`
+    SELECT name, config->>'model' AS model, (config->>'inputMicrosPerMTok')::float8 AS "inputMicrosPerMTok",
+           (config->>'outputMicrosPerMTok')::float8 AS "outputMicrosPerMTok"
+    FROM connections WHERE org_id = ${orgId} AND kind = 'model' ORDER BY name`;
+}

@@ -44,6 +44,29 @@ export function ModelBudget({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
           )}
         </dl>
       )}
+      {b && b.models.length > 0 && (
+        <table className="small model-prices" aria-label="Model prices">
+          <thead>
+            <tr>
+              <th>Model connection</th>
+              <th>Input</th>
+              <th>Output</th>
+            </tr>
+          </thead>
+          <tbody>
+            {b.models.map((m) => (
+              <tr key={m.name} data-model-connection={m.name}>
+                <td>
+                  {m.name}
+                  {m.model ? <span className="muted"> ({m.model})</span> : null}
+                </td>
+                <td>{m.inputUsdPerMTok === null ? "not set" : `${usd(m.inputUsdPerMTok)} per million tokens`}</td>
+                <td>{m.outputUsdPerMTok === null ? "not set" : `${usd(m.outputUsdPerMTok)} per million tokens`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {canEdit && (
         <form
           className="filters"

@@ -77,7 +77,7 @@ export async function resolveAction(data: FormData): Promise<void> {
     return action === "done"
       ? `Marked as done with your note; the run goes on (${out.status}).`
       : action === "retry"
-        ? "Sent again with the same key: a provider that honours it still acts once."
+        ? "Sent again, marked as the same request as before: a service that recognises repeats does not act twice."
         : `Step abandoned; the run is ${out.status}.`;
   });
 }
@@ -88,7 +88,7 @@ export async function retryAction(data: FormData): Promise<void> {
   await attempt(back, async () => {
     const out = await retryFromFailedStep(db, graphs, { orgId, runId, by });
     if (out.state === "already_running") return "The run is already running again (retried earlier).";
-    return `Retrying from step ${out.nodeId}: a new attempt with the same key, so a provider that honours it still acts once.`;
+    return `Retrying from step ${out.nodeId}: sent again, marked as the same request as before, so a service that recognises repeats does not act twice.`;
   });
 }
 

@@ -1,4 +1,4 @@
-import { budgetsOf, budgetsSetAllowed, defaultModelBudgetUsd, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
+import { budgetsModelPrices, budgetsOf, budgetsSetAllowed, defaultModelBudgetUsd, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "../init";
@@ -16,6 +16,7 @@ export const budgets = router({
   model: viewerProcedure.query(async ({ ctx }) => {
     const b = await budgetsOf(ctx.db, ctx.org.id);
     const parked = await stepsCountParkedForBudget(ctx.db, ctx.org.id);
+    const prices = await budgetsModelPrices(ctx.db, ctx.org.id);
     return {
       set: b !== null,
       defaultUsd: defaultModelBudgetUsd,
@@ -23,6 +24,13 @@ export const budgets = router({
       spentUsd: (b?.spentMicros ?? 0) / 1e6,
       reservedUsd: (b?.reservedMicros ?? 0) / 1e6,
       parkedSteps: parked,
+      /** Each model connection's prices in US dollars per million tokens. */
+      models: prices.map((m) => ({
+        name: m.name,
+        model: m.model,
+        inputUsdPerMTok: m.inputMicrosPerMTok === null ? null : m.inputMicrosPerMTok / 1e6,
+        outputUsdPerMTok: m.outputMicrosPerMTok === null ? null : m.outputMicrosPerMTok / 1e6,
+      })),
     };
   }),
   /** Raising the budget resumes every step parked because it ran out, in the same transaction. */
