@@ -1,10 +1,13 @@
 import { describeFailure } from "@holdfast/core";
 import { createDb, type Db, inTx } from "@holdfast/db";
 import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
+import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { authed, router } from "../src/server/trpc/init";
+import { unreachableSentence, wordsLink } from "../src/server/trpc/words-link";
 
 /**
  * No library or database text on any page (issue 41, item 6): real failures of each class, produced against the real
@@ -131,5 +134,42 @@ describe("every tRPC failure reads as a sentence", () => {
     expect(answer.message).toMatch(/^Something went wrong on Holdfast's side and nothing was changed\. Try again; if it keeps happening, give your administrator the reference [0-9a-f]{8}\.$/);
     expect(answer.body).not.toMatch(rawText);
     expect(orgId).not.toBe("");
+  });
+});
+
+describe("the browser's client puts a call with no answer in words", () => {
+  const client = (fetcher: (url: string, init: RequestInit) => Promise<Response>) =>
+    createTRPCClient<typeof testRouter>({
+      links: [wordsLink as never, httpBatchLink({ url: "http://127.0.0.1:1/api/trpc", transformer: superjson, fetch: fetcher as never })],
+    });
+  const failureOf = (c: ReturnType<typeof client>, input: { what: string; maxSteps?: number }) =>
+    c.fail.mutate(input).then(
+      () => null,
+      (e: unknown) => e as TRPCClientError<typeof testRouter>,
+    );
+
+  it("nothing listens (the browser's fetch fails): a sentence and SERVICE_UNAVAILABLE", async () => {
+    const e = await failureOf(client((url, init) => fetch(url, init)), { what: "unique" });
+    expect(e).toBeInstanceOf(TRPCClientError);
+    expect(e?.message).toBe(unreachableSentence);
+    expect(e?.data?.code).toBe("SERVICE_UNAVAILABLE");
+  });
+
+  it("a proxy's HTML error page: the same sentence, not the parser's message", async () => {
+    const e = await failureOf(client(async () => new Response("<html><body>502 Bad Gateway</body></html>", { status: 502, headers: { "content-type": "text/html" } })), { what: "unique" });
+    expect(e?.message).toBe(unreachableSentence);
+  });
+
+  it("an answer in tRPC's shape passes as it is", async () => {
+    const handler = (url: string, init: RequestInit) =>
+      fetchRequestHandler({
+        endpoint: "/api/trpc",
+        req: new Request(url, init),
+        router: testRouter,
+        createContext: async () => ({ db: t.db, user: { id: "usr_1", email: "sam@acme.test", name: "Sam", memberships: [] } as never }),
+      });
+    const e = await failureOf(client(handler), { what: "unique", maxSteps: 0 });
+    expect(e?.message).toBe("Check max steps: at least 1 step.");
+    expect(e?.data?.code).toBe("BAD_REQUEST");
   });
 });
