@@ -175,8 +175,8 @@ describe("a marketer builds Maya's automation with forms only", () => {
           await f.getByLabel("Name", { exact: true }).fill("writer");
           await f.getByLabel("API base URL", { exact: true }).fill(targets.modelBaseUrl);
           await f.getByLabel("Model", { exact: true }).fill("gpt-4o-mini");
-          await f.getByLabel("Price of input (micro-dollars per million tokens)", { exact: true }).fill("150000");
-          await f.getByLabel("Price of output (micro-dollars per million tokens)", { exact: true }).fill("600000");
+          await f.getByLabel("Price of input (US dollars per million tokens)", { exact: true }).fill("0.15");
+          await f.getByLabel("Price of output (US dollars per million tokens)", { exact: true }).fill("0.60");
         },
         "API key",
         "sk-wrong",

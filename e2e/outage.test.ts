@@ -160,7 +160,7 @@ describe("the database goes away and comes back", () => {
     const input = encodeURIComponent(JSON.stringify({ json: { orgSlug: "acme" } }));
     const api = await fetchAgain(`${web.base}/api/trpc/automations.list?input=${input}`, { headers: { cookie } });
     expect(api.status).toBe(503);
-    expect(await api.text()).toContain("Holdfast cannot reach its database right now: try again in a minute");
+    expect(await api.text()).toContain("Holdfast is busy; your change is kept and will be saved. Try again in a moment.");
     // The other doors: sign-in, the inbound-email webhook, a Slack click, Add to Slack's return. Each says the
     // database is unreachable and when to try again (503 + Retry-After), or goes back to Settings saying so.
     const doors: [string, Promise<Response>][] = [

@@ -85,7 +85,8 @@ beforeAll(async () => {
   await q("INSERT INTO contacts (org_id, email, time_zone, consent) VALUES ($1, 'lena@example.com', 'Europe/Berlin', 'granted')", [orgId]);
   for (const id of ["lena-1", "lena-2"]) runs.push(await start("follow-up", { id, email: "lena@example.com" }));
   // Model spend so far: $1.23 settled.
-  await q("INSERT INTO org_budgets (org_id, allowed_micros, spent_micros) VALUES ($1, 5000000, 1230000)", [orgId]);
+  // A new organisation has the default budget; this one has spent some of a $5 budget this month.
+  await q("UPDATE org_budgets SET allowed_micros = 5000000, spent_micros = 1230000 WHERE org_id = $1", [orgId]);
   // The mailbox broke: the connector parks the step on it (as parkOnConnection does) and marks it.
   const parked = await start("welcome", { id: "w-1", email: "max@example.com" });
   await q(
@@ -125,8 +126,8 @@ describe("Settings in Chromium", () => {
     await expect.poll(() => page.getByTestId("budget-spent").textContent()).toBe("$1.23");
     await page.getByLabel("Budget in US dollars").fill("25");
     await page.getByRole("button", { name: "Save budget" }).click();
-    await page.getByText("Model budget set to $25.00.").waitFor();
-    await expect.poll(() => page.getByTestId("budget-allowed").textContent()).toBe("$25.00");
+    await page.getByText("Model budget set to $25.00 a month.").waitFor();
+    await expect.poll(() => page.getByTestId("budget-allowed").textContent()).toBe("$25.00 a month");
     expect(await page.getByTestId("budget-left").textContent()).toBe("$23.77");
     expect(await q("SELECT allowed_micros::int AS a FROM org_budgets WHERE org_id = $1", [orgId])).toEqual([{ a: 25_000_000 }]);
     // A wrong entry is a sentence, and nothing changes.

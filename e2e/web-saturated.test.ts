@@ -83,7 +83,7 @@ describe("the web while PostgreSQL refuses its connections", () => {
     const trpcBody = await trpc.text();
     answers.push(trpcBody);
     expect(trpc.status, trpcBody).toBe(503);
-    expect(trpcBody).toMatch(/cannot reach its database right now/);
+    expect(trpcBody).toMatch(/Holdfast is busy; your change is kept and will be saved/);
 
     for (const path of ["/", "/approvals", "/settings?org=acme", "/automations?org=acme"]) {
       const page = await fetch(`${base}${path}`, { headers: { cookie } });

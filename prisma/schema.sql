@@ -52,6 +52,8 @@ CREATE FUNCTION public.holdfast_budget_reserve(p_org_id text, p_key text, p_owne
 DECLARE
   left_after bigint;
 BEGIN
+  UPDATE org_budgets SET spent_micros = 0, period_start = (date_trunc('month', now() AT TIME ZONE 'UTC'))::date, updated_at = now()
+  WHERE org_id = p_org_id AND period_start < (date_trunc('month', now() AT TIME ZONE 'UTC'))::date;
   IF EXISTS (SELECT 1 FROM budget_reservations WHERE org_id = p_org_id AND key = p_key AND owner = p_owner) THEN
     SELECT allowed_micros - reserved_micros - spent_micros INTO left_after FROM org_budgets WHERE org_id = p_org_id;
     RETURN left_after;
@@ -203,6 +205,15 @@ CREATE FUNCTION public.holdfast_ordered_id(prefix text) RETURNS text
       52, 1), 53, 1),
     'hex')
 $$;
+
+CREATE FUNCTION public.holdfast_org_default_budget() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO 'public', 'pg_temp'
+    AS $$
+BEGIN
+  INSERT INTO org_budgets (org_id, allowed_micros) VALUES (NEW.id, 20000000) ON CONFLICT (org_id) DO NOTHING;
+  RETURN NEW;
+END $$;
 
 CREATE FUNCTION public.holdfast_refuse_published_version_change() RETURNS trigger
     LANGUAGE plpgsql
@@ -1036,6 +1047,7 @@ CREATE TABLE public.org_budgets (
     reserved_micros bigint DEFAULT 0 NOT NULL,
     spent_micros bigint DEFAULT 0 NOT NULL,
     updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    period_start date DEFAULT (date_trunc('month'::text, (now() AT TIME ZONE 'UTC'::text)))::date NOT NULL,
     CONSTRAINT org_budgets_amounts_check CHECK (((allowed_micros >= 0) AND (reserved_micros >= 0) AND (spent_micros >= 0)))
 );
 
@@ -1568,6 +1580,8 @@ CREATE TRIGGER connections_break_notice AFTER UPDATE OF status ON public.connect
 
 CREATE TRIGGER connections_break_number BEFORE UPDATE OF status ON public.connections FOR EACH ROW EXECUTE FUNCTION public.holdfast_connection_break_number();
 
+CREATE TRIGGER organisations_default_budget AFTER INSERT ON public.organisations FOR EACH ROW EXECUTE FUNCTION public.holdfast_org_default_budget();
+
 CREATE TRIGGER outbox_notify AFTER INSERT ON public.outbox REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_notify_outbox();
 
 CREATE TRIGGER runs_budgets BEFORE INSERT ON public.runs FOR EACH ROW EXECUTE FUNCTION public.holdfast_run_budgets();
@@ -1896,6 +1910,9 @@ GRANT ALL ON FUNCTION public.holdfast_notify_outbox() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_ordered_id(prefix text) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_ordered_id(prefix text) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_org_default_budget() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_org_default_budget() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_refuse_published_version_change() TO holdfast_worker;

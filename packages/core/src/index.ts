@@ -45,6 +45,8 @@ export * from "./versions/graph";
 export { decide, isTerminal, maxInlineHops, type Command, type RunState, type StepState } from "./walk/walk";
 export { evaluate, type WalkContext } from "./walk/condition";
 export * from "./process";
+export { heldWords, runStatusWords } from "./runs/status-words";
+export { busySentence, describeFailure, type Failure, type FailureKind, invalidInputSentence } from "./ops/failure";
 export { connectionFailureOf, isDatabaseUnreachable, Outages, unavailableRetryAfterSeconds, watchOutages, type OutageReporter, type Service } from "./ops/outage";
 export { fireTimer, recomputeTimers, timerWalkBackstopMs, type FireResult, type RecomputeReport } from "./timers/fire";
 export { TimerFirer } from "./engine/fire-timers";
@@ -82,7 +84,7 @@ export { renderTemplate, templateProblems, TemplateError } from "./templates/ren
 export { type TemplateContact, templateContact } from "./templates/contact";
 export { contactOf, type PayloadContact } from "./start/contact-of";
 export { probeConnection, probeStaleConnections, type ProbeResult } from "./connections/probe";
-export { budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned } from "./sql/budgets";
+export { budgetsModelPrices, budgetsOf, budgetsSetAllowed, budgetsSettleAbandoned, defaultModelBudgetUsd } from "./sql/budgets";
 export { eraseContact, type EraseOutcome } from "./contacts/erase";
 export { attributeKeyPattern, type ContactActor, setContactAttributesAs, setContactZoneAs, upsertContact } from "./contacts/change";
 export { ContactChangeForbiddenError, contactChangeRefusal, contactRefusals, type ContactChange, type ContactFacts } from "./contacts/rules";

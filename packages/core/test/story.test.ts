@@ -386,8 +386,8 @@ describe("the status sentence", () => {
     const story = buildStory(completed({ run: { ...completed().run, status: "running", finishedAt: null }, steps: [notify, morning, draft, review, parked] }));
     expect(story.status).toEqual({
       state: "needs_review",
-      text: `Needs review at Send email "send": the outside call may or may not have happened (key ${runId}/send/1), and the provider cannot tell a repeat from a new one.`,
-      todo: "Check the provider, then say what you found: it happened, send it again with the same key, or abandon the step.",
+      text: `Needs review at Send email "send": the outside call may or may not have happened (request id ${runId}/send/1), and the service cannot tell a repeat from a new one.`,
+      todo: "Check the service, then say what you found: it happened, send it again (marked as the same request), or abandon the step.",
       actions: ["resolve"],
       stepId: parked.id,
     });

@@ -7,7 +7,7 @@ import { requireUser } from "../server/session";
 import { orUnavailable, unavailable } from "../server/unavailable";
 import { Unavailable } from "./unavailable";
 import { viewerClock } from "../server/viewer-zone";
-import { At, StatusBadge } from "./ui";
+import { At, RunStatusBadge } from "./ui";
 import { ViewerZone } from "./viewer-zone";
 import { CopyText } from "./copy-text";
 
@@ -156,7 +156,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
                 </td>
                 <td>{r.version ?? "-"}</td>
                 <td>
-                  <StatusBadge status={r.status} />
+                  <RunStatusBadge status={r.status} />
                 </td>
                 <td>{r.contact ?? <span className="muted">-</span>}</td>
                 <td>

@@ -1,7 +1,17 @@
+import { runStatusWords } from "@holdfast/core/status-words";
 import type { ReactNode } from "react";
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{status}</span>;
+}
+
+/** A run's display status in words (core's runs/status-words.ts): a held run says its automation is paused. */
+export function RunStatusBadge({ status }: { status: string }) {
+  return (
+    <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`} data-run-status={status}>
+      {status === "held" ? runStatusWords(status) : status}
+    </span>
+  );
 }
 
 /** An instant as people read it, in the viewer's zone (`clock` from server/viewer-zone's viewerClock); ISO on hover. */

@@ -117,9 +117,11 @@ async function notifyOnce(
         opts.log.warn({ orgId: a.orgId, runId: a.runId, approvalId: a.id }, "slack post skipped: half its lease was gone before it; the next attempt posts it");
         return { result: "retry" };
       }
-      const res = await slack("chat.postMessage", () =>
-        client.chat.postMessage({ channel: target.channel, text: body.text, blocks: body.blocks as never, metadata: body.metadata }),
-      );
+      // Several approvers' Slack users (U1,U2): their group conversation is opened first (the same one each time).
+      const channel = target.channel.includes(",")
+        ? ((await slack("conversations.open", () => client.conversations.open({ users: target.channel }))).channel?.id ?? target.channel)
+        : target.channel;
+      const res = await slack("chat.postMessage", () => client.chat.postMessage({ channel, text: body.text, blocks: body.blocks as never, metadata: body.metadata }));
       if (!res.channel || !res.ts) return fail("Slack answered a post without channel and ts", false);
       message = { channel: res.channel, ts: res.ts };
       posted = true;

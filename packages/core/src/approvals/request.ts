@@ -1,5 +1,6 @@
 import type { Tx } from "@holdfast/db";
 import { approvalsInsert } from "../sql/approvals";
+import { membershipsSlackUsersOf } from "../sql/memberships";
 import { contactsOfRun } from "../sql/contacts";
 import { templateContact } from "../templates/contact";
 import type { OutboxRow } from "../sql/outbox";
@@ -69,6 +70,17 @@ export async function requestApproval(
     };
   }
   const digest = contentDigest(title, content);
+  // Where Slack posts it: a channel as configured, or the approvers' linked Slack users (one group message).
+  const slackConfig = run.test ? null : (node.config.slack ?? null);
+  const slackUsers = slackConfig?.to === "approvers" ? await membershipsSlackUsersOf(tx, run.orgId, approvers.users, approvers.role ?? null) : [];
+  const slack =
+    slackConfig === null
+      ? null
+      : slackConfig.to === "approvers"
+        ? slackUsers.length > 0
+          ? { connection: slackConfig.connection, channel: slackUsers.join(",") }
+          : null
+        : { connection: slackConfig.connection, channel: slackConfig.channel as string };
   await stepsSetOutput(tx, step.id, { stage });
   const approval = await approvalsInsert(tx, {
     orgId: run.orgId,
@@ -83,14 +95,14 @@ export async function requestApproval(
     deadlineSeconds,
     onDeadline: node.config.onDeadline,
     // A test run's approval is posted nowhere (its page decides it): no Slack message to post or update later.
-    slack: run.test ? null : (node.config.slack ?? null),
+    slack,
     emailDigest,
   });
   const now = await runNow(tx, run);
   const timer = timerFor({ rule: { kind: "duration", seconds: deadlineSeconds }, spreadSeconds: 0 }, run.id, run.input, now);
   const written = await timersInsert(tx, { ...timer, orgId: run.orgId, runId: run.id, stepId: step.id });
   // A test run's approval is decided on its own page (test-runs/): nobody is asked in Slack or the inbox.
-  const outbox: OutboxRow[] = node.config.slack && !run.test
+  const outbox: OutboxRow[] = slack
     ? [{ orgId: run.orgId, runId: run.id, topic: "approval.notify", payload: { orgId: run.orgId, approvalId: approval.id } }]
     : [];
   return {
@@ -106,7 +118,8 @@ export async function requestApproval(
           ...(emailDigest ? { email: emailDigest.node } : {}),
           deadlineAt: approval.deadlineAt.toISOString(),
           onDeadline: node.config.onDeadline.action,
-          slack: node.config.slack?.channel ?? null,
+          slack: slack?.channel ?? null,
+          ...(slackConfig?.to === "approvers" && slackUsers.length === 0 ? { slackSkipped: "no approver has a linked Slack user (Settings -> Slack links): asked in the inbox only" } : {}),
         },
       },
       { ...base, type: "timer.scheduled", data: { timerId: written.id, rule: timer.rule, zone: timer.zone, dueAt: timer.dueAt.toISOString(), purpose: "approval deadline" } },

@@ -3,6 +3,7 @@ import { decryptSecret } from "../connections/secrets";
 import { effectKey } from "../effects/keys";
 import { runEffect } from "../effects/ledger";
 import { type ConnectionLimits, limitsOf } from "../connections/limits";
+import { pausedCallsOf, pausedCallsWords } from "../connections/paused-calls";
 import {
   type BreakerState,
   breakerRecord,
@@ -131,10 +132,10 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       const outcome = simulation ? simulation.mark(performed) : performed;
       // Bookkeeping after the provider answered never replaces its answer: the effect must be recorded with it.
       const breaker = connection && limits && called ? await recordForBreaker(db, connection, limits, owner, outcome).catch(() => null) : null;
-      if (connection && breaker === "open" && outcome.kind === "retry") {
+      if (connection && limits && breaker === "open" && outcome.kind === "retry") {
         // This failure opened the breaker (or a probe failed): the step parks with the others instead of burning
         // its attempts on backoff; the breaker's close resumes it.
-        return parkOnBreaker(connection, breakerReason(connection));
+        return parkOnBreaker(connection, limits, 0);
       }
       return outcome;
     } finally {
@@ -188,18 +189,34 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
   };
 }
 
-const breakerReason = (connection: Pick<ConnectionRow, "name">) =>
-  `"${connection.name}" is failing: calls are paused (circuit breaker open) and resume when a probe call succeeds`;
-
-const parkOnBreaker = (connection: Pick<ConnectionRow, "id" | "name">, reason: string): StepOutcome => ({
-  kind: "park",
-  error: { code: "breaker_open", message: reason, reason, connectionId: connection.id, connection: connection.name },
-});
+/**
+ * The step waits with the connection's paused calls (its breaker is open): the reason in words (connections/
+ * paused-calls.ts), with when one call is tried again (`retryAt`: the cool-down's end, from how long the database
+ * says it has been open) so the run page can say the time in the viewer's zone.
+ */
+function parkOnBreaker(connection: Pick<ConnectionRow, "id" | "name">, limits: ConnectionLimits, openForMs: number): StepOutcome {
+  const retryAt = new Date(Date.now() + Math.max(0, limits.breaker.coolDownMs - openForMs));
+  const paused = pausedCallsOf(connection.name, limits, retryAt);
+  const reason = pausedCallsWords({ ...paused, retryAt: null });
+  return {
+    kind: "park",
+    error: {
+      code: "breaker_open",
+      message: reason,
+      reason,
+      connectionId: connection.id,
+      connection: connection.name,
+      retryAt: retryAt.toISOString(),
+      failedCalls: paused.failedCalls,
+      minCalls: paused.minCalls,
+      windowMs: paused.windowMs,
+    },
+  };
+}
 
 /** null: go ahead (closed, or this attempt is the probe); otherwise the step parks until the breaker closes. */
 async function breakerGate(db: Db, connection: ConnectionRow, limits: ConnectionLimits, owner: string): Promise<StepOutcome | null> {
   const { coolDownMs } = limits.breaker;
-  const reason = breakerReason(connection);
   switch (connection.breakerState) {
     case "closed":
       return null;
@@ -208,7 +225,7 @@ async function breakerGate(db: Db, connection: ConnectionRow, limits: Connection
       if (connection.breakerState === "half_open" && connection.breakerProbe === owner) return null;
       // Open past its cool-down, or a probe that never answered within one: this attempt becomes the probe.
       if ((connection.breakerOpenForMs ?? 0) >= coolDownMs && (await breakerTakeProbe(db, connection.id, owner, coolDownMs))) return null;
-      return parkOnBreaker(connection, reason);
+      return parkOnBreaker(connection, limits, connection.breakerOpenForMs ?? 0);
   }
 }
 

@@ -15,7 +15,8 @@ export type Widget =
   | { type: "template"; multiline?: boolean; placeholder?: string }
   /** Write-only: never shown back, only replaced. */
   | { type: "secret"; placeholder?: string }
-  | { type: "number"; min?: number; max?: number; step?: number; unit?: string }
+  /** `scale`: the stored value is the shown one times this (dollars shown, micro-dollars stored: 1_000_000). */
+  | { type: "number"; min?: number; max?: number; step?: number; unit?: string; scale?: number }
   /** A number of seconds, shown as a value and a unit (minutes, hours, days). */
   | { type: "duration"; min?: number; max?: number }
   | { type: "boolean" }

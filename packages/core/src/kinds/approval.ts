@@ -60,8 +60,20 @@ export const approvalConfig = z
     email: nodeId.optional(),
     deadlineSeconds: z.number().int().min(1).max(30 * 86_400),
     onDeadline: onDeadlineSchema.default({ action: "stop" }),
-    /** A Slack connection of the organisation and the channel (C...) or user (U...) to post to. */
-    slack: z.object({ connection: z.string().min(1).max(100), channel: z.string().min(1).max(100) }).strict().optional(),
+    /**
+     * A Slack connection of the organisation and where to post: `to: "approvers"` sends it to the approvers' own
+     * Slack users (their links in Settings -> Slack links), `to: "channel"` to `channel` (a channel id C... or a
+     * member id U..., as configs written before the choice existed hold: without `to`, a channel means "channel").
+     */
+    slack: z
+      .preprocess(
+        (v) => (v && typeof v === "object" && !("to" in v) ? { ...v, to: "channel" in v && v.channel ? "channel" : "approvers" } : v),
+        z
+          .object({ connection: z.string().min(1).max(100), to: z.enum(["approvers", "channel"]), channel: z.string().min(1).max(100).optional() })
+          .strict()
+          .refine((s) => s.to === "approvers" || s.channel !== undefined, { message: "name the channel (C…) to post to, or send it to the approvers", path: ["channel"] }),
+      )
+      .optional(),
   })
   .strict()
   .refine((c) => c.content.trim() !== "" || c.email !== undefined, {
@@ -131,7 +143,23 @@ export const approval = defineStepKind({
       showIf: { field: "onDeadline.action", in: ["escalate"] },
     },
     { name: "slack.connection", label: "Post to Slack through", help: "Optional: the approvers also get buttons in Slack.", widget: { type: "connection", kind: "slack" } },
-    { name: "slack.channel", label: "Slack channel or person", help: "A channel id (C…) or a member id (U…).", widget: { type: "text", placeholder: "C0123456" } },
+    {
+      name: "slack.to",
+      label: "Send it in Slack to",
+      widget: {
+        type: "select",
+        options: [
+          { value: "approvers", label: "The approvers", help: "Each approver's own Slack user, as linked in Settings → Slack links (one group message)." },
+          { value: "channel", label: "A channel", help: "Everyone in the channel sees it; only approvers can decide." },
+        ],
+      },
+    },
+    {
+      name: "slack.channel",
+      label: "Slack channel",
+      help: "Only when sending to a channel: its id (C…), from the channel's details in Slack. An older step may hold a member id (U…) here: it keeps working.",
+      widget: { type: "text", placeholder: "C0123456" },
+    },
   ],
   outputs: ["approved", "rejected"],
   outputWords: { approved: "When approved, go to", rejected: "When rejected, go to" },

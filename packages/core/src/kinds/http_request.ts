@@ -61,7 +61,7 @@ export const httpRequest = defineStepKind({
     {
       name: "idempotent",
       label: "The target honours Idempotency-Key",
-      help: "On: a call whose outcome is unknown (the connection dropped) is sent again with the same key. Off: it waits for a person to check (needs review).",
+      help: "On: a call whose outcome is unknown (the connection dropped) is sent again, marked as the same request (so a service that recognises repeats acts once). Off: it waits for a person to check (needs review).",
       advanced: true,
       widget: { type: "boolean" },
     },

@@ -12,6 +12,8 @@ import { type FieldSpec, fieldValue } from "../forms/fields";
 export interface GraphProblem {
   path: string;
   message: string;
+  /** Where it is fixed, when that is outside the editor (a page of Settings). */
+  href?: string;
 }
 
 /** A value a step leaves for later steps' templates: `{{steps.<id>.output.<path>}}`. */

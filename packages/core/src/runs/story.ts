@@ -5,6 +5,7 @@ import { durationWords, listWords } from "../kinds/words";
 import { isValidZone } from "../kinds/wait-rule";
 import { pathTaken } from "./path-taken";
 import { sentEmail } from "./sent-email";
+import { heldWords } from "./status-words";
 import { rec, str } from "./values";
 import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike } from "./why";
 
@@ -19,6 +20,8 @@ import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike }
 export interface StoryRun {
   id: string;
   status: string;
+  /** Its automation is paused with its runs held (runs.held_at). */
+  held?: boolean;
   input?: unknown;
   error: unknown;
   cancelRequestedAt: Date | null;
@@ -109,7 +112,7 @@ export interface StorySentence {
   text: string;
   tone: StoryTone;
 }
-export type StoryState = "completed" | "running" | "waiting" | "parked" | "needs_review" | "failed" | "cancelled";
+export type StoryState = "completed" | "running" | "held" | "waiting" | "parked" | "needs_review" | "failed" | "cancelled";
 /** The buttons that fix it: the page maps each to a form or a link. */
 export type StoryAction = "resume" | "resolve" | "raise_budget" | "reconnect" | "retry" | "decide";
 export interface StoryStatus {
@@ -239,7 +242,7 @@ export function buildStory(input: StoryInput): Story {
       // An earlier hold of a step that went on (its own sentence tells where it is now).
       const s = input.steps.find((x) => x.id === e.stepId);
       const latestHold = input.timeline.filter((x) => x.type === "step.parked" && x.stepId === e.stepId).at(-1);
-      if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd).what}`, "warning");
+      if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd, clock.when).what}`, "warning");
     } else if (e.type === "approval.refused") {
       const via = e.data?.via === "slack" ? "in Slack" : "in the inbox";
       const what = e.data?.decision === "rejected" ? "rejection" : "approval";
@@ -259,7 +262,7 @@ export function buildStory(input: StoryInput): Story {
         e.type === "review.marked_done"
           ? "Marked as done"
           : e.type === "review.retry"
-            ? "Sent again with the same key"
+            ? "Sent again (marked as the same request)"
             : e.type === "review.not_performed"
               ? "Checked: it did not happen,"
               : "Abandoned";
@@ -304,7 +307,7 @@ function stepSentences(input: StoryInput, steps: StoryStep[], clock: StoryClock,
       continue;
     }
     if (s.status === "parked") {
-      say(s, s.nodeId, at, `${name(s)} is on hold: ${parkedWhy(s.error, usd).what}`, "warning");
+      say(s, s.nodeId, at, `${name(s)} is on hold: ${parkedWhy(s.error, usd, clock.when).what}`, "warning");
       continue;
     }
     if (s.status === "ready" || s.status === "running") {
@@ -510,8 +513,17 @@ function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail | null
     : "";
   const review = steps.find((s) => s.status === "parked" && s.error?.code === "needs_review");
   const parked = review ?? steps.find((s) => s.status === "parked");
+  if (run.held && !review) {
+    return {
+      ...base,
+      state: "held",
+      stepId: null,
+      text: `${heldWords}: it takes no next step until the automation is resumed, then goes on from where it is.${cancelling}`,
+      todo: "Resume the automation (on its page) to release its held runs.",
+    };
+  }
   if (parked) {
-    const why = parkedWhy(parked.error, usd);
+    const why = parkedWhy(parked.error, usd, clock.when);
     const code = parked.error?.code;
     const actions: StoryAction[] = review ? ["resolve"] : code === "budget_exhausted" ? ["raise_budget", "resume"] : code === "needs_reconnect" ? ["reconnect", "resume"] : ["resume"];
     return { state: review ? "needs_review" : "parked", text: `${review ? "Needs review" : "On hold"} at ${name(parked)}: ${why.what}.${cancelling}`, todo: `${capital(why.todo)}.`, actions, stepId: parked.id };

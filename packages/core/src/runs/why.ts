@@ -1,3 +1,5 @@
+import { pausedCallsWords } from "../connections/paused-calls";
+
 /**
  * A step's error (its `code` and `message`, as the connectors and the effect ledger write them) in plain words: what
  * happened, and what a person can do about it. Pure.
@@ -113,13 +115,13 @@ export function failureWhy(e: StepErrorLike | null | undefined): Why {
 }
 
 /** Why a step is on hold (parked), and what to do. */
-export function parkedWhy(e: StepErrorLike | null | undefined, usd: (micros: number) => string): Why {
+export function parkedWhy(e: StepErrorLike | null | undefined, usd: (micros: number) => string, when?: (at: Date) => string): Why {
   const code = e?.code ?? "";
   switch (code) {
     case "needs_review":
       return {
-        what: `the outside call may or may not have happened${e?.key ? ` (key ${e.key})` : ""}, and the provider cannot tell a repeat from a new one`,
-        todo: "check the provider, then say what you found: it happened, send it again with the same key, or abandon the step",
+        what: `the outside call may or may not have happened${e?.key ? ` (request id ${e.key})` : ""}, and the service cannot tell a repeat from a new one`,
+        todo: "check the service, then say what you found: it happened, send it again (marked as the same request), or abandon the step",
       };
     case "budget_exhausted":
       return {
@@ -137,11 +139,17 @@ export function parkedWhy(e: StepErrorLike | null | undefined, usd: (micros: num
         what: e?.reason ?? "the email is not the one that was approved",
         todo: "cancel the run and start it again, so the email is approved as it will be sent; Resume sends it only if it now matches what was approved",
       };
-    case "breaker_open":
+    case "breaker_open": {
+      const retryAt = typeof e?.retryAt === "string" ? new Date(e.retryAt) : null;
+      const what =
+        e?.connection && typeof e.minCalls === "number" && typeof e.failedCalls === "number" && typeof e.windowMs === "number"
+          ? pausedCallsWords({ connection: e.connection, failedCalls: e.failedCalls, minCalls: e.minCalls, windowMs: e.windowMs, retryAt }, when)
+          : `Calls to ${e?.connection ? `"${e.connection}"` : "the connection"} are paused after repeated failures; Holdfast tries one call again shortly`;
       return {
-        what: e?.reason ?? "calls to the connection are paused because it kept failing",
-        todo: "nothing, usually: the run goes on by itself when a probe call succeeds; Resume tries now",
+        what: `${what.charAt(0).toLowerCase()}${what.slice(1)}`,
+        todo: "nothing, usually: the run goes on by itself once a call succeeds again; Resume tries now",
       };
+    }
   }
   return { what: e?.reason ?? e?.message ?? "the step is on hold", todo: "fix the cause, then Resume" };
 }

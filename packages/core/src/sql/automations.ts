@@ -215,15 +215,19 @@ export function automationsRunBudgets(
     FROM automations WHERE org_id = ${orgId} ORDER BY name LIMIT 500`;
 }
 
-/** The list page: each automation with its newest version, when that was published, and its running runs. */
+/**
+ * The list page: each automation with its newest version, when that was published, its running runs, and how many
+ * of those its pause holds (`held`, counted in `running` too).
+ */
 export function automationsListWithLatest(
   db: Db | Tx,
   orgId: string,
-): Promise<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number }[]> {
-  return db.$queryRaw<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number }[]>`
-    SELECT a.id, a.slug, a.name, v.version AS latest, v.published_at AS "publishedAt",
-           (SELECT count(*)::int FROM runs r WHERE r.org_id = a.org_id AND r.automation_id = a.id AND r.status = 'running') AS running
+): Promise<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number; held: number }[]> {
+  return db.$queryRaw<{ id: string; slug: string; name: string; latest: number | null; publishedAt: Date | null; running: number; held: number }[]>`
+    SELECT a.id, a.slug, a.name, v.version AS latest, v.published_at AS "publishedAt", n.running, n.held
     FROM automations a
+    CROSS JOIN LATERAL (SELECT count(*)::int AS running, (count(*) FILTER (WHERE r.held_at IS NOT NULL))::int AS held
+                        FROM runs r WHERE r.org_id = a.org_id AND r.automation_id = a.id AND r.status = 'running') n
     LEFT JOIN LATERAL (SELECT version, published_at FROM automation_versions WHERE automation_id = a.id AND org_id = a.org_id
                        ORDER BY version DESC LIMIT 1) v ON true
     WHERE a.org_id = ${orgId} ORDER BY a.name`;

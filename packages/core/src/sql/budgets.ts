@@ -2,7 +2,13 @@ import { type Db, inTx, type Tx } from "@holdfast/db";
 import { stepsResumeParked } from "./connection-limits";
 
 /**
- * Model spend per organisation, in micros (millionths of a US dollar). A call reserves its estimate for its attempt
+ * A new organisation's model budget per month, in US dollars: set by the database when the organisation is created
+ * (functions/org_default_budget.sql; a test holds the two equal).
+ */
+export const defaultModelBudgetUsd = 20;
+
+/**
+ * Model spend per organisation and calendar month (UTC), in micros (millionths of a US dollar). A call reserves its estimate for its attempt
  * (effect key + owner) before it runs and settles the real cost after; a refused reservation parks the step.
  */
 export async function budgetsReserve(tx: Tx, orgId: string, key: string, owner: string, micros: number): Promise<number | null> {
@@ -18,6 +24,7 @@ export function budgetsSettle(tx: Tx, orgId: string, key: string, owner: string,
     SELECT holdfast_budget_settle(${orgId}, ${key}, ${owner}, ${actualMicros === null ? null : Math.ceil(actualMicros)}::bigint)`;
 }
 
+/** What a month's spend is measured against: allowed, reserved and spent this calendar month (UTC). */
 export interface BudgetRow {
   allowedMicros: number;
   reservedMicros: number;
@@ -26,7 +33,8 @@ export interface BudgetRow {
 
 export async function budgetsOf(tx: Tx, orgId: string): Promise<BudgetRow | null> {
   const rows = await tx.$queryRaw<BudgetRow[]>`
-    SELECT allowed_micros::float8 AS "allowedMicros", reserved_micros::float8 AS "reservedMicros", spent_micros::float8 AS "spentMicros"
+    SELECT allowed_micros::float8 AS "allowedMicros", reserved_micros::float8 AS "reservedMicros",
+           (CASE WHEN period_start < (date_trunc('month', now() AT TIME ZONE 'UTC'))::date THEN 0 ELSE spent_micros END)::float8 AS "spentMicros"
     FROM org_budgets WHERE org_id = ${orgId}`;
   return rows[0] ?? null;
 }
@@ -61,4 +69,12 @@ export async function budgetsSettleAbandoned(tx: Tx, olderThanSeconds: number): 
     )
     SELECT count(*)::int AS n FROM stale CROSS JOIN LATERAL (SELECT holdfast_budget_settle(stale.org_id, stale.key, stale.owner, NULL)) settled`;
   return rows[0]?.n ?? 0;
+}
+
+/** The organisation's model connections with their prices (micro-dollars per million tokens), for the budget page. */
+export function budgetsModelPrices(tx: Db | Tx, orgId: string): Promise<{ name: string; model: string | null; inputMicrosPerMTok: number | null; outputMicrosPerMTok: number | null }[]> {
+  return tx.$queryRaw`
+    SELECT name, config->>'model' AS model, (config->>'inputMicrosPerMTok')::float8 AS "inputMicrosPerMTok",
+           (config->>'outputMicrosPerMTok')::float8 AS "outputMicrosPerMTok"
+    FROM connections WHERE org_id = ${orgId} AND kind = 'model' ORDER BY name`;
 }

@@ -17,6 +17,21 @@ export function membershipsSlackLinks(tx: Tx, orgId: string): Promise<{ userId: 
 }
 
 /**
+ * The linked Slack users of the members who may decide an approval: those named by email, and those holding the role
+ * or a higher one (approver < editor < owner). Members without a link are left out.
+ */
+export async function membershipsSlackUsersOf(tx: Db | Tx, orgId: string, emails: string[], role: string | null): Promise<string[]> {
+  const rows = await tx.$queryRaw<{ slackUserId: string }[]>`
+    SELECT DISTINCT m.slack_user_id AS "slackUserId"
+    FROM memberships m JOIN users u ON u.id = m.user_id
+    WHERE m.org_id = ${orgId} AND m.slack_user_id IS NOT NULL
+      AND (lower(u.email) = ANY(${emails.map((e) => e.toLowerCase())}::text[])
+           OR (${role}::text IS NOT NULL AND array_position(ARRAY['approver', 'editor', 'owner'], m.role::text) >= array_position(ARRAY['approver', 'editor', 'owner'], ${role}::text)))
+    ORDER BY 1`;
+  return rows.map((r) => r.slackUserId);
+}
+
+/**
  * Links a member to a Slack user found by their email, only while they have no link (a link set by hand stays) and
  * no other member of the organisation has that Slack user. False when either holds.
  */

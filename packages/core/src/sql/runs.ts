@@ -454,8 +454,11 @@ export function runsLockForApproval(tx: Tx, orgId: string, approvalId: string): 
     WHERE a.org_id = ${orgId} AND a.id = ${approvalId} FOR NO KEY UPDATE OF r`;
 }
 
-/** A run's status as a person needs it: a running run that waits for a person says so. */
-export const runDisplayStatuses = ["running", "waiting", "parked", "needs_review", "completed", "failed", "cancelled"] as const;
+/**
+ * A run's status as a person needs it: a running run that waits for a person says so, and one its paused automation
+ * holds is `held` (runs/status-words.ts has the words).
+ */
+export const runDisplayStatuses = ["running", "held", "waiting", "parked", "needs_review", "completed", "failed", "cancelled"] as const;
 export type RunDisplayStatus = (typeof runDisplayStatuses)[number];
 
 /**
@@ -466,6 +469,7 @@ const displayStatusSql = Prisma.sql`CASE
   WHEN r.status = 'cancelled' AND EXISTS (SELECT 1 FROM effects e WHERE e.org_id = r.org_id AND e.run_id = r.id AND ${Prisma.raw(effectUncertainSql)}) THEN 'needs_review'
   WHEN r.status <> 'running' THEN r.status
   WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked' AND s.error->>'code' = 'needs_review') THEN 'needs_review'
+  WHEN r.held_at IS NOT NULL THEN 'held'
   WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked') THEN 'parked'
   WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'waiting')
    AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status IN ('ready', 'running')) THEN 'waiting'
@@ -522,6 +526,8 @@ export interface RunDetailHead {
   orgId: string;
   status: string;
   displayStatus: RunDisplayStatus;
+  /** Its automation is paused with its runs held: it takes no next step until the automation is resumed. */
+  held: boolean;
   startKey: string;
   /** Started from the editor's Test run. */
   test: boolean;
@@ -550,7 +556,7 @@ export interface RunDetailHead {
 /** The run, if it belongs to one of the organisations. */
 export async function runsDetailHead(db: Db | Tx, orgIds: string[], id: string): Promise<RunDetailHead | undefined> {
   const rows = await db.$queryRaw<RunDetailHead[]>`
-    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.start_key AS "startKey", r.test, r.input,
+    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.held_at IS NOT NULL AS held, r.start_key AS "startKey", r.test, r.input,
            r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
            r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
            r.duplicate_deliveries AS "duplicateDeliveries", r.last_duplicate_at AS "lastDuplicateAt",

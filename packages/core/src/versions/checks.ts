@@ -3,8 +3,10 @@ import { underBaseUrl } from "../connections/kinds/http";
 import { connectionFieldsOf } from "../kinds/kind";
 import { flowOf } from "../kinds/flow";
 import { kindOf } from "../kinds/registry";
+import { budgetsOf } from "../sql/budgets";
 import { connectionsListKinds } from "../sql/connections";
 import { membershipsListEmails } from "../sql/memberships";
+import { organisationsSlugById } from "../sql/organisations";
 import { templateReferences, unescapedOutputs } from "../templates/render";
 import { type Approvers, type Graph, type GraphNode, type GraphProblem, templateFields, unreachable } from "./graph";
 
@@ -111,5 +113,42 @@ export async function orgProblems(tx: Db | Tx, orgId: string, graph: Graph): Pro
       if (node.config.onDeadline.action === "escalate") approvers(node, "onDeadline.to.users", node.config.onDeadline.to);
     }
   }
+  problems.push(...(await budgetProblems(tx, orgId, graph, configOf)));
   return problems;
+}
+
+const dollars = (micros: number) => `$${(micros / 1e6).toFixed(2)}`;
+
+/**
+ * A graph with a Draft (AI model) step while the organisation's model budget is not set or cannot cover one more
+ * draft: every run would wait at that step. A problem (publishing waits too), on the first Draft step, with the
+ * place to fix it: a budget raised in Settings resumes the steps waiting on it.
+ */
+async function budgetProblems(tx: Db | Tx, orgId: string, graph: Graph, configOf: Map<string, unknown>): Promise<GraphProblem[]> {
+  const drafts = graph.nodes.filter((n): n is Extract<GraphNode, { kind: "model_draft" }> => n.kind === "model_draft");
+  const first = drafts[0];
+  if (!first) return [];
+  const [budget, slug] = await Promise.all([budgetsOf(tx, orgId), organisationsSlugById(tx, orgId)]);
+  const href = `/settings${slug ? `?org=${encodeURIComponent(slug)}` : ""}#model-budget`;
+  const path = `node:${first.id}`;
+  if (!budget) {
+    return [{ path, href, message: "The model budget is not set: Draft steps will wait. Set one in Settings -> Model budget." }];
+  }
+  // One draft's worst case: its longest answer at the connection's output price (at least a cent).
+  const worst = Math.max(
+    10_000,
+    ...drafts.map((n) => {
+      const price = (configOf.get(n.config.connection) as { outputMicrosPerMTok?: unknown } | undefined)?.outputMicrosPerMTok;
+      return typeof price === "number" ? (n.config.maxTokens * price) / 1e6 : 0;
+    }),
+  );
+  const left = budget.allowedMicros - budget.reservedMicros - budget.spentMicros;
+  if (left >= worst) return [];
+  return [
+    {
+      path,
+      href,
+      message: `The model budget is used up (${dollars(Math.max(0, left))} of ${dollars(budget.allowedMicros)} left this month): Draft steps will wait. Raise it in Settings -> Model budget.`,
+    },
+  ];
 }

@@ -1,9 +1,10 @@
 "use server";
 
 import { decideApproval, HoldfastError, readBack } from "@holdfast/core";
-import { redirect } from "next/navigation";
+import { redirect, unstable_rethrow } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../server/db";
+import { failureFor } from "../../server/failure";
 import { requireUser } from "../../server/session";
 
 const form = z.object({
@@ -31,8 +32,8 @@ export async function decideAction(data: FormData): Promise<void> {
     ok = result.ok;
     message = result.ok ? `${result.status === "approved" ? "Approved" : "Rejected"}: the run goes on.` : `${readBack(result.refusal)}.`;
   } catch (error) {
-    if (!(error instanceof HoldfastError)) throw error;
-    message = `Not recorded: ${error.message}.`;
+    unstable_rethrow(error);
+    message = error instanceof HoldfastError ? `Not recorded: ${error.message}.` : `Not recorded: ${failureFor(error, "approval decision").message}`;
   }
   redirect(`/approvals?${ok ? "done" : "error"}=${encodeURIComponent(message)}`);
 }

@@ -55,8 +55,12 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
               </div>
               <pre className="content">{a.content}</pre>
               <p className="small muted">
-                Decide by <At at={a.deadlineAt} clock={clock} /> · approvers: {approversText(a)} · content digest <code>{a.digest.slice(0, 12)}</code>
+                Decide by <At at={a.deadlineAt} clock={clock} /> · approvers: {approversText(a)}
               </p>
+              <details className="small muted">
+                <summary>Details</summary>
+                Your decision applies to exactly this content (content digest <code>{a.digest.slice(0, 12)}</code>): if it changes, you are asked again.
+              </details>
               <form action={decideAction} className="decide">
                 <input type="hidden" name="approvalId" value={a.id} />
                 <input type="hidden" name="orgId" value={a.orgId} />

@@ -1,5 +1,6 @@
 "use client";
 
+import { heldWords } from "@holdfast/core/status-words";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
@@ -132,7 +133,10 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
                   )}
                 </td>
                 <td>{a.latest ? `v${a.latest}` : <span className="muted">draft only</span>}</td>
-                <td>{a.running}</td>
+                <td data-running={a.running}>
+                  {a.running}
+                  {a.held > 0 && <div className="small warn" data-held={a.held}>{`${a.held} ${heldWords.replace(/^Held/, "held")}`}</div>}
+                </td>
                 <td>
                   <Link href={`/automations/${a.id}/versions?org=${orgSlug}`}>Versions</Link>
                 </td>

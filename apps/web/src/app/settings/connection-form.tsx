@@ -86,13 +86,14 @@ export function ConnectionForm({
     formState: { errors, isSubmitting },
   } = useForm<FormValues>({
     resolver: zodResolver(schema, { error: connectionIssueWords }) as unknown as Resolver<FormValues>,
-    defaultValues: { name: saved?.name ?? "", config: { ...kind.defaults, ...(saved?.config ?? {}) }, secret: "" },
+    defaultValues: { name: saved?.name ?? "", config: scaled(kind.fields, { ...kind.defaults, ...(saved?.config ?? {}) }, "shown"), secret: "" },
     mode: "onTouched",
   });
 
   const settings = () => {
-    const parsed = kind.config.safeParse(getValues("config"));
-    return (parsed.success ? parsed.data : getValues("config")) as Record<string, unknown>;
+    const stored = scaled(kind.fields, getValues("config"), "stored");
+    const parsed = kind.config.safeParse(stored);
+    return (parsed.success ? parsed.data : stored) as Record<string, unknown>;
   };
 
   async function runTest() {
@@ -248,6 +249,21 @@ const described = (id: string, required: boolean | undefined, help: string | und
   "aria-invalid": error ? true : undefined,
   "aria-describedby": [help ? `${id}-help` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ") || undefined,
 });
+
+/**
+ * Number fields with a `scale` are shown in the unit people use (dollars per million tokens) and stored in the
+ * kind's (micro-dollars): the form holds shown values; what is tested and saved is converted back.
+ */
+function scaled(fields: readonly FieldSpec[], config: Record<string, unknown>, to: "shown" | "stored"): Record<string, unknown> {
+  const out = { ...config };
+  for (const f of fields) {
+    const scale = f.widget.type === "number" ? f.widget.scale : undefined;
+    const v = out[f.name];
+    if (!scale || typeof v !== "number" || !Number.isFinite(v)) continue;
+    out[f.name] = to === "stored" ? Math.round(v * scale) : v / scale;
+  }
+  return out;
+}
 
 /** Empty optional text is "not set" (undefined), so the schema's defaults and optionals apply. */
 const textValue = (required: boolean) => (v: unknown) => (typeof v === "string" && v.trim() === "" && !required ? undefined : v);

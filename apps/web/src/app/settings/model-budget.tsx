@@ -17,31 +17,55 @@ export function ModelBudget({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
   const b = budget.data;
   const left = b ? Math.max(0, b.allowedUsd - b.spentUsd - b.reservedUsd) : 0;
   return (
-    <section className="model-budget">
+    <section className="model-budget" id="model-budget">
       <h2>Model budget</h2>
       <p className="small muted" style={{ marginTop: 0 }}>
-        What AI model steps may spend in total. A draft that would go over it waits (parked) until the budget is raised; raising it resumes them.
+        What Draft (AI model) steps may spend each calendar month; the spend starts again at $0 on the first of the month. A new organisation starts with{" "}
+        {usd(b?.defaultUsd ?? 20)} a month. A draft that would go over the budget waits until it is raised; raising it resumes the drafts that wait.
       </p>
       {view}
       {b && (
         <dl className="facts" aria-label="Model spend">
           <dt>Budget</dt>
-          <dd data-testid="budget-allowed">{b.set ? usd(b.allowedUsd) : "not set (model steps wait until one is set)"}</dd>
-          <dt>Spent to date</dt>
+          <dd data-testid="budget-allowed">{b.set ? `${usd(b.allowedUsd)} a month` : "not set: Draft steps wait until one is set"}</dd>
+          <dt>Spent this month</dt>
           <dd data-testid="budget-spent">{usd(b.spentUsd)}</dd>
           <dt>Reserved by calls in progress</dt>
           <dd>{usd(b.reservedUsd)}</dd>
-          <dt>Left</dt>
+          <dt>Left this month</dt>
           <dd data-testid="budget-left">{usd(left)}</dd>
           {b.parkedSteps > 0 && (
             <>
-              <dt>Waiting for budget</dt>
+              <dt>Drafts waiting for budget</dt>
               <dd className="warn">
                 {b.parkedSteps} step{b.parkedSteps === 1 ? "" : "s"}
               </dd>
             </>
           )}
         </dl>
+      )}
+      {b && b.models.length > 0 && (
+        <table className="small model-prices" aria-label="Model prices">
+          <thead>
+            <tr>
+              <th>Model connection</th>
+              <th>Input</th>
+              <th>Output</th>
+            </tr>
+          </thead>
+          <tbody>
+            {b.models.map((m) => (
+              <tr key={m.name} data-model-connection={m.name}>
+                <td>
+                  {m.name}
+                  {m.model ? <span className="muted"> ({m.model})</span> : null}
+                </td>
+                <td>{m.inputUsdPerMTok === null ? "not set" : `${usd(m.inputUsdPerMTok)} per million tokens`}</td>
+                <td>{m.outputUsdPerMTok === null ? "not set" : `${usd(m.outputUsdPerMTok)} per million tokens`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       )}
       {canEdit && (
         <form
@@ -59,7 +83,7 @@ export function ModelBudget({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
           }}
         >
           <label>
-            Budget in US dollars
+            Budget in US dollars a month
             <input name="usd" inputMode="decimal" placeholder="25.00" defaultValue={b?.set ? String(b.allowedUsd) : ""} key={b?.allowedUsd ?? "none"} />
           </label>
           <SubmitButton className="primary" pending={set.isPending}>

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineConnectionKind, httpUrl } from "./kind";
 
 const url = httpUrl();
-const price = "must be a number of micro-dollars, 0 or more";
+const price = "must be a price in US dollars per million tokens, 0 or more";
 
 /** A model endpoint: an OpenAI-compatible chat-completions API, its prices, and the API key as the secret. */
 export const modelConnectionConfig = z
@@ -22,7 +22,7 @@ export const modelConnectionConfig = z
   .strict();
 export type ModelConnectionConfig = z.infer<typeof modelConnectionConfig>;
 
-const usd = (micros: number) => `${(micros / 1e6).toFixed(micros % 10_000 === 0 ? 2 : 4)} USD`;
+const usd = (micros: number) => `$${(micros / 1e6).toFixed(micros % 10_000 === 0 ? 2 : 4)}`;
 
 export const modelKind = defineConnectionKind({
   kind: "model",
@@ -35,17 +35,17 @@ export const modelKind = defineConnectionKind({
     { name: "model", label: "Model", required: true, help: "The model's name at this provider, e.g. gpt-4o-mini.", widget: { type: "text", placeholder: "gpt-4o-mini" } },
     {
       name: "inputMicrosPerMTok",
-      label: "Price of input (micro-dollars per million tokens)",
+      label: "Price of input (US dollars per million tokens)",
       required: true,
-      help: "From the provider's price list: 0.15 USD per million input tokens is 150000.",
-      widget: { type: "number", min: 0, step: 1, unit: "µUSD / 1M tokens" },
+      help: "From the provider's price list, such as 0.15 for $0.15 per million input tokens.",
+      widget: { type: "number", min: 0, step: 0.0001, unit: "$ per million tokens", scale: 1_000_000 },
     },
     {
       name: "outputMicrosPerMTok",
-      label: "Price of output (micro-dollars per million tokens)",
+      label: "Price of output (US dollars per million tokens)",
       required: true,
-      help: "0.60 USD per million output tokens is 600000.",
-      widget: { type: "number", min: 0, step: 1, unit: "µUSD / 1M tokens" },
+      help: "Such as 0.60 for $0.60 per million output tokens.",
+      widget: { type: "number", min: 0, step: 0.0001, unit: "$ per million tokens", scale: 1_000_000 },
     },
     { name: "timeoutMs", label: "Timeout (milliseconds)", help: "How long one draft may take.", advanced: true, widget: { type: "number", min: 1_000, max: 300_000, step: 1_000, unit: "ms" } },
   ],

@@ -2,9 +2,10 @@
 
 import { ActionRefusedError, fireWaitRoleWords, fireWaitWords, HoldfastError, mayFireWaits, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core";
 import { fireWaitNow, rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
-import { redirect } from "next/navigation";
+import { redirect, unstable_rethrow } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";
+import { failureFor } from "../../../server/failure";
 import { graphs } from "../../../server/graphs";
 import { mayActOnRuns } from "../../../server/runs";
 import { requireUser } from "../../../server/session";
@@ -33,8 +34,9 @@ async function attempt(back: (kind: "done" | "error", message: string) => never,
   try {
     message = await work();
   } catch (error) {
+    unstable_rethrow(error); // Next's redirect and not-found
     if (error instanceof ActionRefusedError || error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
-    throw error;
+    back("error", `Not done: ${failureFor(error, "run page action").message}`);
   }
   return back("done", message);
 }
@@ -75,7 +77,7 @@ export async function resolveAction(data: FormData): Promise<void> {
     return action === "done"
       ? `Marked as done with your note; the run goes on (${out.status}).`
       : action === "retry"
-        ? "Sent again with the same key: a provider that honours it still acts once."
+        ? "Sent again, marked as the same request as before: a service that recognises repeats does not act twice."
         : `Step abandoned; the run is ${out.status}.`;
   });
 }
@@ -86,7 +88,7 @@ export async function retryAction(data: FormData): Promise<void> {
   await attempt(back, async () => {
     const out = await retryFromFailedStep(db, graphs, { orgId, runId, by });
     if (out.state === "already_running") return "The run is already running again (retried earlier).";
-    return `Retrying from step ${out.nodeId}: a new attempt with the same key, so a provider that honours it still acts once.`;
+    return `Retrying from step ${out.nodeId}: sent again, marked as the same request as before, so a service that recognises repeats does not act twice.`;
   });
 }
 
@@ -102,8 +104,9 @@ export async function rerunAction(data: FormData): Promise<void> {
   try {
     out = await rerunRun(db, { orgId, runId, by, requestKey: requestKey.data as string });
   } catch (error) {
+    unstable_rethrow(error);
     if (error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
-    throw error;
+    return back("error", `Not done: ${failureFor(error, "run page action").message}`);
   }
   const said = out.duplicate ? "This run was already started again" : `Started again with the same input on version ${out.version}`;
   redirect(`/runs/${out.runId}?done=${encodeURIComponent(`${said}; it repeats ${runId}.`)}`);

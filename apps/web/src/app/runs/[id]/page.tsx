@@ -9,7 +9,7 @@ import { requireUser } from "../../../server/session";
 import { orUnavailable, unavailable } from "../../../server/unavailable";
 import { viewerZone } from "../../../server/viewer-zone";
 import { AutoRefresh } from "../../auto-refresh";
-import { InlineJson, Json, StatusBadge } from "../../ui";
+import { InlineJson, Json, RunStatusBadge, StatusBadge } from "../../ui";
 import { Unavailable } from "../../unavailable";
 import { ViewerZone } from "../../viewer-zone";
 import { GraphView } from "../graph-view";
@@ -105,7 +105,7 @@ export default async function RunPage({ params, searchParams }: Props) {
         <Link href="/">&larr; Runs</Link>
       </p>
       <h1>
-        Run <span className="mono">{run.id}</span> <StatusBadge status={run.displayStatus} />
+        Run <span className="mono">{run.id}</span> <RunStatusBadge status={run.displayStatus} />
         {run.test ? (
           <>
             {" "}

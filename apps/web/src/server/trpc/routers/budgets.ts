@@ -1,4 +1,4 @@
-import { budgetsOf, budgetsSetAllowed, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
+import { budgetsModelPrices, budgetsOf, budgetsSetAllowed, defaultModelBudgetUsd, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "../init";
@@ -16,12 +16,21 @@ export const budgets = router({
   model: viewerProcedure.query(async ({ ctx }) => {
     const b = await budgetsOf(ctx.db, ctx.org.id);
     const parked = await stepsCountParkedForBudget(ctx.db, ctx.org.id);
+    const prices = await budgetsModelPrices(ctx.db, ctx.org.id);
     return {
       set: b !== null,
+      defaultUsd: defaultModelBudgetUsd,
       allowedUsd: (b?.allowedMicros ?? 0) / 1e6,
       spentUsd: (b?.spentMicros ?? 0) / 1e6,
       reservedUsd: (b?.reservedMicros ?? 0) / 1e6,
       parkedSteps: parked,
+      /** Each model connection's prices in US dollars per million tokens. */
+      models: prices.map((m) => ({
+        name: m.name,
+        model: m.model,
+        inputUsdPerMTok: m.inputMicrosPerMTok === null ? null : m.inputMicrosPerMTok / 1e6,
+        outputUsdPerMTok: m.outputMicrosPerMTok === null ? null : m.outputMicrosPerMTok / 1e6,
+      })),
     };
   }),
   /** Raising the budget resumes every step parked because it ran out, in the same transaction. */
@@ -29,7 +38,7 @@ export const budgets = router({
     .input(z.object({ usd: z.number({ message: "a number of US dollars" }).min(0, "0 or more US dollars").max(1e9) }))
     .mutation(async ({ ctx, input }) => {
       const resumed = await budgetsSetAllowed(ctx.db, ctx.org.id, Math.round(input.usd * 1e6), `user:${ctx.user.email}`);
-      return { resumed, message: `Model budget set to $${input.usd.toFixed(2)}${resumed ? `; ${resumed} parked step${resumed === 1 ? "" : "s"} resumed` : ""}.` };
+      return { resumed, message: `Model budget set to $${input.usd.toFixed(2)} a month${resumed ? `; ${resumed} parked step${resumed === 1 ? "" : "s"} resumed` : ""}.` };
     }),
   runs: viewerProcedure.query(({ ctx }) => runBudgetsOf(ctx.db, ctx.org.id)),
   /** Defaults (automationSlug null) take numbers; an automation's override takes a number or null (use the default). */

@@ -1,10 +1,10 @@
-import { isDatabaseUnreachable, jsonShapeProblem, payloadLimits, sessionCookie, sessionUser } from "@holdfast/core";
+import { jsonShapeProblem, payloadLimits, sessionCookie, sessionUser } from "@holdfast/core";
 import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { env } from "../../../../env";
 import { readBodyLimited } from "../../../../server/body";
 import { db } from "../../../../server/db";
-import { databaseUnavailable } from "../../../../server/trpc/init";
+import { wordedTrpcError } from "../../../../server/trpc/init";
 import { appRouter } from "../../../../server/trpc/router";
 
 export const runtime = "nodejs";
@@ -34,7 +34,7 @@ async function handler(request: Request): Promise<Response> {
   // Every procedure needs a session (init.ts `authed`): the session is resolved before a byte of the body is read.
   const session = await sessionUser(db, cookieValue(request.headers.get("cookie"), sessionCookie), { idleMinutes: env.SESSION_IDLE_MINUTES }).then(
     (user) => ({ user }),
-    (error: unknown) => ({ refusal: isDatabaseUnreachable(error) ? databaseUnavailable(error) : error }),
+    (error: unknown) => ({ refusal: wordedTrpcError(error, "session") }),
   );
   let refusal = "refusal" in session ? session.refusal : null;
   let req = request;
