@@ -161,7 +161,7 @@ describe("the delivery log", () => {
     expect((await deliveries(ids.signed)).map((d) => [d.outcome, d.status, d.reason])).toEqual([["refused", 401, "signature did not match"]]);
     // A request that passed its credential check keeps its webhook-id.
     expect((await deliveries(ids.draft)).map((d) => [d.outcome, d.status, d.reason, d.webhookId])).toEqual([
-      ["refused", 409, "automation has no published version", `msg_${marker}`],
+      ["refused", 409, "the automation is a draft: publish it first", `msg_${marker}`],
     ]);
 
     // Nothing a refused request sent is stored: the marker is nowhere but in that authenticated webhook-id.
@@ -176,7 +176,7 @@ describe("the delivery log", () => {
       }
       expect(found).toEqual(["trigger_deliveries: 1"]);
       expect((await admin.query("SELECT reason FROM trigger_deliveries WHERE webhook_id LIKE $1", [`%${marker}%`])).rows).toEqual([
-        { reason: "automation has no published version" },
+        { reason: "the automation is a draft: publish it first" },
       ]);
     } finally {
       await admin.end();

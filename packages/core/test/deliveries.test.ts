@@ -33,8 +33,8 @@ describe("the delivery log's reasons", () => {
     );
     expect(refusal(() => triggerPayload("text/plain", "hello <evil>"))).toBe("body is not JSON or form data");
     expect(refusal(() => triggerPayload("application/json", "[1]"))).toBe("body must be a JSON object");
-    expect(refusalReason(new NoPublishedVersionError("x"))).toBe("automation has no published version");
-    expect(refusalReason(new MissingStartKeyError("send a webhook-id header"))).toBe("no start key: send a webhook-id header");
+    expect(refusalReason(new NoPublishedVersionError("x"))).toBe("the automation is a draft: publish it first");
+    expect(refusalReason(new MissingStartKeyError("send a webhook-id header"))).toBe("repeats cannot be told apart: send a webhook-id header");
     expect(refusalReason(new InvalidPayloadError("the body contains U+0000"))).toBe("body contains U+0000");
     expect(refusalReason(new Error("connection reset by 10.0.0.7"))).toBe("internal error (see the web server's log)");
     expect(new SignatureError("detail").reason).toBe("credential refused");

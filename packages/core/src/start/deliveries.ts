@@ -68,9 +68,9 @@ export function refusalReason(error: unknown): string {
       // Fixed texts of payload.ts and start-run.ts ("the body must be a JSON object", "... cannot be stored").
       return error.message.replace(/^the /, "");
     case "missing_start_key":
-      return `no start key: ${error.message}`;
+      return `repeats cannot be told apart: ${error.message}`;
     case "no_published_version":
-      return "automation has no published version";
+      return "the automation is a draft: publish it first";
     case "automation_paused":
       return "automation is paused: refused with Retry-After, the sender should send it again later";
     case "automation_archived":

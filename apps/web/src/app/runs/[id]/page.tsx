@@ -473,7 +473,7 @@ export default async function RunPage({ params, searchParams }: Props) {
                   <th>Status</th>
                   <th>Outcome</th>
                   <th>Deadline</th>
-                  <th>Content (digest)</th>
+                  <th>Content</th>
                   <th>Slack</th>
                 </tr>
               </thead>
@@ -491,7 +491,10 @@ export default async function RunPage({ params, searchParams }: Props) {
                     </td>
                     <td>
                       <pre className="content small">{a.content}</pre>
-                      <code className="small muted">{a.digest.slice(0, 12)}</code>
+                      <details className="small muted">
+                        <summary>Details</summary>
+                        content digest <code>{a.digest.slice(0, 12)}</code>: a decision applies to exactly this content
+                      </details>
                     </td>
                     <td className="small">{a.slack ? `${a.slack.channel}: ${a.notifyState}${a.notifyError ? ` (${a.notifyError})` : ""}` : "-"}</td>
                   </tr>
