@@ -32,8 +32,9 @@ afterAll(async () => {
   await t?.drop();
 });
 
+/** A step's input ("left", drawn on top: the canvas flows top to bottom) or output ("right", drawn at the bottom). */
 const handle = (page: Page, node: string, side: "left" | "right", id?: string) =>
-  page.locator(`.react-flow__handle[data-nodeid="${node}"][data-handlepos="${side}"]${id ? `[data-handleid="${id}"]` : ""}`);
+  page.locator(`.react-flow__handle[data-nodeid="${node}"][data-handlepos="${side === "left" ? "top" : "bottom"}"]${id ? `[data-handleid="${id}"]` : ""}`);
 
 /** Click-to-connect: the source's output, then the target's input. */
 /** Click-to-connect, then wait for the edge to be drawn: on a loaded machine a click can land before the handle listens. */
@@ -244,8 +245,9 @@ describe("the builder", () => {
     await page.click('button:has-text("Tidy layout")');
     const tidy = await boxes();
     expect(apart(tidy)).toBe(true);
-    expect((tidy.trigger?.x ?? 0) < (tidy.end?.x ?? 0)).toBe(true);
-    expect((tidy.http_request?.x ?? 0) < (tidy.end_2?.x ?? 0)).toBe(true);
+    // Top to bottom: each step above the one it leads to.
+    expect((tidy.trigger?.y ?? 0) < (tidy.end?.y ?? 0)).toBe(true);
+    expect((tidy.http_request?.y ?? 0) < (tidy.end_2?.y ?? 0)).toBe(true);
     await shot(page, "8-tidy");
     await page.close();
   });

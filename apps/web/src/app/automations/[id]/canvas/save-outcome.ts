@@ -1,0 +1,26 @@
+/**
+ * What a refused save means for the person editing. Pure. A conflict is decided by revision only: the server's
+ * CONFLICT (it compared the base revision). A refusal in words (a validation, a role) shows the server's sentence.
+ * Anything else (busy, unreachable, timed out, a network error) is the server's trouble, not the draft's: the change
+ * is kept and saved again by itself.
+ */
+export type SaveOutcome = { kind: "conflict" } | { kind: "refused"; text: string } | { kind: "busy" };
+
+const refusals = new Set(["BAD_REQUEST", "FORBIDDEN", "UNAUTHORIZED", "NOT_FOUND", "PAYLOAD_TOO_LARGE", "UNPROCESSABLE_CONTENT"]);
+
+export function saveOutcome(error: unknown): SaveOutcome {
+  const code = (error as { data?: { code?: unknown } } | null)?.data?.code;
+  if (code === "CONFLICT") return { kind: "conflict" };
+  if (typeof code === "string" && refusals.has(code)) {
+    const text = (error as Error).message;
+    return { kind: "refused", text: text && text.length < 400 ? text : "The server refused this change." };
+  }
+  return { kind: "busy" };
+}
+
+/** Waits between automatic retries of a busy save: 2 s, 4 s, 8 s, 16 s, then every 30 s. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(30_000, 2_000 * 2 ** Math.max(0, attempt - 1));
+}
+
+export const busyWords = "Holdfast is busy; your change is kept and will be saved";
