@@ -333,9 +333,11 @@ function EditorInner({
     const snippet = copySteps(nodes, edges, new Set(selectedNodes.map((n) => n.id)));
     if (snippet) paste(snippet);
   };
+  /** An arrow: to the connected step that way; "" (the canvas got the focus): the selected step, else the trigger. */
   const walk = (key: string) => {
     const from = current?.id ?? (document.activeElement?.closest(".react-flow__node")?.getAttribute("data-id") || undefined);
-    const next = from ? neighbour(nodes, edges, from, key) : (nodes.find((n) => n.data.kind === "trigger")?.id ?? nodes[0]?.id ?? null);
+    const start = nodes.find((n) => n.data.kind === "trigger")?.id ?? nodes[0]?.id ?? null;
+    const next = !from ? start : key ? neighbour(nodes, edges, from, key) : from;
     if (!next) return;
     selectOnly(next);
     reveal(next, true);
@@ -356,6 +358,12 @@ function EditorInner({
     open: openDrawer,
     addAfter: () => canEdit && setAsking({ what: "kind", ...(current ? { after: current.id } : {}) }),
   });
+
+  // A step selected by a click opens the drawer, which narrows the canvas: keep the step on screen.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only when another step is selected
+  useEffect(() => {
+    if (current) reveal(current.id, false);
+  }, [current?.id]);
 
   // "New connection" from a step's connection picker: Settings' typed form in a dialog over the editor; the new
   // connection is picked as soon as it is saved.
@@ -489,16 +497,17 @@ function EditorInner({
           </button>
           {paletteOpen && <Palette canEdit={canEdit} onAdd={(kind) => addAfterSelected(kind)} />}
         </aside>
-        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: the canvas is one stop in the tab order; focus goes on to a step */}
         <div
           className="canvas"
           role="application"
           aria-label="canvas"
           aria-roledescription="journey canvas: arrows move between steps, Enter opens a step, A adds a step after it, Delete deletes"
           ref={canvasRef}
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: the canvas (an application) is one stop in the tab order; focus goes on to a step
           tabIndex={0}
           onFocus={(e) => {
-            if (e.target !== e.currentTarget) return;
+            // Tabbing in lands on a step; Shift+Tab out of a step stops here on its way back to the palette.
+            if (e.target !== e.currentTarget || e.currentTarget.contains(e.relatedTarget as Node | null)) return;
             walk("");
           }}
           onDrop={onDrop}

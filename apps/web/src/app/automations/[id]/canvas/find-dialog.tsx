@@ -11,19 +11,25 @@ export function FindDialog({ nodes, onPick, onClose }: { nodes: FlowNode[]; onPi
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => input.current?.focus(), []);
   const q = query.trim().toLowerCase();
-  const found = nodes.filter((n) => {
-    const kind = kindInfo(n.data.kind);
-    return `${n.data.name ?? ""} ${n.id} ${n.data.kind} ${kind?.label ?? ""}`.toLowerCase().includes(q);
-  });
+  // Best first: the id or name itself, then those starting with it, then any containing it.
+  const rank = (n: FlowNode) => {
+    const names = [n.id, (n.data.name ?? "").toLowerCase()];
+    if (names.includes(q)) return 0;
+    if (names.some((s) => s.startsWith(q))) return 1;
+    return `${names.join(" ")} ${n.data.kind} ${kindInfo(n.data.kind)?.label ?? ""}`.toLowerCase().includes(q) ? 2 : 3;
+  };
+  const found = nodes
+    .map((n) => ({ n, r: rank(n) }))
+    .filter((x) => x.r < 3)
+    .sort((a, b) => a.r - b.r)
+    .map((x) => x.n);
   const shown = found.slice(0, 12);
   return (
     <div className="chooser find-dialog" role="dialog" aria-label="Find a step">
       <input
         ref={input}
         name="find-step"
-        role="combobox"
-        aria-expanded="true"
-        aria-controls="find-results"
+        aria-describedby="find-results"
         aria-label="Find a step by name, id or kind"
         placeholder="Find a step by name, id or kind"
         value={query}
@@ -40,9 +46,9 @@ export function FindDialog({ nodes, onPick, onClose }: { nodes: FlowNode[]; onPi
           e.preventDefault();
         }}
       />
-      <ul id="find-results" role="listbox" aria-label="steps found" className="find-results">
+      <ul id="find-results" aria-label="steps found" className="find-results">
         {shown.map((n, i) => (
-          <li key={n.id} role="option" aria-selected={i === at} data-found={n.id}>
+          <li key={n.id} className={i === at ? "active" : undefined} aria-current={i === at ? "true" : undefined} data-found={n.id}>
             <button type="button" tabIndex={-1} onClick={() => onPick(n.id)}>
               {kindInfo(n.data.kind)?.icon} {n.data.name ?? n.id} <span className="muted small">{n.id}</span>
             </button>
