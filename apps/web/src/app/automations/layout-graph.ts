@@ -5,10 +5,15 @@ import dagre from "@dagrejs/dagre";
  * height in globals.css say the same).
  */
 export const nodeSize = { width: 240, height: 62 };
+/** A step with labelled outputs (approved / rejected) is taller: their names sit in a row above their handles. */
+export const outputsRowPx = 14;
+export const heightOf = (labelledOutputs: boolean) => nodeSize.height + (labelledOutputs ? outputsRowPx : 0);
 
 /** A step's title is this many px (.step-title's font-size); the canvas never zooms out below a readable 12 px title. */
 export const titleFontPx = 16;
 export const readableMinZoom = 12 / titleFontPx;
+/** The gap between two layers: room for an arrow and the "+" that inserts a step. */
+const ranksep = 48;
 
 interface Placed {
   id: string;
@@ -25,19 +30,31 @@ export function tidyLayout(
   outputOrder: (id: string) => (string | null)[] = () => [],
 ): Map<string, { x: number; y: number }> {
   const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: "TB", nodesep: 36, ranksep: 52, marginx: 0, marginy: 0 });
+  g.setGraph({ rankdir: "TB", nodesep: 36, ranksep, marginx: 0, marginy: 0 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of nodes) g.setNode(n.id, { ...nodeSize });
-  // Edges in output order (approved before rejected): dagre keeps the first output's target on the left.
+  // Nodes and edges in the order a reader follows them: from the trigger, each step's outputs in their order
+  // (approved before rejected), so dagre keeps the first output's branch on the left.
   const rank = (e: { source: string; sourceHandle?: string | null }) => outputOrder(e.source).indexOf(e.sourceHandle ?? null);
-  for (const e of [...edges].sort((a, b) => rank(a) - rank(b)))
-    if (g.hasNode(e.source) && g.hasNode(e.target)) g.setEdge(e.source, e.target, {}, `${e.source}:${e.sourceHandle ?? ""}`);
+  const sorted = [...edges].sort((a, b) => rank(a) - rank(b));
+  const ids = new Set(nodes.map((n) => n.id));
+  const order: string[] = [];
+  const seen = new Set<string>();
+  const roots = nodes.filter((n) => !edges.some((e) => e.target === n.id && ids.has(e.source))).map((n) => n.id);
+  for (const queue = [...roots, ...nodes.map((n) => n.id)]; queue.length; ) {
+    const id = queue.shift() as string;
+    if (seen.has(id) || !ids.has(id)) continue;
+    seen.add(id);
+    order.push(id);
+    queue.unshift(...sorted.filter((e) => e.source === id).map((e) => e.target));
+  }
+  for (const id of order) g.setNode(id, { width: nodeSize.width, height: heightOf(outputOrder(id).filter(Boolean).length > 1) });
+  for (const e of sorted) if (g.hasNode(e.source) && g.hasNode(e.target)) g.setEdge(e.source, e.target, {}, `${e.source}:${e.sourceHandle ?? ""}`);
   dagre.layout(g);
   const out = new Map<string, { x: number; y: number }>();
   for (const n of nodes) {
-    const p = g.node(n.id) as { x: number; y: number } | undefined;
+    const p = g.node(n.id) as { x: number; y: number; height: number } | undefined;
     // dagre gives centres; the canvas places nodes by their top-left corner.
-    if (p) out.set(n.id, { x: Math.round(p.x - nodeSize.width / 2), y: Math.round(p.y - nodeSize.height / 2) });
+    if (p) out.set(n.id, { x: Math.round(p.x - nodeSize.width / 2), y: Math.round(p.y - p.height / 2) });
   }
   return out;
 }
@@ -51,8 +68,8 @@ const overlaps = (a: { x: number; y: number }, b: { x: number; y: number }) =>
  */
 export function placeNew(nodes: Placed[], after: Placed | undefined): { x: number; y: number } {
   const start = after
-    ? { x: after.position.x, y: after.position.y + nodeSize.height + 52 }
-    : { x: nodes[0]?.position.x ?? 40, y: nodes.length ? Math.max(...nodes.map((n) => n.position.y)) + nodeSize.height + 52 : 40 };
+    ? { x: after.position.x, y: after.position.y + nodeSize.height + ranksep }
+    : { x: nodes[0]?.position.x ?? 40, y: nodes.length ? Math.max(...nodes.map((n) => n.position.y)) + nodeSize.height + ranksep : 40 };
   const spot = { ...start };
   while (nodes.some((n) => overlaps(n.position, spot))) spot.x += nodeSize.width + 36;
   return spot;
@@ -82,7 +99,7 @@ export function boundsOf(nodes: Placed[]): { x: number; y: number; width: number
 export function fitReadable(
   bounds: { x: number; y: number; width: number; height: number },
   box: { width: number; height: number },
-  padding = 16,
+  padding = 12,
 ): { x: number; y: number; zoom: number } {
   const fit = Math.min((box.width - 2 * padding) / bounds.width, (box.height - 2 * padding) / bounds.height);
   const zoom = Math.max(readableMinZoom, Math.min(1, fit));
@@ -94,7 +111,7 @@ export function fitReadable(
 }
 
 /** One layer of the layout: a step and the gap under it. */
-export const layerStep = nodeSize.height + 52;
+export const layerStep = nodeSize.height + ranksep;
 
 /**
  * Room for a step put in at `at`: every step at or below that height moves one layer down, so an insertion in a

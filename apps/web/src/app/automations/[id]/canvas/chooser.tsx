@@ -32,7 +32,6 @@ export function Chooser({ title, choices, onPick, onCancel, name }: { title: str
     buttons[(at + (e.key === "ArrowDown" ? 1 : buttons.length - 1)) % buttons.length]?.focus();
   };
   return (
-    // biome-ignore lint/a11y/noStaticElementInteractions: the dialog's keys (arrows, Escape) act on its buttons
     <div className="chooser" role="dialog" aria-label={title} data-chooser={name} ref={box} onKeyDown={onKeyDown}>
       <div className="chooser-title">{title}</div>
       <div className="chooser-choices">

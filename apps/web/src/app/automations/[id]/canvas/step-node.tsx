@@ -6,15 +6,17 @@ import { type FlowNode, outputsOf, summaryOf } from "./graph-model";
 
 /**
  * A step on the canvas: kind, title (the step's name or id, the line that must stay readable), and its summary or
- * first problem. Input on top, outputs at the bottom, each labelled output under its own handle.
+ * first problem. Input on top, outputs at the bottom; a step with labelled outputs (approved / rejected) names each
+ * just above its handle (layout-graph.ts's heightOf counts that row).
  */
 export function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
   const info = kindInfo(data.kind);
   const bad = data.problems.length > 0;
   const outputs = outputsOf(data.kind);
   const title = data.name ?? id;
+  const labelled = outputs.filter((o) => o !== null).length > 1;
   return (
-    <div className={`step-node${selected ? " selected" : ""}${bad ? " invalid" : ""}`} data-node={id} title={[title, ...data.problems].join("\n")}>
+    <div className={`step-node${selected ? " selected" : ""}${bad ? " invalid" : ""}${labelled ? " has-outputs" : ""}`} data-node={id} title={[title, ...data.problems].join("\n")}>
       {data.kind !== "trigger" && <Handle type="target" position={Position.Top} />}
       <div className="step-head">
         <span className="step-icon" aria-hidden>
