@@ -90,6 +90,31 @@ describe("the layout", () => {
   });
 });
 
+describe("the first output's branch on the left", () => {
+  it("approved left of rejected, true left of false", () => {
+    const outputs: Record<string, (string | null)[]> = { approval: ["approved", "rejected"], reply: ["reply", "timeout"], check: ["true", "false"] };
+    const e = (source: string, target: string, sourceHandle: string | null = null) => ({ source, target, sourceHandle });
+    const story = [
+      e("trigger", "wait"),
+      e("wait", "draft"),
+      e("draft", "approval"),
+      e("approval", "send", "approved"),
+      e("approval", "dropped", "rejected"),
+      e("send", "reply"),
+      e("reply", "crm", "reply"),
+      e("reply", "crm", "timeout"),
+      e("crm", "done"),
+      e("dropped", "check"),
+      e("check", "yes", "true"),
+      e("check", "no", "false"),
+    ];
+    const ids = [...new Set(story.flatMap((x) => [x.source, x.target]))].map((id) => ({ id }));
+    const at = tidyLayout(ids, story, (id) => outputs[id] ?? [null]);
+    expect((at.get("send")?.x ?? 0) < (at.get("dropped")?.x ?? 0)).toBe(true);
+    expect((at.get("yes")?.x ?? 0) < (at.get("no")?.x ?? 0)).toBe(true);
+  });
+});
+
 describe("a refused save", () => {
   it("is a conflict only when the server says CONFLICT; busy or unreachable is retried; a refusal in words is shown", () => {
     expect(saveOutcome({ data: { code: "CONFLICT" }, message: "x" })).toEqual({ kind: "conflict" });

@@ -32,10 +32,11 @@ export function tidyLayout(
   const g = new dagre.graphlib.Graph({ multigraph: true });
   g.setGraph({ rankdir: "TB", nodesep: 36, ranksep, marginx: 0, marginy: 0 });
   g.setDefaultEdgeLabel(() => ({}));
-  // Nodes and edges in the order a reader follows them: from the trigger, each step's outputs in their order
-  // (approved before rejected), so dagre keeps the first output's branch on the left.
+  // The first output's branch (approved, true, reply) goes on the left, under its handle. dagre has no ports; among
+  // layouts without crossings it puts the branch whose edge was added last on the left (apps/web/test/
+  // editor-canvas.test.ts checks it), so each step's outputs are added in reverse order.
   const rank = (e: { source: string; sourceHandle?: string | null }) => outputOrder(e.source).indexOf(e.sourceHandle ?? null);
-  const sorted = [...edges].sort((a, b) => rank(a) - rank(b));
+  const sorted = [...edges].sort((a, b) => rank(b) - rank(a));
   const ids = new Set(nodes.map((n) => n.id));
   const order: string[] = [];
   const seen = new Set<string>();

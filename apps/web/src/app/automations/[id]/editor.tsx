@@ -545,7 +545,7 @@ function EditorInner({
                   ⤢
                 </ControlButton>
               </Controls>
-              <MiniMap pannable zoomable ariaLabel="Overview: drag to move around the journey" style={{ width: 150, height: 110 }} />
+              <MiniMap pannable zoomable ariaLabel="Overview: drag to move around the journey" style={{ width: 120, height: 90 }} />
             </ReactFlow>
           </EditorActionsContext.Provider>
           {asking?.what === "kind" && (
