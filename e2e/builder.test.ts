@@ -79,7 +79,8 @@ describe("the builder", () => {
     const canvas = page.locator(".canvas");
     await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 400 } });
     await page.waitForSelector('.react-flow__node[data-id="http_request"]');
-    await page.locator(".react-flow__edge").first().click({ force: true });
+    // The edge's middle holds its "+" (insert a step): select the edge itself.
+    await page.locator(".react-flow__edge").first().dispatchEvent("click");
     await page.keyboard.press("Delete");
     await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(0);
     await connect(page, "trigger", "http_request");
@@ -132,10 +133,12 @@ describe("the builder", () => {
       await page.locator('.react-flow__node[data-id="http_request"]').click();
     }
     await expect.poll(() => page.locator('.react-flow__node[data-id="http_request"]').count()).toBe(0);
-    await page.locator('.palette-item[data-kind="wait"]').dragTo(canvas, { targetPosition: { x: 420, y: 420 } });
+    // Its neighbours are joined (one way in, one way out); the wait goes in between with the edge's "+".
+    await page.waitForSelector('.react-flow__edge[data-id="trigger->end"]', { state: "attached" });
+    await page.locator('.edge-insert[data-edge="trigger->end"]').click();
+    await page.locator('[data-chooser="kind"] [data-choice="wait"]').click();
     await page.waitForSelector('.react-flow__node[data-id="wait"]');
-    await connect(page, "trigger", "wait");
-    await connect(page, "wait", "end");
+    await page.waitForSelector('.react-flow__edge[data-id="wait->end"]', { state: "attached" });
     await saved(page);
     await expect.poll(() => page.locator(".problems-count").textContent()).toBe("No problems");
     await page.click('button:has-text("Publish")');
