@@ -311,6 +311,13 @@ describe("the full-window editor", () => {
     await node(page, "http_request").waitFor();
     await saved(page);
     expect(edgeList((await draftOf(storyId)).graph)).toEqual(expect.arrayContaining(["approval-rejected->http_request", "http_request-->dropped", "approval-approved->send"]));
+    // The variable picker opens inside the window, whole, even from the drawer's right edge.
+    await node(page, "draft").click();
+    const prompt = page.locator('.step-form .form-field[data-field="prompt"]');
+    await prompt.getByRole("button", { name: /Insert variable/ }).click();
+    const menu = (await prompt.locator(".var-picker-menu").boundingBox()) as Box;
+    expect(inside(menu, { x: 0, y: 0, width: 1280, height: 800 }), JSON.stringify(menu)).toBe(true);
+    await page.screenshot({ path: join(artifacts, "editor-story-variable-picker.png") });
     await page.close();
   });
 
