@@ -115,9 +115,25 @@ export function fitReadable(
 export const layerStep = nodeSize.height + ranksep;
 
 /**
- * Room for a step put in at `at`: every step at or below that height moves one layer down, so an insertion in a
- * top-to-bottom journey pushes the rest down instead of covering it.
+ * Room for a step put in at `at`: every step at or below that height (of `only`, when given: the steps after it)
+ * moves one layer down, so an insertion in a top-to-bottom journey pushes the rest down instead of covering it.
  */
-export function makeRoom<T extends Placed>(nodes: T[], at: { y: number }): T[] {
-  return nodes.map((n) => (n.position.y >= at.y - nodeSize.height / 2 ? { ...n, position: { x: n.position.x, y: n.position.y + layerStep } } : n));
+export function makeRoom<T extends Placed>(nodes: T[], at: { y: number }, only?: ReadonlySet<string>): T[] {
+  return nodes.map((n) =>
+    n.position.y >= at.y - nodeSize.height / 2 && (!only || only.has(n.id)) ? { ...n, position: { x: n.position.x, y: n.position.y + layerStep } } : n,
+  );
+}
+
+/** The steps reachable from `from` (itself included): what moves down when a step goes in above it. */
+export function downstream(from: string, edges: { source: string; target: string }[]): Set<string> {
+  const out = new Set<string>([from]);
+  for (const queue = [from]; queue.length; ) {
+    const id = queue.shift() as string;
+    for (const e of edges) {
+      if (e.source !== id || out.has(e.target)) continue;
+      out.add(e.target);
+      queue.push(e.target);
+    }
+  }
+  return out;
 }

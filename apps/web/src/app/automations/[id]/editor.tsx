@@ -25,7 +25,7 @@ import { fieldId } from "../../forms/step-form";
 import type { FormContext } from "../../forms/widgets";
 import { ConnectionForm } from "../../settings/connection-form";
 import { kindInfo, newNodeId, palette } from "../kinds";
-import { boundsOf, fitReadable, freeOffset, makeRoom, nodeSize, placeNew, readableMinZoom, tidyLayout } from "../layout-graph";
+import { boundsOf, downstream, fitReadable, freeOffset, makeRoom, nodeSize, placeNew, readableMinZoom, tidyLayout } from "../layout-graph";
 import { Palette } from "../palette";
 import { type Choice, Chooser } from "./canvas/chooser";
 import { copySteps, pasteSteps, type Snippet } from "./canvas/clipboard";
@@ -239,13 +239,14 @@ function EditorInner({
    * A new step of `kind` at `position`, selected, with the edges `wire` gives; the steps at and below `room` move one
    * layer down first (a step put in between pushes the rest down instead of covering it).
    */
-  const addStep = (kind: string, position: { x: number; y: number } | null, wire: (es: Edge[], id: string) => Edge[], room?: { y: number }) => {
+  const addStep = (kind: string, position: { x: number; y: number } | null, wire: (es: Edge[], id: string) => Edge[], room?: { y: number; from: string }) => {
     const info = kindInfo(kind);
     if (!info) return null;
     const id = newNodeId(kind, new Set(nodes.map((n) => n.id)), publishedIds);
     const at = position ?? placeNew(nodes, undefined);
     const step: FlowNode = { id, type: "step", position: at, selected: true, data: { kind, config: structuredClone(info.defaults), problems: [] } };
-    setNodes((ns) => [...(room ? makeRoom(ns, room) : ns).map((n) => (n.selected ? { ...n, selected: false } : n)), step]);
+    const below = room ? downstream(room.from, edges) : null;
+    setNodes((ns) => [...(room ? makeRoom(ns, room, below ?? undefined) : ns).map((n) => (n.selected ? { ...n, selected: false } : n)), step]);
     setEdges((es) => wire(es, id));
     setTab("step");
     reveal(id, true);
@@ -261,7 +262,7 @@ function EditorInner({
     const own = outputsOf(kind);
     if (outputsOf(after.data.kind).length === 0) return addStep(kind, placeNew(nodes, after), (es) => es);
     if (target) {
-      const id = addStep(kind, { ...target.position }, (es, newId) => connectAfter(es, afterId, output, newId, own), target.position);
+      const id = addStep(kind, { ...target.position }, (es, newId) => connectAfter(es, afterId, output, newId, own), { ...target.position, from: target.id });
       if (id && own.length > 1) setMessage(`"${id}" continues on its first output (${own[0]}): wire the others from its outputs or its drawer's "Then".`);
       return id;
     }
@@ -286,7 +287,7 @@ function EditorInner({
     const target = nodes.find((n) => n.id === edge?.target);
     if (!edge || !target) return;
     const own = outputsOf(kind);
-    const id = addStep(kind, { ...target.position }, (es, newId) => insertOnEdge(es, edgeId, newId, own), target.position);
+    const id = addStep(kind, { ...target.position }, (es, newId) => insertOnEdge(es, edgeId, newId, own), { ...target.position, from: target.id });
     if (id) {
       setMessage(
         own.length > 1
