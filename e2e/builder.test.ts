@@ -75,9 +75,10 @@ describe("the builder", () => {
     const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0] as string;
     await page.waitForSelector('.react-flow__node[data-id="trigger"]');
 
-    // Add an HTTP request between the trigger and the end: drop it from the palette, rewire the edges.
+    // Add an HTTP request between the trigger and the end: drop it from the palette beside them (the new automation
+    // has its end under its trigger), rewire the edges.
     const canvas = page.locator(".canvas");
-    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 400 } });
+    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 150, y: 150 } });
     await page.waitForSelector('.react-flow__node[data-id="http_request"]');
     // The edge's middle holds its "+" (insert a step): select the edge itself.
     await page.locator(".react-flow__edge").first().dispatchEvent("click");
