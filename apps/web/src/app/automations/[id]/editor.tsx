@@ -24,21 +24,21 @@ import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { fieldId } from "../../forms/step-form";
 import type { FormContext } from "../../forms/widgets";
 import { ConnectionForm } from "../../settings/connection-form";
-import { kindInfo, newNodeId, palette } from "../kinds";
-import { boundsOf, downstream, fitReadable, freeOffset, makeRoom, nodeSize, placeNew, readableMinZoom, tidyLayout } from "../layout-graph";
+import { kindInfo, palette } from "../kinds";
+import { boundsOf, fitReadable, nodeSize, readableMinZoom, tidyLayout } from "../layout-graph";
 import { Palette } from "../palette";
 import { type Choice, Chooser } from "./canvas/chooser";
-import { copySteps, pasteSteps, type Snippet } from "./canvas/clipboard";
 import { EditorActionsContext } from "./canvas/editor-actions";
 import { EditorBar } from "./canvas/editor-bar";
 import { FindDialog } from "./canvas/find-dialog";
-import { bridgesOver, connectAfter, insertOnEdge } from "./canvas/graph-edit";
 import { edgeOf, type FlowNode, type GraphJson, outputsOf, type PlacedProblem, type Problem, placeProblems, problemsByNode, toFlow, toGraph } from "./canvas/graph-model";
 import { InsertableEdge } from "./canvas/insertable-edge";
 import { neighbour } from "./canvas/navigate";
 import { StepDrawer } from "./canvas/step-drawer";
 import { StepNode } from "./canvas/step-node";
 import { useAutosave } from "./canvas/use-autosave";
+import { useHistory } from "./canvas/use-history";
+import { type Asking, useStepEdits } from "./canvas/use-step-edits";
 import { useCanvasKeys } from "./canvas/use-canvas-keys";
 import { PreviewPanel } from "./preview";
 
@@ -53,9 +53,6 @@ const nodeTypes = { step: StepNode };
 const edgeTypes = { insertable: InsertableEdge };
 const defaultEdgeOptions = { type: "insertable", markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 } };
 
-/** Copied steps stay available to paste in any automation of this tab. */
-let clipboard: Snippet | null = null;
-
 export function Editor(props: { orgSlug: string; automationId: string; canEdit: boolean; canManageConnections: boolean }) {
   return (
     <ReactFlowProvider>
@@ -64,8 +61,6 @@ export function Editor(props: { orgSlug: string; automationId: string; canEdit: 
   );
 }
 
-/** What the dialog over the canvas asks: a kind for a new step (on an edge, or after a step), or an output. */
-type Asking = { what: "kind"; edgeId?: string; after?: string } | { what: "output"; kind: string; after: string } | { what: "find" } | null;
 
 function EditorInner({
   orgSlug,
@@ -95,7 +90,6 @@ function EditorInner({
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
   const [problems, setProblems] = useState<Problem[]>([]);
   const [message, setMessage] = useState<string | null>(null);
-  const history = useRef<{ past: string[]; future: string[] }>({ past: [], future: [] });
   const loaded = useRef(false);
   const canvasRef = useRef<HTMLDivElement>(null);
   const flow = useReactFlow();
@@ -104,6 +98,12 @@ function EditorInner({
   const graph = useMemo(() => toGraph(nodes, edges), [nodes, edges]);
   const graphText = useMemo(() => JSON.stringify(graph), [graph]);
   const autosave = useAutosave({ input, graph, graphText, enabled: canEdit, onSaved: (s) => setProblems(s.problems) });
+  const { undo, redo, record, reset } = useHistory(graphText, (text) => {
+    const f = toFlow(JSON.parse(text) as GraphJson);
+    setNodes(f.nodes);
+    setEdges(f.edges);
+    setFormKey((k) => k + 1);
+  });
   const selectedNodes = nodes.filter((n) => n.selected);
   const current = selectedNodes.length === 1 ? selectedNodes[0] : undefined;
 
@@ -128,9 +128,9 @@ function EditorInner({
     // As the canvas writes it back (an end's empty config, rounded positions): loading alone never saves.
     const text = JSON.stringify(toGraph(f.nodes, f.edges));
     autosave.loaded(text, draft.data.revision);
-    history.current.past = [text];
+    reset(text);
     setTimeout(() => fitTo(f.nodes, 0), 50);
-  }, [draft.data, setNodes, setEdges, fitTo, autosave.loaded]);
+  }, [draft.data, setNodes, setEdges, fitTo, autosave.loaded, reset]);
 
   // Problems from the last save, shown on the nodes.
   const placed = useMemo(() => placeProblems(problems, graph), [problems, graph]);
@@ -154,12 +154,7 @@ function EditorInner({
     if (!loaded.current || !canEdit || graphText === autosave.lastSaved.current || autosave.state === "conflict") return;
     if (autosave.state !== "busy") autosave.setState("dirty");
     const timer = setTimeout(() => {
-      const h = history.current;
-      if (h.past.at(-1) !== graphText) {
-        h.past.push(graphText);
-        if (h.past.length > 200) h.past.shift();
-        h.future = [];
-      }
+      record(graphText);
       void autosave.flush();
     }, 800);
     return () => clearTimeout(timer);
@@ -174,29 +169,6 @@ function EditorInner({
     return () => window.removeEventListener("beforeunload", warn);
   }, [graphText, autosave.lastSaved]);
 
-  const restore = useCallback(
-    (text: string) => {
-      const f = toFlow(JSON.parse(text) as GraphJson);
-      setNodes(f.nodes);
-      setEdges(f.edges);
-      setFormKey((k) => k + 1);
-    },
-    [setNodes, setEdges],
-  );
-  const undo = () => {
-    const h = history.current;
-    if (graphText !== h.past.at(-1)) h.past.push(graphText);
-    if (h.past.length < 2) return;
-    h.future.push(h.past.pop() as string);
-    restore(h.past.at(-1) as string);
-  };
-  const redo = () => {
-    const h = history.current;
-    const next = h.future.pop();
-    if (!next) return;
-    h.past.push(next);
-    restore(next);
-  };
 
   const onConnect = useCallback(
     (c: Connection) =>
@@ -235,104 +207,18 @@ function EditorInner({
     [setNodes, setEdges],
   );
 
-  /**
-   * A new step of `kind` at `position`, selected, with the edges `wire` gives; the steps at and below `room` move one
-   * layer down first (a step put in between pushes the rest down instead of covering it).
-   */
-  const addStep = (kind: string, position: { x: number; y: number } | null, wire: (es: Edge[], id: string) => Edge[], room?: { y: number; from: string }) => {
-    const info = kindInfo(kind);
-    if (!info) return null;
-    const id = newNodeId(kind, new Set(nodes.map((n) => n.id)), publishedIds);
-    const at = position ?? placeNew(nodes, undefined);
-    const step: FlowNode = { id, type: "step", position: at, selected: true, data: { kind, config: structuredClone(info.defaults), problems: [] } };
-    const below = room ? downstream(room.from, edges) : null;
-    setNodes((ns) => [...(room ? makeRoom(ns, room, below ?? undefined) : ns).map((n) => (n.selected ? { ...n, selected: false } : n)), step]);
-    setEdges((es) => wire(es, id));
-    setTab("step");
-    reveal(id, true);
-    return id;
-  };
-
-  /** "Add after" on one output of a step: connected when the output is free, else in between (after -> new -> next). */
-  const addAfterOn = (kind: string, afterId: string, output: string | null) => {
-    const after = nodes.find((n) => n.id === afterId);
-    if (!after || kind === "trigger") return addStep(kind, placeNew(nodes, after), (es) => es);
-    const next = edges.find((e) => e.source === afterId && (e.sourceHandle ?? null) === output);
-    const target = next ? nodes.find((n) => n.id === next.target) : undefined;
-    const own = outputsOf(kind);
-    if (outputsOf(after.data.kind).length === 0) return addStep(kind, placeNew(nodes, after), (es) => es);
-    if (target) {
-      const id = addStep(kind, { ...target.position }, (es, newId) => connectAfter(es, afterId, output, newId, own), { ...target.position, from: target.id });
-      if (id && own.length > 1) setMessage(`"${id}" continues on its first output (${own[0]}): wire the others from its outputs or its drawer's "Then".`);
-      return id;
-    }
-    return addStep(kind, placeNew(nodes, after), (es, newId) => connectAfter(es, afterId, output, newId, own));
-  };
-
-  /** A palette click (or A on the canvas): after the selected step; a step with several outputs asks which one. */
-  const addAfterSelected = (kind: string, afterId = current?.id) => {
-    const after = nodes.find((n) => n.id === afterId);
-    if (!after) return addStep(kind, null, (es) => es);
-    const outputs = outputsOf(after.data.kind);
-    if (outputs.length > 1 && kind !== "trigger") {
-      setAsking({ what: "output", kind, after: after.id });
-      return;
-    }
-    addAfterOn(kind, after.id, outputs[0] ?? null);
-  };
-
-  /** A new step on an edge (its "+"): source -> new -> target, the rest pushed down one layer. */
-  const insertStep = (kind: string, edgeId: string) => {
-    const edge = edges.find((e) => e.id === edgeId);
-    const target = nodes.find((n) => n.id === edge?.target);
-    if (!edge || !target) return;
-    const own = outputsOf(kind);
-    const id = addStep(kind, { ...target.position }, (es, newId) => insertOnEdge(es, edgeId, newId, own), { ...target.position, from: target.id });
-    if (id) {
-      setMessage(
-        own.length > 1
-          ? `Put "${id}" between "${edge.source}" and "${edge.target}"; it continues on its first output (${own[0]}): wire the others from its outputs or its drawer's "Then".`
-          : `Put "${id}" between "${edge.source}" and "${edge.target}".`,
-      );
-    }
-  };
-
   const tidy = () => {
     const at = tidyLayout(nodes, edges, (id) => outputsOf(nodes.find((n) => n.id === id)?.data.kind ?? ""));
     const next = nodes.map((n) => ({ ...n, position: at.get(n.id) ?? n.position }));
     setNodes(next);
     setTimeout(() => fitTo(next), 30);
   };
+  const edits = useStepEdits({ nodes, edges, setNodes, setEdges, publishedIds, canEdit, current, selectedNodes, reveal, setMessage, setTab, setAsking });
+  const { addStep, addAfterOn, addAfterSelected, insertStep, onNodesDelete, copy, paste, duplicate } = edits;
   const onDrop = (e: DragEvent) => {
     e.preventDefault();
     const kind = e.dataTransfer.getData("application/holdfast-kind");
     if (kind) addStep(kind, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }), (es) => es);
-  };
-  /** Deleted steps with one way in and one way out leave their neighbours joined. */
-  const onNodesDelete = (deleted: FlowNode[]) => {
-    const bridges = bridgesOver(edges, new Set(deleted.map((d) => d.id)));
-    if (bridges.length) setEdges((es) => [...es, ...bridges.filter((b) => !es.some((e) => e.id === b.id))]);
-  };
-
-  const copy = () => {
-    const snippet = copySteps(nodes, edges, new Set(selectedNodes.map((n) => n.id)));
-    if (!snippet) return setMessage(selectedNodes.length ? "The trigger is not copied: an automation has one." : "Select the steps to copy first.");
-    clipboard = snippet;
-    setMessage(`Copied ${snippet.nodes.length} step${snippet.nodes.length === 1 ? "" : "s"}: Ctrl+V pastes.`);
-  };
-  const paste = (snippet = clipboard) => {
-    if (!snippet || !canEdit) return;
-    const offset = freeOffset(nodes, snippet.nodes.map((n) => n.position));
-    const out = pasteSteps(snippet, new Set(nodes.map((n) => n.id)), publishedIds, offset);
-    setNodes((ns) => [...ns.map((n) => (n.selected ? { ...n, selected: false } : n)), ...out.nodes]);
-    setEdges((es) => [...es, ...out.edges]);
-    const ids = [...out.ids.values()];
-    setMessage(`Added ${ids.map((id) => `"${id}"`).join(", ")}: connect ${ids.length === 1 ? "it" : "them"} where ${ids.length === 1 ? "it goes" : "they go"}.`);
-    if (ids.length === 1) reveal(ids[0] as string, true);
-  };
-  const duplicate = () => {
-    const snippet = copySteps(nodes, edges, new Set(selectedNodes.map((n) => n.id)));
-    if (snippet) paste(snippet);
   };
   /** An arrow: to the connected step that way; "" (the canvas got the focus): the selected step, else the trigger. */
   const walk = (key: string) => {
