@@ -301,6 +301,14 @@ describe("the full-window editor", () => {
     await last.scrollIntoViewIfNeeded();
     expect(inside((await last.boundingBox()) as Box, (await page.locator("aside.palette").boundingBox()) as Box)).toBe(true);
     await page.screenshot({ path: join(artifacts, "editor-story-9.png") });
+    // The palette folds away (and back): the canvas takes its room.
+    await page.getByRole("button", { name: "« Steps" }).click();
+    await expect.poll(() => page.locator(".palette-item").count()).toBe(0);
+    const wide = (await page.locator(".canvas").boundingBox()) as Box;
+    console.log(`palette folded, no step selected: canvas ${Math.round(wide.width)}x${Math.round(wide.height)} px (${Math.round(((wide.width * wide.height) / (1280 * 800)) * 100)}% of the window)`);
+    expect(wide.width).toBeGreaterThan(canvas.width + 100);
+    await page.getByRole("button", { name: "»" }).click();
+    await page.locator(".palette-item").first().waitFor();
     // "Add after" on the approval asks which output, and follows the answer.
     await node(page, "approval").click();
     await page.click('.palette-item[data-kind="http_request"]');
