@@ -97,7 +97,7 @@ function EditorInner({
 
   const graph = useMemo(() => toGraph(nodes, edges), [nodes, edges]);
   const graphText = useMemo(() => JSON.stringify(graph), [graph]);
-  const autosave = useAutosave({ input, graph, graphText, enabled: canEdit, onSaved: (s) => setProblems(s.problems) });
+  const autosave = useAutosave({ input, graph, graphText, onSaved: (s) => setProblems(s.problems) });
   const { undo, redo, record, reset } = useHistory(graphText, (text) => {
     const f = toFlow(JSON.parse(text) as GraphJson);
     setNodes(f.nodes);

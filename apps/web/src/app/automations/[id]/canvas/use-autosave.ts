@@ -19,7 +19,6 @@ export function useAutosave(opts: {
   input: { orgSlug: string; automationId: string };
   graph: GraphJson;
   graphText: string;
-  enabled: boolean;
   onSaved: (saved: { revision: number; problems: Problem[] }) => void;
 }) {
   const trpc = useTRPC();
