@@ -451,7 +451,7 @@ function EditorInner({
           {asking?.what === "output" && askingAfter && (
             <Chooser
               name="output"
-              title={`After "${askingAfter.data.name ?? askingAfter.id}": on which output?`}
+              title={`Add "${kindInfo(asking.kind)?.label ?? asking.kind}" after "${askingAfter.data.name ?? askingAfter.id}": on which output?`}
               choices={outputsOf(askingAfter.data.kind).map((o) => ({
                 key: o ?? "",
                 label: (kindInfo(askingAfter.data.kind)?.outputWords?.[o ?? ""] ?? `When ${o}`).replace(/, go to$/, ""),
