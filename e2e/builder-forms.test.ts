@@ -86,10 +86,11 @@ async function selectNode(page: Page, id: string): Promise<void> {
   await node(page, id).click();
 }
 
-/** Select a node, then click a palette kind: the new step goes after it (or in between). */
-async function addAfter(page: Page, after: string, kind: string, id: string): Promise<void> {
+/** Select a node, then click a palette kind: the new step goes after it (or in between); a step with several outputs asks which. */
+async function addAfter(page: Page, after: string, kind: string, id: string, output?: string): Promise<void> {
   await selectNode(page, after);
   await page.click(`.palette-item[data-kind="${kind}"]`);
+  if (output) await page.locator(`[data-chooser="output"] [data-choice="${output}"]`).click();
   await node(page, id).waitFor();
   await form(page).waitFor();
 }
@@ -275,7 +276,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await shot(page, "9-approval-form");
 
     // 6. Send: through "mail", to the contact, the approved draft as the body.
-    await addAfter(page, "approval", "send_email", "send_email");
+    await addAfter(page, "approval", "send_email", "send_email", "approved");
     await field(page, "connection").locator("select").selectOption("mail");
     await field(page, "subject").locator("input").fill("Following up on your question");
     await pickVariable(page, "text", "steps.model_draft.output.text");
@@ -288,7 +289,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await field(page, "timeoutSeconds").locator("select").selectOption({ label: "days" });
 
     // 8. Update the CRM on both paths (reply and timeout): the reply's outcome is known on every path to it.
-    await addAfter(page, "wait_for_reply", "crm_upsert", "crm_upsert");
+    await addAfter(page, "wait_for_reply", "crm_upsert", "crm_upsert", "reply");
     await field(page, "connection").locator("select").selectOption("crm");
     await field(page, "fields").getByRole("button", { name: /Add crm field/ }).click();
     await field(page, "fields").locator('input[name="fields.1.key"]').fill("last_outcome");

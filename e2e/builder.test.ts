@@ -32,8 +32,9 @@ afterAll(async () => {
   await t?.drop();
 });
 
+/** A step's input ("left", drawn on top: the canvas flows top to bottom) or output ("right", drawn at the bottom). */
 const handle = (page: Page, node: string, side: "left" | "right", id?: string) =>
-  page.locator(`.react-flow__handle[data-nodeid="${node}"][data-handlepos="${side}"]${id ? `[data-handleid="${id}"]` : ""}`);
+  page.locator(`.react-flow__handle[data-nodeid="${node}"][data-handlepos="${side === "left" ? "top" : "bottom"}"]${id ? `[data-handleid="${id}"]` : ""}`);
 
 /** Click-to-connect: the source's output, then the target's input. */
 /** Click-to-connect, then wait for the edge to be drawn: on a loaded machine a click can land before the handle listens. */
@@ -74,11 +75,13 @@ describe("the builder", () => {
     const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0] as string;
     await page.waitForSelector('.react-flow__node[data-id="trigger"]');
 
-    // Add an HTTP request between the trigger and the end: drop it from the palette, rewire the edges.
+    // Add an HTTP request between the trigger and the end: drop it from the palette beside them (the new automation
+    // has its end under its trigger), rewire the edges.
     const canvas = page.locator(".canvas");
-    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 420, y: 400 } });
+    await page.locator('.palette-item[data-kind="http_request"]').dragTo(canvas, { targetPosition: { x: 150, y: 150 } });
     await page.waitForSelector('.react-flow__node[data-id="http_request"]');
-    await page.locator(".react-flow__edge").first().click({ force: true });
+    // The edge's middle holds its "+" (insert a step): select the edge itself.
+    await page.locator(".react-flow__edge").first().dispatchEvent("click");
     await page.keyboard.press("Delete");
     await expect.poll(() => page.locator(".react-flow__edge").count()).toBe(0);
     await connect(page, "trigger", "http_request");
@@ -131,10 +134,12 @@ describe("the builder", () => {
       await page.locator('.react-flow__node[data-id="http_request"]').click();
     }
     await expect.poll(() => page.locator('.react-flow__node[data-id="http_request"]').count()).toBe(0);
-    await page.locator('.palette-item[data-kind="wait"]').dragTo(canvas, { targetPosition: { x: 420, y: 420 } });
+    // Its neighbours are joined (one way in, one way out); the wait goes in between with the edge's "+".
+    await page.waitForSelector('.react-flow__edge[data-id="trigger->end"]', { state: "attached" });
+    await page.locator('.edge-insert[data-edge="trigger->end"]').click();
+    await page.locator('[data-chooser="kind"] [data-choice="wait"]').click();
     await page.waitForSelector('.react-flow__node[data-id="wait"]');
-    await connect(page, "trigger", "wait");
-    await connect(page, "wait", "end");
+    await page.waitForSelector('.react-flow__edge[data-id="wait->end"]', { state: "attached" });
     await saved(page);
     await expect.poll(() => page.locator(".problems-count").textContent()).toBe("No problems");
     await page.click('button:has-text("Publish")');
@@ -244,8 +249,9 @@ describe("the builder", () => {
     await page.click('button:has-text("Tidy layout")');
     const tidy = await boxes();
     expect(apart(tidy)).toBe(true);
-    expect((tidy.trigger?.x ?? 0) < (tidy.end?.x ?? 0)).toBe(true);
-    expect((tidy.http_request?.x ?? 0) < (tidy.end_2?.x ?? 0)).toBe(true);
+    // Top to bottom: each step above the one it leads to.
+    expect((tidy.trigger?.y ?? 0) < (tidy.end?.y ?? 0)).toBe(true);
+    expect((tidy.http_request?.y ?? 0) < (tidy.end_2?.y ?? 0)).toBe(true);
     await shot(page, "8-tidy");
     await page.close();
   });

@@ -47,10 +47,11 @@ export class InvalidDraftError extends HoldfastError {
   }
 }
 
+/** A new automation: its trigger above its end (the editor's canvas flows top to bottom). */
 const emptyGraph = {
   nodes: [
     { id: "trigger", kind: "trigger", config: {}, position: { x: 0, y: 0 } },
-    { id: "end", kind: "end", config: {}, position: { x: 300, y: 0 } },
+    { id: "end", kind: "end", config: {}, position: { x: 0, y: 120 } },
   ],
   edges: [{ from: "trigger", to: "end" }],
 };

@@ -1,7 +1,8 @@
 "use client";
 
 import type { Variable } from "@holdfast/core/kinds";
-import { useState } from "react";
+import { useRef, useState } from "react";
+import { useInViewport } from "./in-viewport";
 
 /**
  * The variable picker: what exists at this node (the payload from the trigger's declared fields and samples, the contact, the run, the
@@ -12,13 +13,16 @@ export function VariablePicker({ variables, onPick, label = "Insert variable" }:
   const [query, setQuery] = useState("");
   const shown = variables.filter((v) => `${v.path} ${v.label}`.toLowerCase().includes(query.toLowerCase()));
   const groups = [...new Set(shown.map((v) => v.group))];
+  const button = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+  useInViewport(open, button, menu);
   return (
     <span className="var-picker">
-      <button type="button" className="small var-picker-button" aria-expanded={open} onClick={() => setOpen(!open)}>
+      <button type="button" ref={button} className="small var-picker-button" aria-expanded={open} onClick={() => setOpen(!open)}>
         {"{ }"} {label}
       </button>
       {open && (
-        <div className="var-picker-menu" role="listbox" aria-label="variables">
+        <div className="var-picker-menu" ref={menu} role="listbox" aria-label="variables">
           <input
             className="var-picker-search"
             placeholder="Search variables"

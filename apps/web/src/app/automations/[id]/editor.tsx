@@ -5,13 +5,11 @@ import {
   addEdge,
   Background,
   type Connection,
+  ControlButton,
   Controls,
   type Edge,
-  Handle,
+  MarkerType,
   MiniMap,
-  type Node,
-  type NodeProps,
-  Position,
   ReactFlow,
   ReactFlowProvider,
   useEdgesState,
@@ -19,136 +17,41 @@ import {
   useReactFlow,
 } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
-import Link from "next/link";
-import { connectionKind, defaultConfigIn, type KindModule, variablesAt } from "@holdfast/core/kinds";
+import "./canvas/editor.css";
+import { connectionKind, variablesAt } from "@holdfast/core/kinds";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
-import { fieldId, labelOf, StepForm } from "../../forms/step-form";
-import { ConnectionForm } from "../../settings/connection-form";
+import { fieldId } from "../../forms/step-form";
 import type { FormContext } from "../../forms/widgets";
-import { kindInfo, newNodeId } from "../kinds";
+import { ConnectionForm } from "../../settings/connection-form";
+import { kindInfo, palette } from "../kinds";
+import { boundsOf, fitReadable, nodeSize, readableMinZoom, tidyLayout } from "../layout-graph";
 import { Palette } from "../palette";
-import { placeNew, tidyLayout } from "../layout-graph";
-import { renameReferences } from "../rename";
+import { type Choice, Chooser } from "./canvas/chooser";
+import { EditorActionsContext } from "./canvas/editor-actions";
+import { EditorBar } from "./canvas/editor-bar";
+import { FindDialog } from "./canvas/find-dialog";
+import { edgeOf, type FlowNode, type GraphJson, outputsOf, type PlacedProblem, type Problem, placeProblems, problemsByNode, toFlow, toGraph } from "./canvas/graph-model";
+import { InsertableEdge } from "./canvas/insertable-edge";
+import { neighbour } from "./canvas/navigate";
+import { StepDrawer } from "./canvas/step-drawer";
+import { StepNode } from "./canvas/step-node";
+import { useAutosave } from "./canvas/use-autosave";
+import { useHistory } from "./canvas/use-history";
+import { type Asking, useStepEdits } from "./canvas/use-step-edits";
+import { useCanvasKeys } from "./canvas/use-canvas-keys";
 import { PreviewPanel } from "./preview";
-import { TriggerSettings } from "./trigger-settings";
 
 /**
- * The graph editor. Nodes are the draft's graph; their ids are slugs created once when a node is added and never
- * regenerated (renaming is allowed until the id was published). Every change autosaves (0.8 s after the last edit)
- * against the draft's revision; the server's validation comes back with each save and shows on the nodes and in the
- * side panel. Undo / redo, keyboard delete, minimap, zoom to fit. Nothing typed is lost: a save refused because the
- * draft changed elsewhere keeps this tab's edits on screen and says so.
+ * The graph editor: a full-window canvas between the palette (collapsible) and the step drawer. Nodes are the
+ * draft's graph; their ids are slugs created once when a node is added and never regenerated (renaming is allowed
+ * until the id was published). Every change autosaves (canvas/use-autosave.ts); the server's validation comes back
+ * with each save and shows on the nodes and in the drawer. The pieces live in canvas/: the step and edge drawings,
+ * the wiring edits, copy and paste, the keyboard, the find dialog and the choosers.
  */
-type NodeData = { kind: string; name?: string; config: unknown; problems: string[] };
-type FlowNode = Node<NodeData>;
-interface GraphJson {
-  nodes: { id: string; kind: string; name?: string; config?: unknown; position?: { x: number; y: number } }[];
-  edges: { from: string; to: string; label?: string }[];
-}
-interface Problem {
-  path: string;
-  message: string;
-}
-
-function toFlow(graph: GraphJson): { nodes: FlowNode[]; edges: Edge[] } {
-  const nodes = graph.nodes.map((n, i) => ({
-    id: n.id,
-    type: "step",
-    position: n.position ?? { x: (i % 5) * 240, y: Math.floor(i / 5) * 140 },
-    data: { kind: n.kind, ...(n.name ? { name: n.name } : {}), config: n.config ?? {}, problems: [] },
-  }));
-  const edges = graph.edges.map((e) => ({
-    id: `${e.from}->${e.to}${e.label ? `:${e.label}` : ""}`,
-    source: e.from,
-    target: e.to,
-    ...(e.label ? { sourceHandle: e.label, label: e.label } : {}),
-  }));
-  return { nodes, edges };
-}
-
-function toGraph(nodes: FlowNode[], edges: Edge[]): GraphJson {
-  return {
-    nodes: nodes.map((n) => ({
-      id: n.id,
-      kind: n.data.kind,
-      ...(n.data.name ? { name: n.data.name } : {}),
-      config: n.data.config,
-      position: { x: Math.round(n.position.x), y: Math.round(n.position.y) },
-    })),
-    edges: edges.map((e) => ({ from: e.source, to: e.target, ...(e.sourceHandle ? { label: e.sourceHandle } : {}) })),
-  };
-}
-
-/** A problem placed: its node ("(graph)" for the graph's own) and its field under config ("" for the node itself). */
-interface PlacedProblem {
-  nodeId: string;
-  field: string;
-  message: string;
-}
-
-/** Places "node:<id>.config.<field>" paths, and "nodes.<index>.config.<field>" paths of the shape check. */
-function placeProblems(problems: Problem[], graph: GraphJson): PlacedProblem[] {
-  return problems.map((p) => {
-    const byId = /^node:([a-z][a-z0-9_]*)/.exec(p.path)?.[1];
-    const byIndex = /^nodes\.(\d+)/.exec(p.path)?.[1];
-    const id = byId ?? (byIndex !== undefined ? graph.nodes[Number(byIndex)]?.id : undefined);
-    const rest = p.path.replace(/^node:[a-z0-9_]+\.?|^nodes\.\d+\.?/, "");
-    return { nodeId: id ?? "(graph)", field: rest.startsWith("config.") ? rest.slice("config.".length) : rest === "config" ? "" : rest, message: p.message };
-  });
-}
-
-function problemsByNode(placed: PlacedProblem[], graph: GraphJson): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const p of placed) {
-    const kind = graph.nodes.find((n) => n.id === p.nodeId)?.kind ?? "";
-    const words = p.field ? `${labelOf(kindInfo(kind), p.field)}: ${p.message}` : p.message;
-    out.set(p.nodeId, [...(out.get(p.nodeId) ?? []), words]);
-  }
-  return out;
-}
-
-/** The node's one line: its kind's summary of a valid config, or what is missing. */
-function summaryOf(module: KindModule | undefined, config: unknown): string {
-  if (!module) return "";
-  const parsed = module.config.safeParse(config ?? {});
-  if (!parsed.success) return "Not set up yet";
-  try {
-    return module.summary(parsed.data);
-  } catch {
-    return "";
-  }
-}
-
-function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
-  const info = kindInfo(data.kind);
-  const bad = data.problems.length > 0;
-  return (
-    <div className={`step-node${selected ? " selected" : ""}${bad ? " invalid" : ""}`} data-node={id} title={data.problems.join("\n")}>
-      {data.kind !== "trigger" && <Handle type="target" position={Position.Left} />}
-      <div className="step-head">
-        <span className="step-icon" aria-hidden>
-          {info?.icon ?? "?"}
-        </span>
-        <span className="step-kind">{info?.label ?? data.kind}</span>
-      </div>
-      <div className="step-id">{data.name ?? id}</div>
-      <div className="step-summary">{summaryOf(info, data.config)}</div>
-      {bad && <div className="step-problem">{data.problems[0]}</div>}
-      {info?.outputs?.length === 0 ? null : info?.outputs ? (
-        info.outputs.map((o, i) => (
-          <Handle key={o} id={o} type="source" position={Position.Right} style={{ top: `${30 + i * 40}%` }}>
-            <span className="handle-label">{o}</span>
-          </Handle>
-        ))
-      ) : (
-        <Handle type="source" position={Position.Right} />
-      )}
-    </div>
-  );
-}
-
 const nodeTypes = { step: StepNode };
+const edgeTypes = { insertable: InsertableEdge };
+const defaultEdgeOptions = { type: "insertable", markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 } };
 
 export function Editor(props: { orgSlug: string; automationId: string; canEdit: boolean; canManageConnections: boolean }) {
   return (
@@ -158,7 +61,6 @@ export function Editor(props: { orgSlug: string; automationId: string; canEdit: 
   );
 }
 
-type SaveState = "saved" | "dirty" | "saving" | "conflict" | "error";
 
 function EditorInner({
   orgSlug,
@@ -175,49 +77,60 @@ function EditorInner({
   const queryClient = useQueryClient();
   const input = { orgSlug, automationId };
   const draft = useQuery(trpc.drafts.get.queryOptions(input, { refetchOnWindowFocus: false }));
-  const save = useMutation(trpc.drafts.save.mutationOptions());
   const publish = useMutation(trpc.versions.publish.mutationOptions());
   // What the forms offer: the organisation's connections and members, and the trigger's sample payload.
   const connectionsList = useQuery(trpc.connections.list.queryOptions({ orgSlug }));
   const membersList = useQuery(trpc.members.list.queryOptions({ orgSlug }));
   const sample = useQuery(trpc.triggers.sample.queryOptions(input, { refetchOnWindowFocus: true }));
   const [formKey, setFormKey] = useState(0);
-  const [showProblems, setShowProblems] = useState(false);
   const [tab, setTab] = useState<"step" | "preview">("step");
+  const [paletteOpen, setPaletteOpen] = useState(true);
+  const [asking, setAsking] = useState<Asking>(null);
   const [nodes, setNodes, onNodesChange] = useNodesState<FlowNode>([]);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>([]);
-  const [revision, setRevision] = useState(0);
   const [problems, setProblems] = useState<Problem[]>([]);
-  const [state, setState] = useState<SaveState>("saved");
   const [message, setMessage] = useState<string | null>(null);
-  const [selected, setSelected] = useState<string | null>(null);
-  const [configText, setConfigText] = useState("");
-  const [configError, setConfigError] = useState<string | null>(null);
-  const [idText, setIdText] = useState("");
-  const history = useRef<{ past: string[]; future: string[] }>({ past: [], future: [] });
-  const lastSaved = useRef<string>("");
   const loaded = useRef(false);
+  const canvasRef = useRef<HTMLDivElement>(null);
   const flow = useReactFlow();
   const publishedIds = useMemo(() => new Set(draft.data?.publishedIds ?? []), [draft.data]);
+
+  const graph = useMemo(() => toGraph(nodes, edges), [nodes, edges]);
+  const graphText = useMemo(() => JSON.stringify(graph), [graph]);
+  const autosave = useAutosave({ input, graph, graphText, onSaved: (s) => setProblems(s.problems) });
+  const { undo, redo, record, reset } = useHistory(graphText, (text) => {
+    const f = toFlow(JSON.parse(text) as GraphJson);
+    setNodes(f.nodes);
+    setEdges(f.edges);
+    setFormKey((k) => k + 1);
+  });
+  const selectedNodes = nodes.filter((n) => n.selected);
+  const current = selectedNodes.length === 1 ? selectedNodes[0] : undefined;
+
+  /** The view that shows these steps, never below a readable zoom (the rest scrolls). */
+  const fitTo = useCallback(
+    (placed: { id: string; position: { x: number; y: number } }[], duration = 200) => {
+      const box = canvasRef.current?.getBoundingClientRect();
+      if (!box || placed.length === 0) return;
+      void flow.setViewport(fitReadable(boundsOf(placed), box), { duration });
+    },
+    [flow],
+  );
 
   // First load: the draft as saved.
   useEffect(() => {
     if (!draft.data || loaded.current) return;
     loaded.current = true;
-    const g = draft.data.graph as GraphJson;
-    const f = toFlow(g);
+    const f = toFlow(draft.data.graph as GraphJson);
     setNodes(f.nodes);
     setEdges(f.edges);
-    setRevision(draft.data.revision);
     setProblems(draft.data.problems);
     // As the canvas writes it back (an end's empty config, rounded positions): loading alone never saves.
-    lastSaved.current = JSON.stringify(toGraph(f.nodes, f.edges));
-    history.current.past = [lastSaved.current];
-    setTimeout(() => flow.fitView({ padding: 0.2 }), 50);
-  }, [draft.data, setNodes, setEdges, flow]);
-
-  const graph = useMemo(() => toGraph(nodes, edges), [nodes, edges]);
-  const graphText = useMemo(() => JSON.stringify(graph), [graph]);
+    const text = JSON.stringify(toGraph(f.nodes, f.edges));
+    autosave.loaded(text, draft.data.revision);
+    reset(text);
+    setTimeout(() => fitTo(f.nodes, 0), 50);
+  }, [draft.data, setNodes, setEdges, fitTo, autosave.loaded, reset]);
 
   // Problems from the last save, shown on the nodes.
   const placed = useMemo(() => placeProblems(problems, graph), [problems, graph]);
@@ -235,54 +148,14 @@ function EditorInner({
     });
   }, [byNode, setNodes]);
 
-  // Autosave 0.8 s after the last change, and a history entry for undo. One save at a time, each on top of the
-  // revision the previous one returned: an edit made while a slow save is in flight waits for it and then saves on
-  // its revision (two overlapping saves from one tab would otherwise read as "saved elsewhere" to the marketer).
-  const latest = useRef<{ graph: GraphJson; text: string }>({ graph, text: graphText });
-  latest.current = { graph, text: graphText };
-  const revisionRef = useRef(0);
-  revisionRef.current = revision;
-  const saving = useRef(false);
-  const flush = async () => {
-    if (saving.current) return; // the running loop picks up the newest graph when its save returns
-    saving.current = true;
-    try {
-      for (;;) {
-        const { graph: next, text } = latest.current;
-        if (text === lastSaved.current) break;
-        setState("saving");
-        const saved = await save.mutateAsync({ ...input, graph: next, baseRevision: revisionRef.current });
-        lastSaved.current = text;
-        revisionRef.current = saved.revision;
-        setRevision(saved.revision);
-        setProblems(saved.problems);
-        queryClient.setQueryData(trpc.drafts.get.queryKey(input), saved);
-      }
-      setState("saved");
-    } catch (error) {
-      saveFailed(error);
-    } finally {
-      saving.current = false;
-    }
-  };
-  /** A refused save: someone else's save meanwhile (conflict) or anything else (error), with the server's words. */
-  const saveFailed = (error: unknown) => {
-    const code = (error as { data?: { code?: string } }).data?.code;
-    setState(code === "CONFLICT" ? "conflict" : "error");
-    setMessage((error as Error).message);
-  };
+  // Autosave 0.8 s after the last change, and a history entry for undo.
   // biome-ignore lint/correctness/useExhaustiveDependencies: one save per settled change of the graph, nothing else
   useEffect(() => {
-    if (!loaded.current || !canEdit || graphText === lastSaved.current || state === "conflict") return;
-    setState("dirty");
+    if (!loaded.current || !canEdit || graphText === autosave.lastSaved.current || autosave.state === "conflict") return;
+    if (autosave.state !== "busy") autosave.setState("dirty");
     const timer = setTimeout(() => {
-      const h = history.current;
-      if (h.past.at(-1) !== graphText) {
-        h.past.push(graphText);
-        if (h.past.length > 200) h.past.shift();
-        h.future = [];
-      }
-      void flush();
+      record(graphText);
+      void autosave.flush();
     }, 800);
     return () => clearTimeout(timer);
   }, [graphText]);
@@ -290,59 +163,18 @@ function EditorInner({
   // An unsaved edit is never lost by leaving the page unwarned.
   useEffect(() => {
     const warn = (e: BeforeUnloadEvent) => {
-      if (graphText !== lastSaved.current) e.preventDefault();
+      if (graphText !== autosave.lastSaved.current) e.preventDefault();
     };
     window.addEventListener("beforeunload", warn);
     return () => window.removeEventListener("beforeunload", warn);
-  }, [graphText]);
+  }, [graphText, autosave.lastSaved]);
 
-  const restore = useCallback(
-    (text: string) => {
-      const f = toFlow(JSON.parse(text) as GraphJson);
-      setNodes(f.nodes);
-      setEdges(f.edges);
-      setFormKey((k) => k + 1);
-    },
-    [setNodes, setEdges],
-  );
-  const undo = useCallback(() => {
-    const h = history.current;
-    if (graphText !== h.past.at(-1)) h.past.push(graphText);
-    if (h.past.length < 2) return;
-    h.future.push(h.past.pop() as string);
-    restore(h.past.at(-1) as string);
-  }, [graphText, restore]);
-  const redo = useCallback(() => {
-    const h = history.current;
-    const next = h.future.pop();
-    if (!next) return;
-    h.past.push(next);
-    restore(next);
-  }, [restore]);
-  useEffect(() => {
-    const key = (e: KeyboardEvent) => {
-      if (!(e.ctrlKey || e.metaKey) || (e.target as HTMLElement).closest("textarea, input")) return;
-      if (e.key.toLowerCase() === "z") {
-        e.preventDefault();
-        e.shiftKey ? redo() : undo();
-      } else if (e.key.toLowerCase() === "y") {
-        e.preventDefault();
-        redo();
-      }
-    };
-    window.addEventListener("keydown", key);
-    return () => window.removeEventListener("keydown", key);
-  }, [undo, redo]);
 
   const onConnect = useCallback(
     (c: Connection) =>
       setEdges((es) =>
         addEdge(
-          {
-            ...c,
-            id: `${c.source}->${c.target}${c.sourceHandle ? `:${c.sourceHandle}` : ""}`,
-            ...(c.sourceHandle ? { label: c.sourceHandle } : {}),
-          },
+          edgeOf(c.source, c.target, c.sourceHandle),
           // One edge per output: connecting an output again replaces its edge.
           es.filter((e) => !(e.source === c.source && (e.sourceHandle ?? null) === (c.sourceHandle ?? null))),
         ),
@@ -350,96 +182,76 @@ function EditorInner({
     [setEdges],
   );
 
-  const addNode = useCallback(
-    (kind: string, position: { x: number; y: number }) => {
-      const info = kindInfo(kind);
-      if (!info) return;
-      setNodes((ns) => {
-        const id = newNodeId(kind, new Set(ns.map((n) => n.id)), publishedIds);
-        setSelected(id);
-        return [...ns.map((n) => ({ ...n, selected: false })), { id, type: "step", position, selected: true, data: { kind, config: defaultConfigIn(kind, ns.map((n) => n.data)), problems: [] } }];
-      });
+  /** The step's box on screen, focused, and brought into view when it is not fully in the canvas. */
+  const reveal = useCallback(
+    (id: string, focus: boolean) => {
+      setTimeout(() => {
+        const el = document.querySelector<HTMLElement>(`.react-flow__node[data-id="${CSS.escape(id)}"]`);
+        const box = canvasRef.current?.getBoundingClientRect();
+        const node = flow.getNode(id);
+        if (!el || !box || !node) return;
+        const r = el.getBoundingClientRect();
+        if (r.left < box.left || r.right > box.right || r.top < box.top || r.bottom > box.bottom) {
+          void flow.setCenter(node.position.x + nodeSize.width / 2, node.position.y + nodeSize.height / 2, { zoom: Math.max(flow.getZoom(), readableMinZoom), duration: 200 });
+        }
+        if (focus) el.focus({ preventScroll: true });
+      }, 40);
     },
-    [setNodes, publishedIds],
+    [flow],
   );
-  /**
-   * A palette click: the new node lands right of the selected one (never on top of another) and, when the selected
-   * node has an output with nothing attached, is connected to it; with nothing selected, right of everything.
-   */
-  const addAfterSelected = (kind: string) => {
-    const after = nodes.find((n) => n.id === selected);
-    const taken = new Set(nodes.map((n) => n.id));
-    const id = newNodeId(kind, taken, publishedIds);
-    const at = placeNew(nodes, after);
-    addNode(kind, at);
-    // Bring the new step into view (a long automation runs off the canvas's right edge).
-    setTimeout(() => flow.setCenter(at.x + 120, at.y + 48, { zoom: Math.max(flow.getZoom(), 0.6), duration: 200 }), 30);
-    const outputs = after ? (kindInfo(after.data.kind)?.outputs ?? [null]) : [];
-    if (!after || kind === "trigger" || outputs.length === 0) return;
-    const edge = (source: string, target: string, handle: string | null): Edge => ({
-      id: `${source}->${target}${handle ? `:${handle}` : ""}`,
-      source,
-      target,
-      ...(handle ? { sourceHandle: handle, label: handle } : {}),
-    });
-    // The first output (approved, true, reply): connected when free, else the new step goes in between (selected ->
-    // new -> what came next). Other outputs are wired by dragging from their handles.
-    const first = outputs[0] ?? null;
-    const next = edges.find((e) => e.source === after.id && (e.sourceHandle ?? null) === first);
-    if (!next) return setEdges((es) => [...es, edge(after.id, id, first)]);
-    const own = kindInfo(kind)?.outputs;
-    if (own?.length === 0) return;
-    setEdges((es) => [...es.filter((e) => e !== next), edge(after.id, id, first), edge(id, next.target, own?.[0] ?? null)]);
-  };
-  /** Wires one output of a node from the panel (the same as dragging its handle): replaces that output's edge. */
-  const setOutput = (source: string, output: string | null, target: string) =>
-    setEdges((es) => [
-      ...es.filter((e) => !(e.source === source && (e.sourceHandle ?? null) === output)),
-      ...(target ? [{ id: `${source}->${target}${output ? `:${output}` : ""}`, source, target, ...(output ? { sourceHandle: output, label: output } : {}) }] : []),
-    ]);
-  const tidy = () => {
-    const at = tidyLayout(nodes, edges);
-    setNodes((ns) => ns.map((n) => ({ ...n, position: at.get(n.id) ?? n.position })));
-    setTimeout(() => flow.fitView({ padding: 0.2 }), 50);
-  };
-  const onDrop = useCallback(
-    (e: DragEvent) => {
-      e.preventDefault();
-      const kind = e.dataTransfer.getData("application/holdfast-kind");
-      if (kind) addNode(kind, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+  const selectOnly = useCallback(
+    (id: string) => {
+      setNodes((ns) => ns.map((n) => (!!n.selected === (n.id === id) ? n : { ...n, selected: n.id === id })));
+      setEdges((es) => (es.some((e) => e.selected) ? es.map((e) => ({ ...e, selected: false })) : es));
     },
-    [addNode, flow],
+    [setNodes, setEdges],
   );
 
-  // The side panel follows the selected node (reloaded when another node is selected, not on every edit).
-  const current = nodes.find((n) => n.id === selected);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: keyed on the selected node's id only
+  const tidy = () => {
+    const at = tidyLayout(nodes, edges, (id) => outputsOf(nodes.find((n) => n.id === id)?.data.kind ?? ""));
+    const next = nodes.map((n) => ({ ...n, position: at.get(n.id) ?? n.position }));
+    setNodes(next);
+    setTimeout(() => fitTo(next), 30);
+  };
+  const edits = useStepEdits({ nodes, edges, setNodes, setEdges, publishedIds, canEdit, current, selectedNodes, reveal, setMessage, setTab, setAsking });
+  const { addStep, addAfterOn, addAfterSelected, insertStep, onNodesDelete, copy, paste, duplicate } = edits;
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    const kind = e.dataTransfer.getData("application/holdfast-kind");
+    if (kind) addStep(kind, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }), (es) => es);
+  };
+  /** An arrow: to the connected step that way; "" (the canvas got the focus): the selected step, else the trigger. */
+  const walk = (key: string) => {
+    const from = current?.id ?? (document.activeElement?.closest(".react-flow__node")?.getAttribute("data-id") || undefined);
+    const start = nodes.find((n) => n.data.kind === "trigger")?.id ?? nodes[0]?.id ?? null;
+    const next = !from ? start : key ? neighbour(nodes, edges, from, key) : from;
+    if (!next) return;
+    selectOnly(next);
+    reveal(next, true);
+  };
+  const openDrawer = (id: string) => {
+    selectOnly(id);
+    setTab("step");
+    setTimeout(() => document.querySelector<HTMLElement>(".panel .step-drawer :is(input, select, textarea, button):not(:disabled)")?.focus(), 60);
+  };
+  useCanvasKeys({
+    undo: () => canEdit && undo(),
+    redo: () => canEdit && redo(),
+    copy,
+    paste: () => paste(),
+    duplicate: () => canEdit && duplicate(),
+    find: () => setAsking({ what: "find" }),
+    walk,
+    open: openDrawer,
+    addAfter: () => canEdit && setAsking({ what: "kind", ...(current ? { after: current.id } : {}) }),
+  });
+
+  // A step selected by a click opens the drawer, which narrows the canvas: keep the step on screen.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: only when another step is selected
   useEffect(() => {
-    if (!current) return;
-    setConfigText(JSON.stringify(current.data.config, null, 2));
-    setIdText(current.id);
-    setConfigError(null);
+    if (current) reveal(current.id, false);
   }, [current?.id]);
 
-  const editConfig = (text: string) => {
-    setConfigText(text);
-    try {
-      const config = JSON.parse(text);
-      setConfigError(null);
-      setNodes((ns) => ns.map((n) => (n.id === selected ? { ...n, data: { ...n.data, config } } : n)));
-      setFormKey((k) => k + 1);
-    } catch (error) {
-      setConfigError(`not JSON: ${(error as Error).message}`);
-    }
-  };
-  // The form's changes go straight into the node's config (and autosave); the JSON view follows unless it is being typed in.
-  const onFormChange = useCallback(
-    (config: unknown) => {
-      setNodes((ns) => ns.map((n) => (n.id === selected && JSON.stringify(n.data.config) !== JSON.stringify(config) ? { ...n, data: { ...n.data, config } } : n)));
-      if ((document.activeElement as HTMLElement | null)?.getAttribute("name") !== "node-config") setConfigText(JSON.stringify(config, null, 2));
-    },
-    [selected, setNodes],
-  );
   // "New connection" from a step's connection picker: Settings' typed form in a dialog over the editor; the new
   // connection is picked as soon as it is saved.
   const [creating, setCreating] = useState<{ kind: string; resolve: (name: string | null) => void } | null>(null);
@@ -451,12 +263,10 @@ function EditorInner({
   };
   /** A problem clicked in the list: its node selected and centred, its field focused. */
   const goToProblem = (p: PlacedProblem) => {
-    setShowProblems(false);
     if (p.nodeId === "(graph)") return;
-    setNodes((ns) => ns.map((n) => ({ ...n, selected: n.id === p.nodeId })));
-    setSelected(p.nodeId);
-    const node = nodes.find((n) => n.id === p.nodeId);
-    if (node) flow.setCenter(node.position.x + 100, node.position.y + 40, { zoom: Math.max(flow.getZoom(), 0.9), duration: 300 });
+    selectOnly(p.nodeId);
+    setTab("step");
+    reveal(p.nodeId, false);
     setTimeout(() => {
       const field = p.field.split(".");
       // The longest field name the problem's path starts with (approvers.users.0 -> approvers).
@@ -470,27 +280,6 @@ function EditorInner({
         }
       }
     }, 350);
-  };
-  const renameNode = () => {
-    if (!current || idText === current.id) return;
-    if (publishedIds.has(current.id)) return setConfigError(`"${current.id}" was published: its id can no longer change`);
-    if (!/^[a-z][a-z0-9_]{0,62}$/.test(idText)) return setConfigError("an id is a lowercase slug: a letter, then letters, digits or _");
-    if (nodes.some((n) => n.id === idText)) return setConfigError(`"${idText}" is taken`);
-    if (publishedIds.has(idText)) return setConfigError(`"${idText}" was used by a published version: it stays reserved for that step, pick another id`);
-    const from = current.id;
-    // Every reference to the step (templates, conditions, replyTo) follows the rename.
-    let references = 0;
-    const renamed = nodes.map((n) => {
-      const { config, changed } = renameReferences(n.data.config, from, idText);
-      references += changed;
-      return { ...n, id: n.id === from ? idText : n.id, data: changed ? { ...n.data, config } : n.data };
-    });
-    setNodes(renamed);
-    setMessage(references ? `Renamed "${from}" to "${idText}" and updated ${references} reference${references === 1 ? "" : "s"} to it.` : null);
-    setEdges((es) =>
-      es.map((e) => ({ ...e, source: e.source === from ? idText : e.source, target: e.target === from ? idText : e.target, id: e.id.replaceAll(from, idText) })),
-    );
-    setSelected(idText);
   };
 
   const doPublish = async () => {
@@ -510,19 +299,22 @@ function EditorInner({
   if (draft.isPending) return <p className="muted">Loading the draft…</p>;
   if (draft.isError) return <p className="flash flash-error">Could not load the draft: {draft.error.message}</p>;
 
+  const { state } = autosave;
   const publishBlocked = !canEdit
     ? "Only owners and editors can publish."
     : publish.isPending
       ? "Publishing…"
       : state === "dirty" || state === "saving"
         ? "Saving your changes first…"
-        : state === "conflict"
-          ? "Someone else saved meanwhile: keep one version first."
-          : state === "error"
-            ? "The last change was not saved."
-            : problems.length > 0
-              ? `Fix the ${problems.length === 1 ? "problem" : `${problems.length} problems`} first (click the count to see ${problems.length === 1 ? "it" : "them"}).`
-              : null;
+        : state === "busy"
+          ? "Waiting for the save to go through…"
+          : state === "conflict"
+            ? "Someone else saved meanwhile: keep one version first."
+            : state === "refused"
+              ? "The last change was not saved."
+              : problems.length > 0
+                ? `Fix the ${problems.length === 1 ? "problem" : `${problems.length} problems`} first (click the count to see ${problems.length === 1 ? "it" : "them"}).`
+                : null;
   const formCtx: FormContext | null = current
     ? {
         orgSlug,
@@ -538,15 +330,13 @@ function EditorInner({
       }
     : null;
   const graphProblemsList = byNode.get("(graph)") ?? [];
-  const stateText: Record<SaveState, string> = {
-    saved: "All changes saved",
-    dirty: "Unsaved changes…",
-    saving: "Saving…",
-    conflict: "Saved elsewhere meanwhile: this tab's edits are not saved yet.",
-    error: "Not saved (will retry on the next edit)",
-  };
-
+  const drawerOpen = tab === "preview" || selectedNodes.length > 0;
+  const kindChoices: Choice[] = palette()
+    .filter((k) => k.kind !== "trigger")
+    .map((k) => ({ key: k.kind, label: k.label, icon: k.icon, hint: k.description }));
   const creatingKind = creating ? connectionKind(creating.kind) : undefined;
+  const askingAfter = asking?.what === "output" ? nodes.find((n) => n.id === asking.after) : undefined;
+
   return (
     <div className="editor">
       {creating && creatingKind && (
@@ -556,116 +346,135 @@ function EditorInner({
           </div>
         </div>
       )}
-      <div className="editor-bar">
-        <span className={`save-state save-${state}`} role="status">
-          {stateText[state]}
-        </span>
-        {state === "conflict" && canEdit && (
-          <button
-            type="button"
-            onClick={async () => {
-              // The person chose: this tab's graph replaces the other save (on top of its revision, so nothing is silent).
-              if (saving.current) return;
-              saving.current = true;
-              setState("saving");
-              try {
-                const { graph: mine, text } = latest.current;
-                const fresh = await queryClient.fetchQuery({ ...trpc.drafts.get.queryOptions(input), staleTime: 0 });
-                const saved = await save.mutateAsync({ ...input, graph: mine, baseRevision: fresh.revision });
-                lastSaved.current = text;
-                revisionRef.current = saved.revision;
-                setRevision(saved.revision);
-                setProblems(saved.problems);
-                setMessage(null);
-              } catch (error) {
-                saveFailed(error);
-                return;
-              } finally {
-                saving.current = false;
-              }
-              // Edits made while it saved were not autosaved (the tab was in conflict): save them now, then say saved.
-              void flush();
-            }}
-          >
-            Keep this tab's version
-          </button>
-        )}
-        <span className="muted small">revision {revision}</span>
-        <button type="button" onClick={undo} disabled={!canEdit} title="Undo (Ctrl+Z)">
-          Undo
-        </button>
-        <button type="button" onClick={redo} disabled={!canEdit} title="Redo (Ctrl+Shift+Z)">
-          Redo
-        </button>
-        <button type="button" onClick={tidy} disabled={!canEdit || nodes.length < 2} title="Arrange the steps left to right">
-          Tidy layout
-        </button>
-        <span className="problems-wrap">
-          <button
-            type="button"
-            className={problems.length ? "problems-count bad" : "problems-count ok"}
-            aria-expanded={showProblems}
-            disabled={problems.length === 0}
-            onClick={() => setShowProblems(!showProblems)}
-          >
-            {state === "dirty" || state === "saving"
-              ? "Checking…"
-              : problems.length
-                ? `${problems.length} problem${problems.length === 1 ? "" : "s"}`
-                : "No problems"}
-          </button>
-          {showProblems && problems.length > 0 && (
-            <ul className="problems-list" aria-label="problems">
-              {placed.map((p) => {
-                const node = graph.nodes.find((n) => n.id === p.nodeId);
-                const module = kindInfo(node?.kind ?? "");
-                return (
-                  <li key={`${p.nodeId}:${p.field}:${p.message}`}>
-                    <button type="button" data-problem-node={p.nodeId} data-problem-field={p.field} onClick={() => goToProblem(p)}>
-                      <strong>
-                        {module?.icon} {node?.name ?? p.nodeId}
-                      </strong>
-                      {p.field ? <span className="muted"> · {labelOf(module, p.field)}</span> : null}
-                      <br />
-                      {p.message}
-                    </button>
-                  </li>
-                );
-              })}
-            </ul>
-          )}
-        </span>
-        <button type="button" className="primary" onClick={doPublish} disabled={publishBlocked !== null} title={publishBlocked ?? "Publish this draft as a new version"}>
-          Publish
-        </button>
-        {publishBlocked && <span className="small muted publish-why">{publishBlocked}</span>}
-        <Link href={`/automations/${automationId}/versions?org=${orgSlug}`}>Versions</Link>
-        {message ? <span className="editor-message">{message}</span> : null}
-      </div>
+      <EditorBar
+        orgSlug={orgSlug}
+        automationId={automationId}
+        canEdit={canEdit}
+        state={state}
+        refusal={autosave.refusal}
+        revision={autosave.revision}
+        problemsCount={problems.length}
+        placed={placed}
+        graph={graph}
+        stepCount={nodes.length}
+        publishBlocked={publishBlocked}
+        message={message}
+        onKeepMine={() => {
+          setMessage(null);
+          void autosave.keepMine();
+        }}
+        onUndo={undo}
+        onRedo={redo}
+        onTidy={tidy}
+        onFind={() => setAsking({ what: "find" })}
+        onPublish={doPublish}
+        onProblem={goToProblem}
+      />
       {graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
-      <div className={`editor-body${tab === "preview" ? " previewing" : ""}`}>
+      <div className={`editor-body${tab === "preview" ? " previewing" : ""}${paletteOpen ? "" : " palette-closed"}${drawerOpen ? "" : " drawer-closed"}`}>
         <aside className="palette" aria-label="palette">
-          <Palette canEdit={canEdit} onAdd={addAfterSelected} />
-        </aside>
-        <div className="canvas" role="application" aria-label="canvas" onDrop={onDrop} onDragOver={(e) => e.preventDefault()}>
-          <ReactFlow
-            nodes={nodes}
-            edges={edges}
-            nodeTypes={nodeTypes}
-            onNodesChange={canEdit ? onNodesChange : undefined}
-            onEdgesChange={canEdit ? onEdgesChange : undefined}
-            onConnect={canEdit ? onConnect : undefined}
-            onSelectionChange={({ nodes: sel }) => setSelected(sel[0]?.id ?? null)}
-            deleteKeyCode={canEdit ? ["Backspace", "Delete"] : null}
-            nodesDraggable={canEdit}
-            nodesConnectable={canEdit}
-            fitView
-            minZoom={0.2}
+          <button
+            type="button"
+            className="palette-toggle"
+            aria-expanded={paletteOpen}
+            title={paletteOpen ? "Hide the palette" : "Show the palette"}
+            onClick={() => setPaletteOpen(!paletteOpen)}
           >
-            <Background />
-            <Controls showInteractive={false} />
-            <MiniMap pannable zoomable style={{ width: 140, height: 90 }} />
-          </ReactFlow>
+            {paletteOpen ? "« Steps" : "»"}
+          </button>
+          {paletteOpen && <Palette canEdit={canEdit} onAdd={(kind) => addAfterSelected(kind)} />}
+        </aside>
+        <div
+          className="canvas"
+          role="application"
+          aria-label="canvas"
+          aria-roledescription="journey canvas: arrows move between steps, Enter opens a step, A adds a step after it, Delete deletes"
+          ref={canvasRef}
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: the canvas (an application) is one stop in the tab order; focus goes on to a step
+          tabIndex={0}
+          onFocus={(e) => {
+            // Tabbing in lands on a step; Shift+Tab out of a step stops here on its way back to the palette.
+            if (e.target !== e.currentTarget || e.currentTarget.contains(e.relatedTarget as Node | null)) return;
+            walk("");
+          }}
+          onDrop={onDrop}
+          onDragOver={(e) => e.preventDefault()}
+        >
+          <EditorActionsContext.Provider value={{ canEdit, insertOnEdge: (edgeId) => setAsking({ what: "kind", edgeId }) }}>
+            <ReactFlow
+              nodes={nodes}
+              edges={edges}
+              nodeTypes={nodeTypes}
+              edgeTypes={edgeTypes}
+              defaultEdgeOptions={defaultEdgeOptions}
+              onNodesChange={canEdit ? onNodesChange : undefined}
+              onEdgesChange={canEdit ? onEdgesChange : undefined}
+              onNodesDelete={canEdit ? onNodesDelete : undefined}
+              onConnect={canEdit ? onConnect : undefined}
+              deleteKeyCode={canEdit ? ["Backspace", "Delete"] : null}
+              multiSelectionKeyCode={["Shift", "Meta", "Control"]}
+              selectionKeyCode="Shift"
+              nodesDraggable={canEdit}
+              nodesConnectable={canEdit}
+              edgesFocusable={false}
+              panOnScroll
+              minZoom={readableMinZoom}
+              maxZoom={1.5}
+            >
+              <Background />
+              <Controls showInteractive={false} showFitView={false}>
+                <ControlButton
+                  className="react-flow__controls-fitview"
+                  title="Fit the journey (never below a readable size)"
+                  aria-label="Fit the journey"
+                  onClick={() => fitTo(nodes)}
+                >
+                  ⤢
+                </ControlButton>
+              </Controls>
+              <MiniMap pannable zoomable ariaLabel="Overview: drag to move around the journey" style={{ width: 120, height: 90 }} />
+            </ReactFlow>
+          </EditorActionsContext.Provider>
+          {asking?.what === "kind" && (
+            <Chooser
+              name="kind"
+              title={asking.edgeId ? "Which step goes here?" : "Which step comes next?"}
+              choices={kindChoices}
+              onCancel={() => setAsking(null)}
+              onPick={(kind) => {
+                setAsking(null);
+                if (asking.edgeId) insertStep(kind, asking.edgeId);
+                else addAfterSelected(kind, asking.after);
+              }}
+            />
+          )}
+          {asking?.what === "output" && askingAfter && (
+            <Chooser
+              name="output"
+              title={`Add "${kindInfo(asking.kind)?.label ?? asking.kind}" after "${askingAfter.data.name ?? askingAfter.id}": on which output?`}
+              choices={outputsOf(askingAfter.data.kind).map((o) => ({
+                key: o ?? "",
+                label: (kindInfo(askingAfter.data.kind)?.outputWords?.[o ?? ""] ?? `When ${o}`).replace(/, go to$/, ""),
+              }))}
+              onCancel={() => setAsking(null)}
+              onPick={(output) => {
+                setAsking(null);
+                addAfterOn(asking.kind, asking.after, output || null);
+              }}
+            />
+          )}
+          {asking?.what === "find" && (
+            <FindDialog
+              nodes={nodes}
+              onClose={() => setAsking(null)}
+              onPick={(id) => {
+                setAsking(null);
+                selectOnly(id);
+                setTab("step");
+                reveal(id, true);
+              }}
+            />
+          )}
         </div>
         <aside className="panel" aria-label={tab === "preview" ? "preview" : "node settings"}>
           <div className="panel-tabs" role="tablist">
@@ -678,73 +487,32 @@ function EditorInner({
           </div>
           {tab === "preview" ? (
             <PreviewPanel orgSlug={orgSlug} automationId={automationId} graph={graph} />
-          ) : current ? (
-            <div className="stack">
-              <label>
-                Step id
-                <input
-                  name="node-id"
-                  value={idText}
-                  disabled={!canEdit || publishedIds.has(current.id)}
-                  onChange={(e) => setIdText(e.target.value)}
-                  onBlur={renameNode}
-                  onKeyDown={(e) => e.key === "Enter" && renameNode()}
-                />
-              </label>
-              {publishedIds.has(current.id) && <span className="small muted">Published: the id is fixed (runs and migrations name it).</span>}
-              <div className="panel-kind">
-                {kindInfo(current.data.kind)?.icon} {kindInfo(current.data.kind)?.label ?? current.data.kind}
-              </div>
-              {current.data.kind === "trigger" && (
-                <TriggerSettings orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={nodes.map((n) => ({ id: n.id, kind: n.data.kind }))} />
-              )}
-              {kindInfo(current.data.kind) && formCtx ? (
-                <StepForm
-                  key={`${current.id}:${formKey}`}
-                  module={kindInfo(current.data.kind) as KindModule}
-                  config={current.data.config}
-                  onChange={onFormChange}
-                  ctx={formCtx}
-                  problems={placed.filter((p) => p.nodeId === current.id).map((p) => [p.field, p.message])}
-                />
-              ) : (
-                <p className="field-error">There is no step kind "{current.data.kind}": change it under Advanced or delete the step.</p>
-              )}
-              {(kindInfo(current.data.kind)?.outputs ?? [null]).length > 0 && (
-                <fieldset className="outputs stack">
-                  <legend>Then</legend>
-                  {(kindInfo(current.data.kind)?.outputs ?? [null]).map((o) => {
-                    const target = edges.find((e) => e.source === current.id && (e.sourceHandle ?? null) === o)?.target ?? "";
-                    return (
-                      <label key={o ?? "next"} className="row-inline">
-                        <span className="output-name">{o ? (kindInfo(current.data.kind)?.outputWords?.[o] ?? `When ${o}, go to`) : "Next step"}</span>
-                        <select name={`output-${o ?? "next"}`} value={target} disabled={!canEdit} onChange={(e) => setOutput(current.id, o, e.target.value)}>
-                          <option value="">{target ? "(disconnect)" : "Choose a step…"}</option>
-                          {nodes
-                            .filter((n) => n.id !== current.id && n.data.kind !== "trigger")
-                            .map((n) => (
-                              <option key={n.id} value={n.id}>
-                                {kindInfo(n.data.kind)?.icon} {n.data.name ?? n.id}
-                              </option>
-                            ))}
-                        </select>
-                      </label>
-                    );
-                  })}
-                </fieldset>
-              )}
-              <details className="advanced-json">
-                <summary>Advanced: settings as JSON</summary>
-                <textarea name="node-config" rows={14} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />
-              </details>
-              {configError && (
-                <p className="field-error" role="alert">
-                  {configError}
-                </p>
-              )}
-            </div>
+          ) : current && formCtx ? (
+            <StepDrawer
+              key={current.id}
+              orgSlug={orgSlug}
+              automationId={automationId}
+              canEdit={canEdit}
+              current={current}
+              nodes={nodes}
+              edges={edges}
+              publishedIds={publishedIds}
+              placed={placed}
+              formKey={formKey}
+              formCtx={formCtx}
+              setNodes={setNodes}
+              setEdges={setEdges}
+              setSelected={selectOnly}
+              setMessage={setMessage}
+              onDuplicate={duplicate}
+              onEscape={() => reveal(current.id, true)}
+            />
+          ) : selectedNodes.length > 1 ? (
+            <p className="small">
+              {selectedNodes.length} steps selected: drag one to move them all; Ctrl+C copies, Ctrl+D duplicates, Delete deletes.
+            </p>
           ) : (
-            <p className="muted small">Select a node to edit its id and settings. Delete removes the selection; Ctrl+Z undoes.</p>
+            <p className="muted small">Select a step to edit it. Arrows move between steps, A adds one after, Ctrl+K finds one.</p>
           )}
         </aside>
       </div>

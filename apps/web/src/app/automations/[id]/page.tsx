@@ -27,15 +27,18 @@ export default async function EditorPage({ params }: { params: Promise<{ id: str
   const m = user.memberships.find((x) => x.orgId === a.orgId);
   if (!m) notFound();
   return (
-    <>
-      <p>
-        <Link href={`/automations?org=${m.orgSlug}`}>&larr; Automations</Link>
-      </p>
-      <h1>
-        {a.name} <span className="muted small">{a.slug}</span>
-      </h1>
-      <LifecycleBar orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+    <div className="editor-page">
+      {/* One compact line: back, the automation's name, its status and lifecycle controls. */}
+      <div className="editor-head">
+        <Link href={`/automations?org=${m.orgSlug}`} title="All automations">
+          &larr; Automations
+        </Link>
+        <h1>
+          {a.name} <span className="muted small">{a.slug}</span>
+        </h1>
+        <LifecycleBar orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+      </div>
       <Editor orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role) && a.status !== "archived"} canManageConnections={m.role === "owner"} />
-    </>
+    </div>
   );
 }

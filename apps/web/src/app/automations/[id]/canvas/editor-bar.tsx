@@ -1,0 +1,118 @@
+"use client";
+
+import Link from "next/link";
+import { useState } from "react";
+import { labelOf } from "../../../forms/step-form";
+import { kindInfo } from "../../kinds";
+import type { GraphJson, PlacedProblem } from "./graph-model";
+import { busyWords } from "./save-outcome";
+import type { SaveState } from "./use-autosave";
+
+const stateText: Record<SaveState, string> = {
+  saved: "All changes saved",
+  dirty: "Unsaved changes…",
+  saving: "Saving…",
+  busy: busyWords,
+  conflict: "Saved elsewhere meanwhile: this tab's edits are not saved yet.",
+  refused: "Not saved",
+};
+
+/**
+ * The editor's one line: whether everything is saved, undo and redo, Tidy, the problems count (a list that goes to
+ * each problem), Publish (and why not yet), Versions, and the last message.
+ */
+export function EditorBar(props: {
+  orgSlug: string;
+  automationId: string;
+  canEdit: boolean;
+  state: SaveState;
+  refusal: string | null;
+  revision: number;
+  problemsCount: number;
+  placed: PlacedProblem[];
+  graph: GraphJson;
+  stepCount: number;
+  publishBlocked: string | null;
+  message: string | null;
+  onKeepMine: () => void;
+  onUndo: () => void;
+  onRedo: () => void;
+  onTidy: () => void;
+  onFind: () => void;
+  onPublish: () => void;
+  onProblem: (p: PlacedProblem) => void;
+}) {
+  const [showProblems, setShowProblems] = useState(false);
+  const { state, canEdit, problemsCount } = props;
+  return (
+    <div className="editor-bar">
+      <span className={`save-state save-${state}`} role="status">
+        {stateText[state]}
+        {state === "refused" && props.refusal ? `: ${props.refusal}` : ""}
+      </span>
+      {state === "conflict" && canEdit && (
+        <button type="button" onClick={props.onKeepMine}>
+          Keep this tab's version
+        </button>
+      )}
+      <span className="muted small">revision {props.revision}</span>
+      <button type="button" onClick={props.onUndo} disabled={!canEdit} title="Undo (Ctrl+Z)">
+        Undo
+      </button>
+      <button type="button" onClick={props.onRedo} disabled={!canEdit} title="Redo (Ctrl+Shift+Z)">
+        Redo
+      </button>
+      <button type="button" onClick={props.onTidy} disabled={!canEdit || props.stepCount < 2} title="Arrange the steps from top to bottom">
+        Tidy layout
+      </button>
+      <button type="button" onClick={props.onFind} title="Find a step by name (Ctrl+K)">
+        Find
+      </button>
+      <span className="problems-wrap">
+        <button
+          type="button"
+          className={problemsCount ? "problems-count bad" : "problems-count ok"}
+          aria-expanded={showProblems}
+          disabled={problemsCount === 0}
+          onClick={() => setShowProblems(!showProblems)}
+        >
+          {state === "dirty" || state === "saving" ? "Checking…" : problemsCount ? `${problemsCount} problem${problemsCount === 1 ? "" : "s"}` : "No problems"}
+        </button>
+        {showProblems && problemsCount > 0 && (
+          <ul className="problems-list" aria-label="problems">
+            {props.placed.map((p) => {
+              const node = props.graph.nodes.find((n) => n.id === p.nodeId);
+              const module = kindInfo(node?.kind ?? "");
+              return (
+                <li key={`${p.nodeId}:${p.field}:${p.message}`}>
+                  <button
+                    type="button"
+                    data-problem-node={p.nodeId}
+                    data-problem-field={p.field}
+                    onClick={() => {
+                      setShowProblems(false);
+                      props.onProblem(p);
+                    }}
+                  >
+                    <strong>
+                      {module?.icon} {node?.name ?? p.nodeId}
+                    </strong>
+                    {p.field ? <span className="muted"> · {labelOf(module, p.field)}</span> : null}
+                    <br />
+                    {p.message}
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </span>
+      <button type="button" className="primary" onClick={props.onPublish} disabled={props.publishBlocked !== null} title={props.publishBlocked ?? "Publish this draft as a new version"}>
+        Publish
+      </button>
+      {props.publishBlocked && <span className="small muted publish-why">{props.publishBlocked}</span>}
+      <Link href={`/automations/${props.automationId}/versions?org=${props.orgSlug}`}>Versions</Link>
+      {props.message ? <span className="editor-message">{props.message}</span> : null}
+    </div>
+  );
+}
