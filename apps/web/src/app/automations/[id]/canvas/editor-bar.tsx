@@ -101,6 +101,11 @@ export function EditorBar(props: {
                     <br />
                     {p.message}
                   </button>
+                  {p.href ? (
+                    <a className="small" href={p.href}>
+                      Fix it in Settings
+                    </a>
+                  ) : null}
                 </li>
               );
             })}

@@ -13,6 +13,8 @@ export interface GraphJson {
 export interface Problem {
   path: string;
   message: string;
+  /** Where the problem is fixed when it is not in this graph (the model budget: Settings). */
+  href?: string;
 }
 
 /** One edge on the canvas: its id names source, target and output, so one output holds one edge. */
@@ -55,6 +57,7 @@ export interface PlacedProblem {
   nodeId: string;
   field: string;
   message: string;
+  href?: string;
 }
 
 /** Places "node:<id>.config.<field>" paths, and "nodes.<index>.config.<field>" paths of the shape check. */
@@ -64,7 +67,7 @@ export function placeProblems(problems: Problem[], graph: GraphJson): PlacedProb
     const byIndex = /^nodes\.(\d+)/.exec(p.path)?.[1];
     const id = byId ?? (byIndex !== undefined ? graph.nodes[Number(byIndex)]?.id : undefined);
     const rest = p.path.replace(/^node:[a-z0-9_]+\.?|^nodes\.\d+\.?/, "");
-    return { nodeId: id ?? "(graph)", field: rest.startsWith("config.") ? rest.slice("config.".length) : rest === "config" ? "" : rest, message: p.message };
+    return { nodeId: id ?? "(graph)", field: rest.startsWith("config.") ? rest.slice("config.".length) : rest === "config" ? "" : rest, message: p.message, ...(p.href ? { href: p.href } : {}) };
   });
 }
 

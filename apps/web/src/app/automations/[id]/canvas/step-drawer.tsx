@@ -69,8 +69,8 @@ export function StepDrawer(props: {
       setConfigError(null);
       setNodes((ns) => ns.map((n) => (n.id === current.id ? { ...n, data: { ...n.data, config } } : n)));
       setFormKey((k) => k + 1);
-    } catch (error) {
-      setConfigError(`not JSON: ${(error as Error).message}`);
+    } catch {
+      setConfigError("This is not valid JSON yet (check the quotes, commas and brackets): the step keeps its last valid settings.");
     }
   };
   // The form's changes go straight into the node's config (and autosave); the JSON view follows unless it is being typed in.
