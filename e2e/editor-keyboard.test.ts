@@ -39,10 +39,17 @@ const focused = (page: Page) =>
     return el?.closest(".react-flow__node")?.getAttribute("data-id") ?? el?.getAttribute("name") ?? el?.getAttribute("data-choice") ?? el?.getAttribute("aria-label") ?? el?.textContent ?? "";
   });
 
-/** Presses Tab until the focus is on what `test` accepts (at most 80 presses). */
+/**
+ * Presses Tab until the focus is on what `test` accepts (at most 80 presses). After each press the focus is given a
+ * moment to settle, as a person's next key press would: tabbing onto the canvas hands the focus on to a step 40 ms
+ * later.
+ */
 async function tabUntil(page: Page, test: (page: Page) => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 80; i++) {
-    if (await test(page)) return;
+    for (let wait = 0; wait < 5; wait++) {
+      if (await test(page)) return;
+      await page.waitForTimeout(50);
+    }
     await page.keyboard.press("Tab");
   }
   throw new Error(`Tab never reached ${what}`);
