@@ -170,7 +170,13 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
       if (log) {
         const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 } as Record<string, number>;
         for (const v of violations) counts[v.impact] = (counts[v.impact] ?? 0) + v.nodes.length;
-        const line = { url, counts, violations: violations.map((v) => `${v.id}:${v.impact}:${v.nodes.length}`), ms: Date.now() - started };
+        const line = {
+          url,
+          counts,
+          violations: violations.map((v) => `${v.id}:${v.impact}:${v.nodes.length}`),
+          targets: violations.flatMap((v) => v.nodes.map((n) => `${v.id} ${n.target}`)),
+          ms: Date.now() - started,
+        };
         appendFileSync(log, `${JSON.stringify(line)}\n`);
       }
     } catch (error) {
