@@ -25,8 +25,13 @@ export const auditFlushers = new Map<object, () => Promise<void>>();
 /** Critical and serious findings fail the test file; moderate and minor ones are only reported. */
 export const failsTheFile = (f: AuditFinding): boolean => f.impact === "critical" || f.impact === "serious";
 
-export function describeFindings(findings: readonly AuditFinding[], max = 40): string {
-  const lines = findings.slice(0, max).map((f) =>
+const order = ["word", "critical", "serious", "moderate", "minor"];
+const rank = (f: AuditFinding) => order.indexOf(f.kind === "word" ? "word" : f.impact);
+
+/** Words first, then axe findings by impact; one entry per page, rule and element. */
+export function describeFindings(findings: readonly AuditFinding[], max = 60): string {
+  const sorted = [...findings].sort((a, b) => rank(a) - rank(b));
+  const lines = sorted.slice(0, max).map((f) =>
     f.kind === "axe" ? `- ${f.url}\n  axe ${f.rule} (${f.impact}): ${f.detail}` : `- ${f.url}\n  the word "${f.rule}" in the page text: …${f.detail}…`,
   );
   if (findings.length > max) lines.push(`… and ${findings.length - max} more`);
