@@ -86,6 +86,8 @@ interface Violation {
 interface Watch {
   requests: Map<Request, number>;
   lastNetwork: number;
+  /** Main-frame navigations so far (an audit that saw one happen starts again). */
+  navigations: number;
   timer?: NodeJS.Timeout;
   queue: Promise<void>;
   closing: boolean;
@@ -140,44 +142,33 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     }
   };
 
+  /**
+   * Audits the page once it settled. axe takes a moment: when the page navigated or its text changed meanwhile (a
+   * route change mid-way, a re-render), the state it saw was a passing one, so the audit starts again (three tries;
+   * a page that never holds still is audited as it was on the last).
+   */
   const audit = async (page: Page) => {
     const w = watches.get(page);
     if (!w || page.isClosed() || w.closing) return;
     const started = Date.now();
     try {
-      await settle(page, w);
-      const url = page.url();
-      if (!/^https?:/.test(url) || options.ignoreUrls?.some((r) => r.test(url))) return;
-      const text = await page.evaluate<string>(pageTextScript);
-      const key = `${new URL(url).pathname}\n${text}`;
-      if (audited.has(key)) return;
-      audited.add(key);
-      spent.textChecks++;
-      const allowed = new Set((options.allowWords ?? []).filter((a) => a.url.test(url)).flatMap((a) => a.words));
-      for (const [word, pattern] of forbiddenWords) {
-        if (allowed.has(word)) continue;
-        const at = pattern.exec(text);
-        if (!at) continue;
-        const around = text.slice(Math.max(0, at.index - 60), at.index + at[0].length + 60).replace(/\s+/g, " ");
-        record({ url, kind: "word", rule: word, impact: "serious", detail: around });
-      }
-      if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(axe());
-      const violations = await page.evaluate<Violation[]>(axeRunScript);
-      spent.axeRuns++;
-      for (const v of violations) {
-        for (const n of v.nodes) record({ url, kind: "axe", rule: v.id, impact: v.impact, detail: `${n.target} — ${v.help} — ${n.html}` });
-      }
-      if (log) {
-        const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 } as Record<string, number>;
-        for (const v of violations) counts[v.impact] = (counts[v.impact] ?? 0) + v.nodes.length;
-        const line = {
-          url,
-          counts,
-          violations: violations.map((v) => `${v.id}:${v.impact}:${v.nodes.length}`),
-          targets: violations.flatMap((v) => v.nodes.map((n) => `${v.id} ${n.target}`)),
-          ms: Date.now() - started,
-        };
-        appendFileSync(log, `${JSON.stringify(line)}\n`);
+      for (let attempt = 1; ; attempt++) {
+        await settle(page, w);
+        const url = page.url();
+        const navigations = w.navigations;
+        if (!/^https?:/.test(url) || options.ignoreUrls?.some((r) => r.test(url))) return;
+        const text = await page.evaluate<string>(pageTextScript);
+        const key = `${new URL(url).pathname}\n${text}`;
+        if (audited.has(key)) return;
+        if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(axe());
+        const violations = await page.evaluate<Violation[]>(axeRunScript);
+        spent.axeRuns++;
+        const moved = w.navigations !== navigations || page.url() !== url || (await page.evaluate<string>(pageTextScript)) !== text;
+        if (moved && attempt < 3) continue;
+        audited.add(key);
+        spent.textChecks++;
+        findingsOf(url, text, violations, Date.now() - started);
+        return;
       }
     } catch (error) {
       if (page.isClosed() || pageGone(error)) return;
@@ -186,6 +177,31 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     } finally {
       spent.ms += Date.now() - started;
     }
+  };
+
+  const findingsOf = (url: string, text: string, violations: Violation[], ms: number) => {
+    const allowed = new Set((options.allowWords ?? []).filter((a) => a.url.test(url)).flatMap((a) => a.words));
+    for (const [word, pattern] of forbiddenWords) {
+      if (allowed.has(word)) continue;
+      const at = pattern.exec(text);
+      if (!at) continue;
+      const around = text.slice(Math.max(0, at.index - 60), at.index + at[0].length + 60).replace(/\s+/g, " ");
+      record({ url, kind: "word", rule: word, impact: "serious", detail: around });
+    }
+    for (const v of violations) {
+      for (const n of v.nodes) record({ url, kind: "axe", rule: v.id, impact: v.impact, detail: `${n.target} — ${v.help} — ${n.html}` });
+    }
+    if (!log) return;
+    const counts = { critical: 0, serious: 0, moderate: 0, minor: 0 } as Record<string, number>;
+    for (const v of violations) counts[v.impact] = (counts[v.impact] ?? 0) + v.nodes.length;
+    const line = {
+      url,
+      counts,
+      violations: violations.map((v) => `${v.id}:${v.impact}:${v.nodes.length}`),
+      targets: violations.flatMap((v) => v.nodes.map((n) => `${v.id} ${n.target}`)),
+      ms,
+    };
+    appendFileSync(log, `${JSON.stringify(line)}\n`);
   };
 
   /** One audit at a time per page (axe refuses to run twice at once), in the order asked. */
@@ -207,7 +223,7 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
 
   const watchPage = (page: Page) => {
     if (watches.has(page)) return;
-    const w: Watch = { requests: new Map(), lastNetwork: Date.now(), queue: Promise.resolve(), closing: false };
+    const w: Watch = { requests: new Map(), lastNetwork: Date.now(), navigations: 0, queue: Promise.resolve(), closing: false };
     watches.set(page, w);
     pages.add(page);
     page.on("request", (r) => {
@@ -224,7 +240,9 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     page.on("requestfailed", done);
     page.on("load", () => schedule(page));
     page.on("framenavigated", (frame) => {
-      if (frame === page.mainFrame()) schedule(page);
+      if (frame !== page.mainFrame()) return;
+      w.navigations++;
+      schedule(page);
     });
     page.on("close", () => {
       if (w.timer) clearTimeout(w.timer);
