@@ -120,6 +120,7 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
   const watches = new WeakMap<Page, Watch>();
   const pages = new Set<Page>();
   const audited = new Set<string>();
+  const read = new Set<string>();
   const recorded = new Set<string>();
   const spent = { ms: 0, axeRuns: 0, textChecks: 0 };
   const log = process.env.HOLDFAST_PAGE_AUDIT_LOG;
@@ -145,7 +146,7 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
   /**
    * Audits the page once it settled. axe takes a moment: when the page navigated or its text changed meanwhile (a
    * route change mid-way, a re-render), the state it saw was a passing one, so the audit starts again (three tries;
-   * a page that never holds still is audited as it was on the last).
+   * a page that never holds still for axe is audited at its next trigger or before it closes).
    */
   const audit = async (page: Page) => {
     const w = watches.get(page);
@@ -160,14 +161,22 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
         const text = await page.evaluate<string>(pageTextScript);
         const key = `${new URL(url).pathname}\n${text}`;
         if (audited.has(key)) return;
+        // One read of the text is a consistent picture of a settled page: its words count even if axe is interrupted.
+        if (!read.has(key)) {
+          read.add(key);
+          spent.textChecks++;
+          wordsIn(url, text);
+        }
         if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(axe());
         const violations = await page.evaluate<Violation[]>(axeRunScript);
         spent.axeRuns++;
         const moved = w.navigations !== navigations || page.url() !== url || (await page.evaluate<string>(pageTextScript)) !== text;
-        if (moved && attempt < 3) continue;
+        if (moved) {
+          if (attempt < 3) continue;
+          return;
+        }
         audited.add(key);
-        spent.textChecks++;
-        findingsOf(url, text, violations, Date.now() - started);
+        findingsOf(url, violations, Date.now() - started);
         return;
       }
     } catch (error) {
@@ -179,7 +188,7 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     }
   };
 
-  const findingsOf = (url: string, text: string, violations: Violation[], ms: number) => {
+  const wordsIn = (url: string, text: string) => {
     const allowed = new Set((options.allowWords ?? []).filter((a) => a.url.test(url)).flatMap((a) => a.words));
     for (const [word, pattern] of forbiddenWords) {
       if (allowed.has(word)) continue;
@@ -188,6 +197,9 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
       const around = text.slice(Math.max(0, at.index - 60), at.index + at[0].length + 60).replace(/\s+/g, " ");
       record({ url, kind: "word", rule: word, impact: "serious", detail: around });
     }
+  };
+
+  const findingsOf = (url: string, violations: Violation[], ms: number) => {
     for (const v of violations) {
       for (const n of v.nodes) record({ url, kind: "axe", rule: v.id, impact: v.impact, detail: `${n.target} — ${v.help} — ${n.html}` });
     }
@@ -214,11 +226,11 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     return w.queue;
   };
 
-  const schedule = (page: Page) => {
+  const schedule = (page: Page, ms = 200) => {
     const w = watches.get(page);
     if (!w || w.closing) return;
     if (w.timer) clearTimeout(w.timer);
-    w.timer = setTimeout(() => void enqueue(page), 200);
+    w.timer = setTimeout(() => void enqueue(page), ms);
   };
 
   const watchPage = (page: Page) => {
@@ -236,7 +248,12 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
       w.requests.delete(r);
       w.lastNetwork = Date.now();
     };
-    page.on("requestfinished", done);
+    // A page that fetched changes what it shows without navigating (a form opened, a list reloaded, an error):
+    // audited again once quiet (only its text is read when that is unchanged).
+    page.on("requestfinished", (r) => {
+      done(r);
+      if (r.resourceType() === "fetch" || r.resourceType() === "xhr") schedule(page, 500);
+    });
     page.on("requestfailed", done);
     page.on("load", () => schedule(page));
     page.on("framenavigated", (frame) => {
