@@ -33,6 +33,7 @@ export function VariablePicker({ variables, onPick, label = "Insert variable" }:
           {groups.length > 0 && (
             <div role="listbox" aria-label="variables">
               {groups.map((g) => (
+                // biome-ignore lint/a11y/useSemanticElements: a group of options inside a listbox, not a form's fieldset
                 <div key={g} role="group" aria-label={g}>
                   <div className="var-group small muted" aria-hidden="true">
                     {g}
