@@ -226,9 +226,14 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     return w.queue;
   };
 
-  const schedule = (page: Page, ms = 200) => {
+  /**
+   * A navigation restarts the wait (the page before it is gone); a fetch does not, so a test that keeps the page busy
+   * (type, test, type, save) still has it audited within half a second of the first change.
+   */
+  const schedule = (page: Page, ms = 200, restart = true) => {
     const w = watches.get(page);
     if (!w || w.closing) return;
+    if (w.timer && !restart) return;
     if (w.timer) clearTimeout(w.timer);
     w.timer = setTimeout(() => void enqueue(page), ms);
   };
@@ -252,7 +257,7 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
     // audited again once quiet (only its text is read when that is unchanged).
     page.on("requestfinished", (r) => {
       done(r);
-      if (r.resourceType() === "fetch" || r.resourceType() === "xhr") schedule(page, 500);
+      if (r.resourceType() === "fetch" || r.resourceType() === "xhr") schedule(page, 500, false);
     });
     page.on("requestfailed", done);
     page.on("load", () => schedule(page));
