@@ -16,6 +16,10 @@ const pages: Record<string, string> = {
   "/open-disclosure": `<main><h1>Lead intake</h1><details open><summary>More</summary><p>Circuit breaker open</p></details></main>`,
   "/later": `<main><h1>Lead intake</h1><p id="status">Loading</p>
     <script nonce="n0nce">setTimeout(() => { document.getElementById("status").textContent = "Price: 3 µ$ per token"; }, 50);</script></main>`,
+  "/fetching": `<main><h1>Lead intake</h1><button type="button" id="load">Load the price</button><p id="price"></p>
+    <script nonce="n0nce">document.getElementById("load").onclick = async () => {
+      document.getElementById("price").textContent = await (await fetch("/price")).text();
+    };</script></main>`,
   "/fine": `<main><h1>Lead intake</h1><label>Role <select><option>Owner</option></select></label><p>All good.</p></main>`,
   "/harness": `<main><select></select><p>undefined</p></main>`,
 };
@@ -26,6 +30,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
+    if (req.url === "/price") return res.end("Price: undefined per token");
     const body = pages[req.url ?? ""];
     res.statusCode = body ? 200 : 404;
     res.setHeader("content-type", "text/html; charset=utf-8");
@@ -68,6 +73,17 @@ describe("the page audit of every browser test", () => {
 
   it("audits the page after it settled, not the first paint", async () => {
     expect((await visit("/later")).map((f) => f.rule)).toEqual(["µ"]);
+  });
+
+  it("audits a page again after its own fetch changed what it shows, with no navigation", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${base}/fetching`);
+    await pageAuditOf(browser).flush();
+    expect(pageAuditOf(browser).found()).toEqual([]);
+    await page.click("#load");
+    await expect.poll(() => pageAuditOf(browser).found().map((f) => f.rule)).toEqual(["undefined"]);
+    expect(await pageAuditOf(browser).take()).toHaveLength(1);
+    await page.close();
   });
 
   it("records nothing on a page without problems, and nothing on a page the test says is not Holdfast's", async () => {

@@ -101,6 +101,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export interface PageAudit {
   /** Audits every open page not audited in its present state and waits for the audits under way. */
   flush(): Promise<void>;
+  /** This browser's findings recorded so far, without auditing anything more (a test of the audit itself). */
+  found(): AuditFinding[];
   /** This browser's findings so far, taken out of the record (a test of the audit itself). */
   take(): Promise<AuditFinding[]>;
   /** Milliseconds spent settling and auditing, and how many pages axe ran on. */
@@ -316,6 +318,7 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
 
   const handle: PageAudit = {
     flush,
+    found: () => auditFindings.filter((f) => f.browser === browser),
     take: async () => {
       await flush();
       const mine = auditFindings.filter((f) => f.browser === browser);
