@@ -16,7 +16,7 @@ export default defineConfig({
     exclude: ["**/node_modules/**", "**/.next/**"],
     globalSetup: ["packages/testkit/src/global-setup.ts"],
     // A failed browser test prints what its pages showed and saves screenshots (e2e/artifacts/failed-*.png).
-    setupFiles: ["packages/testkit/src/failure-report.ts"],
+    setupFiles: ["packages/testkit/src/failure-report.ts", "packages/testkit/src/page-audit-gate.ts"],
     pool: "forks",
     // Two cores: two files at a time. Each file has its own database and Redis prefix.
     maxWorkers: 2,

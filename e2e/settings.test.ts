@@ -367,7 +367,7 @@ describe("Settings in Chromium", () => {
         .getByText("Not sent: The deployment's mail is not set up for sending (ask your operator). Send again to try once more.")
         .waitFor();
       await members.screenshot({ path: join(artifacts, "settings-invitation-failed.png") });
-      await members.getByRole("button", { name: "Send the invitation for Mia@Acme.test again" }).click();
+      await members.getByRole("button", { name: "Send again: the invitation for Mia@Acme.test" }).click();
       await members.getByText("Invitation for Mia@Acme.test made: Holdfast emails them a link").waitFor();
       const gone = await owner.newPage();
       await gone.goto(link);

@@ -10,3 +10,5 @@ export * from "./web";
 export * from "./slack";
 export * from "./tcp-proxy";
 export * from "./otlp";
+export { forbiddenWords, type PageAudit, type PageAuditOptions, pageAuditOf } from "./page-audit";
+export { type AuditFinding, describeFindings } from "./audit-findings";

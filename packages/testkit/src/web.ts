@@ -6,6 +6,7 @@ import { sessionCookie, signIn } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { inject } from "vitest";
 import { openBrowsers } from "./open-browsers";
+import { attachPageAudit, type PageAuditOptions } from "./page-audit";
 import { repoRoot, waitFor } from "./procs";
 
 const webDir = join(repoRoot, "apps/web");
@@ -108,8 +109,13 @@ export async function fetchAgain(url: string, init?: RequestInit): Promise<Respo
   }
 }
 
-/** Debian's Chromium (never a downloaded browser), headless, with the flags a container needs. */
-export async function launchChromium(): Promise<import("playwright-core").Browser> {
+/**
+ * Debian's Chromium (never a downloaded browser), headless, with the flags a container needs. Every page it shows is
+ * audited (page-audit.ts: axe-core and the engine-room words; a critical or serious finding fails the test file);
+ * `audit` names the pages that are not Holdfast's and the words a page shows on purpose. HOLDFAST_PAGE_AUDIT=0 turns
+ * the audit off (to measure what it costs).
+ */
+export async function launchChromium(options: { audit?: PageAuditOptions } = {}): Promise<import("playwright-core").Browser> {
   const { chromium } = await import("playwright-core");
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
@@ -117,6 +123,7 @@ export async function launchChromium(): Promise<import("playwright-core").Browse
   });
   openBrowsers.add(browser);
   browser.on("disconnected", () => openBrowsers.delete(browser));
+  if (process.env.HOLDFAST_PAGE_AUDIT !== "0") attachPageAudit(browser, options.audit);
   return browser;
 }
 

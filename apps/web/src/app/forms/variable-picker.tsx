@@ -22,9 +22,10 @@ export function VariablePicker({ variables, onPick, label = "Insert variable" }:
         {"{ }"} {label}
       </button>
       {open && (
-        <div className="var-picker-menu" ref={menu} role="listbox" aria-label="variables">
+        <div className="var-picker-menu" ref={menu}>
           <input
             className="var-picker-search"
+            aria-label="Search variables"
             placeholder="Search variables"
             // biome-ignore lint/a11y/noAutofocus: the menu opened to be searched
             autoFocus
@@ -33,31 +34,38 @@ export function VariablePicker({ variables, onPick, label = "Insert variable" }:
             onKeyDown={(e) => e.key === "Escape" && setOpen(false)}
           />
           {groups.length === 0 && <p className="small muted">Nothing matches. Declare the fields the form sends on the trigger (or send a delivery) to see the payload's fields.</p>}
-          {groups.map((g) => (
-            <div key={g}>
-              <div className="var-group small muted">{g}</div>
-              {shown
-                .filter((v) => v.group === g)
-                .map((v) => (
-                  <button
-                    type="button"
-                    role="option"
-                    aria-selected={false}
-                    key={v.path}
-                    className="var-option"
-                    data-path={v.path}
-                    onClick={() => {
-                      onPick(v.path);
-                      setOpen(false);
-                      setQuery("");
-                    }}
-                  >
-                    <span>{v.label}</span> <code className="small">{v.path}</code>
-                    {v.example ? <span className="small muted"> e.g. {v.example}</span> : null}
-                  </button>
-                ))}
+          {groups.length > 0 && (
+            <div role="listbox" aria-label="variables">
+              {groups.map((g) => (
+                // biome-ignore lint/a11y/useSemanticElements: a group of options inside a listbox, not a form's fieldset
+                <div key={g} role="group" aria-label={g}>
+                  <div className="var-group small muted" aria-hidden="true">
+                    {g}
+                  </div>
+                  {shown
+                    .filter((v) => v.group === g)
+                    .map((v) => (
+                      <button
+                        type="button"
+                        role="option"
+                        aria-selected={false}
+                        key={v.path}
+                        className="var-option"
+                        data-path={v.path}
+                        onClick={() => {
+                          onPick(v.path);
+                          setOpen(false);
+                          setQuery("");
+                        }}
+                      >
+                        <span>{v.label}</span> <code className="small">{v.path}</code>
+                        {v.example ? <span className="small muted"> e.g. {v.example}</span> : null}
+                      </button>
+                    ))}
+                </div>
+              ))}
             </div>
-          ))}
+          )}
         </div>
       )}
     </span>

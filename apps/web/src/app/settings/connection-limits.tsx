@@ -41,7 +41,9 @@ export function ConnectionLimitsSection({ orgSlug, canEdit }: { orgSlug: string;
             <th>Connection</th>
             <th>Limits</th>
             <th>Now</th>
-            <th />
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>

@@ -64,7 +64,11 @@ export function Connections({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
               <th>Settings</th>
               <th>Status</th>
               <th>Used by</th>
-              {canEdit && <th />}
+              {canEdit && (
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              )}
             </tr>
           </thead>
           <tbody>

@@ -47,7 +47,9 @@ export function Members({ orgSlug, canEdit, invitesByEmail }: { orgSlug: string;
             <th>Email</th>
             <th>Role</th>
             <th>Slack user</th>
-            <th />
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -57,7 +59,7 @@ export function Members({ orgSlug, canEdit, invitesByEmail }: { orgSlug: string;
               <td>{m.email}</td>
               <td>
                 {canEdit ? (
-                  <select value={m.role} onChange={(e) => act(() => setRole.mutateAsync({ orgSlug, userId: m.userId, role: e.target.value as Role }))()}>
+                  <select aria-label={`Role of ${m.name || m.email}`} value={m.role} onChange={(e) => act(() => setRole.mutateAsync({ orgSlug, userId: m.userId, role: e.target.value as Role }))()}>
                     {roles.map((r) => (
                       <option key={r} value={r}>
                         {r}
@@ -200,7 +202,9 @@ function Invitations({ orgSlug, byEmail }: { orgSlug: string; byEmail: boolean }
               <th>Role</th>
               <th>Expires</th>
               {byEmail && <th>Delivery</th>}
-              <th />
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -216,7 +220,7 @@ function Invitations({ orgSlug, byEmail }: { orgSlug: string; byEmail: boolean }
                 )}
                 <td className="row-inline">
                   {byEmail ? (
-                    <button type="button" disabled={invite.isPending} onClick={() => send(i.email, i.role)} aria-label={`Send the invitation for ${i.email} again`}>
+                    <button type="button" disabled={invite.isPending} onClick={() => send(i.email, i.role)} aria-label={`Send again: the invitation for ${i.email}`}>
                       Send again
                     </button>
                   ) : (

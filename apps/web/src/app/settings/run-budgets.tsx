@@ -50,7 +50,9 @@ export function RunBudgets({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
               <th>For</th>
               <th>Most steps per run</th>
               <th>Longest age (days)</th>
-              <th />
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>

@@ -29,7 +29,9 @@ export function SlackLinks({ orgSlug, canEdit }: { orgSlug: string; canEdit: boo
             <th>Member</th>
             <th>Role</th>
             <th>Slack member id</th>
-            <th />
+            <th>
+              <span className="sr-only">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
