@@ -37,6 +37,23 @@ export function Settings({ orgSlug, role, invitesByEmail }: { orgSlug: string; r
   );
 }
 
+/**
+ * An address as a person reads it: an erased contact's is kept only as a one-way fingerprint (so a new delivery for
+ * that address is still recognised and suppressed); the page says so, the fingerprint itself is under Details.
+ */
+function EmailShown({ email }: { email: string }) {
+  if (!email.startsWith("sha256:")) return <>{email}</>;
+  return (
+    <>
+      <span className="muted">An erased contact</span>
+      <details className="small muted">
+        <summary>Details</summary>
+        address kept only as a one-way fingerprint: <code>{email.slice(0, 19)}…</code>
+      </details>
+    </>
+  );
+}
+
 function useSubmit() {
   const [error, setError] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -89,13 +106,17 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
               <th>Name</th>
               <th>Time zone</th>
               <th>Consent</th>
-              <th />
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
             {list.data?.map((c) => (
               <tr key={c.id}>
-                <td>{c.email}</td>
+                <td>
+                  <EmailShown email={c.email} />
+                </td>
                 <td data-contact-name>{[c.name, c.company].filter(Boolean).join(", ") || <span className="muted">-</span>}</td>
                 <td>{c.timeZone ?? <span className="muted">-</span>}</td>
                 <td>{c.consent}</td>
@@ -167,13 +188,17 @@ function Suppressions({ orgSlug, canEdit, canRemove }: { orgSlug: string; canEdi
             <tr>
               <th>Email</th>
               <th>Reason</th>
-              <th />
+              <th>
+                <span className="sr-only">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
             {list.data?.map((s) => (
               <tr key={s.email}>
-                <td>{s.email}</td>
+                <td>
+                  <EmailShown email={s.email} />
+                </td>
                 <td>{s.reason}</td>
                 <td>
                   {canRemove && (
