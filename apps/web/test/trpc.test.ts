@@ -116,6 +116,7 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "connectionLimits.set": (c) => c.connectionLimits.set({ orgSlug, connectionId: ids.connectionA as string, maxConcurrent: 1, breaker: {} }),
   "contactView.get": (c) => c.contactView.get({ orgSlug, contactId: ids.contactA as string }),
   "contactView.setZone": (c) => c.contactView.setZone({ orgSlug, contactId: ids.contactA as string, zone: "Asia/Tokyo" }),
+  "contactView.setAttributes": (c) => c.contactView.setAttributes({ orgSlug, contactId: ids.contactA as string, attributes: { name: "Mallory", company: "Evil Corp" } }),
   "contactView.eraseCount": (c) => c.contactView.eraseCount({ orgSlug, contactId: ids.contactA as string }),
   "contactView.erase": (c) => c.contactView.erase({ orgSlug, contactId: ids.contactA as string, confirmRunning: 1 }),
   "lifecycle.statuses": (c) => c.lifecycle.statuses({ orgSlug }),
@@ -139,7 +140,7 @@ const snapshot = async () =>
             (SELECT md5(string_agg(graph::text || revision, '')) FROM automation_drafts WHERE org_id = $1) AS d,
             (SELECT count(*) FROM automation_versions WHERE org_id = $1) AS v,
             (SELECT md5(string_agg(secret || status, '')) FROM connections WHERE org_id = $1) AS c,
-            (SELECT md5(string_agg(email || consent || COALESCE(time_zone, '-'), '')) FROM contacts WHERE org_id = $1) AS ct,
+            (SELECT md5(string_agg(email || consent || COALESCE(time_zone, '-') || attributes::text, '')) FROM contacts WHERE org_id = $1) AS ct,
             (SELECT md5(string_agg(allowed_micros::text, '')) FROM org_budgets WHERE org_id = $1) AS mb,
             (SELECT md5(string_agg(COALESCE(run_max_steps::text, '-') || COALESCE(run_max_age_seconds::text, '-'), '' ORDER BY id)) FROM automations WHERE org_id = $1) AS rb,
             (SELECT md5(string_agg(limits::text, '' ORDER BY id)) FROM connections WHERE org_id = $1) AS cl,
@@ -247,7 +248,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "runs.fireWait", "testRuns.skip", "testRuns.decide", "testRuns.reply", "testRuns.play"]) {
+    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.setAttributes", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "runs.fireWait", "testRuns.skip", "testRuns.decide", "testRuns.reply", "testRuns.play"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

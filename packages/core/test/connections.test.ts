@@ -65,11 +65,11 @@ describe("connection kinds (pure)", () => {
     expect(problems("smtp", { host: "h", from: "a@b.c", tls: "ssl" })).toEqual(['Security: must be one of "implicit", "starttls", "none"']);
     expect(problems("model", { baseUrl: "ftp://models.example.com", model: "m", inputMicrosPerMTok: 1, outputMicrosPerMTok: -1 })).toEqual([
       "API base URL: must be a web address starting with https://",
-      "Price of output (micro-dollars per million tokens): must be a number of micro-dollars, 0 or more",
+      "Price of output (US dollars per million tokens): must be a price in US dollars per million tokens, 0 or more",
     ]);
     expect(problems("model", { baseUrl: "https://api.openai.com/v1", model: "gpt-4o-mini" })).toEqual([
-      "Price of input (micro-dollars per million tokens): is required",
-      "Price of output (micro-dollars per million tokens): is required",
+      "Price of input (US dollars per million tokens): is required",
+      "Price of output (US dollars per million tokens): is required",
     ]);
     expect(problems("crm", {})).toEqual(["API base URL: is required"]);
     expect(problems("slack", { teamId: "acme" })).toEqual(["Workspace ID: must be a workspace ID: T followed by capital letters and digits, e.g. T024BE7LD"]);
