@@ -1,11 +1,7 @@
-import { baseEnv, loadEnv, sweepServicesEnv, systemMailEnv } from "@holdfast/core";
-import { z } from "zod";
+import { loadEnv, sweepServicesEnv } from "@holdfast/core";
+import { sweeperEnv } from "./env-schema";
 
-export const env = loadEnv(
-  baseEnv.extend({
-    LEADER_LEASE_MS: z.coerce.number().int().min(200).max(600_000).default(10_000),
-  }).extend(systemMailEnv.shape),
-);
+export const env = loadEnv(sweeperEnv);
 
 /**
  * The maintenance services with their settings from the same environment: each service's module

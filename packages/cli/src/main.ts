@@ -1,7 +1,6 @@
 #!/usr/bin/env -S npx tsx
 import { parseArgs } from "node:util";
 import {
-  baseEnv,
   checkSecretKey,
   GraphCache,
   initSecretKey,
@@ -21,6 +20,7 @@ import { createWakePublisher } from "@holdfast/queue";
 import { z } from "zod";
 import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
 import { automationsCommand, runsFireWaitCommand, runsRetryCommand } from "./automations";
+import { cliEnv } from "./env-schema";
 import { databaseFailure, unexpectedFailure } from "./failure";
 import { hooksCommand } from "./hooks";
 import { seedDemo } from "./seed";
@@ -89,26 +89,7 @@ if (argv[0] === "help" || argv.some((a) => a === "--help" || a === "-h")) {
   process.exit(0);
 }
 
-const env = loadEnv(
-  baseEnv
-    .extend({
-      /** The web app's port (`pnpm start` passes it on): the demo's echo URL and trigger URLs default to it. */
-      PORT: z.coerce.number().int().min(1).max(65535).default(3000),
-      /** The demo's HTTP step target; default this deployment's own /api/demo/echo on PORT. */
-      DEMO_ECHO_URL: z.string().url().optional(),
-      /** Where the web app is reached: trigger URLs are printed under it; default http://localhost:PORT. */
-      HOLDFAST_PUBLIC_URL: z.string().url().optional(),
-      /** The role that owns the schema and creates the others (superuser or BYPASSRLS + CREATEROLE); default postgres. */
-      MIGRATE_DATABASE_URL: z.string().url().optional(),
-      /** The web process's URL: migrate gives holdfast_web the password written in it, if any. */
-      WEB_DATABASE_URL: z.string().url().optional(),
-    })
-    .transform((e) => ({
-      ...e,
-      DEMO_ECHO_URL: e.DEMO_ECHO_URL ?? `http://127.0.0.1:${e.PORT}/api/demo/echo`,
-      HOLDFAST_PUBLIC_URL: e.HOLDFAST_PUBLIC_URL ?? `http://localhost:${e.PORT}`,
-    })),
-);
+const env = loadEnv(cliEnv);
 
 async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -413,7 +394,7 @@ main(argv).then(
       process.exit(unavailable.exitCode);
     }
     console.error(`holdfast: ${unexpectedFailure(error)}`);
-    if (process.env.HOLDFAST_DEBUG === "1") console.error(error);
+    if (env.HOLDFAST_DEBUG === "1") console.error(error);
     process.exit(1);
   },
 );

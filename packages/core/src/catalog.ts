@@ -73,7 +73,15 @@ export function resolveLanes(raw: string | undefined): Record<LaneName, Lane> {
   return out;
 }
 
-export const lanes: Record<LaneName, Lane> = resolveLanes(process.env.HOLDFAST_LANES);
+/** The catalog's overrides for a whole deployment, read by every process at start-up. */
+export const lanesEnv = z.object({
+  HOLDFAST_LANES: z
+    .string()
+    .optional()
+    .describe('Lane catalog overrides for the whole deployment (JSON), e.g. {"io":{"concurrency":32}}; unset = the catalog in packages/core/src/catalog.ts'),
+});
+
+export const lanes: Record<LaneName, Lane> = resolveLanes(lanesEnv.parse(process.env).HOLDFAST_LANES);
 
 /** Queue topics. The relay routes each outbox row by topic; consumers validate the payload at the edge. */
 export const topics = {

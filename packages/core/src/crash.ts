@@ -1,13 +1,25 @@
+import { z } from "zod";
+
 /**
  * Named crash points. When HOLDFAST_CRASH_AT names one (comma-separated for several), the process kills itself
  * with SIGKILL on reaching it: no finally blocks, no flushed buffers, exactly like a power cut. Crash tests use
  * this to stop real processes at the worst lines. HOLDFAST_CRASH_SKIP=n lets the first n hits pass.
  */
-const armed = new Set((process.env.HOLDFAST_CRASH_AT ?? "").split(",").filter(Boolean));
-// HOLDFAST_PAUSE_AT freezes the process there instead (SIGSTOP to itself) until a test sends SIGCONT: a worker
-// held between two lines for as long as the test needs, e.g. past its lease.
-const paused = new Set((process.env.HOLDFAST_PAUSE_AT ?? "").split(",").filter(Boolean));
-let skip = Number(process.env.HOLDFAST_CRASH_SKIP ?? 0);
+export const crashEnv = z.object({
+  HOLDFAST_CRASH_AT: z.string().optional().describe("Tests only: crash points (comma-separated) where the process kills itself with SIGKILL, e.g. relay.after_publish"),
+  HOLDFAST_CRASH_SKIP: z.string().default("0").describe("Tests only: hits of the armed crash points let pass before the crash"),
+  // Freezes the process there instead (SIGSTOP to itself) until a test sends SIGCONT: a worker held between two lines
+  // for as long as the test needs, e.g. past its lease.
+  HOLDFAST_PAUSE_AT: z.string().optional().describe("Tests only: points (comma-separated) where the process stops itself (SIGSTOP) until sent SIGCONT"),
+  HOLDFAST_CRASH_DURING_MS: z.string().default("50").describe("Tests only: effect.during_call crashes this long after the provider call began (ms)"),
+});
+const crashSettings = crashEnv.parse(process.env);
+const armed = new Set((crashSettings.HOLDFAST_CRASH_AT ?? "").split(",").filter(Boolean));
+const paused = new Set((crashSettings.HOLDFAST_PAUSE_AT ?? "").split(",").filter(Boolean));
+let skip = Number(crashSettings.HOLDFAST_CRASH_SKIP);
+
+/** effect.during_call's delay after the provider call began (read when armed, as the test set it). */
+export const crashDuringMs = (): number => Number(crashEnv.parse(process.env).HOLDFAST_CRASH_DURING_MS);
 
 export const crashPoints = [
   "start.after_commit",

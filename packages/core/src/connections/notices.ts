@@ -14,10 +14,16 @@ export const systemMailEnv = z.object({
     .string()
     .url()
     .refine((u) => /^(smtps?|smtp\+plain):\/\//.test(u), "must start with smtp://, smtps:// or smtp+plain://")
-    .optional(),
-  HOLDFAST_SYSTEM_MAIL_FROM: z.string().min(3).max(320).default("Holdfast <holdfast@localhost>"),
-  /** The app's public address, for the link in notices (e.g. https://holdfast.example.com). */
-  HOLDFAST_APP_URL: z.string().url().optional(),
+    .optional()
+    .describe(
+      "The deployment's system mailbox (owners' notices of broken connections, invitations), smtp://user:pass@host:587, smtps://…:465 or smtp+plain://host:25; set it for the web too; unset = notices in the app only, an invitation's link shown once to the owner",
+    ),
+  HOLDFAST_SYSTEM_MAIL_FROM: z.string().min(3).max(320).default("Holdfast <holdfast@localhost>").describe("The sender of the system mailbox's emails"),
+  HOLDFAST_APP_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("The public address for links in the system mailbox's emails, e.g. https://holdfast.example.com; unset = an invitation links to the web's HOLDFAST_PUBLIC_URL"),
 });
 export type SystemMailEnv = z.infer<typeof systemMailEnv>;
 

@@ -1,6 +1,6 @@
 // Each ledger write is one statement, so each commits on its own without an interactive transaction's round trips.
 import type { Db } from "@holdfast/db";
-import { crashArmed, crashpoint } from "../crash";
+import { crashArmed, crashDuringMs, crashpoint } from "../crash";
 import { sleep } from "../process";
 import {
   type EffectClaim,
@@ -93,7 +93,7 @@ async function attempt(db: Db, spec: EffectSpec): Promise<StepOutcome> {
   const begin = async () => {
     const began = spec.providerIdempotent || (await effectsMarkStarted(db, orgId, key, owner)) === 1;
     if (began && crashArmed("effect.during_call")) {
-      during = setTimeout(() => crashpoint("effect.during_call"), Number(process.env.HOLDFAST_CRASH_DURING_MS ?? 50));
+      during = setTimeout(() => crashpoint("effect.during_call"), crashDuringMs());
     }
     return began;
   };

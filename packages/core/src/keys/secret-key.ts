@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import { z } from "zod";
 import { HoldfastError } from "../errors";
 
 /**
@@ -14,6 +15,20 @@ export class SecretKeyError extends HoldfastError {
     super("secret_key", message);
   }
 }
+
+/** The key's settings, for the documentation (`pnpm docs:settings`); the functions below read them from a KeySource. */
+export const secretKeyEnv = z.object({
+  HOLDFAST_SECRET_KEY: z
+    .string()
+    .optional()
+    .describe(
+      "The deployment's secret key (32 bytes, 64 hex characters or base64): encrypts connection secrets and signs approval buttons; back it up. Unset = read from HOLDFAST_SECRET_KEY_FILE",
+    ),
+  HOLDFAST_SECRET_KEY_FILE: z
+    .string()
+    .optional()
+    .describe("The key's file, which `pnpm holdfast key init` (run by `pnpm start`) generates once; unset = $XDG_CONFIG_HOME/holdfast/secret.key (~/.config)"),
+});
 
 /** The environment variables the key is found by: HOLDFAST_SECRET_KEY, HOLDFAST_SECRET_KEY_FILE, XDG_CONFIG_HOME, HOME. */
 export type KeySource = Readonly<Record<string, string | undefined>>;

@@ -112,22 +112,11 @@ function splitOf<S, R, L>(body: ServiceBody<S, R, L>, settings: S): SweepService
 
 /** The value types every service's settings use. */
 export const setting = {
-  intervalMs: z.coerce.number().int().min(50).max(86_400_000),
-  batch: z.coerce.number().int().min(1).max(100_000),
+  intervalMs: z.coerce.number().int().min(50).max(86_400_000).describe("How often this service runs (ms); unset = SWEEP_INTERVAL_MS"),
+  batch: z.coerce.number().int().min(1).max(100_000).describe("Rows per run; unset = from SWEEP_BATCH_SIZE"),
   /** A ready step or a quiet run older than this is assumed to have lost its wake-up. */
-  staleSeconds: z.coerce.number().min(0.1).max(86_400),
+  staleSeconds: z.coerce.number().min(0.1).max(86_400).describe("Seconds quiet before a step or run counts as stalled; unset = SWEEP_STALE_SECONDS"),
 };
-
-/**
- * The sweeper-wide variables, the names the sweeper has always read: a service's own variable, when unset, falls
- * back to these, and then to the module's default (SWEEP_INTERVAL_MS 2000, SWEEP_BATCH_SIZE 500,
- * SWEEP_STALE_SECONDS 30).
- */
-export const sweepSharedEnv = z.object({
-  SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).max(600_000).optional(),
-  SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).optional(),
-  SWEEP_STALE_SECONDS: setting.staleSeconds.optional(),
-});
 
 /** Every service's default interval when neither its own variable nor SWEEP_INTERVAL_MS is set. */
 export const defaultIntervalMs = 2_000;
@@ -135,6 +124,30 @@ export const defaultIntervalMs = 2_000;
 export const defaultBatch = 500;
 /** Seconds before a quiet step or run counts as stalled when neither its own variable nor SWEEP_STALE_SECONDS is set. */
 export const defaultStaleSeconds = 30;
+
+/**
+ * The sweeper-wide variables, the names the sweeper has always read: a service's own variable, when unset, falls
+ * back to these, whose defaults are the constants above.
+ */
+export const sweepSharedEnv = z.object({
+  SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .max(600_000)
+    .default(defaultIntervalMs)
+    .describe("Every maintenance service's interval (ms) unless its own SWEEP_<SERVICE>_INTERVAL_MS is set"),
+  SWEEP_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(defaultBatch)
+    .describe("Rows per run of the repairing services unless their own SWEEP_<SERVICE>_BATCH is set (the purges take 10 times it)"),
+  SWEEP_STALE_SECONDS: setting.staleSeconds
+    .default(defaultStaleSeconds)
+    .describe("Seconds quiet before a step or run counts as stalled, unless a service's own _STALE_SECONDS is set"),
+});
 
 /** Step and run references for one log line per repaired run. */
 export interface StepRef {

@@ -18,7 +18,7 @@ export const budgetReaping = defineService({
     .object({
       ...sweepSharedEnv.shape,
       SWEEP_BUDGET_REAPING_INTERVAL_MS: setting.intervalMs.optional(),
-      SWEEP_BUDGET_REAPING_AFTER_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+      SWEEP_BUDGET_REAPING_AFTER_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600).describe("Model budget reservations whose attempt ended without a settle are counted as spent after this (seconds)"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_BUDGET_REAPING_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,

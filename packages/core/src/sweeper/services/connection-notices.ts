@@ -17,9 +17,9 @@ export const connectionNotices = defineService({
     .object({
       ...sweepSharedEnv.shape,
       SWEEP_CONNECTION_NOTICES_INTERVAL_MS: setting.intervalMs.optional(),
-      SWEEP_CONNECTION_NOTICES_BATCH: z.coerce.number().int().min(1).max(1_000).default(20),
-      SWEEP_CONNECTION_NOTICES_LEASE_SECONDS: z.coerce.number().int().min(5).max(3_600).default(60),
-      SWEEP_CONNECTION_NOTICES_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+      SWEEP_CONNECTION_NOTICES_BATCH: z.coerce.number().int().min(1).max(1_000).default(20).describe("Broken-connection notices emailed per run"),
+      SWEEP_CONNECTION_NOTICES_LEASE_SECONDS: z.coerce.number().int().min(5).max(3_600).default(60).describe("How long one attempt at a notice's email holds it (seconds)"),
+      SWEEP_CONNECTION_NOTICES_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5).describe("Attempts at a notice's email before it is marked failed"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_CONNECTION_NOTICES_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,

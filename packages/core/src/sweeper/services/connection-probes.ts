@@ -21,8 +21,8 @@ export const connectionProbes = defineService({
     .object({
       ...sweepSharedEnv.shape,
       SWEEP_CONNECTION_PROBES_INTERVAL_MS: setting.intervalMs.optional(),
-      SWEEP_CONNECTION_PROBES_BATCH: z.coerce.number().int().min(1).max(100).default(5),
-      CONNECTION_PROBE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300),
+      SWEEP_CONNECTION_PROBES_BATCH: z.coerce.number().int().min(1).max(100).default(5).describe("Connections logged into per run"),
+      CONNECTION_PROBE_SECONDS: z.coerce.number().int().min(0).max(86_400).default(300).describe("How often the sweeper logs into each SMTP connection to find broken ones (seconds; 0 = off)"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_CONNECTION_PROBES_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,

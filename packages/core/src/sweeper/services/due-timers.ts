@@ -28,13 +28,13 @@ export const dueTimers = defineService({
     .object({
       ...sweepSharedEnv.shape,
       SWEEP_DUE_TIMERS_INTERVAL_MS: setting.intervalMs.optional(),
-      TIMER_SWEEP_ORGS: z.coerce.number().int().min(1).max(1_000).default(20),
-      TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50),
-      TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
-      TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20),
+      TIMER_SWEEP_ORGS: z.coerce.number().int().min(1).max(1_000).default(20).describe("The fair due sweep: organisations per batch"),
+      TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50).describe("The fair due sweep: timers per organisation in a batch (more when fewer organisations have due timers)"),
+      TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500).describe("The fair due sweep: timers per batch"),
+      TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20).describe("The fair due sweep: batches per run"),
       // At most 2: the sweeper's pool of 4 connections also carries the lease's renewal and the maintenance loop.
-      TIMER_SWEEP_PARALLEL: z.coerce.number().int().min(1).max(2).default(2),
-      TIMER_SWEEP_BUSY_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(250),
+      TIMER_SWEEP_PARALLEL: z.coerce.number().int().min(1).max(2).default(2).describe("Batches at once while draining a backlog (a full first batch), at most 2"),
+      TIMER_SWEEP_BUSY_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(250).describe("After a run that fired timers, the next comes this soon (ms) instead of the interval"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_DUE_TIMERS_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,

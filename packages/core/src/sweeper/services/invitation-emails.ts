@@ -16,9 +16,9 @@ export const invitationEmails = defineService({
     .object({
       ...sweepSharedEnv.shape,
       SWEEP_INVITATION_EMAILS_INTERVAL_MS: setting.intervalMs.optional(),
-      SWEEP_INVITATION_EMAILS_BATCH: z.coerce.number().int().min(1).max(1_000).default(20),
-      SWEEP_INVITATION_EMAILS_LEASE_SECONDS: z.coerce.number().int().min(5).max(3_600).default(60),
-      SWEEP_INVITATION_EMAILS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+      SWEEP_INVITATION_EMAILS_BATCH: z.coerce.number().int().min(1).max(1_000).default(20).describe("Invitations emailed per run"),
+      SWEEP_INVITATION_EMAILS_LEASE_SECONDS: z.coerce.number().int().min(5).max(3_600).default(60).describe("How long one attempt at an invitation's email holds it (seconds)"),
+      SWEEP_INVITATION_EMAILS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5).describe("Attempts at an invitation's email before it is marked failed"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_INVITATION_EMAILS_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,

@@ -15,7 +15,7 @@ export const outboxRetention = defineService({
       ...sweepSharedEnv.shape,
       SWEEP_OUTBOX_RETENTION_INTERVAL_MS: setting.intervalMs.optional(),
       SWEEP_OUTBOX_RETENTION_BATCH: setting.batch.optional(),
-      OUTBOX_RETENTION_SECONDS: z.coerce.number().int().min(60).default(86_400),
+      OUTBOX_RETENTION_SECONDS: z.coerce.number().int().min(60).default(86_400).describe("Sent outbox rows are deleted after this (seconds, at least 60)"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_OUTBOX_RETENTION_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,

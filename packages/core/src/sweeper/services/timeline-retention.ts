@@ -29,8 +29,8 @@ export const timelineRetention = defineService({
       ...sweepSharedEnv.shape,
       SWEEP_TIMELINE_RETENTION_INTERVAL_MS: setting.intervalMs.optional(),
       SWEEP_TIMELINE_RETENTION_BATCH: setting.batch.optional(),
-      SWEEP_TIMELINE_RETENTION_RUNS: z.coerce.number().int().min(1).max(10_000).default(100),
-      RUN_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+      SWEEP_TIMELINE_RETENTION_RUNS: z.coerce.number().int().min(1).max(10_000).default(100).describe("Finished runs whose timelines are removed per pass, oldest first"),
+      RUN_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30).describe("Finished runs' timelines (run_events) are removed after this many days (0 keeps them); runs, steps and effects stay"),
     })
     .transform((e) => ({
       intervalMs: e.SWEEP_TIMELINE_RETENTION_INTERVAL_MS ?? e.SWEEP_INTERVAL_MS ?? defaultIntervalMs,
