@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { collectSettings, envExamplePath, operationsPath, renderEnvExample, renderOperations, root } from "../scripts/settings-docs";
+
+/**
+ * The settings' documentation is generated from the processes' env schemas (`pnpm docs:settings`): regenerated here in
+ * memory, it must equal what is committed, so a default or a description changed in a schema and not in the docs (or
+ * in the docs and not in the schema) fails. Schemas that read the same setting must agree on its default.
+ */
+describe("settings documented from their schemas", () => {
+  const settings = collectSettings();
+
+  it(".env.example is what the schemas say (run `pnpm docs:settings` after changing a schema)", () => {
+    expect(readFileSync(envExamplePath, "utf8")).toBe(renderEnvExample(settings));
+  });
+
+  it("docs/operations.md's settings table is what the schemas say", () => {
+    const current = readFileSync(operationsPath, "utf8");
+    expect(current).toBe(renderOperations(current, settings));
+  });
+
+  it("every setting has one description and, where two processes read it, one default", () => {
+    // collectSettings throws on disagreement; here: nothing undescribed slipped through.
+    expect(settings.filter((s) => s.description.trim() === "").map((s) => s.name)).toEqual([]);
+    const names = settings.map((s) => s.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("every variable the product reads from process.env is a documented setting", () => {
+    // The runtime's own variables, not settings of Holdfast.
+    const runtime = new Set(["NODE_ENV", "NEXT_RUNTIME"]);
+    const documented = new Set(settings.map((s) => s.name));
+    const sources = [
+      ...["apps/web/src", "apps/engine/src", "apps/relay/src", "apps/sweeper/src", "apps/lane-worker/src", "apps/mail-in/src"],
+      ...["packages/core/src", "packages/cli/src", "packages/db/src", "packages/queue/src"],
+    ].flatMap((dir) => files(join(root, dir)));
+    sources.push(join(root, "scripts/start.mjs"));
+    const undocumented: string[] = [];
+    for (const file of sources) {
+      for (const m of readFileSync(file, "utf8").matchAll(/process\.env\.([A-Z0-9_]+)/g)) {
+        const name = m[1] as string;
+        if (!runtime.has(name) && !documented.has(name)) undocumented.push(`${relative(root, file)}: ${name}`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+  });
+});
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === "node_modules" || name === "generated" || name === ".next") return [];
+    if (statSync(path).isDirectory()) return files(path);
+    return /\.(ts|tsx|mjs)$/.test(name) ? [path] : [];
+  });
+}
