@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { collectSettings, envExamplePath, operationsPath, renderEnvExample, renderOperations, root } from "../scripts/settings-docs";
+import { begin, collectSettings, end, envExamplePath, operationsPath, renderEnvExample, renderOperations, root } from "../scripts/settings-docs";
 
 /**
  * The settings' documentation is generated from the processes' env schemas (`pnpm docs:settings`): regenerated here in
@@ -25,6 +25,24 @@ describe("settings documented from their schemas", () => {
     expect(settings.filter((s) => s.description.trim() === "").map((s) => s.name)).toEqual([]);
     const names = settings.map((s) => s.name);
     expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("a default the docs state beside a setting's name is the schema's", () => {
+    // performance.md and scaling.md report dated measurements, taken with the settings of their day.
+    const pages = ["README.md", ...readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md") && !/^(performance|scaling)\.md$/.test(f)).map((f) => `docs/${f}`)];
+    const defaults = new Map(settings.map((s) => [s.name, s.defaultValue]));
+    const wrong: string[] = [];
+    for (const page of pages) {
+      const [before = "", rest = ""] = readFileSync(join(root, page), "utf8").split(begin);
+      const text = before + (rest.split(end)[1] ?? ""); // the generated table is checked above
+      // `NAME` (20), `NAME` (default 20), `NAME` defaults to 20, `NAME`=20; not `NAME` (10 x `OTHER`).
+      for (const m of text.matchAll(/`([A-Z][A-Z0-9_]{3,})`(?: \(| defaults? to | default | is |=)(?:default )?`?(\d[\d_,.]*)(?![\d_,.]* ?x )/g)) {
+        const [said, name, value] = m as unknown as [string, string, string];
+        if (!defaults.has(name)) continue;
+        if (defaults.get(name) !== value.replace(/[_,]/g, "").replace(/\.$/, "")) wrong.push(`${page}: ${said} (the schema says ${defaults.get(name)})`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   it("every variable the product reads from process.env is a documented setting", () => {
