@@ -186,12 +186,14 @@ export function renderEnvExample(settings = collectSettings()): string {
   return `${out.join("\n")}\n`;
 }
 
-const cell = (text: string) => text.replaceAll("|", "\\|");
+/** A table cell: pipes escaped, and angle brackets, which Markdown would read as HTML (`<token>`). */
+const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 
 export function renderSettingsTable(settings = collectSettings()): string {
   const rows = settings.map((s) => {
     const dflt = s.defaultValue !== undefined ? `\`${cell(s.defaultValue)}\`` : s.required ? "required" : "unset";
-    return `| \`${s.name}\` | ${cell(s.processes.join(", "))} | ${dflt} | ${cell(s.description)} |`;
+    const readBy = s.processes.map((p) => (p === "all" ? "every process" : p)).join(", ");
+    return `| \`${s.name}\` | ${cell(readBy)} | ${dflt} | ${cell(s.description)} |`;
   });
   return ["| setting | read by | default | what it does |", "|---|---|---|---|", ...rows].join("\n");
 }
