@@ -1,5 +1,6 @@
 import { baseEnv, systemMailEnv } from "@holdfast/core";
 import { z } from "zod";
+import { slackAuthorizeUrlDefault } from "./server/slack-urls";
 
 /** "1" or "true" is on; unset, "", "0" or "false" is off. */
 const flag = z
@@ -43,7 +44,7 @@ export const webEnv = baseEnv.extend({
     .url()
     .default("https://slack.com/api/")
     .describe("Slack's Web API base (oauth.v2.access and the installed connection's API address); a local server in tests"),
-  SLACK_AUTHORIZE_URL: z.string().url().default("https://slack.com/oauth/v2/authorize").describe("Slack's consent page for \"Add to Slack\""),
+  SLACK_AUTHORIZE_URL: z.string().url().default(slackAuthorizeUrlDefault).describe("Slack's consent page for \"Add to Slack\""),
   // Cookies are also Secure for any request that came over https (the request URL, or X-Forwarded-Proto: https).
   HOLDFAST_PUBLIC_URL: z
     .string()

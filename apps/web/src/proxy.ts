@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { type NextRequest, NextResponse } from "next/server";
 import { contentSecurityPolicy } from "./server/csp";
+import { slackAuthorizeUrlDefault } from "./server/slack-urls";
 
 /** The pages' Content-Security-Policy with a fresh nonce per request (server/csp.ts says what it allows and why). */
 export function proxy(request: NextRequest): NextResponse {
@@ -8,7 +9,8 @@ export function proxy(request: NextRequest): NextResponse {
   const policy = contentSecurityPolicy(nonce, {
     dev: process.env.NODE_ENV === "development",
     https: (process.env.HOLDFAST_PUBLIC_URL ?? "").startsWith("https:"),
-    slackAuthorizeUrl: process.env.SLACK_AUTHORIZE_URL ?? "https://slack.com/oauth/v2/authorize",
+    // The web's settings (env-schema.ts) are not loaded here: the same variables, the same default.
+    slackAuthorizeUrl: process.env.SLACK_AUTHORIZE_URL ?? slackAuthorizeUrlDefault,
   });
   const headers = new Headers(request.headers);
   headers.set("content-security-policy", policy);
