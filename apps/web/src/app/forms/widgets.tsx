@@ -67,8 +67,9 @@ export function TemplateWidget({ field, id, value, onChange, onBlur, ctx, invali
   const w = field.widget as Extract<FieldSpec["widget"], { type: "template" }>;
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
   const insert = (path: string) => {
-    const text = value ?? "";
     const el = ref.current;
+    // What is on screen: the form's value can be a render behind the last keystroke.
+    const text = el?.value ?? value ?? "";
     const at = el && document.activeElement !== null ? (el.selectionStart ?? text.length) : text.length;
     const end = el?.selectionEnd ?? at;
     const next = `${text.slice(0, at)}{{${path}}}${text.slice(end)}`;
