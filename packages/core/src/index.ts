@@ -134,7 +134,7 @@ export {
 } from "./auth/throttle";
 export { sessionsPurgeExpired } from "./sql/sessions";
 export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
-export { removeMember, setUserPassword, upsertMember } from "./auth/users";
+export { LastOwnerError, removeMember, setMemberRole, setUserPassword, upsertMember } from "./auth/users";
 export {
   acceptInvitation,
   acceptInvitationAsNewUser,
@@ -242,11 +242,8 @@ export { runMigrationsIsOf, runMigrationsList } from "./sql/run-migrations";
 export { contactsSearch } from "./sql/contacts";
 export { suppressionsDelete, suppressionsInsert, suppressionsList } from "./sql/suppressions";
 export {
-  membershipsCountOwners,
   membershipsEmailOf,
   membershipsList,
-  membershipsLockOrg,
-  membershipsSetRole,
   membershipsSetSlackUser,
 } from "./sql/memberships";
 export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps";
