@@ -31,7 +31,7 @@ export {
   type TriggerAuth,
   type TriggerSettings,
 } from "./triggers/credentials";
-export { automationsFindBySlug } from "./sql/automations";
+export { automationsFindBySlug, automationsLock } from "./sql/automations";
 export { parseRetryAfter, retryDelayMs, settlementFor, type StepOutcome } from "./steps/retry";
 export { StepRunner, defaultHandlers, type RunStepResult, type StepHandler } from "./steps/runner";
 export { sweepOnce, type SweepConfig, type SweepResult } from "./sweeper/sweep";
@@ -184,7 +184,7 @@ export {
 } from "./ops/tracing";
 export { type AutomationPreview, PreviewSampleError, previewAutomation, type SampleChoice, typedSampleLimits } from "./preview/automation";
 export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey";
-export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
+export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishGraph, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
 export {
@@ -265,9 +265,9 @@ export { listenChannels } from "./ops/listen";
 export { Slots } from "./steps/slots";
 export { takeReadySteps } from "./steps/ready-listener";
 export { ReadyDemand } from "./steps/ready-demand";
-export { organisationsCount } from "./sql/organisations";
+export { organisationsCount, organisationsEnsure } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
-export { automationVersionsMarkPublished } from "./sql/automation-versions";
+export { automationVersionsInsertPublished, automationVersionsLatest, automationVersionsMarkPublished } from "./sql/automation-versions";
 export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWords, type FireWaitResult, mayFireWaits } from "./runs/fire-wait-words";
 export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
 export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";
