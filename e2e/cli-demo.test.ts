@@ -1,5 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { ensurePublished } from "@holdfast/cli/seed";
+import { InvalidDraftError, parseGraph } from "@holdfast/core";
 import { createTestDatabase, repoRoot, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -58,7 +60,8 @@ describe("holdfast --help and the demo's port", () => {
   });
 
   it("seeds the demo's echo URL and prints its trigger URL on PORT", async () => {
-    const seed = cli(["seed"], { PORT: "3456" });
+    // As in `pnpm start`, the seed runs before the egress exception for the app's own port is set.
+    const seed = cli(["seed"], { PORT: "3456", HOLDFAST_EGRESS_ALLOW: undefined });
     expect(seed.stderr).toBe("");
     expect(seed.status).toBe(0);
     expect(seed.stdout).toMatch(/its trigger URL: http:\/\/localhost:3456\/api\/hooks\/demo\/demo-follow-up/);
@@ -72,5 +75,27 @@ describe("holdfast --help and the demo's port", () => {
       "SELECT n->'config'->>'url' AS url FROM automation_versions v, jsonb_array_elements(v.graph->'nodes') n WHERE n->>'id' = 'notify_crm' ORDER BY v.version DESC LIMIT 1",
     );
     expect(latest.rows).toEqual([{ url: "http://127.0.0.1:4000/api/demo/echo" }]);
+  });
+
+  it("the seed publishes through Publish's checks: a graph Publish refuses is refused with the same problems and writes no version", async () => {
+    const graph = parseGraph({
+      nodes: [
+        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
+        { id: "tell_crm", kind: "http_request", config: { url: "https://crm.example.com/hook", method: "POST", connection: "crm" } },
+        { id: "done", kind: "end" },
+      ],
+      edges: [
+        { from: "start", to: "tell_crm" },
+        { from: "tell_crm", to: "done" },
+      ],
+    });
+    const refused = await ensurePublished(t.db, { orgSlug: "seeded", orgName: "Seeded", automationSlug: "needs-crm", automationName: "Needs CRM", graph }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidDraftError);
+    expect((refused as InvalidDraftError).problems).toContainEqual({
+      path: "node:tell_crm.config.connection",
+      message: 'there is no connection named "crm" in this organisation; add it in Settings -> Connections or pick another',
+    });
+    const { rows } = await t.sql.query("SELECT count(*)::int AS n FROM automations a JOIN automation_versions v ON v.automation_id = a.id WHERE a.slug = 'needs-crm'");
+    expect(rows).toEqual([{ n: 0 }]);
   });
 });

@@ -238,7 +238,12 @@ describe("organisation scoping", () => {
       message: "olivia@acme.test is already a member of this organisation: change their role in the list instead",
     });
     // The last owner stays.
-    await expect(bob.members.setRole({ orgSlug: "other", userId: ids.bob, role: "viewer" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    await expect(bob.members.setRole({ orgSlug: "other", userId: ids.bob, role: "viewer" })).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+      message: "the organisation needs at least one owner: make someone else an owner first",
+    });
+    // Someone who is not a member of this organisation is not found, whatever they are elsewhere.
+    await expect(bob.members.setRole({ orgSlug: "other", userId: ids.viewer as string, role: "editor" })).rejects.toMatchObject({ code: "NOT_FOUND", message: "member not found" });
     expect(await q("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.bob])).toEqual([{ role: "owner" }]);
     await q("DELETE FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.owner]);
   });

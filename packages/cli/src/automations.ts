@@ -3,6 +3,7 @@ import { userInfo } from "node:os";
 import {
   ActionRefusedError,
   automationsFindBySlug,
+  automationVersionsPublishedOne,
   canonicalJson,
   findOrCreateAutomation,
   fireWaitWords,
@@ -14,8 +15,10 @@ import {
   HoldfastError,
   InvalidDraftError,
   NotFoundError,
+  organisationsIdBySlug,
   publishDraft,
   publishProblems,
+  runsFindById,
   saveDraft,
 } from "@holdfast/core";
 import { changeLifecycle, countRunsToStop, describeLifecycle, fireWaitNow, type LifecycleChange, rerunRun, retryFromFailedStep, stopAllRuns } from "@holdfast/core/lifecycle";
@@ -124,8 +127,7 @@ async function publishFile(db: Db, orgSlug: string, slug: string, file: string, 
     return exDataErr;
   }
   const where = `${orgSlug}/${slug}`;
-  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
-  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const org = await orgOf(db, orgSlug);
   // Refused before anything is created (no automation left behind for a graph that can never be published), with
   // the organisation's checks too (connections, approvers); publishDraft checks again below, in its transaction.
   const early = await publishProblems(db, org.id, graph);
@@ -133,10 +135,7 @@ async function publishFile(db: Db, orgSlug: string, slug: string, file: string, 
   const automation = await inTx(db, (tx) => findOrCreateAutomation(tx, { orgId: org.id, slug, name: name ?? slug }));
 
   // The comparison is with the graph as it would be stored: publishing fills in the schema's defaults.
-  const latest = await db.automationVersion.findFirst({
-    where: { orgId: org.id, automationId: automation.id, publishedAt: { not: null } },
-    orderBy: { version: "desc" },
-  });
+  const latest = await automationVersionsPublishedOne(db, org.id, automation.id);
   if (latest && canonicalJson(latest.graph) === canonicalJson(graphSchema.parse(graph))) {
     console.log(`${where} version ${latest.version} already has this graph; nothing published`);
     return 0;
@@ -221,14 +220,10 @@ function plainMessage(message: string): string {
 }
 
 async function exportGraph(db: Db, orgSlug: string, slug: string, version: number | undefined): Promise<unknown> {
-  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
-  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const org = await orgOf(db, orgSlug);
   const automation = await automationsFindBySlug(db, org.id, slug);
   if (!automation) throw new NotFoundError("automation_not_found", `automation "${orgSlug}/${slug}"`);
-  const row = await db.automationVersion.findFirst({
-    where: { orgId: org.id, automationId: automation.id, publishedAt: { not: null }, ...(version !== undefined ? { version } : {}) },
-    orderBy: { version: "desc" },
-  });
+  const row = await automationVersionsPublishedOne(db, org.id, automation.id, version);
   if (!row) {
     throw new HoldfastError(
       "version_not_found",
@@ -244,19 +239,24 @@ function prettyStable(value: unknown): string {
 }
 
 async function automationIds(db: Db, orgSlug: string, slug: string): Promise<{ orgId: string; automationId: string }> {
-  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
-  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const org = await orgOf(db, orgSlug);
   const automation = await automationsFindBySlug(db, org.id, slug);
   if (!automation) throw new NotFoundError("automation_not_found", `automation "${orgSlug}/${slug}"`);
   return { orgId: org.id, automationId: automation.id };
+}
+
+/** The organisation with this slug (its id), or NotFoundError. */
+async function orgOf(db: Db, orgSlug: string): Promise<{ id: string }> {
+  const id = await organisationsIdBySlug(db, orgSlug);
+  if (!id) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  return { id };
 }
 
 /** `runs retry <org> <runId>` (from the failed step, same run) and `runs rerun <org> <runId>` (a new linked run). */
 export async function runsRetryCommand(db: Db, sub: "retry" | "rerun", rest: string[]): Promise<number> {
   const [orgSlug, runId] = rest;
   if (!orgSlug || !runId || rest.length !== 2) throw new AdminUsageError(`runs ${sub} <org> <runId>`);
-  const org = await db.organisation.findUnique({ where: { slug: orgSlug } });
-  if (!org) throw new NotFoundError("org_not_found", `organisation "${orgSlug}"`);
+  const org = await orgOf(db, orgSlug);
   if (sub === "retry") {
     const out = await retryFromFailedStep(db, new GraphCache(), { orgId: org.id, runId, by: cliActor() });
     console.log(out.state === "retried" ? `${runId}: retrying from step ${out.nodeId} (same effect key)` : `${runId}: already running again`);
@@ -275,7 +275,7 @@ export async function runsRetryCommand(db: Db, sub: "retry" | "rerun", rest: str
 export async function runsFireWaitCommand(db: Db, rest: string[], values: { step?: string | undefined; reason?: string | undefined }): Promise<number> {
   const [runId] = rest;
   if (!runId || rest.length !== 1 || !values.reason?.trim()) throw new AdminUsageError('runs fire-wait <runId> [--step <nodeId>] --reason "why"');
-  const run = await db.run.findUnique({ where: { id: runId }, select: { orgId: true } });
+  const run = await runsFindById(db, runId);
   if (!run) throw new NotFoundError("run_not_found", `run ${runId}`);
   try {
     const out = await fireWaitNow(db, new GraphCache(), { orgId: run.orgId, runId, nodeId: values.step, by: cliActor(), reason: values.reason });

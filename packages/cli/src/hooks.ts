@@ -1,4 +1,4 @@
-import { HoldfastError, rotateTriggerCredential, type TriggerAuth, triggerPath, triggerSettings } from "@holdfast/core";
+import { automationsFindBySlug, HoldfastError, organisationsIdBySlug, rotateTriggerCredential, triggerPath, triggerSettings } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 
 /** `hooks url` and `hooks secret [--rotate]`: what a sender needs to call a trigger. */
@@ -6,11 +6,12 @@ export async function hooksCommand(
   db: Db,
   o: { sub: string | undefined; orgSlug: string; automationSlug: string; rotate: boolean; publicUrl: string },
 ): Promise<void> {
-  const org = await db.organisation.findUnique({ where: { slug: o.orgSlug } });
-  if (!org) throw new HoldfastError("org_not_found", `organisation "${o.orgSlug}" not found`);
-  const automation = await db.automation.findUnique({ where: { orgId_slug: { orgId: org.id, slug: o.automationSlug } } });
+  const orgId = await organisationsIdBySlug(db, o.orgSlug);
+  if (!orgId) throw new HoldfastError("org_not_found", `organisation "${o.orgSlug}" not found`);
+  const org = { id: orgId };
+  const automation = await automationsFindBySlug(db, org.id, o.automationSlug);
   if (!automation) throw new HoldfastError("automation_not_found", `automation "${o.automationSlug}" not found in ${o.orgSlug}`);
-  const mode = automation.triggerAuth as TriggerAuth;
+  const mode = automation.triggerAuth;
   switch (o.sub) {
     case "url": {
       if (o.rotate) throw new HoldfastError("usage", "hooks url takes no --rotate (rotate the token in the trigger's settings)");

@@ -6,12 +6,16 @@ import {
   initSecretKey,
   HoldfastError,
   loadEnv,
+  organisationsIdBySlug,
   recomputeTimers,
   repairAll,
   requestCancel,
   runChecks,
   runEventsForRun,
+  runsFindById,
+  runsNewest,
   startRun,
+  stepsViewOfRun,
   timersOverdue,
   waitRuleSchema,
 } from "@holdfast/core";
@@ -210,7 +214,7 @@ async function main(argv: string[]): Promise<void> {
         case "set-zone": {
           const [runId, zone] = rest;
           if (!runId || !zone || rest.length !== 2) throw new UsageError("timers set-zone <runId> <zone>");
-          const run = await db.run.findUnique({ where: { id: runId } });
+          const run = await runsFindById(db, runId);
           if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
           const report = await recomputeTimers(db, { orgId: run.orgId, runId }, zone);
           console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
@@ -227,7 +231,7 @@ async function main(argv: string[]): Promise<void> {
           }
           const parsed = waitRuleSchema.safeParse(rule);
           if (!parsed.success) throw new UsageError(`not a wait rule: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
-          const run = await db.run.findUnique({ where: { id: runId } });
+          const run = await runsFindById(db, runId);
           if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
           const report = await recomputeTimers(db, { orgId: run.orgId, runId }, undefined, parsed.data);
           console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
@@ -272,21 +276,17 @@ async function main(argv: string[]): Promise<void> {
     switch (sub) {
       case "list": {
         const limit = z.coerce.number().int().min(1).max(1000).parse(values.limit ?? 20);
-        const runs = await db.run.findMany({
-          where: values.org ? { orgId: (await orgBySlug(db, values.org)).id } : {},
-          orderBy: { createdAt: "desc" },
-          take: limit,
-        });
+        const runs = await runsNewest(db, values.org ? (await orgBySlug(db, values.org)).id : null, limit);
         for (const r of runs) console.log(`${r.id}  ${r.status.padEnd(9)}  ${r.createdAt.toISOString()}  ${r.startKey}`);
         return;
       }
       case "show": {
         const runId = one(rest, "runs show <runId>");
-        const run = await db.run.findUnique({ where: { id: runId } });
+        const run = await runsFindById(db, runId);
         if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
         console.log(`run ${run.id}  status ${run.status}  started ${run.createdAt.toISOString()}`);
         if (run.error) console.log(`error: ${JSON.stringify(run.error)}`);
-        const steps = await db.step.findMany({ where: { orgId: run.orgId, runId }, orderBy: { createdAt: "asc" } });
+        const steps = await stepsViewOfRun(db, run.orgId, runId);
         for (const s of steps) {
           console.log(`  step ${s.nodeId}#${s.iteration}  ${s.status}  attempt ${s.attempt}/${s.maxAttempts}  lane ${s.lane}`);
         }
@@ -351,7 +351,7 @@ async function main(argv: string[]): Promise<void> {
         return;
       case "cancel": {
         const runId = one(rest, "runs cancel <runId>");
-        const run = await db.run.findUnique({ where: { id: runId } });
+        const run = await runsFindById(db, runId);
         if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
         const outcome = await requestCancel(db, new GraphCache(), run.orgId, runId, values.reason ?? "cancelled from the CLI", "cli");
         console.log(JSON.stringify(outcome));
@@ -370,10 +370,10 @@ function one(rest: string[], shape: string): string {
   return rest[0];
 }
 
-async function orgBySlug(db: ReturnType<typeof createDb>, slug: string) {
-  const org = await db.organisation.findUnique({ where: { slug } });
-  if (!org) throw new HoldfastError("org_not_found", `organisation "${slug}" not found`);
-  return org;
+async function orgBySlug(db: ReturnType<typeof createDb>, slug: string): Promise<{ id: string }> {
+  const id = await organisationsIdBySlug(db, slug);
+  if (!id) throw new HoldfastError("org_not_found", `organisation "${slug}" not found`);
+  return { id };
 }
 
 main(argv).then(

@@ -1,12 +1,17 @@
 import { randomBytes } from "node:crypto";
 import {
-  automationVersionsMarkPublished,
-  canonicalJson,
+  type AllowList,
+  automationsFindBySlug,
   databaseAdvisoryXactLock,
+  defaultEgressAllow,
   findOrCreateAutomation,
   type Graph,
   organisationsCount,
+  organisationsEnsure,
+  organisationsIdBySlug,
+  parseAllowList,
   parseGraph,
+  publishGraph,
   type TriggerAuth,
   triggerPath,
   triggerSettings,
@@ -15,7 +20,7 @@ import {
   usersPasswordHash,
   verifyPassword,
 } from "@holdfast/core";
-import { type Db, inTx, type Prisma } from "@holdfast/db";
+import { type Db, inTx } from "@holdfast/db";
 
 /** The demo automation: a webhook, a branch on the plan, a real HTTP call for pro contacts, an end. */
 export function demoGraph(echoUrl: string): Graph {
@@ -43,38 +48,32 @@ export interface SeededAutomation {
 }
 
 /**
- * Creates (or finds) an organisation and an automation, and publishes `graph` as a new version unless the newest
- * published version already has exactly this graph. Safe to run again.
+ * Creates (or finds) an organisation and an automation, and publishes `graph` through Publish's checks and numbering
+ * (core's publishGraph, as the editor's Publish does): a graph Publish would refuse is refused here with the same
+ * problems (InvalidDraftError), and the newest version already having exactly this graph is read back. Safe to run
+ * again. `allow`: the egress exceptions the graph's destinations are checked against (default HOLDFAST_EGRESS_ALLOW).
  */
 export async function ensurePublished(
   db: Db,
-  o: { orgSlug: string; orgName: string; automationSlug: string; automationName: string; graph: Graph; triggerAuth?: TriggerAuth },
+  o: { orgSlug: string; orgName: string; automationSlug: string; automationName: string; graph: Graph; triggerAuth?: TriggerAuth; allow?: AllowList },
 ): Promise<SeededAutomation> {
   const graph = parseGraph(o.graph);
   return inTx(db, async (tx) => {
-    const org = await tx.organisation.upsert({ where: { slug: o.orgSlug }, update: {}, create: { slug: o.orgSlug, name: o.orgName } });
+    const orgId = await organisationsEnsure(tx, o.orgSlug, o.orgName);
     // A new automation gets its trigger credentials with it (findOrCreateAutomation); an existing one keeps its own.
-    const automation = await findOrCreateAutomation(tx, { orgId: org.id, slug: o.automationSlug, name: o.automationName, triggerAuth: o.triggerAuth ?? "signed" });
-    const latest = await tx.automationVersion.findFirst({
-      where: { orgId: org.id, automationId: automation.id },
-      orderBy: { version: "desc" },
-    });
-    if (latest?.publishedAt && canonicalJson(latest.graph) === canonicalJson(graph)) {
-      return { orgId: org.id, automationId: automation.id, versionId: latest.id, version: latest.version };
-    }
-    const created = await tx.automationVersion.create({
-      data: {
-        orgId: org.id,
-        automationId: automation.id,
-        version: (latest?.version ?? 0) + 1,
-        graph: graph as unknown as Prisma.InputJsonObject,
-        publishedBy: "seed",
-      },
-    });
-    // Publishing stamps the database clock; from here on the row is immutable (a trigger refuses changes).
-    await automationVersionsMarkPublished(tx, created.id);
-    return { orgId: org.id, automationId: automation.id, versionId: created.id, version: created.version };
+    const automation = await findOrCreateAutomation(tx, { orgId, slug: o.automationSlug, name: o.automationName, triggerAuth: o.triggerAuth ?? "signed" });
+    const published = await publishGraph(tx, { orgId, automationId: automation.id, graph, by: "seed", ...(o.allow ? { allow: o.allow } : {}) });
+    return { orgId, automationId: automation.id, versionId: published.versionId, version: published.version };
   });
+}
+
+/**
+ * The demo calls the web app's own echo, which `pnpm start` lets through the egress guard (scripts/start.mjs) but
+ * only after the seed has run: its publish checks allow that one address besides HOLDFAST_EGRESS_ALLOW.
+ */
+function demoEchoAllowed(echoUrl: string): AllowList {
+  const u = new URL(echoUrl);
+  return [...defaultEgressAllow(), ...parseAllowList(`${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`)];
 }
 
 export const demoEmail = "demo@holdfast.local";
@@ -93,18 +92,19 @@ export async function seedDemo(db: Db, o: { echoUrl: string; publicUrl: string }
     await databaseAdvisoryXactLock(tx, 72110002);
     return (await organisationsCount(tx)) === 0;
   });
-  const exists = await db.organisation.findUnique({ where: { slug: "demo" } });
+  const exists = await organisationsIdBySlug(db, "demo");
   if (!claimed && !exists) {
     console.log("seed: this database already has organisations; no demo is created");
     return;
   }
-  if (!claimed && exists && !(await db.automation.findUnique({ where: { orgId_slug: { orgId: exists.id, slug: demo.automationSlug } } }))) {
+  if (!claimed && exists && !(await automationsFindBySlug(db, exists, demo.automationSlug))) {
     console.log("seed: the demo automation was removed; nothing to do");
     return;
   }
-  const seeded = await ensurePublished(db, { ...demo, triggerAuth: "url_token" });
-  const a = await db.automation.findUniqueOrThrow({ where: { id: seeded.automationId } });
-  const settings = await triggerSettings(db, seeded.orgId, a.id, a.triggerAuth as TriggerAuth);
+  const seeded = await ensurePublished(db, { ...demo, triggerAuth: "url_token", allow: demoEchoAllowed(o.echoUrl) });
+  const a = await automationsFindBySlug(db, seeded.orgId, demo.automationSlug);
+  if (!a) throw new Error("seed: the demo automation vanished while it was seeded");
+  const settings = await triggerSettings(db, seeded.orgId, a.id, a.triggerAuth);
   const url = `${o.publicUrl.replace(/\/$/, "")}${triggerPath("demo", demo.automationSlug, settings.mode, settings.urlToken)}`;
   console.log(`seed: demo/demo-follow-up is version ${seeded.version}; its trigger URL: ${url}`);
   // Earlier versions seeded this owner with a password written in the source: an install upgraded from one gets a

@@ -31,7 +31,7 @@ export {
   type TriggerAuth,
   type TriggerSettings,
 } from "./triggers/credentials";
-export { automationsFindBySlug } from "./sql/automations";
+export { automationsFindBySlug, automationsLock } from "./sql/automations";
 export { parseRetryAfter, retryDelayMs, settlementFor, type StepOutcome } from "./steps/retry";
 export { StepRunner, defaultHandlers, type RunStepResult, type StepHandler } from "./steps/runner";
 export { sweepOnce, type SweepConfig, type SweepResult } from "./sweeper/sweep";
@@ -134,7 +134,7 @@ export {
 } from "./auth/throttle";
 export { sessionsPurgeExpired } from "./sql/sessions";
 export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
-export { removeMember, setUserPassword, upsertMember } from "./auth/users";
+export { LastOwnerError, removeMember, setMemberRole, setUserPassword, upsertMember } from "./auth/users";
 export {
   acceptInvitation,
   acceptInvitationAsNewUser,
@@ -184,7 +184,7 @@ export {
 } from "./ops/tracing";
 export { type AutomationPreview, PreviewSampleError, previewAutomation, type SampleChoice, typedSampleLimits } from "./preview/automation";
 export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey";
-export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
+export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishGraph, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
 export {
@@ -242,11 +242,8 @@ export { runMigrationsIsOf, runMigrationsList } from "./sql/run-migrations";
 export { contactsSearch } from "./sql/contacts";
 export { suppressionsDelete, suppressionsInsert, suppressionsList } from "./sql/suppressions";
 export {
-  membershipsCountOwners,
   membershipsEmailOf,
   membershipsList,
-  membershipsLockOrg,
-  membershipsSetRole,
   membershipsSetSlackUser,
 } from "./sql/memberships";
 export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps";
@@ -268,9 +265,10 @@ export { listenChannels } from "./ops/listen";
 export { Slots } from "./steps/slots";
 export { takeReadySteps } from "./steps/ready-listener";
 export { ReadyDemand } from "./steps/ready-demand";
-export { organisationsCount } from "./sql/organisations";
+export { organisationsCount, organisationsEnsure } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
-export { automationVersionsMarkPublished } from "./sql/automation-versions";
+export { automationVersionsInsertPublished, automationVersionsLatest, automationVersionsMarkPublished, automationVersionsPublishedOne } from "./sql/automation-versions";
+export { runsFindById, runsNewest } from "./sql/runs";
 export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWords, type FireWaitResult, mayFireWaits } from "./runs/fire-wait-words";
 export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
 export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";

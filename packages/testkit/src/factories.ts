@@ -1,6 +1,15 @@
-import { ensurePublished, type SeededAutomation } from "@holdfast/cli/seed";
-import { type Graph, parseGraph } from "@holdfast/core";
-import type { Db } from "@holdfast/db";
+import type { SeededAutomation } from "@holdfast/cli/seed";
+import {
+  automationsLock,
+  automationVersionsInsertPublished,
+  automationVersionsLatest,
+  canonicalJson,
+  findOrCreateAutomation,
+  type Graph,
+  organisationsEnsure,
+  parseGraph,
+} from "@holdfast/core";
+import { type Db, inTx } from "@holdfast/db";
 
 /** trigger -> n http_request steps in a chain -> end. */
 export function httpChainGraph(
@@ -22,18 +31,26 @@ export function httpChainGraph(
   });
 }
 
+/**
+ * A published version for a test: the organisation and automation made when missing, the graph as version N+1 (or the
+ * newest version read back when it already has this graph). Without Publish's checks, on purpose: tests publish graphs
+ * the organisation checks would refuse (a connection added later, an approver who is not a member yet) to see what a
+ * run does with them. The seed (`ensurePublished`) publishes through the checks.
+ */
 export function publish(
   db: Db,
   graph: Graph,
   o: { org?: string; automation?: string; triggerAuth?: "signed" | "url_token" } = {},
 ): Promise<SeededAutomation> {
-  return ensurePublished(db, {
-    orgSlug: o.org ?? "acme",
-    orgName: o.org ?? "Acme",
-    automationSlug: o.automation ?? "flow",
-    automationName: o.automation ?? "Flow",
-    graph,
-    ...(o.triggerAuth ? { triggerAuth: o.triggerAuth } : {}),
+  const parsed = parseGraph(graph);
+  return inTx(db, async (tx) => {
+    const orgId = await organisationsEnsure(tx, o.org ?? "acme", o.org ?? "Acme");
+    const automation = await findOrCreateAutomation(tx, { orgId, slug: o.automation ?? "flow", name: o.automation ?? "Flow", triggerAuth: o.triggerAuth ?? "signed" });
+    await automationsLock(tx, orgId, automation.id);
+    const latest = await automationVersionsLatest(tx, orgId, automation.id);
+    if (latest && canonicalJson(latest.graph) === canonicalJson(parsed)) return { orgId, automationId: automation.id, versionId: latest.versionId, version: latest.version };
+    const row = await automationVersionsInsertPublished(tx, { orgId, automationId: automation.id, version: (latest?.version ?? 0) + 1, graph: parsed, by: "seed" });
+    return { orgId, automationId: automation.id, versionId: row.versionId, version: row.version };
   });
 }
 

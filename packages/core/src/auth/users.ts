@@ -1,5 +1,13 @@
 import { type Db, inTx } from "@holdfast/db";
-import { membershipsDeleteByEmail, membershipsUpsert, type Role } from "../sql/memberships";
+import { HoldfastError, NotFoundError } from "../errors";
+import {
+  membershipsDeleteByEmail,
+  membershipsLockOwners,
+  membershipsRoleOf,
+  membershipsSetRoleKeepingAnOwner,
+  membershipsUpsert,
+  type Role,
+} from "../sql/memberships";
 import { usersSetPassword, usersUpsert } from "../sql/users";
 import { hashPassword } from "./password";
 import { revokeUserSessions } from "./sessions";
@@ -27,6 +35,27 @@ export async function upsertMember(
 export async function removeMember(db: Db, orgId: string, email: string): Promise<boolean> {
   const n = await membershipsDeleteByEmail(db, orgId, email.trim().toLowerCase());
   return n > 0;
+}
+
+/** The change would leave the organisation without an owner. */
+export class LastOwnerError extends HoldfastError {
+  constructor() {
+    super("last_owner", "the organisation needs at least one owner: make someone else an owner first");
+  }
+}
+
+/**
+ * Gives a member another role. An organisation always keeps an owner: the last owner cannot be given another role
+ * (LastOwnerError), and two owners demoting each other at the same moment leave one owner (the owner rows are locked,
+ * so the second change sees the first). NotFoundError when the user is not a member.
+ */
+export async function setMemberRole(db: Db, orgId: string, userId: string, role: Role): Promise<void> {
+  await inTx(db, async (tx) => {
+    await membershipsLockOwners(tx, orgId);
+    if ((await membershipsSetRoleKeepingAnOwner(tx, orgId, userId, role)) > 0) return;
+    if ((await membershipsRoleOf(tx, orgId, userId)) === undefined) throw new NotFoundError("user_not_found", "member");
+    throw new LastOwnerError();
+  });
 }
 
 /** Sets a user's password and ends every session they have, in one transaction; null when no such user exists. */

@@ -160,19 +160,33 @@ export async function publishDraft(db: Db, orgId: string, automationId: string, 
   return inTx(db, async (tx) => {
     const draft = await automationDraftsLockGraph(tx, orgId, automationId);
     if (!draft) throw new NotFoundError("automation_not_found", `draft of automation ${automationId}`);
-    const problems = [...(await publishProblems(tx, orgId, draft.graph)), ...(await reservedProblems(tx, orgId, automationId, draft.graph))];
-    if (problems.length) throw new InvalidDraftError(problems);
-    const graph = graphSchema.parse(draft.graph);
-    // Versions of one automation are numbered under its row's lock: two publishes never take the same number.
-    await automationsLock(tx, orgId, automationId);
-    await assertEditable(tx, orgId, automationId);
-    const latest = await automationVersionsLatest(tx, orgId, automationId);
-    // Publishing the same draft again (a double click, a retry) reads back the version it already is.
-    if (latest && canonicalJson(latest.graph) === canonicalJson(graph)) {
-      const { graph: _, ...version } = latest;
-      return { ...version, alreadyPublished: true };
-    }
-    const row = await automationVersionsInsertPublished(tx, { orgId, automationId, version: (latest?.version ?? 0) + 1, graph, by });
-    return { ...row, alreadyPublished: false };
+    return publishGraph(tx, { orgId, automationId, graph: draft.graph, by });
   });
+}
+
+/**
+ * Publish's checks and its new version, inside the caller's transaction: every problem refuses the graph
+ * (InvalidDraftError), the same graph as the newest version reads that version back, and anything else becomes
+ * version N+1, numbered under the automation row's lock. Publish (publishDraft) and the seed both publish here.
+ * `allow`: the egress exceptions the destinations are checked against (default HOLDFAST_EGRESS_ALLOW).
+ */
+export async function publishGraph(
+  tx: Tx,
+  p: { orgId: string; automationId: string; graph: unknown; by: string; allow?: AllowList },
+): Promise<Published> {
+  const { orgId, automationId, by } = p;
+  const problems = [...(await publishProblems(tx, orgId, p.graph, p.allow)), ...(await reservedProblems(tx, orgId, automationId, p.graph))];
+  if (problems.length) throw new InvalidDraftError(problems);
+  const graph = graphSchema.parse(p.graph);
+  // Versions of one automation are numbered under its row's lock: two publishes never take the same number.
+  await automationsLock(tx, orgId, automationId);
+  await assertEditable(tx, orgId, automationId);
+  const latest = await automationVersionsLatest(tx, orgId, automationId);
+  // Publishing the same draft again (a double click, a retry) reads back the version it already is.
+  if (latest && canonicalJson(latest.graph) === canonicalJson(graph)) {
+    const { graph: _, ...version } = latest;
+    return { ...version, alreadyPublished: true };
+  }
+  const row = await automationVersionsInsertPublished(tx, { orgId, automationId, version: (latest?.version ?? 0) + 1, graph, by });
+  return { ...row, alreadyPublished: false };
 }

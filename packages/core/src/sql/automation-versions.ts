@@ -45,6 +45,21 @@ export function automationVersionsPublished(db: Db | Tx, orgId: string, automati
     ORDER BY version DESC`;
 }
 
+/** The automation's newest published version, or its published version `version` when given (undefined: none). */
+export async function automationVersionsPublishedOne(
+  db: Db | Tx,
+  orgId: string,
+  automationId: string,
+  version?: number,
+): Promise<{ version: number; graph: unknown } | undefined> {
+  const rows = await db.$queryRaw<{ version: number; graph: unknown }[]>`
+    SELECT version, graph FROM automation_versions
+    WHERE org_id = ${orgId} AND automation_id = ${automationId} AND published_at IS NOT NULL
+      AND (${version ?? null}::int IS NULL OR version = ${version ?? null}::int)
+    ORDER BY version DESC LIMIT 1`;
+  return rows[0];
+}
+
 export interface PublishedVersionRow {
   versionId: string;
   version: number;

@@ -87,7 +87,7 @@ export async function automationsInsert(
 }
 
 export async function automationsFindBySlug(
-  tx: Tx,
+  tx: Db | Tx,
   orgId: string,
   slug: string,
 ): Promise<{ id: string; name: string; triggerAuth: "signed" | "url_token" } | null> {

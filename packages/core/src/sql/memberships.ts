@@ -119,18 +119,25 @@ export function membershipsList(db: Db | Tx, orgId: string): Promise<{ userId: s
     FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ${orgId} ORDER BY u.name`;
 }
 
-/** Locks the organisation's memberships (role changes take turns: an organisation always keeps an owner). */
-export function membershipsLockOrg(tx: Tx, orgId: string): Promise<unknown> {
-  return tx.$queryRaw`SELECT user_id FROM memberships WHERE org_id = ${orgId} FOR UPDATE`;
+/**
+ * Locks the organisation's owner rows, in one order (two role changes take turns without a deadlock): a change that
+ * waited here sees the other's demotion when it goes on.
+ */
+export function membershipsLockOwners(tx: Tx, orgId: string): Promise<unknown> {
+  return tx.$queryRaw`SELECT user_id FROM memberships WHERE org_id = ${orgId} AND role = 'owner' ORDER BY user_id FOR UPDATE`;
 }
 
-export function membershipsSetRole(tx: Tx, orgId: string, userId: string, role: Role): Promise<number> {
-  return tx.$executeRaw`UPDATE memberships SET role = ${role} WHERE org_id = ${orgId} AND user_id = ${userId}`;
-}
-
-export async function membershipsCountOwners(tx: Tx, orgId: string): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM memberships WHERE org_id = ${orgId} AND role = 'owner'`;
-  return rows[0]?.n ?? 0;
+/**
+ * Gives the member `role` unless that would leave the organisation without an owner (another owner must remain when
+ * an owner is given another role). Run after membershipsLockOwners in the same transaction. The number of rows
+ * changed: 0 when the user is not a member or is the last owner.
+ */
+export function membershipsSetRoleKeepingAnOwner(tx: Tx, orgId: string, userId: string, role: Role): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE memberships SET role = ${role}
+    WHERE org_id = ${orgId} AND user_id = ${userId}
+      AND (${role}::text = 'owner' OR role <> 'owner'
+           OR EXISTS (SELECT 1 FROM memberships o WHERE o.org_id = ${orgId} AND o.role = 'owner' AND o.user_id <> ${userId}))`;
 }
 
 /** Sets (or clears) the member's Slack user by hand. */

@@ -6,6 +6,14 @@ export async function organisationsIdBySlug(db: Db | Tx, slug: string): Promise<
   return rows[0]?.id ?? null;
 }
 
+/** The organisation with this slug, made with `name` when there is none; its id. */
+export async function organisationsEnsure(tx: Tx, slug: string, name: string): Promise<string> {
+  await tx.$executeRaw`INSERT INTO organisations (slug, name) VALUES (${slug}, ${name}) ON CONFLICT (slug) DO NOTHING`;
+  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM organisations WHERE slug = ${slug}`;
+  if (!rows[0]) throw new Error(`organisation ${slug} vanished while it was made`);
+  return rows[0].id;
+}
+
 export async function organisationsSlugById(db: Db | Tx, orgId: string): Promise<string | null> {
   const rows = await (db as Tx).$queryRaw<{ slug: string }[]>`SELECT slug FROM organisations WHERE id = ${orgId}`;
   return rows[0]?.slug ?? null;

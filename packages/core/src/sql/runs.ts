@@ -403,6 +403,20 @@ export async function runsRerunOf(tx: Tx, orgId: string, runId: string): Promise
 }
 
 /** Work of the run that may still act: a step running under a live lease, or an effect in flight. */
+/** The newest runs, of one organisation or of all (the operator's `runs list`). */
+export function runsNewest(db: Db | Tx, orgId: string | null, limit: number): Promise<{ id: string; status: string; createdAt: Date; startKey: string }[]> {
+  return orgId === null
+    ? db.$queryRaw`SELECT id, status, created_at AS "createdAt", start_key AS "startKey" FROM runs ORDER BY created_at DESC LIMIT ${limit}`
+    : db.$queryRaw`SELECT id, status, created_at AS "createdAt", start_key AS "startKey" FROM runs WHERE org_id = ${orgId} ORDER BY created_at DESC LIMIT ${limit}`;
+}
+
+/** A run of any organisation by its id, with its organisation (the operator's CLI, which is given run ids alone). */
+export async function runsFindById(db: Db | Tx, runId: string): Promise<{ id: string; orgId: string; status: string; createdAt: Date; error: unknown } | undefined> {
+  const rows = await db.$queryRaw<{ id: string; orgId: string; status: string; createdAt: Date; error: unknown }[]>`
+    SELECT id, org_id AS "orgId", status, created_at AS "createdAt", error FROM runs WHERE id = ${runId}`;
+  return rows[0];
+}
+
 export async function runsHasWorkInFlight(db: Db | Tx, runId: string): Promise<boolean> {
   const rows = await db.$queryRaw<{ n: number }[]>`
     SELECT (SELECT count(*) FROM steps WHERE run_id = ${runId} AND status = 'running' AND lease_until >= now())

@@ -2,18 +2,17 @@ import {
   invitationEmailState,
   invitationPath,
   inviteMember,
+  LastOwnerError,
+  NotFoundError,
   inviteMemberByEmail,
   listOpenInvitations,
-  membershipsCountOwners,
   membershipsEmailOf,
   membershipsList,
-  membershipsLockOrg,
-  membershipsSetRole,
   membershipsSetSlackUser,
   removeMember,
   revokeInvitation,
+  setMemberRole,
 } from "@holdfast/core";
-import { inTx } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { env } from "../../../env";
@@ -63,16 +62,16 @@ export const members = router({
     if (!(await revokeInvitation(ctx.db, ctx.org.id, input.invitationId))) throw new TRPCError({ code: "NOT_FOUND", message: "that invitation is no longer pending" });
     return { revoked: true };
   }),
-  setRole: ownerProcedure.input(z.object({ userId: id("usr"), role })).mutation(({ ctx, input }) =>
-    inTx(ctx.db, async (tx) => {
-      // Under the organisation's memberships lock: an organisation always keeps an owner.
-      await membershipsLockOrg(tx, ctx.org.id);
-      const n = await membershipsSetRole(tx, ctx.org.id, input.userId, input.role);
-      if (n === 0) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
-      if ((await membershipsCountOwners(tx, ctx.org.id)) === 0) throw new TRPCError({ code: "BAD_REQUEST", message: "the organisation needs at least one owner" });
-      return { ok: true };
-    }),
-  ),
+  setRole: ownerProcedure.input(z.object({ userId: id("usr"), role })).mutation(async ({ ctx, input }) => {
+    try {
+      await setMemberRole(ctx.db, ctx.org.id, input.userId, input.role);
+    } catch (error) {
+      if (error instanceof NotFoundError) throw new TRPCError({ code: "NOT_FOUND", message: "member not found" });
+      if (error instanceof LastOwnerError) throw new TRPCError({ code: "BAD_REQUEST", message: error.message });
+      throw error;
+    }
+    return { ok: true };
+  }),
   /** Links the member to their Slack user in the organisation's workspace (Slack approvals decide as them). */
   setSlackUser: ownerProcedure
     .input(z.object({ userId: id("usr"), slackUserId: z.string().regex(/^[UW][A-Z0-9]{2,20}$/, "a Slack user id (U...)").nullable() }))
