@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+// The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createAutomation, parseGraph, triggerSettings, upsertMember } from "@holdfast/core";
