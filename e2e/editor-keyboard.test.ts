@@ -1,4 +1,5 @@
 /// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
