@@ -8,23 +8,18 @@ import { WaitRuleWidget } from "./wait-rule";
 import {
   ApproversWidget,
   BooleanWidget,
-  ConditionWidget,
   ConnectionWidget,
-  DeclaredFieldsWidget,
   DurationWidget,
   type FormContext,
-  IdFieldWidget,
-  JsonWidget,
-  KeyValuesWidget,
   NumberWidget,
-  PayloadPathWidget,
   SelectWidget,
   StepWidget,
   TemplateWidget,
   TextWidget,
   type WidgetProps,
-  ZoneWidget,
 } from "./widgets";
+import { ConditionWidget, JsonWidget, KeyValuesWidget } from "./structured-widgets";
+import { DeclaredFieldsWidget, IdFieldWidget, PayloadPathWidget, ZoneWidget } from "./payload-widgets";
 
 /**
  * A step's settings as a form, generated from its kind module's fields and validated with its zod schema

@@ -4,7 +4,8 @@ import { ruleWords, type WaitRule, weekdayNames, zoneWords } from "@holdfast/cor
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTRPC } from "../../server/trpc/client";
-import { DurationWidget, type WidgetProps, ZoneWidget } from "./widgets";
+import { ZoneWidget } from "./payload-widgets";
+import { DurationWidget, type WidgetProps } from "./widgets";
 
 const kinds: { value: WaitRule["kind"]; label: string }[] = [
   { value: "next_weekday", label: "Until a time on the next weekday" },
