@@ -1,4 +1,4 @@
-import { ensurePublished } from "@holdfast/cli/seed";
+import { publishBenchAutomation } from "./publish";
 import { type Graph, parseGraph, startRun } from "@holdfast/core";
 import { createDb, type Db } from "@holdfast/db";
 import { createWakePublisher } from "@holdfast/queue";
@@ -94,7 +94,7 @@ function spawnApps(s: HoldfastScenario, env: HoldfastEnv): AppProcess[] {
 export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promise<RaceResult> {
   const db: Db = createDb(env.url, { poolSize: 8, applicationName: "holdfast-start" });
   const slug = `${s.step}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
-  await ensurePublished(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
+  await publishBenchAutomation(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
   const apps = spawnApps(s, env);
   // The webhook route's way of telling lane workers of first steps (apps/web/src/server/db.ts wakePublisher).
   const wake = s.sweepOnly || s.startsNotify ? undefined : createWakePublisher({ redisUrl: env.redisUrl, prefix: env.redisPrefix });

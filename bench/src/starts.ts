@@ -1,4 +1,4 @@
-import { ensurePublished } from "@holdfast/cli/seed";
+import { publishBenchAutomation } from "./publish";
 import { startRun } from "@holdfast/core";
 import { createDb } from "@holdfast/db";
 import { createWakePublisher } from "@holdfast/queue";
@@ -69,7 +69,7 @@ async function startsRow(o: Parameters<typeof measureStarts>[0], how: StartsRow[
       await l.client.query(`LISTEN ${l.channel}`);
     }
     if (wake && !(await wake.whenConnected(10_000))) throw new Error("Redis did not answer");
-    await ensurePublished(warm, { orgSlug: "bench", orgName: "Bench", automationSlug: "starts", automationName: "starts", graph: chainGraph("http", 10, "http://127.0.0.1:9/") });
+    await publishBenchAutomation(warm, { orgSlug: "bench", orgName: "Bench", automationSlug: "starts", automationName: "starts", graph: chainGraph("http", 10, "http://127.0.0.1:9/") });
     const start = (i: number, on = db) =>
       startRun(
         on,

@@ -1,5 +1,5 @@
 // The parts of @holdfast/testkit the soak reuses (its servers and process supervisor), in one place.
-export { ensurePublished as ensurePublishedAutomation } from "@holdfast/cli/seed";
+export { publishBenchAutomation as ensurePublishedAutomation } from "../publish";
 export {
   type CrmTarget,
   type HttpTarget,

@@ -1,4 +1,4 @@
-import { ensurePublished } from "@holdfast/cli/seed";
+import { publishBenchAutomation } from "../publish";
 import { parseGraph, queueForTopic } from "@holdfast/core";
 import type { Db } from "@holdfast/db";
 import { createPublisher } from "@holdfast/queue";
@@ -44,7 +44,7 @@ export async function createOrgs(db: Db, orgs: number, waits: number, spreadSeco
   for (let i = 0; i < orgs; i++) {
     const slug = `spike-${String(i).padStart(3, "0")}`;
     const n = i === 0 ? big : Math.floor(rest / (orgs - 1)) + (i - 1 < rest % (orgs - 1) ? 1 : 0);
-    const p = await ensurePublished(db, { orgSlug: slug, orgName: slug, automationSlug: "nine", automationName: "09:00", graph: spikeGraph(spreadSeconds) });
+    const p = await publishBenchAutomation(db, { orgSlug: slug, orgName: slug, automationSlug: "nine", automationName: "09:00", graph: spikeGraph(spreadSeconds) });
     out.push({ slug, orgId: p.orgId, automationId: p.automationId, versionId: p.versionId, waits: n });
   }
   return out;
