@@ -32,7 +32,7 @@ export async function RetryActions({ run, canAct }: { run: RetryActionsRun; canA
             <form action={retryAction}>
               <input type="hidden" name="runId" value={run.id} />
               <input type="hidden" name="orgId" value={run.orgId} />
-              <button type="submit" className="primary" title="The failed step is tried again in this run, with the same key, so the provider still acts once">
+              <button type="submit" className="primary" title="The failed step is tried again in this run, marked as the same request, so a service that recognises repeats still acts once">
                 Retry from the failed step
               </button>
             </form>

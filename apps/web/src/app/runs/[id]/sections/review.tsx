@@ -2,7 +2,7 @@ import type { StepView } from "../../../../server/runs";
 import { resolveAction, reviewStoppedAction } from "../actions";
 import type { RunRef } from "./words";
 
-/** A step parked as needs review: the resolve form (mark done, send again with the same key, abandon). */
+/** A step parked as needs review: the resolve form (mark done, send again marked as the same request, abandon). */
 export function NeedsReview({ step, canAct, hidden }: { step: StepView; canAct: boolean; hidden: RunRef }) {
   return (
     <div className="review" data-review={step.id}>
@@ -21,7 +21,7 @@ export function NeedsReview({ step, canAct, hidden }: { step: StepView; canAct: 
               It happened: mark done
             </button>
             <button type="submit" name="action" value="retry">
-              It did not: send again (same key)
+              It did not: send again (marked as the same request)
             </button>
             <button type="submit" name="action" value="abandon" className="danger">
               Abandon the step
