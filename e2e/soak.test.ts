@@ -8,7 +8,9 @@ import { expect, it } from "vitest";
  * The chaos soak, small (`pnpm soak --runs 200`): every process kind killed and frozen, PostgreSQL and Redis
  * restarted (the soak's own instances, not the machine's), wake-ups dropped, repeated and delayed, while webhook
  * deliveries, approvals and replies come in; then every invariant is checked. The seed is printed (SOAK_SEED=n to
- * replay one). Needs the built web app (apps/web/.next), which it copies under the web lock.
+ * replay one). Needs the built web app (apps/web/.next), which it copies under the web lock. Runs settle within a
+ * minute here; the drain bound (300 s) and the soak's own bound (780 s) sit below this test's timeout, so a soak that
+ * stalls reports which runs did not settle and in which stage it stopped.
  */
 const runs = Number(process.env.SOAK_RUNS ?? 200);
 const seed = Number(process.env.SOAK_SEED ?? randomInt(1, 2 ** 31 - 1));
@@ -23,7 +25,7 @@ interface Result {
 }
 
 it(`soak: ${runs} runs under every kind of fault (seed ${seed}) break no invariant`, async () => {
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), "--runs", String(runs), "--seed", String(seed), "--rate", "5"], {
+  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), "--runs", String(runs), "--seed", String(seed), "--rate", "5", "--drain-seconds", "300", "--max-seconds", "780"], {
     cwd: repoRoot,
     env: process.env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,6 +1,7 @@
-// pnpm soak [--runs N] [--seed S] [--rate R] [--drain-seconds D] [--keep] [--verbose] [--report FILE]: the chaos soak
+// pnpm soak [--runs N] [--seed S] [--rate R] [--drain-seconds D] [--max-seconds M] [--keep] [--verbose] [--report FILE]: the chaos soak
 // (bench/src/soak/soak.ts). --report writes the report with its whole timeline (CPU shares every 10 s) to FILE.
-// Prints the report and, last, one line `SOAK_RESULT <json>`; exits 1 when an invariant broke.
+// Prints the report and, last, one line `SOAK_RESULT <json>`; exits 1 when an invariant broke or the soak stalled
+// (--max-seconds, default the drain bound plus 600: it then says in which stage).
 import { randomInt } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -16,6 +17,7 @@ const { values } = parseArgs({
     seed: { type: "string" },
     rate: { type: "string" },
     "drain-seconds": { type: "string", default: "900" },
+    "max-seconds": { type: "string" },
     "pg-restarts": { type: "string" },
     "redis-restarts": { type: "string" },
     "per-kind": { type: "string" },
@@ -45,6 +47,12 @@ const result = await runSoak({
   seed,
   rate,
   drainSeconds: int("drain-seconds", values["drain-seconds"], 10) as number,
+  ...(values["max-seconds"] ? { maxSeconds: int("max-seconds", values["max-seconds"], 60) as number } : {}),
+  onStall: (stalled) => {
+    console.log(formatReport(stalled, { fullTimeline: false }));
+    console.log(`SOAK_RESULT ${JSON.stringify(stalled)}`);
+    process.exit(1);
+  },
   ...(values["pg-restarts"] ? { pgRestarts: int("pg-restarts", values["pg-restarts"], 0) as number } : {}),
   ...(values["redis-restarts"] ? { redisRestarts: int("redis-restarts", values["redis-restarts"], 0) as number } : {}),
   ...(values["per-kind"] ? { perKind: int("per-kind", values["per-kind"], 0) as number } : {}),

@@ -35,6 +35,13 @@ export interface SoakOptions {
   /** Print each fault as it happens. */
   verbose?: boolean;
   log?: (line: string) => void;
+  /**
+   * The whole soak's bound in seconds (default: the drain bound plus 10 minutes). Past it the soak stops where it is,
+   * says in which stage, and hands its result to `onStall` (the command prints it and exits), so a soak that hangs
+   * still reports what it saw instead of being cut off by its caller's timeout.
+   */
+  maxSeconds?: number;
+  onStall?: (result: SoakResult) => void;
 }
 
 export interface SoakResult {
@@ -100,6 +107,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     dir: null,
   };
   let fleet: Member[] = [];
+  let stage = "starting PostgreSQL, Redis and the stand-ins";
+  const maxSeconds = o.maxSeconds ?? o.drainSeconds + 600;
+  const watchdog = setTimeout(async () => {
+    result.error = `the soak stalled while ${stage}: not done ${maxSeconds} s after it began`;
+    log(`soak: ${result.error}`);
+    keepLogs(dir, fleet);
+    await Promise.race([cleanup(), sleep(30_000)]);
+    result.timing.totalSeconds = (Date.now() - started) / 1000;
+    o.onStall?.(result);
+  }, maxSeconds * 1000);
+  watchdog.unref();
   try {
     // Infrastructure of our own: restarting it disturbs no one else's tests.
     const [pgPort, redisPort, web1, web2, mailInPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
@@ -151,6 +169,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       queueFaults: { preload: queueFaultPreload, env: { SOAK_QUEUE_SEED: String(o.seed), SOAK_QUEUE_LOG: queueLog } },
     });
     cleanups.push(() => stopFleet(fleet));
+    stage = "waiting for every process to answer";
     await Promise.all(fleet.map((m) => m.ready()));
     log(`soak: ${fleet.length} processes ready after ${((Date.now() - started) / 1000).toFixed(1)} s: ${fleet.map((m) => m.label).join(", ")}`);
 
@@ -173,6 +192,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.faults.planned = tally(schedule.map((f) => f.kind));
     log(`soak: ${schedule.length} faults planned over ${(loadMs / 1000).toFixed(0)} s: ${JSON.stringify(result.faults.planned)} (${perKind} kills and ${perKind} freezes per process kind)`);
 
+    stage = "sending the load and injecting the faults";
     const t0 = Date.now();
     const watch = watchFleet(fleet, new Map(webs.map((base, i) => [`web-${i + 1}`, base])), t0);
     cleanups.push(() => watch.stop());
@@ -199,6 +219,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.timing.lastFaultSeconds = lastFaultMs / 1000;
     log(`soak: faults over at ${(lastFaultMs / 1000).toFixed(1)} s`);
 
+    stage = "waiting for the runs to settle";
     // Drain: every delivery acknowledged and every run final or parked, within the bound after the last fault.
     const deadline = t0 + lastFaultMs + o.drainSeconds * 1000;
     const check = new pg.Client({ connectionString: d.adminUrl });
@@ -226,6 +247,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       }
       if (Date.now() > deadline) {
         log(`soak: not drained ${o.drainSeconds} s after the last fault: ${rows[0].moving} runs still moving, ${rows[0].owed} Slack posts or updates owed, ${load.deliveries.length - acked} deliveries unacknowledged`);
+        for (const line of await stuckRuns(check, d.automationId)) log(`  ${line}`);
         break;
       }
       await sleep(500);
@@ -236,8 +258,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.ownExits = ownExits(fleet);
     result.faults.killsSeen = fleet.reduce((n, m) => n + m.proc.kills(), 0);
     result.answers = answersOverTime(load.deliveries);
+    stage = "stopping the senders and the approvers";
     load.stop();
     await humans.stop();
+    stage = "checking the invariants";
 
     const checked = await checkInvariants({
       root,
@@ -264,14 +288,39 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.error = (error as Error).stack ?? String(error);
     log(`soak failed: ${result.error}`);
   } finally {
-    if (fleet.length) {
-      mkdirSync(join(dir, "logs"), { recursive: true });
-      for (const m of fleet) writeFileSync(join(dir, "logs", `${m.label}.log`), m.proc.output());
-    }
+    stage = "stopping the deployment";
+    keepLogs(dir, fleet);
     await cleanup();
+    clearTimeout(watchdog);
     result.timing.totalSeconds = (Date.now() - started) / 1000;
   }
   return result;
+}
+
+function keepLogs(dir: string, fleet: Member[]): void {
+  if (!fleet.length) return;
+  mkdirSync(join(dir, "logs"), { recursive: true });
+  for (const m of fleet) writeFileSync(join(dir, "logs", `${m.label}.log`), m.proc.output());
+}
+
+/** The runs that did not settle, each with its steps that are not final: what an operator would look at first. */
+async function stuckRuns(check: pg.Client, automationId: string): Promise<string[]> {
+  const { rows } = await check
+    .query(
+      `SELECT r.id, r.status,
+              coalesce(string_agg(s.node_id || ' ' || s.status || ' attempt ' || s.attempt ||
+                       CASE WHEN s.status IN ('done', 'failed') THEN ' not advanced' ELSE '' END ||
+                       ' available in ' || to_char(s.available_at - now(), 'HH24:MI:SS') ||
+                       coalesce(' lease left ' || to_char(s.lease_until - now(), 'HH24:MI:SS'), ''), '; '), 'no open step') AS steps
+       FROM runs r
+       LEFT JOIN steps s ON s.run_id = r.id AND (s.status NOT IN ('done', 'failed', 'cancelled') OR s.advanced_at IS NULL)
+       WHERE r.automation_id = $1 AND r.status = 'running'
+         AND NOT EXISTS (SELECT 1 FROM steps p WHERE p.run_id = r.id AND p.status = 'parked')
+       GROUP BY r.id, r.status ORDER BY r.id LIMIT 10`,
+      [automationId],
+    )
+    .catch((e: Error) => ({ rows: [{ id: "?", status: "?", steps: `could not read: ${e.message}` }] }));
+  return rows.map((r) => `run ${r.id} ${r.status}: ${r.steps}`);
 }
 
 function tally(items: string[]): Record<string, number> {
