@@ -42,7 +42,7 @@ export { leaderLeasesCurrent, leaderLeasesRelease } from "./sql/leader-leases";
 export { runEventsForRun, type TimelineEntry } from "./sql/run-events";
 export { GraphCache } from "./versions/graph-cache";
 export * from "./versions/graph";
-export { decide, isTerminal, maxInlineHops, type Command, type RunState, type StepState } from "./walk/walk";
+export { type Command, type RunState } from "./walk/plan";
 export { evaluate, type WalkContext } from "./walk/condition";
 export * from "./process";
 export { heldWords, runStatusWords } from "./runs/status-words";

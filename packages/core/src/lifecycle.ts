@@ -10,7 +10,6 @@ export {
   decideLifecycle,
   deliveryGate,
   describeLifecycle,
-  holdsWalk,
   LifecycleRefusedError,
   lifecycleOf,
   pausedRetryAfterSeconds,
@@ -21,6 +20,7 @@ export {
   type PauseMode,
   type PauseRuns,
 } from "./automations/lifecycle";
+export { holdsWalk } from "./walk/plan";
 export { countRunsToStop, stopAllRuns, stopBatchSize, type StopOutcome } from "./runs/stop-all";
 export { decideRetry, rerunRun, retryFromFailedStep, type RetryDecision, type RetryOutcome } from "./runs/retry-run";
 export { runsRerunOf, runsReruns } from "./sql/runs";

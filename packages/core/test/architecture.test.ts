@@ -216,3 +216,30 @@ describe("dependencies inside core", () => {
     expect(reached).toEqual([]);
   });
 });
+
+describe("one path from an event to rows", () => {
+  const walkModule = join(core, "walk/walk.ts");
+  const door = join(core, "walk/plan.ts");
+
+  it("the walk (walk/walk.ts) is imported by walk/plan.ts alone, the walk's one door", () => {
+    const importers = [...graph].filter(([file, imports]) => file !== door && imports.some(({ to }) => to === walkModule)).map(([file]) => relative(core, file));
+    expect(importers).toEqual([]);
+  });
+
+  it("decide() is called in walk/plan.ts and nowhere else", () => {
+    const calls = sourceFiles(core).flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (/(^|[^\w.])decide\(/.test(line) && !/function decide\(/.test(line) ? [`${relative(core, file)}:${i + 1}`] : [])),
+    );
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((c) => c.startsWith("walk/plan.ts:")), calls.join("\n")).toBe(true);
+  });
+
+  it("the applier carries out commands and never walks: apply/ imports nothing from walk/ but the commands' type", () => {
+    const wrong = [...graph]
+      .filter(([file]) => concernOf(file) === "apply")
+      .flatMap(([file, imports]) => imports.filter(({ to, typeOnly }) => concernOf(to) === "walk" && !typeOnly).map(({ to }) => `${relative(core, file)} -> ${relative(core, to)}`));
+    expect(wrong).toEqual([]);
+  });
+});

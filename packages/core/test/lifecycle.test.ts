@@ -1,7 +1,8 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changeLifecycle, decideLifecycle, deliveryGate, holdsWalk, type LifecycleState } from "../src/automations/lifecycle";
+import { changeLifecycle, decideLifecycle, deliveryGate, type LifecycleState } from "../src/automations/lifecycle";
+import { holdsWalk } from "../src/walk/plan";
 import { countRunsToStop, stopAllRuns } from "../src/runs/stop-all";
 import { lanes, type RunWake } from "../src/catalog";
 import { advanceRun } from "../src/engine/advance";

@@ -14,7 +14,8 @@ import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
 import type { PlanRows } from "../src/sql/plan-rows";
 import { effectKinds } from "../src/kinds/registry";
-import { rowsAfterSettle, stepsAfterSettle } from "../src/apply/inline";
+import { stepsAfterSettle } from "../src/apply/inline";
+import { walkOnAfterSettle } from "../src/steps/walk-on";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -387,9 +388,9 @@ describe("the run's steps a chained step starts from", () => {
     if (!step) throw new Error("no claim");
     const graph = await graphs.get(t.db, step.orgId, step.versionId);
     const own = { status: "done" as const, output, error: null };
-    const plan = rowsAfterSettle(graph, step, own, "w1", { lane: "io", leaseMs: 30_000 });
-    if (!plan) throw new Error("no walk");
-    return { step, own, plan };
+    const advance = walkOnAfterSettle(graph, step, own, "w1", { lane: "io", leaseMs: 30_000 });
+    if (!advance) throw new Error("no walk");
+    return { step, own, plan: advance.rows };
   };
 
   it("are what a read of the table gives right after the settle, key order included", async () => {

@@ -12,7 +12,7 @@ import { timersInsert } from "../sql/timers";
 import { timerFor } from "../timers/plan";
 import { unknownZoneEvent } from "../timers/zone-warning";
 import type { Graph } from "../versions/graph";
-import type { Command } from "../walk/walk";
+import type { Command } from "../walk/plan";
 import type { StepInsert } from "../sql/plan-rows";
 import { prepare, type ScheduledStep } from "./rows";
 

@@ -4,46 +4,41 @@ import type { PlanRows } from "../sql/plan-rows";
 import type { RunEventRow } from "../sql/run-events";
 import { asJsonb } from "../json";
 import type { ClaimedStep, StepRow } from "../sql/steps";
-import type { Graph } from "../versions/graph";
-import { planAfterSettle, planAtStart, type Settled } from "../walk/plan";
+import type { Command } from "../walk/plan";
 import { prepare, statementRows } from "./rows";
 
 /**
- * The walks applied by one statement instead of the engine's transaction: the applier's rows for them, or null when
- * the engine must walk (the walk needs the database: a timer, an approval, steps to close).
+ * Walks applied by one statement instead of the engine's transaction: the rows for the walk's commands (made by
+ * walk/plan.ts, never here), or null when they need the transaction (a timer, an approval, steps to close).
  */
 
+/** A settled step as its worker reports it. */
+export interface SettledStep {
+  status: "done" | "failed";
+  output: unknown;
+  error: unknown;
+}
+
 /** A start's first walk, after its `run.started` row: what holdfast_run_start inserts with the run. */
-export function rowsAtStart(graph: Graph, run: { orgId: string; runId: string; input: unknown }, started: RunEventRow): PlanRows | null {
-  const commands = planAtStart(graph, run.input);
-  const rows = commands && statementRows(prepare(commands, { orgId: run.orgId, runId: run.runId, actor: "start" }), effectKinds());
+export function rowsAtStart(commands: Command[], run: { orgId: string; runId: string }, started: RunEventRow): PlanRows | null {
+  const rows = statementRows(prepare(commands, { orgId: run.orgId, runId: run.runId, actor: "start" }), effectKinds());
   if (!rows) return null;
   rows.events.unshift(started);
   return rows;
 }
 
 /**
- * A worker's walk after its step settled, from the run as its claim saw it: what holdfast_step_settle inserts if the
- * run has not changed since. `claim`: the first step on this lane comes already claimed by `worker` (local dispatch).
+ * A worker's walk after its step settled (walk/plan.ts planAfterSettle, from the run as its claim saw it): what
+ * holdfast_step_settle inserts if the run has not changed since. `claim`: the first step on this lane comes already
+ * claimed by `worker` (local dispatch).
  */
 export function rowsAfterSettle(
-  graph: Graph,
-  step: ClaimedStep,
-  settled: Omit<Settled, "stepId">,
+  commands: Command[],
+  step: Pick<ClaimedStep, "orgId" | "runId">,
   worker: string,
   claim: { lane: LaneName; leaseMs: number } | null,
 ): PlanRows | null {
-  const seen = {
-    id: step.runId,
-    status: "running" as const,
-    input: step.input,
-    cancelRequested: false,
-    steps: step.runSteps,
-    maxSteps: step.maxSteps ?? null,
-    expired: step.expired ?? false,
-  };
-  const commands = planAfterSettle(graph, seen, { ...settled, stepId: step.id });
-  return commands && statementRows(prepare(commands, { orgId: step.orgId, runId: step.runId, actor: worker, claim }), effectKinds());
+  return statementRows(prepare(commands, { orgId: step.orgId, runId: step.runId, actor: worker, claim }), effectKinds());
 }
 
 /**
@@ -55,7 +50,7 @@ export function rowsAfterSettle(
  * (walk/plan.ts planAfterSettle), and nothing changes such a step without moving seq. null when the walk inserted
  * more than the step it claimed (their order is the table's): the settle reads them.
  */
-export function stepsAfterSettle(step: ClaimedStep, settled: Omit<Settled, "stepId">, rows: PlanRows): StepRow[] | null {
+export function stepsAfterSettle(step: ClaimedStep, settled: SettledStep, rows: PlanRows): StepRow[] | null {
   const claim = rows.claim;
   const next = rows.steps[0];
   if (!claim || rows.steps.length !== 1 || next?.id !== claim.stepId) return null;

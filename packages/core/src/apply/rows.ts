@@ -5,7 +5,7 @@ import type { OutboxRow } from "../sql/outbox";
 import type { RunEventRow } from "../sql/run-events";
 import type { PlanRows, StepInsert } from "../sql/plan-rows";
 import type { Decision } from "../versions/graph";
-import type { Command } from "../walk/walk";
+import type { Command } from "../walk/plan";
 
 /**
  * The applier's first half, pure: a plan (the walk's commands) becomes the rows to write. The second half executes

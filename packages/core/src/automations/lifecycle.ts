@@ -11,7 +11,6 @@ import {
   type PauseRuns,
 } from "../sql/automations";
 import { runsHoldForAutomation, runsReleaseForAutomation } from "../sql/runs";
-import type { Command } from "../walk/walk";
 
 /**
  * An automation's lifecycle: active, paused or archived. The decisions here are pure (tested without a database);
@@ -106,17 +105,6 @@ export function deliveryGate(gate: DeliveryGate, automation: string, test: boole
   if (test || gate === "active") return { kind: "accept" };
   if (gate === "hold") return { kind: "hold" };
   return { kind: "refuse", error: new AutomationPausedError(automation) };
-}
-
-/**
- * A held run takes no next step: a walk that would schedule one is not applied at all (its settled step stays
- * unwalked, so the walk after Resume decides the same thing again). A cancel, or a walk that only ends the run,
- * goes ahead.
- */
-export function holdsWalk(held: boolean, commands: Command[]): boolean {
-  if (!held) return false;
-  if (commands.some((c) => c.type === "cancel_run")) return false;
-  return commands.some((c) => c.type === "schedule_step");
 }
 
 export interface LifecycleOutcome extends LifecycleState {

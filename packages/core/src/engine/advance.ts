@@ -1,14 +1,13 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import type { RunWake } from "../catalog";
 import { applyPlan, applyPlans, type RunPlan } from "../apply/apply";
-import { holdsWalk } from "../automations/lifecycle";
 import { crashpoint } from "../crash";
 import { outboxInsert, outboxWithdrawTimerWakes } from "../sql/outbox";
 import { type RunRow, runsLockForWalk, runsLockForWalkMany } from "../sql/runs";
 import { type StepRow, stepsForRun, stepsForRuns } from "../sql/steps";
 import type { Graph } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
-import { type Command, decide, isOpen, type RunState } from "../walk/walk";
+import { type Command, firstWalk, planForRun, type RunState } from "../walk/plan";
 
 export interface AdvanceResult {
   /** What the walk decided; empty when the wake-up was a duplicate or the run had nothing new. */
@@ -42,11 +41,14 @@ export async function advanceLocked(tx: Tx, graphs: GraphCache, run: RunRow, act
 }
 
 /**
- * The first walk of a run inserted in `tx` (its start, same transaction): it has no steps yet, so nothing is read.
- * The run's first steps, their wake-ups and timeline rows commit with the run row itself; no engine hop.
+ * The first walk of a run inserted in `tx` (its start, same transaction), made by the start before anything was
+ * written (walk/plan.ts planAtStart, once a start): it has no steps yet, so nothing is read. The run's first steps,
+ * their wake-ups and timeline rows commit with the run row itself; no engine hop.
  */
-export function walkStarted(tx: Tx, graph: Graph, run: RunRow, actor: string): Promise<AdvanceResult> {
-  return walkAndApply(tx, graph, run, [], actor);
+export async function applyFirstWalk(tx: Tx, graph: Graph, run: RunRow, walked: Command[], actor: string): Promise<AdvanceResult> {
+  const commands = firstWalk(walked, run.held ?? false);
+  await applyPlan(tx, graph, run, [], commands, actor);
+  return { commands: commands.map((c) => c.type), status: statusAfter(commands) };
 }
 
 async function walkAndApply(tx: Tx, graph: Graph, run: RunRow, steps: StepRow[], actor: string): Promise<AdvanceResult> {
@@ -103,14 +105,7 @@ function planWalk(graph: Graph, run: RunRow, steps: StepRow[]): Command[] {
     maxSteps: run.maxSteps ?? null,
     expired: run.expired ?? false,
   };
-  const commands = decide(graph, state);
-  // Held by its paused automation: nothing is applied, so the walk after Resume decides the same step again.
-  if (holdsWalk(run.held ?? false, commands)) return [];
-  if (commands.length === 0 && !steps.some((s) => isOpen(s.status))) {
-    // Nothing ready, nothing running, nothing new settled: this run has no way forward. Say so where a person sees it.
-    return [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
-  }
-  return commands;
+  return planForRun(graph, state, run.held ?? false);
 }
 
 function statusAfter(commands: Command[]): RunState["status"] {

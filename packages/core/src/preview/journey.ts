@@ -17,10 +17,10 @@ import { type PreviewInstant, previewWait } from "../timers/preview";
 import type { StepState } from "../types/steps";
 import type { Condition, Graph, GraphNode } from "../versions/graph";
 import { readPath } from "../walk/condition";
-import { decide, type RunState } from "../walk/walk";
+import { planPreviewTurn, type RunState } from "../walk/plan";
 
 /**
- * The editor's preview: a run of a graph with a sample, walked by the walk itself (`decide`), with every step's
+ * The editor's preview: a run of a graph with a sample, walked by the walk itself (walk/plan.ts planPreviewTurn), with every step's
  * settle simulated instead of performed. Each step says what it would do (the email as renderEmail renders it, the
  * request a connector would send, a wait's instants from the timers' own schedule), and every template reference
  * with no value in the sample is named. Pure: no database, no network, no clock (`now` is a parameter).
@@ -141,7 +141,7 @@ export function previewJourney(
   const run: RunState = { id: "(preview)", status: "running", input: sample.input, cancelRequested: false, steps: [], maxSteps: previewStepLimit };
   let outcome: JourneyPreview["outcome"] | null = null;
   for (let turn = 0; turn <= previewStepLimit && !outcome; turn++) {
-    const commands = decide(graph, run);
+    const commands = planPreviewTurn(graph, run);
     if (commands.length === 0) outcome = { kind: "cut", words: "The preview cannot go on from here." };
     for (const c of commands) {
       if (c.type === "mark_advanced") {

@@ -24,7 +24,7 @@ import type { GraphCache } from "../versions/graph-cache";
 import { timersPending, timersReschedule, timersUnfiredForStep } from "../sql/timers";
 import { canonicalJson } from "../json";
 import { instantFor } from "../timers/plan";
-import { decide, scheduleAt } from "../walk/walk";
+import { planForRun, planStepAt } from "../walk/plan";
 
 /**
  * Moving in-flight runs of one published version to another, as an explicit step after publishing. The plan maps
@@ -211,7 +211,7 @@ async function migrateOne(
     await runsRequestCancel(tx, orgId, runId, `migration to version ${input.toVersion}: step ${from} was removed`);
     await event("run.migration_cancelled", {});
     const graph = await graphs.get(tx, orgId, v.fromId);
-    await applyPlan(tx, graph, { ...run, cancelRequested: true }, steps, decide(graph, { id: run.id, status: "running", input: run.input, cancelRequested: true, steps }), by);
+    await applyPlan(tx, graph, { ...run, cancelRequested: true }, steps, planForRun(graph, { id: run.id, status: "running", input: run.input, cancelRequested: true, steps }, false), by);
     return "cancelled";
   }
   // Renamed steps keep their history under the new id (templates in the new version read `steps.<new id>`).
@@ -233,7 +233,7 @@ async function migrateOne(
     await approvalsCancelPendingForMigration(tx, orgId, runId);
     const moved: RunRow = { ...run, versionId: v.toId };
     const now = await stepsForRun(tx, orgId, runId);
-    const command = scheduleAt(v.toGraph, { id: runId, status: "running", input: run.input, cancelRequested: false, steps: now }, landing.to);
+    const command = planStepAt(v.toGraph, { id: runId, status: "running", input: run.input, cancelRequested: false, steps: now }, landing.to);
     if (!command) throw new HoldfastError("invalid_migration", `"${landing.to}" is not a step`);
     await applyPlan(tx, v.toGraph, moved, now, [command], by);
   }

@@ -12,7 +12,7 @@ import { runsForRerun, runsLockForRetry, runsReopenFailed, type RunForRetry } fr
 import { stepsFailedAt, stepsReopenFailed } from "../sql/steps";
 import { startRun, type StartOutcome } from "../start/start-run";
 import { operatorAuth } from "../start/trigger-auth";
-import { scheduleAt } from "../walk/walk";
+import { planStepAt } from "../walk/plan";
 import type { GraphCache } from "../versions/graph-cache";
 import { ActionRefusedError } from "./resolve";
 
@@ -87,7 +87,7 @@ export async function retryFromFailedStep(db: Db, graphs: GraphCache, r: { orgId
     if (decision.forgetEffect) await effectsForgetFailure(tx, r.orgId, key);
     // A fresh round of attempts, as many as the step's kind and config allow (what the walk would schedule).
     const graph = await graphs.get(tx, r.orgId, run.versionId);
-    const attempts = scheduleAt(graph, { id: r.runId, status: "running", input: run.input, cancelRequested: false, steps: [] }, step.nodeId)?.maxAttempts ?? 1;
+    const attempts = planStepAt(graph, { id: r.runId, status: "running", input: run.input, cancelRequested: false, steps: [] }, step.nodeId)?.maxAttempts ?? 1;
     if (!(await runsReopenFailed(tx, r.orgId, r.runId))) throw new ActionRefusedError("the run changed while retrying: reload and try again");
     if (!(await stepsReopenFailed(tx, step.id, attempts))) throw new ActionRefusedError("the step changed while retrying: reload and try again");
     await runEventsInsert(tx, [

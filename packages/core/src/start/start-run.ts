@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { type Db, inTx, prismaSql, sqlOf, type Tx } from "@holdfast/db";
+import { type Db, inTx, sqlOf, type Tx } from "@holdfast/db";
 import type { WakePublisher } from "@holdfast/queue";
 import { crashpoint } from "../crash";
 import { changeContactZone } from "../timers/contact-zone";
@@ -15,13 +15,15 @@ import {
 } from "../sql/automations";
 import { contactsIdByEmail } from "../sql/contacts";
 import { rowsAtStart } from "../apply/inline";
+import { movesOn, planAtStart, type Command } from "../walk/plan";
 import { newRunId } from "../apply/rows";
-import { walkStarted } from "../engine/advance";
+import { applyFirstWalk } from "../engine/advance";
 import { runEventsInsert } from "../sql/run-events";
 import { contactsResolve, runsInsertIfNew, runsInsertWithinWindow, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
+import type { PlanRows } from "../sql/plan-rows";
 import { testRunsInsert } from "../sql/test-runs";
 import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
-import { triggerOf } from "../versions/graph";
+import { type Graph, triggerOf } from "../versions/graph";
 import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
 import { triggerPayload } from "./payload";
 import { contactOf } from "./contact-of";
@@ -161,10 +163,40 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   return started.outcome;
 }
 
+/** What a start knows once its request is admitted: the run to insert, its first walk, and how to record it. */
+interface StartPlan {
+  request: StartRequest;
+  target: StartTarget;
+  graph: Graph;
+  body: unknown;
+  version: number;
+  /** The automation is paused with "hold": the run is accepted and held (re-checked under a lock in the transaction). */
+  hold: boolean;
+  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown };
+  /** An identical-submission key's window: which generation is the run is the database's to decide (in a transaction). */
+  windowHours: number | undefined;
+  contact: ReturnType<typeof contactOf>;
+  eventData: Record<string, unknown>;
+  /** The run's first walk (walk/plan.ts planAtStart), made once, whichever way the start is written. */
+  walked: Command[];
+  delivery: {
+    status: typeof deliveryStatus;
+    webhookId: string | null;
+    contentType: string | null;
+    bodyBytes: number;
+    sampleIfNone: boolean;
+    prune: boolean;
+  } | null;
+}
+
 /**
- * A start against `target`. A kept one (`kept`: its statement's sending is marked there) is used only where one
- * statement checks it: this answers null, having written nothing, when that statement finds it stale or when the
- * start needs another path; the caller reads again then, and after anything this throws before the statement.
+ * A start against `target`, one path whatever the start: the request is admitted (credentials, body, version,
+ * lifecycle), the first walk is made once, and the start is written either as one statement (holdfast_run_start, with
+ * the delivery row; only where the walk's rows fit it and nothing needs a transaction) or in the engine's transaction
+ * (a first walk that waits on the database clock, a held start, a windowed key, a test run, a rerun, a contact that
+ * moves zone). A kept target (`attempt`: its statement's sending is marked there) is used only by the one statement,
+ * which checks it: this answers null, having written nothing, when that statement finds it stale or the start needs
+ * the transaction; the caller reads again then, and after anything this throws before the statement.
  */
 async function startFrom(
   db: Db,
@@ -175,11 +207,43 @@ async function startFrom(
   attempt: { sent: boolean } | null,
   prune: (orgId: string) => boolean,
 ): Promise<{ outcome: StartOutcome; oneStatement: boolean } | null> {
-  const kept = attempt !== null;
-  // Credentials before anything else about the automation is revealed or written.
+  const plan = await admit(db, request, target, prune);
+  const runId = newRunId();
+  const started = { orgId: target.orgId, runId, type: "run.started", data: plan.eventData };
+  const statementFits = !plan.hold && !request.test && !request.rerun && plan.windowHours === undefined && movesOn(plan.walked);
+  const rows = statementFits ? rowsAtStart(plan.walked, { orgId: target.orgId, runId }, started) : null;
+  if (attempt && !rows) return null; // only the one statement checks a kept target
+
+  let result: { runId: string; inserted: boolean } | null = null;
+  let announce: (() => void) | undefined;
+  if (rows) {
+    const written = await startInOneStatement(sql, plan, runId, rows, options, attempt);
+    if (written === "stale") return null;
+    if (written === "contact_moves") {
+      // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too
+      // (and its trigger NOTIFYs). A kept target is not checked there: read again first.
+      if (attempt) return null;
+    } else {
+      result = written.started;
+      announce = written.announce;
+    }
+  }
+  result ??= await inTx(db, (tx) => startInTx(tx, plan));
+  // Committed. A start that sent no NOTIFY announces its first steps now; a death before (here) leaves them to the
+  // relay's poll after its grace.
+  crashpoint("start.after_commit");
+  announce?.();
+  return { outcome: { runId: result.runId, duplicate: !result.inserted, version: plan.version }, oneStatement: rows !== null };
+}
+
+/**
+ * Admits a request against its target, before anything is written: credentials first (nothing else about the
+ * automation is revealed before them), then the body, the published version and the lifecycle; then the run's start
+ * key, contact and first walk. A refusal thrown here on a kept target is decided again on a fresh read.
+ */
+async function admit(db: Db, request: StartRequest, target: StartTarget, prune: (orgId: string) => boolean): Promise<StartPlan> {
   const credentials = { mode: target.triggerAuth, signingSecrets: target.signingSecrets, urlTokens: target.urlTokens };
   authenticateTrigger(credentials, request.auth, request, target.now);
-  // Only now is the body parsed and checked (a refusal here is decided again on a fresh read, as any other).
   const body = bodyOf(request);
   if (hasUnstorableText(body)) throw new InvalidPayloadError("the body contains U+0000 or an unpaired surrogate, which cannot be stored");
   const { versionId, version } = target;
@@ -187,173 +251,178 @@ async function startFrom(
   // Paused or archived (lifecycle.ts): refused here, after the credential check, before anything is written.
   const gate = deliveryGate(target.gate, request.automationSlug, request.test !== undefined);
   if (gate.kind === "refuse") throw gate.error;
-  const hold = gate.kind === "hold";
-  // What the statement checks of a kept target: its fingerprint, and a signed request's timestamp by the database clock.
-  const sentAt = request.auth.kind === "http" && target.triggerAuth === "signed" ? Number(request.headers["webhook-timestamp"]) : null;
-  const guard: StartTargetGuard | undefined = kept
-    ? {
-        orgSlug: request.orgSlug,
-        automationSlug: request.automationSlug,
-        fingerprint: target.fingerprint,
-        signedAt: sentAt,
-        toleranceSeconds: signatureToleranceSeconds,
-      }
-    : undefined;
-
   // (A kept target's version may be gone with its automation: the caller reads again, and the fresh answer says so.)
   const graph = await startGraphs.get(db, target.orgId, versionId);
-  const plan = request.test
-    ? { key: `${target.automationId}:test:${randomUUID()}` }
-    : request.rerun
-      ? { key: `${target.automationId}:rerun:${request.rerun.of}:${request.rerun.requestKey}` }
-      : planStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body }, target.triggerAuth);
-  const startKey = plan.key;
-  // An identical-submission key with a window: which generation is the run is the database's to decide, in the
-  // engine's transaction (runsInsertWithinWindow).
-  const windowHours = plan.windowHours;
+  const key = startKeyOf(request, target, graph, body);
   const contact = contactOf(triggerOf(graph).config, body);
   const eventData = {
-    startKey,
+    startKey: key.key,
     via: request.via,
     version,
     ...(contact ? { contact: contact.email } : {}),
     ...(request.test ? { test: true, by: request.test.by } : {}),
     ...(request.rerun ? { rerunOf: request.rerun.of, by: request.rerun.by } : {}),
   };
-  const run = { orgId: target.orgId, automationId: target.automationId, versionId, startKey, input: body };
-  // The first walk as the rows one statement inserts with the run (apply/), or null when it needs the transaction.
-  const runId = newRunId();
-  const rows = rowsAtStart(graph, { orgId: run.orgId, runId, input: body }, { orgId: run.orgId, runId, type: "run.started", data: eventData });
-  const delivery = request.delivery
+  return {
+    request,
+    target,
+    graph,
+    body,
+    version,
+    hold: gate.kind === "hold",
+    run: { orgId: target.orgId, automationId: target.automationId, versionId, startKey: key.key, input: body },
+    windowHours: key.windowHours,
+    contact,
+    eventData,
+    walked: planAtStart(graph, body),
+    delivery: request.delivery
+      ? {
+          status: deliveryStatus,
+          webhookId: request.headers["webhook-id"]?.slice(0, 300) ?? null,
+          contentType: request.delivery.contentType,
+          bodyBytes: request.delivery.bodyBytes ?? 0,
+          sampleIfNone: target.needsSample,
+          prune: prune(target.orgId),
+        }
+      : null,
+  };
+}
+
+/** The run's start key: fresh for a test run and for each rerun request, else from the trigger's rule (start-key.ts). */
+function startKeyOf(request: StartRequest, target: StartTarget, graph: Graph, body: unknown): { key: string; windowHours?: number } {
+  if (request.test) return { key: `${target.automationId}:test:${randomUUID()}` };
+  if (request.rerun) return { key: `${target.automationId}:rerun:${request.rerun.of}:${request.rerun.requestKey}` };
+  return planStartKey(target.automationId, triggerOf(graph).config, { webhookId: request.headers["webhook-id"], body }, target.triggerAuth);
+}
+
+/**
+ * The one-statement start: holdfast_run_start with the walk's rows (and the delivery row), checked against a kept
+ * target by its guard. "stale": the kept target no longer holds (nothing written); "contact_moves": the payload
+ * moves its contact to another zone, which only the transaction carries (nothing committed).
+ */
+async function startInOneStatement(
+  sql: ReturnType<typeof sqlOf>,
+  plan: StartPlan,
+  runId: string,
+  rows: PlanRows,
+  options: StartOptions,
+  attempt: { sent: boolean } | null,
+): Promise<{ started: { runId: string; inserted: boolean }; announce?: () => void } | "stale" | "contact_moves"> {
+  const { request, target, run, contact, eventData, delivery } = plan;
+  // What the statement checks of a kept target: its fingerprint, and a signed request's timestamp by the database clock.
+  const guard: StartTargetGuard | undefined = attempt
     ? {
-        status: deliveryStatus,
-        webhookId: request.headers["webhook-id"]?.slice(0, 300) ?? null,
-        contentType: request.delivery.contentType,
-        bodyBytes: request.delivery.bodyBytes ?? 0,
-        sampleIfNone: target.needsSample,
-        prune: prune(target.orgId),
+        orgSlug: request.orgSlug,
+        automationSlug: request.automationSlug,
+        fingerprint: target.fingerprint,
+        signedAt: request.auth.kind === "http" && target.triggerAuth === "signed" ? Number(request.headers["webhook-timestamp"]) : null,
+        toleranceSeconds: signatureToleranceSeconds,
       }
-    : null;
-
-  // A payload that names a zone for its contact moves the contact there, and with it the pending waits of the
-  // contact's other runs (timers/contact-zone.ts, the rule Settings and the CLI use), in the start's transaction. Only a
-  // delivery that starts a run does: a re-sent one would undo a person's later change.
-  const moveContact = async (tx: Tx, runId: string, contactId: string | null) => {
-    if (!contact?.timeZone) return;
-    const id = contactId ?? (await contactsIdByEmail(tx, run.orgId, contact.email));
-    const by = `${request.delivery ? "a delivery to" : `a ${request.via} start of`} "${request.automationSlug}", run ${runId}`;
-    if (id) await changeContactZone(tx, run.orgId, id, contact.timeZone, by);
-  };
-
-  // The engine's transaction: a first walk that needs it (a timer from the database clock), a payload that moves its
-  // contact to another zone, and test runs (marked before they commit). The delivery row and the sample commit with
-  // the run.
-  const startInTx = async (tx: Tx, as: { test?: (runId: string) => Promise<void> } = {}) => {
-    const contactId = contact && !as.test ? await contactsResolve(tx, run.orgId, contact.email, null, contact.attributes) : null;
-    const inserted =
-      windowHours === undefined
-        ? { ...(await runsInsertIfNew(tx, { ...run, contactId })), startKey }
-        : await runsInsertWithinWindow(tx, { ...run, contactId }, startKey, windowHours);
-    const data = { ...eventData, startKey: inserted.startKey };
-    if (inserted.inserted) await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data }]);
-    else await runsRecordDuplicate(tx, run.orgId, inserted.id, data);
-    if (inserted.inserted && !as.test) await moveContact(tx, inserted.id, contactId);
-    if (inserted.inserted && as.test) await as.test(inserted.id);
-    // A held start re-reads the automation under a share lock: a Resume that committed since the read above must
-    // not leave this run held with nobody left to release it.
-    const held = hold && inserted.inserted && (await automationsLockLifecycle(tx, run.orgId, run.automationId, "share"))?.pauseMode === "hold";
-    if (held) {
-      await runsMarkHeld(tx, run.orgId, inserted.id);
-      await runEventsInsert(tx, [
-        { orgId: run.orgId, runId: inserted.id, type: "run.held", worker: "start", data: { reason: "the automation is paused: accepted and held until it is resumed" } },
-      ]);
-    }
-    if (inserted.inserted) {
-      await walkStarted(tx, graph, { ...run, id: inserted.id, status: "running", cancelRequested: false, held, ...(as.test ? { test: true } : {}) }, "start");
-    }
-    if (delivery) {
-      const row = {
-        outcome: inserted.inserted ? ("accepted" as const) : ("duplicate" as const),
-        status: inserted.inserted ? delivery.status.accepted : delivery.status.duplicate,
-        reason: null,
-        startKey: inserted.startKey,
-        webhookId: delivery.webhookId,
-        runId: inserted.id,
-        contentType: delivery.contentType,
-        bodyBytes: delivery.bodyBytes,
-      };
-      await triggerDeliveriesInsert(tx, run.orgId, run.automationId, row, delivery.prune);
-      if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, body);
-    }
-    return { runId: inserted.id, inserted: inserted.inserted };
-  };
-
-  let started: { runId: string; inserted: boolean };
-  let announce: (() => void) | undefined;
-  const oneStatement = rows !== null && !hold && !request.test && !request.rerun && windowHours === undefined;
-  if (kept && !oneStatement) return null; // only the one statement checks a kept target
-  if (request.test) {
-    const test = request.test;
-    started = await inTx(db, async (tx) => {
-      // A test run writes no contact (no new one, no zone moved): a stored contact its sample names is linked read
-      // only; otherwise the sample's address and zone stand in for its templates and waits (test_runs.contact).
-      const storedContact = contact ? await contactsIdByEmail(tx, run.orgId, contact.email) : null;
-      const mark = async (testRunId: string) => {
-        await runsMarkTest(tx, run.orgId, testRunId, storedContact ?? null);
-        await testRunsInsert(tx, {
-          orgId: run.orgId,
-          runId: testRunId,
-          startedBy: test.by,
-          script: test.script ?? {},
-          sendTo: test.sendTo ?? null,
-          contact: contact && !storedContact ? contact : null,
-          clockStartsAt: test.clockStartsAt ?? null,
-        });
-      };
-      if (rows) {
-        const s = await runsStartWithPlan(prismaSql(tx), { ...run, id: runId, eventData, rows, contact: null, readyWake: "notify" });
-        if (!s) throw new Error(`test start of ${startKey} returned nothing`);
-        await mark(s.runId);
-        return s;
-      }
-      // Marked before its first walk: a first wait counts in the sample's contact's zone, an approval asks nobody.
-      return startInTx(tx, { test: mark });
-    });
-  } else if (request.rerun) {
-    const rerun = request.rerun;
-    started = await inTx(db, async (tx) => {
-      const s = await startInTx(tx);
-      if (s.inserted) {
-        await runsMarkRerunOf(tx, run.orgId, s.runId, rerun.of);
-        await runEventsInsert(tx, [{ orgId: run.orgId, runId: rerun.of, type: "run.rerun", worker: rerun.by, data: { newRunId: s.runId, version } }]);
-      }
-      return s;
-    });
-  } else if (rows && oneStatement) {
-    const lanes = readyLanes(rows.outbox);
-    const wake = options.wake && lanes.length > 0 && options.wake.connected ? options.wake : undefined;
-    const readyWake = wake ? "bus" : "notify";
-    if (attempt) attempt.sent = true;
-    try {
-      const s = delivery
-        ? await triggerDeliveriesStartRun(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, delivery, guard)
-        : await runsStartWithPlan(sql, { ...run, id: runId, eventData, rows, contact, readyWake }, guard);
-      if (!s) return null; // the kept target is stale (only a guarded statement answers nothing)
-      started = s;
-      if (wake && started.inserted) announce = () => wake.ready(lanes);
-    } catch (error) {
-      // The contact moves to another zone: nothing of the statement committed; the transaction moves its waits too
-      // (and its trigger NOTIFYs). A kept target is not checked there: read again first.
-      if (pgErrorCode(error) !== contactZoneChanges) throw error;
-      if (kept) return null;
-      started = await inTx(db, startInTx);
-    }
-  } else {
-    started = await inTx(db, startInTx);
+    : undefined;
+  const lanes = readyLanes(rows.outbox);
+  const wake = options.wake && lanes.length > 0 && options.wake.connected ? options.wake : undefined;
+  const start = { ...run, id: runId, eventData, rows, contact, readyWake: wake ? ("bus" as const) : ("notify" as const) };
+  if (attempt) attempt.sent = true;
+  try {
+    const started = delivery ? await triggerDeliveriesStartRun(sql, start, delivery, guard) : await runsStartWithPlan(sql, start, guard);
+    if (!started) return "stale"; // only a guarded statement answers nothing
+    return { started, ...(wake && started.inserted ? { announce: () => wake.ready(lanes) } : {}) };
+  } catch (error) {
+    if (pgErrorCode(error) !== contactZoneChanges) throw error;
+    return "contact_moves";
   }
-  // Committed. A start that sent no NOTIFY announces its first steps now; a death before (here) leaves them to the
-  // relay's poll after its grace.
-  crashpoint("start.after_commit");
-  announce?.();
-  return { outcome: { runId: started.runId, duplicate: !started.inserted, version }, oneStatement };
+}
+
+/**
+ * The start in the engine's transaction: the run row (or the one an earlier delivery started), its timeline row, a
+ * test run's or a rerun's marks, the hold, the first walk as `admit` made it (applied by the engine's applier, which
+ * reads the database clock for a timer), the contact's zone move, and the delivery row and sample.
+ */
+async function startInTx(tx: Tx, plan: StartPlan): Promise<{ runId: string; inserted: boolean }> {
+  const { request, run, contact, delivery } = plan;
+  // A test run writes no contact (no new one, no zone moved): a stored contact its sample names is linked read only;
+  // otherwise the sample's address and zone stand in for its templates and waits (test_runs.contact).
+  const contactId = contact && !request.test ? await contactsResolve(tx, run.orgId, contact.email, null, contact.attributes) : null;
+  const inserted =
+    plan.windowHours === undefined
+      ? { ...(await runsInsertIfNew(tx, { ...run, contactId })), startKey: run.startKey }
+      : await runsInsertWithinWindow(tx, { ...run, contactId }, run.startKey, plan.windowHours);
+  const data = { ...plan.eventData, startKey: inserted.startKey };
+  if (!inserted.inserted) await runsRecordDuplicate(tx, run.orgId, inserted.id, data);
+  else {
+    await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data }]);
+    // Marked before its first walk: a test run's first wait counts in the sample's contact's zone, its approval asks nobody.
+    if (request.test) await markTest(tx, plan, inserted.id);
+    else await moveContact(tx, plan, inserted.id, contactId);
+    if (request.rerun) await markRerun(tx, plan, inserted.id);
+    const held = await holdIfPaused(tx, plan, inserted.id);
+    const runRow = { ...run, id: inserted.id, status: "running" as const, cancelRequested: false, held, ...(request.test ? { test: true } : {}) };
+    await applyFirstWalk(tx, plan.graph, runRow, plan.walked, "start");
+  }
+  if (delivery) {
+    const row = {
+      outcome: inserted.inserted ? ("accepted" as const) : ("duplicate" as const),
+      status: inserted.inserted ? delivery.status.accepted : delivery.status.duplicate,
+      reason: null,
+      startKey: inserted.startKey,
+      webhookId: delivery.webhookId,
+      runId: inserted.id,
+      contentType: delivery.contentType,
+      bodyBytes: delivery.bodyBytes,
+    };
+    await triggerDeliveriesInsert(tx, run.orgId, run.automationId, row, delivery.prune);
+    if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, plan.body);
+  }
+  return { runId: inserted.id, inserted: inserted.inserted };
+}
+
+/**
+ * A payload that names a zone for its contact moves the contact there, and with it the pending waits of the contact's
+ * other runs (timers/contact-zone.ts, the rule Settings and the CLI use), in the start's transaction. Only a delivery
+ * that starts a run does: a re-sent one would undo a person's later change.
+ */
+async function moveContact(tx: Tx, plan: StartPlan, runId: string, contactId: string | null): Promise<void> {
+  const { contact, request, run } = plan;
+  if (!contact?.timeZone) return;
+  const id = contactId ?? (await contactsIdByEmail(tx, run.orgId, contact.email));
+  const by = `${request.delivery ? "a delivery to" : `a ${request.via} start of`} "${request.automationSlug}", run ${runId}`;
+  if (id) await changeContactZone(tx, run.orgId, id, contact.timeZone, by);
+}
+
+/** The editor's Test run: the run marked test, with its script, its "Send to me" address and its clock. */
+async function markTest(tx: Tx, plan: StartPlan, runId: string): Promise<void> {
+  const { contact, run } = plan;
+  const test = plan.request.test as NonNullable<StartRequest["test"]>;
+  const storedContact = contact ? await contactsIdByEmail(tx, run.orgId, contact.email) : null;
+  await runsMarkTest(tx, run.orgId, runId, storedContact ?? null);
+  await testRunsInsert(tx, {
+    orgId: run.orgId,
+    runId,
+    startedBy: test.by,
+    script: test.script ?? {},
+    sendTo: test.sendTo ?? null,
+    contact: contact && !storedContact ? contact : null,
+    clockStartsAt: test.clockStartsAt ?? null,
+  });
+}
+
+/** "Run again with the same input": the new run links to the old one, whose timeline says so. */
+async function markRerun(tx: Tx, plan: StartPlan, runId: string): Promise<void> {
+  const rerun = plan.request.rerun as NonNullable<StartRequest["rerun"]>;
+  await runsMarkRerunOf(tx, plan.run.orgId, runId, rerun.of);
+  await runEventsInsert(tx, [{ orgId: plan.run.orgId, runId: rerun.of, type: "run.rerun", worker: rerun.by, data: { newRunId: runId, version: plan.version } }]);
+}
+
+/**
+ * A start held by its paused automation re-reads the automation under a share lock: a Resume that committed since the
+ * admission must not leave this run held with nobody left to release it. true: the run is held.
+ */
+async function holdIfPaused(tx: Tx, plan: StartPlan, runId: string): Promise<boolean> {
+  const { run } = plan;
+  if (!plan.hold || (await automationsLockLifecycle(tx, run.orgId, run.automationId, "share"))?.pauseMode !== "hold") return false;
+  await runsMarkHeld(tx, run.orgId, runId);
+  await runEventsInsert(tx, [
+    { orgId: run.orgId, runId, type: "run.held", worker: "start", data: { reason: "the automation is paused: accepted and held until it is resumed" } },
+  ]);
+  return true;
 }

@@ -1,5 +1,4 @@
 import { type Db, prismaSql, type Sql } from "@holdfast/db";
-import { rowsAfterSettle, stepsAfterSettle } from "../apply/inline";
 import { stepReady } from "../apply/rows";
 import { type Connector, connectorHandler, effectOwner } from "../connectors/connector";
 import { connectors } from "../connectors/registry";
@@ -25,6 +24,7 @@ import {
   stepsTakeReady,
   stepsWarm,
 } from "../sql/steps";
+import { walkOnAfterSettle } from "./walk-on";
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
 import { storable } from "../json";
@@ -247,8 +247,7 @@ export class StepRunner {
         // The walk after this step as the applier's rows; with local dispatch the next step on this lane comes claimed.
         const chain = mayChain && !this.stopping && this.deps.localDispatch;
         const own = { status: request.status, output: request.output ?? null, error: request.error ?? null };
-        const rows = rowsAfterSettle(graph, step, own, worker, chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null);
-        request.advance = rows ? { runSeq: step.runSeq, rows, stepsAfter: stepsAfterSettle(step, own, rows) } : null;
+        request.advance = walkOnAfterSettle(graph, step, own, worker, chain ? { lane: this.lane.name, leaseMs: this.lane.leaseMs } : null);
       }
       // The lease keeps beating while the settle waits for its batch, and stops as its statement is sent (after that a
       // beat would find the step settled and read it as a lost lease).
