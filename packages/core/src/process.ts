@@ -4,6 +4,9 @@ import type { Topic } from "./catalog";
 import type { Logger } from "./log";
 import { isDatabaseUnreachable, type OutageReporter } from "./ops/outage";
 import { outboxTakeDue } from "./sql/outbox";
+import { sleep } from "./sleep";
+
+export { sleep };
 
 /** A worker identity that is unique per process and readable in the timeline. */
 export function workerId(app: string): string {
@@ -29,19 +32,6 @@ export function onShutdown(log: Logger, stop: () => Promise<void>): void {
   };
   process.on("SIGTERM", handler);
   process.on("SIGINT", handler);
-}
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
 }
 
 /**

@@ -1,7 +1,7 @@
 // Each ledger write is one statement, so each commits on its own without an interactive transaction's round trips.
 import type { Db } from "@holdfast/db";
 import { crashArmed, crashDuringMs, crashpoint } from "../crash";
-import { sleep } from "../process";
+import { sleep } from "../sleep";
 import {
   type EffectClaim,
   type EffectClaimOrRead,
