@@ -1,10 +1,8 @@
 "use client";
 
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
-import { useEffect, useState } from "react";
+import { type ComponentProps, useEffect, useState } from "react";
 import { useTRPC } from "../../../server/trpc/client";
-import type { AppRouter } from "../../../server/trpc/router";
 import { PreviewWith, usePreviewChoices } from "./preview-choices";
 import { PreviewSteps } from "./preview-steps";
 
@@ -65,7 +63,7 @@ export function PreviewPanel({ orgSlug, automationId, graph }: { orgSlug: string
   );
 }
 
-type JourneyPreview = Extract<inferRouterOutputs<AppRouter>["drafts"]["preview"], { ok: true }>["preview"];
+type JourneyPreview = { missing: { words: string }[]; steps: ComponentProps<typeof PreviewSteps>["steps"]; outcome: { kind: string; words: string } };
 
 /** What a run would do: with which sample, the values missing in it, each step, and how the run ends. */
 function PreviewResult({ sampleWords, preview }: { sampleWords: string; preview: JourneyPreview }) {

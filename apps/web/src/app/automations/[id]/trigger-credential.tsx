@@ -1,19 +1,16 @@
 "use client";
 
-import type { inferRouterOutputs } from "@trpc/server";
 import { useState } from "react";
-import type { AppRouter } from "../../../server/trpc/router";
 
-type TriggerView = inferRouterOutputs<AppRouter>["triggers"]["get"];
-type Credential = NonNullable<TriggerView["credential"]>;
 export type CredentialKind = "signing_secret" | "url_token";
+type Credential = { signingSecret: string; previous: { kind: CredentialKind; expiresAt: Date | string }[] };
 
 /**
  * The trigger's credential for owners and editors: copy the URL, a new URL (token mode) or the signing secret to show,
  * copy or renew (signed mode), and until when the previous ones still work.
  */
 export function TriggerCredential(props: {
-  t: TriggerView & { credential: Credential };
+  t: { mode: "signed" | "url_token"; url: string; credential: Credential };
   canEdit: boolean;
   copy: (text: string, what: string) => void;
   rotate: (kind: CredentialKind) => void;

@@ -1,11 +1,9 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { inferRouterOutputs } from "@trpc/server";
 import Link from "next/link";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
-import type { AppRouter } from "../../../server/trpc/router";
 import { SampleAndTestRun } from "./trigger-sample";
 
 /** The panel polls while it is open: a delivery sent from a form tool shows up within a few seconds. */
@@ -99,7 +97,16 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
   );
 }
 
-type Delivery = inferRouterOutputs<AppRouter>["triggers"]["deliveries"][number];
+type Delivery = Parameters<typeof describe>[0] & {
+  id: string;
+  status: number | null;
+  receivedAt: Date | string;
+  webhookId: string | null;
+  contentType: string | null;
+  bodyBytes: number | null;
+  startKey: string | null;
+  runId: string | null;
+};
 
 /** One delivery: its outcome and when, what happened in words, its headers, its run, and Use as sample. */
 function DeliveryRow({ d, canEdit, choosing, takeAsSample }: { d: Delivery; canEdit: boolean; choosing: boolean; takeAsSample: (deliveryId: string) => Promise<void> }) {
