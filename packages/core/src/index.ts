@@ -246,7 +246,7 @@ export {
   membershipsList,
   membershipsSetSlackUser,
 } from "./sql/memberships";
-export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps";
+export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps-view";
 export { effectsViewOfRun, type EffectView } from "./sql/effects";
 export { timersViewOfRun, type TimerView } from "./sql/timers";
 export { signalsViewOfRun, type SignalView } from "./sql/signals";

@@ -6,7 +6,7 @@ import { effectsFigures } from "../sql/effects";
 import { leaderLeasesCurrent } from "../sql/leader-leases";
 import { outboxBacklog } from "../sql/outbox";
 import { runsCountByStatus } from "../sql/runs";
-import { stepsCountByLane } from "../sql/steps";
+import { stepsCountByLane } from "../sql/steps-view";
 import { timersFigures } from "../sql/timers";
 import { type CheckName, checkNames, runChecks } from "./doctor";
 

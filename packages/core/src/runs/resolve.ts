@@ -7,7 +7,8 @@ import { effectsDeleteNeedsReview, effectsSettleNeedsReview } from "../sql/effec
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
 import { runsLockForWalk, runsStatus } from "../sql/runs";
-import { stepsFail, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParkedOfRun, stepsSettleReviewedDone } from "../sql/steps";
+import { stepsFail } from "../sql/steps";
+import { stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParkedOfRun, stepsSettleReviewedDone } from "../sql/steps-review";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**

@@ -9,7 +9,7 @@ import { automationsLifecycle, type AutomationStatus, type PauseRuns } from "../
 import { effectsForgetFailure, effectsLockByKey, type EffectStatus } from "../sql/effects";
 import { organisationsSlugById } from "../sql/organisations";
 import { runsForRerun, runsLockForRetry, runsReopenFailed, type RunForRetry } from "../sql/runs";
-import { stepsFailedAt, stepsReopenFailed } from "../sql/steps";
+import { stepsFailedAt, stepsReopenFailed } from "../sql/steps-retry";
 import { startRun, type StartOutcome } from "../start/start-run";
 import { operatorAuth } from "../start/trigger-auth";
 import { planStepAt } from "../walk/plan";

@@ -11,7 +11,7 @@ import type { Slots } from "./slots";
 /**
  * First-step dispatch without the relay hop: a lane worker LISTENs on its lane's channel (the outbox trigger
  * notifies it when a due step.ready row is inserted) and, while it has free slots, takes those rows straight from
- * the outbox and claims their steps in the same statement (`take`: sql/steps.ts stepsTakeReady; SKIP LOCKED, marked
+ * the outbox and claims their steps in the same statement (`take`: sql/steps-claim.ts stepsTakeReady; SKIP LOCKED, marked
  * sent as taken, so the relay never publishes them too). A row no worker takes (all busy, a lost notification, no
  * worker listening) is the relay's after its grace (`RELAY_STEP_READY_GRACE_MS`), as before. Work is looked for on a
  * notification, when a slot frees after one came while all were busy, and after every (re)subscription.

@@ -13,17 +13,10 @@ import { egressRefusalOf, egressStepError } from "../net/egress";
 import { effectKinds } from "../kinds/registry";
 import type { OutageReporter } from "../ops/outage";
 import { type AttemptSpan, endAttemptSpan, inAttempt, startAttemptSpan } from "../ops/tracing";
-import {
-  type ClaimedStep,
-  type RunSettleRequest,
-  stepsClaimIfLeaseFree,
-  stepsHeartbeatIfToken,
-  stepsReadyDueInMs,
-  stepsReleaseIfToken,
-  stepsSettleIfToken,
-  stepsTakeReady,
-  stepsWarm,
-} from "../sql/steps";
+import type { ClaimedStep } from "../sql/steps";
+import { stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsReadyDueInMs, stepsReleaseIfToken, stepsTakeReady } from "../sql/steps-claim";
+import { type RunSettleRequest, stepsSettleIfToken } from "../sql/steps-settle";
+import { stepsWarm } from "../sql/steps-warm";
 import { walkOnAfterSettle } from "./walk-on";
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";

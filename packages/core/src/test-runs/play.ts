@@ -3,7 +3,7 @@ import { mayDecide } from "../approvals/judge";
 import { approvalsForRun } from "../sql/approvals";
 import { membershipsList } from "../sql/memberships";
 import { runsStatus } from "../sql/runs";
-import { stepsViewOfRun } from "../sql/steps";
+import { stepsViewOfRun } from "../sql/steps-view";
 import { testRunsGet } from "../sql/test-runs";
 import { timersPendingOfRun } from "../sql/timers";
 import type { GraphCache } from "../versions/graph-cache";
