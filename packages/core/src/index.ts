@@ -250,15 +250,7 @@ export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/
 export { effectsViewOfRun, type EffectView } from "./sql/effects";
 export { timersViewOfRun, type TimerView } from "./sql/timers";
 export { signalsViewOfRun, type SignalView } from "./sql/signals";
-export {
-  runDisplayStatuses,
-  runsDetailHead,
-  runsListForOrgs,
-  type RunDetailHead,
-  type RunDisplayStatus,
-  type RunListFilters,
-  type RunListItem,
-} from "./sql/runs";
+export { runDisplayStatuses, runsDetailHead, runsListForOrgs, type RunDetailHead, type RunDisplayStatus, type RunListFilters, type RunListItem } from "./sql/runs-view";
 export { databaseAdvisoryXactLock } from "./sql/database";
 export { outboxChannel, readyChannel } from "./sql/outbox";
 export { listenChannels } from "./ops/listen";
@@ -268,7 +260,7 @@ export { ReadyDemand } from "./steps/ready-demand";
 export { organisationsCount, organisationsEnsure } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
 export { automationVersionsInsertPublished, automationVersionsLatest, automationVersionsMarkPublished, automationVersionsPublishedOne } from "./sql/automation-versions";
-export { runsFindById, runsNewest } from "./sql/runs";
+export { runsFindById, runsNewest } from "./sql/runs-view";
 export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWords, type FireWaitResult, mayFireWaits } from "./runs/fire-wait-words";
 export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
 export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";

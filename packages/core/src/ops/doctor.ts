@@ -2,7 +2,7 @@ import { type Db, inTx, type Tx } from "@holdfast/db";
 import { approvalsRewakeNotify } from "../sql/approvals";
 import { type CheckName, checkGraceSeconds as graceSeconds, checkNames, checksCount, checksExamples } from "../sql/checks";
 import { runEventsInsert } from "../sql/run-events";
-import { runsFindStalled, runsWakeExpired } from "../sql/runs";
+import { runsFindStalled, runsWakeExpired } from "../sql/runs-sweep";
 import { stepsLockIfWaiting } from "../sql/steps";
 import { type LostWaitRow, stepsReclaimExpired, stepsRewakeStale, stepsWaitingWithoutTimer } from "../sql/steps-sweep";
 import { timersFireDueFairly, timersInsert, timersUnfiredCountForStep } from "../sql/timers";

@@ -8,7 +8,7 @@ import { runEventsInsert } from "../sql/run-events";
 import { automationsLifecycle, type AutomationStatus, type PauseRuns } from "../sql/automations";
 import { effectsForgetFailure, effectsLockByKey, type EffectStatus } from "../sql/effects";
 import { organisationsSlugById } from "../sql/organisations";
-import { runsForRerun, runsLockForRetry, runsReopenFailed, type RunForRetry } from "../sql/runs";
+import { runsForRerun, runsLockForRetry, runsReopenFailed, type RunForRetry } from "../sql/runs-retry";
 import { stepsFailedAt, stepsReopenFailed } from "../sql/steps-retry";
 import { startRun, type StartOutcome } from "../start/start-run";
 import { operatorAuth } from "../start/trigger-auth";

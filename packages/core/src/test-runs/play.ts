@@ -2,7 +2,7 @@ import { type Db, inTx } from "@holdfast/db";
 import { mayDecide } from "../approvals/judge";
 import { approvalsForRun } from "../sql/approvals";
 import { membershipsList } from "../sql/memberships";
-import { runsStatus } from "../sql/runs";
+import { runsStatus } from "../sql/runs-view";
 import { stepsViewOfRun } from "../sql/steps-view";
 import { testRunsGet } from "../sql/test-runs";
 import { timersPendingOfRun } from "../sql/timers";
