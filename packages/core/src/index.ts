@@ -183,7 +183,7 @@ export {
   type TracingEnv,
 } from "./ops/tracing";
 export { type AutomationPreview, PreviewSampleError, previewAutomation, type SampleChoice, typedSampleLimits } from "./preview/automation";
-export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey";
+export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey-types";
 export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishGraph, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
