@@ -2,7 +2,7 @@ import { Prisma, type Sql, type Tx } from "@holdfast/db";
 import type { OutboxRow } from "./outbox";
 import type { ClaimedStep } from "./steps";
 
-/** Taking a step and holding it: the fenced claim, the take of ready steps, the heartbeat, and the release at shutdown. */
+/** Taking a step and holding it: the fenced claim, the take of ready steps, the heartbeat, the release at shutdown. */
 
 /**
  * Takes the step if nobody holds a live lease, it is due, and its run is still running and not being cancelled.

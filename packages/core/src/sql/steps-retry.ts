@@ -1,6 +1,8 @@
 import type { Tx } from "@holdfast/db";
 import type { LaneName } from "../catalog";
 
+/** Retry from the failed step: the run's failed step found, locked, and reopened for a new round of attempts. */
+
 export interface FailedStep {
   id: string;
   nodeId: string;
