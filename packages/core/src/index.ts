@@ -183,7 +183,7 @@ export {
   type TracingEnv,
 } from "./ops/tracing";
 export { type AutomationPreview, PreviewSampleError, previewAutomation, type SampleChoice, typedSampleLimits } from "./preview/automation";
-export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey";
+export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey-types";
 export { DraftConflictError, draftProblems, getDraft, InvalidDraftError, publishDraft, publishGraph, publishProblems, saveDraft, type Draft, type Published } from "./automations/drafts";
 export { orgProblems, runtimeProblems } from "./versions/checks";
 export { diffGraphs, isEmptyDiff, type GraphDiff } from "./versions/diff";
@@ -246,19 +246,11 @@ export {
   membershipsList,
   membershipsSetSlackUser,
 } from "./sql/memberships";
-export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps";
+export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps-view";
 export { effectsViewOfRun, type EffectView } from "./sql/effects";
 export { timersViewOfRun, type TimerView } from "./sql/timers";
 export { signalsViewOfRun, type SignalView } from "./sql/signals";
-export {
-  runDisplayStatuses,
-  runsDetailHead,
-  runsListForOrgs,
-  type RunDetailHead,
-  type RunDisplayStatus,
-  type RunListFilters,
-  type RunListItem,
-} from "./sql/runs";
+export { runDisplayStatuses, runsDetailHead, runsListForOrgs, type RunDetailHead, type RunDisplayStatus, type RunListFilters, type RunListItem } from "./sql/runs-view";
 export { databaseAdvisoryXactLock } from "./sql/database";
 export { outboxChannel, readyChannel } from "./sql/outbox";
 export { listenChannels } from "./ops/listen";
@@ -268,7 +260,7 @@ export { ReadyDemand } from "./steps/ready-demand";
 export { organisationsCount, organisationsEnsure } from "./sql/organisations";
 export { usersPasswordHash } from "./sql/users";
 export { automationVersionsInsertPublished, automationVersionsLatest, automationVersionsMarkPublished, automationVersionsPublishedOne } from "./sql/automation-versions";
-export { runsFindById, runsNewest } from "./sql/runs";
+export { runsFindById, runsNewest } from "./sql/runs-view";
 export { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, fireWaitWords, type FireWaitResult, mayFireWaits } from "./runs/fire-wait-words";
 export { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./test-runs/actions";
 export { type PlayOutcome, playTestRun, type TestRunState, testRunState, type WaitingStep } from "./test-runs/play";

@@ -23,6 +23,6 @@ export {
 export { holdsWalk } from "./walk/plan";
 export { countRunsToStop, stopAllRuns, stopBatchSize, type StopOutcome } from "./runs/stop-all";
 export { decideRetry, rerunRun, retryFromFailedStep, type RetryDecision, type RetryOutcome } from "./runs/retry-run";
-export { runsRerunOf, runsReruns } from "./sql/runs";
+export { runsRerunOf, runsReruns } from "./sql/runs-retry";
 export { fireWaitNow, type FireWaitOutcome, type FireWaitRequest } from "./runs/fire-wait";
 export type { HistoryEntry } from "./sql/automation-history";

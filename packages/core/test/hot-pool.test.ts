@@ -3,7 +3,7 @@ import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceRun } from "../src/engine/advance";
 import { effectKinds } from "../src/kinds/registry";
-import { stepsWarm } from "../src/sql/steps";
+import { stepsWarm } from "../src/sql/steps-warm";
 import { startRun } from "../src/start/start-run";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -9,7 +9,7 @@ import { advanceRun } from "../src/engine/advance";
 import { createLogger } from "../src/log";
 import { recordRefusedDelivery } from "../src/start/deliveries";
 import { outboxTakeDue } from "../src/sql/outbox";
-import { runsRunningBatch } from "../src/sql/runs";
+import { runsRunningBatch } from "../src/sql/runs-of-automation";
 import { StepRunner } from "../src/steps/runner";
 import { GraphCache } from "../src/versions/graph-cache";
 

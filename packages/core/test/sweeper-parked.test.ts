@@ -1,7 +1,8 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceRun } from "../src/engine/advance";
-import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../src/sql/steps";
+import { stepsClaimIfLeaseFree } from "../src/sql/steps-claim";
+import { stepsSettleIfToken } from "../src/sql/steps-settle";
 import { startRun } from "../src/start/start-run";
 import { sweepOnce } from "../src/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";

@@ -67,18 +67,7 @@ async function notifyOnce(
   takenAt: number,
 ): Promise<{ result: NotifyResult; state?: string }> {
   const target = a.slack as NonNullable<ApprovalRow["slack"]>;
-  const fail = async (error: string, final: boolean) => {
-    await inTx(db, async (tx) => {
-      await approvalsNotifyFailed(tx, a.orgId, a.id, error, final);
-      if (final) {
-        await runEventsInsert(tx, [
-          { orgId: a.orgId, runId: a.runId, stepId: a.stepId, nodeId: a.nodeId, type: "approval.notify_failed", worker: opts.worker, data: { approvalId: a.id, error } },
-        ]);
-      }
-    });
-    opts.log.warn({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, error, final }, "slack notification failed");
-    return { result: final ? ("failed" as const) : ("retry" as const) };
-  };
+  const fail = (error: string, final: boolean) => notifyFailed(db, a, opts, error, final);
   const connection = await connectionsByName(db, a.orgId, target.connection);
   if (connection?.kind !== "slack" || !connection.secret) return fail(`no Slack connection named "${target.connection}"`, true);
   const config = slackConnectionConfig.safeParse(connection.config);
@@ -86,13 +75,7 @@ async function notifyOnce(
   // At most 6 calls (open, 3 history pages, post or update, and one spare), each capped at lease/8: the attempt
   // ends inside its lease, so no other attempt can take the row while this one may still post.
   const client = await slackClient(decryptSecret(connection.secret, a.orgId, connection.id), config.data.apiUrl, Math.min(10_000, ((opts.leaseSeconds ?? 30) * 1000) / 8));
-
-  const now = await databaseNow(db);
-  const token = (decision: "approved" | "rejected") =>
-    issueButtonToken({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, decision, digest: a.digest }, a.deadlineAt, now);
-  const body = approvalMessage(a, a.status === "pending" ? { approve: token("approved"), reject: token("rejected") } : null, {
-    runUrl: opts.publicUrl ? `${opts.publicUrl.replace(/\/$/, "")}/runs/${a.runId}` : null,
-  });
+  const body = await messageBody(db, a, opts);
 
   let message: SlackMessage | null = a.slackMessage;
   let posted = false;
@@ -128,23 +111,56 @@ async function notifyOnce(
       crashpoint("notify.after_post");
     }
   } catch (error) {
-    // A Slack API URL the egress guard refuses stays refused: the notification fails visibly, once.
-    const refused = egressRefusalOf(error);
-    if (refused) return fail(refused.message, true);
-    const e = error as { code?: string; data?: { error?: string }; message?: string };
-    const slackError = e.data?.error;
-    if (slackError && revokedErrors.has(slackError)) {
-      // The app was removed or its token revoked: every post on this connection would fail the same way. The
-      // connection says so in Settings, the approval waits (still decidable in the inbox) and is posted again once
-      // Slack is added again (slack/install.ts).
-      const reason = `Slack refused the bot token (${slackError}): reconnect Slack with Add to Slack in Settings`;
-      await inTx(db, (tx) => connectionsMarkNeedsReconnect(tx, a.orgId, connection.id, reason));
-      return fail(reason, true);
-    }
-    const final = e.code === "slack_webapi_platform_error" && slackError !== "ratelimited" && slackError !== "internal_error" && slackError !== "fatal_error";
-    return fail(slackError ?? e.message ?? String(error), final);
+    return notifyFailedWith(db, a, opts, connection.id, error);
   }
-  const found = message;
+  return notifyRecorded(db, a, opts, message, posted);
+}
+
+/** The message as the approval's row says it now, with fresh Approve / Reject tokens while it is pending. */
+async function messageBody(db: Db, a: ApprovalRow, opts: NotifyOptions): Promise<ReturnType<typeof approvalMessage>> {
+  const now = await databaseNow(db);
+  const token = (decision: "approved" | "rejected") =>
+    issueButtonToken({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, decision, digest: a.digest }, a.deadlineAt, now);
+  return approvalMessage(a, a.status === "pending" ? { approve: token("approved"), reject: token("rejected") } : null, {
+    runUrl: opts.publicUrl ? `${opts.publicUrl.replace(/\/$/, "")}/runs/${a.runId}` : null,
+  });
+}
+
+/** The notification failed: for good (`final`, on the timeline too) or for the sweeper to wake again. */
+async function notifyFailed(db: Db, a: ApprovalRow, opts: NotifyOptions, error: string, final: boolean): Promise<{ result: NotifyResult }> {
+  await inTx(db, async (tx) => {
+    await approvalsNotifyFailed(tx, a.orgId, a.id, error, final);
+    if (final) {
+      await runEventsInsert(tx, [
+        { orgId: a.orgId, runId: a.runId, stepId: a.stepId, nodeId: a.nodeId, type: "approval.notify_failed", worker: opts.worker, data: { approvalId: a.id, error } },
+      ]);
+    }
+  });
+  opts.log.warn({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, error, final }, "slack notification failed");
+  return { result: final ? ("failed" as const) : ("retry" as const) };
+}
+
+/** A Slack call threw: whether Slack will answer the same again decides if the failure is final. */
+async function notifyFailedWith(db: Db, a: ApprovalRow, opts: NotifyOptions, connectionId: string, error: unknown): Promise<{ result: NotifyResult }> {
+  // A Slack API URL the egress guard refuses stays refused: the notification fails visibly, once.
+  const refused = egressRefusalOf(error);
+  if (refused) return notifyFailed(db, a, opts, refused.message, true);
+  const e = error as { code?: string; data?: { error?: string }; message?: string };
+  const slackError = e.data?.error;
+  if (slackError && revokedErrors.has(slackError)) {
+    // The app was removed or its token revoked: every post on this connection would fail the same way. The
+    // connection says so in Settings, the approval waits (still decidable in the inbox) and is posted again once
+    // Slack is added again (slack/install.ts).
+    const reason = `Slack refused the bot token (${slackError}): reconnect Slack with Add to Slack in Settings`;
+    await inTx(db, (tx) => connectionsMarkNeedsReconnect(tx, a.orgId, connectionId, reason));
+    return notifyFailed(db, a, opts, reason, true);
+  }
+  const final = e.code === "slack_webapi_platform_error" && slackError !== "ratelimited" && slackError !== "internal_error" && slackError !== "fatal_error";
+  return notifyFailed(db, a, opts, slackError ?? e.message ?? String(error), final);
+}
+
+/** The message is up to date: recorded on the row (which says if it owes another update) and on the timeline. */
+async function notifyRecorded(db: Db, a: ApprovalRow, opts: NotifyOptions, found: SlackMessage, posted: boolean): Promise<{ result: NotifyResult; state?: string }> {
   const state = await inTx(db, async (tx) => {
     const s = await approvalsNotified(tx, a.orgId, a.id, found, a.revision);
     await runEventsInsert(tx, [

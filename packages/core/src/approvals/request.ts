@@ -45,22 +45,9 @@ export async function requestApproval(
   const deadlineSeconds = escalation ? escalation.deadlineSeconds : node.config.deadlineSeconds;
 
   const context = await templateContextInTx(tx, run, steps);
-  let title: string;
-  let content: string;
-  let emailDigest: EmailDigest | null = null;
+  let review: ReviewContent;
   try {
-    title = renderTemplate(node.config.title, context, "text");
-    content = renderTemplate(node.config.content, context, "text");
-    if (email) {
-      let parts: ReturnType<typeof renderEmail>;
-      try {
-        parts = renderEmail(email.config, context);
-      } catch (error) {
-        throw new Error(`the email of "${email.id}" cannot be shown for approval: ${(error as Error).message}`);
-      }
-      content = [content.trim() === "" ? null : content, emailReviewText(parts)].filter((c) => c !== null).join("\n\n");
-      emailDigest = emailDigestOf(email.id, parts);
-    }
+    review = contentForReview(node, email, context);
   } catch (error) {
     // The content cannot be known: the step fails (visible), and the next walk stops the run on it.
     await stepsFail(tx, step.id, { code: "template", message: (error as Error).message });
@@ -69,18 +56,9 @@ export async function requestApproval(
       outbox: [{ orgId: run.orgId, runId: run.id, topic: "run.wake", payload: { orgId: run.orgId, runId: run.id, reason: "step_settled" } }],
     };
   }
+  const { title, content, emailDigest } = review;
   const digest = contentDigest(title, content);
-  // Where Slack posts it: a channel as configured, or the approvers' linked Slack users (one group message).
-  const slackConfig = run.test ? null : (node.config.slack ?? null);
-  const slackUsers = slackConfig?.to === "approvers" ? await membershipsSlackUsersOf(tx, run.orgId, approvers.users, approvers.role ?? null) : [];
-  const slack =
-    slackConfig === null
-      ? null
-      : slackConfig.to === "approvers"
-        ? slackUsers.length > 0
-          ? { connection: slackConfig.connection, channel: slackUsers.join(",") }
-          : null
-        : { connection: slackConfig.connection, channel: slackConfig.channel as string };
+  const { slackConfig, slackUsers, slack } = await slackTarget(tx, run, node, approvers);
   await stepsSetOutput(tx, step.id, { stage });
   const approval = await approvalsInsert(tx, {
     orgId: run.orgId,
@@ -126,6 +104,42 @@ export async function requestApproval(
     ],
     outbox,
   };
+}
+
+interface ReviewContent {
+  title: string;
+  content: string;
+  emailDigest: EmailDigest | null;
+}
+
+/** The exact content under review, rendered: its title and text, then the email it approves as it would be sent. */
+function contentForReview(node: ApprovalNode, email: SendEmailNode | null, context: TemplateContext): ReviewContent {
+  const title = renderTemplate(node.config.title, context, "text");
+  let content = renderTemplate(node.config.content, context, "text");
+  if (!email) return { title, content, emailDigest: null };
+  let parts: ReturnType<typeof renderEmail>;
+  try {
+    parts = renderEmail(email.config, context);
+  } catch (error) {
+    throw new Error(`the email of "${email.id}" cannot be shown for approval: ${(error as Error).message}`);
+  }
+  content = [content.trim() === "" ? null : content, emailReviewText(parts)].filter((c) => c !== null).join("\n\n");
+  return { title, content, emailDigest: emailDigestOf(email.id, parts) };
+}
+
+/** Where Slack posts it: a channel as configured, or the approvers' linked Slack users (one group message). */
+async function slackTarget(tx: Tx, run: { orgId: string; test?: boolean }, node: ApprovalNode, approvers: ApprovalNode["config"]["approvers"]) {
+  const slackConfig = run.test ? null : (node.config.slack ?? null);
+  const slackUsers = slackConfig?.to === "approvers" ? await membershipsSlackUsersOf(tx, run.orgId, approvers.users, approvers.role ?? null) : [];
+  const slack =
+    slackConfig === null
+      ? null
+      : slackConfig.to === "approvers"
+        ? slackUsers.length > 0
+          ? { connection: slackConfig.connection, channel: slackUsers.join(",") }
+          : null
+        : { connection: slackConfig.connection, channel: slackConfig.channel as string };
+  return { slackConfig, slackUsers, slack };
 }
 
 async function templateContextInTx(tx: Tx, run: { id: string; orgId: string; input: unknown }, steps: StepRow[]): Promise<TemplateContext> {

@@ -10,7 +10,7 @@ import {
   type PauseMode,
   type PauseRuns,
 } from "../sql/automations";
-import { runsHoldForAutomation, runsReleaseForAutomation } from "../sql/runs";
+import { runsHoldForAutomation, runsReleaseForAutomation } from "../sql/runs-of-automation";
 
 /**
  * An automation's lifecycle: active, paused or archived. The decisions here are pure (tested without a database);

@@ -95,16 +95,9 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
   return async ({ db, step, node, signal, leaseMs }: HandlerContext): Promise<StepOutcome> => {
     if (node.kind !== connector.kind) throw new Error(`node ${node.id} is ${node.kind}, not ${connector.kind}`);
     const typed = node as Extract<GraphNode, { kind: K }>;
-    let connection: ConnectorContext["connection"] = null;
-    const name = connector.connection?.name(typed) ?? null;
-    if (connector.connection && name !== null) {
-      const row = await connectionsByName(db, step.orgId, name);
-      if (row?.kind !== connector.connection.kind) {
-        return { kind: "fail", error: { code: "missing_connection", message: `no ${connector.connection.kind} connection named "${name}"`, permanent: true } };
-      }
-      if (row.status === "needs_reconnect") return parkOnConnection(row, row.statusReason ?? `reconnect "${row.name}"`);
-      connection = { ...row, password: row.secret ? decryptSecret(row.secret, row.orgId, row.id) : null };
-    }
+    const found = await connectionFor(db, step, connector, typed);
+    if ("outcome" in found) return found.outcome;
+    const { connection } = found;
     const owner = effectOwner(step);
     // A test run's step: the provider's part is simulated, and nothing of real traffic's bookkeeping (caps, the
     // breaker, a connection marked for reconnecting) is touched by it.
@@ -128,7 +121,10 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
         const connectionId = connection.id;
         slot = { connectionId, beat: setInterval(() => slotsExtend(db, connectionId, owner, leaseMs).catch(() => {}), Math.max(100, leaseMs / 3)) };
       }
-      const performed = await perform();
+      const ctx: ConnectorContext<Extract<GraphNode, { kind: K }>> = { db, step, node: typed, signal, connection, templates: templatesOnce(db, step), simulation };
+      const performed = await performOnLedger(connector, ctx, leaseMs, (ok) => {
+        called = ok;
+      });
       const outcome = simulation ? simulation.mark(performed) : performed;
       // Bookkeeping after the provider answered never replaces its answer: the effect must be recorded with it.
       const breaker = connection && limits && called ? await recordForBreaker(db, connection, limits, owner, outcome).catch(() => null) : null;
@@ -146,47 +142,74 @@ export function connectorHandler<K extends GraphNode["kind"]>(connector: Connect
       // A probe that made no call (deferred, parked, thrown) gives the probe back so another attempt can take it.
       if (connection && !called) await breakerReleaseProbe(db, connection.id, owner).catch(() => {});
     }
-
-    async function perform(): Promise<StepOutcome> {
-    let context: Promise<TemplateContext> | undefined;
-    const ctx: ConnectorContext<Extract<GraphNode, { kind: K }>> = {
-      db,
-      step,
-      node: typed,
-      signal,
-      connection,
-      templates: () => (context ??= templateContext(db, step)),
-      simulation,
-    };
-    const reconcile = connector.reconcile;
-    const outcome = await runEffect(db, {
-      orgId: step.orgId,
-      runId: step.runId,
-      stepId: step.id,
-      key: effectKey(step.runId, step.nodeId, step.iteration),
-      kind: connector.kind,
-      owner: effectOwner(step),
-      leaseMs,
-      // A simulated effect touches nobody: trying it again is always safe.
-      providerIdempotent: simulation !== null || connector.providerIdempotent(ctx),
-      preclaimed: step.effect,
-      signal,
-      perform: (key, begin) =>
-        connector.perform(ctx, key, async () => {
-          const ok = await begin();
-          called = ok;
-          return ok;
-        }),
-      ...(reconcile && !simulation ? { reconcile: (key: string) => reconcile(ctx, key) } : {}),
-    });
-    if (outcome.kind === "fail" && outcome.error.authorisation && connection && !simulation) {
-      const reason = `"${connection.name}" refused our credentials: reconnect it (${outcome.error.message})`;
-      await connectionsMarkNeedsReconnect(db, step.orgId, connection.id, reason);
-      return parkOnConnection(connection, reason);
-    }
-    return outcome;
-    }
   };
+}
+
+/**
+ * The connection the node names, with its secret decrypted (null for a node that uses none), or the outcome when it
+ * cannot be used: missing (fail, for good) or waiting to be reconnected (park).
+ */
+async function connectionFor<K extends GraphNode["kind"]>(
+  db: Db,
+  step: ClaimedStep,
+  connector: Connector<K>,
+  node: Extract<GraphNode, { kind: K }>,
+): Promise<{ connection: ConnectorContext["connection"] } | { outcome: StepOutcome }> {
+  const name = connector.connection?.name(node) ?? null;
+  if (!connector.connection || name === null) return { connection: null };
+  const row = await connectionsByName(db, step.orgId, name);
+  if (row?.kind !== connector.connection.kind) {
+    return { outcome: { kind: "fail", error: { code: "missing_connection", message: `no ${connector.connection.kind} connection named "${name}"`, permanent: true } } };
+  }
+  if (row.status === "needs_reconnect") return { outcome: parkOnConnection(row, row.statusReason ?? `reconnect "${row.name}"`) };
+  return { connection: { ...row, password: row.secret ? decryptSecret(row.secret, row.orgId, row.id) : null } };
+}
+
+/** What templates see, read once and only if the connector asks. */
+function templatesOnce(db: Db, step: ClaimedStep): () => Promise<TemplateContext> {
+  let context: Promise<TemplateContext> | undefined;
+  return () => (context ??= templateContext(db, step));
+}
+
+/**
+ * The connector's call on the effect ledger (the effect key its idempotency key; an uncertain attempt reconciled or
+ * re-sent); `onBegin` with the ledger's answer each time the connector asks to call the provider. Credentials the provider refused park the step and
+ * mark the connection for reconnecting.
+ */
+async function performOnLedger<K extends GraphNode["kind"]>(
+  connector: Connector<K>,
+  ctx: ConnectorContext<Extract<GraphNode, { kind: K }>>,
+  leaseMs: number,
+  onBegin: (ok: boolean) => void,
+): Promise<StepOutcome> {
+  const { db, step, signal, connection, simulation } = ctx;
+  const reconcile = connector.reconcile;
+  const outcome = await runEffect(db, {
+    orgId: step.orgId,
+    runId: step.runId,
+    stepId: step.id,
+    key: effectKey(step.runId, step.nodeId, step.iteration),
+    kind: connector.kind,
+    owner: effectOwner(step),
+    leaseMs,
+    // A simulated effect touches nobody: trying it again is always safe.
+    providerIdempotent: simulation !== null || connector.providerIdempotent(ctx),
+    preclaimed: step.effect,
+    signal,
+    perform: (key, begin) =>
+      connector.perform(ctx, key, async () => {
+        const ok = await begin();
+        onBegin(ok);
+        return ok;
+      }),
+    ...(reconcile && !simulation ? { reconcile: (key: string) => reconcile(ctx, key) } : {}),
+  });
+  if (outcome.kind === "fail" && outcome.error.authorisation && connection && !simulation) {
+    const reason = `"${connection.name}" refused our credentials: reconnect it (${outcome.error.message})`;
+    await connectionsMarkNeedsReconnect(db, step.orgId, connection.id, reason);
+    return parkOnConnection(connection, reason);
+  }
+  return outcome;
 }
 
 /**

@@ -15,7 +15,7 @@ import { waitForReply } from "./wait_for_reply";
 /**
  * The registry of node kinds: the built-in modules, in palette order, plus any registered at start-up
  * (`registerKind`, e.g. a test's kind). Everything that asks "what can a node be" reads it: the graph schema
- * (versions/graph.ts), the lanes' kinds and the effect kinds (sql/steps.ts), the walk, the publish checks and the
+ * (versions/graph.ts), the lanes' kinds and the effect kinds (sql/steps-claim.ts), the walk, the publish checks and the
  * editor's palette and forms.
  */
 export const builtInKinds = [trigger, wait, branch, httpRequest, modelDraft, crmUpsert, sendEmail, approval, waitForReply, end] as const;

@@ -1,6 +1,7 @@
 import type { Db } from "@holdfast/db";
 import { HoldfastError, NotFoundError } from "../errors";
-import { type JourneyPreview, type PreviewAssume, type PreviewSample, previewJourney } from "./journey";
+import { previewJourney } from "./journey";
+import type { JourneyPreview, PreviewAssume, PreviewSample } from "./journey-types";
 import { automationDraftsGet } from "../sql/automation-drafts";
 import { automationsSampleInput } from "../sql/automations";
 import { connectionsListKinds } from "../sql/connections";

@@ -1,5 +1,6 @@
 import { isStepKind, kindOf } from "../kinds/registry";
-import { actorWords, type StoryGraph, stepNames } from "./story";
+import type { StoryGraph } from "./story-types";
+import { actorWords, stepNames } from "./story-words";
 
 /**
  * "Fire this wait now", the parts that decide without the database: which steps it applies to, who may, and what

@@ -1,4 +1,4 @@
-import type { Story, StoryInput } from "./story";
+import type { Story, StoryInput } from "./story-types";
 
 /** The route through the graph, in order: the trigger, each step's node and each branch taken, the end reached. */
 export function pathTaken(input: Pick<StoryInput, "graph" | "steps" | "timeline" | "run">): Story["path"] {

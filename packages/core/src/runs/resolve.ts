@@ -6,8 +6,10 @@ import { HoldfastError, NotFoundError } from "../errors";
 import { effectsDeleteNeedsReview, effectsSettleNeedsReview } from "../sql/effects";
 import { outboxInsert } from "../sql/outbox";
 import { runEventsInsert } from "../sql/run-events";
-import { runsLockForWalk, runsStatus } from "../sql/runs";
-import { stepsFail, stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParkedOfRun, stepsSettleReviewedDone } from "../sql/steps";
+import { runsLockForWalk } from "../sql/runs";
+import { runsStatus } from "../sql/runs-view";
+import { stepsFail } from "../sql/steps";
+import { stepsLockOfRun, stepsReadyAgainAfterReview, stepsResumeParkedOfRun, stepsSettleReviewedDone } from "../sql/steps-review";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**

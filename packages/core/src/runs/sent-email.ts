@@ -1,5 +1,5 @@
 import { renderTemplate } from "../templates/render";
-import type { StoryEmail, StoryInput, StoryStep } from "./story";
+import type { StoryEmail, StoryInput, StoryStep } from "./story-types";
 import { rec, str } from "./values";
 
 /**

@@ -1,4 +1,4 @@
-import type { RunDisplayStatus } from "../sql/runs";
+import type { RunDisplayStatus } from "../sql/runs-view";
 
 /** What a held run reads wherever its status is shown (runs list, run page, counts). */
 export const heldWords = "Held: the automation is paused (runs held)";

@@ -5,7 +5,7 @@ import { ActionRefusedError } from "./resolve";
 import { automationHistoryInsert } from "../sql/automation-history";
 import { automationsLifecycle } from "../sql/automations";
 import { databaseNow } from "../sql/database";
-import { runsCountRunning, runsRunningBatch } from "../sql/runs";
+import { runsCountRunning, runsRunningBatch } from "../sql/runs-of-automation";
 import type { GraphCache } from "../versions/graph-cache";
 
 /**

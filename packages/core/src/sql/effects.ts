@@ -86,7 +86,7 @@ export function effectsBeginAttempt(tx: Tx, orgId: string, key: string, owner: s
 
 /**
  * Records the provider's answer, fenced by the owner token. Normally holdfast_step_settle does this in the step's
- * own commit (sql/steps.ts, `effect`); this is for an answer whose step settle was refused or aborted.
+ * own commit (sql/steps-settle.ts, `effect`); this is for an answer whose step settle was refused or aborted.
  */
 export function effectsSettle(tx: Tx, orgId: string, key: string, owner: string, result: unknown, error: unknown = null): Promise<number> {
   return tx.$executeRaw`

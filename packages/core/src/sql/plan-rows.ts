@@ -17,7 +17,7 @@ export interface PlanRows {
   advanced: string[];
   /**
    * The step inserted already claimed (local dispatch), and whether its effect key is claimed with it. runStepsKnown:
-   * the settling worker knows the run's steps after these rows (sql/steps.ts SettleRequest.advance.stepsAfter), so
+   * the settling worker knows the run's steps after these rows (sql/steps-settle.ts SettleRequest.advance.stepsAfter), so
    * holdfast_step_settle does not send them back.
    */
   claim: null | { stepId: string; nodeId: string; iteration: number; kind: string; leaseMs: number; effect: boolean; runStepsKnown?: boolean };

@@ -1,7 +1,12 @@
 import { type Db, Prisma, queryNamed, type Sql, type Tx } from "@holdfast/db";
 import { type StartTargetGuard, startTargetGuard } from "./automations";
-import { effectUncertainSql } from "./effects";
 import type { PlanRows } from "./plan-rows";
+
+/**
+ * A run's row as starts, the walk's lock, the applier and version migrations use it. The other statements on runs have
+ * a file each by job: runs-sweep.ts (the sweeper's), runs-of-automation.ts (pause, resume, stop all), runs-retry.ts
+ * (retry and run again) and runs-view.ts (lists, pages and counts).
+ */
 
 export interface RunRow {
   id: string;
@@ -195,75 +200,6 @@ export function runsRequestCancel(tx: Tx, orgId: string, runId: string, reason: 
     WHERE org_id = ${orgId} AND id = ${runId} AND status = 'running' AND cancel_requested_at IS NULL`;
 }
 
-export interface StalledRun {
-  orgId: string;
-  runId: string;
-}
-
-/**
- * Sweeper: running runs with no way forward right now: no open step (ready, running, waiting or parked; or a cancel
- * waiting on no step in flight), no unsent outbox row, and no progress for `staleSeconds`. Typically a settled step
- * whose run.wake was lost, or a start whose wake-up was dropped. They get a fresh run.wake (at most once per
- * `staleSeconds`, by swept_at). A parked run is not stalled: it waits for a person, and it gains no rows. Progress is
- * read from the steps (each settle writes its step's updated_at); the run's own updated_at moves only when its state
- * does, so it only narrows the candidates.
- */
-export function runsFindStalled(tx: Tx, staleSeconds: number, limit: number): Promise<StalledRun[]> {
-  return tx.$queryRaw<StalledRun[]>`
-    WITH stalled AS (
-      SELECT r.id FROM runs r
-      WHERE r.status = 'running'
-        -- A held run is quiet on purpose: its resume wakes it.
-        AND r.held_at IS NULL
-        AND r.updated_at < now() - make_interval(secs => ${staleSeconds})
-        AND (r.swept_at IS NULL OR r.swept_at < now() - make_interval(secs => ${staleSeconds}))
-        AND (
-          NOT EXISTS (
-            SELECT 1 FROM steps s WHERE s.run_id = r.id
-              -- A parked step waits for a person (reconnect, review, resume), whose action wakes the run: it is
-              -- not lost, and re-waking it every interval only grew its timeline.
-              AND (s.status IN ('ready', 'running', 'waiting', 'parked') OR s.updated_at >= now() - make_interval(secs => ${staleSeconds})))
-          -- A cancel waits only for a step in flight; once none holds a live lease the engine must finish it.
-          OR (r.cancel_requested_at IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'running' AND s.lease_until >= now())))
-        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = r.id AND o.sent_at IS NULL)
-      ORDER BY r.updated_at
-      LIMIT ${limit}
-      FOR UPDATE OF r SKIP LOCKED
-    ), moved AS (
-      UPDATE runs r SET swept_at = now() FROM stalled WHERE r.id = stalled.id RETURNING r.id, r.org_id
-    ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', id, 'reason', 'sweep') FROM moved
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, type, worker) SELECT org_id, id, 'run.rewoken', 'sweeper' FROM moved
-    )
-    SELECT org_id AS "orgId", id AS "runId" FROM moved`;
-}
-
-/**
- * Sweeper: running runs past their age budget (`expires_at`), however quiet (a long wait): each gets a run.wake so
- * the engine's walk stops it with the reason (at most once per `staleSeconds`, by swept_at).
- */
-export function runsWakeExpired(tx: Tx, staleSeconds: number, limit: number): Promise<StalledRun[]> {
-  return tx.$queryRaw<StalledRun[]>`
-    WITH expired AS (
-      SELECT r.id FROM runs r
-      WHERE r.status = 'running' AND r.expires_at <= now()
-        AND (r.swept_at IS NULL OR r.swept_at < now() - make_interval(secs => ${staleSeconds}))
-        AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = r.id AND o.sent_at IS NULL AND o.topic = 'run.wake')
-      ORDER BY r.expires_at
-      LIMIT ${limit}
-      FOR UPDATE OF r SKIP LOCKED
-    ), moved AS (
-      UPDATE runs r SET swept_at = now() FROM expired WHERE r.id = expired.id RETURNING r.id, r.org_id
-    ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', id, 'reason', 'sweep') FROM moved
-    )
-    SELECT org_id AS "orgId", id AS "runId" FROM moved`;
-}
-
 /**
  * The run's contact: one row per (org, lower-cased email), created on first sight, its attributes updated from the
  * payload's (holdfast_contact_resolve).
@@ -271,42 +207,6 @@ export function runsWakeExpired(tx: Tx, staleSeconds: number, limit: number): Pr
 export async function contactsResolve(tx: Tx, orgId: string, email: string, timeZone: string | null, attributes: Record<string, unknown> = {}): Promise<string | null> {
   const rows = await tx.$queryRaw<{ id: string | null }[]>`SELECT holdfast_contact_resolve(${orgId}, ${email}, ${timeZone}::text, ${JSON.stringify(attributes)}::jsonb) AS id`;
   return rows[0]?.id ?? null;
-}
-
-/**
- * Pause with "hold running runs": the automation's running runs take no next step until resume. Each gets a
- * run.held timeline row. Runs being cancelled are left to finish their cancellation.
- */
-export async function runsHoldForAutomation(tx: Tx, orgId: string, automationId: string, by: string): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH held AS (
-      UPDATE runs SET held_at = now(), updated_at = now()
-      WHERE org_id = ${orgId} AND automation_id = ${automationId} AND status = 'running'
-        AND held_at IS NULL AND cancel_requested_at IS NULL
-      RETURNING id, org_id
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, type, worker, data)
-      SELECT org_id, id, 'run.held', ${by}, '{"reason":"the automation was paused with its running runs held"}'::jsonb FROM held
-    )
-    SELECT count(*)::int AS n FROM held`;
-  return rows[0]?.n ?? 0;
-}
-
-/** Resume: the automation's held runs go on; each gets a run.wake (the engine walks it) and a run.released row. */
-export async function runsReleaseForAutomation(tx: Tx, orgId: string, automationId: string, by: string): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH released AS (
-      UPDATE runs SET held_at = NULL, updated_at = now(), seq = seq + 1
-      WHERE org_id = ${orgId} AND automation_id = ${automationId} AND held_at IS NOT NULL
-      RETURNING id, org_id
-    ), wake AS (
-      INSERT INTO outbox (org_id, run_id, topic, payload)
-      SELECT org_id, id, 'run.wake', jsonb_build_object('orgId', org_id, 'runId', id, 'reason', 'resumed') FROM released
-    ), event AS (
-      INSERT INTO run_events (org_id, run_id, type, worker) SELECT org_id, id, 'run.released', ${by} FROM released
-    )
-    SELECT count(*)::int AS n FROM released`;
-  return rows[0]?.n ?? 0;
 }
 
 /** A run started while its automation holds deliveries: held before its first step. */
@@ -321,102 +221,7 @@ export async function runsMarkRerunOf(tx: Tx, orgId: string, runId: string, reru
   if (n !== 1) throw new Error(`run ${runId} not found to link`);
 }
 
-/** Running runs of an automation (of one version when given) that Stop all runs would cancel. */
-export async function runsCountRunning(tx: Tx, orgId: string, automationId: string, version: number | null): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM runs r
-    WHERE r.org_id = ${orgId} AND r.automation_id = ${automationId} AND r.status = 'running'
-      AND (${version}::int IS NULL OR r.version_id = (
-        SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND version = ${version}::int))`;
-  return rows[0]?.n ?? 0;
-}
-
-/**
- * The next batch of running runs after `afterId` (id order), for Stop all runs: only runs started by `startedBy` (the
- * database clock when the stop began). Ids are time-ordered, so without it every run started while the stop works
- * would sort after the cursor and be stopped too, and a busy automation could keep the loop going.
- */
-export function runsRunningBatch(
-  tx: Tx,
-  orgId: string,
-  automationId: string,
-  version: number | null,
-  afterId: string,
-  limit: number,
-  startedBy: Date,
-): Promise<{ id: string }[]> {
-  return tx.$queryRaw<{ id: string }[]>`
-    SELECT r.id FROM runs r
-    WHERE r.org_id = ${orgId} AND r.automation_id = ${automationId} AND r.status = 'running' AND r.id > ${afterId}
-      AND r.created_at <= ${startedBy}
-      AND (${version}::int IS NULL OR r.version_id = (
-        SELECT id FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId} AND version = ${version}::int))
-    ORDER BY r.id LIMIT ${limit}`;
-}
-
-export interface RunForRetry {
-  id: string;
-  automationId: string;
-  versionId: string;
-  status: RunRow["status"];
-  input: unknown;
-  error: { reason?: string; nodeId?: string | null; budget?: string } | null;
-  test: boolean;
-  rerunOf: string | null;
-}
-
-/** A run with what retry and rerun need to decide, locked like the engine's walk. */
-export async function runsLockForRetry(tx: Tx, orgId: string, runId: string): Promise<RunForRetry | null> {
-  const rows = await tx.$queryRaw<RunForRetry[]>`
-    SELECT id, automation_id AS "automationId", version_id AS "versionId", status, input, error, test, rerun_of AS "rerunOf"
-    FROM runs WHERE org_id = ${orgId} AND id = ${runId} FOR UPDATE`;
-  return rows[0] ?? null;
-}
-
-/** What Run again repeats: the run's automation, input and status (no lock: the new run is a new row). */
-export async function runsForRerun(tx: Tx, orgId: string, runId: string): Promise<{ automationId: string; input: unknown; status: RunRow["status"] } | null> {
-  const rows = await tx.$queryRaw<{ automationId: string; input: unknown; status: RunRow["status"] }[]>`
-    SELECT automation_id AS "automationId", input, status FROM runs WHERE org_id = ${orgId} AND id = ${runId}`;
-  return rows[0] ?? null;
-}
-
-/** Retry from the failed step: the failed run is running again. */
-export async function runsReopenFailed(tx: Tx, orgId: string, runId: string): Promise<boolean> {
-  return (
-    (await tx.$executeRaw`
-      UPDATE runs SET status = 'running', error = NULL, finished_at = NULL, updated_at = now(), seq = seq + 1
-      WHERE org_id = ${orgId} AND id = ${runId} AND status = 'failed'`) === 1
-  );
-}
-
-/** Runs that repeat `runId` ("Run again"), newest first. */
-export function runsReruns(tx: Tx, orgId: string, runId: string): Promise<{ id: string; status: string; createdAt: Date }[]> {
-  return tx.$queryRaw`
-    SELECT id, status, created_at AS "createdAt" FROM runs WHERE org_id = ${orgId} AND rerun_of = ${runId}
-    ORDER BY created_at DESC LIMIT 20`;
-}
-
-/** The run this one repeats (Run again), if any. */
-export async function runsRerunOf(tx: Tx, orgId: string, runId: string): Promise<string | null> {
-  const rows = await tx.$queryRaw<{ rerunOf: string | null }[]>`SELECT rerun_of AS "rerunOf" FROM runs WHERE org_id = ${orgId} AND id = ${runId}`;
-  return rows[0]?.rerunOf ?? null;
-}
-
 /** Work of the run that may still act: a step running under a live lease, or an effect in flight. */
-/** The newest runs, of one organisation or of all (the operator's `runs list`). */
-export function runsNewest(db: Db | Tx, orgId: string | null, limit: number): Promise<{ id: string; status: string; createdAt: Date; startKey: string }[]> {
-  return orgId === null
-    ? db.$queryRaw`SELECT id, status, created_at AS "createdAt", start_key AS "startKey" FROM runs ORDER BY created_at DESC LIMIT ${limit}`
-    : db.$queryRaw`SELECT id, status, created_at AS "createdAt", start_key AS "startKey" FROM runs WHERE org_id = ${orgId} ORDER BY created_at DESC LIMIT ${limit}`;
-}
-
-/** A run of any organisation by its id, with its organisation (the operator's CLI, which is given run ids alone). */
-export async function runsFindById(db: Db | Tx, runId: string): Promise<{ id: string; orgId: string; status: string; createdAt: Date; error: unknown } | undefined> {
-  const rows = await db.$queryRaw<{ id: string; orgId: string; status: string; createdAt: Date; error: unknown }[]>`
-    SELECT id, org_id AS "orgId", status, created_at AS "createdAt", error FROM runs WHERE id = ${runId}`;
-  return rows[0];
-}
-
 export async function runsHasWorkInFlight(db: Db | Tx, runId: string): Promise<boolean> {
   const rows = await db.$queryRaw<{ n: number }[]>`
     SELECT (SELECT count(*) FROM steps WHERE run_id = ${runId} AND status = 'running' AND lease_until >= now())
@@ -448,16 +253,6 @@ export function runsSetVersion(tx: Tx, runId: string, versionId: string): Promis
   return tx.$executeRaw`UPDATE runs SET version_id = ${versionId} WHERE id = ${runId}`;
 }
 
-export async function runsStatus(db: Db | Tx, runId: string): Promise<RunRow["status"] | undefined> {
-  const rows = await db.$queryRaw<{ status: RunRow["status"] }[]>`SELECT status FROM runs WHERE id = ${runId}`;
-  return rows[0]?.status;
-}
-
-/** Runs by status, test runs apart (they are not real traffic: health and metrics count them separately). */
-export function runsCountByStatus(db: Db | Tx): Promise<{ status: string; test: boolean; n: number }[]> {
-  return db.$queryRaw<{ status: string; test: boolean; n: number }[]>`SELECT status, test, count(*)::int AS n FROM runs GROUP BY status, test`;
-}
-
 /**
  * Locks the run of an approval, as the engine and cancel take it (FOR NO KEY UPDATE: a timer firing's timeline
  * insert, which only key-shares the run, is not blocked).
@@ -466,143 +261,4 @@ export function runsLockForApproval(tx: Tx, orgId: string, approvalId: string): 
   return tx.$queryRaw`
     SELECT r.id FROM runs r JOIN approvals a ON a.run_id = r.id AND a.org_id = r.org_id
     WHERE a.org_id = ${orgId} AND a.id = ${approvalId} FOR NO KEY UPDATE OF r`;
-}
-
-/**
- * A run's status as a person needs it: a running run that waits for a person says so, and one its paused automation
- * holds is `held` (runs/status-words.ts has the words).
- */
-export const runDisplayStatuses = ["running", "held", "waiting", "parked", "needs_review", "completed", "failed", "cancelled"] as const;
-export type RunDisplayStatus = (typeof runDisplayStatuses)[number];
-
-/**
- * A cancelled run whose call's outcome nobody knows (effectUncertainSql) still needs a person: it is listed as
- * needs review until someone says what they found (reviewStoppedRunEffect).
- */
-const displayStatusSql = Prisma.sql`CASE
-  WHEN r.status = 'cancelled' AND EXISTS (SELECT 1 FROM effects e WHERE e.org_id = r.org_id AND e.run_id = r.id AND ${Prisma.raw(effectUncertainSql)}) THEN 'needs_review'
-  WHEN r.status <> 'running' THEN r.status
-  WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked' AND s.error->>'code' = 'needs_review') THEN 'needs_review'
-  WHEN r.held_at IS NOT NULL THEN 'held'
-  WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked') THEN 'parked'
-  WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'waiting')
-   AND NOT EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status IN ('ready', 'running')) THEN 'waiting'
-  ELSE 'running' END`;
-
-export interface RunListItem {
-  id: string;
-  orgSlug: string;
-  automationSlug: string;
-  automationName: string;
-  version: number | null;
-  status: RunDisplayStatus;
-  contact: string | null;
-  startKey: string;
-  /** Started from the editor's Test run. */
-  test: boolean;
-  createdAt: Date;
-  finishedAt: Date | null;
-}
-
-export interface RunListFilters {
-  automation?: string;
-  version?: number;
-  status?: RunDisplayStatus;
-  contact?: string;
-}
-
-/** The runs list: the organisations' newest runs matching the filters (contact: part of the email, taken literally). */
-export async function runsListForOrgs(db: Db | Tx, orgIds: string[], f: RunListFilters, limit: number): Promise<RunListItem[]> {
-  const where: Prisma.Sql[] = [Prisma.sql`r.org_id = ANY(${orgIds}::text[])`];
-  if (f.automation) where.push(Prisma.sql`a.slug = ${f.automation}`);
-  if (f.version !== undefined) where.push(Prisma.sql`v.version = ${f.version}`);
-  if (f.contact) where.push(Prisma.sql`c.email ILIKE ${`%${f.contact.replace(/[\\%_]/g, (m) => `\\${m}`)}%`}`);
-  return db.$queryRaw<RunListItem[]>`
-    SELECT * FROM (
-      SELECT r.id, o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version,
-             ${displayStatusSql} AS status, c.email AS contact, r.start_key AS "startKey", r.test, r.created_at AS "createdAt",
-             r.finished_at AS "finishedAt"
-      FROM runs r
-      JOIN organisations o ON o.id = r.org_id
-      JOIN automations a ON a.id = r.automation_id AND a.org_id = r.org_id
-      JOIN automation_versions v ON v.id = r.version_id
-      LEFT JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
-      WHERE ${Prisma.join(where, " AND ")}
-        AND ${f.status ? Prisma.sql`${displayStatusSql} = ${f.status}` : Prisma.sql`true`}
-      ORDER BY r.created_at DESC, r.id DESC
-      LIMIT ${limit}
-    ) x`;
-}
-
-/** The run page's head: the run, its automation, version (with its graph) and contact. */
-export interface RunDetailHead {
-  id: string;
-  orgId: string;
-  status: string;
-  displayStatus: RunDisplayStatus;
-  /** Its automation is paused with its runs held: it takes no next step until the automation is resumed. */
-  held: boolean;
-  startKey: string;
-  /** Started from the editor's Test run. */
-  test: boolean;
-  input: unknown;
-  error: unknown;
-  cancelRequestedAt: Date | null;
-  cancelReason: string | null;
-  maxSteps: number | null;
-  expiresAt: Date | null;
-  createdAt: Date;
-  finishedAt: Date | null;
-  /** Repeated deliveries of its start key (counted; only the first 3 are on the timeline), and the latest's time. */
-  duplicateDeliveries: number;
-  lastDuplicateAt: Date | null;
-  orgSlug: string;
-  automationSlug: string;
-  automationName: string;
-  version: number;
-  graph: unknown;
-  contact: string | null;
-  contactZone: string | null;
-  contactConsent: string | null;
-  contactId: string | null;
-}
-
-/** The run, if it belongs to one of the organisations. */
-export async function runsDetailHead(db: Db | Tx, orgIds: string[], id: string): Promise<RunDetailHead | undefined> {
-  const rows = await db.$queryRaw<RunDetailHead[]>`
-    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.held_at IS NOT NULL AS held, r.start_key AS "startKey", r.test, r.input,
-           r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
-           r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
-           r.duplicate_deliveries AS "duplicateDeliveries", r.last_duplicate_at AS "lastDuplicateAt",
-           o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact,
-           c.time_zone AS "contactZone", c.consent AS "contactConsent", c.id AS "contactId"
-    FROM runs r
-    JOIN organisations o ON o.id = r.org_id
-    JOIN automations a ON a.id = r.automation_id AND a.org_id = r.org_id
-    JOIN automation_versions v ON v.id = r.version_id
-    LEFT JOIN contacts c ON c.id = r.contact_id AND c.org_id = r.org_id
-    WHERE r.id = ${id} AND r.org_id = ANY(${orgIds}::text[])`;
-  return rows[0];
-}
-
-/**
- * Finished runs whose timeline is older than the retention and still there, oldest first (the partial index
- * runs_timeline_retention_idx holds only these). Locked so a retry reopening one waits for the batch; SKIP LOCKED:
- * a run someone is acting on is left for the next pass. A running run never matches.
- */
-export function runsTakeTimelineExpired(tx: Tx, retentionDays: number, limit: number): Promise<{ id: string; orgId: string }[]> {
-  return tx.$queryRaw<{ id: string; orgId: string }[]>`
-    SELECT id, org_id AS "orgId" FROM runs
-    WHERE status IN ('completed', 'failed', 'cancelled') AND (timeline_removed_at IS NULL OR timeline_removed_at < finished_at)
-      AND finished_at < now() - make_interval(days => ${retentionDays}::int)
-    ORDER BY finished_at LIMIT ${limit}
-    FOR UPDATE SKIP LOCKED`;
-}
-
-/** Of these runs (locked by the caller), those with no timeline row left are marked removed, now. */
-export function runsMarkTimelineRemovedIfEmpty(tx: Tx, runIds: string[]): Promise<{ id: string; orgId: string }[]> {
-  return tx.$queryRaw<{ id: string; orgId: string }[]>`
-    UPDATE runs r SET timeline_removed_at = now()
-    WHERE r.id = ANY(${runIds}::text[]) AND NOT EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = r.id)
-    RETURNING r.id, r.org_id AS "orgId"`;
 }

@@ -11,7 +11,7 @@ import type { Slots } from "./slots";
 /**
  * First-step dispatch without the relay hop: a lane worker LISTENs on its lane's channel (the outbox trigger
  * notifies it when a due step.ready row is inserted) and, while it has free slots, takes those rows straight from
- * the outbox and claims their steps in the same statement (`take`: sql/steps.ts stepsTakeReady; SKIP LOCKED, marked
+ * the outbox and claims their steps in the same statement (`take`: sql/steps-claim.ts stepsTakeReady; SKIP LOCKED, marked
  * sent as taken, so the relay never publishes them too). A row no worker takes (all busy, a lost notification, no
  * worker listening) is the relay's after its grace (`RELAY_STEP_READY_GRACE_MS`), as before. Work is looked for on a
  * notification, when a slot frees after one came while all were busy, and after every (re)subscription.
@@ -21,7 +21,7 @@ import type { Slots } from "./slots";
  * takes for them in its own commit while a look is owed (steps/settle-batch.ts), and this take runs only when a slot
  * is free with a look still owed.
  */
-export function takeReadySteps(opts: {
+export interface ReadyListenerOptions {
   /**
    * Takes up to `limit` due step.ready rows of the lane and claims their steps (how many rows, which steps, and
    * whether it saw more due after taking `limit`).
@@ -38,7 +38,9 @@ export function takeReadySteps(opts: {
   run: (step: ClaimedStep) => Promise<unknown>;
   /** Subscribes to the lane's announcements on Redis; `onWake` after every message and (re)subscription. */
   bus?: (onWake: () => void) => { close(): Promise<void> };
-}): { close(): Promise<void>; taken(): number } {
+}
+
+export function takeReadySteps(opts: ReadyListenerOptions): { close(): Promise<void>; taken(): number } {
   const demand = opts.demand ?? new ReadyDemand(opts.slots);
   let pumping = false;
   let closed = false;
@@ -55,43 +57,10 @@ export function takeReadySteps(opts: {
   const pumpOnce = async (): Promise<void> => {
     try {
       while (demand.isOwed && !closed) {
-        let held = 0;
-        while (opts.slots.tryAcquire()) held++;
-        if (held === 0) return; // a freed slot calls again while owed
-        const mark = demand.mark();
-        let rows: ClaimedStep[];
-        let rowsTaken: number;
-        let more: boolean;
-        try {
-          ({ taken: rowsTaken, claimed: rows, more } = await opts.take(held));
-        } catch (error) {
-          for (let i = 0; i < held; i++) opts.slots.release();
-          demand.failed(); // the next notification, resubscription or freed slot tries again; the relay is the backstop
-          if (!opts.outages?.report(error)) opts.log.error({ err: error }, "taking ready steps from the outbox failed; the relay will deliver them");
-          return;
-        }
-        // Taken rows are marked sent and their steps claimed by this worker: a death from here leaves them running
-        // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
-        if (rows.length > 0) crashpoint("worker.after_take");
-        for (let i = rows.length; i < held; i++) opts.slots.release();
-        // Every slot filled and more due: take again as slots free. (Not after a take that filled fewer: rows it
-        // skipped are another take's, and looking again at once would spin until that one commits.) A notification
-        // that came while the take was on its way is owed still.
-        demand.answered(mark, rowsTaken === held && more);
+        const rows = await takeForFreeSlots(opts, demand);
+        if (rows === null) return;
         taken += rows.length;
-        for (const step of rows) {
-          const p = opts
-            .run(step)
-            .catch((error) => {
-              if (opts.outages?.report(error)) return;
-              opts.log.error({ orgId: step.orgId, runId: step.runId, stepId: step.id, err: error }, "step failed before its settle; its lease lapses and the sweeper hands it on");
-            })
-            .finally(() => {
-              inFlight.delete(p);
-              opts.slots.release();
-            });
-          inFlight.add(p);
-        }
+        for (const step of rows) runOnItsSlot(opts, inFlight, step);
       }
     } finally {
       pumping = false;
@@ -127,4 +96,51 @@ export function takeReadySteps(opts: {
       await Promise.all(inFlight);
     },
   };
+}
+
+/**
+ * One take for every free slot: the steps it claimed keep their slots, the other slots are given back. Null when no
+ * slot was free (a freed slot calls again while a look is owed) or the take failed (the next notification,
+ * resubscription or freed slot tries again; the relay is the backstop).
+ */
+async function takeForFreeSlots(opts: ReadyListenerOptions, demand: ReadyDemand): Promise<ClaimedStep[] | null> {
+  let held = 0;
+  while (opts.slots.tryAcquire()) held++;
+  if (held === 0) return null;
+  const mark = demand.mark();
+  let rows: ClaimedStep[];
+  let rowsTaken: number;
+  let more: boolean;
+  try {
+    ({ taken: rowsTaken, claimed: rows, more } = await opts.take(held));
+  } catch (error) {
+    for (let i = 0; i < held; i++) opts.slots.release();
+    demand.failed();
+    if (!opts.outages?.report(error)) opts.log.error({ err: error }, "taking ready steps from the outbox failed; the relay will deliver them");
+    return null;
+  }
+  // Taken rows are marked sent and their steps claimed by this worker: a death from here leaves them running
+  // under leases that lapse, and the sweeper hands them on (step.lease_expired), as after any claim.
+  if (rows.length > 0) crashpoint("worker.after_take");
+  for (let i = rows.length; i < held; i++) opts.slots.release();
+  // Every slot filled and more due: take again as slots free. (Not after a take that filled fewer: rows it
+  // skipped are another take's, and looking again at once would spin until that one commits.) A notification
+  // that came while the take was on its way is owed still.
+  demand.answered(mark, rowsTaken === held && more);
+  return rows;
+}
+
+/** Runs a claimed step to its settle on the slot its take held, and frees the slot when it is done either way. */
+function runOnItsSlot(opts: ReadyListenerOptions, inFlight: Set<Promise<unknown>>, step: ClaimedStep): void {
+  const p = opts
+    .run(step)
+    .catch((error) => {
+      if (opts.outages?.report(error)) return;
+      opts.log.error({ orgId: step.orgId, runId: step.runId, stepId: step.id, err: error }, "step failed before its settle; its lease lapses and the sweeper hands it on");
+    })
+    .finally(() => {
+      inFlight.delete(p);
+      opts.slots.release();
+    });
+  inFlight.add(p);
 }

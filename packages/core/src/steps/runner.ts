@@ -13,17 +13,10 @@ import { egressRefusalOf, egressStepError } from "../net/egress";
 import { effectKinds } from "../kinds/registry";
 import type { OutageReporter } from "../ops/outage";
 import { type AttemptSpan, endAttemptSpan, inAttempt, startAttemptSpan } from "../ops/tracing";
-import {
-  type ClaimedStep,
-  type RunSettleRequest,
-  stepsClaimIfLeaseFree,
-  stepsHeartbeatIfToken,
-  stepsReadyDueInMs,
-  stepsReleaseIfToken,
-  stepsSettleIfToken,
-  stepsTakeReady,
-  stepsWarm,
-} from "../sql/steps";
+import type { ClaimedStep } from "../sql/steps";
+import { stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsReadyDueInMs, stepsReleaseIfToken, stepsTakeReady } from "../sql/steps-claim";
+import { type RunSettleRequest, stepsSettleIfToken } from "../sql/steps-settle";
+import { stepsWarm } from "../sql/steps-warm";
 import { walkOnAfterSettle } from "./walk-on";
 import type { Graph, GraphNode } from "../versions/graph";
 import type { GraphCache } from "../versions/graph-cache";
@@ -193,22 +186,7 @@ export class StepRunner {
     const slog = log.child({ orgId: step.orgId, runId: step.runId, stepId: step.id, nodeId: step.nodeId, attempt: step.attempt });
     const controller = new AbortController();
     this.inFlight.set(step.id, { step, controller });
-    const heartbeat = setInterval(() => {
-      stepsHeartbeatIfToken(this.sql, step.id, step.attempt, this.lane.leaseMs)
-        .then((n) => {
-          if (n === 1) {
-            // The effect's lease lives exactly as long as the step's: extended only by a heartbeat that held.
-            effectsHeartbeat(db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step), this.lane.leaseMs).catch(() => {});
-          }
-          if (n === 0 && !controller.signal.aborted) {
-            slog.warn("heartbeat changed 0 rows: lease lost, stopping the step");
-            controller.abort(new LeaseLostError(step.id, step.attempt));
-          }
-        })
-        .catch((error) => {
-          if (!this.deps.outages?.report(error)) slog.warn({ err: error }, "heartbeat failed; retrying at the next beat");
-        });
-    }, this.lane.heartbeatMs);
+    const heartbeat = this.beat(step, controller, slog);
     try {
       const graph = await this.deps.graphs.get(db, step.orgId, step.versionId);
       const outcome = await inAttempt(span, () => this.perform(step, graph, controller.signal));
@@ -222,25 +200,7 @@ export class StepRunner {
       // A provider's answer is recorded whatever it contains: text jsonb cannot hold is cleaned, not a reason to retry.
       // Deferrals (no connection slot) gave the step back unstarted: they do not count against its attempts.
       const settlement = settlementFor(storable(outcome), step.attempt - (step.deferrals ?? 0), step.maxAttempts, this.lane.retry);
-      const effect =
-        (outcome.kind === "done" || outcome.kind === "fail") && outcome.effect
-          ? { ...outcome.effect, result: outcome.kind === "done" ? storable(outcome.output) : null, error: outcome.kind === "fail" ? storable(outcome.error) : null }
-          : unusedClaim(step)
-            ? { orgId: step.orgId, key: effectKey(step.runId, step.nodeId, step.iteration), owner: effectOwner(step), result: null, error: null, release: true }
-            : null;
-      const request: RunSettleRequest =
-        settlement.kind === "retry"
-          ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }
-          : settlement.kind === "settle"
-            ? { step, worker, status: "done", output: settlement.output }
-            : settlement.kind === "park"
-              ? { step, worker, status: "parked", error: settlement.error }
-              : settlement.kind === "defer"
-                ? { step, worker, status: "ready", delayMs: settlement.delayMs, event: { type: "step.deferred", data: { reason: settlement.reason, delayMs: Math.round(settlement.delayMs) } } }
-                : { step, worker, status: "failed", error: settlement.error };
-      request.effect = effect;
-      if (outcome.kind === "done" && outcome.skipped) request.event = { type: "step.skipped", data: { reason: outcome.skipped.reason } };
-      if (request.status === "ready" || request.status === "parked") request.retry = stepReady(step);
+      const request = settleRequestFor(step, worker, outcome, settlement);
       // A slot that will not chain may run a first step its batch takes (a park settles alone, never in a batch).
       if (request.status !== "parked" && mayChain && !this.stopping && this.settles?.mayTake()) request.take = true;
       if (request.status === "done" || request.status === "failed") {
@@ -258,16 +218,7 @@ export class StepRunner {
         slog.warn({ outcome: request.status }, "settle changed 0 rows: a newer attempt holds the step");
         return { result: { kind: "lease_lost" }, error: { code: "lease_lost" } };
       }
-      const kind =
-        request.status === "done"
-          ? "settled"
-          : request.event?.type === "step.deferred"
-            ? "deferred"
-            : request.status === "ready"
-              ? "retry_scheduled"
-              : request.status === "parked"
-                ? "parked"
-                : "failed";
+      const kind = settledKind(request);
       if (settled.walkRefused) slog.error({ result: kind }, "the walk after this step named another run and was refused (HF005); the engine walks the run instead");
       slog.debug({ result: kind, advanced: settled.advanced }, "step settled");
       // The next step: this run's, claimed by the walk (local dispatch), or another run's first, taken by the batch.
@@ -277,6 +228,29 @@ export class StepRunner {
       clearInterval(heartbeat);
       this.inFlight.delete(step.id);
     }
+  }
+
+  /**
+   * Extends the step's lease every beat while this attempt holds it (and its effect's with it); a beat that finds the
+   * lease lost stops the step.
+   */
+  private beat(step: ClaimedStep, controller: AbortController, slog: Logger): NodeJS.Timeout {
+    return setInterval(() => {
+      stepsHeartbeatIfToken(this.sql, step.id, step.attempt, this.lane.leaseMs)
+        .then((n) => {
+          if (n === 1) {
+            // The effect's lease lives exactly as long as the step's: extended only by a heartbeat that held.
+            effectsHeartbeat(this.deps.db, step.orgId, effectKey(step.runId, step.nodeId, step.iteration), effectOwner(step), this.lane.leaseMs).catch(() => {});
+          }
+          if (n === 0 && !controller.signal.aborted) {
+            slog.warn("heartbeat changed 0 rows: lease lost, stopping the step");
+            controller.abort(new LeaseLostError(step.id, step.attempt));
+          }
+        })
+        .catch((error) => {
+          if (!this.deps.outages?.report(error)) slog.warn({ err: error }, "heartbeat failed; retrying at the next beat");
+        });
+    }, this.lane.heartbeatMs);
   }
 
   private async perform(step: ClaimedStep, graph: Graph, signal: AbortSignal): Promise<StepOutcome> {
@@ -324,4 +298,45 @@ export class StepRunner {
     for (const { controller } of this.inFlight.values()) controller.abort(new ShutdownAbort());
     return this.inFlight.size;
   }
+}
+
+/**
+ * The settle an attempt's outcome asks for (without the walk after it): its status, the effect's answer recorded with
+ * it (or the unused claim given back), a skip or a deferral on the timeline, and the step's own wake-up when it goes
+ * back to ready or parks.
+ */
+function settleRequestFor(step: ClaimedStep, worker: string, outcome: StepOutcome, settlement: ReturnType<typeof settlementFor>): RunSettleRequest {
+  const effect =
+    (outcome.kind === "done" || outcome.kind === "fail") && outcome.effect
+      ? { ...outcome.effect, result: outcome.kind === "done" ? storable(outcome.output) : null, error: outcome.kind === "fail" ? storable(outcome.error) : null }
+      : unusedClaim(step)
+        ? { orgId: step.orgId, key: effectKey(step.runId, step.nodeId, step.iteration), owner: effectOwner(step), result: null, error: null, release: true }
+        : null;
+  const request: RunSettleRequest =
+    settlement.kind === "retry"
+      ? { step, worker, status: "ready", error: settlement.error, delayMs: settlement.delayMs }
+      : settlement.kind === "settle"
+        ? { step, worker, status: "done", output: settlement.output }
+        : settlement.kind === "park"
+          ? { step, worker, status: "parked", error: settlement.error }
+          : settlement.kind === "defer"
+            ? { step, worker, status: "ready", delayMs: settlement.delayMs, event: { type: "step.deferred", data: { reason: settlement.reason, delayMs: Math.round(settlement.delayMs) } } }
+            : { step, worker, status: "failed", error: settlement.error };
+  request.effect = effect;
+  if (outcome.kind === "done" && outcome.skipped) request.event = { type: "step.skipped", data: { reason: outcome.skipped.reason } };
+  if (request.status === "ready" || request.status === "parked") request.retry = stepReady(step);
+  return request;
+}
+
+/** What a settled attempt answers the queue job. */
+function settledKind(request: RunSettleRequest): "settled" | "deferred" | "retry_scheduled" | "parked" | "failed" {
+  return request.status === "done"
+    ? "settled"
+    : request.event?.type === "step.deferred"
+      ? "deferred"
+      : request.status === "ready"
+        ? "retry_scheduled"
+        : request.status === "parked"
+          ? "parked"
+          : "failed";
 }

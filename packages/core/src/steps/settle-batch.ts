@@ -1,6 +1,6 @@
 import type { Sql } from "@holdfast/db";
 import { crashpoint } from "../crash";
-import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSettleManyIfToken, type TakeAfterSettle } from "../sql/steps";
+import { type RunSettleRequest, type SettleResult, stepsSettleIfToken, stepsSettleManyIfToken, type TakeAfterSettle } from "../sql/steps-settle";
 import type { ReadyDemand } from "./ready-demand";
 
 /**

@@ -1,6 +1,7 @@
 import type { LaneName } from "../catalog";
 import { rowsAfterSettle, type SettledStep, stepsAfterSettle } from "../apply/inline";
-import type { ClaimedStep, RunSettleRequest } from "../sql/steps";
+import type { ClaimedStep } from "../sql/steps";
+import type { RunSettleRequest } from "../sql/steps-settle";
 import type { Graph } from "../versions/graph";
 import { planAfterSettle, type RunState } from "../walk/plan";
 

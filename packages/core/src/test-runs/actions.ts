@@ -3,7 +3,7 @@ import { decideApproval } from "../approvals/decide";
 import { HoldfastError } from "../errors";
 import { approvalsForRun } from "../sql/approvals";
 import { runEventsInsert } from "../sql/run-events";
-import { type StepView, stepsViewOfRun } from "../sql/steps";
+import { type StepView, stepsViewOfRun } from "../sql/steps-view";
 import { testRunsAdvanceClockTo, testRunsGet } from "../sql/test-runs";
 import { timersPendingOfStep } from "../sql/timers";
 import { fireWaitNow } from "../runs/fire-wait";

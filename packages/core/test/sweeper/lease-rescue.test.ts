@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stepsClaimIfLeaseFree } from "../../src/sql/steps";
+import { stepsClaimIfLeaseFree } from "../../src/sql/steps-claim";
 import { leaseRescue } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 import { effectKinds } from "../../src/kinds/registry";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../../src/sql/steps";
+import { stepsClaimIfLeaseFree } from "../../src/sql/steps-claim";
+import { stepsSettleIfToken } from "../../src/sql/steps-settle";
 import { stalledRuns } from "../../src/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 import { effectKinds } from "../../src/kinds/registry";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runsWakeExpired } from "../../sql/runs";
+import { runsWakeExpired } from "../../sql/runs-sweep";
 import { defaultBatch, defaultIntervalMs, defaultStaleSeconds, defineService, type RunRef, setting, sweepSharedEnv } from "../service";
 
 export interface ExpiredRunsResult {

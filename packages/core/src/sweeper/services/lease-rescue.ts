@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { stepsReclaimExpired } from "../../sql/steps";
+import { stepsReclaimExpired } from "../../sql/steps-sweep";
 import { defaultBatch, defaultIntervalMs, defineService, type StepRef, setting, sweepSharedEnv } from "../service";
 
 export interface LeaseRescueResult {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { repairLostWaits } from "../../ops/doctor";
-import { stepsWaitingWithoutTimer } from "../../sql/steps";
+import { stepsWaitingWithoutTimer } from "../../sql/steps-sweep";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
 
 export interface MissingTimersResult {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { stepsRewakeStale } from "../../sql/steps";
+import { stepsRewakeStale } from "../../sql/steps-sweep";
 import { defaultBatch, defaultIntervalMs, defaultStaleSeconds, defineService, type StepRef, setting, sweepSharedEnv } from "../service";
 
 export interface StaleWakeupsResult {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runsFindStalled } from "../../sql/runs";
+import { runsFindStalled } from "../../sql/runs-sweep";
 import { defaultBatch, defaultIntervalMs, defaultStaleSeconds, defineService, type RunRef, setting, sweepSharedEnv } from "../service";
 
 export interface StalledRunsResult {

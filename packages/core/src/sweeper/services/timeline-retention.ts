@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { runEventsDeleteOfRuns, runEventsInsert } from "../../sql/run-events";
-import { runsMarkTimelineRemovedIfEmpty, runsTakeTimelineExpired } from "../../sql/runs";
+import { runsMarkTimelineRemovedIfEmpty, runsTakeTimelineExpired } from "../../sql/runs-sweep";
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
 
 export interface TimelineRetentionResult {
