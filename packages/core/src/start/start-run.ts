@@ -1,76 +1,30 @@
 import { randomUUID } from "node:crypto";
-import { type Db, inTx, sqlOf, type Tx } from "@holdfast/db";
+import { type Db, inTx, sqlOf } from "@holdfast/db";
 import type { WakePublisher } from "@holdfast/queue";
 import { crashpoint } from "../crash";
-import { changeContactZone } from "../timers/contact-zone";
 import { InvalidPayloadError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "../errors";
 import { hasUnstorableText } from "../json";
 import { deliveryGate } from "../automations/lifecycle";
-import {
-  automationsFindStartTarget,
-  automationsLockLifecycle,
-  automationsSetSampleIfNone,
-  type StartTarget,
-  type StartTargetGuard,
-} from "../sql/automations";
-import { contactsIdByEmail } from "../sql/contacts";
+import { automationsFindStartTarget, type StartTarget, type StartTargetGuard } from "../sql/automations";
 import { rowsAtStart } from "../apply/inline";
-import { movesOn, planAtStart, type Command } from "../walk/plan";
+import { movesOn, planAtStart } from "../walk/plan";
 import { newRunId } from "../apply/rows";
-import { applyFirstWalk } from "../engine/advance";
-import { runEventsInsert } from "../sql/run-events";
-import { contactsResolve, runsInsertIfNew, runsInsertWithinWindow, runsMarkHeld, runsMarkRerunOf, runsMarkTest, runsRecordDuplicate, runsStartWithPlan } from "../sql/runs";
+import { runsStartWithPlan } from "../sql/runs";
 import type { PlanRows } from "../sql/plan-rows";
-import { testRunsInsert } from "../sql/test-runs";
-import { triggerDeliveriesInsert, triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
+import { triggerDeliveriesStartRun } from "../sql/trigger-deliveries";
 import { type Graph, triggerOf } from "../versions/graph";
-import { type DeliveryFacts, deliveryStatus, pruneDue } from "./deliveries";
+import { deliveryStatus, pruneDue } from "./deliveries";
 import { triggerPayload } from "./payload";
 import { contactOf } from "./contact-of";
 import { planStartKey } from "./start-key";
 import { GraphCache } from "../versions/graph-cache";
-import { type SignedHeaders, signatureToleranceSeconds } from "./signature";
+import { signatureToleranceSeconds } from "./signature";
 import { StartTargetCache } from "./target-cache";
-import { authenticateTrigger, type StartAuth } from "./trigger-auth";
+import { authenticateTrigger } from "./trigger-auth";
+import { startInTx } from "./start-in-tx";
+import { type StartPlan, type StartRequest, UnparsedBody } from "./start-plan";
 
-export interface StartRequest {
-  orgSlug: string;
-  automationSlug: string;
-  /** The body exactly as received: signatures are over these bytes. */
-  rawBody: string;
-  /**
-   * The parsed body, or `UnparsedBody` (a request to the trigger URL): then rawBody is parsed only once the request
-   * has passed its credential check, so a sender without the credential costs no parsing whatever its body's shape.
-   */
-  body: unknown;
-  headers: SignedHeaders;
-  /** Where the start came from, for the timeline ("webhook", "cli"). */
-  via: string;
-  /** Who is starting it: an operator (CLI, tests), or an HTTP request that must carry the trigger's credential. */
-  auth: StartAuth;
-  /**
-   * A request to the trigger URL: its delivery row (accepted or duplicate, linked to the run) commits with the
-   * start, and the first accepted one's input becomes the automation's sample when it has none.
-   */
-  delivery?: DeliveryFacts;
-  /**
-   * The editor's Test run: a fresh start key (never a duplicate), the run marked test, `by` on its timeline. Its
-   * effects are simulated with `script` (test-runs/script.ts); "Send to me" sends its emails to `sendTo` only. It
-   * never writes a contact: a stored one its sample names is linked read only, else the sample's stands in. Its clock
-   * starts now, or at `clockStartsAt` (later than now: to try a journey across a daylight-saving change, say).
-   */
-  test?: { by: string; /** A parsed test-runs/script.ts TestScript ({} by default). */ script?: unknown; sendTo?: string | null; clockStartsAt?: Date | null };
-  /**
-   * "Run again with the same input" (runs/retry-run.ts): the new run links to `of`; its start key is fresh per
-   * request (`requestKey`), so a repeated click finds the run the first one started.
-   */
-  rerun?: { of: string; by: string; requestKey: string };
-}
-
-/** A trigger request's body not parsed yet: startRun parses it (triggerPayload) after the credential check. */
-export class UnparsedBody {
-  constructor(readonly contentType: string | null) {}
-}
+export { type StartRequest, UnparsedBody };
 
 /** The request's body, parsed once per request (a kept target that falls back to a fresh read does not parse twice). */
 const parsedBodies = new WeakMap<StartRequest, { body: unknown } | { error: unknown }>();
@@ -161,32 +115,6 @@ export async function startRun(db: Db, request: StartRequest, options: StartOpti
   if (!started) throw new Error(`start of "${request.automationSlug}" found its fresh target stale`);
   if (keeps && started.oneStatement) startTargets.keep(request.orgSlug, request.automationSlug, found.target, readAt);
   return started.outcome;
-}
-
-/** What a start knows once its request is admitted: the run to insert, its first walk, and how to record it. */
-interface StartPlan {
-  request: StartRequest;
-  target: StartTarget;
-  graph: Graph;
-  body: unknown;
-  version: number;
-  /** The automation is paused with "hold": the run is accepted and held (re-checked under a lock in the transaction). */
-  hold: boolean;
-  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown };
-  /** An identical-submission key's window: which generation is the run is the database's to decide (in a transaction). */
-  windowHours: number | undefined;
-  contact: ReturnType<typeof contactOf>;
-  eventData: Record<string, unknown>;
-  /** The run's first walk (walk/plan.ts planAtStart), made once, whichever way the start is written. */
-  walked: Command[];
-  delivery: {
-    status: typeof deliveryStatus;
-    webhookId: string | null;
-    contentType: string | null;
-    bodyBytes: number;
-    sampleIfNone: boolean;
-    prune: boolean;
-  } | null;
 }
 
 /**
@@ -333,96 +261,3 @@ async function startInOneStatement(
   }
 }
 
-/**
- * The start in the engine's transaction: the run row (or the one an earlier delivery started), its timeline row, a
- * test run's or a rerun's marks, the hold, the first walk as `admit` made it (applied by the engine's applier, which
- * reads the database clock for a timer), the contact's zone move, and the delivery row and sample.
- */
-async function startInTx(tx: Tx, plan: StartPlan): Promise<{ runId: string; inserted: boolean }> {
-  const { request, run, contact, delivery } = plan;
-  // A test run writes no contact (no new one, no zone moved): a stored contact its sample names is linked read only;
-  // otherwise the sample's address and zone stand in for its templates and waits (test_runs.contact).
-  const contactId = contact && !request.test ? await contactsResolve(tx, run.orgId, contact.email, null, contact.attributes) : null;
-  const inserted =
-    plan.windowHours === undefined
-      ? { ...(await runsInsertIfNew(tx, { ...run, contactId })), startKey: run.startKey }
-      : await runsInsertWithinWindow(tx, { ...run, contactId }, run.startKey, plan.windowHours);
-  const data = { ...plan.eventData, startKey: inserted.startKey };
-  if (!inserted.inserted) await runsRecordDuplicate(tx, run.orgId, inserted.id, data);
-  else {
-    await runEventsInsert(tx, [{ orgId: run.orgId, runId: inserted.id, type: "run.started", data }]);
-    // Marked before its first walk: a test run's first wait counts in the sample's contact's zone, its approval asks nobody.
-    if (request.test) await markTest(tx, plan, inserted.id);
-    else await moveContact(tx, plan, inserted.id, contactId);
-    if (request.rerun) await markRerun(tx, plan, inserted.id);
-    const held = await holdIfPaused(tx, plan, inserted.id);
-    const runRow = { ...run, id: inserted.id, status: "running" as const, cancelRequested: false, held, ...(request.test ? { test: true } : {}) };
-    await applyFirstWalk(tx, plan.graph, runRow, plan.walked, "start");
-  }
-  if (delivery) {
-    const row = {
-      outcome: inserted.inserted ? ("accepted" as const) : ("duplicate" as const),
-      status: inserted.inserted ? delivery.status.accepted : delivery.status.duplicate,
-      reason: null,
-      startKey: inserted.startKey,
-      webhookId: delivery.webhookId,
-      runId: inserted.id,
-      contentType: delivery.contentType,
-      bodyBytes: delivery.bodyBytes,
-    };
-    await triggerDeliveriesInsert(tx, run.orgId, run.automationId, row, delivery.prune);
-    if (inserted.inserted && delivery.sampleIfNone) await automationsSetSampleIfNone(tx, run.orgId, run.automationId, plan.body);
-  }
-  return { runId: inserted.id, inserted: inserted.inserted };
-}
-
-/**
- * A payload that names a zone for its contact moves the contact there, and with it the pending waits of the contact's
- * other runs (timers/contact-zone.ts, the rule Settings and the CLI use), in the start's transaction. Only a delivery
- * that starts a run does: a re-sent one would undo a person's later change.
- */
-async function moveContact(tx: Tx, plan: StartPlan, runId: string, contactId: string | null): Promise<void> {
-  const { contact, request, run } = plan;
-  if (!contact?.timeZone) return;
-  const id = contactId ?? (await contactsIdByEmail(tx, run.orgId, contact.email));
-  const by = `${request.delivery ? "a delivery to" : `a ${request.via} start of`} "${request.automationSlug}", run ${runId}`;
-  if (id) await changeContactZone(tx, run.orgId, id, contact.timeZone, by);
-}
-
-/** The editor's Test run: the run marked test, with its script, its "Send to me" address and its clock. */
-async function markTest(tx: Tx, plan: StartPlan, runId: string): Promise<void> {
-  const { contact, run } = plan;
-  const test = plan.request.test as NonNullable<StartRequest["test"]>;
-  const storedContact = contact ? await contactsIdByEmail(tx, run.orgId, contact.email) : null;
-  await runsMarkTest(tx, run.orgId, runId, storedContact ?? null);
-  await testRunsInsert(tx, {
-    orgId: run.orgId,
-    runId,
-    startedBy: test.by,
-    script: test.script ?? {},
-    sendTo: test.sendTo ?? null,
-    contact: contact && !storedContact ? contact : null,
-    clockStartsAt: test.clockStartsAt ?? null,
-  });
-}
-
-/** "Run again with the same input": the new run links to the old one, whose timeline says so. */
-async function markRerun(tx: Tx, plan: StartPlan, runId: string): Promise<void> {
-  const rerun = plan.request.rerun as NonNullable<StartRequest["rerun"]>;
-  await runsMarkRerunOf(tx, plan.run.orgId, runId, rerun.of);
-  await runEventsInsert(tx, [{ orgId: plan.run.orgId, runId: rerun.of, type: "run.rerun", worker: rerun.by, data: { newRunId: runId, version: plan.version } }]);
-}
-
-/**
- * A start held by its paused automation re-reads the automation under a share lock: a Resume that committed since the
- * admission must not leave this run held with nobody left to release it. true: the run is held.
- */
-async function holdIfPaused(tx: Tx, plan: StartPlan, runId: string): Promise<boolean> {
-  const { run } = plan;
-  if (!plan.hold || (await automationsLockLifecycle(tx, run.orgId, run.automationId, "share"))?.pauseMode !== "hold") return false;
-  await runsMarkHeld(tx, run.orgId, runId);
-  await runEventsInsert(tx, [
-    { orgId: run.orgId, runId, type: "run.held", worker: "start", data: { reason: "the automation is paused: accepted and held until it is resumed" } },
-  ]);
-  return true;
-}
