@@ -1,4 +1,5 @@
-import { createConnection, upsertMember } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   approvalGraph,

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { approveActionId, createConnection, decideApproval, issueButtonToken, rejectActionId, upsertMember } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
+import { approveActionId, decideApproval, issueButtonToken, rejectActionId, upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   approvalGraph,

@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createAutomation, getDraft, saveDraft, upsertMember } from "@holdfast/core";
+import { createAutomation } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
+import { getDraft, saveDraft } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
 import {
   type CrmTarget,

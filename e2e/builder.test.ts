@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { upsertMember } from "@holdfast/core";
+import { upsertMember } from "@holdfast/core/people";
 import { createTestDatabase, fetchAgain, launchChromium, repoRoot, sessionCookieFor, signInPage, startWeb, type TestDatabase, waitFor, type WebServer, startTestRun } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { advanceRun, GraphCache, parseGraph, startRun } from "@holdfast/core";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { advanceRun, startRun } from "@holdfast/core/run";
 import { createTestDatabase, publish, repoRoot, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

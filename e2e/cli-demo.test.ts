@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { ensurePublished } from "@holdfast/cli/seed";
-import { InvalidDraftError, parseGraph } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { InvalidDraftError } from "@holdfast/core/run";
 import { createTestDatabase, repoRoot, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { parseGraph } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
 import { createTestDatabase, publish, repoRoot, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

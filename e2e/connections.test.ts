@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseGraph, upsertMember } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type CrmTarget,
   createTestDatabase,

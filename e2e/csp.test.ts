@@ -1,5 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { upsertMember } from "@holdfast/core";
+import { upsertMember } from "@holdfast/core/people";
 import { createTestDatabase, createTestPrefix, launchChromium, publish, sessionCookieFor, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

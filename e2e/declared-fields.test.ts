@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createConnection, upsertMember } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
 import { createTestDatabase, launchChromium, repoRoot, type SmtpTarget, signInPage, startSmtpTarget, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { parseGraph, } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
 import {
   type AppProcess,
   createTestDatabase,

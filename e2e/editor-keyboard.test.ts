@@ -3,7 +3,7 @@
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { upsertMember } from "@holdfast/core";
+import { upsertMember } from "@holdfast/core/people";
 import { createTestDatabase, launchChromium, repoRoot, sessionCookieFor, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

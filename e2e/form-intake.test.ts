@@ -3,7 +3,8 @@
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createAutomation, parseGraph, triggerSettings, upsertMember } from "@holdfast/core";
+import { createAutomation, parseGraph, triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import {
   createTestDatabase,
   createTestPrefix,

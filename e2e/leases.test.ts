@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { startRun } from "@holdfast/core";
+import { startRun } from "@holdfast/core/run";
 import {
   type AppProcess,
   appEnv,

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseGraph, triggerSettings, upsertMember } from "@holdfast/core";
+import { parseGraph, triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   createTestDatabase,

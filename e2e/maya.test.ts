@@ -1,6 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { approveActionId, budgetsSetAllowed, createConnection, parseGraph, signPayload, triggerSettings, upsertMember } from "@holdfast/core";
+import { budgetsSetAllowed } from "@holdfast/core/store";
+import { parseGraph, triggerSettings } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { approveActionId, upsertMember } from "@holdfast/core/people";
+import { signPayload } from "@holdfast/core/run";
 import {
   type AppProcess,
   type CrmTarget,

@@ -1,6 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger, GraphCache, lanes, parseGraph, requestCancel, StepRunner, upsertMember } from "@holdfast/core";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
+import { requestCancel, StepRunner } from "@holdfast/core/run";
 import {
   createTestDatabase,
   type HttpTarget,

@@ -1,4 +1,5 @@
-import { triggerSettings, upsertMember } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   appEnv,

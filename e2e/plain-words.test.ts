@@ -1,7 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createConnection, createLogger, GraphCache, lanes, parseGraph, StepRunner, upsertMember } from "@holdfast/core";
-import { changeLifecycle } from "@holdfast/core/lifecycle";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
+import { StepRunner } from "@holdfast/core/run";
+import { changeLifecycle } from "@holdfast/core/run";
 import {
   type CrmTarget,
   createTestDatabase,

@@ -1,5 +1,8 @@
 import { mkdirSync } from "node:fs";
-import { createAutomation, createConnection, getDraft, saveDraft, upsertMember } from "@holdfast/core";
+import { createAutomation } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
+import { getDraft, saveDraft } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
 import {
   createTestDatabase,

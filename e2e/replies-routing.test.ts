@@ -1,4 +1,4 @@
-import { createConnection } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
 import {
   type AppProcess,
   createTestDatabase,

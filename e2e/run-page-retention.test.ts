@@ -1,4 +1,6 @@
-import { GraphCache, parseGraph, type SweepContext, sweepServiceDefinitions, upsertMember } from "@holdfast/core";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
+import { type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
 import {
   createTestDatabase,
   createTestPrefix,

@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createConnection, encryptSecret, parseGraph, upsertMember } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection, encryptSecret } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   createTestDatabase,

@@ -1,6 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { advanceRun, createConnection, GraphCache, parseGraph, startRun, type SweepContext, sweepServiceDefinitions, upsertMember } from "@holdfast/core";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
+import { advanceRun, startRun, type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
 import {
   createTestDatabase,
   createTestPrefix,

@@ -1,6 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { advanceRun, createConnection, createLogger, GraphCache, lanes, StepRunner, startRun } from "@holdfast/core";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { advanceRun, StepRunner, startRun } from "@holdfast/core/run";
 import { createTestDatabase, publish, replyGraph, repoRoot, type SmtpTarget, spawnApp, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { decryptSecret, upsertMember } from "@holdfast/core";
+import { decryptSecret } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   approvalGraph,

@@ -1,6 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { budgetsSetAllowed, createConnection, parseGraph, upsertMember } from "@holdfast/core";
+import { budgetsSetAllowed } from "@holdfast/core/store";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
   type CrmTarget,

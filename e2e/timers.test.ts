@@ -1,5 +1,8 @@
 import { Queue } from "bullmq";
-import { instantFor, parseGraph, spreadOffsetSeconds, startRun, timersFireDueFairly } from "@holdfast/core";
+import { timersFireDueFairly } from "@holdfast/core/store";
+import { parseGraph } from "@holdfast/core/versions";
+import { instantFor, spreadOffsetSeconds } from "@holdfast/core/decide";
+import { startRun } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
 import {
   type AppProcess,

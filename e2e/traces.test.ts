@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseGraph, runSpanId, runTraceId } from "@holdfast/core";
+import { runSpanId, runTraceId } from "@holdfast/core/base";
+import { parseGraph } from "@holdfast/core/versions";
 import {
   type AppProcess,
   createTestDatabase,

@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createAutomation, parseGraph, signPayload, triggerSettings, upsertMember } from "@holdfast/core";
+import { createAutomation, parseGraph, triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
+import { signPayload } from "@holdfast/core/run";
 import {
   connectAs,
   createTestDatabase,

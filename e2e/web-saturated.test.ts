@@ -1,4 +1,5 @@
-import { triggerSettings, upsertMember } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import { createPool } from "@holdfast/db";
 import { createTestDatabase, createTestPrefix, publish, sessionCookieFor, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, waitFor, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

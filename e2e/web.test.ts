@@ -12,7 +12,8 @@ import {
   waitFor,
   type WebServer,
 } from "@holdfast/testkit";
-import { triggerSettings, upsertMember } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**

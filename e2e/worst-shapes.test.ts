@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
-import { signPayload, triggerSettings } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { signPayload } from "@holdfast/core/run";
 import { createTestDatabase, createTestPrefix, publish, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

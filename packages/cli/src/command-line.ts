@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
-import { HoldfastError, organisationsIdBySlug } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { organisationsIdBySlug } from "@holdfast/core/store";
 import type { Db } from "@holdfast/db";
 import type { z } from "zod";
 import { AdminUsageError } from "./admin";

@@ -1,5 +1,6 @@
 #!/usr/bin/env -S npx tsx
-import { checkSecretKey, HoldfastError, loadEnv } from "@holdfast/core";
+import { HoldfastError, loadEnv } from "@holdfast/core/base";
+import { checkSecretKey } from "@holdfast/core/store";
 import { createDb } from "@holdfast/db";
 import { type CommandInput, type DbCommand, parseCommandLine, UsageError } from "./command-line";
 import { automationsCommandLine } from "./commands/automations";

@@ -1,13 +1,13 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { changeLifecycle } from "../src/automations/lifecycle";
-import { type StartRequest, startRun } from "../src/start/start-run";
+import { changeLifecycle } from "../src/run/automations/lifecycle";
+import { type StartRequest, startRun } from "../src/run/start/start-run";
 import { parseGraph } from "../src/versions/graph";
-import * as walk from "../src/walk/walk";
+import * as walk from "../src/decide/walk/walk";
 
 // Every call of the walk's `decide` is counted: a start makes one walk, whichever way it is written.
-vi.mock("../src/walk/walk", async (original) => {
-  const real = await original<typeof import("../src/walk/walk")>();
+vi.mock("../src/decide/walk/walk", async (original) => {
+  const real = await original<typeof import("../src/decide/walk/walk")>();
   return { ...real, decide: vi.fn(real.decide) };
 });
 const decide = vi.mocked(walk.decide);

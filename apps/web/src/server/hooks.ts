@@ -1,21 +1,7 @@
-import {
-  createLogger,
-  type DeliveryFacts,
-  deliveryContentType,
-  deliveryStatus,
-  HoldfastError,
-  isDatabaseUnreachable,
-  type Logger,
-  type OutageReporter,
-  organisationsIdBySlug,
-  recordRefusedDelivery,
-  refusalReason,
-  type StartOptions,
-  startRun,
-  UnparsedBody,
-  unavailableRetryAfterSeconds,
-} from "@holdfast/core";
-import { pausedRetryAfterSeconds } from "@holdfast/core/lifecycle";
+import { createLogger, HoldfastError, type Logger } from "@holdfast/core/base";
+import { organisationsIdBySlug } from "@holdfast/core/store";
+import { type DeliveryFacts, deliveryContentType, deliveryStatus, isDatabaseUnreachable, type OutageReporter, recordRefusedDelivery, refusalReason, type StartOptions, startRun, UnparsedBody, unavailableRetryAfterSeconds } from "@holdfast/core/run";
+import { pausedRetryAfterSeconds } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";

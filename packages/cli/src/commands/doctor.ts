@@ -1,4 +1,5 @@
-import { GraphCache, repairAll, runChecks } from "@holdfast/core";
+import { GraphCache } from "@holdfast/core/versions";
+import { repairAll, runChecks } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { type CommandInput, UsageError } from "../command-line";
 

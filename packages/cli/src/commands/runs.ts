@@ -1,4 +1,7 @@
-import { GraphCache, HoldfastError, requestCancel, runEventsForRun, runsFindById, runsNewest, startRun, stepsViewOfRun } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { runEventsForRun, runsFindById, runsNewest, stepsViewOfRun } from "@holdfast/core/store";
+import { GraphCache } from "@holdfast/core/versions";
+import { requestCancel, startRun } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { createWakePublisher } from "@holdfast/queue";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-import { initSecretKey } from "@holdfast/core";
+import { initSecretKey } from "@holdfast/core/store";
 import { ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
 import { type CommandInput, UsageError } from "../command-line";
 

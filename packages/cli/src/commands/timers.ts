@@ -1,4 +1,7 @@
-import { HoldfastError, recomputeTimers, runsFindById, timersOverdue, waitRuleSchema } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { runsFindById, timersOverdue } from "@holdfast/core/store";
+import { waitRuleSchema } from "@holdfast/core/versions";
+import { recomputeTimers } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { type CommandInput, orgBySlug, UsageError } from "../command-line";
 

@@ -1,4 +1,4 @@
-import { describeOutcome } from "@holdfast/core";
+import { describeOutcome } from "@holdfast/core/people";
 import Link from "next/link";
 import { inboxFor } from "../../server/approvals";
 import { db } from "../../server/db";

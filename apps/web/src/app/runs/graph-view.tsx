@@ -1,4 +1,4 @@
-import type { Graph } from "@holdfast/core";
+import type { Graph } from "@holdfast/core/versions";
 import { kindOf } from "@holdfast/core/kinds";
 
 /**

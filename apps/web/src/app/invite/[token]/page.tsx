@@ -1,4 +1,4 @@
-import { minPasswordLength, viewInvitation } from "@holdfast/core";
+import { minPasswordLength, viewInvitation } from "@holdfast/core/people";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { db } from "../../../server/db";
