@@ -41,7 +41,7 @@ BEGIN
 END;
 $$ LANGUAGE plpgsql;
 
--- The run's steps as the walk sees them (decide/walk/walk.ts StepState), for a worker's inline walk after its step.
+-- The run's steps as the walk sees them (walk/walk.ts StepState), for a worker's inline walk after its step.
 CREATE FUNCTION holdfast_run_steps(p_run_id text) RETURNS jsonb AS $$
   SELECT COALESCE(jsonb_agg(jsonb_build_object(
            'id', o.id, 'nodeId', o.node_id, 'iteration', o.iteration, 'status', o.status,

@@ -1,5 +1,5 @@
 -- Deployment-wide settings (not tenant data, no org_id): one row. key_check is an HMAC of a fixed text under the
--- deployment's secret key, so a process started with a different key is refused at start-up (store/keys/key-check.ts).
+-- deployment's secret key, so a process started with a different key is refused at start-up (keys/key-check.ts).
 CREATE TABLE "deployment_settings" (
   "id" SMALLINT NOT NULL DEFAULT 1 CHECK ("id" = 1),
   "key_check" TEXT NOT NULL,

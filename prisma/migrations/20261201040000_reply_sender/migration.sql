@@ -1,9 +1,9 @@
--- Replies are believed only from the person the email went to (people/signals/email.ts). Anyone who learns a sent
+-- Replies are believed only from the person the email went to (signals/email.ts). Anyone who learns a sent
 -- Message-ID can send a message with that In-Reply-To; only the recipient's own reply may move the run.
 --
 -- sender: an email reply's From, parsed to one lower-cased bare address (NULL: none could be read). A waiting step
 --   consumes an email reply only when this equals the recipient of the message the step waits on
---   (store/sql/signals.ts signalsConsumeWaiting), so the rule holds however late the run reaches its wait.
+--   (sql/signals.ts signalsConsumeWaiting), so the rule holds however late the run reaches its wait.
 -- unmatched_reason: why the signal will never be consumed (e.g. a sender who is not the recipient); such a signal
 --   keeps run_id pointing at the run whose message it claims to answer, so the run page lists it, and never gets
 --   a step_id.

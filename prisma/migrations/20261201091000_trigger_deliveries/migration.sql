@@ -3,9 +3,9 @@
 -- trigger_deliveries: what each request to a trigger URL came to, once its automation is identified (an unknown
 --   organisation or automation writes nothing). Never a body: a refused request is unauthenticated or unusable, and
 --   an attacker must not be able to store data here; an accepted one links to the run whose input holds the payload.
---   Kept to about the newest 50 per automation by the inserts themselves (store/sql/trigger-deliveries.ts): every 8th
+--   Kept to about the newest 50 per automation by the inserts themselves (sql/trigger-deliveries.ts): every 8th
 --   delivery of an automation in a web process also deletes its rows beyond the newest 50, in the same statement,
---   skipping any that another insert is deleting (run/start/deliveries.ts says why not on every insert).
+--   skipping any that another insert is deleting (start/deliveries.ts says why not on every insert).
 --   seq: insertion order, for listing and pruning (received_at is the transaction's start: ties are common).
 --   webhook_id is the sender's header, kept only when the request carried the trigger's credential; body_bytes is
 --   NULL for a body refused as too large that declared no length (reading stopped at the limit).

@@ -1,6 +1,6 @@
 -- Issue 16, items 7 and 8: the contact's stored time zone decides waits, and a broken connection tells its owners.
 
--- Where a timer's zone came from (decide/timers/plan.ts): 'run' (the payload's field), 'contact' (the contact's stored
+-- Where a timer's zone came from (timers/plan.ts): 'run' (the payload's field), 'contact' (the contact's stored
 -- zone), 'node' (the wait's fixed zone) or 'default' (UTC, nothing known). A change of the contact's zone recomputes
 -- the pending timers whose zone is not the node's own (contacts/zone.ts). NULL: written before this column.
 ALTER TABLE "timers" ADD COLUMN "zone_source" TEXT;
@@ -8,7 +8,7 @@ ALTER TABLE "timers" ADD CONSTRAINT "timers_zone_source_check"
   CHECK ("zone_source" IS NULL OR "zone_source" IN ('run', 'contact', 'node', 'default'));
 
 -- A payload's zone updates the contact (it used to fill in only once): the newest word on where the person is wins.
--- Invalid zones never reach this function (run/start/start-run.ts passes only IANA zones, else NULL: no change).
+-- Invalid zones never reach this function (start/start-run.ts passes only IANA zones, else NULL: no change).
 CREATE OR REPLACE FUNCTION holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text) RETURNS text AS $$
 DECLARE
   contact_id text;
@@ -34,7 +34,7 @@ $$ LANGUAGE plpgsql;
 -- notice in the same statement. Two processes marking the same connection at once serialise on its row lock: the
 -- second sees status already needs_reconnect (no transition, no new number), and (connection_id, break_no) is unique
 -- besides. The notice row is also the email's outbox: email_status pending until the sweeper sends it
--- (providers/connections/notices.ts, claimed under a lease so a crashed sender's notice is taken again).
+-- (connections/notices.ts, claimed under a lease so a crashed sender's notice is taken again).
 ALTER TABLE "connections" ADD COLUMN "break_count" INTEGER NOT NULL DEFAULT 0;
 
 CREATE TABLE "connection_notices" (

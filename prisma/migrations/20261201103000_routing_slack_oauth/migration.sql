@@ -2,10 +2,10 @@
 --
 -- Reply routing needs no table: a sent email's Reply-To is reply+<token>@INBOUND_EMAIL_DOMAIN, the token the
 -- send_email step's id and a MAC over (organisation, run, step) keyed with the deployment's secret
--- (packages/core/src/people/signals/routing.ts); the step row is what a reply is matched to.
+-- (packages/core/src/signals/routing.ts); the step row is what a reply is matched to.
 --
 -- slack_install_states: one row per "Add to Slack" started, so the OAuth `state` Slack hands back is used once.
---   The state itself is signed (HMAC over organisation, session, nonce and expiry: people/slack/install.ts); the row is keyed
+--   The state itself is signed (HMAC over organisation, session, nonce and expiry: slack/install.ts); the row is keyed
 --   by the nonce's sha256 (the nonce is never stored), bound to the session that started it, and expires after 10
 --   minutes by this database's clock. used_at is set by the callback that consumes it; a replay finds it set.
 CREATE TABLE "slack_install_states" (
@@ -21,7 +21,7 @@ CREATE TABLE "slack_install_states" (
   CONSTRAINT "slack_install_states_org_fkey" FOREIGN KEY ("org_id") REFERENCES "organisations" ("id") ON DELETE CASCADE,
   CONSTRAINT "slack_install_states_user_fkey" FOREIGN KEY ("user_id") REFERENCES "users" ("id") ON DELETE CASCADE
 );
--- Starting an install deletes the organisation's states that ended more than a day ago (store/sql/slack-install-states.ts).
+-- Starting an install deletes the organisation's states that ended more than a day ago (sql/slack-install-states.ts).
 CREATE INDEX "slack_install_states_org_idx" ON "slack_install_states" ("org_id", "expires_at");
 
 SELECT holdfast_tenant_table('slack_install_states');

@@ -1,7 +1,7 @@
 -- A payload's zone that moves an existing contact must also move the contact's other pending waits (issue 16 item 7),
 -- and that recompute is TypeScript (luxon's zone rules, contacts/zone.ts changeContactZone), so this function no
 -- longer writes the zone of an existing contact. Called with a zone that differs from the stored one, it raises
--- HF004 and nothing of the statement commits: run/start/start-run.ts then starts the run in a transaction that moves the
+-- HF004 and nothing of the statement commits: start/start-run.ts then starts the run in a transaction that moves the
 -- zone and the waits together (only when the delivery starts a new run: a re-sent one is not news). A new contact
 -- takes the zone at once (it has no waits yet); a NULL zone (none, or not a zone) changes nothing. Two starts that
 -- create one contact at once meet at the unique key: the second reads the first's zone like any existing contact.

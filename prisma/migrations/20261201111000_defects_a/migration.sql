@@ -11,7 +11,7 @@ ALTER TABLE "runs" ADD COLUMN "duplicate_deliveries" INTEGER NOT NULL DEFAULT 0,
 
 -- One repeat of the run's start: counted (the UPDATE serialises concurrent repeats on the row, so each gets its own
 -- number and the bound is exact), and written to the timeline only while it is among the first `kept`. Both start
--- paths call it: holdfast_run_start below and the engine's transactional start (store/sql/runs.ts runsRecordDuplicate).
+-- paths call it: holdfast_run_start below and the engine's transactional start (sql/runs.ts runsRecordDuplicate).
 -- Returns the run's count of repeats so far.
 CREATE FUNCTION holdfast_run_duplicate(p_org_id text, p_run_id text, p_event_data jsonb) RETURNS integer AS $$
 DECLARE
@@ -92,5 +92,5 @@ $$ LANGUAGE plpgsql;
 --    step it approves (config `email`) renders that step's email when it asks, shows it, and stores here the digests
 --    of what it showed: {"node": <send step id>, "all": sha256 of the whole message, "to", "subject", "text", "html":
 --    sha256 of each part (null when the part is absent)}. Only digests: nothing of the text is copied (erasure
---    scrubs title and content; these reveal nothing). The send step compares at send time (run/connectors/send-email.ts).
+--    scrubs title and content; these reveal nothing). The send step compares at send time (connectors/send-email.ts).
 ALTER TABLE "approvals" ADD COLUMN "email_digest" JSONB;

@@ -1,5 +1,5 @@
 -- Timeline retention (issue 19, item 5): a finished run's run_events are removed after RUN_EVENTS_RETENTION_DAYS by
--- the sweeper's timeline-retention service (packages/core/src/run/sweeper/services/timeline-retention.ts); the run, its
+-- the sweeper's timeline-retention service (packages/core/src/sweeper/services/timeline-retention.ts); the run, its
 -- steps and effects stay. timeline_removed_at says when, so the run page can tell why the timeline is short, and a run
 -- retried after that (finished_at cleared, later set again) becomes a candidate again.
 ALTER TABLE "runs" ADD COLUMN "timeline_removed_at" TIMESTAMPTZ(6);

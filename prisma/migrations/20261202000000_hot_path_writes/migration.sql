@@ -13,7 +13,7 @@
 --   CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "run_events_run_id_id_key" ON "run_events" ("run_id", "id");
 SET LOCAL lock_timeout = '10s';
 
--- runs: a step's settle and a walk bump only seq (holdfast_step_settle, store/sql/runs.ts runsTouch); updated_at says when
+-- runs: a step's settle and a walk bump only seq (holdfast_step_settle, sql/runs.ts runsTouch); updated_at says when
 -- the run's own row last changed otherwise (start, finish, hold, cancel, retry). No index holds seq, so those updates
 -- are HOT when the page has room: fillfactor 80 keeps room on pages written from now on (pages already full stay so
 -- until the table is rewritten). A run's progress is read from its steps (each settle writes the step's updated_at),

@@ -2,7 +2,7 @@
 -- the parent row with a FOR KEY SHARE lock, as a trigger after the statement: about 3 of the 5 such checks a step cost.
 --   run_events -> runs: a timeline row is written only by the engine's statements, with the run and organisation of
 --     the run or step row that statement has just locked or written (holdfast_step_settle, holdfast_step_claim,
---     holdfast_rows_insert from the applier, store/sql/run-events.ts). Runs are never deleted (finished runs' timelines are
+--     holdfast_rows_insert from the applier, sql/run-events.ts). Runs are never deleted (finished runs' timelines are
 --     removed by the sweeper's retention, by run), so the key's ON DELETE CASCADE never ran. Reading is unchanged:
 --     row-level security scopes the timeline by its own org_id.
 --   effects -> steps: the ledger's step_id is the step whose attempt first claimed the key, written by the claim in the

@@ -1,6 +1,6 @@
 -- Time-ordered ids for runs, steps and timers (issue 19, cost as data grows): the defaults for rows inserted without an
--- id (holdfast_ordered_id, store/sql/functions/ordered_id.sql), in the layout the engine gives the run and step ids it makes
--- (run/apply/rows.ts): a new row's id sorts after the ids made before it, so inserts land on the right edge of each index
+-- id (holdfast_ordered_id, sql/functions/ordered_id.sql), in the layout the engine gives the run and step ids it makes
+-- (apply/rows.ts): a new row's id sorts after the ids made before it, so inserts land on the right edge of each index
 -- keyed by it instead of on a random page. Existing ids stay as they are (random). Keyset paging by id (Stop all runs)
 -- is bounded by the time it began, as new ids always sort last. The function is created here because the defaults
 -- need it; its file (applied after every migrate) is its live body.

@@ -4,7 +4,7 @@
 -- (about one a step: the settle that inserts the next step has just updated that row, and the lock lands on its new
 -- version). Every statement that inserts steps holds the run first, with the run's org_id: the start creates the run
 -- in the same statement (holdfast_run_start), a settle locks or updates it before it inserts the next step
--- (holdfast_step_settle), the engine's walk locks it FOR UPDATE (store/sql/runs.ts runsLockForWalk) before the applier
+-- (holdfast_step_settle), the engine's walk locks it FOR UPDATE (sql/runs.ts runsLockForWalk) before the applier
 -- writes. Runs are never deleted (finished runs' timelines are removed by the sweeper's retention; their steps stay),
 -- so the key's ON DELETE CASCADE never ran; the application's roles now may not delete a run at all, so that stays
 -- true (the schema's owner still can, by hand, and then deletes its steps too). Reading is unchanged: row-level

@@ -1,7 +1,7 @@
 -- holdfast_start_target answers a fingerprint of its answer (issue 19: a starter keeps the answer and starts a run
 -- only in a statement that finds the same fingerprint, so a start is one commit, not a read and a write). A function's
 -- result columns cannot change in place: dropped and made again in this transaction, so no start finds it missing.
--- Its live body is packages/core/src/store/sql/functions/start_target.sql (applied after the migrations).
+-- Its live body is packages/core/src/sql/functions/start_target.sql (applied after the migrations).
 DROP FUNCTION IF EXISTS holdfast_start_target(text, text);
 CREATE OR REPLACE FUNCTION holdfast_start_target(p_org_slug text, p_automation_slug text)
 RETURNS TABLE (org_id text, automation_id text, automation_found boolean, trigger_auth text, signing_secrets text[],

@@ -33,7 +33,7 @@ CREATE TABLE "invitations" (
   CONSTRAINT "invitations_accepted_by_fkey" FOREIGN KEY ("accepted_by") REFERENCES "users" ("id") ON DELETE SET NULL
 );
 CREATE UNIQUE INDEX "invitations_token_hash_key" ON "invitations" ("token_hash");
--- One open invitation per organisation and address (inviting again renews it: store/sql/invitations.ts).
+-- One open invitation per organisation and address (inviting again renews it: sql/invitations.ts).
 CREATE UNIQUE INDEX "invitations_open_key" ON "invitations" ("org_id", "email")
   WHERE "accepted_at" IS NULL AND "declined_at" IS NULL AND "revoked_at" IS NULL;
 
@@ -43,7 +43,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE "invitations" TO holdfast_web, hol
 -- The organisation of the invitation whose link token hashes to p_token_hash (none: no such invitation). The person
 -- opening the link is not yet a member, so the web's session scope cannot see the row; holding the link is the
 -- proof, and this is the one thing it reveals before the web scopes itself to that organisation. SECURITY DEFINER:
--- it reads invitations whatever the caller may see. Live body: packages/core/src/store/sql/functions/invitation_org.sql.
+-- it reads invitations whatever the caller may see. Live body: packages/core/src/sql/functions/invitation_org.sql.
 CREATE OR REPLACE FUNCTION holdfast_invitation_org(p_token_hash text) RETURNS text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
   SELECT org_id FROM invitations WHERE token_hash = p_token_hash

@@ -5,7 +5,7 @@
 --   PostgreSQL's now() plus clock_offset_ms, moved forward when a wait is skipped, so every later wait counts from the
 --   instant the skipped one would have fired. A test run writes no contact: `contact` is the sample's address and zone
 --   when no stored contact has that address (one that has is linked read only), for its templates and waits.
---   The claim functions (holdfast_step_claim, holdfast_step_settle: live bodies in packages/core/src/store/sql/functions)
+--   The claim functions (holdfast_step_claim, holdfast_step_settle: live bodies in packages/core/src/sql/functions)
 --   now say whether the claimed step's run is a test, so a worker simulates its effect without another read.
 CREATE TABLE "test_runs" (
   "run_id" TEXT NOT NULL,
