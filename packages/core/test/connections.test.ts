@@ -53,7 +53,7 @@ describe("connection kinds (pure)", () => {
     const dir = join(import.meta.dirname, "../src/versions/connection-kinds");
     for (const file of readdirSync(dir)) {
       const imports = [...readFileSync(join(dir, file), "utf8").matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1]);
-      for (const i of imports) expect(["zod", "../../forms/fields"].includes(i as string) || /^\.\/[a-z]+$/.test(i as string), `${file}: ${i}`).toBe(true);
+      for (const i of imports) expect(["zod", "../forms/fields"].includes(i as string) || /^\.\/[a-z]+$/.test(i as string), `${file}: ${i}`).toBe(true);
     }
   });
 
