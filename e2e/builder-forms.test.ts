@@ -1,19 +1,16 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { createAutomation, getDraft, saveDraft, upsertMember } from "@holdfast/core";
+import { createAutomation, getDraft, saveDraft } from "@holdfast/core";
 import { inTx } from "@holdfast/db";
 import {
+  addMember,
   type CrmTarget,
-  createTestDatabase,
-  launchChromium,
-  repoRoot,
+  organisationWithOwner,
   type SmtpTarget,
-  signInPage,
+  screenshots,
+  signedInPage,
   startCrmTarget,
   startSmtpTarget,
-  startWeb,
-  type TestDatabase,
-  type WebServer,
+  startTestDeployment,
+  type TestDeployment,
 } from "@holdfast/testkit";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,40 +24,27 @@ import { type ConnectionTargets, startConnectionTargets } from "../packages/test
  * form-encoded delivery and a Test run from the trigger panel, both on the runs list. A second test shows the editor's
  * publish checks: each problem in the list, in words, and a click selects its node and field.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let smtp: SmtpTarget;
 let crm: CrmTarget;
 let targets: ConnectionTargets;
 let orgId: string;
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `builder-forms-${name}.png`), fullPage: true });
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const shot = screenshots("builder-forms");
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  orgId = org.id;
-  await upsertMember(t.db, { orgId, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "approver" });
-  smtp = await startSmtpTarget({ credentials: { user: "olivia@acme.test", pass: "mail password" } });
-  crm = await startCrmTarget(["crm-token"]);
-  targets = await startConnectionTargets();
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  d = await startTestDeployment();
+  orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "approver");
+  smtp = d.closeAtStop(await startSmtpTarget({ credentials: { user: "olivia@acme.test", pass: "mail password" } }));
+  crm = d.closeAtStop(await startCrmTarget(["crm-token"]));
+  targets = d.closeAtStop(await startConnectionTargets());
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await smtp?.close();
-  await crm?.close();
-  await targets?.close();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
 const form = (page: Page) => page.locator("form.step-form");
@@ -119,7 +103,7 @@ async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Prom
 
 /** Adds a connection through Settings -> Connections. */
 async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
-  await page.goto(`${web.base}/settings`);
+  await page.goto(`${d.web.base}/settings`);
   // The fresh-clone CI once saw no picker after this click on a loaded machine (not reproduced in 52 loads with the
   // CPU slowed 4-6x and up to 400 ms of latency): click again while the button is still there and no kinds have
   // appeared, and say so in the log. A click that did open the picker hides the button, so a slow picker is waited
@@ -144,9 +128,8 @@ async function addConnection(page: Page, kind: string, fill: (f: Locator) => Pro
 
 describe("a marketer builds Maya's automation with forms only", () => {
   it("connections, the whole graph from an empty canvas, publish, a form-encoded delivery and a test run", async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
     page.on("pageerror", (e) => console.log("pageerror:", e.message));
-    await signInPage(page, web.base, "olivia@acme.test", password);
 
     // 1. Connections, each through its typed form, tested red then green before saving.
     const reds: string[] = [];
@@ -206,7 +189,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     ]);
 
     // 2. A new automation: an empty canvas (trigger -> end).
-    await page.goto(`${web.base}/automations`);
+    await page.goto(`${d.web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Maya follow-up");
     await page.click('button:has-text("Create")');
     await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
@@ -369,7 +352,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     expect(testRun.input).toMatchObject({ email: "maya@example.com", timezone: "America/New_York" });
 
     // 12. Both runs on the runs list, the test one marked.
-    await page.goto(`${web.base}/?org=acme`);
+    await page.goto(`${d.web.base}/?org=acme`);
     await page.locator(`a[href="/runs/${formRun}"]`).first().waitFor();
     await page.locator(`a[href="/runs/${testRun.id}"]`).first().waitFor();
     const testRow = page.locator("tr", { has: page.locator(`a[href="/runs/${testRun.id}"]`) });
@@ -379,7 +362,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
   });
 
   it("the editor shows each publish check's refusal on its node and field, and a click goes there", async () => {
-    const { id: automationId } = await inTx(t.db, (tx) => createAutomation(tx, { orgId, slug: "broken", name: "Broken on purpose" }));
+    const { id: automationId } = await inTx(d.t.db, (tx) => createAutomation(tx, { orgId, slug: "broken", name: "Broken on purpose" }));
     const graph = {
       nodes: [
         { id: "trigger", kind: "trigger", config: { eventIdField: "id" }, position: { x: 0, y: 0 } },
@@ -402,10 +385,9 @@ describe("a marketer builds Maya's automation with forms only", () => {
         { from: "pause", to: "end" },
       ],
     };
-    await saveDraft(t.db, orgId, automationId, graph, (await getDraft(t.db, orgId, automationId)).revision, "test");
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${automationId}?org=acme`);
+    await saveDraft(d.t.db, orgId, automationId, graph, (await getDraft(d.t.db, orgId, automationId)).revision, "test");
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
+    await page.goto(`${d.web.base}/automations/${automationId}?org=acme`);
     await node(page, "trigger").waitFor();
     // The zone's problem is a shape problem: it is listed alone first (the other checks need a valid shape).
     await page.locator(".problems-count").click();

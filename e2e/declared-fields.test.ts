@@ -1,7 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { createConnection, upsertMember } from "@holdfast/core";
-import { createTestDatabase, launchChromium, repoRoot, type SmtpTarget, signInPage, startSmtpTarget, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
+import { createConnection } from "@holdfast/core";
+import { organisationWithOwner, type SmtpTarget, screenshots, signedInPage, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -12,34 +10,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * expression typed by hand); Publish; one form post; the lead's name and company are on the contact, in the database
  * and on Settings -> Contacts.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let smtp: SmtpTarget;
 let orgId: string;
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `declared-fields-${name}.png`), fullPage: true });
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const shot = screenshots("declared-fields");
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  orgId = org.id;
-  await upsertMember(t.db, { orgId, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  smtp = await startSmtpTarget();
-  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "olivia@acme.test" }, secret: null });
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  d = await startTestDeployment();
+  orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  smtp = d.closeAtStop(await startSmtpTarget());
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "olivia@acme.test" }, secret: null });
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await smtp?.close();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
 const form = (page: Page) => page.locator("form.step-form");
@@ -79,11 +66,10 @@ async function declare(page: Page, row: number, name: string, example: string, r
 
 describe("declared fields and contact attributes", () => {
   it("builds the story's start with declared fields only, picks variables, publishes, and one form post fills the contact", async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
     page.on("pageerror", (e) => console.log("pageerror:", e.message));
-    await signInPage(page, web.base, "olivia@acme.test", password);
 
-    await page.goto(`${web.base}/automations`);
+    await page.goto(`${d.web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Lead follow-up");
     await page.click('button:has-text("Create")');
     await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
@@ -181,7 +167,7 @@ describe("declared fields and contact attributes", () => {
     if (timer) expect(timer.zone).toBe("Europe/Madrid");
 
     // 6. Settings -> Contacts shows them, and an editor can change them.
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     const row = page.locator("tr", { has: page.getByRole("button", { name: "View ann@example.com" }) });
     await expect.poll(() => row.locator("[data-contact-name]").textContent()).toBe("Ann Example, Northwind");
     await page.getByRole("button", { name: "View ann@example.com" }).click();

@@ -1,14 +1,14 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createConnection, upsertMember } from "@holdfast/core";
-import { createTestDatabase, launchChromium, repoRoot, signInPage, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
+import { createConnection } from "@holdfast/core";
+import { addMember, organisationWithOwner, repoRoot, runCli, signedInPage, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storyGraphInput } from "./fixtures/story";
 
 /**
  * The full-window editor in Chromium at 1280x800: a 30-step automation published through the CLI, tidied top to
@@ -18,20 +18,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * screenshot; and an autosave whose answer is lost on the way, which says "busy", saves by itself and is never read
  * as someone else's save.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let dir: string;
-const password = "correct horse battery";
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 const artifacts = join(repoRoot, "e2e/artifacts");
-
-const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url },
-    encoding: "utf8",
-  });
+const cli = (args: string[]) => runCli(d.t.url, args);
 
 /** Publishes a graph through `holdfast automations publish`; the automation's id. */
 async function publishGraph(slug: string, name: string, graph: unknown): Promise<string> {
@@ -70,35 +62,12 @@ function thirtySteps() {
 }
 
 /** The product's story (e2e/maya.test.ts): 9 steps from the form to the CRM. */
-const story = {
-  nodes: [
-    { id: "trigger", kind: "trigger", name: "Form submitted", config: { eventIdField: "id", contactEmailField: "email", contactTimeZoneField: "timezone" } },
-    { id: "wait", kind: "wait", name: "Next weekday 09:00", config: { rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.timezone", zone: "Europe/Berlin" } },
-    { id: "draft", kind: "model_draft", name: "Draft the follow-up", config: { connection: "writer", prompt: "Write a short, friendly follow-up to {{input.name}} about {{input.question}}", maxTokens: 200 } },
-    {
-      id: "approval",
-      kind: "approval",
-      name: "Sam approves",
-      config: { approvers: { users: ["sam@acme.test"] }, title: "Send this follow-up to {{contact.email}}?", content: "{{steps.draft.output.text}}", deadlineSeconds: 86_400 },
-    },
-    { id: "send", kind: "send_email", name: "Send the follow-up", config: { connection: "mail", subject: "About your question, {{input.name}}", text: "{{steps.draft.output.text}}" } },
-    { id: "reply", kind: "wait_for_reply", name: "Wait for a reply", config: { replyTo: "send", timeoutSeconds: 3 * 86_400 } },
-    { id: "crm", kind: "crm_upsert", name: "Update the CRM", config: { connection: "crm", object: "contact", fields: { email: "{{contact.email}}", last_outcome: "{{steps.reply.output.outcome}}" } } },
-    { id: "done", kind: "end", name: "Done" },
-    { id: "dropped", kind: "end", name: "Not sent" },
-  ],
-  edges: [
-    { from: "trigger", to: "wait" },
-    { from: "wait", to: "draft" },
-    { from: "draft", to: "approval" },
-    { from: "approval", to: "send", label: "approved" },
-    { from: "approval", to: "dropped", label: "rejected" },
-    { from: "send", to: "reply" },
-    { from: "reply", to: "crm", label: "reply" },
-    { from: "reply", to: "crm", label: "timeout" },
-    { from: "crm", to: "done" },
-  ],
-};
+const story = storyGraphInput({
+  prompt: "Write a short, friendly follow-up to {{input.name}} about {{input.question}}",
+  subject: "About your question, {{input.name}}",
+  text: "{{steps.draft.output.text}}",
+  slack: false,
+});
 
 let bigId: string;
 let storyId: string;
@@ -106,23 +75,20 @@ let storyId: string;
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   dir = mkdtempSync(join(tmpdir(), "holdfast-editor-canvas-"));
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  await upsertMember(t.db, { orgId: org.id, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  await upsertMember(t.db, { orgId: org.id, email: "sam@acme.test", name: "Sam", password, role: "approver" });
-  await createConnection(t.db, { orgId: org.id, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: 2525, tls: "none", from: "Sam at Acme <sam@acme.test>", user: "sam@acme.test" }, secret: "mail password" });
-  await createConnection(t.db, { orgId: org.id, kind: "model", name: "writer", config: { baseUrl: "http://127.0.0.1:9/v1", model: "gpt-4o-mini", inputMicrosPerMTok: 150_000, outputMicrosPerMTok: 600_000 }, secret: "sk-writer" });
-  await createConnection(t.db, { orgId: org.id, kind: "crm", name: "crm", config: { baseUrl: "http://127.0.0.1:9" }, secret: "crm-token" });
+  d = await startTestDeployment();
+  const orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "approver");
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: 2525, tls: "none", from: "Sam at Acme <sam@acme.test>", user: "sam@acme.test" }, secret: "mail password" });
+  await createConnection(d.t.db, { orgId, kind: "model", name: "writer", config: { baseUrl: "http://127.0.0.1:9/v1", model: "gpt-4o-mini", inputMicrosPerMTok: 150_000, outputMicrosPerMTok: 600_000 }, secret: "sk-writer" });
+  await createConnection(d.t.db, { orgId, kind: "crm", name: "crm", config: { baseUrl: "http://127.0.0.1:9" }, secret: "crm-token" });
   bigId = await publishGraph("big", "Thirty steps", thirtySteps());
   storyId = await publishGraph("maya-follow-up", "Maya follow-up", story);
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await t?.drop();
+  await d?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -177,9 +143,8 @@ async function scrollTo(page: Page, id: string, canvas: Box): Promise<boolean> {
 
 describe("the full-window editor", () => {
   it("tidies 30 steps top to bottom at a readable zoom, scrolls to each, and inserts, duplicates, pastes and finds steps", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${bigId}?org=acme`);
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${bigId}?org=acme`);
     await node(page, "signup").waitFor();
     expect(await page.locator(".react-flow__node").count()).toBe(30);
 
@@ -286,9 +251,8 @@ describe("the full-window editor", () => {
   });
 
   it("the 9-step story fits the canvas at 1280x800 after Tidy, readable, and the palette's last item is not cut off", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${storyId}?org=acme`);
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${storyId}?org=acme`);
     await node(page, "trigger").waitFor();
     await page.getByRole("button", { name: "Tidy layout" }).click();
     await saved(page);
@@ -333,9 +297,8 @@ describe("the full-window editor", () => {
   });
 
   it("a save whose answer is lost says busy, saves by itself, and is never read as someone else's save", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${storyId}?org=acme`);
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${storyId}?org=acme`);
     await node(page, "wait").waitFor();
     const revision = (await draftOf(storyId)).revision;
     // The first save reaches the server (and is stored) but its answer never comes back; then the network fails once.

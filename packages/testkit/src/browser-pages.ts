@@ -20,8 +20,8 @@ export async function signedInPage(browser: Browser, base: string, email: string
  * A browser context that carries this session cookie (sessionCookieFor) for the web app on 127.0.0.1: signed in
  * without the form.
  */
-export async function contextWithSession(browser: Browser, cookie: string): Promise<import("playwright-core").BrowserContext> {
-  const context = await browser.newContext();
+export async function contextWithSession(browser: Browser, cookie: string, options: BrowserContextOptions = {}): Promise<import("playwright-core").BrowserContext> {
+  const context = await browser.newContext(options);
   const [name, value] = cookie.split("=") as [string, string];
   await context.addCookies([{ name, value, domain: "127.0.0.1", path: "/", httpOnly: true, sameSite: "Lax" }]);
   return context;
