@@ -1,8 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { createConnection, createLogger, GraphCache, lanes, parseGraph, StepRunner } from "@holdfast/core";
 import { changeLifecycle } from "@holdfast/core/lifecycle";
-import { addMember, lineGraph, publish, repoRoot, signedInPage, startCrmTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
+import { addMember, lineGraph, publish, screenshots, signedInPage, startCrmTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -18,7 +16,7 @@ let page: Page;
 let heldRun = "";
 let pausedRun = "";
 let approvalAutomation = "";
-const artifacts = join(repoRoot, "e2e/artifacts");
+const shot = screenshots("plain-words");
 const forbidden = /breaker|probe|digest|start key|sha256|prisma|µ|undefined|\[object Object\]/i;
 
 /** The page's text without what is under a <details> disclosure (and without scripts and styles). */
@@ -36,7 +34,6 @@ async function plain(p: Page, where: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
   d = await startTestDeployment();
   const crm = d.closeAtStop(await startCrmTarget(["crm-token"]));
   crm.behave({ failFirst: 1_000, failStatus: 500 });
@@ -129,7 +126,7 @@ describe("plain words in Chromium", () => {
     const summary = page.locator("section.summary");
     expect(await summary.getAttribute("data-state")).toBe("parked");
     expect(await summary.textContent()).toMatch(/calls to "CRM" are paused after 1 failed call in a row within 60 seconds; trying again at \S/);
-    await page.screenshot({ path: join(artifacts, "plain-words-paused-calls.png") });
+    await shot(page, "paused-calls");
     await plain(page, "paused run page");
   });
 
@@ -141,7 +138,7 @@ describe("plain words in Chromium", () => {
     const writer = budget.locator('tr[data-model-connection="writer"]');
     expect(await writer.locator("td").nth(1).textContent()).toBe("$0.15 per million tokens");
     expect(await writer.locator("td").nth(2).textContent()).toBe("$0.60 per million tokens");
-    await budget.screenshot({ path: join(artifacts, "plain-words-model-budget.png") });
+    await shot(budget, "model-budget");
     await plain(page, "settings");
   });
 

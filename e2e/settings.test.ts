@@ -1,10 +1,8 @@
-import { join } from "node:path";
 import { advanceRun, createConnection, GraphCache, parseGraph, type SweepContext, sweepServiceDefinitions } from "@holdfast/core";
 import {
   addMember,
   organisationWithOwner,
   publish,
-  repoRoot,
   screenshots,
   signedInPage,
   signInPage,
@@ -31,7 +29,6 @@ let orgId = "";
 let connectionId = "";
 const runs: string[] = [];
 const password = testPassword;
-const artifacts = join(repoRoot, "e2e/artifacts");
 const graphs = new GraphCache();
 const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 const shots = screenshots("settings");
@@ -120,7 +117,7 @@ describe("Settings in Chromium", () => {
     await page.getByLabel("Budget in US dollars").fill("lots");
     await page.getByRole("button", { name: "Save budget" }).click();
     await page.getByText("Enter the budget as a number of US dollars, such as 25 or 12.50.").waitFor();
-    await page.locator(".model-budget").screenshot({ path: join(artifacts, "settings-budget.png") });
+    await shots(page.locator(".model-budget"), "budget");
   });
 
   it("sets an automation's run budget", async () => {
@@ -136,7 +133,7 @@ describe("Settings in Chromium", () => {
     await page.getByRole("button", { name: "Save limits" }).click();
     await page.locator(".connection-limits").getByText("at most 3 calls at once").waitFor();
     expect((await q("SELECT limits FROM connections WHERE id = $1", [connectionId]))[0].limits).toMatchObject({ maxConcurrent: 3, breaker: { failureRate: 0.5 } });
-    await page.locator(".connection-limits").screenshot({ path: join(artifacts, "settings-limits.png") });
+    await shots(page.locator(".connection-limits"), "limits");
   });
 
   it("views a contact, changes its zone (its waits move, both instants on each timeline), erases it after seeing the count", async () => {
@@ -185,7 +182,7 @@ describe("Settings in Chromium", () => {
     await page.locator(".slack-links tr", { hasText: "Sam" }).getByRole("button", { name: "Save" }).click();
     await page.getByText("Sam is linked to the Slack user U0SAM1234.").waitFor();
     expect(await q("SELECT m.slack_user_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'sam@acme.test'")).toEqual([{ slack_user_id: "U0SAM1234" }]);
-    await page.locator(".slack-links").screenshot({ path: join(artifacts, "settings-slack-links.png") });
+    await shots(page.locator(".slack-links"), "slack-links");
   });
 
   it("a form filled before the page has hydrated sends nothing natively: the save waits for the page, the address never reaches the address bar", async () => {
@@ -233,7 +230,7 @@ describe("Settings in Chromium", () => {
     };
     const link = await invite("ada@acme.test", "editor");
     expect(link).toMatch(/\/invite\/[A-Za-z0-9_-]{43}$/);
-    await page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) }).screenshot({ path: join(artifacts, "settings-invited.png") });
+    await shots(page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) }), "invited");
     expect(await q("SELECT count(*)::int AS n FROM users WHERE email = 'ada@acme.test'")).toEqual([{ n: 0 }]);
 
     // The owner opening the link is told it is for another address, and can do nothing with it.
@@ -323,7 +320,7 @@ describe("Settings in Chromium", () => {
       expect(await sweep({ url: `smtp+plain://127.0.0.1:${smtp.port}`, from: "ops@holdfast.test" })).toEqual({ sent: 1, failed: 0, retrying: 0 });
       await sam.reload();
       await members.locator("tr", { hasText: "Mia@Acme.test" }).getByText(/^Emailed /).waitFor();
-      await members.screenshot({ path: join(artifacts, "settings-invitation-emailed.png") });
+      await shots(members, "invitation-emailed");
       const raw = smtp.received.find((m) => m.to[0]?.toLowerCase() === "mia@acme.test")?.raw.replace(/=\r?\n/g, "") ?? "";
       expect(raw).toMatch(/Subject: Sam invited you to Acme on Holdfast/);
       const link = new RegExp(`${mailWeb.base}/invite/[A-Za-z0-9_-]{43}`).exec(raw)?.[0];
@@ -345,7 +342,7 @@ describe("Settings in Chromium", () => {
         .locator("tr", { hasText: "noel@acme.test" })
         .getByText("Not sent: The deployment's mail is not set up for sending (ask your operator). Send again to try once more.")
         .waitFor();
-      await members.screenshot({ path: join(artifacts, "settings-invitation-failed.png") });
+      await shots(members, "invitation-failed");
       await members.getByRole("button", { name: "Send again: the invitation for Mia@Acme.test" }).click();
       await members.getByText("Invitation for Mia@Acme.test made: Holdfast emails them a link").waitFor();
       const gone = await owner.newPage();

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, BrowserContextOptions, Page } from "playwright-core";
+import type { Browser, BrowserContextOptions, Locator, Page } from "playwright-core";
 import { repoRoot } from "./procs";
 import { testPassword } from "./members";
 import { signInPage } from "./web";
@@ -27,9 +27,12 @@ export async function contextWithSession(browser: Browser, cookie: string, optio
   return context;
 }
 
-/** Full-page screenshots for review in e2e/artifacts, each named `<file>-<name>.png`. */
-export function screenshots(file: string): (page: Page, name: string) => Promise<Buffer> {
+/** Screenshots for review in e2e/artifacts, each named `<file>-<name>.png`: of a whole page, or of one element. */
+export function screenshots(file: string): (shown: Page | Locator, name: string) => Promise<Buffer> {
   const artifacts = join(repoRoot, "e2e/artifacts");
   mkdirSync(artifacts, { recursive: true });
-  return (page, name) => page.screenshot({ path: join(artifacts, `${file}-${name}.png`), fullPage: true });
+  return (shown, name) => {
+    const path = join(artifacts, `${file}-${name}.png`);
+    return "goto" in shown ? shown.screenshot({ path, fullPage: true }) : shown.screenshot({ path });
+  };
 }

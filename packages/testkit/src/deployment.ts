@@ -105,7 +105,7 @@ export async function startTestDeployment(): Promise<TestDeployment> {
       return thing;
     },
     async stop() {
-      for (const browser of browsers) await browser.close();
+      for (const browser of browsers) if (browser.isConnected()) await browser.close();
       for (const web of webs.reverse()) await web.stop();
       await stopApps();
       for (const thing of closers.reverse()) await thing.close();

@@ -14,5 +14,6 @@ export * from "./deployment";
 export * from "./browser-pages";
 export * from "./cli";
 export * from "./members";
+export * from "./trpc";
 export { forbiddenWords, type PageAudit, type PageAuditOptions, pageAuditOf } from "./page-audit";
 export { type AuditFinding, describeFindings } from "./audit-findings";
