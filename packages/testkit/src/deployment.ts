@@ -40,6 +40,8 @@ export interface TestDeployment {
   quickEnv(overrides?: Record<string, string>): Record<string, string>;
   /** Stops the background processes started so far (between tests that each start their own). */
   stopApps(): Promise<void>;
+  /** Removes the deployment's keys from Redis (as a Redis that lost its data). */
+  clearRedis(): Promise<void>;
   /** `close` is called when the deployment stops (a stand-in server, a proxy), before the processes stop. */
   closeAtStop<T extends { close(): Promise<unknown> | unknown }>(thing: T): T;
   stop(): Promise<void>;
@@ -100,6 +102,7 @@ export async function startTestDeployment(): Promise<TestDeployment> {
     },
     quickEnv: (overrides = {}) => appEnv(t.url, prefix.prefix, overrides),
     stopApps,
+    clearRedis: () => prefix.clear(),
     closeAtStop(thing) {
       closers.push(thing);
       return thing;
