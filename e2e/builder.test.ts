@@ -1,6 +1,7 @@
 import { fetchAgain, organisationWithOwner, screenshots, sessionCookieFor, signedInPage, startTestDeployment, startTestRun, type TestDeployment, testPassword, waitFor } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saved } from "./fixtures/editor";
 
 /**
  * The builder in Chromium: sign in, create an automation, add and connect nodes, see a validation error and fix
@@ -42,9 +43,6 @@ async function connect(page: Page, from: string, to: string): Promise<void> {
   }
 }
 
-async function saved(page: Page): Promise<void> {
-  await page.waitForSelector(".save-state.save-saved");
-}
 
 describe("the builder", () => {
   it("draws, validates, publishes two versions, diffs them and migrates in-flight runs", async () => {
