@@ -15,7 +15,7 @@ import {
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionTargets, startConnectionTargets } from "../packages/testkit/src/connection-targets";
-import { addStepAfter, canvasStep, pickVariable, saved, selectStep, stepField, stepForm } from "./fixtures/editor";
+import { addStepAfter, canvasStep, pickVariable, saved, selectStep, stepField, } from "./fixtures/editor";
 
 /**
  * A marketer builds Maya's automation in Chromium with forms only, no keystroke into any JSON field: the four

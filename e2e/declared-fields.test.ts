@@ -1,8 +1,8 @@
 import { createConnection } from "@holdfast/core";
 import { organisationWithOwner, type SmtpTarget, screenshots, signedInPage, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addStepAfter, canvasStep, pickVariable, selectStep, stepField, stepForm } from "./fixtures/editor";
+import { addStepAfter, canvasStep, pickVariable, selectStep, stepField, } from "./fixtures/editor";
 
 /**
  * Issue 41: a marketer builds the story's start with declared fields only, before any delivery. The trigger's form

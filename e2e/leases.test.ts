@@ -28,7 +28,7 @@ describe("fencing", () => {
     await a.waitForOutput(/lane worker ready/);
     const { runId } = await start("fencing-settle", "fence-settle-1");
     await a.waitForOutput(/pausepoint worker.before_settle/);
-    const b = d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
+    d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
     a.signal("SIGCONT");
     await a.waitForOutput(/settle changed 0 rows/, 10_000);
@@ -49,7 +49,7 @@ describe("fencing", () => {
     // Freeze A while its call is in flight: the provider has the request, A has no answer yet.
     await waitFor(async () => target.calls.get(`${runId}/call_1/1`) === 1, 20_000, "worker A's call to reach the provider");
     a.signal("SIGSTOP");
-    const b = d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
+    d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
     expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
     await new Promise((r) => setTimeout(r, 500)); // A's delayed answer is now in its socket
@@ -79,7 +79,7 @@ describe("two workers on one effect key", () => {
     const key = `${runId}/call_1/1`;
     await waitFor(async () => target.calls.get(key) === 1, 20_000, "worker A's call to reach the provider");
     a.signal("SIGSTOP");
-    const b = d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
+    d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
     a.signal("SIGCONT");
     expect(target.calls.get(key)).toBe(2); // B re-sent with the same key (the provider answered A's into a frozen socket)
@@ -106,7 +106,7 @@ describe("shutdown", () => {
     const released = await q("SELECT type FROM run_events WHERE run_id = $1 AND type = 'step.released'", [runId]);
     expect(released).toHaveLength(1);
     // No sweeper runs here and the 60 s lease never lapsed: B gets the step because A released it.
-    const b = d.spawn({ app: "lane-worker", env: env(), label: "worker-b" });
+    d.spawn({ app: "lane-worker", env: env(), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 20_000, "B to finish");
     expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
   });
@@ -117,7 +117,7 @@ describe("lost queue messages", () => {
     await publish(d.t.db, httpChainGraph(target.url, 2), { automation: "lossy" });
     target.behave({ delayMs: 0 });
     // Relay publishes while no engine is running; then the queue's keys are wiped.
-    const relay = d.spawn({ app: "relay", env: env() });
+    d.spawn({ app: "relay", env: env() });
     const runIds: string[] = [];
     for (let i = 0; i < 5; i++) runIds.push((await start("lossy", `lost-${i}`)).runId);
     await waitFor(async () => (await q("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL"))[0].n === 0, 20_000, "relay to publish");

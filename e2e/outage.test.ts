@@ -58,7 +58,7 @@ beforeAll(async () => {
   await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "editor");
   cookie = await sessionCookieFor(d.t.db, "sam@acme.test", testPassword);
   const env = proxiedEnv();
-  const web = await d.startWeb({ DATABASE_URL: env.DATABASE_URL as string, REDIS_URL: env.REDIS_URL as string, INBOUND_EMAIL_TOKEN: inboundToken, SLACK_SIGNING_SECRET: slackSecret });
+  await d.startWeb({ DATABASE_URL: env.DATABASE_URL as string, REDIS_URL: env.REDIS_URL as string, INBOUND_EMAIL_TOKEN: inboundToken, SLACK_SIGNING_SECRET: slackSecret });
   hookUrl = `${d.web.base}/api/hooks/acme/orders/${(await triggerSettings(d.t.db, orgId, automationId, "url_token")).urlToken}`;
   // The same with a 4 s wait: long enough that its timer's delayed job is in Redis when Redis goes.
   const later = await publish(d.t.db, httpChainGraph(target.url, 2, { pauseSeconds: 4 }), { automation: "later", triggerAuth: "url_token" });
@@ -72,7 +72,6 @@ beforeAll(async () => {
 
 afterAll(async () => d?.stop());
 
-const app = (name: string) => d.app(name);
 const deliver = (id: string, url = hookUrl) => fetchAgain(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
 const completed = (runId: string) =>
   waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 60_000, `run ${runId} to complete`);

@@ -84,7 +84,7 @@ beforeAll(async () => {
     [parked, connectionId],
   );
   await q("UPDATE connections SET status = 'needs_reconnect', status_reason = 'the mailbox refused our login' WHERE id = $1", [connectionId]);
-  const web = await d.startWeb({ LOG_LEVEL: "warn" });
+  await d.startWeb({ LOG_LEVEL: "warn" });
   browser = await d.launchBrowser();
   page = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (e) => console.error(`page error: ${e.message}`));

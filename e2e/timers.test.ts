@@ -1,5 +1,5 @@
 import { Queue } from "bullmq";
-import { instantFor, parseGraph, spreadOffsetSeconds, startRun, timersFireDueFairly } from "@holdfast/core";
+import { instantFor, spreadOffsetSeconds, timersFireDueFairly } from "@holdfast/core";
 import { inTx } from "@holdfast/db";
 import { connectAs, type HttpTarget, lineGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
