@@ -1,4 +1,4 @@
-import { createConnection } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
 import { type AppProcess, addMember, approvalGraph, publish, type SlackApi, startSlackApi, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -1,4 +1,5 @@
-import { approveActionId, createConnection, decideApproval, issueButtonToken, rejectActionId } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
+import { approveActionId, decideApproval, issueButtonToken, rejectActionId } from "@holdfast/core/people";
 import {
   addMember,
   approvalGraph,

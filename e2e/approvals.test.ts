@@ -1,14 +1,6 @@
-import {
-  advanceRun,
-  decideApproval,
-  type DecisionRequest,
-  GraphCache,
-  removeMember,
-  requestCancel,
-  reviseApproval,
-  sweepOnce,
-  upsertMember,
-} from "@holdfast/core";
+import { GraphCache } from "@holdfast/core/versions";
+import { decideApproval, type DecisionRequest, removeMember, reviseApproval, upsertMember } from "@holdfast/core/people";
+import { advanceRun, requestCancel, sweepOnce } from "@holdfast/core/run";
 import { approvalGraph, createTestDatabase, publish, type TestDatabase, waitFor, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

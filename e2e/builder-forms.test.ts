@@ -1,4 +1,5 @@
-import { createAutomation, getDraft, saveDraft } from "@holdfast/core";
+import { createAutomation } from "@holdfast/core/versions";
+import { getDraft, saveDraft } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
 import {
   addMember,

@@ -1,4 +1,5 @@
-import { advanceRun, GraphCache } from "@holdfast/core";
+import { GraphCache } from "@holdfast/core/versions";
+import { advanceRun } from "@holdfast/core/run";
 import { createTestDatabase, lineGraph, publish, runCli, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

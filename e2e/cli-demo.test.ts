@@ -1,5 +1,6 @@
 import { ensurePublished } from "@holdfast/cli/seed";
-import { InvalidDraftError, parseGraph } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { InvalidDraftError } from "@holdfast/core/run";
 import { createTestDatabase, runCli, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -1,4 +1,6 @@
-import { createConnection, parseGraph, startRun } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { startRun } from "@holdfast/core/run";
 import {
   type AppProcess,
   appEnv,

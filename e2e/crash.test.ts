@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { startRun } from "@holdfast/core";
+import { startRun } from "@holdfast/core/run";
 import {
   type AppProcess,
   appEnv,
@@ -265,7 +265,7 @@ describe("crash point worker.before_settle, provider without idempotency", () =>
       const parked = rows.filter((r) => r.effect === "needs_review");
       // Every effect in flight in a killed process is uncertain, not only the one at the crash point.
       expect(parked.length).toBeGreaterThanOrEqual(cycles);
-      // Parked for a person (the run page shows "needs review"), not failed: resolving it is runs/resolve.ts.
+      // Parked for a person (the run page shows "needs review"), not failed: resolving it is run/runs/resolve.ts.
       for (const r of parked) expect(r.status).toBe("running");
       for (const r of rows.filter((x) => x.effect !== "needs_review")) expect(r).toEqual({ status: "completed", effect: "settled" });
       for (const runId of runIds) expect(target.calls.get(`${runId}/call_1/1`) ?? 0).toBeLessThanOrEqual(1);

@@ -1,4 +1,4 @@
-import { createConnection } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
 import { organisationWithOwner, type SmtpTarget, screenshots, signedInPage, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { describe, expect, it } from "vitest";
-import { baseEnv } from "../packages/core/src/env";
-import { deliveryStatus } from "../packages/core/src/start/deliveries";
-import { newUrlToken, rotationOverlapSeconds } from "../packages/core/src/triggers/credentials";
+import { baseEnv } from "../packages/core/src/base/env";
+import { deliveryStatus } from "../packages/core/src/run/start/deliveries";
+import { newUrlToken, rotationOverlapSeconds } from "../packages/core/src/versions/triggers/credentials";
 import { webEnv } from "../apps/web/src/env-schema";
 import { root } from "../scripts/settings-docs";
 
@@ -104,7 +104,7 @@ const claims: Claim[] = [
   },
   {
     says: /UUID version 7/g,
-    check: () => expect(read("packages/core/src/apply/rows.ts")).toContain('import { v7 as uuidv7 } from "uuid";'),
+    check: () => expect(read("packages/core/src/run/apply/rows.ts")).toContain('import { v7 as uuidv7 } from "uuid";'),
   },
   {
     says: /tRPC 11/g,

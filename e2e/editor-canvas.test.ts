@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createConnection } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
 import { addMember, organisationWithOwner, repoRoot, runCli, signedInPage, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

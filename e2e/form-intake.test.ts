@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
-import { createAutomation, triggerSettings } from "@holdfast/core";
+import { createAutomation, triggerSettings } from "@holdfast/core/versions";
 import { addMember, publish, screenshots, signedInPage, startOnlyGraph, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

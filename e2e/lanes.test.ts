@@ -1,4 +1,7 @@
-import { budgetsSetAllowed, createConnection, parseGraph, startRun } from "@holdfast/core";
+import { budgetsSetAllowed } from "@holdfast/core/store";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { startRun } from "@holdfast/core/run";
 import {
   type AppProcess,
   appEnv,

@@ -1,4 +1,4 @@
-import { triggerSettings } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
 import {
   addMember,
   type HttpTarget,

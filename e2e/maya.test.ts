@@ -1,4 +1,6 @@
-import { approveActionId, signPayload, triggerSettings, upsertMember } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { approveActionId, upsertMember } from "@holdfast/core/people";
+import { signPayload } from "@holdfast/core/run";
 import {
   mailInPort,
   mailInSpec,

@@ -1,4 +1,6 @@
-import { createLogger, GraphCache, lanes, requestCancel, StepRunner } from "@holdfast/core";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache } from "@holdfast/core/versions";
+import { requestCancel, StepRunner } from "@holdfast/core/run";
 import { addMember, type HttpTarget, lineGraph, publish, screenshots, signedInPage, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,8 @@
-import { createConnection, createLogger, GraphCache, lanes, parseGraph, StepRunner } from "@holdfast/core";
-import { changeLifecycle } from "@holdfast/core/lifecycle";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { StepRunner } from "@holdfast/core/run";
+import { changeLifecycle } from "@holdfast/core/run";
 import { addMember, lineGraph, publish, screenshots, signedInPage, startCrmTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,7 @@
 import { mkdirSync } from "node:fs";
-import { createAutomation, createConnection, getDraft, saveDraft } from "@holdfast/core";
+import { createAutomation } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { getDraft, saveDraft } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
 import { type HttpTarget, organisationWithOwner, type SmtpTarget, signedInPage, startHttpTarget, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";

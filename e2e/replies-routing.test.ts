@@ -1,4 +1,4 @@
-import { createConnection } from "@holdfast/core";
+import { createConnection } from "@holdfast/core/providers";
 import { mailInPort, mailInSpec, productProcesses, publish, replyGraph, type SmtpTarget, startSmtpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

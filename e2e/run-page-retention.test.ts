@@ -1,4 +1,5 @@
-import { GraphCache, parseGraph, type SweepContext, sweepServiceDefinitions } from "@holdfast/core";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
 import { addMember, fetchAgain, publish, sessionCookieFor, startTestDeployment, startTestRun, type TestDeployment, testPassword } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

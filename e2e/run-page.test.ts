@@ -1,4 +1,5 @@
-import { createConnection, encryptSecret, parseGraph } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection, encryptSecret } from "@holdfast/core/providers";
 import {
   addMember,
   type HttpTarget,

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
-import { accountKey, sweepOnce, upsertMember } from "@holdfast/core";
+import { accountKey, upsertMember } from "@holdfast/core/people";
+import { sweepOnce } from "@holdfast/core/run";
 import { addMember, freePort, startOnlyGraph, publish, startTestDeployment, type TestDeployment, testPassword, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

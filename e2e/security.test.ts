@@ -4,21 +4,11 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  advanceRun,
-  createConnection,
-  createLogger,
-  GraphCache,
-  lanes,
-  parseGraph,
-  rotateTriggerCredential,
-  signPayload,
-  StepRunner,
-  sessionCookie,
-  signIn,
-  triggerSettings,
-  upsertMember,
-} from "@holdfast/core";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache, parseGraph, rotateTriggerCredential, triggerSettings } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { sessionCookie, signIn, upsertMember } from "@holdfast/core/people";
+import { advanceRun, signPayload, StepRunner } from "@holdfast/core/run";
 import {
   appEnv,
   connectAs,

@@ -1,4 +1,6 @@
-import { advanceRun, createConnection, GraphCache, parseGraph, type SweepContext, sweepServiceDefinitions } from "@holdfast/core";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { advanceRun, type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
 import {
   addMember,
   organisationWithOwner,

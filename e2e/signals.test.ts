@@ -1,4 +1,7 @@
-import { advanceRun, createConnection, createLogger, GraphCache, lanes, StepRunner } from "@holdfast/core";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { advanceRun, StepRunner } from "@holdfast/core/run";
 import { mailInPort, publish, replyGraph, runCli, type SmtpTarget, startSmtpTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-import { decryptSecret } from "@holdfast/core";
+import { decryptSecret } from "@holdfast/core/providers";
 import {
   addMember,
   approvalGraph,

@@ -1,4 +1,4 @@
-import { upsertMember } from "@holdfast/core";
+import { upsertMember } from "@holdfast/core/people";
 import { publish, screenshots, signedInPage, productProcesses, startTestDeployment, type TestDeployment, testPassword, waitFor } from "@holdfast/testkit";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,6 @@
 import { Queue } from "bullmq";
-import { instantFor, spreadOffsetSeconds, timersFireDueFairly } from "@holdfast/core";
+import { timersFireDueFairly } from "@holdfast/core/store";
+import { instantFor, spreadOffsetSeconds } from "@holdfast/core/decide";
 import { inTx } from "@holdfast/db";
 import { connectAs, type HttpTarget, lineGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

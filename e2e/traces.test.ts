@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runSpanId, runTraceId } from "@holdfast/core";
+import { runSpanId, runTraceId } from "@holdfast/core/base";
 import { type HttpTarget, lineGraph, type OtlpReceiver, publish, type ReceivedSpan, startHttpTarget, startOtlpReceiver, startTestDeployment, startTestRun, type TestDeployment, traceSummary, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here

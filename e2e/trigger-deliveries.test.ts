@@ -1,4 +1,5 @@
-import { createAutomation, signPayload, triggerSettings } from "@holdfast/core";
+import { createAutomation, triggerSettings } from "@holdfast/core/versions";
+import { signPayload } from "@holdfast/core/run";
 import { addMember, connectAs, publish, screenshots, sessionCookieFor, signedInPage, startOnlyGraph, startTestDeployment, type TestDeployment, type TrpcReply, testPassword, trpcCall, trpcData } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -1,4 +1,4 @@
-import { triggerSettings } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
 import { createPool } from "@holdfast/db";
 import { addMember, publish, sessionCookieFor, startOnlyGraph, startTestDeployment, type TestDeployment, testPassword, waitFor, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,6 @@
 import { demoGraph, ensurePublished } from "@holdfast/cli/seed";
-import { triggerSettings, upsertMember } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { upsertMember } from "@holdfast/core/people";
 import { freePort, sessionCookieFor, startTestDeployment, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
-import { signPayload, triggerSettings } from "@holdfast/core";
+import { triggerSettings } from "@holdfast/core/versions";
+import { signPayload } from "@holdfast/core/run";
 import { publish, startOnlyGraph, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

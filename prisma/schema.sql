@@ -1,4 +1,4 @@
--- The schema of a freshly migrated database (prisma/migrations, then packages/core/src/sql/functions), written by
+-- The schema of a freshly migrated database (prisma/migrations, then packages/core/src/store/sql/functions), written by
 -- `pnpm schema:dump` from pg_dump --schema-only --no-owner. Do not edit: change a migration or a function file and
 -- dump again. packages/core/test/schema-dump.test.ts fails while this file and the migrated database differ.
 
@@ -639,7 +639,7 @@ BEGIN
       'versionId', r.version_id, 'maxSteps', r.max_steps, 'expired', COALESCE(r.expires_at <= now(), false), 'input', r.input,
       'runSeq', r.seq::text, 'effect', effect, 'test', r.test,
       -- The run's steps for that walk, unless the worker said it knows them (claim.runStepsKnown: the steps its claim
-      -- saw, its own settled, and this one; apply/inline.ts stepsAfterSettle): a read of every step of the run a
+      -- saw, its own settled, and this one; run/apply/inline.ts stepsAfterSettle): a read of every step of the run a
       -- chained step saved (holdfast_run_steps).
       'runSteps', CASE WHEN (claim->>'runStepsKnown')::boolean IS TRUE THEN NULL ELSE holdfast_run_steps(s.run_id) END);
   END IF;

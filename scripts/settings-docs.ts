@@ -6,11 +6,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliEnv } from "../packages/cli/src/env-schema";
-import { lanesEnv } from "../packages/core/src/catalog";
-import { baseEnv } from "../packages/core/src/env";
-import { crashEnv } from "../packages/core/src/crash";
-import { secretKeyEnv } from "../packages/core/src/keys/secret-key";
-import { sweepServiceDefinitions } from "../packages/core/src/sweeper/services";
+import { lanesEnv } from "../packages/core/src/base/catalog";
+import { baseEnv } from "../packages/core/src/base/env";
+import { crashEnv } from "../packages/core/src/base/crash";
+import { secretKeyEnv } from "../packages/core/src/store/keys/secret-key";
+import { sweepServiceDefinitions } from "../packages/core/src/run/sweeper/services";
 import { engineEnv } from "../apps/engine/src/env-schema";
 import { laneWorkerEnv } from "../apps/lane-worker/src/env-schema";
 import { mailInEnv } from "../apps/mail-in/src/env-schema";

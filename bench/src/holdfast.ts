@@ -1,5 +1,6 @@
 import { publishBenchAutomation } from "./publish";
-import { type Graph, parseGraph, startRun } from "@holdfast/core";
+import { type Graph, parseGraph } from "@holdfast/core/versions";
+import { startRun } from "@holdfast/core/run";
 import { createDb, type Db } from "@holdfast/db";
 import { createWakePublisher } from "@holdfast/queue";
 import { type AppProcess, spawnApp } from "@holdfast/testkit/procs";
@@ -34,7 +35,7 @@ export interface HoldfastScenario {
   queueOnly?: boolean;
   /** Starts announce first steps by the outbox trigger's NOTIFY, not on Redis (the before of queue/wake.ts). */
   startsNotify?: boolean;
-  /** Every start reads its trigger URL's start target (the before of start/target-cache.ts). */
+  /** Every start reads its trigger URL's start target (the before of run/start/target-cache.ts). */
   startsReadTarget?: boolean;
   /** Every settle its own statement and commit (SETTLE_BATCH_MAX=1): the before of issue 19 item 2 (group commit). */
   settlesAlone?: boolean;

@@ -172,7 +172,7 @@ if (!quick) {
   await show("Holdfast http, starts NOTIFY", () =>
     holdfastRow({ label: `Holdfast http x${steps}, starts NOTIFY`, step: "http", runs, steps, inFlight, laneWorkers: 1, startsNotify: true }, env),
   );
-  // The same peak row with the start target read with every start (before start/target-cache.ts), side by side.
+  // The same peak row with the start target read with every start (before run/start/target-cache.ts), side by side.
   await show("Holdfast http, starts read target", () =>
     holdfastRow({ label: `Holdfast http x${steps}, starts read target`, step: "http", runs, steps, inFlight, laneWorkers: 1, startsReadTarget: true }, env),
   );

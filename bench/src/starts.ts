@@ -1,5 +1,5 @@
 import { publishBenchAutomation } from "./publish";
-import { startRun } from "@holdfast/core";
+import { startRun } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { createWakePublisher } from "@holdfast/queue";
 import pg from "pg";
@@ -8,7 +8,7 @@ import type { Meter } from "./measure/meter";
 import { freshDatabase } from "./pg";
 
 export interface StartsRow {
-  /** notify: the trigger's NOTIFY, the target read with each start; bus: announced on Redis, read with each start; kept: on Redis, the target kept (start/target-cache.ts). */
+  /** notify: the trigger's NOTIFY, the target read with each start; bus: announced on Redis, read with each start; kept: on Redis, the target kept (run/start/target-cache.ts). */
   how: "notify" | "bus" | "kept";
   round: number;
   starts: number;
@@ -31,7 +31,7 @@ export interface StartsRow {
  * - notify: first steps told by the outbox trigger's NOTIFY (every notifying commit takes PostgreSQL's one
  *   notification-queue lock through its flush), the trigger URL's start target read with every start;
  * - bus: announced on Redis after the commit (queue/wake.ts), the target read with every start;
- * - kept: announced on Redis, the target kept and checked by the start's one statement (start/target-cache.ts).
+ * - kept: announced on Redis, the target kept and checked by the start's one statement (run/start/target-cache.ts).
  * Each round starts with another on fresh databases, so the machine's drift falls on all three.
  */
 export async function measureStarts(o: {

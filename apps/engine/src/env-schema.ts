@@ -1,4 +1,4 @@
-import { baseEnv } from "@holdfast/core";
+import { baseEnv } from "@holdfast/core/base";
 import { z } from "zod";
 
 /** The engine's settings (docs/operations.md "Settings" and .env.example are generated from these: `pnpm docs:settings`). */

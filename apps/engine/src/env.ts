@@ -1,4 +1,4 @@
-import { loadEnv } from "@holdfast/core";
+import { loadEnv } from "@holdfast/core/base";
 import { engineEnv } from "./env-schema";
 
 export const env = loadEnv(engineEnv);

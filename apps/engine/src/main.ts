@@ -1,23 +1,7 @@
-import {
-  advanceRun,
-  createLogger,
-  databasePing,
-  fireTimer,
-  GraphCache,
-  onShutdown,
-  pollOutbox,
-  recordRunWork,
-  requireSecretKey,
-  type RunWake,
-  type TimerDue,
-  startTracing,
-  TimerFirer,
-  timerWalkBackstopMs,
-  topics,
-  traceRunWork,
-  watchOutages,
-  workerId,
-} from "@holdfast/core";
+import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, topics, traceRunWork } from "@holdfast/core/base";
+import { databasePing } from "@holdfast/core/store";
+import { GraphCache } from "@holdfast/core/versions";
+import { advanceRun, fireTimer, onShutdown, pollOutbox, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env } from "./env";
@@ -61,7 +45,7 @@ async function fireAlone(due: TimerDue) {
   return result;
 }
 
-// The timers whose jobs arrive together are fired and their runs walked in one transaction (engine/fire-timers.ts).
+// The timers whose jobs arrive together are fired and their runs walked in one transaction (run/engine/fire-timers.ts).
 // Each fired run's walk is a span of the run's trace, as a walk alone is (the batch's time).
 const timers = new TimerFirer({
   db,

@@ -1,4 +1,5 @@
-import { baseEnv, inboundEmailDomain, laneNames } from "@holdfast/core";
+import { baseEnv, laneNames } from "@holdfast/core/base";
+import { inboundEmailDomain } from "@holdfast/core/people";
 import { z } from "zod";
 
 /** A lane worker's settings (docs/operations.md "Settings" and .env.example are generated from these: `pnpm docs:settings`). */
@@ -61,7 +62,7 @@ export const laneWorkerEnv = baseEnv.extend({
     .enum(["on", "off"])
     .default("on")
     .describe("Take a run's first steps straight from the outbox on the lane's NOTIFY while a slot is free (off = through the queue)"),
-  // signals/routing.ts reads it when sending; checked here so a bad value stops the worker at start.
+  // people/signals/routing.ts reads it when sending; checked here so a bad value stops the worker at start.
   INBOUND_EMAIL_DOMAIN: z
     .string()
     .optional()

@@ -1,4 +1,4 @@
-import { lanes, loadEnv } from "@holdfast/core";
+import { lanes, loadEnv } from "@holdfast/core/base";
 import { laneWorkerEnv } from "./env-schema";
 
 const raw = loadEnv(laneWorkerEnv);

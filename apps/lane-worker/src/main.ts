@@ -1,21 +1,8 @@
-import {
-  createLogger,
-  databasePing,
-  GraphCache,
-  notifyApproval,
-  onShutdown,
-  pollOutbox,
-  ReadyDemand,
-  requireSecretKey,
-  sleep,
-  Slots,
-  startTracing,
-  StepRunner,
-  takeReadySteps,
-  topics,
-  watchOutages,
-  workerId,
-} from "@holdfast/core";
+import { createLogger, sleep, startTracing, topics } from "@holdfast/core/base";
+import { databasePing } from "@holdfast/core/store";
+import { GraphCache } from "@holdfast/core/versions";
+import { notifyApproval } from "@holdfast/core/people";
+import { onShutdown, pollOutbox, ReadyDemand, requireSecretKey, Slots, StepRunner, takeReadySteps, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb, createListenClient, createPool, openPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames, subscribeReady } from "@holdfast/queue";
 import { env, lane } from "./env";

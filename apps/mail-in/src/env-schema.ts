@@ -1,4 +1,4 @@
-import { baseEnv } from "@holdfast/core";
+import { baseEnv } from "@holdfast/core/base";
 import { z } from "zod";
 
 /** The inbound SMTP receiver's settings (`pnpm docs:settings` documents them; `pnpm start` runs it when INBOUND_SMTP_PORT is set). */

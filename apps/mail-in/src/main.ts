@@ -1,4 +1,7 @@
-import { createLogger, databasePing, ingestInboundEmail, onShutdown, requireSecretKey, resolveReplyRoutes, routingTokenOf, watchOutages } from "@holdfast/core";
+import { createLogger } from "@holdfast/core/base";
+import { databasePing } from "@holdfast/core/store";
+import { ingestInboundEmail, resolveReplyRoutes, routingTokenOf } from "@holdfast/core/people";
+import { onShutdown, requireSecretKey, watchOutages } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { type AddressObject, simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";

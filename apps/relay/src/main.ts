@@ -1,4 +1,6 @@
-import { createLogger, databasePing, laneNames, listenChannels, loop, onShutdown, outboxChannel, readyChannel, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core";
+import { createLogger, laneNames } from "@holdfast/core/base";
+import { databasePing, outboxChannel, readyChannel } from "@holdfast/core/store";
+import { listenChannels, loop, onShutdown, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core/run";
 import { createDb, createListenClient } from "@holdfast/db";
 import { checkRedis, createPublisher, subscribeReady } from "@holdfast/queue";
 import { env } from "./env";

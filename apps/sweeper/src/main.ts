@@ -1,4 +1,8 @@
-import { createLogger, databasePing, GraphCache, onShutdown, requireSecretKey, runSweeper, systemMailFrom, watchOutages, workerId } from "@holdfast/core";
+import { createLogger } from "@holdfast/core/base";
+import { databasePing } from "@holdfast/core/store";
+import { GraphCache } from "@holdfast/core/versions";
+import { systemMailFrom } from "@holdfast/core/providers";
+import { onShutdown, requireSecretKey, runSweeper, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { env, services } from "./env";
 

@@ -1,4 +1,5 @@
-import { baseEnv, systemMailEnv } from "@holdfast/core";
+import { baseEnv } from "@holdfast/core/base";
+import { systemMailEnv } from "@holdfast/core/providers";
 import { z } from "zod";
 import { slackAuthorizeUrlDefault } from "./server/slack-urls";
 

@@ -1,4 +1,4 @@
-import { loadEnv } from "@holdfast/core";
+import { loadEnv } from "@holdfast/core/base";
 import { urlAsRole } from "@holdfast/db";
 import type { z } from "zod";
 import { webEnv } from "./env-schema";

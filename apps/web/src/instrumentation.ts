@@ -9,7 +9,8 @@ export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { stampPeerAddress } = await import("./server/peer-address");
   stampPeerAddress();
-  const { requireSecretKey, createLogger } = await import("@holdfast/core");
+  const { requireSecretKey } = await import("@holdfast/core/run");
+  const { createLogger } = await import("@holdfast/core/base");
   const { db } = await import("./server/db");
   const { env } = await import("./env");
   // Next serves no request until this returns. With the database out of reach (restarting, or every connection

@@ -1,4 +1,4 @@
-import { sessionUser, signIn, upsertMember } from "@holdfast/core";
+import { sessionUser, signIn, upsertMember } from "@holdfast/core/people";
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCallerFactory } from "../src/server/trpc/init";

@@ -1,4 +1,4 @@
-import { describeFailure } from "@holdfast/core";
+import { describeFailure } from "@holdfast/core/run";
 import { createDb, type Db, inTx } from "@holdfast/db";
 import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";

@@ -1,4 +1,6 @@
-import { advanceRun, GraphCache, parseGraph, sessionUser, signIn, upsertMember } from "@holdfast/core";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { sessionUser, signIn, upsertMember } from "@holdfast/core/people";
+import { advanceRun } from "@holdfast/core/run";
 import { createTestDatabase, publish, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCallerFactory } from "../src/server/trpc/init";

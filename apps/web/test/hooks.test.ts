@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { demoGraph, ensurePublished } from "@holdfast/cli/seed";
-import { createAutomation, type Logger, parseGraph, rotateTriggerCredential, signPayload, triggerSettings } from "@holdfast/core";
+import type { Logger } from "@holdfast/core/base";
+import { createAutomation, parseGraph, rotateTriggerCredential, triggerSettings } from "@holdfast/core/versions";
+import { signPayload } from "@holdfast/core/run";
 import { createDb, type Db } from "@holdfast/db";
 import { createTestDatabase, startTcpProxy, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

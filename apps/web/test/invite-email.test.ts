@@ -1,4 +1,6 @@
-import { acceptInvitation, GraphCache, sessionUser, signIn, type SweepContext, sweepServiceDefinitions, upsertMember } from "@holdfast/core";
+import { GraphCache } from "@holdfast/core/versions";
+import { acceptInvitation, sessionUser, signIn, upsertMember } from "@holdfast/core/people";
+import { type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
 import { createTestDatabase, startSmtpTarget, type SmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

@@ -1,4 +1,4 @@
-import { graphSchema, parseGraph } from "@holdfast/core";
+import { graphSchema, parseGraph } from "@holdfast/core/versions";
 import { defineStepKind, kindOf, laneKinds, registerKind } from "@holdfast/core/kinds";
 import { createElement } from "react";
 import { renderToStaticMarkup } from "react-dom/server";

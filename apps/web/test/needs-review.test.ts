@@ -1,4 +1,6 @@
-import { createLogger, GraphCache, lanes, parseGraph, requestCancel, reviewStoppedRunEffect, StepRunner } from "@holdfast/core";
+import { createLogger, lanes } from "@holdfast/core/base";
+import { GraphCache, parseGraph } from "@holdfast/core/versions";
+import { requestCancel, reviewStoppedRunEffect, StepRunner } from "@holdfast/core/run";
 import { buildStory } from "@holdfast/core/story";
 import { createTestDatabase, type HttpTarget, publish, startHttpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,6 @@
-import { createConnection, parseGraph, sessionUser, signIn, upsertMember } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { sessionUser, signIn, upsertMember } from "@holdfast/core/people";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCallerFactory } from "../src/server/trpc/init";

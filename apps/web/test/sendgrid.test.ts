@@ -1,4 +1,6 @@
-import { createConnection, parseGraph, replyRoutingAddress } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { replyRoutingAddress } from "@holdfast/core/people";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handleSendgridInbound, parseHeaderBlock } from "../src/server/sendgrid";

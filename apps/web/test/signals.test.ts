@@ -1,4 +1,5 @@
-import { createConnection, parseGraph } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handleEmailSignal } from "../src/server/signals";

@@ -1,4 +1,7 @@
-import { acceptInvitation, createConnection, inviteMember, parseGraph, sessionUser, signIn, startRun, upsertMember, viewInvitation } from "@holdfast/core";
+import { parseGraph } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { acceptInvitation, inviteMember, sessionUser, signIn, upsertMember, viewInvitation } from "@holdfast/core/people";
+import { startRun } from "@holdfast/core/run";
 import { createTestDatabase, publish, startHttpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeNext } from "../src/server/next-path";

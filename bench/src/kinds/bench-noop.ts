@@ -6,7 +6,7 @@
  * app process it spawns (see `preloadArgs`), so production kinds and the apps are untouched.
  */
 import { fileURLToPath } from "node:url";
-import { defaultHandlers, type StepHandler } from "@holdfast/core";
+import { defaultHandlers, type StepHandler } from "@holdfast/core/run";
 import { defineStepKind, registerKind } from "@holdfast/core/kinds";
 import { z } from "zod";
 
@@ -33,7 +33,7 @@ export const benchNoop = defineStepKind({
 const handler: StepHandler = async () => ({ kind: "done", output: { ok: true } });
 
 registerKind(benchNoop);
-// The runner's handlers by kind (steps/runner.ts): a worker that has this module loaded can perform the step.
+// The runner's handlers by kind (run/steps/runner.ts): a worker that has this module loaded can perform the step.
 defaultHandlers[benchNoopKind] = handler;
 
 /** Node flags that load this module into a spawned app before its main module (tsx first, for the TypeScript). */

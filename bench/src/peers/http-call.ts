@@ -1,6 +1,6 @@
 import { Agent, request } from "node:http";
 
-// The same call a Holdfast `http_request` step makes (effects/http-request.ts): node:http over a keep-alive agent,
+// The same call a Holdfast `http_request` step makes (providers/effects/http-request.ts): node:http over a keep-alive agent,
 // POST with a JSON body and an Idempotency-Key, the answer read and parsed, anything but 2xx an error.
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 

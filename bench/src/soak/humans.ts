@@ -1,4 +1,4 @@
-import { approveActionId, rejectActionId } from "@holdfast/core";
+import { approveActionId, rejectActionId } from "@holdfast/core/people";
 import { fetchWithin } from "./http";
 import { sleep } from "./infra/exec";
 import { backoffMs } from "./load";

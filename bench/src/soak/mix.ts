@@ -1,4 +1,4 @@
-import { type Graph, parseGraph } from "@holdfast/core";
+import { type Graph, parseGraph } from "@holdfast/core/versions";
 import { createRng, deriveSeed } from "./rng";
 
 /**

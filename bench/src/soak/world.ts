@@ -1,4 +1,7 @@
-import { budgetsSetAllowed, createConnection, triggerSettings, upsertMember } from "@holdfast/core";
+import { budgetsSetAllowed } from "@holdfast/core/store";
+import { triggerSettings } from "@holdfast/core/versions";
+import { createConnection } from "@holdfast/core/providers";
+import { upsertMember } from "@holdfast/core/people";
 import { createDb, type Db, urlAsRole } from "@holdfast/db";
 import { holdfastCli } from "./infra/cli";
 import {

@@ -1,5 +1,6 @@
 import { publishBenchAutomation } from "../publish";
-import { parseGraph, queueForTopic } from "@holdfast/core";
+import { queueForTopic } from "@holdfast/core/base";
+import { parseGraph } from "@holdfast/core/versions";
 import type { Db } from "@holdfast/db";
 import { createPublisher } from "@holdfast/queue";
 import type pg from "pg";
@@ -8,7 +9,7 @@ import type pg from "pg";
  * The 09:00 spike's waits, written in bulk: for each organisation, runs of a published `trigger -> wait -> end`
  * automation that are waiting on their wait step, each with its timer, its `timer.due` outbox row and the timeline
  * rows a real start writes (run.started, timer.scheduled), all as the start path leaves them (compare
- * start/start-run.ts and sql/timers.ts timersInsert). Only the history is skipped: the runs did not really start
+ * run/start/start-run.ts and store/sql/timers.ts timersInsert). Only the history is skipped: the runs did not really start
  * over the past days, so their delayed jobs are published here, as the relay published them then.
  */
 export const waitRule = { kind: "next_weekday", at: "09:00" } as const;
@@ -52,7 +53,7 @@ export async function createOrgs(db: Db, orgs: number, waits: number, spreadSeco
 
 /**
  * Writes the waits of these organisations in statements of about 10,000, due at `dueAt` plus each run's spread
- * offset (hash(run id) mod spread, as timers/schedule.ts spreadOffsetSeconds computes it). Their `timer.due` rows
+ * offset (hash(run id) mod spread, as decide/timers/schedule.ts spreadOffsetSeconds computes it). Their `timer.due` rows
  * are written as sent, as the relay leaves them after publishing.
  */
 export async function writeWaits(sql: pg.Client, orgs: SpikeOrg[], dueAt: string, spreadSeconds: number): Promise<number> {

@@ -1,22 +1,9 @@
-import {
-  budgetsOf,
-  budgetsSetAllowed,
-  connectionLimits,
-  connectionsByName,
-  contactsIdByEmail,
-  contactsUnsubscribe,
-  createConnection,
-  eraseContact,
-  GraphCache,
-  HoldfastError,
-  inboundEmail,
-  ingestEmailReply,
-  reconnectConnection,
-  removeMember,
-  setContactZone,
-  setRunBudgets,
-  upsertMember,
-} from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { budgetsOf, budgetsSetAllowed, connectionsByName, contactsIdByEmail, contactsUnsubscribe } from "@holdfast/core/store";
+import { GraphCache } from "@holdfast/core/versions";
+import { connectionLimits, createConnection, reconnectConnection } from "@holdfast/core/providers";
+import { inboundEmail, ingestEmailReply, removeMember, upsertMember } from "@holdfast/core/people";
+import { eraseContact, setContactZone, setRunBudgets } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 

@@ -1,27 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { userInfo } from "node:os";
-import {
-  ActionRefusedError,
-  automationsFindBySlug,
-  automationVersionsPublishedOne,
-  canonicalJson,
-  findOrCreateAutomation,
-  fireWaitWords,
-  GraphCache,
-  DraftConflictError,
-  type GraphProblem,
-  getDraft,
-  graphSchema,
-  HoldfastError,
-  InvalidDraftError,
-  NotFoundError,
-  organisationsIdBySlug,
-  publishDraft,
-  publishProblems,
-  runsFindById,
-  saveDraft,
-} from "@holdfast/core";
-import { changeLifecycle, countRunsToStop, describeLifecycle, fireWaitNow, type LifecycleChange, rerunRun, retryFromFailedStep, stopAllRuns } from "@holdfast/core/lifecycle";
+import { canonicalJson, HoldfastError, NotFoundError } from "@holdfast/core/base";
+import { automationsFindBySlug, automationVersionsPublishedOne, organisationsIdBySlug, runsFindById } from "@holdfast/core/store";
+import { findOrCreateAutomation, GraphCache, type GraphProblem, graphSchema } from "@holdfast/core/versions";
+import { ActionRefusedError, fireWaitWords, DraftConflictError, getDraft, InvalidDraftError, publishDraft, publishProblems, saveDraft } from "@holdfast/core/run";
+import { changeLifecycle, countRunsToStop, describeLifecycle, fireWaitNow, type LifecycleChange, rerunRun, retryFromFailedStep, stopAllRuns } from "@holdfast/core/run";
 import { type Db, inTx } from "@holdfast/db";
 import { AdminUsageError } from "./admin";
 

@@ -1,4 +1,4 @@
-import { baseEnv } from "@holdfast/core";
+import { baseEnv } from "@holdfast/core/base";
 import { z } from "zod";
 
 /** The CLI's settings (`pnpm holdfast ...`); `pnpm docs:settings` documents them with the processes'. */

@@ -1,4 +1,5 @@
-import { connectionFailureOf, HoldfastError, pgErrorCode } from "@holdfast/core";
+import { HoldfastError, pgErrorCode } from "@holdfast/core/base";
+import { connectionFailureOf } from "@holdfast/core/run";
 
 /**
  * What the CLI says when a command fails for a reason outside it: the database cannot be reached, or does not

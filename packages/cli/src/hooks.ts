@@ -1,4 +1,6 @@
-import { automationsFindBySlug, HoldfastError, organisationsIdBySlug, rotateTriggerCredential, triggerPath, triggerSettings } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { automationsFindBySlug, organisationsIdBySlug } from "@holdfast/core/store";
+import { rotateTriggerCredential, triggerPath, triggerSettings } from "@holdfast/core/versions";
 import type { Db } from "@holdfast/db";
 
 /** `hooks url` and `hooks secret [--rotate]`: what a sender needs to call a trigger. */

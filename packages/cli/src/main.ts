@@ -1,34 +1,24 @@
 #!/usr/bin/env -S npx tsx
-import { parseArgs } from "node:util";
+import { HoldfastError, loadEnv } from "@holdfast/core/base";
+import { checkSecretKey } from "@holdfast/core/store";
+import { createDb } from "@holdfast/db";
+import { type CommandInput, type DbCommand, parseCommandLine, UsageError } from "./command-line";
+import { automationsCommandLine } from "./commands/automations";
+import { doctorCommand } from "./commands/doctor";
 import {
-  checkSecretKey,
-  GraphCache,
-  initSecretKey,
-  HoldfastError,
-  loadEnv,
-  organisationsIdBySlug,
-  recomputeTimers,
-  repairAll,
-  requestCancel,
-  runChecks,
-  runEventsForRun,
-  runsFindById,
-  runsNewest,
-  startRun,
-  stepsViewOfRun,
-  timersOverdue,
-  waitRuleSchema,
-} from "@holdfast/core";
-import { createDb, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
-import { createWakePublisher } from "@holdfast/queue";
-import { z } from "zod";
-import { AdminUsageError, budgetsCommand, connectionsCommand, contactsCommand, signalsCommand, usersCommand } from "./admin";
-import { automationsCommand, runsFireWaitCommand, runsRetryCommand } from "./automations";
+  budgetsCommandLine,
+  connectionsCommandLine,
+  contactsCommandLine,
+  hooksCommandLine,
+  seedCommand,
+  signalsCommandLine,
+  usersCommandLine,
+} from "./commands/organisation";
+import { runsCommand } from "./commands/runs";
+import { keyCommand, migrateCommand } from "./commands/setup";
+import { timersCommand } from "./commands/timers";
 import { cliEnv } from "./env-schema";
 import { databaseFailure, unexpectedFailure } from "./failure";
-import { hooksCommand } from "./hooks";
-import { seedDemo } from "./seed";
-import { setPasswordCommand } from "./users";
 
 const usage = `usage: holdfast <command> [options]
 
@@ -81,10 +71,23 @@ commands:
 environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, PORT,
 HOLDFAST_PUBLIC_URL, DEMO_ECHO_URL (see .env.example)`;
 
-class UsageError extends Error {}
+/** The commands that need no database. */
+const withoutDatabase: Record<string, (input: CommandInput) => Promise<void>> = { key: keyCommand, migrate: migrateCommand };
 
-/** The commands the usage lists: anything else is a usage error before the environment or a database is touched. */
-const commands = new Set(["key", "migrate", "seed", "hooks", "runs", "timers", "connections", "budgets", "contacts", "signals", "doctor", "users", "automations"]);
+/** The commands that work on the database, each in its module under commands/. */
+const withDatabase: Record<string, DbCommand> = {
+  seed: seedCommand,
+  hooks: hooksCommandLine,
+  runs: runsCommand,
+  timers: timersCommand,
+  connections: connectionsCommandLine,
+  budgets: budgetsCommandLine,
+  contacts: contactsCommandLine,
+  signals: signalsCommandLine,
+  doctor: doctorCommand,
+  users: usersCommandLine,
+  automations: automationsCommandLine,
+};
 
 // Help is an answer, not a usage error: the usage on stdout and exit 0, before the environment or a database is needed.
 const argv = process.argv.slice(2);
@@ -95,285 +98,23 @@ if (argv[0] === "help" || argv.some((a) => a === "--help" || a === "-h")) {
 
 const env = loadEnv(cliEnv);
 
+/** Anything the usage does not list is a usage error before a database is touched. */
 async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      org: { type: "string" },
-      limit: { type: "string" },
-      key: { type: "string" },
-      input: { type: "string" },
-      reason: { type: "string" },
-      step: { type: "string" },
-      config: { type: "string" },
-      limits: { type: "string" },
-      "secret-env": { type: "string" },
-      name: { type: "string" },
-      role: { type: "string" },
-      "password-env": { type: "string" },
-      "slack-user": { type: "string" },
-      "max-steps": { type: "string" },
-      "max-age-seconds": { type: "string" },
-      version: { type: "string" },
-      repair: { type: "boolean" },
-      "hold-deliveries": { type: "boolean" },
-      "hold-runs": { type: "boolean" },
-      yes: { type: "boolean" },
-      rotate: { type: "boolean" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  const [command, sub, ...rest] = positionals;
+  const { command, sub, rest, values } = parseCommandLine(argv);
   if (!command) throw new UsageError();
-  if (!commands.has(command)) throw new UsageError(`unknown command "${command}"`);
-
-  if (command === "migrate") {
-    const migrateUrl = env.MIGRATE_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "postgres");
-    const created = await ensureDatabase(migrateUrl);
-    const result = await migrate(migrateUrl);
-    console.log(
-      `${created ? "created database; " : ""}applied ${result.applied.length}, already applied ${result.skipped.length}; ` +
-        `stored functions from their files: ${result.functions.length}`,
-    );
-    for (const name of result.applied) console.log(`  + ${name}`);
-    const passwords = await setRolePasswords(migrateUrl, [env.DATABASE_URL, ...(env.WEB_DATABASE_URL ? [env.WEB_DATABASE_URL] : [])]);
-    if (passwords.length) console.log(`set the password of ${passwords.join(", ")} from the configured URLs`);
-    return;
-  }
-
-  if (command === "key") {
-    if (sub !== "init" || rest.length) throw new UsageError("key init");
-    const key = initSecretKey();
-    if (!key.path) console.log("using HOLDFAST_SECRET_KEY from the environment");
-    else if (key.created) {
-      console.log(`generated the secret key: ${key.path} (readable by you only)`);
-      console.log("  back it up: connection secrets in the database cannot be read without it");
-    } else console.log(`using the secret key in ${key.path}`);
-    return;
-  }
-
+  const input: CommandInput = { sub, rest, values, env };
+  const local = Object.hasOwn(withoutDatabase, command) ? withoutDatabase[command] : undefined;
+  if (local) return local(input);
+  const run = Object.hasOwn(withDatabase, command) ? withDatabase[command] : undefined;
+  if (!run) throw new UsageError(`unknown command "${command}"`);
   const db = createDb(env.DATABASE_URL, { poolSize: 2, applicationName: "holdfast-cli" });
   try {
     // Like every process: refuse to work with no key, or with a key that is not the database's.
     await checkSecretKey(db);
-    if (command === "seed") {
-      if (sub !== undefined) throw new UsageError("seed");
-      await seedDemo(db, { echoUrl: env.DEMO_ECHO_URL, publicUrl: env.HOLDFAST_PUBLIC_URL });
-      return;
-    }
-    if (command === "hooks") {
-      const [orgSlug, automationSlug] = rest;
-      if (!orgSlug || !automationSlug || rest.length !== 2) throw new UsageError("hooks url|secret <org> <automation> [--rotate]");
-      await hooksCommand(db, { sub, orgSlug, automationSlug, rotate: values.rotate === true, publicUrl: env.HOLDFAST_PUBLIC_URL });
-      return;
-    }
-    if (command === "users" && sub === "password") {
-      const [email] = rest;
-      if (!email || rest.length !== 1) throw new UsageError("users password <email> [--password-env VAR]");
-      await setPasswordCommand(db, email, values["password-env"]);
-      return;
-    }
-    if (command === "signals") {
-      const [orgSlug] = rest;
-      if (!orgSlug || rest.length !== 1) throw new UsageError("signals email <org> --input JSON");
-      try {
-        await signalsCommand(db, orgSlug, sub, values.input);
-      } catch (error) {
-        if (error instanceof AdminUsageError) throw new UsageError(error.message);
-        throw error;
-      }
-      return;
-    }
-    if (command === "connections" || command === "budgets" || command === "contacts" || command === "users") {
-      const [orgSlug, ...args] = rest;
-      if (!orgSlug) throw new UsageError(`${command} ${sub ?? "<subcommand>"} <org> ...`);
-      const orgId = (await orgBySlug(db, orgSlug)).id;
-      try {
-        if (command === "connections") await connectionsCommand(db, orgId, sub, args, values);
-        else if (command === "budgets") await budgetsCommand(db, orgId, sub, args, values);
-        else if (command === "users") await usersCommand(db, orgId, sub, args, values);
-        else await contactsCommand(db, orgId, sub, args);
-      } catch (error) {
-        if (error instanceof AdminUsageError) throw new UsageError(error.message);
-        throw error;
-      }
-      return;
-    }
-    if (command === "timers") {
-      switch (sub) {
-        case "recompute": {
-          if (rest.length) throw new UsageError("timers recompute [--org slug]");
-          const filter = values.org ? { orgId: (await orgBySlug(db, values.org)).id } : {};
-          const report = await recomputeTimers(db, filter);
-          console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
-          return;
-        }
-        case "set-zone": {
-          const [runId, zone] = rest;
-          if (!runId || !zone || rest.length !== 2) throw new UsageError("timers set-zone <runId> <zone>");
-          const run = await runsFindById(db, runId);
-          if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
-          const report = await recomputeTimers(db, { orgId: run.orgId, runId }, zone);
-          console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
-          return;
-        }
-        case "set-rule": {
-          const [runId, json] = rest;
-          if (!runId || !json || rest.length !== 2) throw new UsageError("timers set-rule <runId> <json>");
-          let rule: unknown;
-          try {
-            rule = JSON.parse(json);
-          } catch {
-            throw new UsageError("the rule must be JSON");
-          }
-          const parsed = waitRuleSchema.safeParse(rule);
-          if (!parsed.success) throw new UsageError(`not a wait rule: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
-          const run = await runsFindById(db, runId);
-          if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
-          const report = await recomputeTimers(db, { orgId: run.orgId, runId }, undefined, parsed.data);
-          console.log(`checked ${report.checked} pending timers, moved ${report.moved}`);
-          return;
-        }
-        case "status": {
-          const lag = await timersOverdue(db, 0);
-          console.log(`overdue ${lag.overdue}, oldest due ${lag.oldestDueAt?.toISOString() ?? "-"}`);
-          return;
-        }
-        default:
-          throw new UsageError(`unknown subcommand "timers ${sub ?? ""}"`);
-      }
-    }
-    if (command === "automations") {
-      try {
-        process.exitCode = await automationsCommand(db, sub, rest, values);
-      } catch (error) {
-        if (error instanceof AdminUsageError) throw new UsageError(error.message);
-        throw error;
-      }
-      return;
-    }
-    if (command === "doctor") {
-      if (sub !== undefined) throw new UsageError("doctor [--repair] [--json]");
-      const before = await runChecks(db, 5);
-      const repaired = values.repair ? await repairAll(db, new GraphCache(), "doctor") : null;
-      if (values.json) {
-        console.log(JSON.stringify({ findings: before, repaired }, null, 2));
-      } else {
-        for (const f of before) {
-          console.log(`${f.count === 0 ? "ok  " : "FIND"}  ${f.check.padEnd(22)} ${String(f.count).padStart(6)}${f.count ? `  repair: ${f.repair}` : ""}`);
-          for (const e of f.examples) console.log(`        ${e.runId}  ${e.detail}`);
-        }
-        if (repaired) console.log(`repaired: ${Object.entries(repaired).map(([k, v]) => `${k} ${v}`).join(", ")}`);
-        else if (before.some((f) => f.count > 0)) console.log("run with --repair to re-wake what can be re-woken safely");
-      }
-      process.exitCode = before.some((f) => f.count > 0) && !repaired ? 1 : 0;
-      return;
-    }
-    if (command !== "runs") throw new UsageError(`unknown command "${command}"`);
-    switch (sub) {
-      case "list": {
-        const limit = z.coerce.number().int().min(1).max(1000).parse(values.limit ?? 20);
-        const runs = await runsNewest(db, values.org ? (await orgBySlug(db, values.org)).id : null, limit);
-        for (const r of runs) console.log(`${r.id}  ${r.status.padEnd(9)}  ${r.createdAt.toISOString()}  ${r.startKey}`);
-        return;
-      }
-      case "show": {
-        const runId = one(rest, "runs show <runId>");
-        const run = await runsFindById(db, runId);
-        if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
-        console.log(`run ${run.id}  status ${run.status}  started ${run.createdAt.toISOString()}`);
-        if (run.error) console.log(`error: ${JSON.stringify(run.error)}`);
-        const steps = await stepsViewOfRun(db, run.orgId, runId);
-        for (const s of steps) {
-          console.log(`  step ${s.nodeId}#${s.iteration}  ${s.status}  attempt ${s.attempt}/${s.maxAttempts}  lane ${s.lane}`);
-        }
-        console.log("timeline:");
-        for (const e of await runEventsForRun(db, run.orgId, runId)) {
-          const where = [e.nodeId, e.attempt != null ? `attempt ${e.attempt}` : null, e.lane, e.worker].filter(Boolean).join("  ");
-          console.log(`  ${e.at.toISOString()}  ${e.type.padEnd(22)} ${where}${e.data ? `  ${JSON.stringify(e.data)}` : ""}`);
-        }
-        return;
-      }
-      case "start": {
-        const [orgSlug, automationSlug] = rest;
-        if (!orgSlug || !automationSlug || rest.length !== 2 || !values.key) {
-          throw new UsageError("runs start <org> <automation> --key <eventId> [--input JSON]");
-        }
-        let body: unknown = {};
-        try {
-          body = values.input ? JSON.parse(values.input) : {};
-        } catch {
-          throw new UsageError("--input must be JSON");
-        }
-        // The run's first steps are announced on Redis, as the web's starts are (queue/wake.ts); a Redis that does
-        // not answer within a second leaves them to the outbox trigger's NOTIFY.
-        const wake = env.WAKEUPS === "redis" ? createWakePublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: () => {} }) : undefined;
-        try {
-          const connected = (await wake?.whenConnected(1_000)) ?? false;
-          const outcome = await startRun(
-            db,
-            {
-              orgSlug,
-              automationSlug,
-              rawBody: values.input ?? "{}",
-              body,
-              headers: { "webhook-id": values.key, "webhook-timestamp": null, "webhook-signature": null },
-              via: "cli",
-              auth: { kind: "operator" },
-            },
-            wake && connected ? { wake } : {},
-          );
-          console.log(JSON.stringify(outcome));
-        } finally {
-          await wake?.close();
-        }
-        return;
-      }
-      case "retry":
-      case "rerun":
-        try {
-          process.exitCode = await runsRetryCommand(db, sub, rest);
-        } catch (error) {
-          if (error instanceof AdminUsageError) throw new UsageError(error.message);
-          throw error;
-        }
-        return;
-      case "fire-wait":
-        try {
-          process.exitCode = await runsFireWaitCommand(db, rest, values);
-        } catch (error) {
-          if (error instanceof AdminUsageError) throw new UsageError(error.message);
-          throw error;
-        }
-        return;
-      case "cancel": {
-        const runId = one(rest, "runs cancel <runId>");
-        const run = await runsFindById(db, runId);
-        if (!run) throw new HoldfastError("run_not_found", `run ${runId} not found`);
-        const outcome = await requestCancel(db, new GraphCache(), run.orgId, runId, values.reason ?? "cancelled from the CLI", "cli");
-        console.log(JSON.stringify(outcome));
-        return;
-      }
-      default:
-        throw new UsageError(`unknown subcommand "runs ${sub ?? ""}"`);
-    }
+    await run(db, input);
   } finally {
     await db.$disconnect();
   }
-}
-
-function one(rest: string[], shape: string): string {
-  if (rest.length !== 1 || !rest[0]) throw new UsageError(shape);
-  return rest[0];
-}
-
-async function orgBySlug(db: ReturnType<typeof createDb>, slug: string): Promise<{ id: string }> {
-  const id = await organisationsIdBySlug(db, slug);
-  if (!id) throw new HoldfastError("org_not_found", `organisation "${slug}" not found`);
-  return { id };
 }
 
 main(argv).then(

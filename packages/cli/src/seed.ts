@@ -1,25 +1,10 @@
 import { randomBytes } from "node:crypto";
-import {
-  type AllowList,
-  automationsFindBySlug,
-  databaseAdvisoryXactLock,
-  defaultEgressAllow,
-  findOrCreateAutomation,
-  type Graph,
-  organisationsCount,
-  organisationsEnsure,
-  organisationsIdBySlug,
-  parseAllowList,
-  parseGraph,
-  publishGraph,
-  type TriggerAuth,
-  triggerPath,
-  triggerSettings,
-  setUserPassword,
-  upsertMember,
-  usersPasswordHash,
-  verifyPassword,
-} from "@holdfast/core";
+import { type AllowList, parseAllowList } from "@holdfast/core/base";
+import { automationsFindBySlug, databaseAdvisoryXactLock, organisationsCount, organisationsEnsure, organisationsIdBySlug, type TriggerAuth, usersPasswordHash } from "@holdfast/core/store";
+import { findOrCreateAutomation, type Graph, parseGraph, triggerPath, triggerSettings } from "@holdfast/core/versions";
+import { defaultEgressAllow } from "@holdfast/core/providers";
+import { setUserPassword, upsertMember, verifyPassword } from "@holdfast/core/people";
+import { publishGraph } from "@holdfast/core/run";
 import { type Db, inTx } from "@holdfast/db";
 
 /** The demo automation: a webhook, a branch on the plan, a real HTTP call for pro contacts, an end. */

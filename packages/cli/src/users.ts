@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { HoldfastError, setUserPassword } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { setUserPassword } from "@holdfast/core/people";
 import type { Db } from "@holdfast/db";
 
 /** `users password <email> [--password-env VAR]`: a new password, and every session of the user ends. */

@@ -1,9 +1,9 @@
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceMany, advanceRun } from "../src/engine/advance";
-import { timersFireDueFairly, timersFireIfDue } from "../src/sql/timers";
-import { startRun } from "../src/start/start-run";
+import { advanceMany, advanceRun } from "../src/run/engine/advance";
+import { timersFireDueFairly, timersFireIfDue } from "../src/store/sql/timers";
+import { startRun } from "../src/run/start/start-run";
 import { type Graph, parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

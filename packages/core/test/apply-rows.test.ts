@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { prepare, scheduleStep, statementRows, stepReady } from "../src/apply/rows";
-import { topics } from "../src/catalog";
-import { effectKinds } from "../src/kinds/registry";
-import type { Command } from "../src/walk/walk";
+import { prepare, scheduleStep, statementRows, stepReady } from "../src/run/apply/rows";
+import { topics } from "../src/base/catalog";
+import { effectKinds } from "../src/versions/kinds/registry";
+import type { Command } from "../src/decide/walk/walk";
 
 // The applier's pure half: a plan (the walk's commands) as the rows every path writes. No database.
 

@@ -1,16 +1,16 @@
 import { createTestDatabase, publish, type SmtpTarget, startSmtpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decideApproval, reviseApproval } from "../src/approvals/decide";
-import { upsertMember } from "../src/auth/users";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { advanceRun } from "../src/engine/advance";
-import { InvalidGraphError } from "../src/errors";
-import { createLogger } from "../src/log";
-import { StepRunner } from "../src/steps/runner";
+import { decideApproval, reviseApproval } from "../src/people/approvals/decide";
+import { upsertMember } from "../src/people/auth/users";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { advanceRun } from "../src/run/engine/advance";
+import { InvalidGraphError } from "../src/base/errors";
+import { createLogger } from "../src/base/log";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
-import { applyMigration } from "../src/run-migrations/migrate";
+import { applyMigration } from "../src/run/run-migrations/migrate";
 
 /**
  * An approval that approves an email (`email: "send"`) shows that email as it will be sent, and the send step sends

@@ -1,10 +1,10 @@
 import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { StepRunner } from "../src/steps/runner";
-import { sweepOnce } from "../src/sweeper/sweep";
+import { lanes } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { StepRunner } from "../src/run/steps/runner";
+import { sweepOnce } from "../src/run/sweeper/sweep";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { createTestDatabase, type CrmTarget, publish, type SmtpTarget, startCrmTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionTargets, startConnectionTargets } from "../../testkit/src/connection-targets";
-import { lanes } from "../src/catalog";
+import { lanes } from "../src/base/catalog";
 import {
   connectionConfigProblems,
   connectionKind,
@@ -12,16 +12,16 @@ import {
   connectionSecretProblem,
   problemSentence,
   underBaseUrl,
-} from "../src/connections/kinds";
-import { addConnection, ConnectionConfigError, ConnectionInUseError, ConnectionNotFoundError, deleteConnection, listConnections, updateConnection } from "../src/connections/manage";
-import { retypeSecret } from "../src/connections/destination";
-import { testConnectionSettings, testSavedConnection } from "../src/connections/test";
-import { deleteRefusal, draftsNote, liveUses, renameRefusal } from "../src/connections/uses";
-import { createLogger } from "../src/log";
-import { parseAllowList } from "../src/allow-list";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
-import { getDraft, saveDraft } from "../src/automations/drafts";
+} from "../src/versions/connection-kinds";
+import { addConnection, ConnectionConfigError, ConnectionInUseError, ConnectionNotFoundError, deleteConnection, listConnections, updateConnection } from "../src/providers/connections/manage";
+import { retypeSecret } from "../src/providers/connections/destination";
+import { testConnectionSettings, testSavedConnection } from "../src/providers/connections/test";
+import { deleteRefusal, draftsNote, liveUses, renameRefusal } from "../src/providers/connections/uses";
+import { createLogger } from "../src/base/log";
+import { parseAllowList } from "../src/base/allow-list";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
+import { getDraft, saveDraft } from "../src/run/automations/drafts";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 
@@ -50,7 +50,7 @@ describe("connection kinds (pure)", () => {
   });
 
   it("the kinds' modules are browser-safe: they import only zod, the field types and each other", () => {
-    const dir = join(import.meta.dirname, "../src/connections/kinds");
+    const dir = join(import.meta.dirname, "../src/versions/connection-kinds");
     for (const file of readdirSync(dir)) {
       const imports = [...readFileSync(join(dir, file), "utf8").matchAll(/from\s+"([^"]+)"/g)].map((m) => m[1]);
       for (const i of imports) expect(["zod", "../../forms/fields"].includes(i as string) || /^\.\/[a-z]+$/.test(i as string), `${file}: ${i}`).toBe(true);

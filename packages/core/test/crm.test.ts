@@ -1,10 +1,10 @@
 import { type CrmTarget, createTestDatabase, publish, startCrmTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection, reconnectConnection } from "../src/connections/connect";
-import { createLogger } from "../src/log";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { createConnection, reconnectConnection } from "../src/providers/connections/connect";
+import { createLogger } from "../src/base/log";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { InvalidPayloadError, NoPublishedVersionError } from "../src/errors";
-import { authenticatedRefusal, deliveryContentType, pruneDue, pruneEvery, refusalReason } from "../src/start/deliveries";
-import { MissingStartKeyError } from "../src/start/start-key";
-import { SignatureError } from "../src/start/signature";
-import { authenticateTrigger } from "../src/start/trigger-auth";
-import { triggerPayload } from "../src/start/payload";
+import { InvalidPayloadError, NoPublishedVersionError } from "../src/base/errors";
+import { authenticatedRefusal, deliveryContentType, pruneDue, pruneEvery, refusalReason } from "../src/run/start/deliveries";
+import { MissingStartKeyError } from "../src/run/start/start-key";
+import { SignatureError } from "../src/run/start/signature";
+import { authenticateTrigger } from "../src/run/start/trigger-auth";
+import { triggerPayload } from "../src/run/start/payload";
 
 /** The delivery log's words and limits, without a database (e2e/trigger-deliveries.test.ts covers the rows). */
 describe("the delivery log's reasons", () => {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { allKinds } from "../src/kinds/registry";
+import { allKinds } from "../src/versions/kinds/registry";
 
 /**
  * docs/architecture.md is true to the code (issue 18 item 8): it names every table the migrated schema has, every
@@ -31,7 +31,7 @@ describe("docs/architecture.md", () => {
   });
 
   it("names every stored function with its file", () => {
-    const files = readdirSync(join(root, "packages/core/src/sql/functions")).filter((f) => f.endsWith(".sql"));
+    const files = readdirSync(join(root, "packages/core/src/store/sql/functions")).filter((f) => f.endsWith(".sql"));
     const missing = files.filter((f) => {
       const name = `holdfast_${f.replace(/\.sql$/, "")}`;
       const row = doc.split("\n").find((line) => line.startsWith("|") && line.includes(`\`${name}\``));

@@ -1,10 +1,10 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { repairAll, runChecks } from "../src/ops/doctor";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { repairAll, runChecks } from "../src/run/ops/doctor";
+import { StepRunner } from "../src/run/steps/runner";
 import { GraphCache } from "../src/versions/graph-cache";
 
 /**

@@ -1,6 +1,6 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type StartRequest, startRun } from "../src/start/start-run";
+import { type StartRequest, startRun } from "../src/run/start/start-run";
 import { parseGraph } from "../src/versions/graph";
 
 let t: TestDatabase;

@@ -1,16 +1,17 @@
 import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { runEffect } from "../src/effects/ledger";
-import { resolveNeedsReview } from "../src/runs/resolve";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { startRun } from "../src/start/start-run";
-import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../src/sql/steps";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { runEffect } from "../src/providers/effects/ledger";
+import { resolveNeedsReview } from "../src/run/runs/resolve";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { startRun } from "../src/run/start/start-run";
+import { stepsClaimIfLeaseFree } from "../src/store/sql/steps-claim";
+import { stepsSettleIfToken } from "../src/store/sql/steps-settle";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
-import { effectKinds } from "../src/kinds/registry";
+import { effectKinds } from "../src/versions/kinds/registry";
 
 let t: TestDatabase;
 let target: HttpTarget;

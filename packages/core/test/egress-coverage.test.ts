@@ -3,12 +3,12 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * No outbound call may bypass the egress guard: outside packages/core/src/net/, no code in packages/core/src or
+ * No outbound call may bypass the egress guard: outside packages/core/src/providers/net/, no code in packages/core/src or
  * apps/{app}/src calls fetch, makes a nodemailer transport or a Slack client, or opens sockets or HTTP requests
  * itself. Test code and the web app's own routes (apps/web/src/app, which serve requests) are not scanned.
  */
 const root = join(import.meta.dirname, "../../..");
-const guard = "packages/core/src/net/";
+const guard = "packages/core/src/providers/net/";
 
 const forbidden: [RegExp, string][] = [
   [/(?<![\w$])fetch\s*\(/, "fetch( (use guardedFetch from net/fetch)"],
@@ -44,9 +44,9 @@ function socketImport(line: string): string | null {
 /** Files allowed one of the patterns above, and what they must contain to show they go through the guard. */
 const exceptions: Record<string, { patterns: string[]; mustContain: string[] }> = {
   // http_request over node:http keep-alive agents: the agents are the guard's.
-  "packages/core/src/effects/http-request.ts": { patterns: ["node:http (request)", "node:https (request)"], mustContain: ["new EgressHttpAgent(", "new EgressHttpsAgent(", "agent: secure ? agents.https : agents.http"] },
+  "packages/core/src/providers/effects/http-request.ts": { patterns: ["node:http (request)", "node:https (request)"], mustContain: ["new EgressHttpAgent(", "new EgressHttpsAgent(", "agent: secure ? agents.https : agents.http"] },
   // slackClient builds the WebClient with the guard's fetch (its undici dispatcher checks every address).
-  "packages/core/src/connections/slack-client.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded fetch)"], mustContain: ["fetch: (egress ? egressFetch(egress) : guardedFetch)"] },
+  "packages/core/src/providers/connections/slack-client.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded fetch)"], mustContain: ["fetch: (egress ? egressFetch(egress) : guardedFetch)"] },
 };
 
 function sources(dir: string): string[] {

@@ -1,12 +1,12 @@
 import { approvalGraph, createTestDatabase, publish, replyGraph, type SmtpTarget, startSmtpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { eraseContact } from "../src/contacts/erase";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { ingestEmailReply } from "../src/signals/email";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { eraseContact } from "../src/run/contacts/erase";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { ingestEmailReply } from "../src/people/signals/email";
+import { StepRunner } from "../src/run/steps/runner";
 import { GraphCache } from "../src/versions/graph-cache";
 
 /**

@@ -1,7 +1,7 @@
 import { connectAs, createTestDatabase, seenBlockedBy, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findOrCreateAutomation } from "../src/triggers/credentials";
+import { findOrCreateAutomation } from "../src/versions/triggers/credentials";
 
 let t: TestDatabase;
 let admin: Awaited<ReturnType<typeof connectAs>>;

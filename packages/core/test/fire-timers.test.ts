@@ -1,11 +1,11 @@
 import type { Db } from "@holdfast/db";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TimerDue } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { startRun } from "../src/start/start-run";
-import { type FireResult, fireTimer } from "../src/timers/fire";
-import { TimerFirer } from "../src/engine/fire-timers";
+import type { TimerDue } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { startRun } from "../src/run/start/start-run";
+import { type FireResult, fireTimer } from "../src/run/timers/fire";
+import { TimerFirer } from "../src/run/engine/fire-timers";
 import { GraphCache } from "../src/versions/graph-cache";
 import { waitGraph } from "./sweeper/bed";
 

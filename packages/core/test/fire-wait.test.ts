@@ -1,15 +1,15 @@
 import { createTestDatabase, type HttpTarget, publish, replyGraph, type SmtpTarget, startHttpTarget, startSmtpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { requestCancel } from "../src/runs/cancel";
-import { fireWaitNow } from "../src/runs/fire-wait";
-import { fireWaitConfirmation, fireWaitWords } from "../src/runs/fire-wait-words";
-import { timersFireDueFairly } from "../src/sql/timers";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { requestCancel } from "../src/run/runs/cancel";
+import { fireWaitNow } from "../src/run/runs/fire-wait";
+import { fireWaitConfirmation, fireWaitWords } from "../src/run/runs/fire-wait-words";
+import { timersFireDueFairly } from "../src/store/sql/timers";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

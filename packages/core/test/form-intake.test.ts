@@ -1,6 +1,6 @@
 import { createTestDatabase, publish, startOnlyGraph, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRun } from "../src/start/start-run";
+import { startRun } from "../src/run/start/start-run";
 
 /**
  * Form intake: a URL-token trigger keys a post without webhook-id or id by its content, and the database decides

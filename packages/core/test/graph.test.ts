@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidGraphError } from "../src/errors";
+import { InvalidGraphError } from "../src/base/errors";
 import { parseGraph } from "../src/versions/graph";
 
 const problemsOf = (input: unknown) => {

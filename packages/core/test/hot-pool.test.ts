@@ -1,10 +1,10 @@
 import { createPool, openPool } from "@holdfast/db";
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceRun } from "../src/engine/advance";
-import { effectKinds } from "../src/kinds/registry";
-import { stepsWarm } from "../src/sql/steps";
-import { startRun } from "../src/start/start-run";
+import { advanceRun } from "../src/run/engine/advance";
+import { effectKinds } from "../src/versions/kinds/registry";
+import { stepsWarm } from "../src/store/sql/steps-warm";
+import { startRun } from "../src/run/start/start-run";
 import { GraphCache } from "../src/versions/graph-cache";
 
 // A lane worker's hot-path pool: every connection opened, and its statements planned, before the first step, and

@@ -12,10 +12,10 @@ import {
   type OrgScope,
   revokeInvitation,
   viewInvitation,
-} from "../src/auth/invitations";
-import { sessionIdOf, sessionUser, signIn } from "../src/auth/sessions";
-import { upsertMember } from "../src/auth/users";
-import { membershipsList } from "../src/sql/memberships";
+} from "../src/people/auth/invitations";
+import { sessionIdOf, sessionUser, signIn } from "../src/people/auth/sessions";
+import { upsertMember } from "../src/people/auth/users";
+import { membershipsList } from "../src/store/sql/memberships";
 
 /**
  * Invitations (security finding L1). Before, an owner of one organisation who "added" the address of another

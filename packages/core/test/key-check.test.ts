@@ -1,7 +1,7 @@
 import { connectAs, createTestDatabase, seenBlockedBy, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkSecretKey } from "../src/keys/key-check";
-import { keyCheckOf } from "../src/keys/secret-key";
+import { checkSecretKey } from "../src/store/keys/key-check";
+import { keyCheckOf } from "../src/store/keys/secret-key";
 
 let t: TestDatabase;
 let admin: Awaited<ReturnType<typeof connectAs>>;

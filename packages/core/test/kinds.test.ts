@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { allKinds, payloadPaths, ruleWords, variablesAt, zoneWords } from "../src/kinds";
-import { kindOf } from "../src/kinds/registry";
-import { previewWait } from "../src/timers/preview";
+import { allKinds, payloadPaths, ruleWords, variablesAt, zoneWords } from "../src/versions/kinds";
+import { kindOf } from "../src/versions/kinds/registry";
+import { previewWait } from "../src/decide/timers/preview";
 
 describe("kind modules", () => {
   it("every built-in kind has a label, an icon, a description, fields that name real config keys, and defaults", () => {

@@ -1,11 +1,11 @@
 import { type CrmTarget, createTestDatabase, publish, startCrmTarget, startHttpTarget, type HttpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes, resolveLanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { createLogger } from "../src/log";
-import { breakersWakeProbes } from "../src/sql/connection-limits";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
+import { lanes, resolveLanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { createLogger } from "../src/base/log";
+import { breakersWakeProbes } from "../src/store/sql/connection-limits";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -1,15 +1,16 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changeLifecycle, decideLifecycle, deliveryGate, holdsWalk, type LifecycleState } from "../src/automations/lifecycle";
-import { countRunsToStop, stopAllRuns } from "../src/runs/stop-all";
-import { lanes, type RunWake } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { recordRefusedDelivery } from "../src/start/deliveries";
-import { outboxTakeDue } from "../src/sql/outbox";
-import { runsRunningBatch } from "../src/sql/runs";
-import { StepRunner } from "../src/steps/runner";
+import { changeLifecycle, decideLifecycle, deliveryGate, type LifecycleState } from "../src/run/automations/lifecycle";
+import { holdsWalk } from "../src/decide/walk/plan";
+import { countRunsToStop, stopAllRuns } from "../src/run/runs/stop-all";
+import { lanes, type RunWake } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { recordRefusedDelivery } from "../src/run/start/deliveries";
+import { outboxTakeDue } from "../src/store/sql/outbox";
+import { runsRunningBatch } from "../src/store/sql/runs-of-automation";
+import { StepRunner } from "../src/run/steps/runner";
 import { GraphCache } from "../src/versions/graph-cache";
 
 let t: TestDatabase;

@@ -1,13 +1,13 @@
 import { createTestDatabase, type HttpTarget, publish, startHttpTarget, type TestDatabase, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { StepRunner } from "../src/steps/runner";
-import { sweepOnce } from "../src/sweeper/sweep";
+import { lanes } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { StepRunner } from "../src/run/steps/runner";
+import { sweepOnce } from "../src/run/sweeper/sweep";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
-import { applyMigration, planMigration } from "../src/run-migrations/migrate";
+import { applyMigration, planMigration } from "../src/run/run-migrations/migrate";
 
 /**
  * 300 runs of version 1 sit on three steps; version 2 removes one (`b`) and renames another (`c` -> `call_crm`).

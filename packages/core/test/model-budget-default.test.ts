@@ -1,8 +1,8 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/automations/drafts";
-import { createConnection } from "../src/connections/connect";
-import { budgetsOf, budgetsReserve, budgetsSetAllowed, defaultModelBudgetUsd } from "../src/sql/budgets";
+import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/run/automations/drafts";
+import { createConnection } from "../src/providers/connections/connect";
+import { budgetsOf, budgetsReserve, budgetsSetAllowed, defaultModelBudgetUsd } from "../src/store/sql/budgets";
 
 /**
  * Defaults that do not stop runs in silence (issue 41): a new organisation has a model budget per month from the

@@ -1,11 +1,11 @@
 import { createTestDatabase, type ModelTarget, publish, startModelTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { createLogger } from "../src/log";
-import { budgetsOf, budgetsReserve, budgetsSetAllowed, budgetsSettleAbandoned } from "../src/sql/budgets";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { createLogger } from "../src/base/log";
+import { budgetsOf, budgetsReserve, budgetsSetAllowed, budgetsSettleAbandoned } from "../src/store/sql/budgets";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

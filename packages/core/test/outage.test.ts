@@ -4,7 +4,7 @@ import { redisConnection } from "@holdfast/queue";
 import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectionFailureOf, isDatabaseUnreachable, Outages } from "../src/ops/outage";
+import { connectionFailureOf, isDatabaseUnreachable, Outages } from "../src/run/ops/outage";
 
 /**
  * The outage watch against real failures: PostgreSQL and Redis reached through a TCP proxy this file cuts and

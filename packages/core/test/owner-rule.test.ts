@@ -1,12 +1,12 @@
 import { inTx } from "@holdfast/db";
 import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { LastOwnerError, setMemberRole, upsertMember } from "../src/auth/users";
-import { NotFoundError } from "../src/errors";
-import { membershipsLockOwners, membershipsSetRoleKeepingAnOwner } from "../src/sql/memberships";
+import { LastOwnerError, setMemberRole, upsertMember } from "../src/people/auth/users";
+import { NotFoundError } from "../src/base/errors";
+import { membershipsLockOwners, membershipsSetRoleKeepingAnOwner } from "../src/store/sql/memberships";
 
 /**
- * An organisation always keeps an owner (auth/users.ts setMemberRole): the last owner cannot be given another role,
+ * An organisation always keeps an owner (people/auth/users.ts setMemberRole): the last owner cannot be given another role,
  * and two owners demoting each other at the same moment leave one owner. Against the real PostgreSQL, with two
  * transactions at once.
  */

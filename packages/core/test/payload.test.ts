@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { hasUnstorableText } from "../src/json";
-import { jsonShapeProblem, parseFormBounded, payloadLimits } from "../src/bodies";
-import { triggerPayload } from "../src/start/payload";
+import { hasUnstorableText } from "../src/base/json";
+import { jsonShapeProblem, parseFormBounded, payloadLimits } from "../src/base/bodies";
+import { triggerPayload } from "../src/run/start/payload";
 
 /** Bodies from outside: linear to parse whatever their shape, bounded in depth and fields, refused in words (issue 39). */
 describe("trigger payloads", () => {

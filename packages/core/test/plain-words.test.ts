@@ -1,13 +1,13 @@
 import { approvalGraph, createTestDatabase, publish, type SlackApi, startSlackApi, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notifyApproval } from "../src/approvals/notify";
-import { upsertMember } from "../src/auth/users";
-import { createConnection } from "../src/connections/connect";
-import { limitsOf } from "../src/connections/limits";
-import { pausedCallsOf, pausedCallsWords } from "../src/connections/paused-calls";
-import { approvalConfig } from "../src/kinds/approval";
-import { createLogger } from "../src/log";
-import { parkedWhy } from "../src/runs/why";
+import { notifyApproval } from "../src/people/approvals/notify";
+import { upsertMember } from "../src/people/auth/users";
+import { createConnection } from "../src/providers/connections/connect";
+import { limitsOf } from "../src/providers/connections/limits";
+import { pausedCallsOf, pausedCallsWords } from "../src/providers/connections/paused-calls";
+import { approvalConfig } from "../src/versions/kinds/approval";
+import { createLogger } from "../src/base/log";
+import { parkedWhy } from "../src/run/runs/why";
 
 /**
  * Plain words for people (issue 41, item 5): paused calls to a failing connection say how many failed and when one

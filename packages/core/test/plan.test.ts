@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseGraph } from "../src/versions/graph";
-import { planAfterSettle } from "../src/walk/plan";
-import type { RunState, StepState } from "../src/walk/walk";
+import { planAfterSettle } from "../src/decide/walk/plan";
+import type { RunState, StepState } from "../src/decide/walk/walk";
 
 const graph = parseGraph({
   nodes: [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { renderEmail } from "../src/approvals/email";
-import { previewJourney } from "../src/preview/journey";
-import { dueInstant } from "../src/timers/schedule";
+import { renderEmail } from "../src/people/approvals/email";
+import { previewJourney } from "../src/run/preview/journey";
+import { dueInstant } from "../src/decide/timers/schedule";
 import { type Graph, graphSchema } from "../src/versions/graph";
 
 /** The editor's preview, pure: a graph and a sample in, what each step would do out. No database. */

@@ -1,8 +1,8 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { upsertMember } from "../src/auth/users";
-import { createConnection } from "../src/connections/connect";
-import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/automations/drafts";
+import { upsertMember } from "../src/people/auth/users";
+import { createConnection } from "../src/providers/connections/connect";
+import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/run/automations/drafts";
 
 /**
  * Publish refuses what would fail at run time: each check on its own graph, with the node and field it names and

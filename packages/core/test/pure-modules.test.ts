@@ -1,9 +1,9 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type ApprovalView, type Decider, describeOutcome, describeOwnDecision, judge, mayDecide, readBack } from "../src/approvals/judge";
-import { issueButtonToken, verifyButtonToken } from "../src/approvals/token";
-import { contactChangeRefusal, contactRefusals } from "../src/contacts/rules";
-import { renderTemplate, type TemplateContext, templateProblems, templateReferences, unescapedOutputs } from "../src/templates/render";
+import { type ApprovalView, type Decider, describeOutcome, describeOwnDecision, judge, mayDecide, readBack } from "../src/people/approvals/judge";
+import { issueButtonToken, verifyButtonToken } from "../src/people/approvals/token";
+import { contactChangeRefusal, contactRefusals } from "../src/run/contacts/rules";
+import { renderTemplate, type TemplateContext, templateProblems, templateReferences, unescapedOutputs } from "../src/base/templates/render";
 import { diffGraphs, isEmptyDiff } from "../src/versions/diff";
 import type { Graph } from "../src/versions/graph";
 

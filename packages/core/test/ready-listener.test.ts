@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../src/log";
-import type { ClaimedStep } from "../src/sql/steps";
-import { takeReadySteps } from "../src/steps/ready-listener";
-import { Slots } from "../src/steps/slots";
+import { createLogger } from "../src/base/log";
+import type { ClaimedStep } from "../src/store/sql/steps";
+import { takeReadySteps } from "../src/run/steps/ready-listener";
+import { Slots } from "../src/run/steps/slots";
 
 /** A LISTEN connection that connects and listens, and never hears anything: the test wakes the worker by its bus. */
 const quietListen = () => ({ connect: async () => {}, query: async () => {}, end: async () => {}, on: () => {} });

@@ -3,8 +3,8 @@ import { createPublisher, createWakePublisher, subscribeReady } from "@holdfast/
 import { createTestDatabase, createTestPrefix, httpChainGraph, publish, type TestDatabase, testRedisUrl } from "@holdfast/testkit";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { relayOnce } from "../src/relay/relay";
-import { startRun } from "../src/start/start-run";
+import { relayOnce } from "../src/run/relay/relay";
+import { startRun } from "../src/run/start/start-run";
 
 let t: TestDatabase;
 const prefix = createTestPrefix();
@@ -30,7 +30,7 @@ const start = (key: string, options: Parameters<typeof startRun>[2] = {}, on: Db
       headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
       via: "test",
       auth: { kind: "operator" },
-      // As a request to the trigger URL: the start's statement is the delivery's (sql/trigger-deliveries.ts).
+      // As a request to the trigger URL: the start's statement is the delivery's (store/sql/trigger-deliveries.ts).
       ...(delivery ? { delivery: { contentType: "application/json", bodyBytes: 2 } } : {}),
     },
     options,

@@ -1,13 +1,13 @@
 import { createTestDatabase, publish, replyGraph, type SmtpTarget, startSmtpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { sleep } from "../src/process";
-import { ingestEmailReply } from "../src/signals/email";
-import { StepRunner } from "../src/steps/runner";
-import { fireTimer } from "../src/timers/fire";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { sleep } from "../src/run/process";
+import { ingestEmailReply } from "../src/people/signals/email";
+import { StepRunner } from "../src/run/steps/runner";
+import { fireTimer } from "../src/run/timers/fire";
 import { GraphCache } from "../src/versions/graph-cache";
 
 /**

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { createTestDatabase, publish, type SmtpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { ingestInboundEmail, UnroutableReplyError } from "../src/signals/inbound";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { ingestInboundEmail, UnroutableReplyError } from "../src/people/signals/inbound";
 import {
   inboundEmailDomain,
   parseRoutingToken,
@@ -14,9 +14,9 @@ import {
   resolveReplyRoutes,
   routingTokenMatches,
   routingTokenOf,
-} from "../src/signals/routing";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
+} from "../src/people/signals/routing";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -1,6 +1,6 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/automations/drafts";
+import { getDraft, InvalidDraftError, publishDraft, saveDraft } from "../src/run/automations/drafts";
 
 /**
  * A published step id names one step for the automation's life: its history and its effect keys (run/node/iteration,

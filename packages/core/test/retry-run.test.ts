@@ -1,13 +1,13 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changeLifecycle } from "../src/automations/lifecycle";
-import { lanes, type RunWake } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { decideRetry, rerunRun, retryFromFailedStep } from "../src/runs/retry-run";
-import { outboxTakeDue } from "../src/sql/outbox";
-import { StepRunner } from "../src/steps/runner";
+import { changeLifecycle } from "../src/run/automations/lifecycle";
+import { lanes, type RunWake } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { decideRetry, rerunRun, retryFromFailedStep } from "../src/run/runs/retry-run";
+import { outboxTakeDue } from "../src/store/sql/outbox";
+import { StepRunner } from "../src/run/steps/runner";
 import { GraphCache } from "../src/versions/graph-cache";
 
 let t: TestDatabase;

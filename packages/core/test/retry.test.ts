@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter, retryDelayMs, settlementFor } from "../src/steps/retry";
+import { parseRetryAfter, retryDelayMs, settlementFor } from "../src/run/steps/retry";
 
 describe("retry policy", () => {
   it("draws full jitter below min(cap, base * 2^attempt)", () => {

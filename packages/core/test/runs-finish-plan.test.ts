@@ -1,7 +1,7 @@
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runsFinish, runsFinishSql } from "../src/sql/runs";
-import { startRun } from "../src/start/start-run";
+import { runsFinish, runsFinishSql } from "../src/store/sql/runs";
+import { startRun } from "../src/run/start/start-run";
 import { parseGraph } from "../src/versions/graph";
 
 // Ending a run must find it by its primary key, whatever the size of `runs`. Joined only to jsonb_to_recordset (taken

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { dueInstant, instantOf, isValidZone, spreadOffsetSeconds, waitRuleSchema } from "../src/timers/schedule";
+import { dueInstant, instantOf, isValidZone, spreadOffsetSeconds, waitRuleSchema } from "../src/decide/timers/schedule";
 
 const at = (iso: string) => new Date(iso);
 const iso = (d: Date) => d.toISOString().replace(".000Z", "Z");

@@ -1,16 +1,16 @@
 import { createTestDatabase, publish, type SmtpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection, reconnectConnection } from "../src/connections/connect";
-import { probeConnection } from "../src/connections/probe";
-import { eraseContact } from "../src/contacts/erase";
-import { connectionsByName } from "../src/sql/connections";
-import { messageIdFor } from "../src/effects/send-email";
-import { InvalidGraphError } from "../src/errors";
-import { createLogger } from "../src/log";
-import { contactsUnsubscribe } from "../src/sql/contacts";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
+import { lanes } from "../src/base/catalog";
+import { createConnection, reconnectConnection } from "../src/providers/connections/connect";
+import { probeConnection } from "../src/providers/connections/probe";
+import { eraseContact } from "../src/run/contacts/erase";
+import { connectionsByName } from "../src/store/sql/connections";
+import { messageIdFor } from "../src/providers/effects/send-email";
+import { InvalidGraphError } from "../src/base/errors";
+import { createLogger } from "../src/base/log";
+import { contactsUnsubscribe } from "../src/store/sql/contacts";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -1,8 +1,8 @@
 import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { revokeUserSessions, sessionUser, signIn, signOut } from "../src/auth/sessions";
-import { upsertMember } from "../src/auth/users";
-import { sweepOnce } from "../src/sweeper/sweep";
+import { revokeUserSessions, sessionUser, signIn, signOut } from "../src/people/auth/sessions";
+import { upsertMember } from "../src/people/auth/users";
+import { sweepOnce } from "../src/run/sweeper/sweep";
 
 /**
  * Sessions: a new token on every sign-in (the previous one deleted), an absolute and an idle expiry judged by the

@@ -1,13 +1,15 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceRun } from "../src/engine/advance";
-import { effectKinds } from "../src/kinds/registry";
-import { createLogger } from "../src/log";
-import { type ClaimedStep, type RunSettleRequest, stepsClaimIfLeaseFree, stepsSettleManyIfToken } from "../src/sql/steps";
-import { startRun } from "../src/start/start-run";
-import { ReadyDemand } from "../src/steps/ready-demand";
-import { SettleBatcher } from "../src/steps/settle-batch";
-import { Slots } from "../src/steps/slots";
+import { advanceRun } from "../src/run/engine/advance";
+import { effectKinds } from "../src/versions/kinds/registry";
+import { createLogger } from "../src/base/log";
+import type { ClaimedStep } from "../src/store/sql/steps";
+import { stepsClaimIfLeaseFree } from "../src/store/sql/steps-claim";
+import { type RunSettleRequest, stepsSettleManyIfToken } from "../src/store/sql/steps-settle";
+import { startRun } from "../src/run/start/start-run";
+import { ReadyDemand } from "../src/run/steps/ready-demand";
+import { SettleBatcher } from "../src/run/steps/settle-batch";
+import { Slots } from "../src/run/steps/slots";
 import { GraphCache } from "../src/versions/graph-cache";
 
 // Group commit of settles: many steps of many runs in one statement and one commit, each fenced by its own attempt.

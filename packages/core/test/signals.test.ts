@@ -1,14 +1,14 @@
 import { createTestDatabase, type HttpTarget, publish, type SmtpTarget, startHttpTarget, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { advanceRun } from "../src/engine/advance";
-import { InvalidGraphError } from "../src/errors";
-import { createLogger } from "../src/log";
-import { ingestEmailReply, senderAddress } from "../src/signals/email";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
-import { fireTimer } from "../src/timers/fire";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { advanceRun } from "../src/run/engine/advance";
+import { InvalidGraphError } from "../src/base/errors";
+import { createLogger } from "../src/base/log";
+import { ingestEmailReply, senderAddress } from "../src/people/signals/email";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
+import { fireTimer } from "../src/run/timers/fire";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -1,12 +1,12 @@
 import { approvalGraph, createTestDatabase, publish, type SlackApi, startSlackApi, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notifyApproval } from "../src/approvals/notify";
-import { sessionIdOf, signIn } from "../src/auth/sessions";
-import { upsertMember } from "../src/auth/users";
-import { decryptSecret } from "../src/connections/secrets";
-import { createLogger } from "../src/log";
-import { finishSlackInstall, installStateOrg, type SlackApp, startSlackInstall } from "../src/slack/install";
-import { connectionsByName } from "../src/sql/connections";
+import { notifyApproval } from "../src/people/approvals/notify";
+import { sessionIdOf, signIn } from "../src/people/auth/sessions";
+import { upsertMember } from "../src/people/auth/users";
+import { decryptSecret } from "../src/providers/connections/secrets";
+import { createLogger } from "../src/base/log";
+import { finishSlackInstall, installStateOrg, type SlackApp, startSlackInstall } from "../src/people/slack/install";
+import { connectionsByName } from "../src/store/sql/connections";
 
 let t: TestDatabase;
 let slack: SlackApi;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { approvalMessage, slackNoteText } from "../src/approvals/slack-blocks";
-import { escapeMrkdwn } from "../src/slack/mrkdwn";
+import { approvalMessage, slackNoteText } from "../src/people/approvals/slack-blocks";
+import { escapeMrkdwn } from "../src/people/slack/mrkdwn";
 
 /**
  * Slack reads `<!channel>`, `<url|label>` and `&` in every mrkdwn text, the message's top-level `text` included: what

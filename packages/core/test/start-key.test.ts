@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { detectIdFields } from "../src/kinds/id-fields";
-import { MissingStartKeyError, planStartKey, resolveStartKey } from "../src/start/start-key";
-import { signPayload, verifySignature } from "../src/start/signature";
+import { detectIdFields } from "../src/versions/kinds/id-fields";
+import { MissingStartKeyError, planStartKey, resolveStartKey } from "../src/run/start/start-key";
+import { signPayload, verifySignature } from "../src/run/start/signature";
 
 describe("start keys", () => {
   const none = { payloadHashFallback: false };

@@ -2,15 +2,15 @@ import { Prisma, sqlOf } from "@holdfast/db";
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changeLifecycle } from "../src/automations/lifecycle";
-import { automationsFindStartTarget, startTargetGuard } from "../src/sql/automations";
-import { SignatureError } from "../src/start/signature";
-import { pruneDue, pruneEvery } from "../src/start/deliveries";
-import { type StartRequest, startRun } from "../src/start/start-run";
-import { revokePreviousTriggerCredentials, rotateTriggerCredential } from "../src/triggers/credentials";
+import { changeLifecycle } from "../src/run/automations/lifecycle";
+import { automationsFindStartTarget, startTargetGuard } from "../src/store/sql/automations";
+import { SignatureError } from "../src/run/start/signature";
+import { pruneDue, pruneEvery } from "../src/run/start/deliveries";
+import { type StartRequest, startRun } from "../src/run/start/start-run";
+import { revokePreviousTriggerCredentials, rotateTriggerCredential } from "../src/versions/triggers/credentials";
 
 /**
- * A start of a trigger URL this process started before is one statement (start/target-cache.ts): the start target it
+ * A start of a trigger URL this process started before is one statement (run/start/target-cache.ts): the start target it
  * kept is checked by that statement. Each change that must refuse or redirect the next delivery is made between two
  * starts, and the second start must see it.
  */

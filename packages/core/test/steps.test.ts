@@ -1,20 +1,23 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { advanceRun } from "../src/engine/advance";
-import { createLogger } from "../src/log";
-import { requestCancel } from "../src/runs/cancel";
-import { type ClaimedStep, type RunSettleRequest, stepsClaimIfLeaseFree, stepsHeartbeatIfToken, stepsSettleIfToken } from "../src/sql/steps";
-import { ReadyDemand } from "../src/steps/ready-demand";
-import { SettleBatcher } from "../src/steps/settle-batch";
-import { Slots } from "../src/steps/slots";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
-import { sweepOnce } from "../src/sweeper/sweep";
+import { lanes } from "../src/base/catalog";
+import { advanceRun } from "../src/run/engine/advance";
+import { createLogger } from "../src/base/log";
+import { requestCancel } from "../src/run/runs/cancel";
+import type { ClaimedStep } from "../src/store/sql/steps";
+import { stepsClaimIfLeaseFree, stepsHeartbeatIfToken } from "../src/store/sql/steps-claim";
+import { type RunSettleRequest, stepsSettleIfToken } from "../src/store/sql/steps-settle";
+import { ReadyDemand } from "../src/run/steps/ready-demand";
+import { SettleBatcher } from "../src/run/steps/settle-batch";
+import { Slots } from "../src/run/steps/slots";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
+import { sweepOnce } from "../src/run/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
-import type { PlanRows } from "../src/sql/plan-rows";
-import { effectKinds } from "../src/kinds/registry";
-import { rowsAfterSettle, stepsAfterSettle } from "../src/apply/inline";
+import type { PlanRows } from "../src/store/sql/plan-rows";
+import { effectKinds } from "../src/versions/kinds/registry";
+import { stepsAfterSettle } from "../src/run/apply/inline";
+import { walkOnAfterSettle } from "../src/run/steps/walk-on";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -387,9 +390,9 @@ describe("the run's steps a chained step starts from", () => {
     if (!step) throw new Error("no claim");
     const graph = await graphs.get(t.db, step.orgId, step.versionId);
     const own = { status: "done" as const, output, error: null };
-    const plan = rowsAfterSettle(graph, step, own, "w1", { lane: "io", leaseMs: 30_000 });
-    if (!plan) throw new Error("no walk");
-    return { step, own, plan };
+    const advance = walkOnAfterSettle(graph, step, own, "w1", { lane: "io", leaseMs: 30_000 });
+    if (!advance) throw new Error("no walk");
+    return { step, own, plan: advance.rows };
   };
 
   it("are what a read of the table gives right after the settle, key order included", async () => {

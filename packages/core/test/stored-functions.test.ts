@@ -1,9 +1,9 @@
 import { functionFiles, migrate } from "@holdfast/db";
-import { newRunId, newStepId } from "../src/apply/rows";
+import { newRunId, newStepId } from "../src/run/apply/rows";
 import { connectAs, createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-// Each stored function's live body is its file under core/src/sql/functions; `holdfast migrate` applies the files
+// Each stored function's live body is its file under core/src/store/sql/functions; `holdfast migrate` applies the files
 // after the migrations, every time.
 
 const definitions = `SELECT p.proname AS name, p.oid::regprocedure::text AS signature, pg_get_functiondef(p.oid) AS def,
@@ -55,7 +55,7 @@ describe("stored functions live in their files", () => {
   });
 });
 
-describe("time-ordered ids (holdfast_ordered_id, and the engine's in apply/rows.ts)", () => {
+describe("time-ordered ids (holdfast_ordered_id, and the engine's in run/apply/rows.ts)", () => {
   it("are the defaults of runs, steps and timers: the prefix, the database clock's milliseconds, version 7, ascending", async () => {
     const defaults = await admin.query<{ table: string; expr: string }>(
       `SELECT c.relname AS table, pg_get_expr(d.adbin, d.adrelid) AS expr FROM pg_attrdef d

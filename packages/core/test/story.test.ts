@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { actorWords, attemptWords, buildStory, latenessWords, type StoryApproval, type StoryEvent, type StoryInput, type StoryStep, type StoryTimer, storyClock, usd } from "../src/runs/story";
-import { failureWhy, parkedWhy } from "../src/runs/why";
+import { actorWords, attemptWords, buildStory, latenessWords, type StoryApproval, type StoryEvent, type StoryInput, type StoryStep, type StoryTimer, storyClock, usd } from "../src/run/runs/story";
+import { failureWhy, parkedWhy } from "../src/run/runs/why";
 import { parseGraph } from "../src/versions/graph";
 
 /**
@@ -116,7 +116,7 @@ const send = step("send", "send_email", {
   maxAttempts: 5,
   createdAt: t("2026-12-02T08:12:00.100Z"),
   settledAt: t("2026-12-02T08:12:01Z"),
-  // As effects/send-email.ts records it: what was sent, as sent.
+  // As providers/effects/send-email.ts records it: what was sent, as sent.
   output: {
     messageId: "<hf.1@acme.test>",
     from: "Sam <sam@acme.test>",

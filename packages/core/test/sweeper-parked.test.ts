@@ -1,11 +1,12 @@
 import { createTestDatabase, type HttpTarget, httpChainGraph, publish, startHttpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceRun } from "../src/engine/advance";
-import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../src/sql/steps";
-import { startRun } from "../src/start/start-run";
-import { sweepOnce } from "../src/sweeper/sweep";
+import { advanceRun } from "../src/run/engine/advance";
+import { stepsClaimIfLeaseFree } from "../src/store/sql/steps-claim";
+import { stepsSettleIfToken } from "../src/store/sql/steps-settle";
+import { startRun } from "../src/run/start/start-run";
+import { sweepOnce } from "../src/run/sweeper/sweep";
 import { GraphCache } from "../src/versions/graph-cache";
-import { effectKinds } from "../src/kinds/registry";
+import { effectKinds } from "../src/versions/kinds/registry";
 
 let t: TestDatabase;
 let target: HttpTarget;

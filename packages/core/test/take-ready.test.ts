@@ -1,8 +1,8 @@
 import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { effectKinds } from "../src/kinds/registry";
-import { stepsClaimIfLeaseFree, stepsTakeReady } from "../src/sql/steps";
-import { startRun } from "../src/start/start-run";
+import { effectKinds } from "../src/versions/kinds/registry";
+import { stepsClaimIfLeaseFree, stepsTakeReady } from "../src/store/sql/steps-claim";
+import { startRun } from "../src/run/start/start-run";
 
 // First-step dispatch by LISTEN: a lane worker takes due step.ready rows of its lane and claims their steps in one
 // statement and one commit (holdfast_steps_take_ready).

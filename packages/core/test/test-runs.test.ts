@@ -10,12 +10,12 @@ import {
   type TestDatabase,
 } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lanes } from "../src/catalog";
-import { createConnection } from "../src/connections/connect";
-import { createLogger } from "../src/log";
-import { startRun } from "../src/start/start-run";
-import { StepRunner } from "../src/steps/runner";
-import { testScript } from "../src/test-runs/script";
+import { lanes } from "../src/base/catalog";
+import { createConnection } from "../src/providers/connections/connect";
+import { createLogger } from "../src/base/log";
+import { startRun } from "../src/run/start/start-run";
+import { StepRunner } from "../src/run/steps/runner";
+import { testScript } from "../src/run/test-runs/script";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 
@@ -89,7 +89,7 @@ async function drive(runId: string, max = 10) {
     if (ready.length === 0) return;
     for (const s of ready) await runner().run(s.id);
     // A walk the worker left to the engine: the engine's pass is not running here, so walk what is settled.
-    const { advanceRun } = await import("../src/engine/advance");
+    const { advanceRun } = await import("../src/run/engine/advance");
     await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" }, "test").catch(() => {});
   }
 }

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accountKey, addressKey, createSignInThrottle, retryPhrase, throttleMessage } from "../src/auth/throttle";
-import { sweepOnce } from "../src/sweeper/sweep";
+import { accountKey, addressKey, createSignInThrottle, retryPhrase, throttleMessage } from "../src/people/auth/throttle";
+import { sweepOnce } from "../src/run/sweeper/sweep";
 
 let t: TestDatabase;
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;

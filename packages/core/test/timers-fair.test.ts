@@ -1,7 +1,7 @@
 import { connectAs, createTestDatabase, type TestDatabase } from "@holdfast/testkit";
 import { inTx } from "@holdfast/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { timersExplainDueFairly, timersFireDueFairly } from "../src/sql/timers";
+import { timersExplainDueFairly, timersFireDueFairly } from "../src/store/sql/timers";
 
 /**
  * The fair due sweep at 1,000 organisations: one with a 50,000-timer backlog, 999 with 5 due timers each. Every

@@ -1,9 +1,9 @@
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceRun } from "../src/engine/advance";
-import { requestCancel } from "../src/runs/cancel";
-import { startRun } from "../src/start/start-run";
-import { fireTimer, recomputeTimers, timerWalkBackstopMs } from "../src/timers/fire";
+import { advanceRun } from "../src/run/engine/advance";
+import { requestCancel } from "../src/run/runs/cancel";
+import { startRun } from "../src/run/start/start-run";
+import { fireTimer, recomputeTimers, timerWalkBackstopMs } from "../src/run/timers/fire";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -8,7 +8,9 @@ registerHooks({
     return r;
   },
 });
-const { createLogger, startTracing, tracingEnv, startAttemptSpan } = await import("../src/index");
+const { createLogger, startTracing, tracingEnv, startAttemptSpan } = await import("../src/base/index");
+// Every layer's entry loaded, as a process does: none of them may load the SDK while tracing is off.
+for (const layer of ["store", "versions", "decide", "providers", "people", "run"]) await import(`../src/${layer}/index`);
 const log = createLogger("probe", "silent");
 const tracing = await startTracing({ app: "probe", env: tracingEnv.parse(process.env), log });
 const span = startAttemptSpan({ orgId: "o", runId: "run_0123456789abcdef0123456789abcdef", stepId: "s", nodeId: "n", kind: "http_request", attempt: 1, effectKey: "k", lane: "io" });

@@ -4,13 +4,13 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { type HttpTarget, type OtlpReceiver, startHttpTarget, startOtlpReceiver } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../src/log";
-import { performHttpRequest } from "../src/effects/http-request";
-import { tracingEnv } from "../src/env";
-import { endAttemptSpan, inAttempt, runSpanId, runTraceId, startAttemptSpan, startTracing, traceProviderCall } from "../src/ops/tracing";
+import { createLogger } from "../src/base/log";
+import { performHttpRequest } from "../src/providers/effects/http-request";
+import { tracingEnv } from "../src/base/env";
+import { endAttemptSpan, inAttempt, runSpanId, runTraceId, startAttemptSpan, startTracing, traceProviderCall } from "../src/base/tracing";
 
 /**
- * Traces (ops/tracing.ts): the run's trace id is derived from its id; with no endpoint the SDK is never loaded and
+ * Traces (base/tracing.ts): the run's trace id is derived from its id; with no endpoint the SDK is never loaded and
  * nothing is registered (checked in a fresh process that records every module it resolves); with one, an attempt's
  * span is a child of the run's derived span and a provider call inside it is the attempt's child.
  */

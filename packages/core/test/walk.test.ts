@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseGraph } from "../src/versions/graph";
-import { decide, type RunState, type StepState } from "../src/walk/walk";
+import { decide, type RunState, type StepState } from "../src/decide/walk/walk";
 
 const graph = parseGraph({
   nodes: [

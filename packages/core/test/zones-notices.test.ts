@@ -1,15 +1,15 @@
 import { createTestDatabase, publish, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { upsertMember } from "../src/auth/users";
-import { createConnection } from "../src/connections/connect";
-import { sendConnectionNoticesOnce } from "../src/connections/notices";
-import { probeConnection } from "../src/connections/probe";
-import { connectionsByName } from "../src/sql/connections";
-import { setContactZone } from "../src/timers/contact-zone";
-import { advanceRun } from "../src/engine/advance";
-import { parseAllowList } from "../src/allow-list";
-import { startRun } from "../src/start/start-run";
-import { noticesOpenForOrgs } from "../src/sql/connection-notices";
+import { upsertMember } from "../src/people/auth/users";
+import { createConnection } from "../src/providers/connections/connect";
+import { sendConnectionNoticesOnce } from "../src/providers/connections/notices";
+import { probeConnection } from "../src/providers/connections/probe";
+import { connectionsByName } from "../src/store/sql/connections";
+import { setContactZone } from "../src/run/timers/contact-zone";
+import { advanceRun } from "../src/run/engine/advance";
+import { parseAllowList } from "../src/base/allow-list";
+import { startRun } from "../src/run/start/start-run";
+import { noticesOpenForOrgs } from "../src/store/sql/connection-notices";
 import { parseGraph } from "../src/versions/graph";
 import { GraphCache } from "../src/versions/graph-cache";
 

@@ -8,10 +8,10 @@ import pg from "pg";
 export const migrationsDir = join(dirname(fileURLToPath(import.meta.url)), "../../../prisma/migrations");
 
 /**
- * The live body of every stored function, one file each (packages/core/src/sql/functions/<name>.sql for
+ * The live body of every stored function, one file each (packages/core/src/store/sql/functions/<name>.sql for
  * holdfast_<name>). Migrations keep the history; these files are what runs.
  */
-export const functionsDir = join(dirname(fileURLToPath(import.meta.url)), "../../core/src/sql/functions");
+export const functionsDir = join(dirname(fileURLToPath(import.meta.url)), "../../core/src/store/sql/functions");
 
 export interface MigrationResult {
   applied: string[];

@@ -23,7 +23,7 @@ export function normaliseDump(dump: string): string {
 
 /** The file's first lines (then the normalised dump). */
 export const schemaDumpHeader =
-  "-- The schema of a freshly migrated database (prisma/migrations, then packages/core/src/sql/functions), written by\n" +
+  "-- The schema of a freshly migrated database (prisma/migrations, then packages/core/src/store/sql/functions), written by\n" +
   "-- `pnpm schema:dump` from pg_dump --schema-only --no-owner. Do not edit: change a migration or a function file and\n" +
   "-- dump again. packages/core/test/schema-dump.test.ts fails while this file and the migrated database differ.\n\n";
 

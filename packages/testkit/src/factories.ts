@@ -1,14 +1,7 @@
 import type { SeededAutomation } from "@holdfast/cli/seed";
-import {
-  automationsLock,
-  automationVersionsInsertPublished,
-  automationVersionsLatest,
-  canonicalJson,
-  findOrCreateAutomation,
-  type Graph,
-  organisationsEnsure,
-  parseGraph,
-} from "@holdfast/core";
+import { canonicalJson } from "@holdfast/core/base";
+import { automationsLock, automationVersionsInsertPublished, automationVersionsLatest, organisationsEnsure } from "@holdfast/core/store";
+import { findOrCreateAutomation, type Graph, parseGraph } from "@holdfast/core/versions";
 import { type Db, inTx } from "@holdfast/db";
 
 /** trigger -> n http_request steps in a chain -> end. */
@@ -121,9 +114,9 @@ export async function startTestRun(
   db: Db,
   automation: string,
   body: Record<string, unknown>,
-  o: { org?: string; webhookId?: string; wake?: import("@holdfast/core").StartOptions["wake"] } = {},
+  o: { org?: string; webhookId?: string; wake?: import("@holdfast/core/run").StartOptions["wake"] } = {},
 ): Promise<string> {
-  const { startRun } = await import("@holdfast/core");
+  const { startRun } = await import("@holdfast/core/run");
   const { runId } = await startRun(
     db,
     {

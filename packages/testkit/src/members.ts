@@ -1,4 +1,5 @@
-import { organisationsEnsure, upsertMember } from "@holdfast/core";
+import { organisationsEnsure } from "@holdfast/core/store";
+import { upsertMember } from "@holdfast/core/people";
 import { type Db, inTx } from "@holdfast/db";
 
 /** The password e2e members sign in with. */

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { sessionCookie, signIn } from "@holdfast/core";
+import { sessionCookie, signIn } from "@holdfast/core/people";
 import type { Db } from "@holdfast/db";
 import { inject } from "vitest";
 import { openBrowsers } from "./open-browsers";

@@ -1,4 +1,5 @@
-import { noticesOpenForOrgs, type SessionUser } from "@holdfast/core";
+import { noticesOpenForOrgs } from "@holdfast/core/store";
+import type { SessionUser } from "@holdfast/core/people";
 import Link from "next/link";
 import { db } from "../server/db";
 

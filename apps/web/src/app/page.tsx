@@ -82,40 +82,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
     <>
       <ViewerZone current={zone} />
       <h1>Runs</h1>
-      <form className="filters" method="get">
-        <label>
-          Automation
-          <select name="automation" defaultValue={f.automation ?? ""}>
-            <option value="">All</option>
-            {automations.map((a) => (
-              <option key={a.slug} value={a.slug}>
-                {a.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Version
-          <input name="version" type="number" min={1} defaultValue={f.version ?? ""} />
-        </label>
-        <label>
-          Status
-          <select name="status" defaultValue={f.status ?? ""}>
-            <option value="">Any</option>
-            {displayStatuses.map((s) => (
-              <option key={s} value={s}>
-                {s.replace("_", " ")}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Contact
-          <input name="contact" placeholder="email contains" defaultValue={f.contact ?? ""} />
-        </label>
-        <button type="submit">Filter</button>
-        {filtered ? <Link href="/">Clear</Link> : null}
-      </form>
+      <RunFilters f={f} automations={automations} filtered={filtered} />
       {runs.length === 0 ? (
         filtered ? (
           <p className="empty muted">No runs match these filters.</p>
@@ -123,53 +90,101 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
           first && <FirstRun first={first} />
         )
       ) : (
-        <table className="runs">
-          <thead>
-            <tr>
-              <th>Run</th>
-              <th>Automation</th>
-              <th>Version</th>
-              <th>Status</th>
-              <th>Contact</th>
-              <th>Started</th>
-              <th>Finished</th>
-            </tr>
-          </thead>
-          <tbody>
-            {runs.map((r) => (
-              <tr key={r.id} data-run={r.id}>
-                <td>
-                  <Link href={`/runs/${r.id}`} className="mono">
-                    {r.id}
-                  </Link>
-                  {r.test ? (
-                    <>
-                      {" "}
-                      <span className="badge badge-ready" title="Started from the editor's Test run with the sample payload">
-                        Test
-                      </span>
-                    </>
-                  ) : null}
-                </td>
-                <td>
-                  {r.automationName} <span className="muted small">{r.orgSlug}</span>
-                </td>
-                <td>{r.version ?? "-"}</td>
-                <td>
-                  <RunStatusBadge status={r.status} />
-                </td>
-                <td>{r.contact ?? <span className="muted">-</span>}</td>
-                <td>
-                  <At at={r.createdAt} clock={clock} />
-                </td>
-                <td>
-                  <At at={r.finishedAt} clock={clock} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <RunsTable runs={runs} clock={clock} />
       )}
     </>
+  );
+}
+
+type Filters = z.infer<typeof filters>;
+
+/** Automation, version, status and contact: a GET form, so a filtered list is a link. */
+function RunFilters({ f, automations, filtered }: { f: Filters; automations: Awaited<ReturnType<typeof automationsFor>>; filtered: boolean }) {
+  return (
+    <form className="filters" method="get">
+      <label>
+        Automation
+        <select name="automation" defaultValue={f.automation ?? ""}>
+          <option value="">All</option>
+          {automations.map((a) => (
+            <option key={a.slug} value={a.slug}>
+              {a.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Version
+        <input name="version" type="number" min={1} defaultValue={f.version ?? ""} />
+      </label>
+      <label>
+        Status
+        <select name="status" defaultValue={f.status ?? ""}>
+          <option value="">Any</option>
+          {displayStatuses.map((s) => (
+            <option key={s} value={s}>
+              {s.replace("_", " ")}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Contact
+        <input name="contact" placeholder="email contains" defaultValue={f.contact ?? ""} />
+      </label>
+      <button type="submit">Filter</button>
+      {filtered ? <Link href="/">Clear</Link> : null}
+    </form>
+  );
+}
+
+function RunsTable({ runs, clock }: { runs: Awaited<ReturnType<typeof listRuns>>; clock: Awaited<ReturnType<typeof viewerClock>>["clock"] }) {
+  return (
+    <table className="runs">
+      <thead>
+        <tr>
+          <th>Run</th>
+          <th>Automation</th>
+          <th>Version</th>
+          <th>Status</th>
+          <th>Contact</th>
+          <th>Started</th>
+          <th>Finished</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((r) => (
+          <tr key={r.id} data-run={r.id}>
+            <td>
+              <Link href={`/runs/${r.id}`} className="mono">
+                {r.id}
+              </Link>
+              {r.test ? (
+                <>
+                  {" "}
+                  <span className="badge badge-ready" title="Started from the editor's Test run with the sample payload">
+                    Test
+                  </span>
+                </>
+              ) : null}
+            </td>
+            <td>
+              {r.automationName} <span className="muted small">{r.orgSlug}</span>
+            </td>
+            <td>{r.version ?? "-"}</td>
+            <td>
+              <RunStatusBadge status={r.status} />
+            </td>
+            <td>{r.contact ?? <span className="muted">-</span>}</td>
+            <td>
+              <At at={r.createdAt} clock={clock} />
+            </td>
+            <td>
+              <At at={r.finishedAt} clock={clock} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -5,7 +5,7 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{status}</span>;
 }
 
-/** A run's display status in words (core's runs/status-words.ts): a held run says its automation is paused. */
+/** A run's display status in words (core's run/runs/status-words.ts): a held run says its automation is paused. */
 export function RunStatusBadge({ status }: { status: string }) {
   return (
     <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`} data-run-status={status}>

@@ -1,4 +1,5 @@
-import { type ApprovalRow, approvalsList, mayDecide, type SessionUser } from "@holdfast/core";
+import { type ApprovalRow, approvalsList } from "@holdfast/core/store";
+import { mayDecide, type SessionUser } from "@holdfast/core/people";
 import type { Db } from "@holdfast/db";
 
 export interface InboxItem extends ApprovalRow {

@@ -1,4 +1,7 @@
-import { createLogger, databasePing, Outages, sessionCookie, sessionIdOf } from "@holdfast/core";
+import { createLogger } from "@holdfast/core/base";
+import { databasePing } from "@holdfast/core/store";
+import { sessionCookie, sessionIdOf } from "@holdfast/core/people";
+import { Outages } from "@holdfast/core/run";
 import { createDb, type Db, type DbScope } from "@holdfast/db";
 import { createWakePublisher, type WakePublisher } from "@holdfast/queue";
 import { env, webDatabaseUrl } from "../env";

@@ -1,4 +1,5 @@
-import { createLogger, describeFailure, type Failure } from "@holdfast/core";
+import { createLogger } from "@holdfast/core/base";
+import { describeFailure, type Failure } from "@holdfast/core/run";
 import { env } from "../env";
 import { outages } from "./db";
 

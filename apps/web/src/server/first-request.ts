@@ -1,4 +1,5 @@
-import { automationsForFirstRequest, triggerPath, triggerSettings } from "@holdfast/core";
+import { automationsForFirstRequest } from "@holdfast/core/store";
+import { triggerPath, triggerSettings } from "@holdfast/core/versions";
 import type { Db } from "@holdfast/db";
 import { env } from "../env";
 

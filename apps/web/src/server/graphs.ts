@@ -1,4 +1,4 @@
-import { GraphCache } from "@holdfast/core";
+import { GraphCache } from "@holdfast/core/versions";
 
 // Published versions are immutable: one cache per process (kept on globalThis across `next dev` reloads).
 const cache = globalThis as typeof globalThis & { holdfastGraphs?: GraphCache };

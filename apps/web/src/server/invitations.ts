@@ -1,9 +1,9 @@
-import type { OrgScope } from "@holdfast/core";
+import type { OrgScope } from "@holdfast/core/people";
 import { withScope } from "./scope";
 
 /**
  * An invitation's work runs in the scope of its own organisation: the visitor is not a member yet, so their session's
- * scope cannot see it. The link's token names the organisation (core auth/invitations.ts), as a trigger URL does.
+ * scope cannot see it. The link's token names the organisation (core people/auth/invitations.ts), as a trigger URL does.
  */
 export const invitationScope: OrgScope = (orgId, work) => withScope({ orgIds: [orgId] }, work);
 

@@ -1,4 +1,4 @@
-import { type HealthFigures, healthFigures, type Readiness, readiness } from "@holdfast/core";
+import { type HealthFigures, healthFigures, type Readiness, readiness } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { env } from "../env";

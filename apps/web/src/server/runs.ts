@@ -1,29 +1,5 @@
-import {
-  type ApprovalRow,
-  approvalsForRun,
-  automationsWithPublishedVersions,
-  effectsUncertainOfRun,
-  effectsViewOfRun,
-  type EffectView,
-  type Graph,
-  graphSchema,
-  runDisplayStatuses,
-  type RunDetailHead,
-  type RunDisplayStatus,
-  runEventsForRun,
-  type RunListFilters,
-  type RunListItem,
-  runsDetailHead,
-  runsListForOrgs,
-  type SignalView,
-  signalsViewOfRun,
-  type StepView,
-  stepsViewOfRun,
-  type TimelineEntry,
-  type TimerView,
-  timersViewOfRun,
-  type UncertainEffect,
-} from "@holdfast/core";
+import { type ApprovalRow, approvalsForRun, automationsWithPublishedVersions, effectsUncertainOfRun, effectsViewOfRun, type EffectView, runDisplayStatuses, type RunDetailHead, type RunDisplayStatus, runEventsForRun, type RunListFilters, type RunListItem, runsDetailHead, runsListForOrgs, type SignalView, signalsViewOfRun, type StepView, stepsViewOfRun, type TimelineEntry, type TimerView, timersViewOfRun, type UncertainEffect } from "@holdfast/core/store";
+import { type Graph, graphSchema } from "@holdfast/core/versions";
 import type { Db } from "@holdfast/db";
 
 /**

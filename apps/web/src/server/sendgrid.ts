@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { createLogger, inboundEmail, type Logger } from "@holdfast/core";
+import { createLogger, type Logger } from "@holdfast/core/base";
+import { inboundEmail } from "@holdfast/core/people";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";

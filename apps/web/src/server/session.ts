@@ -1,4 +1,4 @@
-import { type SessionUser, sessionCookie, sessionUser } from "@holdfast/core";
+import { type SessionUser, sessionCookie, sessionUser } from "@holdfast/core/people";
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
 import { env } from "../env";

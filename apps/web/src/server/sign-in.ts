@@ -1,4 +1,5 @@
-import { jsonShapeProblem, parseFormBounded, sessionCookie, signIn, type SignInThrottle, throttleMessage } from "@holdfast/core";
+import { jsonShapeProblem, parseFormBounded } from "@holdfast/core/base";
+import { sessionCookie, signIn, type SignInThrottle, throttleMessage } from "@holdfast/core/people";
 import type { Db } from "@holdfast/db";
 import { NextResponse } from "next/server";
 import { z } from "zod";
@@ -66,7 +67,7 @@ async function fields(request: Request): Promise<{ ok: true; values: Record<stri
 /**
  * POST /api/auth/sign-in (JSON or form: email, password, next). 200 `{next}` with a new session cookie (the
  * request's old session, if any, is deleted); 400 for missing fields; 401 for a wrong email or password; 429 with
- * Retry-After while the account or the client address has used up its failures (auth/throttle.ts). A refused
+ * Retry-After while the account or the client address has used up its failures (people/auth/throttle.ts). A refused
  * attempt runs no password hash.
  */
 export async function handleSignIn(deps: SignInDeps, request: Request): Promise<Response> {

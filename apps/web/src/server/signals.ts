@@ -1,16 +1,7 @@
-import {
-  createLogger,
-  HoldfastError,
-  type InboundEmail,
-  inboundEmail,
-  ingestInboundEmail,
-  InvalidPayloadError,
-  isDatabaseUnreachable,
-  type Logger,
-  organisationsIdBySlug,
-  parseJsonBounded,
-  UnroutableReplyError,
-} from "@holdfast/core";
+import { createLogger, HoldfastError, InvalidPayloadError, type Logger, parseJsonBounded } from "@holdfast/core/base";
+import { organisationsIdBySlug } from "@holdfast/core/store";
+import { type InboundEmail, inboundEmail, ingestInboundEmail, UnroutableReplyError } from "@holdfast/core/people";
+import { isDatabaseUnreachable } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { z } from "zod";
 import { env } from "../env";

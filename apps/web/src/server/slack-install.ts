@@ -1,4 +1,4 @@
-import { finishSlackInstall, type SessionUser, type SlackApp, SlackInstallError, sessionCookie, sessionIdOf, startSlackInstall } from "@holdfast/core";
+import { finishSlackInstall, type SessionUser, type SlackApp, SlackInstallError, sessionCookie, sessionIdOf, startSlackInstall } from "@holdfast/core/people";
 import { cookies } from "next/headers";
 import { env } from "../env";
 import { db } from "./db";
@@ -6,7 +6,7 @@ import { currentUser } from "./session";
 
 /**
  * "Add to Slack" in Settings: POST /api/slack/install starts Slack's OAuth v2 for an organisation the signed-in
- * owner belongs to; Slack sends the browser back to GET /api/slack/oauth, which finishes it (slack/install.ts in
+ * owner belongs to; Slack sends the browser back to GET /api/slack/oauth, which finishes it (people/slack/install.ts in
  * core checks the state) and returns to Settings with what happened in the address (shown by add-to-slack.tsx).
  */
 export function slackApp(): SlackApp | null {

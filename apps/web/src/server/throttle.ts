@@ -1,4 +1,4 @@
-import { createSignInThrottle, type SignInThrottle } from "@holdfast/core";
+import { createSignInThrottle, type SignInThrottle } from "@holdfast/core/people";
 import { createPool } from "@holdfast/db";
 import { env, webDatabaseUrl } from "../env";
 

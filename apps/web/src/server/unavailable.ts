@@ -1,4 +1,4 @@
-import { isDatabaseUnreachable, unavailableRetryAfterSeconds } from "@holdfast/core";
+import { isDatabaseUnreachable, unavailableRetryAfterSeconds } from "@holdfast/core/run";
 import { outages } from "./db";
 import { failureFor } from "./failure";
 

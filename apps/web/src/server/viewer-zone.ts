@@ -1,4 +1,4 @@
-import { isValidZone } from "@holdfast/core";
+import { isValidZone } from "@holdfast/core/versions";
 import { type StoryClock, storyClock } from "@holdfast/core/story";
 import { cookies } from "next/headers";
 import { viewerZoneCookie } from "./viewer-zone-name";

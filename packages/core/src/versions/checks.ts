@@ -1,13 +1,13 @@
 import type { Db, Tx } from "@holdfast/db";
-import { underBaseUrl } from "../connections/kinds/http";
-import { connectionFieldsOf } from "../kinds/kind";
-import { flowOf } from "../kinds/flow";
-import { kindOf } from "../kinds/registry";
-import { budgetsOf } from "../sql/budgets";
-import { connectionsListKinds } from "../sql/connections";
-import { membershipsListEmails } from "../sql/memberships";
-import { organisationsSlugById } from "../sql/organisations";
-import { templateReferences, unescapedOutputs } from "../templates/render";
+import { underBaseUrl } from "./connection-kinds/http";
+import { connectionFieldsOf } from "./kinds/kind";
+import { flowOf } from "./kinds/flow";
+import { kindOf } from "./kinds/registry";
+import { budgetsOf } from "../store/sql/budgets";
+import { connectionsListKinds } from "../store/sql/connections";
+import { membershipsListEmails } from "../store/sql/memberships";
+import { organisationsSlugById } from "../store/sql/organisations";
+import { templateReferences, unescapedOutputs } from "../base/templates/render";
 import { type Approvers, type Graph, type GraphNode, type GraphProblem, templateFields, unreachable } from "./graph";
 
 /**

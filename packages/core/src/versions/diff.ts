@@ -1,4 +1,4 @@
-import { canonicalJson } from "../json";
+import { canonicalJson } from "../base/json";
 import type { Graph, GraphEdge, GraphNode } from "./graph";
 
 /**

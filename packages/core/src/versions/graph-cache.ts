@@ -1,5 +1,5 @@
 import type { Tx } from "@holdfast/db";
-import { versionsGraph } from "../sql/automations";
+import { versionsGraph } from "../store/sql/automations";
 import { type Graph, parseGraph } from "./graph";
 
 /** Published versions never change (a database trigger enforces it), so a parsed graph can be cached for good. */

@@ -1,27 +1,27 @@
 import { z } from "zod";
-import { InvalidGraphError } from "../errors";
-import { friendlyIssue } from "../forms/fields";
-import { nodeId } from "../kinds/ids";
-import { type GraphProblem, templateFieldsOf } from "../kinds/kind";
-import { allKinds, type BuiltInNode, edgeLabels, kindOf } from "../kinds/registry";
-import { templateProblems } from "../templates/render";
+import { InvalidGraphError } from "../base/errors";
+import { friendlyIssue } from "./forms/fields";
+import { nodeId } from "./kinds/ids";
+import { type GraphProblem, templateFieldsOf } from "./kinds/kind";
+import { allKinds, type BuiltInNode, edgeLabels, kindOf } from "./kinds/registry";
+import { templateProblems } from "../base/templates/render";
 
 /**
  * A published version's graph. Node ids are stable, human-readable slugs: they name steps in the database and in
  * migrations, so they are never regenerated. Graphs may loop; each visit of a node is a new iteration. What a node of
- * each kind may hold is its kind module's (kinds/<kind>.ts); this file holds the graph's own shape and rules.
+ * each kind may hold is its kind module's (versions/kinds/<kind>.ts); this file holds the graph's own shape and rules.
  */
 
-export { type ApprovalConfig, type Approvers, approversSchema, type Decision, type OnDeadline, onDeadlineSchema } from "../kinds/approval";
-export { type Condition, conditionSchema } from "../kinds/branch";
-export { crmUpsertConfig } from "../kinds/crm_upsert";
-export { type HttpRequestConfig, httpRequestConfig } from "../kinds/http_request";
-export type { GraphProblem } from "../kinds/kind";
-export { modelDraftConfig } from "../kinds/model_draft";
-export { type SendEmailConfig, sendEmailConfig } from "../kinds/send_email";
-export { type TriggerConfig, triggerConfig } from "../kinds/trigger";
-export { notAZone, type WaitConfig, waitConfig } from "../kinds/wait";
-export { waitForReplyConfig } from "../kinds/wait_for_reply";
+export { type ApprovalConfig, type Approvers, approversSchema, type Decision, type OnDeadline, onDeadlineSchema } from "./kinds/approval";
+export { type Condition, conditionSchema } from "./kinds/branch";
+export { crmUpsertConfig } from "./kinds/crm_upsert";
+export { type HttpRequestConfig, httpRequestConfig } from "./kinds/http_request";
+export type { GraphProblem } from "./kinds/kind";
+export { modelDraftConfig } from "./kinds/model_draft";
+export { type SendEmailConfig, sendEmailConfig } from "./kinds/send_email";
+export { type TriggerConfig, triggerConfig } from "./kinds/trigger";
+export { notAZone, type WaitConfig, waitConfig } from "./kinds/wait";
+export { waitForReplyConfig } from "./kinds/wait_for_reply";
 
 /** Where the editor drew the node (layout only: ignored by the engine and by version diffs). */
 const position = z.object({ x: z.number().finite(), y: z.number().finite() }).strict();

@@ -1,5 +1,5 @@
-import { kindOf } from "../kinds/registry";
-import type { PublishedStepId } from "../sql/automation-versions";
+import { kindOf } from "./kinds/registry";
+import type { PublishedStepId } from "../store/sql/automation-versions";
 import type { GraphProblem } from "./graph";
 
 const why = "is reserved for the automation's life (its runs' history and effect keys name it)";

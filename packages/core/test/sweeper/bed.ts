@@ -1,8 +1,8 @@
 import { createTestDatabase, publish } from "@holdfast/testkit";
-import { advanceRun } from "../../src/engine/advance";
-import { createLogger } from "../../src/log";
-import { startRun } from "../../src/start/start-run";
-import type { SweepContext } from "../../src/sweeper/service";
+import { advanceRun } from "../../src/run/engine/advance";
+import { createLogger } from "../../src/base/log";
+import { startRun } from "../../src/run/start/start-run";
+import type { SweepContext } from "../../src/run/sweeper/service";
 import { type Graph, parseGraph } from "../../src/versions/graph";
 import { GraphCache } from "../../src/versions/graph-cache";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stepReady } from "../../src/apply/rows";
-import { createConnection } from "../../src/connections/connect";
-import { breakerProbes } from "../../src/sweeper/services";
+import { stepReady } from "../../src/run/apply/rows";
+import { createConnection } from "../../src/providers/connections/connect";
+import { breakerProbes } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;
@@ -45,7 +45,7 @@ describe("breaker-probes", () => {
     const [woken] = await bed.rows("SELECT payload->>'stepId' AS step FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL");
     expect(cooled).toContain(woken?.step);
     expect(await bed.rows("SELECT worker FROM run_events WHERE step_id = $1 AND type = 'step.resumed'", [woken?.step])).toEqual([{ worker: "sweeper" }]);
-    // Written in SQL by the set-based resume: exactly the applier's step.ready payload (apply/rows.ts).
+    // Written in SQL by the set-based resume: exactly the applier's step.ready payload (run/apply/rows.ts).
     const [row] = (await bed.rows(
       "SELECT o.payload, s.org_id, s.run_id, s.id, s.lane FROM outbox o JOIN steps s ON s.id = o.payload->>'stepId' WHERE o.topic = 'step.ready' AND o.sent_at IS NULL",
     )) as [{ payload: unknown; org_id: string; run_id: string; id: string; lane: "io" }];

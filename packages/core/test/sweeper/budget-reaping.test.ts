@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { budgetsOf, budgetsReserve, budgetsSetAllowed } from "../../src/sql/budgets";
-import { budgetReaping } from "../../src/sweeper/services";
+import { budgetsOf, budgetsReserve, budgetsSetAllowed } from "../../src/store/sql/budgets";
+import { budgetReaping } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;

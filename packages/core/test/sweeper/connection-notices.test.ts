@@ -1,9 +1,9 @@
 import { startSmtpTarget } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { upsertMember } from "../../src/auth/users";
-import { createConnection } from "../../src/connections/connect";
-import { parseAllowList } from "../../src/allow-list";
-import { connectionNotices } from "../../src/sweeper/services";
+import { upsertMember } from "../../src/people/auth/users";
+import { createConnection } from "../../src/providers/connections/connect";
+import { parseAllowList } from "../../src/base/allow-list";
+import { connectionNotices } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;

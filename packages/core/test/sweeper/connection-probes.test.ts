@@ -1,7 +1,7 @@
 import { startSmtpTarget, type SmtpTarget } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createConnection } from "../../src/connections/connect";
-import { connectionProbes } from "../../src/sweeper/services";
+import { createConnection } from "../../src/providers/connections/connect";
+import { connectionProbes } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;

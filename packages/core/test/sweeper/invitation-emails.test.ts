@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import { inTx } from "@holdfast/db";
 import { type ReceivedEmail, startSmtpTarget, type SmtpTarget } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllowList } from "../../src/allow-list";
-import { claimInvitationEmails, invitationEmailState, sendClaimedInvitations } from "../../src/auth/invitation-mail";
-import { acceptInvitation, acceptInvitationAsNewUser, inviteMemberByEmail, listOpenInvitations, viewInvitation } from "../../src/auth/invitations";
-import { sessionUser, signIn } from "../../src/auth/sessions";
-import { upsertMember } from "../../src/auth/users";
-import type { SweepContext } from "../../src/sweeper/service";
-import { invitationEmails } from "../../src/sweeper/services";
+import { parseAllowList } from "../../src/base/allow-list";
+import { claimInvitationEmails, invitationEmailState, sendClaimedInvitations } from "../../src/people/auth/invitation-mail";
+import { acceptInvitation, acceptInvitationAsNewUser, inviteMemberByEmail, listOpenInvitations, viewInvitation } from "../../src/people/auth/invitations";
+import { sessionUser, signIn } from "../../src/people/auth/sessions";
+import { upsertMember } from "../../src/people/auth/users";
+import type { SweepContext } from "../../src/run/sweeper/service";
+import { invitationEmails } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 /**

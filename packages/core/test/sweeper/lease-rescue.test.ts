@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stepsClaimIfLeaseFree } from "../../src/sql/steps";
-import { leaseRescue } from "../../src/sweeper/services";
+import { stepsClaimIfLeaseFree } from "../../src/store/sql/steps-claim";
+import { leaseRescue } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
-import { effectKinds } from "../../src/kinds/registry";
-import { stepReady } from "../../src/apply/rows";
-import { topics } from "../../src/catalog";
+import { effectKinds } from "../../src/versions/kinds/registry";
+import { stepReady } from "../../src/run/apply/rows";
+import { topics } from "../../src/base/catalog";
 
 let bed: Bed;
 beforeAll(async () => {
@@ -31,7 +31,7 @@ describe("lease-rescue", () => {
     expect(result).toEqual({ reclaimed: 1, steps: [{ orgId: bed.orgId, runId: dead.runId, stepId: dead.stepId }] });
     expect(await bed.rows("SELECT status, owner, lease_until FROM steps WHERE id = $1", [dead.stepId])).toEqual([{ status: "ready", owner: null, lease_until: null }]);
     expect(await bed.rows("SELECT topic, payload->>'stepId' AS step FROM outbox WHERE sent_at IS NULL")).toEqual([{ topic: "step.ready", step: dead.stepId }]);
-    // The set-based re-wake writes the payload in SQL: exactly the applier's step.ready (apply/rows.ts), valid for the catalog.
+    // The set-based re-wake writes the payload in SQL: exactly the applier's step.ready (run/apply/rows.ts), valid for the catalog.
     const [{ payload, lane }] = (await bed.rows(
       "SELECT o.payload, s.lane FROM outbox o JOIN steps s ON s.id = o.payload->>'stepId' WHERE o.sent_at IS NULL",
     )) as [{ payload: unknown; lane: "io" }];

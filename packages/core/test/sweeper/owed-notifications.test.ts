@@ -1,8 +1,8 @@
 import { approvalGraph, publish, startTestRun } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { upsertMember } from "../../src/auth/users";
-import { advanceRun } from "../../src/engine/advance";
-import { owedNotifications } from "../../src/sweeper/services";
+import { upsertMember } from "../../src/people/auth/users";
+import { advanceRun } from "../../src/run/engine/advance";
+import { owedNotifications } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;

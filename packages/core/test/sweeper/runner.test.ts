@@ -2,9 +2,9 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db, Tx } from "@holdfast/db";
-import { runSweeper } from "../../src/sweeper/runner";
-import type { SweepContext, SweepService } from "../../src/sweeper/service";
-import { sweepServiceDefinitions } from "../../src/sweeper/services";
+import { runSweeper } from "../../src/run/sweeper/runner";
+import type { SweepContext, SweepService } from "../../src/run/sweeper/service";
+import { sweepServiceDefinitions } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signIn } from "../../src/auth/sessions";
-import { upsertMember } from "../../src/auth/users";
-import { sessionPurge } from "../../src/sweeper/services";
+import { signIn } from "../../src/people/auth/sessions";
+import { upsertMember } from "../../src/people/auth/users";
+import { sessionPurge } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
 
 let bed: Bed;

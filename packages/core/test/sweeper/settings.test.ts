@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sweepServiceDefinitions, sweepServicesEnv } from "../../src/sweeper/services";
+import { sweepServiceDefinitions, sweepServicesEnv } from "../../src/run/sweeper/services";
 
 const settingsOf = (env: Record<string, string>) =>
   Object.fromEntries(sweepServicesEnv.parse(env).map((s) => [s.name, (s as unknown as { settings: Record<string, number> }).settings]));

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stepsClaimIfLeaseFree, stepsSettleIfToken } from "../../src/sql/steps";
-import { stalledRuns } from "../../src/sweeper/services";
+import { stepsClaimIfLeaseFree } from "../../src/store/sql/steps-claim";
+import { stepsSettleIfToken } from "../../src/store/sql/steps-settle";
+import { stalledRuns } from "../../src/run/sweeper/services";
 import { type Bed, sweeperBed } from "./bed";
-import { effectKinds } from "../../src/kinds/registry";
+import { effectKinds } from "../../src/versions/kinds/registry";
 
 let bed: Bed;
 beforeAll(async () => {

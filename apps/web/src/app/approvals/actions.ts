@@ -1,6 +1,7 @@
 "use server";
 
-import { decideApproval, HoldfastError, readBack } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { decideApproval, readBack } from "@holdfast/core/people";
 import { redirect, unstable_rethrow } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../server/db";

@@ -1,4 +1,4 @@
-import { describeOutcome } from "@holdfast/core";
+import { describeOutcome } from "@holdfast/core/people";
 import Link from "next/link";
 import { inboxFor } from "../../server/approvals";
 import { db } from "../../server/db";
@@ -45,71 +45,83 @@ export default async function ApprovalsPage({ searchParams }: { searchParams: Pr
       ) : (
         <ul className="cards">
           {pending.map((a) => (
-            <li key={a.id} className="card" data-approval={a.id}>
-              <div className="card-head">
-                <strong className="card-title">{a.title}</strong>
-                <span className="muted small">
-                  {a.orgName} · <Link href={`/runs/${a.runId}`}>run {a.runId}</Link> · step {a.nodeId}
-                  {a.stage > 1 ? " · escalated" : ""}
-                </span>
-              </div>
-              <pre className="content">{a.content}</pre>
-              <p className="small muted">
-                Decide by <At at={a.deadlineAt} clock={clock} /> · approvers: {approversText(a)}
-              </p>
-              <details className="small muted">
-                <summary>Details</summary>
-                Your decision applies to exactly this content (content digest <code>{a.digest.slice(0, 12)}</code>): if it changes, you are asked again.
-              </details>
-              <form action={decideAction} className="decide">
-                <input type="hidden" name="approvalId" value={a.id} />
-                <input type="hidden" name="orgId" value={a.orgId} />
-                <input type="hidden" name="digest" value={a.digest} />
-                <button type="submit" name="decision" value="approved" className="primary">
-                  Approve
-                </button>
-                <button type="submit" name="decision" value="rejected" className="danger">
-                  Reject
-                </button>
-              </form>
-            </li>
+            <PendingApproval key={a.id} a={a} clock={clock} />
           ))}
         </ul>
       )}
       <h2>Decided</h2>
-      {decided.length === 0 ? (
-        <p className="empty muted">No decisions yet.</p>
-      ) : (
-        <table className="decided">
-          <thead>
-            <tr>
-              <th>Approval</th>
-              <th>Outcome</th>
-              <th>By</th>
-              <th>When</th>
-              <th>Run</th>
-            </tr>
-          </thead>
-          <tbody>
-            {decided.map((a) => (
-              <tr key={a.id} data-approval={a.id}>
-                <td>{a.title}</td>
-                <td>
-                  <StatusBadge status={a.status} />
-                  {a.decidedVia === "deadline" || a.decidedVia === "run" ? <span className="small muted"> {describeOutcome(a)}</span> : null}
-                </td>
-                <td>{a.decidedByName ?? "-"}{a.decidedVia ? <span className="muted small"> via {a.decidedVia}</span> : null}</td>
-                <td><At at={a.decidedAt} clock={clock} /></td>
-                <td>
-                  <Link href={`/runs/${a.runId}`} className="mono small">
-                    {a.runId}
-                  </Link>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {decided.length === 0 ? <p className="empty muted">No decisions yet.</p> : <DecidedTable decided={decided} clock={clock} />}
     </>
+  );
+}
+
+type Inbox = Awaited<ReturnType<typeof inboxFor>>;
+type Clock = Awaited<ReturnType<typeof viewerClock>>["clock"];
+
+/** An approval waiting for the viewer: its content, deadline and approvers, and Approve / Reject. */
+function PendingApproval({ a, clock }: { a: Inbox["pending"][number]; clock: Clock }) {
+  return (
+    <li className="card" data-approval={a.id}>
+      <div className="card-head">
+        <strong className="card-title">{a.title}</strong>
+        <span className="muted small">
+          {a.orgName} · <Link href={`/runs/${a.runId}`}>run {a.runId}</Link> · step {a.nodeId}
+          {a.stage > 1 ? " · escalated" : ""}
+        </span>
+      </div>
+      <pre className="content">{a.content}</pre>
+      <p className="small muted">
+        Decide by <At at={a.deadlineAt} clock={clock} /> · approvers: {approversText(a)}
+      </p>
+      <details className="small muted">
+        <summary>Details</summary>
+        Your decision applies to exactly this content (content digest <code>{a.digest.slice(0, 12)}</code>): if it changes, you are asked again.
+      </details>
+      <form action={decideAction} className="decide">
+        <input type="hidden" name="approvalId" value={a.id} />
+        <input type="hidden" name="orgId" value={a.orgId} />
+        <input type="hidden" name="digest" value={a.digest} />
+        <button type="submit" name="decision" value="approved" className="primary">
+          Approve
+        </button>
+        <button type="submit" name="decision" value="rejected" className="danger">
+          Reject
+        </button>
+      </form>
+    </li>
+  );
+}
+
+function DecidedTable({ decided, clock }: { decided: Inbox["decided"]; clock: Clock }) {
+  return (
+    <table className="decided">
+      <thead>
+        <tr>
+          <th>Approval</th>
+          <th>Outcome</th>
+          <th>By</th>
+          <th>When</th>
+          <th>Run</th>
+        </tr>
+      </thead>
+      <tbody>
+        {decided.map((a) => (
+          <tr key={a.id} data-approval={a.id}>
+            <td>{a.title}</td>
+            <td>
+              <StatusBadge status={a.status} />
+              {a.decidedVia === "deadline" || a.decidedVia === "run" ? <span className="small muted"> {describeOutcome(a)}</span> : null}
+            </td>
+            <td>{a.decidedByName ?? "-"}{a.decidedVia ? <span className="muted small"> via {a.decidedVia}</span> : null}</td>
+            <td><At at={a.decidedAt} clock={clock} /></td>
+            <td>
+              <Link href={`/runs/${a.runId}`} className="mono small">
+                {a.runId}
+              </Link>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

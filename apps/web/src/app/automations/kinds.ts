@@ -1,6 +1,6 @@
 import { allKinds, type KindModule, kindOf } from "@holdfast/core/kinds";
 
-/** The palette: every registered node kind (core's kinds/registry.ts), grouped as the modules say. */
+/** The palette: every registered node kind (core's versions/kinds/registry.ts), grouped as the modules say. */
 export const paletteGroups = ["Start", "Waits", "Actions", "Logic"] as const;
 
 export function palette(): KindModule[] {

@@ -1,4 +1,4 @@
-import type { SessionUser } from "@holdfast/core";
+import type { SessionUser } from "@holdfast/core/people";
 
 /** The organisation a builder page works in: `?org=<slug>` if the user belongs to it, else their first. */
 export function pickOrg(user: SessionUser, slug: string | undefined) {

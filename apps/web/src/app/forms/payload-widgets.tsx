@@ -113,100 +113,20 @@ const examplePlaceholder: Record<DeclaredField["type"], string> = {
 export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid }: WidgetProps<DeclaredField[] | undefined>) {
   const rows = value ?? [];
   const set = (next: DeclaredField[]) => onChange(next.length ? next : undefined);
-  const edit = (i: number, patch: Partial<DeclaredField>) => set(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   const hasEmail = rows.some((r) => r.role === "email");
   return (
     <div id={id} className="declared-fields" aria-invalid={invalid}>
       {rows.map((r, i) => (
-        // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
-        <fieldset key={i} className="declared-field" data-declared-field={r.name}>
-          <legend className="sr-only">Field {i + 1}</legend>
-          <label className="declared-field-cell">
-            <span className="small">Field name</span>
-            <input
-              className="declared-field-input"
-              name={`${field.name}.${i}.name`}
-              placeholder="company"
-              value={r.name ?? ""}
-              disabled={!ctx.canEdit}
-              onChange={(e) => edit(i, { name: e.target.value })}
-            />
-          </label>
-          <label className="declared-field-cell">
-            <span className="small">It is</span>
-            <select
-              className="declared-field-input"
-              name={`${field.name}.${i}.role`}
-              value={r.role ?? "other"}
-              disabled={!ctx.canEdit}
-              onChange={(e) => {
-                const role = e.target.value as DeclaredField["role"];
-                const { keep: _keep, ...rest } = r;
-                set(rows.map((x, j) => (j === i ? { ...rest, role, ...(roleType[role] ? { type: roleType[role] } : {}) } : x)));
-              }}
-            >
-              {fieldRoles.map((role) => (
-                <option key={role} value={role}>
-                  {fieldRoleWords[role]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="declared-field-cell">
-            <span className="small">Type</span>
-            <select
-              className="declared-field-input"
-              name={`${field.name}.${i}.type`}
-              value={r.type ?? "text"}
-              disabled={!ctx.canEdit}
-              onChange={(e) => edit(i, { type: e.target.value as DeclaredField["type"] })}
-            >
-              {fieldTypes.map((t) => (
-                <option key={t} value={t}>
-                  {fieldTypeWords[t]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="declared-field-cell">
-            <span className="small">Example</span>
-            <input
-              className="declared-field-input"
-              name={`${field.name}.${i}.example`}
-              placeholder={examplePlaceholder[r.type ?? "text"]}
-              value={r.example ?? ""}
-              disabled={!ctx.canEdit}
-              onChange={(e) => {
-                const { example: _old, ...rest } = r;
-                set(rows.map((x, j) => (j === i ? (e.target.value === "" ? rest : { ...rest, example: e.target.value }) : x)));
-              }}
-            />
-          </label>
-          <div className="row-inline declared-field-foot">
-            {r.role === "other" ? (
-              <label className="check small">
-                <input
-                  type="checkbox"
-                  name={`${field.name}.${i}.keep`}
-                  checked={r.keep === true}
-                  disabled={!ctx.canEdit}
-                  onChange={(e) => {
-                    const { keep: _keep, ...rest } = r;
-                    set(rows.map((x, j) => (j === i ? (e.target.checked ? { ...rest, keep: true } : rest) : x)));
-                  }}
-                />
-                Keep on the contact
-              </label>
-            ) : (
-              <span className="small muted">{r.role === "name" || r.role === "company" ? `Kept on the contact as contact.${r.role}` : ""}</span>
-            )}
-            {ctx.canEdit && (
-              <button type="button" className="small" aria-label={`Remove field ${r.name || i + 1}`} onClick={() => set(rows.filter((_, j) => j !== i))}>
-                Remove
-              </button>
-            )}
-          </div>
-        </fieldset>
+        <DeclaredFieldRow
+          // biome-ignore lint/suspicious/noArrayIndexKey: rows have no identity but their place
+          key={i}
+          r={r}
+          i={i}
+          prefix={`${field.name}.${i}`}
+          canEdit={ctx.canEdit}
+          replace={(next) => set(rows.map((x, j) => (j === i ? next : x)))}
+          remove={() => set(rows.filter((_, j) => j !== i))}
+        />
       ))}
       {rows.length > 0 && !hasEmail && <p className="small muted">No field is the contact's email: runs have no contact unless the payload has "email".</p>}
       {ctx.canEdit && (
@@ -221,5 +141,123 @@ export function DeclaredFieldsWidget({ field, id, value, onChange, ctx, invalid 
         </button>
       )}
     </div>
+  );
+}
+
+interface RowProps {
+  r: DeclaredField;
+  i: number;
+  /** The inputs' name prefix: `<field>.<row>`. */
+  prefix: string;
+  canEdit: boolean;
+  replace: (next: DeclaredField) => void;
+  remove: () => void;
+}
+
+/** One declared field: its name, what it is to the contact, its type and example, and whether it is kept. */
+function DeclaredFieldRow({ r, i, prefix, canEdit, replace, remove }: RowProps) {
+  return (
+    <fieldset className="declared-field" data-declared-field={r.name}>
+      <legend className="sr-only">Field {i + 1}</legend>
+      <label className="declared-field-cell">
+        <span className="small">Field name</span>
+        <input
+          className="declared-field-input"
+          name={`${prefix}.name`}
+          placeholder="company"
+          value={r.name ?? ""}
+          disabled={!canEdit}
+          onChange={(e) => replace({ ...r, name: e.target.value })}
+        />
+      </label>
+      <label className="declared-field-cell">
+        <span className="small">It is</span>
+        <select
+          className="declared-field-input"
+          name={`${prefix}.role`}
+          value={r.role ?? "other"}
+          disabled={!canEdit}
+          onChange={(e) => {
+            const role = e.target.value as DeclaredField["role"];
+            const { keep: _keep, ...rest } = r;
+            replace({ ...rest, role, ...(roleType[role] ? { type: roleType[role] } : {}) });
+          }}
+        >
+          {fieldRoles.map((role) => (
+            <option key={role} value={role}>
+              {fieldRoleWords[role]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <TypeAndExample r={r} prefix={prefix} canEdit={canEdit} replace={replace} />
+      <div className="row-inline declared-field-foot">
+        <KeptOnContact r={r} prefix={prefix} canEdit={canEdit} replace={replace} />
+        {canEdit && (
+          <button type="button" className="small" aria-label={`Remove field ${r.name || i + 1}`} onClick={remove}>
+            Remove
+          </button>
+        )}
+      </div>
+    </fieldset>
+  );
+}
+
+function TypeAndExample({ r, prefix, canEdit, replace }: Omit<RowProps, "i" | "remove">) {
+  return (
+    <>
+      <label className="declared-field-cell">
+        <span className="small">Type</span>
+        <select
+          className="declared-field-input"
+          name={`${prefix}.type`}
+          value={r.type ?? "text"}
+          disabled={!canEdit}
+          onChange={(e) => replace({ ...r, type: e.target.value as DeclaredField["type"] })}
+        >
+          {fieldTypes.map((t) => (
+            <option key={t} value={t}>
+              {fieldTypeWords[t]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label className="declared-field-cell">
+        <span className="small">Example</span>
+        <input
+          className="declared-field-input"
+          name={`${prefix}.example`}
+          placeholder={examplePlaceholder[r.type ?? "text"]}
+          value={r.example ?? ""}
+          disabled={!canEdit}
+          onChange={(e) => {
+            const { example: _old, ...rest } = r;
+            replace(e.target.value === "" ? rest : { ...rest, example: e.target.value });
+          }}
+        />
+      </label>
+    </>
+  );
+}
+
+/** "Keep on the contact" for other fields; name and company are always kept. */
+function KeptOnContact({ r, prefix, canEdit, replace }: Omit<RowProps, "i" | "remove">) {
+  if (r.role !== "other") {
+    return <span className="small muted">{r.role === "name" || r.role === "company" ? `Kept on the contact as contact.${r.role}` : ""}</span>;
+  }
+  return (
+    <label className="check small">
+      <input
+        type="checkbox"
+        name={`${prefix}.keep`}
+        checked={r.keep === true}
+        disabled={!canEdit}
+        onChange={(e) => {
+          const { keep: _keep, ...rest } = r;
+          replace(e.target.checked ? { ...rest, keep: true } : rest);
+        }}
+      />
+      Keep on the contact
+    </label>
   );
 }

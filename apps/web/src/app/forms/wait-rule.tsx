@@ -52,27 +52,7 @@ export function WaitRuleWidget(props: WidgetProps<WaitRule | undefined> & { zone
           <input type="time" name={`${field.name}.at`} value={rule.at} disabled={!ctx.canEdit} onChange={(e) => e.target.value && onChange({ ...rule, at: e.target.value })} />
         </label>
       )}
-      {rule.kind === "next_weekdays" && (
-        <fieldset className="row-inline days">
-          <legend className="sr-only">Days</legend>
-          {weekdayNames.map((d, i) => (
-            <label key={d} className="check">
-              <input
-                type="checkbox"
-                name={`${field.name}.days`}
-                value={i + 1}
-                checked={rule.days.includes(i + 1)}
-                disabled={!ctx.canEdit}
-                onChange={(e) => {
-                  const days = e.target.checked ? [...rule.days, i + 1].sort() : rule.days.filter((x) => x !== i + 1);
-                  if (days.length) onChange({ ...rule, days });
-                }}
-              />
-              {d.slice(0, 3)}
-            </label>
-          ))}
-        </fieldset>
-      )}
+      {rule.kind === "next_weekdays" && <WeekdayPicker name={`${field.name}.days`} rule={rule} canEdit={ctx.canEdit} onChange={onChange} />}
       {rule.kind === "local_datetime" && (
         <input
           type="datetime-local"
@@ -100,18 +80,58 @@ export function WaitRuleWidget(props: WidgetProps<WaitRule | undefined> & { zone
             />
           </label>
           {preview.isError && <span className="muted">No preview: pick a valid time zone.</span>}
-          {preview.data && (
-            <ol className="preview-list" data-testid="rule-preview">
-              {preview.data.map((p) => (
-                <li key={p.at}>
-                  {p.local}
-                  {p.clockChange ? <span className="warn"> — {p.clockChange}</span> : null}
-                </li>
-              ))}
-            </ol>
-          )}
+          {preview.data && <NextTimes times={preview.data} />}
         </div>
       )}
     </div>
+  );
+}
+
+/** The days of a wait on chosen days: at least one stays checked. */
+function WeekdayPicker({
+  name,
+  rule,
+  canEdit,
+  onChange,
+}: {
+  name: string;
+  rule: Extract<WaitRule, { kind: "next_weekdays" }>;
+  canEdit: boolean;
+  onChange: (rule: WaitRule) => void;
+}) {
+  return (
+    <fieldset className="row-inline days">
+      <legend className="sr-only">Days</legend>
+      {weekdayNames.map((d, i) => (
+        <label key={d} className="check">
+          <input
+            type="checkbox"
+            name={name}
+            value={i + 1}
+            checked={rule.days.includes(i + 1)}
+            disabled={!canEdit}
+            onChange={(e) => {
+              const days = e.target.checked ? [...rule.days, i + 1].sort() : rule.days.filter((x) => x !== i + 1);
+              if (days.length) onChange({ ...rule, days });
+            }}
+          />
+          {d.slice(0, 3)}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** The next due instants in the preview zone, with a clock change between them noted. */
+function NextTimes({ times }: { times: { at: string; local: string; clockChange?: string | null | undefined }[] }) {
+  return (
+    <ol className="preview-list" data-testid="rule-preview">
+      {times.map((p) => (
+        <li key={p.at}>
+          {p.local}
+          {p.clockChange ? <span className="warn"> — {p.clockChange}</span> : null}
+        </li>
+      ))}
+    </ol>
   );
 }

@@ -1,4 +1,4 @@
-import type { Graph } from "@holdfast/core";
+import type { Graph } from "@holdfast/core/versions";
 import { kindOf } from "@holdfast/core/kinds";
 
 /**
@@ -21,10 +21,11 @@ const fill: Record<string, string> = {
   parked: "#fff0d6",
 };
 
-/** `path`: the nodes and edges ("from->to") the run went through (the story's), drawn bold; the rest is dimmed. */
-export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<string, string>; path?: { nodes: string[]; edges: string[] } }) {
-  const takenNodes = new Set(path?.nodes ?? []);
-  const takenEdges = new Set(path?.edges ?? []);
+type Point = { x: number; y: number };
+const open = new Set(["ready", "running", "waiting", "parked"]);
+
+/** Each node's place: a column per distance from the trigger (breadth first), a row per node in its column. */
+function layout(graph: Graph): { pos: Map<string, Point>; width: number; height: number } {
   const trigger = graph.nodes.find((n) => n.kind === "trigger");
   const depth = new Map<string, number>();
   const queue: string[] = trigger ? [trigger.id] : [];
@@ -43,7 +44,7 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
     const d = depth.get(n.id) ?? 0;
     layers.set(d, [...(layers.get(d) ?? []), n.id]);
   }
-  const pos = new Map<string, { x: number; y: number }>();
+  const pos = new Map<string, Point>();
   for (const [d, ids] of layers) {
     ids.forEach((id, i) => {
       pos.set(id, { x: 10 + d * (W + GX), y: 10 + i * (H + GY) });
@@ -51,7 +52,14 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
   }
   const width = 20 + Math.max(...[...layers.keys()].map((d) => d + 1)) * (W + GX) - GX;
   const height = 20 + Math.max(...[...layers.values()].map((l) => l.length)) * (H + GY) - GY;
-  const open = new Set(["ready", "running", "waiting", "parked"]);
+  return { pos, width, height };
+}
+
+/** `path`: the nodes and edges ("from->to") the run went through (the story's), drawn bold; the rest is dimmed. */
+export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<string, string>; path?: { nodes: string[]; edges: string[] } }) {
+  const takenNodes = new Set(path?.nodes ?? []);
+  const takenEdges = new Set(path?.edges ?? []);
+  const { pos, width, height } = layout(graph);
   return (
     // Shrinks to the page's width down to 70% (a long automation then scrolls sideways in its frame).
     <svg
@@ -71,65 +79,66 @@ export function GraphView({ graph, latest, path }: { graph: Graph; latest: Map<s
         </marker>
       </defs>
       {graph.edges.map((e, i) => {
-        // Two outputs into the same step ("reply" and "timeout" both to the CRM): their labels stack, not overlap.
-        const twin = graph.edges.slice(0, i).filter((x) => x.from === e.from && x.to === e.to).length;
         const a = pos.get(e.from);
         const b = pos.get(e.to);
         if (!a || !b) return null;
-        const back = b.x <= a.x;
-        const x1 = a.x + W;
-        const y1 = a.y + H / 2;
-        const x2 = back ? b.x + W / 2 : b.x;
-        const y2 = back ? b.y + H : b.y + H / 2;
-        const d = back ? `M ${x1} ${y1} C ${x1 + 40} ${y1 + 60}, ${x2} ${y2 + 60}, ${x2} ${y2}` : `M ${x1} ${y1} C ${x1 + GX / 2} ${y1}, ${x2 - GX / 2} ${y2}, ${x2} ${y2}`;
+        // Two outputs into the same step ("reply" and "timeout" both to the CRM): their labels stack, not overlap.
+        const twin = graph.edges.slice(0, i).filter((x) => x.from === e.from && x.to === e.to).length;
         const taken = takenEdges.has(`${e.from}->${e.to}`);
-        return (
-          <g key={`${e.from}-${e.to}-${e.label ?? ""}`} data-edge={`${e.from}->${e.to}`} data-taken={taken ? "1" : undefined} opacity={path && !taken ? 0.45 : 1}>
-            <path d={d} fill="none" stroke={taken ? "#1f5fbf" : "#8a93a6"} strokeWidth={taken ? 2.6 : 1.3} markerEnd={taken ? "url(#arrow-taken)" : "url(#arrow)"} />
-            {e.label ? (
-              <text x={(x1 + x2) / 2} y={(y1 + y2) / 2 - 4 + twin * 14} fontSize="10" fill="#6b7385" textAnchor="middle">
-                {e.label}
-              </text>
-            ) : null}
-          </g>
-        );
+        return <GraphEdge key={`${e.from}-${e.to}-${e.label ?? ""}`} edge={e} a={a} b={b} twin={twin} taken={taken} dimmed={!!path && !taken} />;
       })}
       {graph.nodes.map((n) => {
         const p = pos.get(n.id);
         if (!p) return null;
-        const status = latest.get(n.id);
-        const here = status !== undefined && open.has(status);
-        const title = n.name?.trim() || n.id;
-        return (
-          <g
-            key={n.id}
-            data-node={n.id}
-            data-status={status ?? "none"}
-            data-taken={takenNodes.has(n.id) ? "1" : undefined}
-            className={here ? "here" : undefined}
-            opacity={path && !takenNodes.has(n.id) ? 0.5 : 1}
-          >
-            <rect
-              x={p.x}
-              y={p.y}
-              width={W}
-              height={H}
-              rx="7"
-              fill={status ? (fill[status] ?? "#fff") : "#fff"}
-              stroke={here || takenNodes.has(n.id) ? "#1f5fbf" : "#c9ceda"}
-              strokeWidth={here ? 3 : takenNodes.has(n.id) ? 1.8 : 1}
-            />
-            <text x={p.x + 10} y={p.y + 18} fontSize="12" fontWeight="600" fill="#1d2330">
-              {title.length > 20 ? `${title.slice(0, 19)}…` : title}
-              <title>{n.name ? `${n.name} (${n.id})` : n.id}</title>
-            </text>
-            <text x={p.x + 10} y={p.y + 34} fontSize="10" fill="#6b7385">
-              {kindOf(n.kind)?.label ?? n.kind}
-              {status ? ` · ${status}` : ""}
-            </text>
-          </g>
-        );
+        return <GraphNode key={n.id} node={n} p={p} status={latest.get(n.id)} taken={takenNodes.has(n.id)} dimmed={!!path && !takenNodes.has(n.id)} />;
       })}
     </svg>
+  );
+}
+
+function GraphEdge({ edge: e, a, b, twin, taken, dimmed }: { edge: Graph["edges"][number]; a: Point; b: Point; twin: number; taken: boolean; dimmed: boolean }) {
+  const back = b.x <= a.x;
+  const x1 = a.x + W;
+  const y1 = a.y + H / 2;
+  const x2 = back ? b.x + W / 2 : b.x;
+  const y2 = back ? b.y + H : b.y + H / 2;
+  const d = back ? `M ${x1} ${y1} C ${x1 + 40} ${y1 + 60}, ${x2} ${y2 + 60}, ${x2} ${y2}` : `M ${x1} ${y1} C ${x1 + GX / 2} ${y1}, ${x2 - GX / 2} ${y2}, ${x2} ${y2}`;
+  return (
+    <g data-edge={`${e.from}->${e.to}`} data-taken={taken ? "1" : undefined} opacity={dimmed ? 0.45 : 1}>
+      <path d={d} fill="none" stroke={taken ? "#1f5fbf" : "#8a93a6"} strokeWidth={taken ? 2.6 : 1.3} markerEnd={taken ? "url(#arrow-taken)" : "url(#arrow)"} />
+      {e.label ? (
+        <text x={(x1 + x2) / 2} y={(y1 + y2) / 2 - 4 + twin * 14} fontSize="10" fill="#6b7385" textAnchor="middle">
+          {e.label}
+        </text>
+      ) : null}
+    </g>
+  );
+}
+
+/** A node coloured by its latest step's status, ringed when the run is there now. */
+function GraphNode({ node: n, p, status, taken, dimmed }: { node: Graph["nodes"][number]; p: Point; status: string | undefined; taken: boolean; dimmed: boolean }) {
+  const here = status !== undefined && open.has(status);
+  const title = n.name?.trim() || n.id;
+  return (
+    <g data-node={n.id} data-status={status ?? "none"} data-taken={taken ? "1" : undefined} className={here ? "here" : undefined} opacity={dimmed ? 0.5 : 1}>
+      <rect
+        x={p.x}
+        y={p.y}
+        width={W}
+        height={H}
+        rx="7"
+        fill={status ? (fill[status] ?? "#fff") : "#fff"}
+        stroke={here || taken ? "#1f5fbf" : "#c9ceda"}
+        strokeWidth={here ? 3 : taken ? 1.8 : 1}
+      />
+      <text x={p.x + 10} y={p.y + 18} fontSize="12" fontWeight="600" fill="#1d2330">
+        {title.length > 20 ? `${title.slice(0, 19)}…` : title}
+        <title>{n.name ? `${n.name} (${n.id})` : n.id}</title>
+      </text>
+      <text x={p.x + 10} y={p.y + 34} fontSize="10" fill="#6b7385">
+        {kindOf(n.kind)?.label ?? n.kind}
+        {status ? ` · ${status}` : ""}
+      </text>
+    </g>
   );
 }

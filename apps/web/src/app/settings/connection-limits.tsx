@@ -76,6 +76,24 @@ export function ConnectionLimitsSection({ orgSlug, canEdit }: { orgSlug: string;
   );
 }
 
+/** The Limits form's fields as the API takes them: empty breaker fields keep their saved values. */
+function limitsFromForm(form: HTMLFormElement) {
+  const get = (n: string) => numberOrNull((form.elements.namedItem(n) as HTMLInputElement).value);
+  const rate = get("failureRate");
+  const minCalls = get("minCalls");
+  const window = get("windowSeconds");
+  const coolDown = get("coolDownSeconds");
+  return {
+    maxConcurrent: get("maxConcurrent"),
+    breaker: {
+      ...(rate === null ? {} : { failureRate: rate / 100 }),
+      ...(minCalls === null ? {} : { minCalls }),
+      ...(window === null ? {} : { windowMs: Math.round(window * 1000) }),
+      ...(coolDown === null ? {} : { coolDownMs: Math.round(coolDown * 1000) }),
+    },
+  };
+}
+
 /** One connection's Limits form (owners). */
 export function ConnectionLimits({
   orgSlug,
@@ -101,30 +119,33 @@ export function ConnectionLimits({
       onSubmit={async (e) => {
         e.preventDefault();
         const form = e.currentTarget;
-        const get = (n: string) => numberOrNull((form.elements.namedItem(n) as HTMLInputElement).value);
         const ok = await attempt(async () => {
-          const cap = get("maxConcurrent");
-          const rate = get("failureRate");
-          const minCalls = get("minCalls");
-          const window = get("windowSeconds");
-          const coolDown = get("coolDownSeconds");
-          const r = await set.mutateAsync({
-            orgSlug,
-            connectionId,
-            maxConcurrent: cap,
-            breaker: {
-              ...(rate === null ? {} : { failureRate: rate / 100 }),
-              ...(minCalls === null ? {} : { minCalls }),
-              ...(window === null ? {} : { windowMs: Math.round(window * 1000) }),
-              ...(coolDown === null ? {} : { coolDownMs: Math.round(coolDown * 1000) }),
-            },
-          });
+          const r = await set.mutateAsync({ orgSlug, connectionId, ...limitsFromForm(form) });
           await reloadAfterWrite(qc, trpc.connectionLimits.list.queryKey({ orgSlug }));
           return r.message;
         });
         if (ok) onDone?.();
       }}
     >
+      <LimitsFields limits={limits} />
+      <div className="row-inline">
+        <SubmitButton className="primary" pending={set.isPending}>
+          Save limits
+        </SubmitButton>
+        {onDone && (
+          <button type="button" onClick={onDone}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {view}
+    </form>
+  );
+}
+
+function LimitsFields({ limits }: { limits: Limits }) {
+  return (
+    <>
       <label className="form-field">
         Calls at once (empty: no cap)
         <input name="maxConcurrent" inputMode="numeric" size={8} defaultValue={limits.maxConcurrent ?? ""} />
@@ -145,17 +166,6 @@ export function ConnectionLimits({
         Try one call again after seconds
         <input name="coolDownSeconds" inputMode="decimal" size={8} defaultValue={limits.breaker.coolDownMs / 1000} />
       </label>
-      <div className="row-inline">
-        <SubmitButton className="primary" pending={set.isPending}>
-          Save limits
-        </SubmitButton>
-        {onDone && (
-          <button type="button" onClick={onDone}>
-            Cancel
-          </button>
-        )}
-      </div>
-      {view}
-    </form>
+    </>
   );
 }

@@ -1,8 +1,10 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
 import { type FormEvent, useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
+import type { AppRouter } from "../../server/trpc/router";
 import { SubmitButton } from "../submit-button";
 import { AddToSlack } from "./add-to-slack";
 import { ConnectionLimitsSection } from "./connection-limits";
@@ -86,12 +88,9 @@ function useSubmit() {
 
 function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: boolean; canManage: boolean }) {
   const trpc = useTRPC();
-  const qc = useQueryClient();
   const [query, setQuery] = useState("");
   const [viewing, setViewing] = useState<string | null>(null);
   const list = useQuery(trpc.contacts.list.queryOptions({ orgSlug, query }));
-  const upsert = useMutation(trpc.contacts.upsert.mutationOptions());
-  const { run, note, pending } = useSubmit();
   return (
     <section>
       <h2>Contacts</h2>
@@ -99,73 +98,90 @@ function Contacts({ orgSlug, canEdit, canManage }: { orgSlug: string; canEdit: b
       {list.data?.length === 0 ? (
         <p className="empty muted">{query ? "No contact matches." : "No contacts yet: runs create them from their trigger's email."}</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Name</th>
-              <th>Time zone</th>
-              <th>Consent</th>
-              <th>
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data?.map((c) => (
-              <tr key={c.id}>
-                <td>
-                  <EmailShown email={c.email} />
-                </td>
-                <td data-contact-name>{[c.name, c.company].filter(Boolean).join(", ") || <span className="muted">-</span>}</td>
-                <td>{c.timeZone ?? <span className="muted">-</span>}</td>
-                <td>{c.consent}</td>
-                <td>
-                  <button type="button" onClick={() => setViewing(c.id)} aria-label={`View ${c.email}`}>
-                    View
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ContactsTable rows={list.data} onView={setViewing} />
       )}
       {viewing && <ContactView key={viewing} orgSlug={orgSlug} contactId={viewing} canEdit={canManage} canEditFields={canEdit} onClose={() => setViewing(null)} />}
-      {canEdit && (
-        <form
-          className="filters"
-          onSubmit={run(async (get) => {
-            const row = { email: get("email"), timeZone: get("tz") || null, consent: get("consent") as "granted" };
-            const saved = await upsert.mutateAsync({ orgSlug, ...row });
-            const key = trpc.contacts.list.queryKey({ orgSlug, query });
-            // The saved contact shows at once, whatever its list's reload takes; the reload then shows what is stored.
-            const id = saved.id;
-            if (id) qc.setQueryData(key, (old) => (old?.some((c) => c.id === id) ? old : [...(old ?? []), { id, name: null, company: null, ...row }]));
-            await reloadAfterWrite(qc, key);
-            return "contact saved";
-          })}
-        >
-          <label>
-            Email
-            <input name="email" type="email" required />
-          </label>
-          <label>
-            Time zone
-            <input name="tz" placeholder="Europe/Berlin" />
-          </label>
-          <label>
-            Consent
-            <select name="consent">
-              <option value="unknown">unknown</option>
-              <option value="granted">granted</option>
-              <option value="withdrawn">withdrawn</option>
-            </select>
-          </label>
-          <SubmitButton pending={pending}>Save contact</SubmitButton>
-          {note}
-        </form>
-      )}
+      {canEdit && <AddContact orgSlug={orgSlug} query={query} />}
     </section>
+  );
+}
+
+type ContactRow = inferRouterOutputs<AppRouter>["contacts"]["list"][number];
+
+function ContactsTable({ rows, onView }: { rows: ContactRow[] | undefined; onView: (id: string) => void }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Email</th>
+          <th>Name</th>
+          <th>Time zone</th>
+          <th>Consent</th>
+          <th>
+            <span className="sr-only">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows?.map((c) => (
+          <tr key={c.id}>
+            <td>
+              <EmailShown email={c.email} />
+            </td>
+            <td data-contact-name>{[c.name, c.company].filter(Boolean).join(", ") || <span className="muted">-</span>}</td>
+            <td>{c.timeZone ?? <span className="muted">-</span>}</td>
+            <td>{c.consent}</td>
+            <td>
+              <button type="button" onClick={() => onView(c.id)} aria-label={`View ${c.email}`}>
+                View
+              </button>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Add (or update) a contact by email; it shows in the list being searched at once. */
+function AddContact({ orgSlug, query }: { orgSlug: string; query: string }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const upsert = useMutation(trpc.contacts.upsert.mutationOptions());
+  const { run, note, pending } = useSubmit();
+  return (
+    <form
+      className="filters"
+      onSubmit={run(async (get) => {
+        const row = { email: get("email"), timeZone: get("tz") || null, consent: get("consent") as "granted" };
+        const saved = await upsert.mutateAsync({ orgSlug, ...row });
+        const key = trpc.contacts.list.queryKey({ orgSlug, query });
+        // The saved contact shows at once, whatever its list's reload takes; the reload then shows what is stored.
+        const id = saved.id;
+        if (id) qc.setQueryData(key, (old) => (old?.some((c) => c.id === id) ? old : [...(old ?? []), { id, name: null, company: null, ...row }]));
+        await reloadAfterWrite(qc, key);
+        return "contact saved";
+      })}
+    >
+      <label>
+        Email
+        <input name="email" type="email" required />
+      </label>
+      <label>
+        Time zone
+        <input name="tz" placeholder="Europe/Berlin" />
+      </label>
+      <label>
+        Consent
+        <select name="consent">
+          <option value="unknown">unknown</option>
+          <option value="granted">granted</option>
+          <option value="withdrawn">withdrawn</option>
+        </select>
+      </label>
+      <SubmitButton pending={pending}>Save contact</SubmitButton>
+      {note}
+    </form>
   );
 }
 

@@ -1,6 +1,6 @@
 "use server";
 
-import { sessionCookie, signOut } from "@holdfast/core";
+import { sessionCookie, signOut } from "@holdfast/core/people";
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
 import { db } from "../../server/db";

@@ -1,4 +1,7 @@
-import { busySentence, HoldfastError, invalidInputSentence, isDatabaseUnreachable, type Role, type SessionUser } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import type { Role } from "@holdfast/core/store";
+import type { SessionUser } from "@holdfast/core/people";
+import { busySentence, invalidInputSentence, isDatabaseUnreachable } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";

@@ -1,4 +1,4 @@
-import { automationsHeaderInOrgs } from "@holdfast/core";
+import { automationsHeaderInOrgs } from "@holdfast/core/store";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "../../../server/db";

@@ -1,6 +1,6 @@
 "use client";
 
-import type { StepDetail, StepPreview } from "@holdfast/core";
+import type { StepDetail, StepPreview } from "@holdfast/core/run";
 import type { ReactNode } from "react";
 
 /** The preview's steps in order, each as a marketer reads it: the email as the recipient sees it, the call, the instants. */

@@ -14,6 +14,19 @@ const callAnswers = {
 } as const;
 type CallChoice = keyof typeof callAnswers;
 
+/** A test run's choices, as the tester sets them. */
+function useTestRunChoices() {
+  const [calls, setCalls] = useState<Record<string, CallChoice>>({});
+  const [approvals, setApprovals] = useState<Record<string, "approve" | "reject">>({});
+  const [replies, setReplies] = useState<Record<string, string>>({});
+  const [modelCalls, setModelCalls] = useState(true);
+  const [sendToMe, setSendToMe] = useState(false);
+  const [clockStartsAt, setClockStartsAt] = useState("");
+  return { calls, setCalls, approvals, setApprovals, replies, setReplies, modelCalls, setModelCalls, sendToMe, setSendToMe, clockStartsAt, setClockStartsAt };
+}
+
+type TestRunChoices = ReturnType<typeof useTestRunChoices>;
+
 /**
  * Test run with its choices: how each simulated call answers (to try the error paths), whether the model is called
  * (trying the wording is the point; it counts against the model budget), a copy of every email to the tester, and
@@ -22,80 +35,27 @@ type CallChoice = keyof typeof callAnswers;
 export function TestRunStarter({ orgSlug, automationId, canEdit, steps }: { orgSlug: string; automationId: string; canEdit: boolean; steps: { id: string; kind: string }[] }) {
   const trpc = useTRPC();
   const testRun = useMutation(trpc.triggers.testRun.mutationOptions());
-  const [calls, setCalls] = useState<Record<string, CallChoice>>({});
-  const [approvals, setApprovals] = useState<Record<string, "approve" | "reject">>({});
-  const [replies, setReplies] = useState<Record<string, string>>({});
-  const [modelCalls, setModelCalls] = useState(true);
-  const [sendToMe, setSendToMe] = useState(false);
-  const [clockStartsAt, setClockStartsAt] = useState("");
-  const callSteps = steps.filter((s) => s.kind === "http_request" || s.kind === "crm_upsert");
-  const approvalSteps = steps.filter((s) => s.kind === "approval");
-  const replySteps = steps.filter((s) => s.kind === "wait_for_reply");
-  const hasModel = steps.some((s) => s.kind === "model_draft");
+  const c = useTestRunChoices();
+  const { calls, replies, clockStartsAt } = c;
 
   const start = () =>
     testRun.mutate({
       orgSlug,
       automationId,
-      sendToMe,
+      sendToMe: c.sendToMe,
       // A datetime-local value is in this browser's zone; empty: the clock starts now.
       ...(clockStartsAt ? { clockStartsAt: new Date(clockStartsAt) } : {}),
       script: {
-        calls: Object.fromEntries(Object.entries(calls).map(([id, c]) => [id, { status: callAnswers[c].status, body: {} }])),
-        modelCalls,
-        approvals,
+        calls: Object.fromEntries(Object.entries(calls).map(([id, choice]) => [id, { status: callAnswers[choice].status, body: {} }])),
+        modelCalls: c.modelCalls,
+        approvals: c.approvals,
         replies: Object.fromEntries(Object.entries(replies).map(([id, text]) => [id, text.trim() === "" ? ("none" as const) : { text: text.trim() }])),
       },
     });
 
   return (
     <div className="stack test-run-starter">
-      <details className="more-settings">
-        <summary>Test run choices</summary>
-        <div className="stack small">
-          {callSteps.map((s) => (
-            <label key={s.id}>
-              When “{s.id}” calls out
-              <select name={`answer-${s.id}`} value={calls[s.id] ?? "ok"} onChange={(e) => setCalls({ ...calls, [s.id]: e.target.value as CallChoice })}>
-                {Object.entries(callAnswers).map(([k, a]) => (
-                  <option key={k} value={k}>
-                    {a.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-          ))}
-          {approvalSteps.map((s) => (
-            <label key={s.id}>
-              Play to the end decides “{s.id}”
-              <select name={`decision-${s.id}`} value={approvals[s.id] ?? "approve"} onChange={(e) => setApprovals({ ...approvals, [s.id]: e.target.value as "approve" | "reject" })}>
-                <option value="approve">Approve</option>
-                <option value="reject">Reject</option>
-              </select>
-            </label>
-          ))}
-          {replySteps.map((s) => (
-            <label key={s.id}>
-              Reply at “{s.id}” (empty: no reply comes)
-              <input name={`reply-${s.id}`} value={replies[s.id] ?? "Yes, I'm interested: tell me more."} onChange={(e) => setReplies({ ...replies, [s.id]: e.target.value })} />
-            </label>
-          ))}
-          {hasModel && (
-            <label className="inline">
-              <input type="checkbox" name="model-calls" checked={modelCalls} onChange={(e) => setModelCalls(e.target.checked)} /> Call the model (counts against the model
-              budget; off: a canned draft)
-            </label>
-          )}
-          <label>
-            Start the run's clock at (empty: now; your time zone)
-            <input type="datetime-local" name="clock-starts-at" value={clockStartsAt} onChange={(e) => setClockStartsAt(e.target.value)} />
-          </label>
-          <label className="inline">
-            <input type="checkbox" name="send-to-me" checked={sendToMe} onChange={(e) => setSendToMe(e.target.checked)} /> Send me a copy of each email (marked [Test];
-            never to the contact)
-          </label>
-        </div>
-      </details>
+      <TestRunChoicesForm c={c} steps={steps} />
       <div className="row">
         <button
           type="button"
@@ -114,5 +74,62 @@ export function TestRunStarter({ orgSlug, automationId, canEdit, steps }: { orgS
       )}
       {testRun.error && <p className="field-error">{testRun.error.message}</p>}
     </div>
+  );
+}
+
+/** The choices, folded away: each call's answer, each approval's decision, each reply, the model, the clock, a copy to me. */
+function TestRunChoicesForm({ c, steps }: { c: TestRunChoices; steps: { id: string; kind: string }[] }) {
+  const { calls, approvals, replies } = c;
+  const callSteps = steps.filter((s) => s.kind === "http_request" || s.kind === "crm_upsert");
+  const approvalSteps = steps.filter((s) => s.kind === "approval");
+  const replySteps = steps.filter((s) => s.kind === "wait_for_reply");
+  const hasModel = steps.some((s) => s.kind === "model_draft");
+  return (
+    <details className="more-settings">
+      <summary>Test run choices</summary>
+      <div className="stack small">
+        {callSteps.map((s) => (
+          <label key={s.id}>
+            When “{s.id}” calls out
+            <select name={`answer-${s.id}`} value={calls[s.id] ?? "ok"} onChange={(e) => c.setCalls({ ...calls, [s.id]: e.target.value as CallChoice })}>
+              {Object.entries(callAnswers).map(([k, a]) => (
+                <option key={k} value={k}>
+                  {a.label}
+                </option>
+              ))}
+            </select>
+          </label>
+        ))}
+        {approvalSteps.map((s) => (
+          <label key={s.id}>
+            Play to the end decides “{s.id}”
+            <select name={`decision-${s.id}`} value={approvals[s.id] ?? "approve"} onChange={(e) => c.setApprovals({ ...approvals, [s.id]: e.target.value as "approve" | "reject" })}>
+              <option value="approve">Approve</option>
+              <option value="reject">Reject</option>
+            </select>
+          </label>
+        ))}
+        {replySteps.map((s) => (
+          <label key={s.id}>
+            Reply at “{s.id}” (empty: no reply comes)
+            <input name={`reply-${s.id}`} value={replies[s.id] ?? "Yes, I'm interested: tell me more."} onChange={(e) => c.setReplies({ ...replies, [s.id]: e.target.value })} />
+          </label>
+        ))}
+        {hasModel && (
+          <label className="inline">
+            <input type="checkbox" name="model-calls" checked={c.modelCalls} onChange={(e) => c.setModelCalls(e.target.checked)} /> Call the model (counts against the model
+            budget; off: a canned draft)
+          </label>
+        )}
+        <label>
+          Start the run's clock at (empty: now; your time zone)
+          <input type="datetime-local" name="clock-starts-at" value={c.clockStartsAt} onChange={(e) => c.setClockStartsAt(e.target.value)} />
+        </label>
+        <label className="inline">
+          <input type="checkbox" name="send-to-me" checked={c.sendToMe} onChange={(e) => c.setSendToMe(e.target.checked)} /> Send me a copy of each email (marked [Test];
+          never to the contact)
+        </label>
+      </div>
+    </details>
   );
 }

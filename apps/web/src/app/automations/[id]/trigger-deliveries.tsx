@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
-import { TestRunStarter } from "./test-run-starter";
+import { SampleAndTestRun } from "./trigger-sample";
 
 /** The panel polls while it is open: a delivery sent from a form tool shows up within a few seconds. */
 const refreshMs = 4_000;
@@ -39,17 +39,6 @@ export function describe(d: {
   return d.reason ? `Refused: ${d.reason}.` : "Refused.";
 }
 
-/** The sample as readable lines (`lead.email: maya@example.com`), nested objects flattened with dots. */
-export function sampleLines(value: unknown, prefix = ""): { key: string; value: string }[] {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    const text = Array.isArray(value) ? value.map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join(", ") : typeof value === "string" ? value : JSON.stringify(value);
-    return [{ key: prefix || "(value)", value: text ?? "" }];
-  }
-  const entries = Object.entries(value as Record<string, unknown>);
-  if (entries.length === 0) return prefix ? [{ key: prefix, value: "(empty)" }] : [];
-  return entries.flatMap(([k, v]) => sampleLines(v, prefix ? `${prefix}.${k}` : k));
-}
-
 /**
  * Below the trigger's address: its recent deliveries (accepted, repeated and refused with the reason), the sample
  * payload the variable picker reads `input.*` from, and Test run.
@@ -64,7 +53,10 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
   const chooseSample = useMutation(trpc.triggers.useAsSample.mutationOptions({ onSuccess: refreshSample }));
   const [sampleFrom, setSampleFrom] = useState<string | null>(null);
   const zone = typeof Intl !== "undefined" ? Intl.DateTimeFormat().resolvedOptions().timeZone : "";
-  const lines = sample.data ? sampleLines(sample.data) : [];
+  const takeAsSample = async (deliveryId: string) => {
+    await chooseSample.mutateAsync({ orgSlug, deliveryId });
+    setSampleFrom(deliveryId);
+  };
 
   return (
     <>
@@ -90,46 +82,7 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
             </thead>
             <tbody>
               {deliveries.data.map((d) => (
-                <tr key={d.id} data-delivery={d.id} data-outcome={d.outcome}>
-                  <td>
-                    <div>
-                      <span className={`badge ${outcomeBadge[d.outcome]}`}>{d.outcome}</span> <span className="muted">{d.status}</span>{" "}
-                      <time className="muted" dateTime={new Date(d.receivedAt).toISOString()} title={new Date(d.receivedAt).toISOString()}>
-                        {new Date(d.receivedAt).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" })}
-                      </time>
-                    </div>
-                    <div className="delivery-reason">{describe(d)}</div>
-                    {(d.webhookId || d.contentType) && (
-                      <div className="muted wrap">
-                        {[d.webhookId ? `webhook-id ${d.webhookId}` : null, d.contentType, d.bodyBytes !== null ? `${d.bodyBytes} bytes` : null].filter(Boolean).join(" · ")}
-                      </div>
-                    )}
-                    {d.startKey && (
-                      <details className="muted small">
-                        <summary>Details</summary>
-                        <span className="mono wrap">start key {d.startKey}</span>
-                      </details>
-                    )}
-                    {(d.runId || (d.outcome === "accepted" && canEdit)) && (
-                      <div className="row">
-                        {d.runId && <Link href={`/runs/${d.runId}`}>Open run</Link>}
-                        {d.outcome === "accepted" && canEdit && (
-                          <button
-                            type="button"
-                            className="linklike"
-                            disabled={chooseSample.isPending}
-                            onClick={async () => {
-                              await chooseSample.mutateAsync({ orgSlug, deliveryId: d.id });
-                              setSampleFrom(d.id);
-                            }}
-                          >
-                            Use as sample
-                          </button>
-                        )}
-                      </div>
-                    )}
-                  </td>
-                </tr>
+                <DeliveryRow key={d.id} d={d} canEdit={canEdit} choosing={chooseSample.isPending} takeAsSample={takeAsSample} />
               ))}
             </tbody>
           </table>
@@ -139,38 +92,54 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
           The newest 20 shown (50 deliveries and 10 refusals kept). A refused request's body is never stored; an accepted one's payload is its run's input.
         </p>
       </section>
+      <SampleAndTestRun orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={steps} loading={sample.isPending} sample={sample.data} justChosen={!!sampleFrom} />
+    </>
+  );
+}
 
-      <section className="stack trigger-settings" aria-label="sample and test run">
-        <h3>Sample payload</h3>
-        {sample.isPending ? (
-          <p className="muted small">Loading the sample…</p>
-        ) : lines.length === 0 ? (
-          <p className="muted small" data-sample="none">
-            No sample yet. The first accepted delivery becomes the sample; the step forms offer its fields as input.*.
-          </p>
-        ) : (
-          <details className="sample" data-sample="set">
-            <summary className="small">
-              {lines.length} field{lines.length === 1 ? "" : "s"}
-              {sampleFrom ? " (just chosen)" : ""}: {lines.slice(0, 3).map((l) => l.key).join(", ")}
-              {lines.length > 3 ? ", …" : ""}
-            </summary>
-            <dl className="facts small">
-              {lines.map((l) => (
-                <div key={l.key} style={{ display: "contents" }}>
-                  <dt className="mono">{l.key}</dt>
-                  <dd className="wrap">{l.value}</dd>
-                </div>
-              ))}
-            </dl>
+type Delivery = Parameters<typeof describe>[0] & {
+  id: string;
+  status: number | null;
+  receivedAt: Date | string;
+  webhookId: string | null;
+  contentType: string | null;
+  bodyBytes: number | null;
+  startKey: string | null;
+  runId: string | null;
+};
+
+/** One delivery: its outcome and when, what happened in words, its headers, its run, and Use as sample. */
+function DeliveryRow({ d, canEdit, choosing, takeAsSample }: { d: Delivery; canEdit: boolean; choosing: boolean; takeAsSample: (deliveryId: string) => Promise<void> }) {
+  return (
+    <tr data-delivery={d.id} data-outcome={d.outcome}>
+      <td>
+        <div>
+          <span className={`badge ${outcomeBadge[d.outcome]}`}>{d.outcome}</span> <span className="muted">{d.status}</span>{" "}
+          <time className="muted" dateTime={new Date(d.receivedAt).toISOString()} title={new Date(d.receivedAt).toISOString()}>
+            {new Date(d.receivedAt).toLocaleString(undefined, { dateStyle: "short", timeStyle: "medium" })}
+          </time>
+        </div>
+        <div className="delivery-reason">{describe(d)}</div>
+        {(d.webhookId || d.contentType) && (
+          <div className="muted wrap">{[d.webhookId ? `webhook-id ${d.webhookId}` : null, d.contentType, d.bodyBytes !== null ? `${d.bodyBytes} bytes` : null].filter(Boolean).join(" · ")}</div>
+        )}
+        {d.startKey && (
+          <details className="muted small">
+            <summary>Details</summary>
+            <span className="mono wrap">start key {d.startKey}</span>
           </details>
         )}
-        <TestRunStarter orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={steps} />
-        <p className="small muted">
-          A test run plays the newest published version with the sample as its input. Nobody receives anything: emails are built, not sent; CRM
-          updates and calls are recorded and answered as you choose here; contacts are not changed. The runs list marks it "Test".
-        </p>
-      </section>
-    </>
+        {(d.runId || (d.outcome === "accepted" && canEdit)) && (
+          <div className="row">
+            {d.runId && <Link href={`/runs/${d.runId}`}>Open run</Link>}
+            {d.outcome === "accepted" && canEdit && (
+              <button type="button" className="linklike" disabled={choosing} onClick={() => takeAsSample(d.id)}>
+                Use as sample
+              </button>
+            )}
+          </div>
+        )}
+      </td>
+    </tr>
   );
 }

@@ -3,19 +3,23 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
+import { type CredentialKind, TriggerCredential } from "./trigger-credential";
 import { TriggerDeliveries } from "./trigger-deliveries";
+
+/** How a delivery sent twice is told apart, in each mode. */
+const duplicateWords = {
+  url_token:
+    "Every form post starts a run, no special header needed. A submission sent twice starts no second run: one with the same id field (Event id field below) is the same submission; without an id, an identical submission within 24 hours (or the hours set below) is the same lead: it gets the first run, nobody gets a second email. Set 0 hours to treat every submission as new.",
+  signed:
+    "A delivery sent again with the same webhook-id header is the same event: it gets the first run, nobody gets a second email. Without that header, the Event id field below tells deliveries apart.",
+} as const;
 
 /**
  * The trigger's address and credential, in the trigger step's panel. Owners and editors see and rotate the signing
  * secret and the URL token and choose how senders authenticate; others see the mode and the base URL only. Below
  * them: the recent deliveries, the sample payload and Test run (trigger-deliveries.tsx).
  */
-export function TriggerSettings({
-  orgSlug,
-  automationId,
-  canEdit,
-  steps = [],
-}: {
+export function TriggerSettings({ orgSlug, automationId, canEdit, steps = [] }: {
   orgSlug: string;
   automationId: string;
   canEdit: boolean;
@@ -30,7 +34,6 @@ export function TriggerSettings({
   const setMode = useMutation(trpc.triggers.setMode.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.triggers.rotate.mutationOptions({ onSuccess: refresh }));
   const revoke = useMutation(trpc.triggers.revokePrevious.mutationOptions({ onSuccess: refresh }));
-  const [shown, setShown] = useState(false);
   const [note, setNote] = useState<string | null>(null);
 
   if (trigger.isPending) return <p className="muted small">Loading the trigger's address…</p>;
@@ -40,11 +43,16 @@ export function TriggerSettings({
     await navigator.clipboard?.writeText(text).catch(() => {});
     setNote(`${what} copied.`);
   };
-  const doRotate = async (kind: "signing_secret" | "url_token") => {
+  const doRotate = async (kind: CredentialKind) => {
     const what = kind === "signing_secret" ? "signing secret" : "URL";
     if (!window.confirm(`Make a new ${what}? The current one keeps working for 24 hours, so you can update the sender.`)) return;
     await rotate.mutateAsync({ ...input, kind });
     setNote(`New ${what} made. The previous one is accepted for 24 more hours.`);
+  };
+  const doRevoke = async (kind: CredentialKind) => {
+    if (!window.confirm("Stop accepting it now? Senders still using it will be refused.")) return;
+    await revoke.mutateAsync({ ...input, kind });
+    setNote(`The previous ${kind === "signing_secret" ? "secret" : "URL"} no longer works.`);
   };
 
   return (
@@ -68,67 +76,10 @@ export function TriggerSettings({
           <input name="trigger-url" readOnly value={t.credential || t.mode === "signed" ? t.url : `${t.url}/…`} onFocus={(e) => e.target.select()} />
         </label>
         <p className="small" data-duplicates={t.mode}>
-          {t.mode === "url_token"
-            ? "Every form post starts a run, no special header needed. A submission sent twice starts no second run: one with the same id field (Event id field below) is the same submission; without an id, an identical submission within 24 hours (or the hours set below) is the same lead: it gets the first run, nobody gets a second email. Set 0 hours to treat every submission as new."
-            : "A delivery sent again with the same webhook-id header is the same event: it gets the first run, nobody gets a second email. Without that header, the Event id field below tells deliveries apart."}
+          {duplicateWords[t.mode]}
         </p>
         {t.credential ? (
-          <>
-            <div className="row">
-              <button type="button" onClick={() => copy(t.url, "URL")}>
-                Copy URL
-              </button>
-              {t.mode === "url_token" && (
-                <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("url_token")}>
-                  New URL…
-                </button>
-              )}
-            </div>
-            {t.mode === "url_token" && <p className="small muted">Anyone with this URL can start runs: share it only with the form tool.</p>}
-            {t.mode === "signed" && (
-              <>
-                <label>
-                  Signing secret
-                  <input name="trigger-secret" readOnly type={shown ? "text" : "password"} value={t.credential.signingSecret} onFocus={(e) => e.target.select()} />
-                </label>
-                <div className="row">
-                  <button type="button" onClick={() => setShown((s) => !s)}>
-                    {shown ? "Hide" : "Show"}
-                  </button>
-                  <button type="button" onClick={() => copy(t.credential?.signingSecret ?? "", "Secret")}>
-                    Copy secret
-                  </button>
-                  <button type="button" disabled={!canEdit || rotate.isPending} onClick={() => doRotate("signing_secret")}>
-                    New secret…
-                  </button>
-                </div>
-                <p className="small muted">Requests must carry webhook-id, webhook-timestamp and webhook-signature headers signed with this secret.</p>
-              </>
-            )}
-            {t.credential.previous.length > 0 && (
-              <p className="small muted">
-                {t.credential.previous.map((p) => (
-                  <span key={`${p.kind}${String(p.expiresAt)}`}>
-                    The previous {p.kind === "signing_secret" ? "secret" : "URL"} works until {new Date(p.expiresAt).toLocaleString()}.{" "}
-                    {canEdit && (
-                      <button
-                        type="button"
-                        className="link"
-                        disabled={revoke.isPending}
-                        onClick={async () => {
-                          if (!window.confirm("Stop accepting it now? Senders still using it will be refused.")) return;
-                          await revoke.mutateAsync({ ...input, kind: p.kind });
-                          setNote(`The previous ${p.kind === "signing_secret" ? "secret" : "URL"} no longer works.`);
-                        }}
-                      >
-                        Stop accepting it now
-                      </button>
-                    )}{" "}
-                  </span>
-                ))}
-              </p>
-            )}
-          </>
+          <TriggerCredential t={{ ...t, credential: t.credential }} canEdit={canEdit} copy={copy} rotate={doRotate} rotating={rotate.isPending} revoke={doRevoke} revoking={revoke.isPending} />
         ) : (
           <p className="small muted">Only owners and editors can see the trigger's secret and token.</p>
         )}

@@ -1,6 +1,7 @@
 "use server";
 
-import { acceptInvitationAsNewUser, acceptInvitation, declineInvitation, HoldfastError, sessionCookie, signOut } from "@holdfast/core";
+import { HoldfastError } from "@holdfast/core/base";
+import { acceptInvitationAsNewUser, acceptInvitation, declineInvitation, sessionCookie, signOut } from "@holdfast/core/people";
 import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { env } from "../../../env";

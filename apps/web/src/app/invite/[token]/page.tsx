@@ -1,4 +1,4 @@
-import { minPasswordLength, viewInvitation } from "@holdfast/core";
+import { minPasswordLength, viewInvitation } from "@holdfast/core/people";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { db } from "../../../server/db";
@@ -31,17 +31,7 @@ export default async function InvitationPage({ params }: { params: Promise<{ tok
   const { clock } = await viewerClock();
   const path = `/invite/${token}`;
 
-  if (view.kind === "refused") {
-    return (
-      <section className="signin invitation">
-        <h1>Invitation</h1>
-        <p className="flash flash-error" role="alert">
-          {view.message}
-        </p>
-        {user ? <Link href="/">Go to Holdfast</Link> : <Link href={`/signin?next=${encodeURIComponent(path)}`}>Sign in</Link>}
-      </section>
-    );
-  }
+  if (view.kind === "refused") return <RefusedInvitation message={view.message} signedIn={!!user} path={path} />;
   if (view.kind === "accepted") {
     return (
       <section className="signin invitation">
@@ -63,41 +53,70 @@ export default async function InvitationPage({ params }: { params: Promise<{ tok
         You are invited to join <strong>{offer.orgName}</strong> on Holdfast as <strong>{withArticle(offer.role)}</strong>. This invitation is
         for {maskedEmail(offer.email)} and works until <At at={offer.expiresAt} clock={clock} />.
       </p>
-      {view.visitor === "invited" ? (
-        <div className="row-inline">
-          <form action={acceptAction}>
-            <input type="hidden" name="token" value={token} />
-            <button type="submit" className="primary">
-              Accept and join {offer.orgName}
-            </button>
-          </form>
-          <form action={declineAction}>
-            <input type="hidden" name="token" value={token} />
-            <button type="submit">Decline</button>
-          </form>
-        </div>
-      ) : view.visitor === "other_address" ? (
-        <>
-          <p className="flash flash-error" role="alert">
-            This invitation is for another email address than the one you are signed in with. Sign out, then sign in with the invited address
-            (or create its account) to accept.
-          </p>
-          <form action={signOutForInvitationAction}>
-            <input type="hidden" name="token" value={token} />
-            <button type="submit">Sign out and continue</button>
-          </form>
-        </>
-      ) : view.accountExists ? (
-        <p>
-          This address already has a Holdfast account: sign in with it, then accept or decline.{" "}
-          <Link href={`/signin?next=${encodeURIComponent(path)}`}>Sign in to accept</Link>
-        </p>
-      ) : (
-        <>
-          <p>To accept, create your account: choose the name others will see and a password. You sign in with the invited address.</p>
-          <NewAccountForm token={token} minPassword={minPasswordLength} />
-        </>
-      )}
+      <VisitorChoices view={view} token={token} path={path} />
     </section>
+  );
+}
+
+/** An invitation that cannot be used, and why. */
+function RefusedInvitation({ message, signedIn, path }: { message: string; signedIn: boolean; path: string }) {
+  return (
+    <section className="signin invitation">
+      <h1>Invitation</h1>
+      <p className="flash flash-error" role="alert">
+        {message}
+      </p>
+      {signedIn ? <Link href="/">Go to Holdfast</Link> : <Link href={`/signin?next=${encodeURIComponent(path)}`}>Sign in</Link>}
+    </section>
+  );
+}
+
+type Offered = Extract<Awaited<ReturnType<typeof viewInvitation>>, { kind: "open" }>;
+
+/** What the visitor can do: accept or decline, sign out first, sign in, or make the account. */
+function VisitorChoices({ view, token, path }: { view: Offered; token: string; path: string }) {
+  if (view.visitor === "invited") {
+    return (
+      <div className="row-inline">
+        <form action={acceptAction}>
+          <input type="hidden" name="token" value={token} />
+          <button type="submit" className="primary">
+            Accept and join {view.offer.orgName}
+          </button>
+        </form>
+        <form action={declineAction}>
+          <input type="hidden" name="token" value={token} />
+          <button type="submit">Decline</button>
+        </form>
+      </div>
+    );
+  }
+  if (view.visitor === "other_address") {
+    return (
+      <>
+        <p className="flash flash-error" role="alert">
+          This invitation is for another email address than the one you are signed in with. Sign out, then sign in with the invited address
+          (or create its account) to accept.
+        </p>
+        <form action={signOutForInvitationAction}>
+          <input type="hidden" name="token" value={token} />
+          <button type="submit">Sign out and continue</button>
+        </form>
+      </>
+    );
+  }
+  if (view.accountExists) {
+    return (
+      <p>
+        This address already has a Holdfast account: sign in with it, then accept or decline.{" "}
+        <Link href={`/signin?next=${encodeURIComponent(path)}`}>Sign in to accept</Link>
+      </p>
+    );
+  }
+  return (
+    <>
+      <p>To accept, create your account: choose the name others will see and a password. You sign in with the invited address.</p>
+      <NewAccountForm token={token} minPassword={minPasswordLength} />
+    </>
   );
 }

@@ -1,7 +1,8 @@
 "use server";
 
-import { ActionRefusedError, fireWaitRoleWords, fireWaitWords, HoldfastError, mayFireWaits, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core";
-import { fireWaitNow, rerunRun, retryFromFailedStep } from "@holdfast/core/lifecycle";
+import { HoldfastError } from "@holdfast/core/base";
+import { ActionRefusedError, fireWaitRoleWords, fireWaitWords, mayFireWaits, requestCancel, resolveNeedsReview, resumeRun, reviewStoppedRunEffect } from "@holdfast/core/run";
+import { fireWaitNow, rerunRun, retryFromFailedStep } from "@holdfast/core/run";
 import { redirect, unstable_rethrow } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";

@@ -1,4 +1,4 @@
-import { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, mayFireWaits } from "@holdfast/core";
+import { fireableWaitKinds, fireWaitConfirmation, fireWaitRoleWords, mayFireWaits } from "@holdfast/core/run";
 import type { StoryGraph } from "@holdfast/core/story";
 import { fireWaitAction } from "./actions";
 

@@ -31,7 +31,7 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 /**
  * The run page for people: the summary first (what state the run is in, why, and the one button that fixes it), the
  * path taken on the graph, the story as sentences, the email it sent; everything operators had (timeline, JSON,
- * attempts, effects, timers, signals, approvals) under Details. The sentences come from core (runs/story.ts), with
+ * attempts, effects, timers, signals, approvals) under Details. The sentences come from core (run/runs/story.ts), with
  * times in the viewer's zone (a cookie the browser sets, app/viewer-zone.tsx) and the contact's zone beside. This
  * loads the run once and hands each section (./sections/) what it shows.
  */

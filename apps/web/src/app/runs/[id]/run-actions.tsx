@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { runsRerunOf, runsReruns } from "@holdfast/core/lifecycle";
+import { runsRerunOf, runsReruns } from "@holdfast/core/store";
 import Link from "next/link";
 import { db } from "../../../server/db";
 import { rerunAction, retryAction } from "./actions";

@@ -1,9 +1,11 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { inferRouterOutputs } from "@trpc/server";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { reloadAfterWrite, TrpcProvider, useTRPC } from "../../../server/trpc/client";
+import type { AppRouter } from "../../../server/trpc/router";
 
 /**
  * A test run's controls (issue 40): its virtual clock, and what waits for the tester: "Skip to <instant>" on a wait
@@ -28,21 +30,15 @@ export function instantWords(at: Date | string, zone: string): string {
   return zone === "UTC" ? `${local} UTC` : `${local} ${zone} (${utc} UTC)`;
 }
 
+type TestRunState = inferRouterOutputs<AppRouter>["testRuns"]["state"];
+type Waiting = TestRunState["waiting"][number];
+type Actions = ReturnType<typeof useTestRunActions>;
+
 function Panel({ orgSlug, runId, canAct }: { orgSlug: string; runId: string; canAct: boolean }) {
   const trpc = useTRPC();
-  const router = useRouter();
-  const queryClient = useQueryClient();
   const input = { orgSlug, runId };
   const state = useQuery(trpc.testRuns.state.queryOptions(input, { refetchInterval: (q) => (q.state.data?.status === "running" ? 1_500 : false) }));
-  const after = { onSettled: () => Promise.all([reloadAfterWrite(queryClient, trpc.testRuns.state.queryKey(input)), router.refresh()]) };
-  const skip = useMutation(trpc.testRuns.skip.mutationOptions(after));
-  const decide = useMutation(trpc.testRuns.decide.mutationOptions(after));
-  const reply = useMutation(trpc.testRuns.reply.mutationOptions(after));
-  const play = useMutation(trpc.testRuns.play.mutationOptions(after));
-  const [replyText, setReplyText] = useState("Yes, I'm interested: tell me more.");
-  const [as, setAs] = useState<Record<string, string>>({});
-  const busy = skip.isPending || decide.isPending || reply.isPending || play.isPending;
-  const error = skip.error ?? decide.error ?? reply.error ?? play.error;
+  const actions = useTestRunActions(input);
   const s = state.data;
 
   return (
@@ -63,95 +59,130 @@ function Panel({ orgSlug, runId, canAct }: { orgSlug: string; runId: string; can
           <ul className="stack test-run-waiting">
             {s.waiting.map((w) => (
               <li key={w.stepId} data-waiting={w.kind} data-node={w.nodeId}>
-                {w.kind === "wait" && (
-                  <>
-                    <span>
-                      “{w.nodeId}” would fire <strong data-would-fire={new Date(w.dueAt).toISOString()}>{instantWords(w.dueAt, w.zone)}</strong>.
-                    </span>{" "}
-                    <button type="button" name="skip" disabled={!canAct || busy} onClick={() => skip.mutate({ ...input, stepId: w.stepId })}>
-                      Skip to {instantWords(w.dueAt, w.zone)}
-                    </button>
-                  </>
-                )}
-                {w.kind === "approval" && (
-                  <>
-                    <span>“{w.title}” waits for a decision.</span>{" "}
-                    {w.approvers.length === 0 ? (
-                      <span className="field-error">Nobody in the organisation may decide it: add an approver.</span>
-                    ) : (
-                      <>
-                        <label className="inline">
-                          as{" "}
-                          <select name="approve-as" value={as[w.approvalId] ?? w.approvers[0]?.userId} onChange={(e) => setAs({ ...as, [w.approvalId]: e.target.value })}>
-                            {w.approvers.map((a) => (
-                              <option key={a.userId} value={a.userId}>
-                                {a.name}
-                              </option>
-                            ))}
-                          </select>
-                        </label>{" "}
-                        <button
-                          type="button"
-                          name="approve"
-                          disabled={!canAct || busy}
-                          onClick={() => decide.mutate({ ...input, approvalId: w.approvalId, decision: "approved", asUserId: as[w.approvalId] ?? (w.approvers[0]?.userId as string) })}
-                        >
-                          Approve as {w.approvers.find((a) => a.userId === (as[w.approvalId] ?? w.approvers[0]?.userId))?.name}
-                        </button>{" "}
-                        <button
-                          type="button"
-                          name="reject"
-                          disabled={!canAct || busy}
-                          onClick={() => decide.mutate({ ...input, approvalId: w.approvalId, decision: "rejected", asUserId: as[w.approvalId] ?? (w.approvers[0]?.userId as string) })}
-                        >
-                          Reject
-                        </button>
-                      </>
-                    )}
-                  </>
-                )}
-                {w.kind === "reply" && (
-                  <>
-                    <span>
-                      “{w.nodeId}” waits for a reply{w.dueAt && w.zone ? ` until ${instantWords(w.dueAt, w.zone)}` : ""}.
-                    </span>{" "}
-                    <input name="reply-text" value={replyText} onChange={(e) => setReplyText(e.target.value)} aria-label="the simulated reply" />{" "}
-                    <button type="button" name="reply" disabled={!canAct || busy || replyText.trim() === ""} onClick={() => reply.mutate({ ...input, stepId: w.stepId, text: replyText })}>
-                      Simulate a reply
-                    </button>{" "}
-                    <button type="button" name="no-reply" disabled={!canAct || busy} onClick={() => reply.mutate({ ...input, stepId: w.stepId, text: null })}>
-                      Simulate no reply
-                    </button>
-                  </>
-                )}
+                <WaitingControls w={w} canAct={canAct} actions={actions} />
               </li>
             ))}
           </ul>
-          {s.status === "running" && (
-            <div className="row">
-              <button type="button" name="play" className="primary" disabled={!canAct || busy} onClick={() => play.mutate(input)}>
-                {play.isPending ? "Playing…" : "Play to the end"}
-              </button>
-              <span className="small muted">
-                Skips every wait, decides each approval ({Object.values(s.script.approvals).includes("reject") ? "as chosen" : "approve"}), and replies as chosen when the test run
-                started.
-              </span>
-            </div>
-          )}
-          {play.data && (
-            <div className="small" role="status" data-played={play.data.finished ? "finished" : "partly"}>
-              {play.data.finished ? `Played to the end: the run ${play.data.status}.` : "Played as far as it could in one go: play again to go on."}
-              <ol>
-                {play.data.done.map((d) => (
-                  <li key={d}>{d}</li>
-                ))}
-              </ol>
-            </div>
-          )}
+          {s.status === "running" && <PlayToTheEnd s={s} canAct={canAct} actions={actions} />}
+          {actions.play.data && <Played played={actions.play.data} />}
           {!canAct && <p className="small muted">Only owners and editors can act on a test run.</p>}
         </>
       )}
-      {error && <p className="field-error">{error.message}</p>}
+      {actions.error && <p className="field-error">{actions.error.message}</p>}
     </section>
+  );
+}
+
+/** Skip, decide, reply and play, each reloading the test run's state and the page after it settles. */
+function useTestRunActions(input: { orgSlug: string; runId: string }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const queryClient = useQueryClient();
+  const after = { onSettled: () => Promise.all([reloadAfterWrite(queryClient, trpc.testRuns.state.queryKey(input)), router.refresh()]) };
+  const skip = useMutation(trpc.testRuns.skip.mutationOptions(after));
+  const decide = useMutation(trpc.testRuns.decide.mutationOptions(after));
+  const reply = useMutation(trpc.testRuns.reply.mutationOptions(after));
+  const play = useMutation(trpc.testRuns.play.mutationOptions(after));
+  // One reply text for every reply wait; the approver chosen per approval.
+  const [replyText, setReplyText] = useState("Yes, I'm interested: tell me more.");
+  const [as, setAs] = useState<Record<string, string>>({});
+  const busy = skip.isPending || decide.isPending || reply.isPending || play.isPending;
+  const error = skip.error ?? decide.error ?? reply.error ?? play.error;
+  return { input, skip, decide, reply, play, replyText, setReplyText, as, setAs, busy, error };
+}
+
+/** What waits for the tester, with its controls: a wait, an approval or a reply. */
+function WaitingControls({ w, canAct, actions }: { w: Waiting; canAct: boolean; actions: Actions }) {
+  const { input, skip, reply, replyText, setReplyText, busy } = actions;
+  if (w.kind === "approval") return <ApprovalControls w={w} canAct={canAct} actions={actions} />;
+  if (w.kind === "wait") {
+    return (
+      <>
+        <span>
+          “{w.nodeId}” would fire <strong data-would-fire={new Date(w.dueAt).toISOString()}>{instantWords(w.dueAt, w.zone)}</strong>.
+        </span>{" "}
+        <button type="button" name="skip" disabled={!canAct || busy} onClick={() => skip.mutate({ ...input, stepId: w.stepId })}>
+          Skip to {instantWords(w.dueAt, w.zone)}
+        </button>
+      </>
+    );
+  }
+  if (w.kind !== "reply") return null;
+  return (
+    <>
+      <span>
+        “{w.nodeId}” waits for a reply{w.dueAt && w.zone ? ` until ${instantWords(w.dueAt, w.zone)}` : ""}.
+      </span>{" "}
+      <input name="reply-text" value={replyText} onChange={(e) => setReplyText(e.target.value)} aria-label="the simulated reply" />{" "}
+      <button type="button" name="reply" disabled={!canAct || busy || replyText.trim() === ""} onClick={() => reply.mutate({ ...input, stepId: w.stepId, text: replyText })}>
+        Simulate a reply
+      </button>{" "}
+      <button type="button" name="no-reply" disabled={!canAct || busy} onClick={() => reply.mutate({ ...input, stepId: w.stepId, text: null })}>
+        Simulate no reply
+      </button>
+    </>
+  );
+}
+
+/** "Approve as …" (one of its approvers, chosen) or "Reject". */
+function ApprovalControls({ w, canAct, actions }: { w: Extract<Waiting, { kind: "approval" }>; canAct: boolean; actions: Actions }) {
+  const { input, decide, as, setAs, busy } = actions;
+  if (w.approvers.length === 0) {
+    return (
+      <>
+        <span>“{w.title}” waits for a decision.</span> <span className="field-error">Nobody in the organisation may decide it: add an approver.</span>
+      </>
+    );
+  }
+  const asUserId = as[w.approvalId] ?? (w.approvers[0]?.userId as string);
+  return (
+    <>
+      <span>“{w.title}” waits for a decision.</span>{" "}
+      <label className="inline">
+        as{" "}
+        <select name="approve-as" value={as[w.approvalId] ?? w.approvers[0]?.userId} onChange={(e) => setAs({ ...as, [w.approvalId]: e.target.value })}>
+          {w.approvers.map((a) => (
+            <option key={a.userId} value={a.userId}>
+              {a.name}
+            </option>
+          ))}
+        </select>
+      </label>{" "}
+      <button type="button" name="approve" disabled={!canAct || busy} onClick={() => decide.mutate({ ...input, approvalId: w.approvalId, decision: "approved", asUserId })}>
+        Approve as {w.approvers.find((a) => a.userId === (as[w.approvalId] ?? w.approvers[0]?.userId))?.name}
+      </button>{" "}
+      <button type="button" name="reject" disabled={!canAct || busy} onClick={() => decide.mutate({ ...input, approvalId: w.approvalId, decision: "rejected", asUserId })}>
+        Reject
+      </button>
+    </>
+  );
+}
+
+function PlayToTheEnd({ s, canAct, actions }: { s: TestRunState; canAct: boolean; actions: Actions }) {
+  const { input, play, busy } = actions;
+  return (
+    <div className="row">
+      <button type="button" name="play" className="primary" disabled={!canAct || busy} onClick={() => play.mutate(input)}>
+        {play.isPending ? "Playing…" : "Play to the end"}
+      </button>
+      <span className="small muted">
+        Skips every wait, decides each approval ({Object.values(s.script.approvals).includes("reject") ? "as chosen" : "approve"}), and replies as chosen when the test run
+        started.
+      </span>
+    </div>
+  );
+}
+
+/** What "Play to the end" did, step by step. */
+function Played({ played }: { played: NonNullable<Actions["play"]["data"]> }) {
+  return (
+    <div className="small" role="status" data-played={played.finished ? "finished" : "partly"}>
+      {played.finished ? `Played to the end: the run ${played.status}.` : "Played as far as it could in one go: play again to go on."}
+      <ol>
+        {played.done.map((d) => (
+          <li key={d}>{d}</li>
+        ))}
+      </ol>
+    </div>
   );
 }

@@ -1,4 +1,5 @@
-import { AutomationExistsError, automationsListWithLatest, createAutomation } from "@holdfast/core";
+import { automationsListWithLatest } from "@holdfast/core/store";
+import { AutomationExistsError, createAutomation } from "@holdfast/core/versions";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { editorProcedure, router, viewerProcedure } from "../init";

@@ -1,4 +1,5 @@
-import { budgetsModelPrices, budgetsOf, budgetsSetAllowed, defaultModelBudgetUsd, runBudgetsOf, setRunBudgets, stepsCountParkedForBudget } from "@holdfast/core";
+import { budgetsModelPrices, budgetsOf, budgetsSetAllowed, defaultModelBudgetUsd, stepsCountParkedForBudget } from "@holdfast/core/store";
+import { runBudgetsOf, setRunBudgets } from "@holdfast/core/run";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "../init";

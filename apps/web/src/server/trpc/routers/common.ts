@@ -1,4 +1,4 @@
-import { automationsExists } from "@holdfast/core";
+import { automationsExists } from "@holdfast/core/store";
 import type { Db } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";

@@ -1,11 +1,12 @@
-import { connectionLimits, connectionsLimitsView, connectionsSetLimits, limitsOf } from "@holdfast/core";
+import { connectionsLimitsView, connectionsSetLimits } from "@holdfast/core/store";
+import { connectionLimits, limitsOf } from "@holdfast/core/providers";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "../init";
 
 /**
  * Settings -> Connections -> Limits: a connection's cap on calls in flight across every worker, and its circuit
- * breaker. Validated by core's schema (connections/limits.ts); members read, owners change. Scoped by `ctx.org.id`.
+ * breaker. Validated by core's schema (providers/connections/limits.ts); members read, owners change. Scoped by `ctx.org.id`.
  */
 const connectionId = z.string().regex(/^cnx_[0-9a-f]{32}$/, "not a connection id");
 

@@ -1,15 +1,5 @@
-import {
-  addConnection,
-  type ConnectionTestResult,
-  ConnectionInUseError,
-  connectionKind,
-  connectionKindNames,
-  deleteConnection,
-  listConnections,
-  testConnectionSettings,
-  testSavedConnection,
-  updateConnection,
-} from "@holdfast/core";
+import { connectionKind, connectionKindNames } from "@holdfast/core/versions";
+import { addConnection, type ConnectionTestResult, ConnectionInUseError, deleteConnection, listConnections, testConnectionSettings, testSavedConnection, updateConnection } from "@holdfast/core/providers";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { ownerProcedure, router, viewerProcedure } from "../init";

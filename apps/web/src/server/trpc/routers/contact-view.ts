@@ -1,4 +1,6 @@
-import { attributeKeyPattern, contactsDetail, contactsEraseCount, contactsRuns, eraseContact, isValidZone, setContactAttributesAs, setContactZoneAs } from "@holdfast/core";
+import { contactsDetail, contactsEraseCount, contactsRuns } from "@holdfast/core/store";
+import { isValidZone } from "@holdfast/core/versions";
+import { attributeKeyPattern, eraseContact, setContactAttributesAs, setContactZoneAs } from "@holdfast/core/run";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../../graphs";
@@ -6,8 +8,8 @@ import { editorProcedure, ownerProcedure, router, viewerProcedure } from "../ini
 
 /**
  * Settings -> Contacts -> one contact: consent, suppression, time zone and its runs; a zone change recomputes the
- * contact's pending waits (timers/contact-zone.ts); erase shows the runs it would cancel first, then erases only when the
- * owner confirmed that count. Members read; owners erase; who may change the zone is core's rule (contacts/rules.ts:
+ * contact's pending waits (run/timers/contact-zone.ts); erase shows the runs it would cancel first, then erases only when the
+ * owner confirmed that count. Members read; owners erase; who may change the zone is core's rule (run/contacts/rules.ts:
  * owners), the same as for contacts.upsert. Scoped by `ctx.org.id`.
  */
 const contactId = z.object({ contactId: z.string().regex(/^ctc_[0-9a-f]{32}$/, "not a contact id") });
@@ -36,7 +38,7 @@ export const contactView = router({
     }),
   /**
    * The contact's name, company and kept fields (the ones its automations' triggers keep), as typed: an empty value
-   * removes one. Editors and owners (contacts/rules.ts); a repeated save says nothing changed.
+   * removes one. Editors and owners (run/contacts/rules.ts); a repeated save says nothing changed.
    */
   setAttributes: editorProcedure
     .input(

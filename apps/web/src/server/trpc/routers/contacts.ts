@@ -1,11 +1,13 @@
-import { contactsSearch, isValidZone, upsertContact } from "@holdfast/core";
+import { contactsSearch } from "@holdfast/core/store";
+import { isValidZone } from "@holdfast/core/versions";
+import { upsertContact } from "@holdfast/core/run";
 import { z } from "zod";
 import { editorProcedure, router, viewerProcedure } from "../init";
 import { email } from "./common";
 
 /**
  * The organisation's contacts: search by email, add one or set its consent and zone. Editors may add contacts; what a
- * role may change of an existing one (withdrawn consent, its zone) is core's rule (contacts/rules.ts).
+ * role may change of an existing one (withdrawn consent, its zone) is core's rule (run/contacts/rules.ts).
  */
 export const contacts = router({
   list: viewerProcedure.input(z.object({ query: z.string().max(320).default("") })).query(({ ctx, input }) => contactsSearch(ctx.db, ctx.org.id, input.query)),

@@ -1,4 +1,4 @@
-import { getDraft, previewAutomation, saveDraft, typedSampleLimits } from "@holdfast/core";
+import { getDraft, previewAutomation, saveDraft, typedSampleLimits } from "@holdfast/core/run";
 import { z } from "zod";
 import { editorProcedure, router, viewerProcedure } from "../init";
 import { automationId, id } from "./common";

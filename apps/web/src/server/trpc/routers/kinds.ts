@@ -1,4 +1,6 @@
-import { databaseNow, isValidZone, previewWait, waitRuleSchema } from "@holdfast/core";
+import { databaseNow } from "@holdfast/core/store";
+import { isValidZone, waitRuleSchema } from "@holdfast/core/versions";
+import { previewWait } from "@holdfast/core/decide";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { router, viewerProcedure } from "../init";

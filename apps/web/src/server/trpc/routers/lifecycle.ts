@@ -1,5 +1,5 @@
-import { automationVersionsHasPublished, automationsStatuses } from "@holdfast/core";
-import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core/lifecycle";
+import { automationVersionsHasPublished, automationsStatuses } from "@holdfast/core/store";
+import { changeLifecycle, countRunsToStop, describeLifecycle, lifecycleOf, stopAllRuns } from "@holdfast/core/run";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../../graphs";

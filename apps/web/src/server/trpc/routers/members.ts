@@ -1,18 +1,6 @@
-import {
-  invitationEmailState,
-  invitationPath,
-  inviteMember,
-  LastOwnerError,
-  NotFoundError,
-  inviteMemberByEmail,
-  listOpenInvitations,
-  membershipsEmailOf,
-  membershipsList,
-  membershipsSetSlackUser,
-  removeMember,
-  revokeInvitation,
-  setMemberRole,
-} from "@holdfast/core";
+import { NotFoundError } from "@holdfast/core/base";
+import { membershipsEmailOf, membershipsList, membershipsSetSlackUser } from "@holdfast/core/store";
+import { invitationEmailState, invitationPath, inviteMember, LastOwnerError, inviteMemberByEmail, listOpenInvitations, removeMember, revokeInvitation, setMemberRole } from "@holdfast/core/people";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { env } from "../../../env";
@@ -23,7 +11,7 @@ import { id } from "./common";
  * People and roles: owners invite, change, link to Slack and remove members; an organisation always keeps an owner.
  * Nobody becomes a member without accepting: `invite` has the link emailed to the person (with a system mailbox) or
  * answers it for the owner to pass on (without one), the same answer whether or not the address has an account
- * (auth/invitations.ts), and the person is listed only once they accept.
+ * (people/auth/invitations.ts), and the person is listed only once they accept.
  */
 const role = z.enum(["owner", "editor", "approver", "viewer"]);
 

@@ -1,4 +1,5 @@
-import { applyMigration, migrationInput, planMigration, runMigrationsIsOf, runMigrationsList } from "@holdfast/core";
+import { runMigrationsIsOf, runMigrationsList } from "@holdfast/core/store";
+import { applyMigration, migrationInput, planMigration } from "@holdfast/core/run";
 import { TRPCError } from "@trpc/server";
 import { editorProcedure, router, viewerProcedure } from "../init";
 import { graphs } from "../../graphs";

@@ -1,5 +1,5 @@
-import { fireWaitRoleWords, fireWaitWords, mayFireWaits } from "@holdfast/core";
-import { fireWaitNow } from "@holdfast/core/lifecycle";
+import { fireWaitRoleWords, fireWaitWords, mayFireWaits } from "@holdfast/core/run";
+import { fireWaitNow } from "@holdfast/core/run";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { graphs } from "../../graphs";

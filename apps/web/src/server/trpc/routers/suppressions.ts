@@ -1,4 +1,4 @@
-import { suppressionsDelete, suppressionsInsert, suppressionsList } from "@holdfast/core";
+import { suppressionsDelete, suppressionsInsert, suppressionsList } from "@holdfast/core/store";
 import { z } from "zod";
 import { editorProcedure, ownerProcedure, router, viewerProcedure } from "../init";
 import { email } from "./common";

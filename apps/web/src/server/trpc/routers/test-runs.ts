@@ -1,4 +1,4 @@
-import { decideTestApproval, playTestRun, simulateTestReply, skipTestWait, testRunState } from "@holdfast/core";
+import { decideTestApproval, playTestRun, simulateTestReply, skipTestWait, testRunState } from "@holdfast/core/run";
 import { z } from "zod";
 import { graphs } from "../../graphs";
 import { editorProcedure, router, viewerProcedure } from "../init";

@@ -1,18 +1,6 @@
-import {
-  testScript,
-  testRunSample,
-  automationVersionsHasPublished,
-  automationsSampleInput,
-  automationsSetSampleFromDelivery,
-  automationsTriggerOf,
-  revokePreviousTriggerCredentials,
-  rotateTriggerCredential,
-  setTriggerAuth,
-  startRun,
-  triggerDeliveriesList,
-  triggerPath,
-  triggerSettings,
-} from "@holdfast/core";
+import { automationVersionsHasPublished, automationsSampleInput, automationsSetSampleFromDelivery, automationsTriggerOf, triggerDeliveriesList } from "@holdfast/core/store";
+import { revokePreviousTriggerCredentials, rotateTriggerCredential, setTriggerAuth, triggerPath, triggerSettings } from "@holdfast/core/versions";
+import { testScript, testRunSample, startRun } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
@@ -124,7 +112,7 @@ export const triggers = router({
   /**
    * Starts a run of the newest published version with the sample as its input, through the normal start (a fresh
    * start key, so never a duplicate), marked as a test and started by this person on its timeline. Its effects are
-   * simulated (core connectors/simulate.ts): nobody receives anything unless "Send to me" sends the tester a copy.
+   * simulated (core run/connectors/simulate.ts): nobody receives anything unless "Send to me" sends the tester a copy.
    */
   testRun: editorProcedure.input(automationId.extend(testRunOptions.shape)).mutation(async ({ ctx, input }) => {
     const a = await automationOf(ctx.db, ctx.org.id, input.automationId);

@@ -1,4 +1,6 @@
-import { automationVersionsListPublished, automationVersionsPublishedPair, diffGraphs, graphSchema, publishDraft } from "@holdfast/core";
+import { automationVersionsListPublished, automationVersionsPublishedPair } from "@holdfast/core/store";
+import { diffGraphs, graphSchema } from "@holdfast/core/versions";
+import { publishDraft } from "@holdfast/core/run";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { editorProcedure, router, viewerProcedure } from "../init";

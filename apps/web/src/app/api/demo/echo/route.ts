@@ -1,4 +1,4 @@
-import { InvalidPayloadError, parseJsonBounded } from "@holdfast/core";
+import { InvalidPayloadError, parseJsonBounded } from "@holdfast/core/base";
 import { env } from "../../../../env";
 import { readBodyLimited } from "../../../../server/body";
 import { errorResponse } from "../../../../server/hooks";

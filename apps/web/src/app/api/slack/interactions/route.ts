@@ -1,4 +1,4 @@
-import { handleSlackInteraction, postEphemeral } from "@holdfast/core";
+import { handleSlackInteraction, postEphemeral } from "@holdfast/core/people";
 import { readBodyLimited } from "../../../../server/body";
 import { db } from "../../../../server/db";
 import { errorResponse } from "../../../../server/hooks";

@@ -1,4 +1,4 @@
-import { isDatabaseUnreachable } from "@holdfast/core";
+import { isDatabaseUnreachable } from "@holdfast/core/run";
 import { outages } from "../../../../server/db";
 import { backToSettings, finishInstall } from "../../../../server/slack-install";
 

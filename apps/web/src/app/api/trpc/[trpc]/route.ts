@@ -1,4 +1,5 @@
-import { jsonShapeProblem, payloadLimits, sessionCookie, sessionUser } from "@holdfast/core";
+import { jsonShapeProblem, payloadLimits } from "@holdfast/core/base";
+import { sessionCookie, sessionUser } from "@holdfast/core/people";
 import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { env } from "../../../../env";

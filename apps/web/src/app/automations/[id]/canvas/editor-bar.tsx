@@ -1,10 +1,8 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
-import { labelOf } from "../../../forms/step-form";
-import { kindInfo } from "../../kinds";
 import type { GraphJson, PlacedProblem } from "./graph-model";
+import { ProblemsMenu } from "./problems-menu";
 import { busyWords } from "./save-outcome";
 import type { SaveState } from "./use-autosave";
 
@@ -25,12 +23,8 @@ export function EditorBar(props: {
   orgSlug: string;
   automationId: string;
   canEdit: boolean;
-  state: SaveState;
-  refusal: string | null;
-  revision: number;
-  problemsCount: number;
-  placed: PlacedProblem[];
-  graph: GraphJson;
+  save: { state: SaveState; refusal: string | null; revision: number };
+  problems: { count: number; placed: PlacedProblem[]; graph: GraphJson };
   stepCount: number;
   publishBlocked: string | null;
   message: string | null;
@@ -42,20 +36,20 @@ export function EditorBar(props: {
   onPublish: () => void;
   onProblem: (p: PlacedProblem) => void;
 }) {
-  const [showProblems, setShowProblems] = useState(false);
-  const { state, canEdit, problemsCount } = props;
+  const { canEdit } = props;
+  const { state, refusal, revision } = props.save;
   return (
     <div className="editor-bar">
       <span className={`save-state save-${state}`} role="status">
         {stateText[state]}
-        {state === "refused" && props.refusal ? `: ${props.refusal}` : ""}
+        {state === "refused" && refusal ? `: ${refusal}` : ""}
       </span>
       {state === "conflict" && canEdit && (
         <button type="button" onClick={props.onKeepMine}>
           Keep this tab's version
         </button>
       )}
-      <span className="muted small">revision {props.revision}</span>
+      <span className="muted small">revision {revision}</span>
       <button type="button" onClick={props.onUndo} disabled={!canEdit} title="Undo (Ctrl+Z)">
         Undo
       </button>
@@ -68,50 +62,7 @@ export function EditorBar(props: {
       <button type="button" onClick={props.onFind} title="Find a step by name (Ctrl+K)">
         Find
       </button>
-      <span className="problems-wrap">
-        <button
-          type="button"
-          className={problemsCount ? "problems-count bad" : "problems-count ok"}
-          aria-expanded={showProblems}
-          disabled={problemsCount === 0}
-          onClick={() => setShowProblems(!showProblems)}
-        >
-          {state === "dirty" || state === "saving" ? "Checking…" : problemsCount ? `${problemsCount} problem${problemsCount === 1 ? "" : "s"}` : "No problems"}
-        </button>
-        {showProblems && problemsCount > 0 && (
-          <ul className="problems-list" aria-label="problems">
-            {props.placed.map((p) => {
-              const node = props.graph.nodes.find((n) => n.id === p.nodeId);
-              const module = kindInfo(node?.kind ?? "");
-              return (
-                <li key={`${p.nodeId}:${p.field}:${p.message}`}>
-                  <button
-                    type="button"
-                    data-problem-node={p.nodeId}
-                    data-problem-field={p.field}
-                    onClick={() => {
-                      setShowProblems(false);
-                      props.onProblem(p);
-                    }}
-                  >
-                    <strong>
-                      {module?.icon} {node?.name ?? p.nodeId}
-                    </strong>
-                    {p.field ? <span className="muted"> · {labelOf(module, p.field)}</span> : null}
-                    <br />
-                    {p.message}
-                  </button>
-                  {p.href ? (
-                    <a className="small" href={p.href}>
-                      Fix it in Settings
-                    </a>
-                  ) : null}
-                </li>
-              );
-            })}
-          </ul>
-        )}
-      </span>
+      <ProblemsMenu state={state} {...props.problems} onProblem={props.onProblem} />
       <button type="button" className="primary" onClick={props.onPublish} disabled={props.publishBlocked !== null} title={props.publishBlocked ?? "Publish this draft as a new version"}>
         Publish
       </button>

@@ -3,23 +3,23 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { useTRPC } from "../../../../server/trpc/client";
-import { type GraphJson, type Problem, toFlow, toGraph } from "./graph-model";
-import { retryDelayMs, saveOutcome } from "./save-outcome";
+import { type GraphJson, toFlow, toGraph } from "./graph-model";
+import { runSaveLoop, type Saved, type SaveLoop, type SaveState } from "./save-loop";
 
-export type SaveState = "saved" | "dirty" | "saving" | "busy" | "conflict" | "refused";
+export type { SaveState } from "./save-loop";
 
 /**
  * Autosave: 0.8 s after the last change, one save at a time, each on top of the revision the previous one returned
  * (an edit made while a slow save is in flight waits for it and then saves on its revision). A save the server could
  * not take (busy, unreachable, timed out) is kept and tried again by itself, 2 s, 4 s ... up to every 30 s. Only the
  * server's CONFLICT is a conflict, and even then a draft that already holds exactly this graph is this tab's own
- * save whose answer was lost: it is taken as saved.
+ * save whose answer was lost: it is taken as saved. The loop itself is in save-loop.ts.
  */
 export function useAutosave(opts: {
   input: { orgSlug: string; automationId: string };
   graph: GraphJson;
   graphText: string;
-  onSaved: (saved: { revision: number; problems: Problem[] }) => void;
+  onSaved: (saved: Saved) => void;
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -38,7 +38,7 @@ export function useAutosave(opts: {
   onSaved.current = opts.onSaved;
   const { input } = opts;
 
-  const accept = (saved: { revision: number; problems: Problem[] }, text: string) => {
+  const accept = (saved: Saved, text: string) => {
     lastSaved.current = text;
     revisionRef.current = saved.revision;
     setRevision(saved.revision);
@@ -59,46 +59,11 @@ export function useAutosave(opts: {
     }
   };
 
-  const flush = async (baseOverride?: () => Promise<number>) => {
-    if (saving.current) return; // the running loop picks up the newest graph when its save returns
-    saving.current = true;
-    if (retryTimer.current) clearTimeout(retryTimer.current);
-    retryTimer.current = null;
-    let sent = "";
-    let again = false;
-    try {
-      for (let override = baseOverride; ; override = undefined) {
-        const { graph, text } = latest.current;
-        if (text === lastSaved.current) break;
-        sent = text;
-        setState("saving");
-        const base = override ? await override() : revisionRef.current;
-        const saved = await save.mutateAsync({ ...input, graph, baseRevision: base });
-        accept(saved, text);
-        attempts.current = 0;
-      }
-      setState("saved");
-      setRefusal(null);
-    } catch (error) {
-      const outcome = saveOutcome(error);
-      if (outcome.kind === "conflict" && !(await landedAlready(sent))) {
-        setState("conflict");
-      } else if (outcome.kind === "refused") {
-        setState("refused");
-        setRefusal(outcome.text);
-      } else if (outcome.kind === "busy") {
-        attempts.current += 1;
-        setState("busy");
-        retryTimer.current = setTimeout(() => void flush(), retryDelayMs(attempts.current));
-      } else {
-        // The conflict was this tab's own save: carry on with what was edited since.
-        again = true;
-      }
-    } finally {
-      saving.current = false;
-    }
-    if (again) await flush();
+  const loop: SaveLoop = {
+    latest, lastSaved, revision: revisionRef, saving, attempts, retryTimer, setState, setRefusal, accept, landedAlready,
+    save: (graph, baseRevision) => save.mutateAsync({ ...input, graph, baseRevision }),
   };
+  const flush = (baseOverride?: () => Promise<number>) => runSaveLoop(loop, baseOverride);
 
   useEffect(() => () => void (retryTimer.current && clearTimeout(retryTimer.current)), []);
 

@@ -1,4 +1,4 @@
-import { describeOutcome } from "@holdfast/core";
+import { describeOutcome } from "@holdfast/core/people";
 import type { RunDetail } from "../../../../server/runs";
 import { StatusBadge } from "../../../ui";
 import type { When } from "./time";

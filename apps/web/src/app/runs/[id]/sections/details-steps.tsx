@@ -1,4 +1,4 @@
-import type { TimelineEntry } from "@holdfast/core";
+import type { TimelineEntry } from "@holdfast/core/store";
 import { attemptWords } from "@holdfast/core/story";
 import type { StepView } from "../../../../server/runs";
 import { Json, StatusBadge } from "../../../ui";

@@ -1,4 +1,4 @@
-import type { TimelineEntry } from "@holdfast/core";
+import type { TimelineEntry } from "@holdfast/core/store";
 import { InlineJson } from "../../../ui";
 import type { When } from "./time";
 

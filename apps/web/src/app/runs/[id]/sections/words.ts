@@ -1,4 +1,4 @@
-import type { TimelineEntry } from "@holdfast/core";
+import type { TimelineEntry } from "@holdfast/core/store";
 import type { StepView } from "../../../../server/runs";
 
 /** The run the page's forms act on (hidden fields of every form). */

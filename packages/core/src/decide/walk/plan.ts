@@ -1,0 +1,110 @@
+import type { Graph } from "../../versions/graph";
+import { type Command, decide, isOpen, type RunState, scheduleAt } from "./walk";
+
+/**
+ * The one door to the walk: every part of Holdfast that needs the walk's commands asks here, and hands them to the
+ * applier (run/apply/apply.ts in a transaction, run/apply/rows.ts and run/apply/inline.ts in one statement), which only carries
+ * them out. `decide` itself (walk.ts) is called from this module alone.
+ *
+ * - a start's first walk (planAtStart, made once per start whichever way the start is written),
+ * - a lane worker's walk for "this step just settled" (planAfterSettle, from the run as its claim saw it),
+ * - the engine's walk of a locked run (planForRun), also used by cancel, resolve, firing a wait and migrations,
+ * - the step a person moves a run onto (planStepAt: a migration's "move to this step", a retry's fresh attempts),
+ * - the editor's preview, which walks a sample run turn by turn (planPreviewTurn).
+ */
+
+export type { Command, RunState };
+
+export interface Settled {
+  stepId: string;
+  status: "done" | "failed";
+  output: unknown;
+  error: unknown;
+}
+
+/** A run that has not taken a step yet. */
+function newRun(input: unknown): RunState {
+  return { id: "", status: "running", input, cancelRequested: false, steps: [] };
+}
+
+/**
+ * The commands of a run's first walk, from its graph and input alone (a new run has no steps). Made once a start: the
+ * one-statement start turns them into rows (run/apply/inline.ts rowsAtStart), the transactional start applies them after
+ * its run row is inserted (firstWalk below decides what a hold or a dead end makes of them).
+ */
+export function planAtStart(graph: Graph, input: unknown): Command[] {
+  return decide(graph, newRun(input));
+}
+
+/**
+ * The commands after a settle, or null when the engine should walk instead: the run is being cancelled, another step
+ * is open or unwalked, or the walk would go on from another step too.
+ */
+export function planAfterSettle(graph: Graph, seen: RunState, settled: Settled): Command[] | null {
+  if (seen.status !== "running" || seen.cancelRequested) return null;
+  const others = seen.steps.filter((s) => s.id !== settled.stepId);
+  if (others.some((s) => isOpen(s.status) || (!s.advanced && (s.status === "done" || s.status === "failed")))) {
+    return null;
+  }
+  const self = seen.steps.find((s) => s.id === settled.stepId);
+  if (!self) return null;
+  const after: RunState = {
+    ...seen,
+    steps: [...others, { ...self, status: settled.status, output: settled.output, error: settled.error, advanced: false, leased: false }],
+  };
+  const commands = decide(graph, after);
+  if (commands.some((c) => c.type === "mark_advanced" && c.stepId !== settled.stepId)) return null;
+  return movesOn(commands) ? commands : null;
+}
+
+/** The engine's walk of a run locked in its transaction: `decide`, then what a hold or a dead end makes of it. */
+export function planForRun(graph: Graph, run: RunState, held: boolean): Command[] {
+  return applicable(decide(graph, run), run.steps, held);
+}
+
+/** A start's first walk (planAtStart's commands) as the transactional start applies them to its new run. */
+export function firstWalk(commands: Command[], held: boolean): Command[] {
+  return applicable(commands, [], held);
+}
+
+/**
+ * What of a walk is applied: nothing while the run's paused automation holds it (holdsWalk); a fail when the walk
+ * found nothing to do and the run has no open step (no way forward, said where a person sees it); else the walk.
+ */
+function applicable(commands: Command[], steps: RunState["steps"], held: boolean): Command[] {
+  // Held by its paused automation: nothing is applied, so the walk after Resume decides the same step again.
+  if (holdsWalk(held, commands)) return [];
+  if (commands.length === 0 && !steps.some((s) => isOpen(s.status))) {
+    return [{ type: "fail_run", reason: "no way forward: no open step and nothing left to walk" }];
+  }
+  return commands;
+}
+
+/**
+ * A held run takes no next step: a walk that would schedule one is not applied at all (its settled step stays
+ * unwalked, so the walk after Resume decides the same thing again). A cancel, or a walk that only ends the run,
+ * goes ahead.
+ */
+export function holdsWalk(held: boolean, commands: Command[]): boolean {
+  if (!held) return false;
+  if (commands.some((c) => c.type === "cancel_run")) return false;
+  return commands.some((c) => c.type === "schedule_step");
+}
+
+/**
+ * The step to schedule on `nodeId` for a run a person moved there (a migration's "move to this step"), or, with no
+ * steps, what a fresh round of attempts there looks like (a retry): as the walk would have scheduled it.
+ */
+export function planStepAt(graph: Graph, run: RunState, nodeId: string): Extract<Command, { type: "schedule_step" }> | null {
+  return scheduleAt(graph, run, nodeId);
+}
+
+/** The editor's preview: one turn of the walk of a sample run it advances itself (run/preview/journey.ts). */
+export function planPreviewTurn(graph: Graph, run: RunState): Command[] {
+  return decide(graph, run);
+}
+
+/** A walk that schedules nothing and ends nothing leaves the engine to decide what that means. */
+export function movesOn(commands: Command[]): boolean {
+  return commands.some((c) => c.type === "schedule_step" || c.type === "complete_run" || c.type === "fail_run" || c.type === "cancel_run");
+}

@@ -1,0 +1,218 @@
+import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { httpRequestBody } from "../../versions/kinds/http_request";
+import { EgressHttpAgent, EgressHttpsAgent } from "../net/agent";
+import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
+import { failedOutcomeCode, traceProviderCall } from "../../base/tracing";
+import type { StepOutcome } from "../../base/outcome/outcome";
+import { parseRetryAfter } from "../../base/outcome/retry-after";
+import type { HttpRequestConfig } from "../../versions/graph";
+
+const maxBodyChars = 64 * 1024;
+
+export interface HttpRequestInput {
+  config: HttpRequestConfig;
+  idempotencyKey: string;
+  runId: string;
+  input: unknown;
+  signal: AbortSignal;
+  /** The egress guard's settings for this call (tests); default HOLDFAST_EGRESS_ALLOW, on the shared agents. */
+  egress?: EgressOptions;
+  /** A connection's credential header (an HTTP API connection): replaces a plain header of the same name. */
+  credential?: { header: string; value: string };
+  /** Who the call is to, for its trace span: http (an http_request step), crm, model. */
+  provider?: "http" | "crm" | "model";
+  /**
+   * A test run's stand-in for the network (run/connectors/simulate.ts): the request is recorded as it would be sent and
+   * answered with the tester's choice; no connection is made. The answer is classified exactly as a real one.
+   */
+  simulated?: SimulatedCall;
+}
+
+/** What a simulated call records and answers. */
+export interface SimulatedCall {
+  answer: { status: number; body?: unknown };
+  /** Header values to hide in the record (the connection's secret). */
+  secrets: string[];
+  record(request: RecordedRequest): void;
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+const secretHeaders = new Set(["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"]);
+
+/** A test run: nothing leaves the process. The request is recorded as it would be sent; the tester's answer comes back. */
+function simulatedAnswer(simulated: SimulatedCall, request: RecordedRequest): { status: number; headers: IncomingHttpHeaders; text: string } {
+  simulated.record(request);
+  return { status: simulated.answer.status, headers: { "content-type": "application/json" }, text: JSON.stringify(simulated.answer.body ?? {}) };
+}
+
+/** The request as a record a person may read: credentials hidden, however they were named. */
+function recordOf(method: string, url: string, headers: Record<string, string>, body: string | undefined, secrets: string[]): RecordedRequest {
+  const hidden = (name: string, value: string) => secretHeaders.has(name.toLowerCase()) || secrets.some((s) => s !== "" && value.includes(s));
+  let parsed: unknown = body ?? null;
+  try {
+    parsed = body === undefined ? null : JSON.parse(body);
+  } catch {
+    // sent as text
+  }
+  return { method, url, headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, hidden(k, v) ? "•••• (hidden)" : v])), body: parsed };
+}
+
+/**
+ * A real HTTP call. At least once: a retry after a crash repeats the call with the same Idempotency-Key, which a
+ * well-behaved receiver uses to return the first result instead of acting twice.
+ */
+export function performHttpRequest(request: HttpRequestInput): Promise<StepOutcome> {
+  const { config, idempotencyKey, runId } = request;
+  return traceProviderCall(
+    { provider: request.provider ?? "http", operation: config.method, runId, effectKey: idempotencyKey, attributes: urlAttributes(config.method, config.url) },
+    async (span) => {
+      const outcome = await httpCall(request);
+      const status = outcome.kind === "done" ? (outcome.output as { status?: number }).status : (outcome as { error?: { status?: unknown } }).error?.status;
+      if (typeof status === "number") span?.setAttribute("http.response.status_code", status);
+      return outcome;
+    },
+    failedOutcomeCode,
+  );
+}
+
+/** Where the call went, for its span: no query string and no credentials (they may carry secrets). */
+function urlAttributes(method: string, url: string): Record<string, string | number> {
+  const u = URL.parse(url);
+  if (!u) return { "http.request.method": method };
+  return {
+    "http.request.method": method,
+    "server.address": u.hostname,
+    "server.port": Number(u.port) || (u.protocol === "https:" ? 443 : 80),
+    "url.full": `${u.protocol}//${u.host}${u.pathname}`,
+  };
+}
+
+async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential, simulated }: HttpRequestInput): Promise<StepOutcome> {
+  const { hasBody, body } = httpRequestBody(config, input);
+  let response: { status: number; headers: IncomingHttpHeaders; text: string };
+  const headers = {
+    ...withCredential(config.headers, credential),
+    "Idempotency-Key": idempotencyKey,
+    "Holdfast-Run-Id": runId,
+    ...(hasBody ? { "Content-Type": "application/json" } : {}),
+  };
+  const text = hasBody ? JSON.stringify(body) : undefined;
+  try {
+    response = simulated
+      ? simulatedAnswer(simulated, recordOf(config.method, config.url, headers, text, [...simulated.secrets, ...(credential ? [credential.value] : [])]))
+      : await send(config, headers, text, signal, egress ? guardedAgents(egress) : sharedAgents);
+  } catch (error) {
+    // A destination the egress guard refuses stays refused: a permanent failure, and nothing was sent.
+    const refused = egressRefusalOf(error);
+    if (refused) return { kind: "fail", error: egressStepError(refused) };
+    const e = error as Error & { code?: string };
+    const timedOut = e.name === "TimeoutError";
+    // A connection that was never made cannot have delivered the request: the effect certainly did not happen.
+    const notPerformed = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(e.code ?? "");
+    return { kind: "retry", error: { code: timedOut ? "timeout" : "network", message: e.message, ...(notPerformed ? { notPerformed: true } : {}) } };
+  }
+  const header = (name: string) => {
+    const v = response.headers[name];
+    return Array.isArray(v) ? (v[0] ?? null) : (v ?? null);
+  };
+  const output = { status: response.status, body: parseBody(response.text, header("content-type")) };
+  if (response.status >= 200 && response.status < 300) return { kind: "done", output };
+
+  const error = { code: `http_${response.status}`, message: `${config.method} ${config.url} answered ${response.status}`, status: response.status };
+  if (response.status === 429 || response.status === 408 || response.status === 425 || response.status >= 500) {
+    const retryAfterMs = parseRetryAfter(header("retry-after"), header("date"), Date.now());
+    // 429, 503 and 425 say the request was refused, not processed; 500, 502, 504 and 408 leave it uncertain.
+    const refused = response.status === 429 || response.status === 503 || response.status === 425;
+    return { kind: "retry", error: { ...error, ...(refused ? { notPerformed: true } : {}) }, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  }
+  // 401/403: the provider refused our credentials and did nothing; the step waits for a reconnect, not a replay.
+  const authorisation = response.status === 401 || response.status === 403;
+  return { kind: "fail", error: { ...error, permanent: true, authorisation, ...(authorisation ? { notPerformed: true } : {}) } };
+}
+
+/** Header names are case-insensitive: the connection's header replaces a plain one spelled any way. */
+function withCredential(headers: Record<string, string>, credential: HttpRequestInput["credential"]): Record<string, string> {
+  if (!credential) return headers;
+  const name = credential.header.toLowerCase();
+  return { ...Object.fromEntries(Object.entries(headers).filter(([h]) => h.toLowerCase() !== name)), [credential.header]: credential.value };
+}
+
+function parseBody(text: string, contentType: string | null): unknown {
+  const clipped = text.length > maxBodyChars ? text.slice(0, maxBodyChars) : text;
+  if (contentType?.includes("json") && clipped === text) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return clipped;
+    }
+  }
+  return clipped;
+}
+
+type Agents = { http: EgressHttpAgent; https: EgressHttpsAgent };
+const guardedAgents = (egress: EgressOptions, keepAlive = false): Agents => ({
+  http: new EgressHttpAgent({ keepAlive, maxSockets: 256 }, egress),
+  https: new EgressHttpsAgent({ keepAlive, maxSockets: 256 }, egress),
+});
+// Keep-alive agents shared by every step of this process: a chain of calls to one provider reuses its connections.
+// They are the egress guard's: every new connection is resolved and checked (a pooled one was checked when made).
+const sharedAgents = guardedAgents({}, true);
+
+/**
+ * One request with node:http (lighter than fetch per call, and it follows no redirects), bounded by the config's
+ * timeout and the step's signal.
+ */
+function send(
+  config: HttpRequestConfig,
+  headers: Record<string, string>,
+  body: string | undefined,
+  signal: AbortSignal,
+  agents: Agents,
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(config.url);
+    const secure = url.protocol === "https:";
+    const req = (secure ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: config.method,
+        headers: body === undefined ? headers : { ...headers, "Content-Length": String(Buffer.byteLength(body)) },
+        agent: secure ? agents.https : agents.http,
+        signal,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (c: Buffer) => {
+          size += c.length;
+          if (size <= maxBodyChars * 4) chunks.push(c);
+        });
+        res.on("end", () => {
+          clearTimeout(timer);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
+        });
+        res.on("error", (e) => {
+          clearTimeout(timer);
+          reject(e);
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      const e = new Error(`no answer within ${config.timeoutMs} ms`);
+      e.name = "TimeoutError";
+      req.destroy(e);
+    }, config.timeoutMs);
+    req.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    req.end(body);
+  });
+}

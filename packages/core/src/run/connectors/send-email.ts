@@ -1,0 +1,58 @@
+import { approvedEmailCheck } from "../../people/approvals/email-check";
+import { renderEmail } from "../../people/approvals/email";
+import { smtpConnectionConfig } from "../../versions/connection-kinds/smtp";
+import { type EmailMessage, performSendEmail } from "../../providers/effects/send-email";
+import { contactsMaySend } from "../../store/sql/contacts";
+import type { StepOutcome } from "../../base/outcome/outcome";
+import { inboundEmailDomain, replyRoutingAddress } from "../../people/signals/routing";
+import { TemplateError } from "../../base/templates/render";
+import { type Connector, takenOver } from "./connector";
+
+/**
+ * send_email: at the moment of sending, the templates are rendered, consent and the suppression list are checked by
+ * the database, and the message goes out with a Message-ID derived from the effect key. SMTP cannot be asked what
+ * it received, so there is no reconcile; a repeat is safe only where the provider drops a repeated Message-ID. An
+ * email an approval approved (people/approvals/email-check.ts) goes out only as the approver saw it; otherwise it parks.
+ */
+export const sendEmailConnector: Connector<"send_email"> = {
+  kind: "send_email",
+  connection: { kind: "smtp", name: (node) => node.config.connection },
+  providerIdempotent: ({ connection }) => smtpConnectionConfig.safeParse(connection?.config).data?.dedupesMessageId ?? false,
+  async perform(ctx, key, begin): Promise<StepOutcome> {
+    const { node, step, db } = ctx;
+    const connection = ctx.connection;
+    const smtp = smtpConnectionConfig.safeParse(connection?.config);
+    if (!connection || !smtp.success) {
+      return { kind: "fail", error: { code: "bad_connection", message: `connection "${node.config.connection}": ${smtp.error?.issues[0]?.message}`, permanent: true, notPerformed: true } };
+    }
+    const { config } = node;
+    let message: EmailMessage;
+    try {
+      message = renderEmail(config, await ctx.templates());
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      return { kind: "fail", error: { code: "template_error", message: error.message, permanent: true, notPerformed: true } };
+    }
+    // Exactly one bare address: consent and suppression are checked for it, and nodemailer sends to nothing else
+    // (a rendered "a@x, b@y" or "Name <b@y>" would otherwise reach someone never checked).
+    if (!/^[^\s@,;<>"()]+@[^\s@,;<>"()]+\.[^\s@,;<>"()]+$/.test(message.to)) {
+      return { kind: "fail", error: { code: "bad_recipient", message: `"${message.to}" is not one email address`, permanent: true, notPerformed: true } };
+    }
+    const unapproved = await approvedEmailCheck(db, step, node.id, message);
+    if (unapproved) return unapproved;
+    const permission = await contactsMaySend(db, step.orgId, message.to, config.requireConsent);
+    const checkedAt = permission.checkedAt.toISOString();
+    if (!permission.allowed) {
+      const reason = permission.reason ?? "not allowed";
+      return { kind: "done", output: { skipped: true, reason, to: message.to, consentCheckedAt: checkedAt }, skipped: { reason } };
+    }
+    // Replies route themselves: the Reply-To names this step, so a reply needs no In-Reply-To to find its run.
+    const domain = inboundEmailDomain();
+    if (domain) message.replyTo = replyRoutingAddress({ orgId: step.orgId, runId: step.runId, stepId: step.id }, domain);
+    if (!(await begin())) return takenOver(key);
+    const input = { config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId };
+    // A test run: the message is built exactly as it would go out and recorded, not sent (simulate.ts).
+    const sent = ctx.simulation ? await ctx.simulation.email(input) : await performSendEmail(input);
+    return sent.kind === "done" ? { ...sent, output: { ...(sent.output as object), consentCheckedAt: checkedAt } } : sent;
+  },
+};

@@ -1,0 +1,31 @@
+import type { OutboxRow } from "./outbox";
+import type { RunEventRow } from "./run-events";
+import type { NewStep } from "./steps";
+
+/**
+ * What holdfast_rows_insert (store/sql/functions/rows_insert.sql) inserts as given: the rows of a walk the applier prepared
+ * (run/apply/rows.ts), for the start's and the settle's one statement. Nothing in SQL decides what they are.
+ */
+export interface PlanRows {
+  steps: StepInsert[];
+  /** In timeline order. */
+  events: RunEventRow[];
+  outbox: OutboxRow[];
+  /** How the run ends, written by the calling function with its own update of the run row. */
+  finish: null | { status: "completed" | "failed"; error: Record<string, unknown> | null };
+  /** Settled steps the walk went on from (the settle marks its own step in its fenced update). */
+  advanced: string[];
+  /**
+   * The step inserted already claimed (local dispatch), and whether its effect key is claimed with it. runStepsKnown:
+   * the settling worker knows the run's steps after these rows (store/sql/steps-settle.ts SettleRequest.advance.stepsAfter), so
+   * holdfast_step_settle does not send them back.
+   */
+  claim: null | { stepId: string; nodeId: string; iteration: number; kind: string; leaseMs: number; effect: boolean; runStepsKnown?: boolean };
+}
+
+/** A new step row for holdfast_rows_insert: a claimed one carries its owner, attempt and lease length. */
+export interface StepInsert extends NewStep {
+  owner?: string;
+  attempt?: number;
+  leaseMs?: number;
+}

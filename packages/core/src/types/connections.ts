@@ -1,2 +1,0 @@
-/** connections.kind (CHECK connections_kind_check); each kind's module is connections/kinds/<kind>.ts. */
-export type ConnectionKindName = "smtp" | "crm" | "model" | "slack" | "http";
