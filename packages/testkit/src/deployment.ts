@@ -11,8 +11,7 @@ export type AppSpec = AppName | ({ app: AppName } & Partial<SpawnOptions>);
  * A deployment of the product for one test file: its own database (cloned from the migrated template) and Redis
  * prefix, and whatever it starts on them (the web app, background processes, a browser, stand-ins it is told to
  * close). `stop` closes the browsers, stops the web apps and the processes, closes the stand-ins, clears the prefix
- * and drops the database. An e2e file makes one in beforeAll and stops it in
- * afterAll.
+ * and drops the database. An e2e file makes one in beforeAll and stops it in afterAll.
  */
 export interface TestDeployment {
   t: TestDatabase;
@@ -42,7 +41,10 @@ export interface TestDeployment {
   stopApps(): Promise<void>;
   /** Removes the deployment's keys from Redis (as a Redis that lost its data). */
   clearRedis(): Promise<void>;
-  /** `close` is called when the deployment stops (a stand-in server, a proxy), before the processes stop. */
+  /**
+   * `close` is called when the deployment stops (a stand-in server, a proxy), once the processes have stopped: a
+   * worker is never left talking to a stand-in that is gone.
+   */
   closeAtStop<T extends { close(): Promise<unknown> | unknown }>(thing: T): T;
   stop(): Promise<void>;
 }
