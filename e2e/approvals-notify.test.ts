@@ -1,19 +1,5 @@
 import { createConnection } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
-import {
-  type AppProcess,
-  approvalGraph,
-  createTestDatabase,
-  createTestPrefix,
-  publish,
-  type SlackApi,
-  spawnApp,
-  startSlackApi,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-  startTestRun,
-} from "@holdfast/testkit";
+import { type AppProcess, addMember, approvalGraph, publish, type SlackApi, startSlackApi, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -21,36 +7,32 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * after Slack accepted the post and before its place was stored: the next attempt finds the message by its metadata
  * instead of posting again. Errors Slack will repeat are marked failed on the timeline; passing ones are retried.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let slack: SlackApi;
-let apps: AppProcess[] = [];
 let lane: AppProcess;
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  slack = await startSlackApi();
-  const { orgId } = await publish(t.db, approvalGraph({ slack: { connection: "slack", channel: "C0APPROVALS" } }), { automation: "slack" });
-  await publish(t.db, approvalGraph({ slack: { connection: "slack", channel: "C0NOSUCH" } }), { automation: "nochannel" });
-  await createConnection(t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: null, role: "approver" });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info", APPROVAL_NOTIFY_LEASE_SECONDS: "4" };
-  lane = spawnApp("lane-worker", { env: { ...env, LANE: "human" }, crash: { point: "notify.after_post", cycles: 1 } });
-  apps = [spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }), spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }), lane];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  d = await startTestDeployment();
+  slack = d.closeAtStop(await startSlackApi());
+  const { orgId } = await publish(d.t.db, approvalGraph({ slack: { connection: "slack", channel: "C0APPROVALS" } }), { automation: "slack" });
+  await publish(d.t.db, approvalGraph({ slack: { connection: "slack", channel: "C0NOSUCH" } }), { automation: "nochannel" });
+  await createConnection(d.t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "approver", { password: null });
+  const env = { APPROVAL_NOTIFY_LEASE_SECONDS: "4" };
+  const started = await d.startApps([
+    { app: "lane-worker", env: { ...env, LANE: "human" }, crash: { point: "notify.after_post", cycles: 1 } },
+    { app: "relay", env: { ...env, RELAY_POLL_MS: "200" } },
+    { app: "sweeper", env: { ...env, SWEEP_INTERVAL_MS: "500" } },
+  ]);
+  lane = started[0] as AppProcess;
 });
 
-afterAll(async () => {
-  await Promise.all(apps.map((a) => a.stop()));
-  await slack?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 let seq = 0;
 async function requested(automation: string): Promise<{ runId: string; approvalId: string }> {
-  const runId = await startTestRun(t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft: "Hello" });
+  const runId = await startTestRun(d.t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft: "Hello" });
   const [a] = await q("SELECT id FROM approvals WHERE run_id = $1", [runId]);
   return { runId, approvalId: a.id };
 }

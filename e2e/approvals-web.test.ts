@@ -1,25 +1,18 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { createConnection } from "@holdfast/core/providers";
-import { approveActionId, decideApproval, issueButtonToken, rejectActionId, upsertMember } from "@holdfast/core/people";
+import { approveActionId, decideApproval, issueButtonToken, rejectActionId } from "@holdfast/core/people";
 import {
-  type AppProcess,
+  addMember,
   approvalGraph,
-  createTestDatabase,
-  createTestPrefix,
+  productProcesses,
   publish,
-  repoRoot,
   type SlackApi,
+  screenshots,
   slackInteraction,
-  spawnApp,
   startSlackApi,
-  launchChromium,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-  type WebServer,
+  startTestDeployment,
   startTestRun,
+  type TestDeployment,
+  waitFor,
 } from "@holdfast/testkit";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,51 +23,34 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * approvals inbox in Chromium. Every process is real, on this file's own database and Redis prefix.
  */
 const signingSecret = "slack-signing-secret-for-tests";
-let t: TestDatabase;
+let d: TestDeployment;
 let slack: SlackApi;
-let web: WebServer;
-let apps: AppProcess[] = [];
 let orgId = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const artifacts = join(repoRoot, "e2e/artifacts");
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  slack = await startSlackApi();
+  d = await startTestDeployment();
+  slack = d.closeAtStop(await startSlackApi());
   orgId = (
     await publish(
-      t.db,
+      d.t.db,
       approvalGraph({ approvers: { role: "approver" }, slack: { connection: "slack", channel: "C0APPROVALS" } }),
       { automation: "slack" },
     )
   ).orgId;
-  await publish(t.db, approvalGraph({ approvers: { users: ["sam@acme.test"] } }), { automation: "inbox" });
-  await createConnection(t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "approver", slackUserId: "U0SAM" });
-  await upsertMember(t.db, { orgId, email: "alex@acme.test", name: "Alex", password: "correct horse battery", role: "approver", slackUserId: "U0ALEX" });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = await startWeb({ ...env, SLACK_SIGNING_SECRET: signingSecret });
-  apps = [
-    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "human", HOLDFAST_PUBLIC_URL: web.base } }),
-    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+  await publish(d.t.db, approvalGraph({ approvers: { users: ["sam@acme.test"] } }), { automation: "inbox" });
+  await createConnection(d.t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "approver", { slackUserId: "U0SAM" });
+  await addMember(d.t.db, orgId, "alex@acme.test", "Alex", "approver", { slackUserId: "U0ALEX" });
+  const web = await d.startWeb({ SLACK_SIGNING_SECRET: signingSecret });
+  await d.startApps(productProcesses({ human: { HOLDFAST_PUBLIC_URL: web.base } }));
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await slack?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 let seq = 0;
 async function startApproval(automation: string, draft = "Hi Maya, shall we meet on Thursday?") {
-  const runId = await startTestRun(t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft });
+  const runId = await startTestRun(d.t.db, automation, { id: `evt_${++seq}`, email: "maya@example.com", draft });
   const [a] = await waitFor(async () => {
     const r = await q("SELECT id, digest, step_id FROM approvals WHERE run_id = $1", [runId]);
     return r.length ? r : undefined;
@@ -92,7 +68,7 @@ async function posted(approvalId: string) {
 }
 
 const click = (req: { body: string; headers: Record<string, string> }) =>
-  fetch(`${web.base}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body });
+  fetch(`${d.web.base}/api/slack/interactions`, { method: "POST", headers: req.headers, body: req.body });
 
 /** Everything a refused request must leave unchanged. */
 const snapshot = async (approvalId: string, runId: string) => ({
@@ -188,7 +164,7 @@ describe("Slack", () => {
       ).then(async (r) => ({ status: r.status, ...((await r.json()) as { ok: boolean; message: string }) }));
     const [samId] = (await q("SELECT id FROM users WHERE email = 'sam@acme.test'")).map((r) => r.id as string);
     const inboxClick = () =>
-      decideApproval(t.db, { orgId, approvalId: a.approvalId, decision: "rejected", digest: a.digest, via: "inbox", actor: { userId: samId as string } }).then(
+      decideApproval(d.t.db, { orgId, approvalId: a.approvalId, decision: "rejected", digest: a.digest, via: "inbox", actor: { userId: samId as string } }).then(
         (r) => ({ status: 200, ok: r.ok, message: r.ok ? `${r.status} by ${r.by}` : r.refusal.message }),
       );
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? slackClick(i / 2) : inboxClick())));
@@ -208,19 +184,18 @@ describe("Slack", () => {
 
 describe("the approvals inbox in Chromium", () => {
   let browser: Browser;
+  const shot = screenshots("approvals");
   beforeAll(async () => {
-    mkdirSync(artifacts, { recursive: true });
-    browser = await launchChromium();
+    browser = await d.launchBrowser();
   });
-  afterAll(async () => browser?.close());
 
   it("signs in, shows the exact content and deadline, approves one and rejects another; decided ones show who and when", async () => {
     const first = await startApproval("inbox", "Draft one: Thursday at 10?");
     const second = await startApproval("inbox", "Draft two: a discount for Maya");
     const page = await browser.newPage();
-    await page.goto(`${web.base}/approvals`);
+    await page.goto(`${d.web.base}/approvals`);
     await page.waitForURL(/\/signin/);
-    await page.screenshot({ path: join(artifacts, "approvals-signin.png"), fullPage: true });
+    await shot(page, "signin");
     await page.fill('input[name="email"]', "sam@acme.test");
     await page.fill('input[name="password"]', "wrong password");
     await page.click('button[type="submit"]');
@@ -233,7 +208,7 @@ describe("the approvals inbox in Chromium", () => {
     await expect(card(first.approvalId).locator("pre.content").textContent()).resolves.toBe("Draft one: Thursday at 10?");
     await expect(card(second.approvalId).locator("pre.content").textContent()).resolves.toBe("Draft two: a discount for Maya");
     expect(await card(first.approvalId).textContent()).toContain("Decide by");
-    await page.screenshot({ path: join(artifacts, "approvals-inbox.png"), fullPage: true });
+    await shot(page, "inbox");
 
     await card(first.approvalId).locator('button[value="approved"]').click();
     await page.waitForSelector("text=Approved: the run goes on.");
@@ -242,7 +217,7 @@ describe("the approvals inbox in Chromium", () => {
     const decided = page.locator("table.decided");
     expect(await decided.locator(`tr[data-approval="${first.approvalId}"]`).textContent()).toMatch(/approved.*Sam.*inbox/);
     expect(await decided.locator(`tr[data-approval="${second.approvalId}"]`).textContent()).toMatch(/rejected.*Sam.*inbox/);
-    await page.screenshot({ path: join(artifacts, "approvals-decided.png"), fullPage: true });
+    await shot(page, "decided");
     for (const [run, end] of [
       [first.runId, "sent"],
       [second.runId, "dropped"],
@@ -253,12 +228,12 @@ describe("the approvals inbox in Chromium", () => {
 
     // A stale page: the approval was decided elsewhere since it loaded. The click is refused with the winner shown.
     const third = await startApproval("inbox");
-    await page.goto(`${web.base}/approvals`);
-    await decideApproval(t.db, { orgId, approvalId: third.approvalId, decision: "rejected", digest: third.digest, via: "slack", actor: { slackUserId: "U0SAM" } });
+    await page.goto(`${d.web.base}/approvals`);
+    await decideApproval(d.t.db, { orgId, approvalId: third.approvalId, decision: "rejected", digest: third.digest, via: "slack", actor: { slackUserId: "U0SAM" } });
     await card(third.approvalId).locator('button[value="approved"]').click();
     // Sam decided it himself in Slack: the page reads back his own decision.
     await page.waitForSelector("text=Already recorded: you rejected this at");
-    await page.screenshot({ path: join(artifacts, "approvals-refused.png"), fullPage: true });
+    await shot(page, "refused");
     await page.close();
   });
 });

@@ -1,25 +1,22 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { createAutomation } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
 import { getDraft, saveDraft } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
 import {
+  addMember,
   type CrmTarget,
-  createTestDatabase,
-  launchChromium,
-  repoRoot,
+  organisationWithOwner,
   type SmtpTarget,
-  signInPage,
+  screenshots,
+  signedInPage,
   startCrmTarget,
   startSmtpTarget,
-  startWeb,
-  type TestDatabase,
-  type WebServer,
+  startTestDeployment,
+  type TestDeployment,
 } from "@holdfast/testkit";
 import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionTargets, startConnectionTargets } from "../packages/testkit/src/connection-targets";
+import { addStepAfter, canvasStep, pickVariable, saved, selectStep, stepField, } from "./fixtures/editor";
 
 /**
  * A marketer builds Maya's automation in Chromium with forms only, no keystroke into any JSON field: the four
@@ -29,73 +26,30 @@ import { type ConnectionTargets, startConnectionTargets } from "../packages/test
  * form-encoded delivery and a Test run from the trigger panel, both on the runs list. A second test shows the editor's
  * publish checks: each problem in the list, in words, and a click selects its node and field.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let smtp: SmtpTarget;
 let crm: CrmTarget;
 let targets: ConnectionTargets;
 let orgId: string;
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `builder-forms-${name}.png`), fullPage: true });
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const shot = screenshots("builder-forms");
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  orgId = org.id;
-  await upsertMember(t.db, { orgId, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "approver" });
-  smtp = await startSmtpTarget({ credentials: { user: "olivia@acme.test", pass: "mail password" } });
-  crm = await startCrmTarget(["crm-token"]);
-  targets = await startConnectionTargets();
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  d = await startTestDeployment();
+  orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "approver");
+  smtp = d.closeAtStop(await startSmtpTarget({ credentials: { user: "olivia@acme.test", pass: "mail password" } }));
+  crm = d.closeAtStop(await startCrmTarget(["crm-token"]));
+  targets = d.closeAtStop(await startConnectionTargets());
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await smtp?.close();
-  await crm?.close();
-  await targets?.close();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
-const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
-const form = (page: Page) => page.locator("form.step-form");
-const field = (page: Page, name: string) => form(page).locator(`.form-field[data-field="${name}"]`);
-
-async function saved(page: Page): Promise<void> {
-  await page.waitForSelector(".save-state.save-saved");
-}
-
-/** Clicks the field's "Insert variable" and picks `path` from the list (typing into the picker's search first). */
-async function pickVariable(page: Page, name: string | Locator, path: string): Promise<void> {
-  const scope = typeof name === "string" ? field(page, name) : name;
-  await scope.getByRole("button", { name: /Insert variable/ }).click();
-  const menu = scope.locator(".var-picker-menu");
-  await menu.locator(".var-picker-search").fill(path.split(".").at(-1) as string);
-  await menu.locator(`.var-option[data-path="${path}"]`).click();
-}
-
-/** Selects a step on the canvas, fitting the view first (a long automation runs past the canvas's edge). */
-async function selectNode(page: Page, id: string): Promise<void> {
-  await page.locator(".react-flow__controls-fitview").click();
-  await page.waitForTimeout(150);
-  await node(page, id).click();
-}
-
-/** Select a node, then click a palette kind: the new step goes after it (or in between); a step with several outputs asks which. */
-async function addAfter(page: Page, after: string, kind: string, id: string, output?: string): Promise<void> {
-  await selectNode(page, after);
-  await page.click(`.palette-item[data-kind="${kind}"]`);
-  if (output) await page.locator(`[data-chooser="output"] [data-choice="${output}"]`).click();
-  await node(page, id).waitFor();
-  await form(page).waitFor();
-}
+/** Picks `path` from the variable picker of the open step's field `name` (or of this part of a field). */
+const pickVariableIn = (page: Page, name: string | Locator, path: string) => pickVariable(typeof name === "string" ? stepField(page, name) : name, path);
 
 /** Fills a connection's typed form: Test red with `wrong`, then green with `right`, then Save. Returns the red sentence. */
 async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
@@ -121,7 +75,7 @@ async function fillConnection(page: Page, f: Locator, fill: (f: Locator) => Prom
 
 /** Adds a connection through Settings -> Connections. */
 async function addConnection(page: Page, kind: string, fill: (f: Locator) => Promise<void>, secretLabel: string, wrong: string, right: string, shotName: string) {
-  await page.goto(`${web.base}/settings`);
+  await page.goto(`${d.web.base}/settings`);
   // The fresh-clone CI once saw no picker after this click on a loaded machine (not reproduced in 52 loads with the
   // CPU slowed 4-6x and up to 400 ms of latency): click again while the button is still there and no kinds have
   // appeared, and say so in the log. A click that did open the picker hides the button, so a slow picker is waited
@@ -146,9 +100,8 @@ async function addConnection(page: Page, kind: string, fill: (f: Locator) => Pro
 
 describe("a marketer builds Maya's automation with forms only", () => {
   it("connections, the whole graph from an empty canvas, publish, a form-encoded delivery and a test run", async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
     page.on("pageerror", (e) => console.log("pageerror:", e.message));
-    await signInPage(page, web.base, "olivia@acme.test", password);
 
     // 1. Connections, each through its typed form, tested red then green before saving.
     const reds: string[] = [];
@@ -208,24 +161,24 @@ describe("a marketer builds Maya's automation with forms only", () => {
     ]);
 
     // 2. A new automation: an empty canvas (trigger -> end).
-    await page.goto(`${web.base}/automations`);
+    await page.goto(`${d.web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Maya follow-up");
     await page.click('button:has-text("Create")');
     await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
     const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0] as string;
-    await node(page, "trigger").waitFor();
+    await canvasStep(page, "trigger").waitFor();
     await shot(page, "5-empty-canvas");
 
     // The trigger: the form tool sends its own submission id as "id" (the start key: a re-sent submission starts no
     // second run), and the contact's time zone in "timezone".
-    await selectNode(page, "trigger");
-    await field(page, "eventIdField").locator("input").fill("id");
-    await field(page, "contactTimeZoneField").locator("input").fill("timezone");
+    await selectStep(page, "trigger");
+    await stepField(page, "eventIdField").locator("input").fill("id");
+    await stepField(page, "contactTimeZoneField").locator("input").fill("timezone");
 
     // 3. Wait until 09:00 on the next weekday in the lead's zone (the rule's sentence and the next three times).
-    await addAfter(page, "trigger", "wait", "wait");
-    await field(page, "zoneFrom").locator("input").fill("input.timezone");
-    await field(page, "zone").locator("input").fill("Europe/Berlin");
+    await addStepAfter(page, "trigger", "wait", "wait");
+    await stepField(page, "zoneFrom").locator("input").fill("input.timezone");
+    await stepField(page, "zone").locator("input").fill("Europe/Berlin");
     const sentence = page.locator('[data-testid="rule-sentence"]');
     await expect.poll(() => sentence.textContent()).toBe("Wait until 09:00 on the next weekday in the contact's time zone (input.timezone), else Europe/Berlin.");
     await page.locator('[data-testid="rule-preview"] li').nth(2).waitFor();
@@ -235,25 +188,25 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await shot(page, "6-wait-form");
 
     // 4. Draft with AI: the model picked from the organisation's model connections, the prompt with variables.
-    await addAfter(page, "wait", "model_draft", "model_draft");
-    await field(page, "connection").locator("select").selectOption("writer");
-    const prompt = field(page, "prompt").locator("textarea");
+    await addStepAfter(page, "wait", "model_draft", "model_draft");
+    await stepField(page, "connection").locator("select").selectOption("writer");
+    const prompt = stepField(page, "prompt").locator("textarea");
     await prompt.fill("Write a short, friendly follow-up to ");
     await prompt.press("End");
-    await pickVariable(page, "prompt", "contact.email");
+    await pickVariableIn(page, "prompt", "contact.email");
     await expect.poll(() => prompt.inputValue()).toBe("Write a short, friendly follow-up to {{contact.email}}");
     await shot(page, "7-draft-form");
 
     // 5. Sam approves the drafted text (the variable offered because the draft runs on every path here), in Slack too.
-    await addAfter(page, "model_draft", "approval", "approval");
-    await field(page, "approvers").getByLabel(/Sam/).check();
-    await field(page, "approvers").locator("select").selectOption("");
-    await field(page, "title").locator("input").fill("Send this follow-up to ");
-    await field(page, "title").locator("input").press("End");
-    await pickVariable(page, "title", "contact.email");
-    await pickVariable(page, "content", "steps.model_draft.output.text");
+    await addStepAfter(page, "model_draft", "approval", "approval");
+    await stepField(page, "approvers").getByLabel(/Sam/).check();
+    await stepField(page, "approvers").locator("select").selectOption("");
+    await stepField(page, "title").locator("input").fill("Send this follow-up to ");
+    await stepField(page, "title").locator("input").press("End");
+    await pickVariableIn(page, "title", "contact.email");
+    await pickVariableIn(page, "content", "steps.model_draft.output.text");
     // No Slack connection yet: "New Slack connection…" opens its form in place; saved, it is picked.
-    await field(page, "slack.connection").locator("select").selectOption({ label: "+ New Slack connection…" });
+    await stepField(page, "slack.connection").locator("select").selectOption({ label: "+ New Slack connection…" });
     const dialog = page.getByRole("dialog");
     reds.push(
       await fillConnection(
@@ -272,36 +225,36 @@ describe("a marketer builds Maya's automation with forms only", () => {
       ),
     );
     await dialog.waitFor({ state: "detached" });
-    await expect.poll(() => field(page, "slack.connection").locator("select").inputValue()).toBe("slack");
+    await expect.poll(() => stepField(page, "slack.connection").locator("select").inputValue()).toBe("slack");
     console.log("Test connection with a wrong secret said:\n  %s", reds.join("\n  "));
-    await field(page, "slack.channel").locator("input").fill("C0MARKETING");
+    await stepField(page, "slack.channel").locator("input").fill("C0MARKETING");
     await shot(page, "9-approval-form");
 
     // 6. Send: through "mail", to the contact, the approved draft as the body.
-    await addAfter(page, "approval", "send_email", "send_email", "approved");
-    await field(page, "connection").locator("select").selectOption("mail");
-    await field(page, "subject").locator("input").fill("Following up on your question");
-    await pickVariable(page, "text", "steps.model_draft.output.text");
+    await addStepAfter(page, "approval", "send_email", "send_email", "approved");
+    await stepField(page, "connection").locator("select").selectOption("mail");
+    await stepField(page, "subject").locator("input").fill("Following up on your question");
+    await pickVariableIn(page, "text", "steps.model_draft.output.text");
     await shot(page, "9b-send-form");
 
     // 7. Wait for a reply to that email, 3 days.
-    await addAfter(page, "send_email", "wait_for_reply", "wait_for_reply");
-    await field(page, "replyTo").locator("select").selectOption("send_email");
-    await field(page, "timeoutSeconds").locator('input[type="number"]').fill("3");
-    await field(page, "timeoutSeconds").locator("select").selectOption({ label: "days" });
+    await addStepAfter(page, "send_email", "wait_for_reply", "wait_for_reply");
+    await stepField(page, "replyTo").locator("select").selectOption("send_email");
+    await stepField(page, "timeoutSeconds").locator('input[type="number"]').fill("3");
+    await stepField(page, "timeoutSeconds").locator("select").selectOption({ label: "days" });
 
     // 8. Update the CRM on both paths (reply and timeout): the reply's outcome is known on every path to it.
-    await addAfter(page, "wait_for_reply", "crm_upsert", "crm_upsert", "reply");
-    await field(page, "connection").locator("select").selectOption("crm");
-    await field(page, "fields").getByRole("button", { name: /Add crm field/ }).click();
-    await field(page, "fields").locator('input[name="fields.1.key"]').fill("last_outcome");
-    await pickVariable(page, field(page, "fields").locator(".row-inline").nth(1), "steps.wait_for_reply.output.outcome");
+    await addStepAfter(page, "wait_for_reply", "crm_upsert", "crm_upsert", "reply");
+    await stepField(page, "connection").locator("select").selectOption("crm");
+    await stepField(page, "fields").getByRole("button", { name: /Add crm field/ }).click();
+    await stepField(page, "fields").locator('input[name="fields.1.key"]').fill("last_outcome");
+    await pickVariableIn(page, stepField(page, "fields").locator(".row-inline").nth(1), "steps.wait_for_reply.output.outcome");
     await shot(page, "10-crm-form");
 
     // The outputs the palette did not wire, from the panel's "Then": rejected -> end, timeout -> crm.
-    await selectNode(page, "approval");
+    await selectStep(page, "approval");
     await page.selectOption('select[name="output-rejected"]', "end");
-    await selectNode(page, "wait_for_reply");
+    await selectStep(page, "wait_for_reply");
     await page.selectOption('select[name="output-timeout"]', "crm_upsert");
     await page.click('button:has-text("Tidy layout")');
     await saved(page);
@@ -339,7 +292,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     ]);
 
     // 10. A form tool posts form data to the URL-token address (the trigger panel's mode and URL).
-    await selectNode(page, "trigger");
+    await selectStep(page, "trigger");
     await page.selectOption('select[name="trigger-mode"]', "url_token");
     await expect.poll(() => page.locator('input[name="trigger-url"]').inputValue()).toMatch(/\/api\/hooks\/acme\/maya-follow-up\/[A-Za-z0-9_-]{40,}$/);
     const url = await page.locator('input[name="trigger-url"]').inputValue();
@@ -355,14 +308,14 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await shot(page, "13-trigger-panel-delivery");
 
     // The first accepted delivery is the sample: its fields are now in the picker.
-    await selectNode(page, "send_email");
-    await field(page, "subject").getByRole("button", { name: /Insert variable/ }).click();
-    await field(page, "subject").locator('.var-option[data-path="input.company"]').waitFor();
+    await selectStep(page, "send_email");
+    await stepField(page, "subject").getByRole("button", { name: /Insert variable/ }).click();
+    await stepField(page, "subject").locator('.var-option[data-path="input.company"]').waitFor();
     await shot(page, "14-picker-with-sample");
     await page.keyboard.press("Escape");
 
     // 11. Test run from the trigger panel.
-    await selectNode(page, "trigger");
+    await selectStep(page, "trigger");
     // No confirmation: a test run sends nothing to anyone (its effects are simulated), and the panel says so.
     expect(await page.locator(".trigger-settings").last().textContent()).toContain("Nobody receives anything");
     await page.getByRole("button", { name: "Test run" }).click();
@@ -371,7 +324,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     expect(testRun.input).toMatchObject({ email: "maya@example.com", timezone: "America/New_York" });
 
     // 12. Both runs on the runs list, the test one marked.
-    await page.goto(`${web.base}/?org=acme`);
+    await page.goto(`${d.web.base}/?org=acme`);
     await page.locator(`a[href="/runs/${formRun}"]`).first().waitFor();
     await page.locator(`a[href="/runs/${testRun.id}"]`).first().waitFor();
     const testRow = page.locator("tr", { has: page.locator(`a[href="/runs/${testRun.id}"]`) });
@@ -381,7 +334,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
   });
 
   it("the editor shows each publish check's refusal on its node and field, and a click goes there", async () => {
-    const { id: automationId } = await inTx(t.db, (tx) => createAutomation(tx, { orgId, slug: "broken", name: "Broken on purpose" }));
+    const { id: automationId } = await inTx(d.t.db, (tx) => createAutomation(tx, { orgId, slug: "broken", name: "Broken on purpose" }));
     const graph = {
       nodes: [
         { id: "trigger", kind: "trigger", config: { eventIdField: "id" }, position: { x: 0, y: 0 } },
@@ -404,11 +357,10 @@ describe("a marketer builds Maya's automation with forms only", () => {
         { from: "pause", to: "end" },
       ],
     };
-    await saveDraft(t.db, orgId, automationId, graph, (await getDraft(t.db, orgId, automationId)).revision, "test");
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${automationId}?org=acme`);
-    await node(page, "trigger").waitFor();
+    await saveDraft(d.t.db, orgId, automationId, graph, (await getDraft(d.t.db, orgId, automationId)).revision, "test");
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
+    await page.goto(`${d.web.base}/automations/${automationId}?org=acme`);
+    await canvasStep(page, "trigger").waitFor();
     // The zone's problem is a shape problem: it is listed alone first (the other checks need a valid shape).
     await page.locator(".problems-count").click();
     expect(await page.locator(".problems-list li").allTextContents()).toEqual([`◷ pause · Time zone"Mars/Olympus" is not a time zone (use an IANA name such as Europe/Berlin)`]);
@@ -418,7 +370,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await expect.poll(() => page.locator(":focus").getAttribute("name")).toBe("zone");
     await shot(page, "16-zone-problem-selected");
     // Fixed in its field: the other six checks show, each on its node and field, in words.
-    await field(page, "zone").locator("input").fill("Europe/Berlin");
+    await stepField(page, "zone").locator("input").fill("Europe/Berlin");
     await saved(page);
     await expect.poll(() => page.locator(".problems-count").textContent()).toBe("6 problems");
     await page.locator(".problems-count").click();
@@ -437,7 +389,7 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await page.locator('.problems-list button[data-problem-node="send"]').click();
     await expect.poll(() => page.locator(":focus").getAttribute("name")).toBe("to");
     expect(await page.locator(".react-flow__node.selected").getAttribute("data-id")).toBe("send");
-    expect(await field(page, "to").locator(".field-error").first().textContent()).toBe('"not an email" is neither an email address nor a template like {{contact.email}}');
+    expect(await stepField(page, "to").locator(".field-error").first().textContent()).toBe('"not an email" is neither an email address nor a template like {{contact.email}}');
     await shot(page, "18-problem-selects-field");
     await page.close();
   });

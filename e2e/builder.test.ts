@@ -1,36 +1,26 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { upsertMember } from "@holdfast/core/people";
-import { createTestDatabase, fetchAgain, launchChromium, repoRoot, sessionCookieFor, signInPage, startWeb, type TestDatabase, waitFor, type WebServer, startTestRun } from "@holdfast/testkit";
+import { fetchAgain, organisationWithOwner, screenshots, sessionCookieFor, signedInPage, startTestDeployment, startTestRun, type TestDeployment, testPassword, waitFor } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { saved } from "./fixtures/editor";
 
 /**
  * The builder in Chromium: sign in, create an automation, add and connect nodes, see a validation error and fix
  * it, publish v1, start runs on it, remove a node and publish v2, read the diff, then dry-run and apply a migration
  * of the in-flight runs. Screenshots of each screen go to e2e/artifacts.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `builder-${name}.png`), fullPage: true });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shot = screenshots("builder");
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = (await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id")).rows;
-  await upsertMember(t.db, { orgId: org.id, email: "olivia@acme.test", name: "Olivia", password: "correct horse battery", role: "owner" });
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  d = await startTestDeployment();
+  await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 /** A step's input ("left", drawn on top: the canvas flows top to bottom) or output ("right", drawn at the bottom). */
 const handle = (page: Page, node: string, side: "left" | "right", id?: string) =>
@@ -53,14 +43,11 @@ async function connect(page: Page, from: string, to: string): Promise<void> {
   }
 }
 
-async function saved(page: Page): Promise<void> {
-  await page.waitForSelector(".save-state.save-saved");
-}
 
 describe("the builder", () => {
   it("draws, validates, publishes two versions, diffs them and migrates in-flight runs", async () => {
     const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await page.goto(`${web.base}/automations`);
+    await page.goto(`${d.web.base}/automations`);
     await page.waitForURL(/\/signin/);
     await page.fill('input[name="email"]', "olivia@acme.test");
     await page.fill('input[name="password"]', "correct horse battery");
@@ -115,7 +102,7 @@ describe("the builder", () => {
     const runs: string[] = [];
     for (const key of ["a", "b", "c"]) {
       runs.push(
-        await startTestRun(t.db, slug, { id: key }, { webhookId: `msg_${key}` }),
+        await startTestRun(d.t.db, slug, { id: key }, { webhookId: `msg_${key}` }),
       );
     }
 
@@ -196,21 +183,19 @@ describe("the builder", () => {
     await page.close();
 
     // Another organisation's user finds none of it through the pages either.
-    const [other] = (await t.sql.query("INSERT INTO organisations (slug, name) VALUES ('other', 'Other') RETURNING id")).rows;
-    await upsertMember(t.db, { orgId: other.id, email: "eve@other.test", name: "Eve", password: "correct horse battery", role: "owner" });
-    const eve = await sessionCookieFor(t.db, "eve@other.test", "correct horse battery");
+    await organisationWithOwner(d.t.db, { email: "eve@other.test", name: "Eve" }, "other");
+    const eve = await sessionCookieFor(d.t.db, "eve@other.test", testPassword);
     for (const path of [`/automations/${automationId}`, `/automations/${automationId}/versions`, `/runs/${runs[0]}`]) {
-      expect((await fetchAgain(`${web.base}${path}`, { headers: { cookie: eve } })).status, path).toBe(404);
+      expect((await fetchAgain(`${d.web.base}${path}`, { headers: { cookie: eve } })).status, path).toBe(404);
     }
-    const settings = await (await fetchAgain(`${web.base}/settings?org=acme`, { headers: { cookie: eve } })).text();
+    const settings = await (await fetchAgain(`${d.web.base}/settings?org=acme`, { headers: { cookie: eve } })).text();
     expect(settings).toMatch(/Settings: (<!-- -->)?Other/);
     expect(settings).not.toContain("Acme");
   });
 
   it("a palette click places the step after the selected one, connected, never on top of another; Tidy lays it out", async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await signInPage(page, web.base, "olivia@acme.test", "correct horse battery");
-    await page.goto(`${web.base}/automations`);
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
+    await page.goto(`${d.web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Layout check");
     await page.click('button:has-text("Create")');
     await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
@@ -257,9 +242,8 @@ describe("the builder", () => {
   });
 
   it("an edit made while a slow save is in flight is saved on top of it, never read as someone else's save", async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await signInPage(page, web.base, "olivia@acme.test", "correct horse battery");
-    await page.goto(`${web.base}/automations`);
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
+    await page.goto(`${d.web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Slow network");
     await page.click('button:has-text("Create")');
     await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);

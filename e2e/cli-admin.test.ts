@@ -1,6 +1,4 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
-import { createTestDatabase, publish, httpChainGraph, repoRoot, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, httpChainGraph, publish, runCli, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 let t: TestDatabase;
@@ -12,12 +10,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const cli = (args: string[], env: Record<string, string> = {}) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url, ...env },
-    encoding: "utf8",
-  });
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(t.url, args, env);
 
 describe("holdfast connections, budgets, contacts", () => {
   it("adds a connection with its secret from the environment, shows it without the secret, and reconnects it", () => {

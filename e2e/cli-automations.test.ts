@@ -1,8 +1,7 @@
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestDatabase, repoRoot, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, runCli, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 let t: TestDatabase;
@@ -17,12 +16,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url },
-    encoding: "utf8",
-  });
+const cli = (args: string[]) => runCli(t.url, args);
 let files = 0;
 const file = (content: unknown) => {
   const path = join(dir, `graph-${++files}.json`);

@@ -1,8 +1,6 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
-import { GraphCache, parseGraph } from "@holdfast/core/versions";
-import { advanceRun, startRun } from "@holdfast/core/run";
-import { createTestDatabase, publish, repoRoot, type TestDatabase } from "@holdfast/testkit";
+import { GraphCache } from "@holdfast/core/versions";
+import { advanceRun } from "@holdfast/core/run";
+import { createTestDatabase, lineGraph, publish, runCli, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** `holdfast contacts set-zone`: the contact moved; its pending waits are recomputed in the new zone (issue 16, item 7). */
@@ -11,40 +9,19 @@ let orgId = "";
 let runId = "";
 beforeAll(async () => {
   t = await createTestDatabase();
-  const graph = parseGraph({
-    nodes: [
-      { id: "form", kind: "trigger", config: { eventIdField: "id", contactEmailField: "email" } },
-      { id: "monday", kind: "wait", config: { rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.tz", spreadSeconds: 0 } },
-      { id: "done", kind: "end" },
-    ],
-    edges: [
-      { from: "form", to: "monday" },
-      { from: "monday", to: "done" },
-    ],
-  });
+  const graph = lineGraph(
+    { id: "form", kind: "trigger", config: { eventIdField: "id", contactEmailField: "email" } },
+    { id: "monday", kind: "wait", config: { rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.tz", spreadSeconds: 0 } },
+    { id: "done", kind: "end" },
+  );
   orgId = (await publish(t.db, graph, { automation: "follow-up" })).orgId;
   await t.sql.query("INSERT INTO contacts (org_id, email, time_zone) VALUES ($1, 'lena@example.com', 'Europe/Berlin')", [orgId]);
-  runId = (
-    await startRun(t.db, {
-      orgSlug: "acme",
-      automationSlug: "follow-up",
-      rawBody: "{}",
-      body: { id: "1", email: "lena@example.com" },
-      headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-      via: "test",
-      auth: { kind: "operator" },
-    })
-  ).runId;
+  runId = await startTestRun(t.db, "follow-up", { id: "1", email: "lena@example.com" });
   await advanceRun(t.db, new GraphCache(), { orgId, runId, reason: "started" });
 });
 afterAll(async () => t?.drop());
 
-const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url },
-    encoding: "utf8",
-  });
+const cli = (args: string[]) => runCli(t.url, args);
 
 describe("holdfast contacts set-zone", () => {
   it("moves the contact's waiting run to the new zone, says so, and is harmless when repeated", async () => {

@@ -1,9 +1,7 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { ensurePublished } from "@holdfast/cli/seed";
 import { parseGraph } from "@holdfast/core/versions";
 import { InvalidDraftError } from "@holdfast/core/run";
-import { createTestDatabase, repoRoot, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, runCli, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -19,11 +17,7 @@ afterAll(async () => {
 });
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url, PORT: undefined, DEMO_ECHO_URL: undefined, HOLDFAST_PUBLIC_URL: undefined, ...env },
-    encoding: "utf8",
-  });
+  runCli(t.url, args, { PORT: undefined, DEMO_ECHO_URL: undefined, HOLDFAST_PUBLIC_URL: undefined, ...env });
 
 describe("holdfast --help and the demo's port", () => {
   it("--help, -h and help print the usage on stdout and exit 0; a wrong command still exits 64 with the usage", () => {

@@ -1,37 +1,16 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
-import { parseGraph } from "@holdfast/core/versions";
-import { createTestDatabase, publish, repoRoot, startTestRun, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, lineGraph, publish, runCli, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** The lifecycle, Stop all runs, retry and rerun through `pnpm holdfast` (the real CLI process against this file's database). */
 let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
-  await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "nap", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } },
-        { id: "done", kind: "end" },
-      ],
-      edges: [
-        { from: "start", to: "nap" },
-        { from: "nap", to: "done" },
-      ],
-    }),
-    { automation: "orders" },
-  );
+  const nap = { id: "nap", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } };
+  await publish(t.db, lineGraph({ id: "start", kind: "trigger", config: { eventIdField: "id" } }, nap, { id: "done", kind: "end" }), { automation: "orders" });
 });
 afterAll(async () => t?.drop());
 
-const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url },
-    encoding: "utf8",
-  });
+const cli = (args: string[]) => runCli(t.url, args);
 const q = async (sql: string, params: unknown[] = []) => (await t.sql.query(sql, params)).rows;
 const status = async () => (await q("SELECT status, pause_mode, pause_runs FROM automations WHERE slug = 'orders'"))[0];
 

@@ -1,24 +1,4 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { parseGraph } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
-import {
-  type CrmTarget,
-  createTestDatabase,
-  createTestPrefix,
-  launchChromium,
-  publish,
-  repoRoot,
-  type SmtpTarget,
-  sessionCookieFor,
-  signInPage,
-  startCrmTarget,
-  startSmtpTarget,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  type WebServer,
-} from "@holdfast/testkit";
+import { addMember, type CrmTarget, lineGraph, publish, type SmtpTarget, screenshots, sessionCookieFor, signedInPage, startCrmTarget, startSmtpTarget, startTestDeployment, type TestDeployment, testPassword, trpcCall, trpcData } from "@holdfast/testkit";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectionTargets, startConnectionTargets } from "../packages/testkit/src/connection-targets";
@@ -30,73 +10,35 @@ import { type ConnectionTargets, startConnectionTargets } from "../packages/test
  * published version uses the connection; another organisation's owner reaches nothing. Chromium fills the typed
  * form (no JSON anywhere) and leaves screenshots in e2e/artifacts/connections-*.png.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let smtp: SmtpTarget;
 let crm: CrmTarget;
 let targets: ConnectionTargets;
 let sam = "";
 let bob = "";
-const prefix = createTestPrefix();
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
-
-type Reply = { ok: true; data: unknown } | { ok: false; code: string; status: number; message: string };
-
-/** A tRPC call over HTTP as the browser makes it (superjson envelope), with a session cookie. */
-async function trpc(cookie: string, path: string, input: unknown, type: "query" | "mutation" = "mutation"): Promise<Reply> {
-  const body = JSON.stringify({ json: input });
-  const res =
-    type === "query"
-      ? await fetch(`${web.base}/api/trpc/${path}?input=${encodeURIComponent(body)}`, { headers: { cookie } })
-      : await fetch(`${web.base}/api/trpc/${path}`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body });
-  const json = (await res.json()) as { result?: { data: { json: unknown } }; error?: { json: { message: string; data: { code: string; httpStatus: number } } } };
-  if (json.error) return { ok: false, code: json.error.json.data.code, status: json.error.json.data.httpStatus, message: json.error.json.message };
-  return { ok: true, data: json.result?.data.json };
-}
-
-async function data<T>(reply: Promise<Reply>): Promise<T> {
-  const r = await reply;
-  if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
-  return r.data as T;
-}
+const password = testPassword;
+const trpc = (cookie: string, path: string, input: unknown, type: "query" | "mutation" = "mutation") => trpcCall(d.web.base, cookie, path, input, type);
+const data = trpcData;
 
 const graph = (connection: string) =>
-  parseGraph({
-    nodes: [
-      { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-      { id: "send", kind: "send_email", config: { connection, to: "{{input.email}}", subject: "Hi", text: "Hello" } },
-      { id: "e", kind: "end" },
-    ],
-    edges: [
-      { from: "t", to: "send" },
-      { from: "send", to: "e" },
-    ],
-  });
+  lineGraph({ id: "t", kind: "trigger", config: { eventIdField: "id" } }, { id: "send", kind: "send_email", config: { connection, to: "{{input.email}}", subject: "Hi", text: "Hello" } }, { id: "e", kind: "end" });
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  smtp = await startSmtpTarget({ credentials: { user: "sam@acme.test", pass: "mail password" } });
-  crm = await startCrmTarget(["crm-token"]);
-  targets = await startConnectionTargets();
-  const { orgId } = await publish(t.db, graph("mail"), { automation: "nurture" });
-  const other = await publish(t.db, graph("theirs"), { org: "other", automation: "theirs" });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "owner" });
-  await upsertMember(t.db, { orgId, email: "vic@acme.test", name: "Vic", password, role: "viewer" });
-  await upsertMember(t.db, { orgId: other.orgId, email: "bob@other.test", name: "Bob", password, role: "owner" });
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
-  sam = await sessionCookieFor(t.db, "sam@acme.test", password);
-  bob = await sessionCookieFor(t.db, "bob@other.test", password);
+  d = await startTestDeployment();
+  smtp = d.closeAtStop(await startSmtpTarget({ credentials: { user: "sam@acme.test", pass: "mail password" } }));
+  crm = d.closeAtStop(await startCrmTarget(["crm-token"]));
+  targets = d.closeAtStop(await startConnectionTargets());
+  const { orgId } = await publish(d.t.db, graph("mail"), { automation: "nurture" });
+  const other = await publish(d.t.db, graph("theirs"), { org: "other", automation: "theirs" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "owner");
+  await addMember(d.t.db, orgId, "vic@acme.test", "Vic", "viewer");
+  await addMember(d.t.db, other.orgId, "bob@other.test", "Bob", "owner");
+  await d.startWeb({ LOG_LEVEL: "warn" });
+  sam = await sessionCookieFor(d.t.db, "sam@acme.test", password);
+  bob = await sessionCookieFor(d.t.db, "bob@other.test", password);
 }, 300_000);
 
-afterAll(async () => {
-  await web?.stop();
-  await smtp?.close();
-  await crm?.close();
-  await targets?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 /** A sentence for a person: no stack, no zod or library wording, no JSON. */
 const readable = (message: string) => {
@@ -222,7 +164,7 @@ describe("organisations and roles", () => {
   it("another organisation's owner reaches nothing, by slug or by id; a viewer may list but not change or test", async () => {
     const listed = await data<{ id: string; name: string }[]>(trpc(sam, "connections.list", { orgSlug: "acme" }, "query"));
     const mail = listed.find((c) => c.name === "mail")?.id as string;
-    const before = (await t.sql.query("SELECT name, config, secret FROM connections ORDER BY id")).rows;
+    const before = (await d.t.sql.query("SELECT name, config, secret FROM connections ORDER BY id")).rows;
     for (const slug of ["acme", "other"]) {
       for (const [path, input] of [
         ["connections.update", { connectionId: mail, name: "stolen", secret: "stolen" }],
@@ -236,7 +178,7 @@ describe("organisations and roles", () => {
     const viaAcme = await trpc(bob, "connections.list", { orgSlug: "acme" }, "query");
     expect(viaAcme).toMatchObject({ ok: false, code: "NOT_FOUND" });
     expect(await data(trpc(bob, "connections.list", { orgSlug: "other" }, "query"))).toEqual([]);
-    const vic = await sessionCookieFor(t.db, "vic@acme.test", password);
+    const vic = await sessionCookieFor(d.t.db, "vic@acme.test", password);
     expect((await data<unknown[]>(trpc(vic, "connections.list", { orgSlug: "acme" }, "query"))).length).toBe(4);
     for (const [path, input] of [
       ["connections.create", { kind: "crm", name: "x", config: { baseUrl: crm.baseUrl }, secret: "x" }],
@@ -246,25 +188,23 @@ describe("organisations and roles", () => {
     ] as const) {
       expect(await trpc(vic, path, { orgSlug: "acme", ...input }), path).toMatchObject({ ok: false, code: "FORBIDDEN" });
     }
-    expect((await t.sql.query("SELECT name, config, secret FROM connections ORDER BY id")).rows).toEqual(before);
+    expect((await d.t.sql.query("SELECT name, config, secret FROM connections ORDER BY id")).rows).toEqual(before);
   });
 });
 
 describe("the connection form in Chromium", () => {
   let browser: Browser;
+  const shot = screenshots("connections");
   beforeAll(async () => {
-    mkdirSync(artifacts, { recursive: true });
-    browser = await launchChromium();
+    browser = await d.launchBrowser();
   });
-  afterAll(async () => browser?.close());
 
   it("adds a mailbox through the typed form: required marks, Test connection red then green before saving, save, edit, refused delete", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signInPage(page, web.base, "sam@acme.test", password);
-    await page.goto(`${web.base}/settings`);
+    const page = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1280, height: 900 } });
+    await page.goto(`${d.web.base}/settings`);
     await page.getByRole("button", { name: "Add connection" }).click();
     await page.locator('button.kind-card[data-kind="smtp"]').waitFor();
-    await page.screenshot({ path: join(artifacts, "connections-pick-kind.png"), fullPage: true });
+    await shot(page, "pick-kind");
     await page.locator('button.kind-card[data-kind="smtp"]').click();
 
     const form = page.locator("form.connection-form");
@@ -286,19 +226,19 @@ describe("the connection form in Chromium", () => {
     await result.waitFor();
     expect(await result.getAttribute("data-ok")).toBe("false");
     expect(await result.textContent()).toMatch(/^✗ The server refused the user name or password: check them and save again/);
-    await page.screenshot({ path: join(artifacts, "connections-form-test-red.png"), fullPage: true });
+    await shot(page, "form-test-red");
 
     await form.getByLabel("Password", { exact: true }).fill("mail password");
     await form.getByRole("button", { name: "Test connection" }).click();
     await form.locator('.test-result[data-ok="true"]').waitFor();
     expect(await result.textContent()).toBe(`✓ Logged in to 127.0.0.1:${smtp.port} as sam@acme.test.`);
-    await page.screenshot({ path: join(artifacts, "connections-form-test-green.png"), fullPage: true });
+    await shot(page, "form-test-green");
 
     await form.getByRole("button", { name: "Save connection" }).click();
     await page.locator('[data-flash="ok"]', { hasText: 'Saved "mailbox".' }).waitFor();
     const row = page.locator('tr[data-connection="mailbox"]');
     expect(await row.textContent()).toContain(`127.0.0.1:${smtp.port} as sam@acme.test, from Sam at Acme <sam@acme.test>`);
-    await page.screenshot({ path: join(artifacts, "connections-list.png"), fullPage: true });
+    await shot(page, "list");
 
     // Edit: prefilled except the secret, which says it is saved.
     await row.getByRole("button", { name: "Edit" }).click();
@@ -307,7 +247,7 @@ describe("the connection form in Chromium", () => {
     expect(await form.getByLabel("Password", { exact: true }).getAttribute("placeholder")).toBe("saved – type to replace");
     await form.getByRole("button", { name: "Test connection" }).click();
     await form.locator('.test-result[data-ok="true"]').waitFor();
-    await page.screenshot({ path: join(artifacts, "connections-edit.png"), fullPage: true });
+    await shot(page, "edit");
     await form.getByRole("button", { name: "Cancel" }).click();
 
     // Deleting a connection a published version uses: refused, naming the version.
@@ -316,7 +256,7 @@ describe("the connection form in Chromium", () => {
     const refused = page.locator('[data-flash="error"]');
     await refused.waitFor();
     expect(await refused.textContent()).toBe('"mail" cannot be deleted while automation "nurture" version 1 uses it: publish a version that uses another connection, then delete it.');
-    await page.screenshot({ path: join(artifacts, "connections-delete-refused.png"), fullPage: true });
+    await shot(page, "delete-refused");
     await page.close();
   });
 });

@@ -1,6 +1,5 @@
 import { createServer, type Server } from "node:http";
-import { upsertMember } from "@holdfast/core/people";
-import { createTestDatabase, createTestPrefix, launchChromium, publish, sessionCookieFor, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
+import { addMember, contextWithSession, publish, sessionCookieFor, startOnlyGraph, startTestDeployment, type TestDeployment, testPassword } from "@holdfast/testkit";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -9,53 +8,41 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * another port framed /approvals signed in, and a click in the frame approved), every page has a script policy that
  * runs the app's own scripts and nothing injected, and the app still works under it.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let framer: Server;
 let framerBase = "";
 let cookie = "";
-const prefix = createTestPrefix();
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  const { orgId } = await publish(
-    t.db,
-    startOnlyGraph(),
-  );
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });
-  cookie = await sessionCookieFor(t.db, "sam@acme.test", "correct horse battery");
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
+  d = await startTestDeployment();
+  const { orgId } = await publish(d.t.db, startOnlyGraph());
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "owner");
+  cookie = await sessionCookieFor(d.t.db, "sam@acme.test", testPassword);
+  await d.startWeb({ LOG_LEVEL: "warn" });
   // Another origin of the same site (127.0.0.1, another port): SameSite cookies are sent to frames it makes.
   framer = createServer((_req, res) => {
     res.setHeader("content-type", "text/html");
-    res.end(`<!doctype html><title>framer</title><iframe id="f" src="${web.base}/approvals" width="800" height="600"></iframe>`);
+    res.end(`<!doctype html><title>framer</title><iframe id="f" src="${d.web.base}/approvals" width="800" height="600"></iframe>`);
   });
   await new Promise<void>((resolve) => framer.listen(0, "127.0.0.1", resolve));
   framerBase = `http://127.0.0.1:${(framer.address() as { port: number }).port}`;
   // The framing page is the test's own (another origin), not Holdfast's: the page audit leaves it out.
-  browser = await launchChromium({ audit: { ignoreUrls: [new RegExp(`^${framerBase.replaceAll(".", "\\.")}/`)] } });
+  browser = await d.launchBrowser({ audit: { ignoreUrls: [new RegExp(`^${framerBase.replaceAll(".", "\\.")}/`)] } });
 }, 300_000);
 
 afterAll(async () => {
   await browser?.close();
   await new Promise((r) => framer?.close(r));
-  await web?.stop();
-  await prefix.clear();
-  await t?.drop();
+  await d?.stop();
 });
 
-const signedInContext = async () => {
-  const context = await browser.newContext();
-  const [name, value] = cookie.split("=") as [string, string];
-  await context.addCookies([{ name, value, domain: "127.0.0.1", path: "/", httpOnly: true, sameSite: "Lax" }]);
-  return context;
-};
+const signedInContext = () => contextWithSession(browser, cookie);
 
 describe("framing and scripts", () => {
   it("every page and API answer refuses framing; pages carry a nonce script policy, fresh per request", async () => {
-    const a = await fetch(`${web.base}/signin`);
-    const b = await fetch(`${web.base}/signin`);
+    const a = await fetch(`${d.web.base}/signin`);
+    const b = await fetch(`${d.web.base}/signin`);
     const policy = a.headers.get("content-security-policy") ?? "";
     expect(policy).toContain("frame-ancestors 'none'");
     expect(policy).toMatch(/script-src 'self' 'nonce-[A-Za-z0-9+/=]{20,}' 'strict-dynamic'/);
@@ -68,7 +55,7 @@ describe("framing and scripts", () => {
     const html = await a.text();
     expect(html).toContain(`nonce="${nonce}"`);
     for (const path of ["/signin", "/approvals", "/api/health", "/api/trpc/members.list"]) {
-      const r = await fetch(`${web.base}${path}`, { redirect: "manual" });
+      const r = await fetch(`${d.web.base}${path}`, { redirect: "manual" });
       expect(r.headers.get("x-frame-options"), path).toBe("DENY");
       expect(r.headers.get("x-content-type-options"), path).toBe("nosniff");
     }
@@ -90,7 +77,7 @@ describe("framing and scripts", () => {
     expect(blocked.join("\n")).toMatch(/frame-ancestors|Refused to display/);
     // Opened directly, the same page shows signed in.
     const direct = await context.newPage();
-    await direct.goto(`${web.base}/approvals`);
+    await direct.goto(`${d.web.base}/approvals`);
     await expect.poll(() => direct.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     await context.close();
   });
@@ -102,13 +89,13 @@ describe("framing and scripts", () => {
     page.on("console", (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
-    await page.goto(`${web.base}/settings?org=acme`);
+    await page.goto(`${d.web.base}/settings?org=acme`);
     await expect.poll(() => page.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     await expect.poll(() => page.getByText("sam@acme.test").count()).toBeGreaterThan(0);
     expect(violations).toEqual([]);
 
     // The page as the server sent it (its policy header kept) with markup an attacker might get into it.
-    await page.route(`${web.base}/approvals`, async (route) => {
+    await page.route(`${d.web.base}/approvals`, async (route) => {
       const response = await route.fetch();
       const body = (await response.text()).replace(
         "<body>",
@@ -116,7 +103,7 @@ describe("framing and scripts", () => {
       );
       await route.fulfill({ response, body });
     });
-    await page.goto(`${web.base}/approvals`);
+    await page.goto(`${d.web.base}/approvals`);
     await expect.poll(() => page.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     await page.waitForTimeout(500);
     expect(await page.evaluate<string | null>("window.__injected ?? null")).toBeNull();

@@ -1,10 +1,8 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { createConnection } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
-import { createTestDatabase, launchChromium, repoRoot, type SmtpTarget, signInPage, startSmtpTarget, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
-import type { Browser, Locator, Page } from "playwright-core";
+import { organisationWithOwner, type SmtpTarget, screenshots, signedInPage, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addStepAfter, canvasStep, pickVariable, selectStep, stepField, } from "./fixtures/editor";
 
 /**
  * Issue 41: a marketer builds the story's start with declared fields only, before any delivery. The trigger's form
@@ -13,63 +11,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * expression typed by hand); Publish; one form post; the lead's name and company are on the contact, in the database
  * and on Settings -> Contacts.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let smtp: SmtpTarget;
 let orgId: string;
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `declared-fields-${name}.png`), fullPage: true });
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const shot = screenshots("declared-fields");
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  orgId = org.id;
-  await upsertMember(t.db, { orgId, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  smtp = await startSmtpTarget();
-  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "olivia@acme.test" }, secret: null });
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  d = await startTestDeployment();
+  orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  smtp = d.closeAtStop(await startSmtpTarget());
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "olivia@acme.test" }, secret: null });
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await smtp?.close();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
-const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
-const form = (page: Page) => page.locator("form.step-form");
-const field = (page: Page, name: string) => form(page).locator(`.form-field[data-field="${name}"]`);
-
-async function selectNode(page: Page, id: string): Promise<void> {
-  await page.locator(".react-flow__controls-fitview").click();
-  await page.waitForTimeout(150);
-  await node(page, id).click();
-}
-
-async function addAfter(page: Page, after: string, kind: string, id: string): Promise<void> {
-  await selectNode(page, after);
-  await page.click(`.palette-item[data-kind="${kind}"]`);
-  await node(page, id).waitFor();
-  await form(page).waitFor();
-}
-
-/** Clicks the field's "Insert variable" and picks `path` from the list (typing a word into the picker's search). */
-async function pickVariable(scope: Locator, path: string): Promise<void> {
-  await scope.getByRole("button", { name: /Insert variable/ }).click();
-  const menu = scope.locator(".var-picker-menu");
-  await menu.locator(".var-picker-search").fill(path.split(".").at(-1) as string);
-  await menu.locator(`.var-option[data-path="${path}"]`).click();
-}
 
 /** Adds a declared field row and fills it: name, example, and what it is (its type follows a role that has one). */
 async function declare(page: Page, row: number, name: string, example: string, role: string): Promise<void> {
-  const table = field(page, "fields");
+  const table = stepField(page, "fields");
   await table.getByRole("button", { name: "+ Add field" }).click();
   const nameInput = table.locator(`input[name="fields.${row}.name"]`);
   await nameInput.waitFor();
@@ -80,26 +43,25 @@ async function declare(page: Page, row: number, name: string, example: string, r
 
 describe("declared fields and contact attributes", () => {
   it("builds the story's start with declared fields only, picks variables, publishes, and one form post fills the contact", async () => {
-    const page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1000 } });
     page.on("pageerror", (e) => console.log("pageerror:", e.message));
-    await signInPage(page, web.base, "olivia@acme.test", password);
 
-    await page.goto(`${web.base}/automations`);
+    await page.goto(`${d.web.base}/automations`);
     await page.fill('input[name="automation-name"]', "Lead follow-up");
     await page.click('button:has-text("Create")');
     await page.waitForURL(/\/automations\/aut_[0-9a-f]{32}\?org=acme/);
     const automationId = /aut_[0-9a-f]{32}/.exec(page.url())?.[0] as string;
-    await node(page, "trigger").waitFor();
+    await canvasStep(page, "trigger").waitFor();
 
     // 1. The trigger declares the form's fields. The first row offered is the contact's email (with an example).
-    await selectNode(page, "trigger");
+    await selectStep(page, "trigger");
     // The form tool sends its submission's id as "id" (a re-sent submission starts no second run).
-    await field(page, "eventIdField").locator("input").fill("id");
+    await stepField(page, "eventIdField").locator("input").fill("id");
     // Before any field is declared, the by-hand zone path's placeholder names an example zone, not "email".
-    const zonePlaceholder = await field(page, "contactTimeZoneField").locator("input").getAttribute("placeholder");
+    const zonePlaceholder = await stepField(page, "contactTimeZoneField").locator("input").getAttribute("placeholder");
     expect(zonePlaceholder).toContain("Europe/Berlin");
     expect(zonePlaceholder).not.toContain("email");
-    const table = field(page, "fields");
+    const table = stepField(page, "fields");
     await table.getByRole("button", { name: "+ Add field" }).click();
     expect(await table.locator('input[name="fields.0.name"]').inputValue()).toBe("email");
     expect(await table.locator('select[name="fields.0.role"]').inputValue()).toBe("email");
@@ -108,33 +70,33 @@ describe("declared fields and contact attributes", () => {
     await declare(page, 3, "timezone", "America/New_York", "time_zone");
     expect(await table.locator('select[name="fields.3.type"]').inputValue()).toBe("time_zone");
     // The by-hand paths give way to the roles.
-    expect(await field(page, "contactTimeZoneField").count()).toBe(0);
+    expect(await stepField(page, "contactTimeZoneField").count()).toBe(0);
     await page.waitForSelector(".save-state.save-saved");
     await shot(page, "1-trigger-fields");
 
     // 2. A wait after the trigger counts in the declared time-zone field (the contact's zone), not Europe/Berlin.
-    await addAfter(page, "trigger", "wait", "wait");
-    expect(await field(page, "zoneFrom").locator("input").inputValue()).toBe("input.timezone");
-    expect(await field(page, "zone").locator("input").inputValue()).toBe("");
+    await addStepAfter(page, "trigger", "wait", "wait");
+    expect(await stepField(page, "zoneFrom").locator("input").inputValue()).toBe("input.timezone");
+    expect(await stepField(page, "zone").locator("input").inputValue()).toBe("");
     await expect.poll(() => page.locator('[data-testid="rule-sentence"]').textContent()).toBe("Wait until 09:00 on the next weekday in the contact's time zone (input.timezone).");
 
     // 3. The email: plain words typed, the variables picked (offered before any delivery, with their examples).
-    await addAfter(page, "wait", "send_email", "send_email");
-    await field(page, "connection").locator("select").selectOption("mail");
-    const subject = field(page, "subject").locator("input");
+    await addStepAfter(page, "wait", "send_email", "send_email");
+    await stepField(page, "connection").locator("select").selectOption("mail");
+    const subject = stepField(page, "subject").locator("input");
     await subject.fill("A question from ");
     await subject.press("End");
-    await field(page, "subject").getByRole("button", { name: /Insert variable/ }).click();
-    const option = field(page, "subject").locator('.var-option[data-path="input.company"]');
+    await stepField(page, "subject").getByRole("button", { name: /Insert variable/ }).click();
+    const option = stepField(page, "subject").locator('.var-option[data-path="input.company"]');
     expect(await option.textContent()).toContain("e.g. Lumen");
     await shot(page, "2-picker-before-delivery");
     await page.keyboard.press("Escape");
-    await pickVariable(field(page, "subject"), "input.company");
+    await pickVariable(stepField(page, "subject"), "input.company");
     await expect.poll(() => subject.inputValue()).toBe("A question from {{input.company}}");
-    const text = field(page, "text").locator("textarea");
+    const text = stepField(page, "text").locator("textarea");
     await text.fill("Hello ");
     await text.press("End");
-    await pickVariable(field(page, "text"), "contact.name");
+    await pickVariable(stepField(page, "text"), "contact.name");
     await expect.poll(() => text.inputValue()).toBe("Hello {{contact.name}}");
     await page.waitForSelector(".save-state.save-saved");
     await page.waitForTimeout(800);
@@ -161,7 +123,7 @@ describe("declared fields and contact attributes", () => {
     await shot(page, "3-published");
 
     // 5. One form post to the URL-token address.
-    await selectNode(page, "trigger");
+    await selectStep(page, "trigger");
     await page.selectOption('select[name="trigger-mode"]', "url_token");
     await expect.poll(() => page.locator('input[name="trigger-url"]').inputValue()).toMatch(/\/api\/hooks\/acme\/lead-follow-up\/[A-Za-z0-9_-]{40,}$/);
     const url = await page.locator('input[name="trigger-url"]').inputValue();
@@ -182,7 +144,7 @@ describe("declared fields and contact attributes", () => {
     if (timer) expect(timer.zone).toBe("Europe/Madrid");
 
     // 6. Settings -> Contacts shows them, and an editor can change them.
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     const row = page.locator("tr", { has: page.getByRole("button", { name: "View ann@example.com" }) });
     await expect.poll(() => row.locator("[data-contact-name]").textContent()).toBe("Ann Example, Northwind");
     await page.getByRole("button", { name: "View ann@example.com" }).click();

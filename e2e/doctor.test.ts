@@ -1,25 +1,5 @@
-import { spawn, spawnSync } from "node:child_process";
-import { join } from "node:path";
-import { parseGraph } from "@holdfast/core/versions";
-import {
-  type AppProcess,
-  createTestDatabase,
-  createTestPrefix,
-  fetchAgain,
-  freePort,
-  httpChainGraph,
-  type HttpTarget,
-  publish,
-  repoRoot,
-  spawnApp,
-  startHttpTarget,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-  type WebServer,
-  startTestRun,
-} from "@holdfast/testkit";
+import { spawn } from "node:child_process";
+import { fetchAgain, freePort, type HttpTarget, httpChainGraph, lineGraph, productProcesses, publish, runCli, startHttpTarget, startTestDeployment, startTestRun, startWeb, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -28,56 +8,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * repairs them on its own. `holdfast doctor` and the health figures (/api/health, /metrics) find each;
  * `holdfast doctor --repair` makes each run complete. /metrics changes as the work happens.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-let web: WebServer;
-let apps: AppProcess[] = [];
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const env = () => ({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 // /metrics and the detailed /api/health answer only a scraper holding the token.
 const metricsToken = "doctor-metrics-token-0123456789";
 const scraper = { headers: { authorization: `Bearer ${metricsToken}` } };
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  target = await startHttpTarget();
-  await publish(t.db, httpChainGraph(target.url, 1), { automation: "call" });
-  await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "nap", kind: "wait", config: { rule: { kind: "duration", seconds: 1 } } },
-        { id: "e", kind: "end" },
-      ],
-      edges: [
-        { from: "t", to: "nap" },
-        { from: "nap", to: "e" },
-      ],
-    }),
-    { automation: "nap" },
-  );
-  web = await startWeb({ ...env(), METRICS_TOKEN: metricsToken });
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
+  await publish(d.t.db, httpChainGraph(target.url, 1), { automation: "call" });
+  const nap = { id: "nap", kind: "wait", config: { rule: { kind: "duration", seconds: 1 } } };
+  await publish(d.t.db, lineGraph({ id: "t", kind: "trigger", config: { eventIdField: "id" } }, nap, { id: "e", kind: "end" }), { automation: "nap" });
+  await d.startWeb({ METRICS_TOKEN: metricsToken });
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
-const start = async (automation: string, key: string) =>
-  await startTestRun(t.db, automation, { id: key });
+const start = async (automation: string, key: string) => await startTestRun(d.t.db, automation, { id: key });
 
-const doctor = (...args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "doctor", ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url },
-    encoding: "utf8",
-  });
+const doctor = (...args: string[]) => runCli(d.t.url, ["doctor", ...args]);
 
 const metric = (text: string, name: string) => Number(new RegExp(`^${name.replace(/[{}"=]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1] ?? Number.NaN);
 
@@ -110,12 +61,12 @@ describe("the doctor", () => {
     expect(of("no_way_forward")?.count).toBe(0);
     expect(doctor().stdout).toMatch(/FIND\s+waiting_without_timer\s+1/);
 
-    const health = (await (await fetchAgain(`${web.base}/api/health`, scraper)).json()) as { ok: boolean; figures: { silentFailures: Record<string, number>; timers: { overdue: number } } };
+    const health = (await (await fetchAgain(`${d.web.base}/api/health`, scraper)).json()) as { ok: boolean; figures: { silentFailures: Record<string, number>; timers: { overdue: number } } };
     expect(health.ok).toBe(true);
     expect(health.figures.silentFailures).toMatchObject({ waiting_without_timer: 1, overdue_timers: 1, expired_leases: 1, lost_wakeups: 1, no_way_forward: 0 });
     expect(health.figures.timers.overdue).toBe(1);
     await new Promise((r) => setTimeout(r, 2_100)); // past the figures' 2 s cache
-    const before = await (await fetchAgain(`${web.base}/metrics`, scraper)).text();
+    const before = await (await fetchAgain(`${d.web.base}/metrics`, scraper)).text();
     expect(metric(before, 'holdfast_silent_failures{check="overdue_timers"}')).toBe(1);
     expect(metric(before, 'holdfast_silent_failures{check="no_way_forward"}')).toBe(0);
     expect(metric(before, 'holdfast_runs{status="running"}')).toBe(4);
@@ -124,8 +75,7 @@ describe("the doctor", () => {
     expect(before).toMatch(/^holdfast_timer_lateness_ms\{quantile="0.99"\} /m);
 
     // The product comes up without a sweeper: nothing moves the four runs until the doctor repairs them.
-    apps = [spawnApp("relay", { env: { ...env(), RELAY_POLL_MS: "200" } }), spawnApp("engine", { env: env() }), spawnApp("lane-worker", { env: { ...env(), LANE: "io" } })];
-    await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
+    await d.startApps(productProcesses({ io: {} }, { sweeper: false }));
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await q("SELECT count(*)::int AS n FROM runs WHERE status = 'running'")).toEqual([{ n: 4 }]);
 
@@ -138,7 +88,7 @@ describe("the doctor", () => {
     expect(JSON.parse(doctor("--json").stdout).findings.every((f: { count: number }) => f.count === 0)).toBe(true);
 
     await new Promise((r) => setTimeout(r, 2_100));
-    const after = await (await fetchAgain(`${web.base}/metrics`, scraper)).text();
+    const after = await (await fetchAgain(`${d.web.base}/metrics`, scraper)).text();
     expect(metric(after, 'holdfast_runs{status="completed"}')).toBe(4);
     expect(metric(after, 'holdfast_runs{status="running"}')).toBe(0);
     expect(metric(after, 'holdfast_silent_failures{check="overdue_timers"}')).toBe(0);
@@ -149,7 +99,7 @@ describe("the doctor", () => {
     // A second Redis with an eviction policy BullMQ cannot live with.
     const port = await freePort();
     const evicting = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--maxmemory-policy", "allkeys-lru"], { stdio: "ignore" });
-    const other = await startWeb({ ...env(), METRICS_TOKEN: metricsToken, REDIS_URL: `redis://127.0.0.1:${port}` });
+    const other = await startWeb({ ...d.env, METRICS_TOKEN: metricsToken, REDIS_URL: `redis://127.0.0.1:${port}` });
     try {
       const res = await fetchAgain(`${other.base}/api/health`, scraper);
       expect(res.status).toBe(503);
@@ -160,7 +110,7 @@ describe("the doctor", () => {
       expect(gone.status).toBe(503);
       expect(((await gone.json()) as { ready: { redis: { problem: string } } }).ready.redis.problem).toMatch(/^redis: /);
       expect((await fetchAgain(`${other.base}/api/health?live=1`)).status).toBe(200);
-      expect((await fetchAgain(`${web.base}/api/health`)).status).toBe(200);
+      expect((await fetchAgain(`${d.web.base}/api/health`)).status).toBe(200);
     } finally {
       evicting.kill("SIGKILL");
       await other.stop();

@@ -1,15 +1,15 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
-import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
-import { createTestDatabase, launchChromium, repoRoot, signInPage, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
+import { addMember, organisationWithOwner, repoRoot, runCli, signedInPage, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { canvasStep, saved as savedWithin } from "./fixtures/editor";
+import { storyGraphInput } from "./fixtures/story";
 
 /**
  * The full-window editor in Chromium at 1280x800: a 30-step automation published through the CLI, tidied top to
@@ -19,20 +19,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * screenshot; and an autosave whose answer is lost on the way, which says "busy", saves by itself and is never read
  * as someone else's save.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let dir: string;
-const password = "correct horse battery";
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 const artifacts = join(repoRoot, "e2e/artifacts");
-
-const cli = (args: string[]) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url },
-    encoding: "utf8",
-  });
+const cli = (args: string[]) => runCli(d.t.url, args);
 
 /** Publishes a graph through `holdfast automations publish`; the automation's id. */
 async function publishGraph(slug: string, name: string, graph: unknown): Promise<string> {
@@ -71,35 +63,12 @@ function thirtySteps() {
 }
 
 /** The product's story (e2e/maya.test.ts): 9 steps from the form to the CRM. */
-const story = {
-  nodes: [
-    { id: "trigger", kind: "trigger", name: "Form submitted", config: { eventIdField: "id", contactEmailField: "email", contactTimeZoneField: "timezone" } },
-    { id: "wait", kind: "wait", name: "Next weekday 09:00", config: { rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.timezone", zone: "Europe/Berlin" } },
-    { id: "draft", kind: "model_draft", name: "Draft the follow-up", config: { connection: "writer", prompt: "Write a short, friendly follow-up to {{input.name}} about {{input.question}}", maxTokens: 200 } },
-    {
-      id: "approval",
-      kind: "approval",
-      name: "Sam approves",
-      config: { approvers: { users: ["sam@acme.test"] }, title: "Send this follow-up to {{contact.email}}?", content: "{{steps.draft.output.text}}", deadlineSeconds: 86_400 },
-    },
-    { id: "send", kind: "send_email", name: "Send the follow-up", config: { connection: "mail", subject: "About your question, {{input.name}}", text: "{{steps.draft.output.text}}" } },
-    { id: "reply", kind: "wait_for_reply", name: "Wait for a reply", config: { replyTo: "send", timeoutSeconds: 3 * 86_400 } },
-    { id: "crm", kind: "crm_upsert", name: "Update the CRM", config: { connection: "crm", object: "contact", fields: { email: "{{contact.email}}", last_outcome: "{{steps.reply.output.outcome}}" } } },
-    { id: "done", kind: "end", name: "Done" },
-    { id: "dropped", kind: "end", name: "Not sent" },
-  ],
-  edges: [
-    { from: "trigger", to: "wait" },
-    { from: "wait", to: "draft" },
-    { from: "draft", to: "approval" },
-    { from: "approval", to: "send", label: "approved" },
-    { from: "approval", to: "dropped", label: "rejected" },
-    { from: "send", to: "reply" },
-    { from: "reply", to: "crm", label: "reply" },
-    { from: "reply", to: "crm", label: "timeout" },
-    { from: "crm", to: "done" },
-  ],
-};
+const story = storyGraphInput({
+  prompt: "Write a short, friendly follow-up to {{input.name}} about {{input.question}}",
+  subject: "About your question, {{input.name}}",
+  text: "{{steps.draft.output.text}}",
+  slack: false,
+});
 
 let bigId: string;
 let storyId: string;
@@ -107,28 +76,24 @@ let storyId: string;
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   dir = mkdtempSync(join(tmpdir(), "holdfast-editor-canvas-"));
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  await upsertMember(t.db, { orgId: org.id, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  await upsertMember(t.db, { orgId: org.id, email: "sam@acme.test", name: "Sam", password, role: "approver" });
-  await createConnection(t.db, { orgId: org.id, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: 2525, tls: "none", from: "Sam at Acme <sam@acme.test>", user: "sam@acme.test" }, secret: "mail password" });
-  await createConnection(t.db, { orgId: org.id, kind: "model", name: "writer", config: { baseUrl: "http://127.0.0.1:9/v1", model: "gpt-4o-mini", inputMicrosPerMTok: 150_000, outputMicrosPerMTok: 600_000 }, secret: "sk-writer" });
-  await createConnection(t.db, { orgId: org.id, kind: "crm", name: "crm", config: { baseUrl: "http://127.0.0.1:9" }, secret: "crm-token" });
+  d = await startTestDeployment();
+  const orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "approver");
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: 2525, tls: "none", from: "Sam at Acme <sam@acme.test>", user: "sam@acme.test" }, secret: "mail password" });
+  await createConnection(d.t.db, { orgId, kind: "model", name: "writer", config: { baseUrl: "http://127.0.0.1:9/v1", model: "gpt-4o-mini", inputMicrosPerMTok: 150_000, outputMicrosPerMTok: 600_000 }, secret: "sk-writer" });
+  await createConnection(d.t.db, { orgId, kind: "crm", name: "crm", config: { baseUrl: "http://127.0.0.1:9" }, secret: "crm-token" });
   bigId = await publishGraph("big", "Thirty steps", thirtySteps());
   storyId = await publishGraph("maya-follow-up", "Maya follow-up", story);
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await t?.drop();
+  await d?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 type Box = { x: number; y: number; width: number; height: number };
-const node = (page: Page, id: string) => page.locator(`.react-flow__node[data-id="${id}"]`);
 const inside = (b: Box, c: Box) => b.x >= c.x - 0.5 && b.y >= c.y - 0.5 && b.x + b.width <= c.x + c.width + 0.5 && b.y + b.height <= c.y + c.height + 0.5;
 const intersects = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
 const draftOf = async (id: string) =>
@@ -138,9 +103,7 @@ const draftOf = async (id: string) =>
   };
 const edgeList = (g: { edges: { from: string; to: string; label?: string }[] }) => g.edges.map((e) => `${e.from}-${e.label ?? ""}->${e.to}`);
 
-async function saved(page: Page): Promise<void> {
-  await page.waitForSelector(".save-state.save-saved", { timeout: 20_000 });
-}
+const saved = (page: Page) => savedWithin(page, 20_000);
 
 /** The canvas's zoom, read from the viewport's transform. */
 const zoomOf = async (page: Page) =>
@@ -165,7 +128,7 @@ async function settledBoxes(page: Page): Promise<Record<string, Box>> {
 /** Scrolls the canvas (the wheel pans it) until the step is wholly on screen; false when it never gets there. */
 async function scrollTo(page: Page, id: string, canvas: Box): Promise<boolean> {
   for (let i = 0; i < 20; i++) {
-    const b = (await node(page, id).boundingBox()) as Box;
+    const b = (await canvasStep(page, id).boundingBox()) as Box;
     if (inside(b, canvas)) return true;
     const dx = b.x + b.width / 2 - (canvas.x + canvas.width / 2);
     const dy = b.y + b.height / 2 - (canvas.y + canvas.height / 2);
@@ -178,14 +141,13 @@ async function scrollTo(page: Page, id: string, canvas: Box): Promise<boolean> {
 
 describe("the full-window editor", () => {
   it("tidies 30 steps top to bottom at a readable zoom, scrolls to each, and inserts, duplicates, pastes and finds steps", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${bigId}?org=acme`);
-    await node(page, "signup").waitFor();
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${bigId}?org=acme`);
+    await canvasStep(page, "signup").waitFor();
     expect(await page.locator(".react-flow__node").count()).toBe(30);
 
     // A step selected (the drawer open), then Tidy.
-    await node(page, "signup").click();
+    await canvasStep(page, "signup").click();
     await page.locator(".panel .step-drawer").waitFor();
     await page.getByRole("button", { name: "Tidy layout" }).click();
     await saved(page);
@@ -236,22 +198,22 @@ describe("the full-window editor", () => {
     // "+" on the edge signup -> fetch_1: a wait goes in between.
     await page.locator('.edge-insert[data-edge="signup->fetch_1"]').click();
     await page.locator('[data-chooser="kind"] [data-choice="wait"]').click();
-    await node(page, "wait").waitFor();
+    await canvasStep(page, "wait").waitFor();
     await saved(page);
     await expect.poll(async () => edgeList((await draftOf(bigId)).graph)).toEqual(expect.arrayContaining(["signup-->wait", "wait-->fetch_1"]));
     expect(edgeList((await draftOf(bigId)).graph)).not.toContain("signup-->fetch_1");
 
     // Deleted again: its neighbours are joined.
-    await node(page, "wait").click();
+    await canvasStep(page, "wait").click();
     await page.keyboard.press("Delete");
-    await expect.poll(() => node(page, "wait").count()).toBe(0);
+    await expect.poll(() => canvasStep(page, "wait").count()).toBe(0);
     await saved(page);
     await expect.poll(async () => edgeList((await draftOf(bigId)).graph)).toContain("signup-->fetch_1");
 
     // Ctrl+D duplicates fetch_1: a new id, the same settings, no edges.
-    await node(page, "fetch_1").click();
+    await canvasStep(page, "fetch_1").click();
     await page.keyboard.press("Control+d");
-    await node(page, "http_request").waitFor();
+    await canvasStep(page, "http_request").waitFor();
     await saved(page);
     await expect.poll(async () => (await draftOf(bigId)).graph.nodes.find((n) => n.id === "http_request")?.config).toEqual(
       (await draftOf(bigId)).graph.nodes.find((n) => n.id === "fetch_1")?.config,
@@ -262,11 +224,11 @@ describe("the full-window editor", () => {
     await page.keyboard.type("fetch_2");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator(".react-flow__node.selected").getAttribute("data-id")).toBe("fetch_2");
-    await node(page, "check_2").click({ modifiers: ["Shift"] });
+    await canvasStep(page, "check_2").click({ modifiers: ["Shift"] });
     await expect.poll(() => page.locator(".react-flow__node.selected").count()).toBe(2);
     await page.keyboard.press("Control+c");
     await page.keyboard.press("Control+v");
-    await node(page, "branch").waitFor();
+    await canvasStep(page, "branch").waitFor();
     await saved(page);
     const pasted = (await draftOf(bigId)).graph;
     expect(pasted.nodes.map((n) => n.id)).toEqual(expect.arrayContaining(["http_request_2", "branch"]));
@@ -282,15 +244,14 @@ describe("the full-window editor", () => {
     await page.keyboard.type("Log the failure 5");
     await page.keyboard.press("Enter");
     await expect.poll(() => page.locator(".react-flow__node.selected").getAttribute("data-id")).toBe("note_5");
-    await expect.poll(async () => inside((await node(page, "note_5").boundingBox()) as Box, canvas)).toBe(true);
+    await expect.poll(async () => inside((await canvasStep(page, "note_5").boundingBox()) as Box, canvas)).toBe(true);
     await page.close();
   });
 
   it("the 9-step story fits the canvas at 1280x800 after Tidy, readable, and the palette's last item is not cut off", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${storyId}?org=acme`);
-    await node(page, "trigger").waitFor();
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${storyId}?org=acme`);
+    await canvasStep(page, "trigger").waitFor();
     await page.getByRole("button", { name: "Tidy layout" }).click();
     await saved(page);
     const boxes = Object.entries(await settledBoxes(page));
@@ -314,17 +275,17 @@ describe("the full-window editor", () => {
     await page.getByRole("button", { name: "»" }).click();
     await page.locator(".palette-item").first().waitFor();
     // "Add after" on the approval asks which output, and follows the answer.
-    await node(page, "approval").click();
+    await canvasStep(page, "approval").click();
     await page.click('.palette-item[data-kind="http_request"]');
     const chooser = page.locator('[data-chooser="output"]');
     expect(await chooser.locator("button[data-choice]").allTextContents()).toEqual(["When approved", "When rejected"]);
     await page.screenshot({ path: join(artifacts, "editor-story-output-chooser.png") });
     await chooser.locator('[data-choice="rejected"]').click();
-    await node(page, "http_request").waitFor();
+    await canvasStep(page, "http_request").waitFor();
     await saved(page);
     expect(edgeList((await draftOf(storyId)).graph)).toEqual(expect.arrayContaining(["approval-rejected->http_request", "http_request-->dropped", "approval-approved->send"]));
     // The variable picker opens inside the window, whole, even from the drawer's right edge.
-    await node(page, "draft").click();
+    await canvasStep(page, "draft").click();
     const prompt = page.locator('.step-form .form-field[data-field="prompt"]');
     await prompt.getByRole("button", { name: /Insert variable/ }).click();
     const menu = (await prompt.locator(".var-picker-menu").boundingBox()) as Box;
@@ -334,10 +295,9 @@ describe("the full-window editor", () => {
   });
 
   it("a save whose answer is lost says busy, saves by itself, and is never read as someone else's save", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${storyId}?org=acme`);
-    await node(page, "wait").waitFor();
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${storyId}?org=acme`);
+    await canvasStep(page, "wait").waitFor();
     const revision = (await draftOf(storyId)).revision;
     // The first save reaches the server (and is stored) but its answer never comes back; then the network fails once.
     let saves = 0;
@@ -353,10 +313,10 @@ describe("the full-window editor", () => {
     });
     const state = page.locator(".save-state");
     const watch = setInterval(() => void state.textContent().then((s) => s && seen.push(s), () => {}), 100);
-    await node(page, "wait").click();
+    await canvasStep(page, "wait").click();
     await page.locator('.step-drawer input[name="node-id"]').waitFor();
     await page.keyboard.press("Control+d");
-    await node(page, "wait_2").waitFor();
+    await canvasStep(page, "wait_2").waitFor();
     await expect.poll(() => state.textContent()).toBe("Holdfast is busy; your change is kept and will be saved");
     await page.waitForSelector(".save-state.save-saved", { timeout: 40_000 });
     clearInterval(watch);

@@ -3,8 +3,7 @@
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { upsertMember } from "@holdfast/core/people";
-import { createTestDatabase, launchChromium, repoRoot, sessionCookieFor, startWeb, type TestDatabase, type WebServer } from "@holdfast/testkit";
+import { contextWithSession, organisationWithOwner, repoRoot, sessionCookieFor, startTestDeployment, type TestDeployment, testPassword } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -13,27 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * walk its steps with the arrows, add an HTTP request after the trigger with A, open it with Enter, type its address,
  * find a step with Ctrl+K, and see "All changes saved" with trigger -> HTTP request -> end in the saved draft.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
-const password = "correct horse battery";
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 const artifacts = join(repoRoot, "e2e/artifacts");
 
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  await upsertMember(t.db, { orgId: org.id, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  d = await startTestDeployment();
+  await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 /** What has the focus: a step's id, an element's name, its choice or its text. */
 const focused = (page: Page) =>
@@ -61,12 +53,10 @@ const activeMatches = (selector: string) => (page: Page) => page.evaluate((s) =>
 
 describe("the editor with the keyboard only", () => {
   it("builds trigger -> HTTP request -> end and saves it", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const cookie = await sessionCookieFor(t.db, "olivia@acme.test", password);
-    const [name, value] = (cookie.split(";")[0] ?? "").split("=") as [string, string];
-    await context.addCookies([{ name, value, url: web.base }]);
+    const cookie = await sessionCookieFor(d.t.db, "olivia@acme.test", testPassword);
+    const context = await contextWithSession(browser, cookie, { viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
-    await page.goto(`${web.base}/automations?org=acme`);
+    await page.goto(`${d.web.base}/automations?org=acme`);
     await page.locator('input[name="automation-name"]').waitFor();
     await page.locator("html[data-hydrated]").waitFor();
 

@@ -1,22 +1,8 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The page.evaluate callbacks below run in Chromium: their DOM types come from lib dom.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { createAutomation, parseGraph, triggerSettings } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
-import {
-  createTestDatabase,
-  createTestPrefix,
-  launchChromium,
-  publish,
-  repoRoot,
-  signInPage,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  type WebServer,
-} from "@holdfast/testkit";
+import { createAutomation, triggerSettings } from "@holdfast/core/versions";
+import { addMember, publish, screenshots, signedInPage, startOnlyGraph, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -27,27 +13,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * repeat was recognised (the key only under Details), and the runs page's empty state shows the real URL with its
  * token. Screenshots: e2e/artifacts/form-intake*.png.
  */
-let t: TestDatabase;
-let web: WebServer;
-const prefix = createTestPrefix();
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
+let d: TestDeployment;
+const shot = screenshots("form-intake");
 const tokens = {} as Record<"leads" | "every" | "drafty" | "signup" | "typed", string>;
 const ids = {} as Record<"acme" | "quiet" | "leads" | "drafty" | "signup" | "typed", string>;
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
-const graph = (trigger: Record<string, unknown>) =>
-  parseGraph({
-    nodes: [
-      { id: "t", kind: "trigger", config: trigger },
-      { id: "e", kind: "end" },
-    ],
-    edges: [{ from: "t", to: "e" }],
-  });
+const graph = startOnlyGraph;
 
 /** A form tool's post: form-urlencoded fields, no webhook-id header. */
 const submit = async (org: string, automation: keyof typeof tokens, fields: Record<string, string>) => {
-  const res = await fetch(`${web.base}/api/hooks/${org}/${automation}/${tokens[automation]}`, {
+  const res = await fetch(`${d.web.base}/api/hooks/${org}/${automation}/${tokens[automation]}`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(fields).toString(),
@@ -67,30 +43,25 @@ const shownText = (page: import("playwright-core").Page) =>
   });
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const leads = await publish(t.db, graph({ eventIdField: "id" }), { org: "acme", automation: "leads", triggerAuth: "url_token" });
-  const every = await publish(t.db, graph({ eventIdField: "id", duplicateWindowHours: 0 }), { org: "acme", automation: "every", triggerAuth: "url_token" });
-  const typed = await publish(t.db, graph({}), { org: "acme", automation: "typed", triggerAuth: "url_token" });
+  d = await startTestDeployment();
+  const leads = await publish(d.t.db, graph({ eventIdField: "id" }), { org: "acme", automation: "leads", triggerAuth: "url_token" });
+  const every = await publish(d.t.db, graph({ eventIdField: "id", duplicateWindowHours: 0 }), { org: "acme", automation: "every", triggerAuth: "url_token" });
+  const typed = await publish(d.t.db, graph({}), { org: "acme", automation: "typed", triggerAuth: "url_token" });
   ids.typed = typed.automationId;
-  tokens.typed = (await triggerSettings(t.db, typed.orgId, typed.automationId, "url_token")).urlToken;
-  const signup = await publish(t.db, graph({ eventIdField: "id" }), { org: "quiet", automation: "signup", triggerAuth: "url_token" });
+  tokens.typed = (await triggerSettings(d.t.db, typed.orgId, typed.automationId, "url_token")).urlToken;
+  const signup = await publish(d.t.db, graph({ eventIdField: "id" }), { org: "quiet", automation: "signup", triggerAuth: "url_token" });
   Object.assign(ids, { acme: leads.orgId, quiet: signup.orgId, leads: leads.automationId, signup: signup.automationId });
-  ids.drafty = (await t.db.$transaction((tx) => createAutomation(tx, { orgId: ids.acme, slug: "drafty", name: "Never published", triggerAuth: "url_token" }))).id;
-  tokens.leads = (await triggerSettings(t.db, ids.acme, ids.leads, "url_token")).urlToken;
-  tokens.every = (await triggerSettings(t.db, ids.acme, every.automationId, "url_token")).urlToken;
-  tokens.drafty = (await triggerSettings(t.db, ids.acme, ids.drafty, "url_token")).urlToken;
-  tokens.signup = (await triggerSettings(t.db, ids.quiet, ids.signup, "url_token")).urlToken;
-  await upsertMember(t.db, { orgId: ids.acme, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  await upsertMember(t.db, { orgId: ids.quiet, email: "quinn@quiet.test", name: "Quinn", password, role: "owner" });
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
+  ids.drafty = (await d.t.db.$transaction((tx) => createAutomation(tx, { orgId: ids.acme, slug: "drafty", name: "Never published", triggerAuth: "url_token" }))).id;
+  tokens.leads = (await triggerSettings(d.t.db, ids.acme, ids.leads, "url_token")).urlToken;
+  tokens.every = (await triggerSettings(d.t.db, ids.acme, every.automationId, "url_token")).urlToken;
+  tokens.drafty = (await triggerSettings(d.t.db, ids.acme, ids.drafty, "url_token")).urlToken;
+  tokens.signup = (await triggerSettings(d.t.db, ids.quiet, ids.signup, "url_token")).urlToken;
+  await addMember(d.t.db, ids.acme, "olivia@acme.test", "Olivia", "owner");
+  await addMember(d.t.db, ids.quiet, "quinn@quiet.test", "Quinn", "owner");
+  await d.startWeb({ LOG_LEVEL: "warn" });
 }, 300_000);
 
-afterAll(async () => {
-  await web?.stop();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 describe("a form post without an id header", () => {
   const maya = { email: "maya@example.com", name: "Maya", company: "Acme" };
@@ -153,26 +124,25 @@ describe("a form post without an id header", () => {
 
 describe("in Chromium", () => {
   it("the list shows Draft, the deliveries say 'identical form' in words, the empty runs page shows the real URL with its token", async () => {
-    const browser = await launchChromium();
+    const browser = await d.launchBrowser();
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await signInPage(page, web.base, "olivia@acme.test", password);
-      await page.goto(`${web.base}/automations?org=acme`);
+      const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+      await page.goto(`${d.web.base}/automations?org=acme`);
       const drafty = page.locator('tr[data-automation="drafty"] [data-lifecycle]');
       await expect.poll(() => drafty.textContent()).toBe("Draft");
       expect(await page.locator('tr[data-automation="leads"] [data-lifecycle]').textContent()).toBe("Active");
-      await page.screenshot({ path: join(artifacts, "form-intake-list.png"), fullPage: true });
+      await shot(page, "list");
 
-      await page.goto(`${web.base}/automations/${ids.drafty}?org=acme`);
+      await page.goto(`${d.web.base}/automations/${ids.drafty}?org=acme`);
       await expect.poll(() => page.locator("[data-lifecycle-words]").textContent()).toBe("Draft: not published yet; deliveries are refused until you publish.");
       expect(await page.locator(".lifecycle [data-lifecycle]").textContent()).toBe("Draft");
-      await page.screenshot({ path: join(artifacts, "form-intake-draft.png") });
+      await shot(page, "draft");
       // Published: the bar says Active at once, and the same form post now starts a run.
       await page.getByRole("button", { name: "Publish", exact: true }).click();
       await expect.poll(() => page.locator("[data-lifecycle-words]").textContent()).toBe("Active: deliveries start runs.");
       expect((await submit("acme", "drafty", { email: "dora@example.com" })).status).toBe(202);
 
-      await page.goto(`${web.base}/automations/${ids.leads}?org=acme`);
+      await page.goto(`${d.web.base}/automations/${ids.leads}?org=acme`);
       await page.locator('[data-node="t"]').click();
       const log = page.locator('section[aria-label="recent deliveries"]');
       await expect.poll(async () => (await log.locator('tr[data-outcome="duplicate"]').first().textContent()) ?? "").toMatch(/Same submission as .+ \((identical form|same id sub_77)\)/);
@@ -182,27 +152,26 @@ describe("in Chromium", () => {
       expect(await page.locator("[data-id-fields]").textContent()).toContain("none of the usual id fields");
       const text = await shownText(page);
       for (const word of engineWords) expect(text).not.toContain(word);
-      await page.screenshot({ path: join(artifacts, "form-intake-deliveries.png"), fullPage: true });
-      await log.screenshot({ path: join(artifacts, "form-intake-deliveries-log.png") });
+      await shot(page, "deliveries");
+      await shot(log, "deliveries-log");
 
       // A form tool that sends submission_id: the panel lists it first, with its value, as the id field to choose.
       expect((await submit("acme", "typed", { submission_id: "sub_9", email: "tia@example.com" })).status).toBe(202);
-      await page.goto(`${web.base}/automations/${ids.typed}?org=acme`);
+      await page.goto(`${d.web.base}/automations/${ids.typed}?org=acme`);
       await page.locator('[data-node="t"]').click();
       await expect.poll(() => page.locator("[data-id-fields]").getAttribute("data-id-fields")).toBe("submission_id");
       expect(await page.locator("[data-id-fields]").textContent()).toContain("Your sample has submission_id");
 
       // Quinn's organisation has an automation and no run yet: the runs page shows a request to its real URL.
-      const quiet = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await signInPage(quiet, web.base, "quinn@quiet.test", password);
-      await quiet.goto(`${web.base}/`);
+      const quiet = await signedInPage(browser, d.web.base, "quinn@quiet.test", { viewport: { width: 1280, height: 800 } });
+      await quiet.goto(`${d.web.base}/`);
       const request = quiet.locator('[data-first-request="request"] [data-copy-text]');
       const curl = (await request.textContent()) ?? "";
-      expect(curl).toContain(`${web.base}/api/hooks/quiet/signup/${tokens.signup}`);
+      expect(curl).toContain(`${d.web.base}/api/hooks/quiet/signup/${tokens.signup}`);
       expect(curl).not.toContain("localhost:3000");
       const quietText = await shownText(quiet);
       for (const word of engineWords) expect(quietText).not.toContain(word);
-      await quiet.screenshot({ path: join(artifacts, "form-intake-runs-empty.png"), fullPage: true });
+      await shot(quiet, "runs-empty");
 
       // The request shown works as it is: the same fields posted to that URL start a run.
       const url = /'(http[^']+)'/.exec(curl)?.[1] as string;

@@ -1,68 +1,34 @@
 import { Redis } from "ioredis";
-import { startRun } from "@holdfast/core/run";
-import {
-  type AppProcess,
-  appEnv,
-  createTestDatabase,
-  createTestPrefix,
-  type HttpTarget,
-  httpChainGraph,
-  publish,
-  spawnApp,
-  startHttpTarget,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-} from "@holdfast/testkit";
+import { type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-let apps: AppProcess[] = [];
-const prefix = createTestPrefix();
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  target = await startHttpTarget();
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
 });
-afterEach(async () => {
-  await Promise.all(apps.map((a) => a.stop()));
-  apps = [];
-});
-afterAll(async () => {
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterEach(async () => d.stopApps());
+afterAll(async () => d?.stop());
 
-const env = (over: Record<string, string> = {}) => appEnv(t.url, prefix.prefix, { LANE_LEASE_MS: "30000", SHUTDOWN_GRACE_MS: "10000", ...over });
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const start = (automation: string, key: string) =>
-  startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body: {},
-    headers: { "webhook-id": key, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-    auth: { kind: "operator" },
-  });
+const env = (over: Record<string, string> = {}) => d.quickEnv({ LANE_LEASE_MS: "30000", SHUTDOWN_GRACE_MS: "10000", ...over });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const start = async (automation: string, key: string) => ({ runId: await startTestRun(d.t.db, automation, {}, { webhookId: key }) });
 const stepOf = async (runId: string) => (await q("SELECT id, status, attempt, owner, output FROM steps WHERE run_id = $1", [runId]))[0];
 
 describe("fencing", () => {
   it("a worker frozen past its lease before settling is fenced out: its settle changes 0 rows", async () => {
-    await publish(t.db, httpChainGraph(target.url, 1), { automation: "fencing-settle" });
+    await publish(d.t.db, httpChainGraph(target.url, 1), { automation: "fencing-settle" });
     target.behave({ delayMs: 0 });
     const lease = { LANE_LEASE_MS: "1500", LANE_HEARTBEAT_MS: "500" };
-    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("sweeper", { env: env() }));
+    for (const app of ["relay", "engine", "sweeper"] as const) d.spawn({ app, env: env() });
     // A freezes itself after the HTTP call returned, before its settle (SIGSTOP at worker.before_settle).
-    const a = spawnApp("lane-worker", { env: env({ ...lease, HOLDFAST_PAUSE_AT: "worker.before_settle" }), label: "worker-a" });
-    apps.push(a);
+    const a = d.spawn({ app: "lane-worker", env: env({ ...lease, HOLDFAST_PAUSE_AT: "worker.before_settle" }), label: "worker-a" });
     await a.waitForOutput(/lane worker ready/);
     const { runId } = await start("fencing-settle", "fence-settle-1");
     await a.waitForOutput(/pausepoint worker.before_settle/);
-    const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
-    apps.push(b);
+    d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
     a.signal("SIGCONT");
     await a.waitForOutput(/settle changed 0 rows/, 10_000);
@@ -73,19 +39,17 @@ describe("fencing", () => {
   });
 
   it("a worker frozen past its lease mid-call is fenced out: its heartbeat changes 0 rows and it stops the step", async () => {
-    await publish(t.db, httpChainGraph(target.url, 1), { automation: "fencing" });
+    await publish(d.t.db, httpChainGraph(target.url, 1), { automation: "fencing" });
     target.behave({ delayMs: 2_000, delayFirstOnly: true });
     const lease = { LANE_LEASE_MS: "1500", LANE_HEARTBEAT_MS: "500" };
-    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("sweeper", { env: env() }));
-    const a = spawnApp("lane-worker", { env: env(lease), label: "worker-a" });
-    apps.push(a);
+    for (const app of ["relay", "engine", "sweeper"] as const) d.spawn({ app, env: env() });
+    const a = d.spawn({ app: "lane-worker", env: env(lease), label: "worker-a" });
     await a.waitForOutput(/lane worker ready/);
     const { runId } = await start("fencing", "fence-1");
     // Freeze A while its call is in flight: the provider has the request, A has no answer yet.
     await waitFor(async () => target.calls.get(`${runId}/call_1/1`) === 1, 20_000, "worker A's call to reach the provider");
     a.signal("SIGSTOP");
-    const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
-    apps.push(b);
+    d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
     expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
     await new Promise((r) => setTimeout(r, 500)); // A's delayed answer is now in its socket
@@ -104,20 +68,18 @@ describe("fencing", () => {
 
 describe("two workers on one effect key", () => {
   it("never overlap at the provider: B waits out frozen A's effect lease, then re-sends only after A's call was answered", async () => {
-    await publish(t.db, httpChainGraph(target.url, 1), { automation: "race" });
+    await publish(d.t.db, httpChainGraph(target.url, 1), { automation: "race" });
     // The provider answers within the lease (800 ms < 2 s): the bound that makes "no overlap" hold.
     target.behave({ delayMs: 800, delayFirstOnly: false });
     const lease = { LANE_LEASE_MS: "2000", LANE_HEARTBEAT_MS: "500" };
-    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("sweeper", { env: env() }));
-    const a = spawnApp("lane-worker", { env: env(lease), label: "worker-a" });
-    apps.push(a);
+    for (const app of ["relay", "engine", "sweeper"] as const) d.spawn({ app, env: env() });
+    const a = d.spawn({ app: "lane-worker", env: env(lease), label: "worker-a" });
     await a.waitForOutput(/lane worker ready/);
     const { runId } = await start("race", "race-1");
     const key = `${runId}/call_1/1`;
     await waitFor(async () => target.calls.get(key) === 1, 20_000, "worker A's call to reach the provider");
     a.signal("SIGSTOP");
-    const b = spawnApp("lane-worker", { env: env(lease), label: "worker-b" });
-    apps.push(b);
+    d.spawn({ app: "lane-worker", env: env(lease), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "B to finish the run");
     a.signal("SIGCONT");
     expect(target.calls.get(key)).toBe(2); // B re-sent with the same key (the provider answered A's into a frozen socket)
@@ -130,11 +92,10 @@ describe("two workers on one effect key", () => {
 
 describe("shutdown", () => {
   it("on SIGTERM a worker stops claiming, waits the grace period, then releases its lease for another worker at once", async () => {
-    await publish(t.db, httpChainGraph(target.url, 1), { automation: "shutdown" });
+    await publish(d.t.db, httpChainGraph(target.url, 1), { automation: "shutdown" });
     target.behave({ delayMs: 20_000, delayFirstOnly: true });
-    apps.push(spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }));
-    const a = spawnApp("lane-worker", { env: env({ SHUTDOWN_GRACE_MS: "500", LANE_LEASE_MS: "60000" }), label: "worker-a" });
-    apps.push(a);
+    for (const app of ["relay", "engine"] as const) d.spawn({ app, env: env() });
+    const a = d.spawn({ app: "lane-worker", env: env({ SHUTDOWN_GRACE_MS: "500", LANE_LEASE_MS: "60000" }), label: "worker-a" });
     const { runId } = await start("shutdown", "term-1");
     await waitFor(async () => (await stepOf(runId))?.status === "running", 20_000, "worker A to claim");
     // A's call must be in flight when it is told to stop (otherwise B's call is the provider's slow first one).
@@ -145,8 +106,7 @@ describe("shutdown", () => {
     const released = await q("SELECT type FROM run_events WHERE run_id = $1 AND type = 'step.released'", [runId]);
     expect(released).toHaveLength(1);
     // No sweeper runs here and the 60 s lease never lapsed: B gets the step because A released it.
-    const b = spawnApp("lane-worker", { env: env(), label: "worker-b" });
-    apps.push(b);
+    d.spawn({ app: "lane-worker", env: env(), label: "worker-b" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 20_000, "B to finish");
     expect(await stepOf(runId)).toMatchObject({ status: "done", attempt: 2 });
   });
@@ -154,19 +114,18 @@ describe("shutdown", () => {
 
 describe("lost queue messages", () => {
   it("runs still complete when Redis loses every wake-up: the sweeper finds the quiet runs", async () => {
-    await publish(t.db, httpChainGraph(target.url, 2), { automation: "lossy" });
+    await publish(d.t.db, httpChainGraph(target.url, 2), { automation: "lossy" });
     target.behave({ delayMs: 0 });
     // Relay publishes while no engine is running; then the queue's keys are wiped.
-    const relay = spawnApp("relay", { env: env() });
-    apps.push(relay);
+    d.spawn({ app: "relay", env: env() });
     const runIds: string[] = [];
     for (let i = 0; i < 5; i++) runIds.push((await start("lossy", `lost-${i}`)).runId);
     await waitFor(async () => (await q("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL"))[0].n === 0, 20_000, "relay to publish");
-    await prefix.clear();
+    await d.clearRedis();
     const redis = new Redis(testRedisUrl);
-    expect(await redis.keys(`${prefix.prefix}:*`)).toEqual([]);
+    expect(await redis.keys(`${d.prefix}:*`)).toEqual([]);
     redis.disconnect();
-    apps.push(spawnApp("engine", { env: env() }), spawnApp("lane-worker", { env: env() }), spawnApp("sweeper", { env: env() }));
+    for (const app of ["engine", "lane-worker", "sweeper"] as const) d.spawn({ app, env: env() });
     await waitFor(
       async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0].n === runIds.length,
       40_000,
@@ -180,10 +139,10 @@ describe("lost queue messages", () => {
 
 describe("wake-ups without Redis", () => {
   it("with WAKEUPS=poll and Redis unreachable, runs complete by polling the outbox", async () => {
-    await publish(t.db, httpChainGraph(target.url, 3), { automation: "no-redis" });
+    await publish(d.t.db, httpChainGraph(target.url, 3), { automation: "no-redis" });
     target.behave({ delayMs: 0, failFirst: 0 });
     const e = env({ WAKEUPS: "poll", POLL_INTERVAL_MS: "100", REDIS_URL: "redis://127.0.0.1:1" });
-    apps.push(spawnApp("engine", { env: e }), spawnApp("lane-worker", { env: e }), spawnApp("sweeper", { env: e }));
+    for (const app of ["engine", "lane-worker", "sweeper"] as const) d.spawn({ app, env: e });
     const runIds: string[] = [];
     for (let i = 0; i < 5; i++) runIds.push((await start("no-redis", `poll-${i}`)).runId);
     await waitFor(
@@ -192,8 +151,7 @@ describe("wake-ups without Redis", () => {
       "every run to complete without Redis",
     );
     expect(await q("SELECT count(*)::int AS n FROM outbox WHERE sent_at IS NULL AND available_at <= now()")).toEqual([{ n: 0 }]);
-    const relay = spawnApp("relay", { env: e });
-    apps.push(relay);
+    const relay = d.spawn({ app: "relay", env: e });
     await relay.waitForOutput(/must not run/);
   });
 });
@@ -201,9 +159,8 @@ describe("wake-ups without Redis", () => {
 describe("sweeper election (the due sweep and every other sweep run only on the leader)", () => {
   it("one sweeper leads; when it is killed the standby takes over within the lease length", async () => {
     const e = env({ LEADER_LEASE_MS: "1500", SWEEP_INTERVAL_MS: "200" });
-    const s1 = spawnApp("sweeper", { env: e, label: "sweeper-1" });
-    const s2 = spawnApp("sweeper", { env: e, label: "sweeper-2" });
-    apps.push(s1, s2);
+    const s1 = d.spawn({ app: "sweeper", env: e, label: "sweeper-1" });
+    const s2 = d.spawn({ app: "sweeper", env: e, label: "sweeper-2" });
     const owner = async () => (await q("SELECT owner FROM leader_leases WHERE name = 'sweeper' AND lease_until > now()"))[0]?.owner as string | undefined;
     const first = await waitFor(owner, 20_000, "a leader");
     const leader = first.endsWith(`:${s1.pid()}`) ? s1 : s2;

@@ -1,26 +1,19 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { parseGraph, triggerSettings } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
+import { triggerSettings } from "@holdfast/core/versions";
 import {
-  type AppProcess,
-  createTestDatabase,
-  createTestPrefix,
+  addMember,
   type HttpTarget,
-  launchChromium,
+  lineGraph,
+  productProcesses,
   publish,
-  repoRoot,
-  signInPage,
-  spawnApp,
+  screenshots,
+  signedInPage,
   startHttpTarget,
+  startTestDeployment,
   startTestRun,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
+  type TestDeployment,
   waitFor,
-  type WebServer,
 } from "@holdfast/testkit";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -30,83 +23,38 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * then a confirm), and retries a failed run from its failed step on the run page (the call goes out again with the
  * same Idempotency-Key and the run completes). Screenshots: e2e/artifacts/lifecycle-*.png.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-let web: WebServer;
-let apps: AppProcess[] = [];
-let browser: Browser;
 let page: Page;
 const ids: Record<string, string> = {};
 let token = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (name: string) => page.screenshot({ path: join(artifacts, `lifecycle-${name}.png`), fullPage: true });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shots = screenshots("lifecycle");
+const shot = (name: string) => shots(page, name);
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  target = await startHttpTarget();
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
   const orders = await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "cool_off", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } },
-        { id: "done", kind: "end" },
-      ],
-      edges: [
-        { from: "start", to: "cool_off" },
-        { from: "cool_off", to: "done" },
-      ],
-    }),
+    d.t.db,
+    lineGraph({ id: "start", kind: "trigger", config: { eventIdField: "id" } }, { id: "cool_off", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } }, { id: "done", kind: "end" }),
     { automation: "orders", triggerAuth: "url_token" },
   );
   ids.org = orders.orgId;
   ids.orders = orders.automationId;
-  ids.fragile = (
-    await publish(
-      t.db,
-      parseGraph({
-        nodes: [
-          { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-          { id: "update_crm", kind: "http_request", config: { url: target.url, maxAttempts: 1 } },
-          { id: "done", kind: "end" },
-        ],
-        edges: [
-          { from: "start", to: "update_crm" },
-          { from: "update_crm", to: "done" },
-        ],
-      }),
-      { automation: "fragile" },
-    )
-  ).automationId;
-  token = (await triggerSettings(t.db, ids.org, ids.orders, "url_token")).urlToken;
-  await upsertMember(t.db, { orgId: ids.org, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = await startWeb(env);
-  apps = [
-    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "io", LANE_LEASE_MS: "3000" } }),
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+  const fragile = lineGraph({ id: "start", kind: "trigger", config: { eventIdField: "id" } }, { id: "update_crm", kind: "http_request", config: { url: target.url, maxAttempts: 1 } }, { id: "done", kind: "end" });
+  ids.fragile = (await publish(d.t.db, fragile, { automation: "fragile" })).automationId;
+  token = (await triggerSettings(d.t.db, ids.org, ids.orders, "url_token")).urlToken;
+  await addMember(d.t.db, ids.org, "sam@acme.test", "Sam", "editor");
+  const web = await d.startWeb();
+  await d.startApps(productProcesses({ io: { LANE_LEASE_MS: "3000" } }, { sweeper: false }));
+  page = await signedInPage(await d.launchBrowser(), web.base, "sam@acme.test", { viewport: { width: 1400, height: 1000 } });
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const deliver = (id: string) =>
-  fetch(`${web.base}/api/hooks/acme/orders/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
+  fetch(`${d.web.base}/api/hooks/acme/orders/${token}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
 const counts = async () =>
   (
     await q(
@@ -117,7 +65,7 @@ const counts = async () =>
 
 describe("automation lifecycle in the browser", () => {
   it("pause from the list: a delivery gets 503 with Retry-After and only its log line; resume: the same delivery is accepted", async () => {
-    await page.goto(`${web.base}/automations?org=acme`);
+    await page.goto(`${d.web.base}/automations?org=acme`);
     const row = page.locator('tr[data-automation="orders"]');
     await expect(row.locator("[data-lifecycle]").textContent()).resolves.toBe("Active");
     await row.getByRole("button", { name: "Pause" }).click();
@@ -145,10 +93,10 @@ describe("automation lifecycle in the browser", () => {
   });
 
   it("stop all runs from the editor bar: the count, a reason, a confirm; each run cancelled with the reason; the history lists it all", async () => {
-    await startTestRun(t.db, "orders", { id: "order-2" });
-    await startTestRun(t.db, "orders", { id: "order-3" });
+    await startTestRun(d.t.db, "orders", { id: "order-2" });
+    await startTestRun(d.t.db, "orders", { id: "order-3" });
     await waitFor(async () => (await q("SELECT count(*)::int AS n FROM steps s JOIN runs r ON r.id = s.run_id WHERE r.automation_id = $1 AND s.status = 'waiting'", [ids.orders]))[0].n === 3, 30_000, "three waiting runs");
-    await page.goto(`${web.base}/automations/${ids.orders}?org=acme`);
+    await page.goto(`${d.web.base}/automations/${ids.orders}?org=acme`);
     await page.getByRole("button", { name: "Stop all runs…" }).click();
     await expect.poll(() => page.locator("[data-stop-count]").textContent()).toBe("3 runs are running and would be cancelled.");
     const stopButton = page.getByRole("button", { name: "Stop 3 runs" });
@@ -168,7 +116,7 @@ describe("automation lifecycle in the browser", () => {
   });
 
   it("pause from the editor bar with deliveries held: accepted, held before its first step; Resume wakes it through the engine", async () => {
-    await page.goto(`${web.base}/automations/${ids.orders}?org=acme`);
+    await page.goto(`${d.web.base}/automations/${ids.orders}?org=acme`);
     await page.getByRole("button", { name: "Pause…" }).click();
     await page.getByLabel(/Accept and hold them/).check();
     await page.getByLabel(/Hold each before its next step/).check();
@@ -193,9 +141,9 @@ describe("automation lifecycle in the browser", () => {
 
   it("a failed run is retried from its failed step on the run page: the same Idempotency-Key, the run completes", async () => {
     target.behave({ failFirst: 1, failStatus: 422 });
-    const runId = await startTestRun(t.db, "fragile", { id: "lead-1" });
+    const runId = await startTestRun(d.t.db, "fragile", { id: "lead-1" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "failed", 30_000, "the run to fail");
-    await page.goto(`${web.base}/runs/${runId}`);
+    await page.goto(`${d.web.base}/runs/${runId}`);
     await shot("run-failed");
     await page.getByRole("button", { name: "Retry from the failed step" }).click();
     await page.waitForSelector("text=Retrying from step update_crm");
@@ -204,7 +152,7 @@ describe("automation lifecycle in the browser", () => {
     const types = (await q("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((r) => r.type);
     expect(types.indexOf("run.failed")).toBeLessThan(types.indexOf("run.retried"));
     expect(types.at(-1)).toBe("run.completed");
-    await page.goto(`${web.base}/runs/${runId}`);
+    await page.goto(`${d.web.base}/runs/${runId}`);
     await shot("run-retried");
 
     // Run again with the same input: a new run linked to this one.

@@ -1,19 +1,5 @@
-import {
-  type AppProcess,
-  appEnv,
-  createTestDatabase,
-  createTestPrefix,
-  type HttpTarget,
-  httpChainGraph,
-  publish,
-  spawnApp,
-  startHttpTarget,
-  startTestRun,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-} from "@holdfast/testkit";
 import { createWakePublisher } from "@holdfast/queue";
+import { type AppProcess, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -25,50 +11,36 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * subscribes again. A start that announces its first steps on Redis (queue/wake.ts) sends no NOTIFY: the worker takes
  * them on the announcement, and one lost (the starter died after its commit) is the relay's after its grace.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-const prefix = createTestPrefix();
-let env: Record<string, string> = {};
-const running: AppProcess[] = [];
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  target = await startHttpTarget();
-  await publish(t.db, httpChainGraph(target.url, 3), { automation: "chain" });
-  env = appEnv(t.url, prefix.prefix, { LOG_LEVEL: "info" });
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
+  await publish(d.t.db, httpChainGraph(target.url, 3), { automation: "chain" });
 });
-afterAll(async () => {
-  await Promise.all(running.map((a) => a.stop()));
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 async function start(name: "relay" | "lane-worker", extra: Record<string, string> = {}): Promise<AppProcess> {
-  const app = spawnApp(name, { env: { ...env, ...(name === "lane-worker" ? { LANE: "io" } : {}), ...extra } });
-  running.push(app);
-  await app.waitForOutput(/ready/, 60_000);
-  return app;
+  const [app] = await d.startApps([{ app: name, env: d.quickEnv({ ...(name === "lane-worker" ? { LANE: "io" } : {}), ...extra }) }], 60_000);
+  return app as AppProcess;
 }
-async function stop(app: AppProcess): Promise<void> {
-  await app.stop();
-  running.splice(running.indexOf(app), 1);
-}
+const stop = (app: AppProcess) => app.stop();
 const completed = (runIds: string[]) =>
   waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [runIds]))[0]?.n === runIds.length, 60_000, "the runs to complete");
 /** Jobs ever added to the io lane's queue under this file's prefix (BullMQ's id counter). */
 async function laneJobs(): Promise<number> {
   const redis = new Redis(testRedisUrl);
   try {
-    return Number((await redis.get(`${prefix.prefix}:lane-io:id`)) ?? 0);
+    return Number((await redis.get(`${d.prefix}:lane-io:id`)) ?? 0);
   } finally {
     redis.disconnect();
   }
 }
 let seq = 0;
 const startRuns = (n: number, o: Parameters<typeof startTestRun>[3] = {}) =>
-  Promise.all(Array.from({ length: n }, () => startTestRun(t.db, "chain", { id: `evt_${++seq}` }, o)));
+  Promise.all(Array.from({ length: n }, () => startTestRun(d.t.db, "chain", { id: `evt_${++seq}` }, o)));
 
 describe("first steps taken on the lane's NOTIFY", () => {
   it("with no relay running, every run's first step is taken from the outbox and the runs complete; no job goes through Redis", async () => {
@@ -109,7 +81,7 @@ describe("first steps taken on the lane's NOTIFY", () => {
     // A poll a minute apart: only a notification can bring the relay to these steps before the wait below gives up.
     const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "0", RELAY_POLL_MS: "60000" });
     await new Promise((r) => setTimeout(r, 500)); // the pass made as the relay starts listening is behind us
-    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: d.prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     // Three announced on Redis (which the relay subscribes to as well), then three told by NOTIFY.
     const done = (ids: string[]) =>
@@ -125,7 +97,7 @@ describe("first steps taken on the lane's NOTIFY", () => {
   it("first steps announced on Redis, with no NOTIFY and no relay: the worker takes them on the announcement", async () => {
     const worker = await start("lane-worker");
     await new Promise((r) => setTimeout(r, 500)); // the look made as the worker subscribes is behind us
-    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: d.prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     const jobsBefore = await laneJobs();
     const runIds = await startRuns(5, { wake });

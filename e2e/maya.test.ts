@@ -1,38 +1,24 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { budgetsSetAllowed } from "@holdfast/core/store";
-import { parseGraph, triggerSettings } from "@holdfast/core/versions";
-import { createConnection } from "@holdfast/core/providers";
+import { triggerSettings } from "@holdfast/core/versions";
 import { approveActionId, upsertMember } from "@holdfast/core/people";
 import { signPayload } from "@holdfast/core/run";
 import {
-  type AppProcess,
-  type CrmTarget,
-  createTestDatabase,
-  createTestPrefix,
-  launchChromium,
-  type ModelTarget,
+  mailInPort,
+  mailInSpec,
+  productProcesses,
   publish,
-  repoRoot,
-  type SlackApi,
-  type SmtpTarget,
-  signInPage,
+  screenshots,
+  signedInPage,
   slackInteraction,
-  spawnApp,
-  startCrmTarget,
-  startModelTarget,
-  startSlackApi,
-  startSmtpTarget,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
+  startTestDeployment,
+  type TestDeployment,
+  testPassword,
   waitFor,
-  type WebServer,
 } from "@holdfast/testkit";
 import { DateTime } from "luxon";
 import nodemailer from "nodemailer";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectedStoryStandIns, type StoryStandIns, storyGraph } from "./fixtures/story";
 
 /**
  * Maya's story, whole, through every real process (built web app, relay, engine, sweeper, the io, slow and human
@@ -50,110 +36,45 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 const signingSecret = "slack-signing-secret-for-maya";
 const inboundDomain = "reply.acme.test";
-const password = "correct horse battery";
-let t: TestDatabase;
-let smtp: SmtpTarget;
-let model: ModelTarget;
-let crm: CrmTarget;
-let slack: SlackApi;
-let web: WebServer;
-let mailIn: AppProcess;
-let apps: AppProcess[] = [];
-let browser: Browser;
-let context: BrowserContext;
+let d: TestDeployment;
+let smtp: StoryStandIns["smtp"];
+let model: StoryStandIns["model"];
+let crm: StoryStandIns["crm"];
+let slack: StoryStandIns["slack"];
 let page: Page;
-let orgId = "";
 let automationId = "";
 let webhookSecret = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (name: string, p: Page = page) => p.screenshot({ path: join(artifacts, `maya-${name}.png`), fullPage: true });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shots = screenshots("maya");
+const shot = (name: string, p: Page = page) => shots(p, name);
 
 /** The automation as the marketer built it in the editor (e2e/builder-forms.test.ts builds the same with forms). */
 const mayaGraph = () =>
-  parseGraph({
-    nodes: [
-      { id: "trigger", kind: "trigger", name: "Form submitted", config: { eventIdField: "id", contactEmailField: "email", contactTimeZoneField: "timezone" } },
-      { id: "wait", kind: "wait", name: "Next weekday 09:00", config: { rule: { kind: "next_weekday", at: "09:00" }, zoneFrom: "input.timezone", zone: "Europe/Berlin" } },
-      { id: "draft", kind: "model_draft", name: "Draft the follow-up", config: { connection: "writer", prompt: "Write a short, friendly follow-up to {{input.name}} ({{contact.email}}) about {{input.question}}", maxTokens: 200 } },
-      {
-        id: "approval",
-        kind: "approval",
-        name: "Sam approves",
-        config: {
-          approvers: { users: ["sam@acme.test"] },
-          title: "Send this follow-up to {{contact.email}}?",
-          content: "{{steps.draft.output.text}}",
-          deadlineSeconds: 86_400,
-          slack: { connection: "slack", channel: "C0MARKETING" },
-        },
-      },
-      { id: "send", kind: "send_email", name: "Send the follow-up", config: { connection: "mail", subject: "About your question, {{input.name}}", text: "{{steps.draft.output.text}}" } },
-      { id: "reply", kind: "wait_for_reply", name: "Wait for a reply", config: { replyTo: "send", timeoutSeconds: 3 * 86_400 } },
-      { id: "crm", kind: "crm_upsert", name: "Update the CRM", config: { connection: "crm", object: "contact", fields: { email: "{{contact.email}}", last_outcome: "{{steps.reply.output.outcome}}" }, maxAttempts: 1 } },
-      { id: "done", kind: "end", name: "Done" },
-      { id: "dropped", kind: "end", name: "Not sent" },
-    ],
-    edges: [
-      { from: "trigger", to: "wait" },
-      { from: "wait", to: "draft" },
-      { from: "draft", to: "approval" },
-      { from: "approval", to: "send", label: "approved" },
-      { from: "approval", to: "dropped", label: "rejected" },
-      { from: "send", to: "reply" },
-      { from: "reply", to: "crm", label: "reply" },
-      { from: "reply", to: "crm", label: "timeout" },
-      { from: "crm", to: "done" },
-    ],
+  storyGraph({
+    prompt: "Write a short, friendly follow-up to {{input.name}} ({{contact.email}}) about {{input.question}}",
+    subject: "About your question, {{input.name}}",
+    text: "{{steps.draft.output.text}}",
+    crmAttempts: 1,
   });
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  smtp = await startSmtpTarget({ credentials: { user: "sam@acme.test", pass: "mail password" } });
-  model = await startModelTarget("sk-writer");
-  crm = await startCrmTarget(["crm-token"]);
-  slack = await startSlackApi();
-  const published = await publish(t.db, mayaGraph(), { automation: "maya-follow-up", triggerAuth: "signed" });
-  orgId = published.orgId;
+  d = await startTestDeployment();
+  const published = await publish(d.t.db, mayaGraph(), { automation: "maya-follow-up", triggerAuth: "signed" });
   automationId = published.automationId;
-  webhookSecret = (await triggerSettings(t.db, orgId, automationId, "signed")).signingSecret;
-  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "Sam at Acme <sam@acme.test>", user: "sam@acme.test" }, secret: "mail password" });
-  await createConnection(t.db, { orgId, kind: "model", name: "writer", config: { baseUrl: model.baseUrl, model: "gpt-4o-mini", inputMicrosPerMTok: 150_000, outputMicrosPerMTok: 600_000 }, secret: "sk-writer" });
-  await createConnection(t.db, { orgId, kind: "crm", name: "crm", config: { baseUrl: crm.baseUrl }, secret: "crm-token" });
-  await createConnection(t.db, { orgId, kind: "slack", name: "slack", config: { teamId: slack.teamId, apiUrl: slack.apiUrl }, secret: slack.token });
-  await budgetsSetAllowed(t.db, orgId, 5_000_000, "test");
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "owner", slackUserId: "U0SAM" });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = await startWeb({ ...env, SLACK_SIGNING_SECRET: signingSecret });
-  mailIn = spawnApp("mail-in", { env: { DATABASE_URL: t.url, INBOUND_SMTP_PORT: "0", LOG_LEVEL: "info" } });
-  apps = [
-    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "io", INBOUND_EMAIL_DOMAIN: inboundDomain } }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "slow" } }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "human", HOLDFAST_PUBLIC_URL: web.base } }),
-    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
-    mailIn,
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 90_000)));
-  browser = await launchChromium();
+  webhookSecret = (await triggerSettings(d.t.db, published.orgId, automationId, "signed")).signingSecret;
+  ({ smtp, model, crm, slack } = await connectedStoryStandIns(d, published.orgId));
+  await upsertMember(d.t.db, { orgId: published.orgId, email: "sam@acme.test", name: "Sam", password: testPassword, role: "owner", slackUserId: "U0SAM" });
+  const web = await d.startWeb({ SLACK_SIGNING_SECRET: signingSecret });
+  await d.startApps(
+    [mailInSpec, ...productProcesses({ io: { INBOUND_EMAIL_DOMAIN: inboundDomain }, slow: {}, human: { HOLDFAST_PUBLIC_URL: web.base } })],
+    90_000,
+  );
   // Sam works from New York; the run pages show his time with each contact's beside it.
-  context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, timezoneId: "America/New_York" });
-  page = await context.newPage();
+  page = await signedInPage(await d.launchBrowser(), web.base, "sam@acme.test", { viewport: { width: 1400, height: 1000 }, timezoneId: "America/New_York" });
   page.on("pageerror", (e) => console.log("pageerror:", e.message));
-  await signInPage(page, web.base, "sam@acme.test", password);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await Promise.all([smtp?.close(), model?.close(), crm?.close(), slack?.close()]);
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const leads = {
   lena: { email: "lena@example.com", name: "Lena", zone: "America/New_York", question: "the annual plan" },
@@ -167,7 +88,7 @@ const runs = {} as Record<Lead, string>;
 function deliver(id: string, body: Record<string, unknown>) {
   const raw = JSON.stringify(body);
   const at = Math.floor(Date.now() / 1000);
-  return fetch(`${web.base}/api/hooks/acme/maya-follow-up`, {
+  return fetch(`${d.web.base}/api/hooks/acme/maya-follow-up`, {
     method: "POST",
     headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(at), "webhook-signature": signPayload(webhookSecret, id, at, raw) },
     body: raw,
@@ -196,7 +117,7 @@ function nextWeekdayNine(anchor: Date, zone: string): Date {
 
 /** The run page's summary as Sam reads it: status sentence, what to do, and the story's sentences. Screenshot taken. */
 async function readRun(runId: string, name: string) {
-  await page.goto(`${web.base}/runs/${runId}`);
+  await page.goto(`${d.web.base}/runs/${runId}`);
   await expect.poll(async () => (await page.locator(".zone-note").textContent()) ?? "", { timeout: 15_000 }).toContain("America/New_York");
   await shot(`run-${name}`);
   const sentences = (await page.locator("ol.story li").allTextContents()).map((x) => x.replace(/^\S+\s+/, "").trim());
@@ -210,7 +131,7 @@ const settingsSection = (heading: string) => page.locator("section", { has: page
 describe("Maya's story, whole", () => {
   it("three leads: stored zones, a signed webhook, 09:00 next weekday, drafts, Slack and inbox approvals, an unsubscribe, Reply-To, replies, the CRM, a retry", async () => {
     // 1. Sam stores each lead's time zone in Settings -> Contacts.
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     const contacts = settingsSection("Contacts");
     for (const lead of Object.values(leads)) {
       await contacts.locator('input[name="email"]').fill(lead.email);
@@ -237,7 +158,7 @@ describe("Maya's story, whole", () => {
       runs[key] = ((await res.json()) as { runId: string }).runId;
     }
     // A tampered delivery is refused and starts nothing.
-    const forged = await fetch(`${web.base}/api/hooks/acme/maya-follow-up`, {
+    const forged = await fetch(`${d.web.base}/api/hooks/acme/maya-follow-up`, {
       method: "POST",
       headers: { "content-type": "application/json", "webhook-id": "sub_x", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": signPayload(webhookSecret, "sub_x", Math.floor(Date.now() / 1000), "{}") },
       body: JSON.stringify({ id: "sub_x", email: "mallory@evil.test" }),
@@ -255,12 +176,12 @@ describe("Maya's story, whole", () => {
     }
     const waiting = await readRun(runs.lena, "1-lena-waiting");
     expect(waiting.status).toMatch(/^Waiting until (Mon|Tue|Wed|Thu|Fri) \d+ \w{3} 09:00 America\/New_York/);
-    await page.goto(`${web.base}/?status=waiting`);
+    await page.goto(`${d.web.base}/?status=waiting`);
     for (const key of Object.keys(leads) as Lead[]) await page.locator(`tr[data-run="${runs[key]}"]`).waitFor();
     await shot("2-runs-waiting");
 
     // 4. Jonas unsubscribes while he waits: Sam records it on the suppression list.
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     const suppressions = settingsSection("Suppression list");
     await suppressions.locator('input[name="email"]').fill(leads.jonas.email);
     await suppressions.locator('input[name="reason"]').fill("unsubscribed (asked by phone)");
@@ -289,13 +210,13 @@ describe("Maya's story, whole", () => {
     const actions = message.blocks.find((b) => (b as { type: string }).type === "actions") as { elements: { action_id: string; value: string }[] };
     const approve = actions.elements.find((e) => e.action_id === approveActionId)?.value as string;
     const click = slackInteraction(signingSecret, { teamId: slack.teamId, userId: "U0SAM", channel: message.channel, ts: message.ts, actionId: approveActionId, value: approve });
-    const clicked = await fetch(`${web.base}/api/slack/interactions`, { method: "POST", headers: click.headers, body: click.body });
+    const clicked = await fetch(`${d.web.base}/api/slack/interactions`, { method: "POST", headers: click.headers, body: click.body });
     expect(clicked.status).toBe(200);
     expect(await clicked.json()).toMatchObject({ ok: true, message: "approved by Sam" });
     await waitFor(async () => slack.updates.some((u) => u.ts === message.ts && u.text.includes("Approved by Sam")), 20_000, "the Slack message to show the decision");
 
     // Kim and Jonas: Sam approves in the web inbox, reading the exact draft.
-    await page.goto(`${web.base}/approvals`);
+    await page.goto(`${d.web.base}/approvals`);
     for (const key of ["kim", "jonas"] as const) {
       const card = page.locator(`li[data-approval="${approvals[key].id}"]`);
       await card.waitFor();
@@ -325,8 +246,7 @@ describe("Maya's story, whole", () => {
     expect((await stepOf(runs.jonas, "reply")).output).toMatchObject({ outcome: "timeout" });
 
     // 8. Lena replies through the SMTP receiver, to the Reply-To alone: her run updates the CRM and completes.
-    const mailInPort = Number(/mail-in ready on port (\d+)/.exec(mailIn.output())?.[1]);
-    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: mailInPort, secure: false, ignoreTLS: true });
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: mailInPort(d.app("mail-in")), secure: false, ignoreTLS: true });
     try {
       await transport.sendMail({ from: "Lena <lena@example.com>", to: mails.lena.replyTo, subject: `Re: ${mails.lena.subject}`, text: "Yes, let's talk on Thursday.", messageId: "<lena-reply@mail.example.com>" });
       await runReaches(runs.lena, "completed", "Lena's run to complete");
@@ -375,12 +295,12 @@ describe("Maya's story, whole", () => {
     const jonas = await readRun(runs.jonas, "5-jonas-completed");
     expect(jonas.sentences).toContain("Email to jonas@example.com not sent: suppressed: unsubscribed (asked by phone)");
     expect(jonas.sentences.some((s) => s.startsWith("Took the timeout path at once: no email was sent (suppressed: unsubscribed (asked by phone))"))).toBe(true);
-    await page.goto(`${web.base}/?automation=maya-follow-up`);
+    await page.goto(`${d.web.base}/?automation=maya-follow-up`);
     await shot("6-runs-list");
   });
 
   it("pause: a delivery gets 503 with Retry-After, resume: the provider's retry is accepted; Stop all runs cancels the waiting ones", async () => {
-    await page.goto(`${web.base}/automations?org=acme`);
+    await page.goto(`${d.web.base}/automations?org=acme`);
     const row = page.locator('tr[data-automation="maya-follow-up"]');
     await row.getByRole("button", { name: "Pause" }).click();
     await expect.poll(() => row.locator("[data-lifecycle]").textContent()).toBe("Paused");
@@ -398,7 +318,7 @@ describe("Maya's story, whole", () => {
     const priya = ((await (await deliver("sub_priya", { id: "sub_priya", email: "priya@example.com", name: "Priya", question: "security" })).json()) as { runId: string }).runId;
     for (const runId of [omar, priya]) await waitFor(async () => (await stepOf(runId, "wait"))?.status === "waiting", 30_000, "the new run's wait");
 
-    await page.goto(`${web.base}/automations/${automationId}?org=acme`);
+    await page.goto(`${d.web.base}/automations/${automationId}?org=acme`);
     await page.locator(".react-flow__node").first().waitFor();
     await shot("8-editor");
     await page.getByRole("button", { name: "Stop all runs…" }).click();

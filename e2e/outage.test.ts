@@ -1,25 +1,23 @@
 import { triggerSettings } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
 import {
   type AppProcess,
-  appEnv,
-  createTestDatabase,
-  createTestPrefix,
+  addMember,
   fetchAgain,
   type HttpTarget,
   httpChainGraph,
+  mailInPort,
   publish,
   sessionCookieFor,
   slackInteraction,
   spawnApp,
   startHttpTarget,
   startTcpProxy,
-  startWeb,
+  startTestDeployment,
   type TcpProxy,
-  type TestDatabase,
+  type TestDeployment,
+  testPassword,
   testRedisUrl,
   waitFor,
-  type WebServer,
 } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,77 +31,57 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * recovers the lost wake-ups and both runs complete. Each process logs one line when a service goes and one when it
  * is back, and nothing else about it.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-let web: WebServer;
 let pgProxy: TcpProxy;
 let redisProxy: TcpProxy;
 let apps: AppProcess[] = [];
-let mailInPort = 0;
+let mailInPortNumber = 0;
 let hookUrl = "";
 let laterUrl = "";
 let cookie = "";
-const prefix = createTestPrefix();
 const inboundToken = "inbound-token-for-the-outage-test";
 const slackSecret = "slack-signing-secret-for-the-outage-test";
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+/** Every process's settings: the database and Redis through the proxies this file cuts. */
+const proxiedEnv = () => d.quickEnv({ DATABASE_URL: pgProxy.urlFor(d.t.url), REDIS_URL: redisProxy.urlFor(testRedisUrl), LOG_LEVEL: "info" });
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  target = await startHttpTarget();
-  const db = new URL(t.url);
-  pgProxy = await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) });
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
+  const db = new URL(d.t.url);
+  pgProxy = d.closeAtStop(await startTcpProxy({ host: db.hostname, port: Number(db.port || 5432) }));
   const redis = new URL(testRedisUrl);
-  redisProxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+  redisProxy = d.closeAtStop(await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) }));
   // trigger -> call_1 -> wait 1 s (a timer: the engine's fast path, the sweeper's due sweep) -> call_2 -> end
-  const { orgId, automationId } = await publish(t.db, httpChainGraph(target.url, 2, { pauseSeconds: 1 }), { automation: "orders", triggerAuth: "url_token" });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
-  cookie = await sessionCookieFor(t.db, "sam@acme.test", "correct horse battery");
-  const env = appEnv(pgProxy.urlFor(t.url), prefix.prefix, { REDIS_URL: redisProxy.urlFor(testRedisUrl), LOG_LEVEL: "info" });
-  web = await startWeb({
-    DATABASE_URL: env.DATABASE_URL as string,
-    REDIS_URL: env.REDIS_URL as string,
-    QUEUE_PREFIX: prefix.prefix,
-    LOG_LEVEL: "info",
-    INBOUND_EMAIL_TOKEN: inboundToken,
-    SLACK_SIGNING_SECRET: slackSecret,
-  });
-  hookUrl = `${web.base}/api/hooks/acme/orders/${(await triggerSettings(t.db, orgId, automationId, "url_token")).urlToken}`;
+  const { orgId, automationId } = await publish(d.t.db, httpChainGraph(target.url, 2, { pauseSeconds: 1 }), { automation: "orders", triggerAuth: "url_token" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "editor");
+  cookie = await sessionCookieFor(d.t.db, "sam@acme.test", testPassword);
+  const env = proxiedEnv();
+  await d.startWeb({ DATABASE_URL: env.DATABASE_URL as string, REDIS_URL: env.REDIS_URL as string, INBOUND_EMAIL_TOKEN: inboundToken, SLACK_SIGNING_SECRET: slackSecret });
+  hookUrl = `${d.web.base}/api/hooks/acme/orders/${(await triggerSettings(d.t.db, orgId, automationId, "url_token")).urlToken}`;
   // The same with a 4 s wait: long enough that its timer's delayed job is in Redis when Redis goes.
-  const later = await publish(t.db, httpChainGraph(target.url, 2, { pauseSeconds: 4 }), { automation: "later", triggerAuth: "url_token" });
-  laterUrl = `${web.base}/api/hooks/acme/later/${(await triggerSettings(t.db, orgId, later.automationId, "url_token")).urlToken}`;
-  apps = [
-    spawnApp("relay", { env }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "io" } }),
-    spawnApp("sweeper", { env }),
-    spawnApp("mail-in", { env: { ...env, INBOUND_SMTP_PORT: "0" } }),
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 60_000)));
-  mailInPort = Number(/mail-in ready on port (\d+)/.exec(app("mail-in").output())?.[1]);
+  const later = await publish(d.t.db, httpChainGraph(target.url, 2, { pauseSeconds: 4 }), { automation: "later", triggerAuth: "url_token" });
+  laterUrl = `${d.web.base}/api/hooks/acme/later/${(await triggerSettings(d.t.db, orgId, later.automationId, "url_token")).urlToken}`;
+  apps = await d.startApps(
+    [{ app: "relay", env }, { app: "engine", env }, { app: "lane-worker", env: { ...env, LANE: "io" } }, { app: "sweeper", env }, { app: "mail-in", env: { ...env, INBOUND_SMTP_PORT: "0" } }],
+    60_000,
+  );
+  mailInPortNumber = mailInPort(d.app("mail-in"));
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await pgProxy?.close();
-  await redisProxy?.close();
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
-const app = (name: string) => apps.find((a) => a.name === name) as AppProcess;
 const deliver = (id: string, url = hookUrl) => fetchAgain(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id }) });
 const completed = (runId: string) =>
   waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 60_000, `run ${runId} to complete`);
 const mail = (subject: string) =>
   nodemailer
-    .createTransport({ host: "127.0.0.1", port: mailInPort, secure: false, ignoreTLS: true })
+    .createTransport({ host: "127.0.0.1", port: mailInPortNumber, secure: false, ignoreTLS: true })
     .sendMail({ from: "lena@example.com", to: "reply+acme@127.0.0.1", subject, text: "Tuesday works." });
 
 /** Every process's log as text, by name (the web's included). */
-const logs = (): Record<string, string> => ({ web: web.log(), ...Object.fromEntries(apps.map((a) => [a.name, a.output()])) });
+const logs = (): Record<string, string> => ({ web: d.web.log(), ...Object.fromEntries(apps.map((a) => [a.name, a.output()])) });
 /** The JSON log lines each process wrote after `marks` was taken. */
 function linesSince(marks: Record<string, number>): Record<string, Record<string, unknown>[]> {
   return Object.fromEntries(
@@ -151,7 +129,7 @@ describe("the database goes away and comes back", () => {
     for (const r of await Promise.all(Array.from({ length: 20 }, () => deliver("order-1")))) expect(r.status).toBe(503);
 
     for (const path of ["/approvals", `/runs/${firstRun}`, "/", "/automations", "/settings"]) {
-      const page = await fetchAgain(`${web.base}${path}`, { headers: { cookie } });
+      const page = await fetchAgain(`${d.web.base}${path}`, { headers: { cookie } });
       const html = await page.text();
       expect(html, path).toContain("Holdfast is unavailable right now");
       expect(html, path).toContain("It cannot reach its database, so this page cannot be shown.");
@@ -159,21 +137,21 @@ describe("the database goes away and comes back", () => {
     }
     // The editor's and settings' API: SERVICE_UNAVAILABLE in words, not an internal error.
     const input = encodeURIComponent(JSON.stringify({ json: { orgSlug: "acme" } }));
-    const api = await fetchAgain(`${web.base}/api/trpc/automations.list?input=${input}`, { headers: { cookie } });
+    const api = await fetchAgain(`${d.web.base}/api/trpc/automations.list?input=${input}`, { headers: { cookie } });
     expect(api.status).toBe(503);
     expect(await api.text()).toContain("Holdfast is busy; your change is kept and will be saved. Try again in a moment.");
     // The other doors: sign-in, the inbound-email webhook, a Slack click, Add to Slack's return. Each says the
     // database is unreachable and when to try again (503 + Retry-After), or goes back to Settings saying so.
     const doors: [string, Promise<Response>][] = [
-      ["sign-in", fetchAgain(`${web.base}/api/auth/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "sam@acme.test", password: "correct horse battery" }) })],
-      ["inbound email", fetchAgain(`${web.base}/api/signals/email?org=acme`, {
+      ["sign-in", fetchAgain(`${d.web.base}/api/auth/sign-in`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "sam@acme.test", password: "correct horse battery" }) })],
+      ["inbound email", fetchAgain(`${d.web.base}/api/signals/email?org=acme`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${inboundToken}` },
         body: JSON.stringify({ messageId: "<r1@example.com>", from: "lena@example.com", to: "reply+acme@example.com", text: "Tuesday works." }),
       })],
       ["slack click", (async () => {
         const click = slackInteraction(slackSecret, { teamId: "T0ACME", userId: "U0SAM", channel: "C0A", ts: "1.2", actionId: "approve", value: "x" });
-        return fetchAgain(`${web.base}/api/slack/interactions`, { method: "POST", headers: click.headers, body: click.body });
+        return fetchAgain(`${d.web.base}/api/slack/interactions`, { method: "POST", headers: click.headers, body: click.body });
       })()],
     ];
     for (const [door, answer] of doors) {
@@ -182,9 +160,9 @@ describe("the database goes away and comes back", () => {
       expect({ door, status: res.status, retryAfter: res.headers.get("retry-after"), code: body.error?.code }).toEqual({ door, status: 503, retryAfter: "30", code: "database_unavailable" });
       expect(body.error?.message, door).toMatch(/cannot reach its database right now/);
     }
-    const oauth = await fetchAgain(`${web.base}/api/slack/oauth?code=c&state=s`, { headers: { cookie }, redirect: "manual" });
+    const oauth = await fetchAgain(`${d.web.base}/api/slack/oauth?code=c&state=s`, { headers: { cookie }, redirect: "manual" });
     expect(oauth.status).toBe(303);
-    expect(new URL(oauth.headers.get("location") ?? "", web.base).searchParams.get("slack_error")).toMatch(/^Holdfast cannot reach its database right now, so Slack was not added/);
+    expect(new URL(oauth.headers.get("location") ?? "", d.web.base).searchParams.get("slack_error")).toMatch(/^Holdfast cannot reach its database right now, so Slack was not added/);
 
     // mail-in answers 451 (try again later): the sending server keeps the message.
     await expect(mail("during")).rejects.toMatchObject({ responseCode: 451 });
@@ -204,7 +182,7 @@ describe("the database goes away and comes back", () => {
     const { runId } = (await retried.json()) as { runId: string };
     await completed(runId);
     expect(await mail("after")).toMatchObject({ accepted: ["reply+acme@127.0.0.1"] });
-    const page = await (await fetchAgain(`${web.base}/runs/${runId}`, { headers: { cookie } })).text();
+    const page = await (await fetchAgain(`${d.web.base}/runs/${runId}`, { headers: { cookie } })).text();
     expect(page).not.toContain("Holdfast is unavailable right now");
     await everyoneSaid(marks, everyone, "database", "up");
 
@@ -217,7 +195,7 @@ describe("the database goes away and comes back", () => {
     const noise = Object.entries(lines).flatMap(([n, ls]) => ls.filter((l) => (l.level as number) >= 40 && !l.outage).map((l) => `${n}: ${l.msg}`));
     expect(noise).toEqual([]);
     // Nor did Next print an error of its own (a render that threw, with its digest).
-    expect(web.log().slice(marks.web)).not.toMatch(/⨯|digest|Error:/);
+    expect(d.web.log().slice(marks.web)).not.toMatch(/⨯|digest|Error:/);
     for (const a of apps) expect(a.exits, a.name).toEqual([]);
   });
 });
@@ -229,7 +207,7 @@ describe("Redis goes away, comes back empty", () => {
     await waitFor(async () => (await q("SELECT 1 FROM timers WHERE run_id = $1 AND fired_at IS NULL", [waiting.runId])).length > 0, 30_000, "the wait's timer");
     const marks = mark();
     await redisProxy.cut();
-    await prefix.clear(); // Redis comes back without this deployment's keys
+    await d.clearRedis(); // Redis comes back without this deployment's keys
 
     // The web needs no Redis to take a delivery: the run starts; its wake-up waits in the outbox.
     const during = await deliver("order-3");
@@ -260,8 +238,7 @@ describe("Redis goes away, comes back empty", () => {
 describe("a process started while the database is unreachable", () => {
   it("waits for the database, saying so once, and starts when it is back instead of exiting (a supervisor's restart in an outage)", async () => {
     await pgProxy.cut();
-    const env = appEnv(pgProxy.urlFor(t.url), prefix.prefix, { REDIS_URL: redisProxy.urlFor(testRedisUrl), LOG_LEVEL: "info" });
-    const late = spawnApp("lane-worker", { env: { ...env, LANE: "io" } });
+    const late = spawnApp("lane-worker", { env: { ...proxiedEnv(), LANE: "io" } });
     try {
       await late.waitForOutput(/database not reachable at start-up: waiting for it/, 30_000);
       await new Promise((r) => setTimeout(r, 2_500)); // several retries: still one line, still running

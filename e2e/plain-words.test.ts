@@ -1,27 +1,10 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { createLogger, lanes } from "@holdfast/core/base";
 import { GraphCache, parseGraph } from "@holdfast/core/versions";
 import { createConnection } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
 import { StepRunner } from "@holdfast/core/run";
 import { changeLifecycle } from "@holdfast/core/run";
-import {
-  type CrmTarget,
-  createTestDatabase,
-  launchChromium,
-  publish,
-  repoRoot,
-  signInPage,
-  startCrmTarget,
-  startTestRun,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  createTestPrefix,
-  type WebServer,
-} from "@holdfast/testkit";
-import type { Browser, Page } from "playwright-core";
+import { addMember, lineGraph, publish, screenshots, signedInPage, startCrmTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -31,17 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * budget page states the default monthly budget and model prices in dollars per million tokens; the approval step's
  * form offers the organisation's members. No page visited shows an engine or library word outside Details.
  */
-let t: TestDatabase;
-let crm: CrmTarget;
-let web: WebServer;
-let browser: Browser;
+let d: TestDeployment;
 let page: Page;
-let orgId = "";
 let heldRun = "";
 let pausedRun = "";
 let approvalAutomation = "";
-const prefix = createTestPrefix();
-const artifacts = join(repoRoot, "e2e/artifacts");
+const shot = screenshots("plain-words");
 const forbidden = /breaker|probe|digest|start key|sha256|prisma|µ|undefined|\[object Object\]/i;
 
 /** The page's text without what is under a <details> disclosure (and without scripts and styles). */
@@ -59,45 +37,17 @@ async function plain(p: Page, where: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  crm = await startCrmTarget(["crm-token"]);
+  d = await startTestDeployment();
+  const crm = d.closeAtStop(await startCrmTarget(["crm-token"]));
   crm.behave({ failFirst: 1_000, failStatus: 500 });
-  orgId = (
-    await publish(
-      t.db,
-      parseGraph({
-        nodes: [
-          { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-          { id: "sync", kind: "crm_upsert", config: { connection: "CRM", object: "leads", matchKey: "lead-{{input.id}}", fields: { id: "{{input.id}}" } } },
-          { id: "e", kind: "end" },
-        ],
-        edges: [
-          { from: "t", to: "sync" },
-          { from: "sync", to: "e" },
-        ],
-      }),
-      { automation: "crm-sync" },
-    )
-  ).orgId;
-  const slow = await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "later", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } },
-        { id: "e", kind: "end" },
-      ],
-      edges: [
-        { from: "t", to: "later" },
-        { from: "later", to: "e" },
-      ],
-    }),
-    { automation: "slow-burn" },
-  );
+  const trigger = { id: "t", kind: "trigger", config: { eventIdField: "id" } };
+  const sync = { id: "sync", kind: "crm_upsert", config: { connection: "CRM", object: "leads", matchKey: "lead-{{input.id}}", fields: { id: "{{input.id}}" } } };
+  const orgId = (await publish(d.t.db, lineGraph(trigger, sync, { id: "e", kind: "end" }), { automation: "crm-sync" })).orgId;
+  const later = { id: "later", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } };
+  const slow = await publish(d.t.db, lineGraph(trigger, later, { id: "e", kind: "end" }), { automation: "slow-burn" });
   approvalAutomation = (
     await publish(
-      t.db,
+      d.t.db,
       parseGraph({
         nodes: [
           { id: "t", kind: "trigger", config: { eventIdField: "id" } },
@@ -115,7 +65,7 @@ beforeAll(async () => {
     )
   ).automationId;
   // One failed call pauses calls to the CRM for 10 minutes.
-  await createConnection(t.db, {
+  await createConnection(d.t.db, {
     orgId,
     kind: "crm",
     name: "CRM",
@@ -123,59 +73,51 @@ beforeAll(async () => {
     secret: "crm-token",
     limits: { breaker: { failureRate: 1, minCalls: 1, windowMs: 60_000, coolDownMs: 600_000 } },
   });
-  await createConnection(t.db, {
+  await createConnection(d.t.db, {
     orgId,
     kind: "model",
     name: "writer",
     config: { baseUrl: "https://models.example.com/v1", model: "gpt-4o-mini", inputMicrosPerMTok: 150_000, outputMicrosPerMTok: 600_000 },
     secret: "sk-test",
   });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam Owner", password: "correct horse battery", role: "owner" });
-  await upsertMember(t.db, { orgId, email: "ana@acme.test", name: "Ana Approver", password: "correct horse battery", role: "approver" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam Owner", "owner");
+  await addMember(d.t.db, orgId, "ana@acme.test", "Ana Approver", "approver");
 
   // A run of the slow automation, held by pausing it with its runs held (the real lifecycle change).
-  heldRun = await startTestRun(t.db, "slow-burn", { id: "held-1", email: "maya@example.com" });
-  const paused = await changeLifecycle(t.db, { orgId, automationId: slow.automationId, change: { action: "pause", mode: "hold", runs: "hold" }, by: "user:sam@acme.test" });
+  heldRun = await startTestRun(d.t.db, "slow-burn", { id: "held-1", email: "maya@example.com" });
+  const paused = await changeLifecycle(d.t.db, { orgId, automationId: slow.automationId, change: { action: "pause", mode: "hold", runs: "hold" }, by: "user:sam@acme.test" });
   expect(paused.heldRuns).toBe(1);
 
   // A run whose CRM call fails: the first failure pauses the CRM's calls and the step waits on it (a real worker).
-  pausedRun = await startTestRun(t.db, "crm-sync", { id: "lead-1", email: "lee@example.com" });
-  const runner = new StepRunner({ db: t.db, graphs: new GraphCache(), worker: "e2e", lane: { ...lanes.io, leaseMs: 5_000, heartbeatMs: 1_500 }, log: createLogger("test", "silent") });
-  const [step] = (await t.sql.query("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'sync'", [pausedRun])).rows;
+  pausedRun = await startTestRun(d.t.db, "crm-sync", { id: "lead-1", email: "lee@example.com" });
+  const runner = new StepRunner({ db: d.t.db, graphs: new GraphCache(), worker: "e2e", lane: { ...lanes.io, leaseMs: 5_000, heartbeatMs: 1_500 }, log: createLogger("test", "silent") });
+  const [step] = (await d.t.sql.query("SELECT id FROM steps WHERE run_id = $1 AND node_id = 'sync'", [pausedRun])).rows;
   await runner.run(step.id);
-  const parked = (await t.sql.query("SELECT status, error->>'code' AS code FROM steps WHERE id = $1", [step.id])).rows[0];
+  const parked = (await d.t.sql.query("SELECT status, error->>'code' AS code FROM steps WHERE id = $1", [step.id])).rows[0];
   expect(parked).toEqual({ status: "parked", code: "breaker_open" });
 
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+  await d.startWeb();
+  page = await signedInPage(await d.launchBrowser(), d.web.base, "sam@acme.test", { viewport: { width: 1280, height: 800 } });
 }, 180_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await crm?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 describe("plain words in Chromium", () => {
   it("a held run reads Held on the runs list, its page and the automations' counts", async () => {
-    await page.goto(`${web.base}/`);
+    await page.goto(`${d.web.base}/`);
     const row = page.locator(`tr[data-run="${heldRun}"]`);
     await row.waitFor();
     expect(await row.locator("[data-run-status]").textContent()).toBe("Held: the automation is paused (runs held)");
     await plain(page, "runs list");
 
-    await page.goto(`${web.base}/runs/${heldRun}`);
+    await page.goto(`${d.web.base}/runs/${heldRun}`);
     expect(await page.locator("h1 [data-run-status]").textContent()).toBe("Held: the automation is paused (runs held)");
     const summary = page.locator("section.summary");
     expect(await summary.getAttribute("data-state")).toBe("held");
     expect(await summary.textContent()).toContain("Held: the automation is paused (runs held): it takes no next step until the automation is resumed");
     await plain(page, "held run page");
 
-    await page.goto(`${web.base}/automations?org=acme`);
+    await page.goto(`${d.web.base}/automations?org=acme`);
     const held = page.locator("[data-held]");
     await held.waitFor();
     expect(await held.textContent()).toBe("1 held: the automation is paused (runs held)");
@@ -183,28 +125,28 @@ describe("plain words in Chromium", () => {
   });
 
   it("a connection whose calls are paused says so in words, with when it tries again", async () => {
-    await page.goto(`${web.base}/runs/${pausedRun}`);
+    await page.goto(`${d.web.base}/runs/${pausedRun}`);
     const summary = page.locator("section.summary");
     expect(await summary.getAttribute("data-state")).toBe("parked");
     expect(await summary.textContent()).toMatch(/calls to "CRM" are paused after 1 failed call in a row within 60 seconds; trying again at \S/);
-    await page.screenshot({ path: join(artifacts, "plain-words-paused-calls.png") });
+    await shot(page, "paused-calls");
     await plain(page, "paused run page");
   });
 
   it("the model budget page states the default monthly budget and prices in dollars per million tokens", async () => {
-    await page.goto(`${web.base}/settings?org=acme`);
+    await page.goto(`${d.web.base}/settings?org=acme`);
     const budget = page.locator("section.model-budget");
     await budget.getByTestId("budget-allowed").waitFor();
     expect(await budget.getByTestId("budget-allowed").textContent()).toBe("$20.00 a month");
     const writer = budget.locator('tr[data-model-connection="writer"]');
     expect(await writer.locator("td").nth(1).textContent()).toBe("$0.15 per million tokens");
     expect(await writer.locator("td").nth(2).textContent()).toBe("$0.60 per million tokens");
-    await budget.screenshot({ path: join(artifacts, "plain-words-model-budget.png") });
+    await shot(budget, "model-budget");
     await plain(page, "settings");
   });
 
   it("the approval step's form offers the organisation's members", async () => {
-    await page.goto(`${web.base}/automations/${approvalAutomation}?org=acme`);
+    await page.goto(`${d.web.base}/automations/${approvalAutomation}?org=acme`);
     await page.locator('.react-flow__node[data-id="review"]').click();
     const approvers = page.locator('form.step-form .form-field[data-field="approvers"]');
     await approvers.waitFor();

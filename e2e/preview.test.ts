@@ -1,21 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { createAutomation } from "@holdfast/core/versions";
 import { createConnection } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
 import { getDraft, saveDraft } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
-import {
-  createTestDatabase,
-  type HttpTarget,
-  launchChromium,
-  type SmtpTarget,
-  signInPage,
-  startHttpTarget,
-  startSmtpTarget,
-  startWeb,
-  type TestDatabase,
-  type WebServer,
-} from "@holdfast/testkit";
+import { type HttpTarget, organisationWithOwner, type SmtpTarget, signedInPage, startHttpTarget, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -25,29 +13,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * instants, the call. A value missing from the sample is named in words and marked in the email. Nothing leaves:
  * the SMTP sink receives no message, the HTTP target no request, and no run or step is written.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let smtp: SmtpTarget;
 let http: HttpTarget;
 let orgId: string;
 let automationId: string;
-const password = "correct horse battery";
 // Screenshots for review go outside the repository.
 const shots = process.env.PREVIEW_SHOTS ?? "/tmp/holdfast-preview";
 const shot = (page: Page, name: string) => page.screenshot({ path: `${shots}/preview-${name}.png` });
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
-  t = await createTestDatabase();
-  const [org] = await q("INSERT INTO organisations (slug, name) VALUES ('acme', 'Acme') RETURNING id");
-  orgId = org.id;
-  await upsertMember(t.db, { orgId, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  smtp = await startSmtpTarget();
-  http = await startHttpTarget();
-  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "team@acme.test" }, secret: "mail password" });
-  automationId = (await inTx(t.db, (tx) => createAutomation(tx, { orgId, slug: "welcome", name: "Welcome" }))).id;
+  d = await startTestDeployment();
+  orgId = await organisationWithOwner(d.t.db, { email: "olivia@acme.test", name: "Olivia" });
+  smtp = d.closeAtStop(await startSmtpTarget());
+  http = d.closeAtStop(await startHttpTarget());
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "team@acme.test" }, secret: "mail password" });
+  automationId = (await inTx(d.t.db, (tx) => createAutomation(tx, { orgId, slug: "welcome", name: "Welcome" }))).id;
   await q("UPDATE automations SET sample_input = $2::jsonb WHERE id = $1", [
     automationId,
     JSON.stringify({ email: "ann@example.com", first_name: "Ann", company: "Northwind", plan: "Pro" }),
@@ -73,24 +57,17 @@ beforeAll(async () => {
       { from: "hello", to: "end" },
     ],
   };
-  await saveDraft(t.db, orgId, automationId, graph, (await getDraft(t.db, orgId, automationId)).revision, "test");
-  web = await startWeb({ DATABASE_URL: t.url, WAKEUPS: "poll" });
-  browser = await launchChromium();
+  await saveDraft(d.t.db, orgId, automationId, graph, (await getDraft(d.t.db, orgId, automationId)).revision, "test");
+  await d.startWeb({ WAKEUPS: "poll" });
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await smtp?.close();
-  await http?.close();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 describe("the editor's preview", () => {
   it("previews the email with a sample (asserting the rendered subject and body), names a missing value, and calls nothing", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await signInPage(page, web.base, "olivia@acme.test", password);
-    await page.goto(`${web.base}/automations/${automationId}?org=acme`);
+    const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1280, height: 800 } });
+    await page.goto(`${d.web.base}/automations/${automationId}?org=acme`);
     await page.locator('.react-flow__node[data-id="trigger"]').waitFor();
     await page.getByRole("tab", { name: "Preview" }).click();
 

@@ -1,18 +1,4 @@
-import {
-  type AppName,
-  type AppProcess,
-  createTestDatabase,
-  createTestPrefix,
-  type HttpTarget,
-  httpChainGraph,
-  publish,
-  spawnApp,
-  startHttpTarget,
-  startTestRun,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-} from "@holdfast/testkit";
+import { type AppName, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here
 import { apps as builtApps, buildApps } from "../scripts/build.mjs";
@@ -23,38 +9,22 @@ import { apps as builtApps, buildApps } from "../scripts/build.mjs";
  * through the built relay, engine and io lane; the start-up time of each app, tsx against the build, is measured side
  * by side (printed, never asserted: the machine's load decides absolute times).
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-let apps: AppProcess[] = [];
-const prefix = createTestPrefix();
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  target = await startHttpTarget();
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
   await buildApps(builtApps);
 });
-afterAll(async () => {
-  await Promise.all(apps.map((a) => a.stop()));
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
-const env = () => ({
-  DATABASE_URL: t.url,
-  REDIS_URL: testRedisUrl,
-  QUEUE_PREFIX: prefix.prefix,
-  LOG_LEVEL: "info",
-  RELAY_POLL_MS: "200",
-  SWEEP_INTERVAL_MS: "500",
-  INBOUND_SMTP_PORT: "0",
-  LANE: "io",
-});
+const env = { RELAY_POLL_MS: "200", SWEEP_INTERVAL_MS: "500", INBOUND_SMTP_PORT: "0", LANE: "io" };
 
 /** Milliseconds from spawn to the app's "ready" line. */
 async function startup(app: AppName, built: boolean): Promise<number> {
   const began = performance.now();
-  const p = spawnApp(app, { env: env(), built, label: `${app}${built ? " (built)" : ""}` });
+  const p = d.spawn({ app, env, built, label: `${app}${built ? " (built)" : ""}` });
   try {
     await p.waitForOutput(/ready/, 60_000);
     return performance.now() - began;
@@ -65,15 +35,13 @@ async function startup(app: AppName, built: boolean): Promise<number> {
 
 describe("the production build", () => {
   it("every built app starts with plain node; a run completes through the built relay, engine and io lane", async () => {
-    apps = [spawnApp("relay", { env: env(), built: true }), spawnApp("engine", { env: env(), built: true }), spawnApp("lane-worker", { env: env(), built: true })];
-    await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 60_000)));
-    await publish(t.db, httpChainGraph(target.url, 2), { automation: "built" });
-    const runId = await startTestRun(t.db, "built", { id: "evt_built" });
-    await waitFor(async () => (await t.sql.query("SELECT status FROM runs WHERE id = $1", [runId])).rows[0]?.status === "completed", 60_000, "the run to complete");
+    await d.startApps([{ app: "relay", env, built: true }, { app: "engine", env, built: true }, { app: "lane-worker", env, built: true }], 60_000);
+    await publish(d.t.db, httpChainGraph(target.url, 2), { automation: "built" });
+    const runId = await startTestRun(d.t.db, "built", { id: "evt_built" });
+    await waitFor(async () => (await d.t.sql.query("SELECT status FROM runs WHERE id = $1", [runId])).rows[0]?.status === "completed", 60_000, "the run to complete");
     expect(target.calls.get(`${runId}/call_1/1`)).toBe(1);
     expect(target.calls.get(`${runId}/call_2/1`)).toBe(1);
-    await Promise.all(apps.map((a) => a.stop()));
-    apps = [];
+    await d.stopApps();
   });
 
   it("start-up time per app, tsx against the build, side by side", async () => {

@@ -1,20 +1,5 @@
 import { createConnection } from "@holdfast/core/providers";
-import {
-  type AppProcess,
-  createTestDatabase,
-  createTestPrefix,
-  publish,
-  replyGraph,
-  type SmtpTarget,
-  spawnApp,
-  startSmtpTarget,
-  startTestRun,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-  type WebServer,
-} from "@holdfast/testkit";
+import { mailInPort, mailInSpec, productProcesses, publish, replyGraph, type SmtpTarget, startSmtpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -25,46 +10,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 const domain = "reply.acme.test";
 const inboundToken = "inbound-token-0123456789abcdef";
-let t: TestDatabase;
+let d: TestDeployment;
 let smtp: SmtpTarget;
-let web: WebServer;
-let mailIn: AppProcess;
-let mailInPort = 0;
-let apps: AppProcess[] = [];
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+let mailInPortNumber = 0;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  smtp = await startSmtpTarget();
-  const { orgId } = await publish(t.db, replyGraph(), { automation: "ask" });
-  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = await startWeb({ ...env, INBOUND_EMAIL_TOKEN: inboundToken });
-  mailIn = spawnApp("mail-in", { env: { DATABASE_URL: t.url, INBOUND_SMTP_PORT: "0", LOG_LEVEL: "info" } });
-  apps = [
-    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "io", INBOUND_EMAIL_DOMAIN: domain } }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "human" } }),
-    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
-    mailIn,
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 90_000)));
-  mailInPort = Number(/mail-in ready on port (\d+)/.exec(mailIn.output())?.[1]);
+  d = await startTestDeployment();
+  smtp = d.closeAtStop(await startSmtpTarget());
+  const { orgId } = await publish(d.t.db, replyGraph(), { automation: "ask" });
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });
+  await d.startWeb({ INBOUND_EMAIL_TOKEN: inboundToken });
+  await d.startApps([...productProcesses({ io: { INBOUND_EMAIL_DOMAIN: domain }, human: {} }), mailInSpec], 90_000);
+  mailInPortNumber = mailInPort(d.app("mail-in"));
 });
-afterAll(async () => {
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await smtp?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 let seq = 0;
 /** A run whose email went out (in the SMTP sink) and which now waits for the reply. */
 async function sent(email: string) {
-  const runId = await startTestRun(t.db, "ask", { id: `evt_${++seq}`, email });
+  const runId = await startTestRun(d.t.db, "ask", { id: `evt_${++seq}`, email });
   const [send] = await waitFor(async () => {
     const r = await q("SELECT id, output FROM steps WHERE run_id = $1 AND node_id = 'send' AND status = 'done'", [runId]);
     return r.length ? r : undefined;
@@ -83,7 +48,7 @@ describe("replies that route themselves", () => {
   it("the sent email's Reply-To is a routing address; a reply to it through the SMTP receiver completes the run along 'reply'", async () => {
     const run = await sent("lena@example.com");
     expect(run.replyTo).toMatch(new RegExp(`^reply\\+[a-z2-7]{42}@${domain.replace(/\./g, "\\.")}$`));
-    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: mailInPort, secure: false, ignoreTLS: true });
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: mailInPortNumber, secure: false, ignoreTLS: true });
     try {
       // A client that drops In-Reply-To and References: the address alone finds the run.
       await transport.sendMail({ from: "Lena <lena@example.com>", to: run.replyTo as string, subject: "Re: Hi", text: "Tuesday works.", messageId: "<lena-1@mail.example.com>" });
@@ -109,7 +74,7 @@ describe("replies that route themselves", () => {
       f.append("envelope", JSON.stringify({ to: [run.replyTo], from }));
       return f;
     };
-    const url = `${web.base}/api/signals/email/sendgrid`;
+    const url = `${d.web.base}/api/signals/email/sendgrid`;
     expect((await fetch(url, { method: "POST", body: form("kim@example.com", "<kim-0@mail.example.com>") })).status).toBe(401);
     const mallory = await fetch(`${url}?token=${inboundToken}`, { method: "POST", body: form("mallory@evil.example", "<mallory@evil.example>") });
     expect(mallory.status).toBe(200);

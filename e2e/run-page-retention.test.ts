@@ -1,35 +1,21 @@
 import { GraphCache, parseGraph } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
 import { type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
-import {
-  createTestDatabase,
-  createTestPrefix,
-  fetchAgain,
-  publish,
-  sessionCookieFor,
-  startTestRun,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  type WebServer,
-} from "@holdfast/testkit";
+import { addMember, fetchAgain, publish, sessionCookieFor, startTestDeployment, startTestRun, type TestDeployment, testPassword } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
  * A finished run whose timeline the retention removed still has its page: its status, its path and a sentence
  * saying the timeline is gone and after how many days; a run whose timeline is kept says nothing of the kind.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let cookie = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
+  d = await startTestDeployment();
   // Branches only: the start's one statement walks the run to its end, so no worker is needed to finish it.
   const { orgId } = await publish(
-    t.db,
+    d.t.db,
     parseGraph({
       nodes: [
         { id: "start", kind: "trigger", config: { eventIdField: "id" } },
@@ -45,33 +31,29 @@ beforeAll(async () => {
     }),
     { automation: "triage" },
   );
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "viewer" });
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" });
-  cookie = await sessionCookieFor(t.db, "sam@acme.test", "correct horse battery");
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "viewer");
+  await d.startWeb();
+  cookie = await sessionCookieFor(d.t.db, "sam@acme.test", testPassword);
 });
 
-afterAll(async () => {
-  await web?.stop();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const page = async (runId: string) => {
-  const res = await fetchAgain(`${web.base}/runs/${runId}`, { headers: { cookie } });
+  const res = await fetchAgain(`${d.web.base}/runs/${runId}`, { headers: { cookie } });
   expect(res.status).toBe(200);
   return (await res.text()).replaceAll("<!-- -->", "");
 };
 
 describe("the run page after the timeline retention", () => {
   it("renders a run whose timeline was removed, says so, and leaves a kept run's page as it was", async () => {
-    const old = await startTestRun(t.db, "triage", { id: "evt_old", plan: "pro" });
-    const kept = await startTestRun(t.db, "triage", { id: "evt_kept", plan: "free" });
+    const old = await startTestRun(d.t.db, "triage", { id: "evt_old", plan: "pro" });
+    const kept = await startTestRun(d.t.db, "triage", { id: "evt_kept", plan: "free" });
     expect(await q("SELECT status FROM runs WHERE id = ANY($1)", [[old, kept]])).toEqual([{ status: "completed" }, { status: "completed" }]);
     expect((await page(old)).includes("Took the true path")).toBe(true);
     await q("UPDATE runs SET finished_at = now() - interval '40 days', created_at = now() - interval '40 days' WHERE id = $1", [old]);
 
     const retention = sweepServiceDefinitions.find((d) => d.name === "timeline-retention");
-    const ctx: SweepContext = { db: t.db, actor: "sweeper", graphs: new GraphCache(), systemMail: null };
+    const ctx: SweepContext = { db: d.t.db, actor: "sweeper", graphs: new GraphCache(), systemMail: null };
     expect(await retention?.make({ retentionDays: 30 } as never).runOnce(ctx)).toEqual({ runs: 1, deleted: expect.any(Number) });
 
     const html = await page(old);

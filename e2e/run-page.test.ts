@@ -1,27 +1,20 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { parseGraph } from "@holdfast/core/versions";
 import { createConnection, encryptSecret } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
 import {
-  type AppProcess,
-  createTestDatabase,
-  createTestPrefix,
+  addMember,
   type HttpTarget,
+  lineGraph,
+  productProcesses,
   publish,
-  repoRoot,
   type SmtpTarget,
-  spawnApp,
+  screenshots,
+  signedInPage,
   startHttpTarget,
   startSmtpTarget,
-  launchChromium,
-  signInPage,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-  type WebServer,
+  startTestDeployment,
   startTestRun,
+  type TestDeployment,
+  waitFor,
 } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,30 +24,28 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * timer, an approval (decided in the inbox) and a parked state (the mailbox's password was wrong) shows each on its
  * timeline; Resume and Cancel work from the screen. Screenshots go to e2e/artifacts.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
 let gone: HttpTarget;
 let smtp: SmtpTarget;
-let web: WebServer;
-let apps: AppProcess[] = [];
 let browser: Browser;
 let orgId = "";
 let mailId = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const artifacts = join(repoRoot, "e2e/artifacts");
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shot = screenshots("run-page");
+const runShot = screenshots("run");
+const trigger = { id: "start", kind: "trigger", config: { eventIdField: "id" } };
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  target = await startHttpTarget();
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
   target.behave({ failFirst: 1, failStatus: 503 });
-  gone = await startHttpTarget();
+  gone = d.closeAtStop(await startHttpTarget());
   gone.behave({ failFirst: 1_000, failStatus: 404 });
-  smtp = await startSmtpTarget({ credentials: { user: "sam", pass: "right" } });
+  smtp = d.closeAtStop(await startSmtpTarget({ credentials: { user: "sam", pass: "right" } }));
   orgId = (
     await publish(
-      t.db,
+      d.t.db,
       parseGraph({
         nodes: [
           { id: "start", kind: "trigger", config: { eventIdField: "id" } },
@@ -82,71 +73,29 @@ beforeAll(async () => {
     )
   ).orgId;
   await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "long_wait", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } },
-        { id: "done", kind: "end" },
-      ],
-      edges: [
-        { from: "start", to: "long_wait" },
-        { from: "long_wait", to: "done" },
-      ],
-    }),
+    d.t.db,
+    lineGraph(trigger, { id: "long_wait", kind: "wait", config: { rule: { kind: "duration", seconds: 86_400 } } }, { id: "done", kind: "end" }),
     { automation: "slow-burn" },
   );
-  await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "call_partner", kind: "http_request", config: { url: gone.url, maxAttempts: 3 } },
-        { id: "done", kind: "end" },
-      ],
-      edges: [
-        { from: "start", to: "call_partner" },
-        { from: "call_partner", to: "done" },
-      ],
-    }),
-    { automation: "fragile" },
-  );
+  await publish(d.t.db, lineGraph(trigger, { id: "call_partner", kind: "http_request", config: { url: gone.url, maxAttempts: 3 } }, { id: "done", kind: "end" }), { automation: "fragile" });
   // Maya lives in Berlin: the run page shows her time beside the viewer's.
-  await t.sql.query(
+  await d.t.sql.query(
     "INSERT INTO contacts (org_id, email, time_zone) VALUES ($1, 'maya@example.com', 'Europe/Berlin') ON CONFLICT (org_id, email) DO UPDATE SET time_zone = EXCLUDED.time_zone",
     [orgId],
   );
   // The mailbox's stored password is wrong: the send parks until someone fixes it.
-  mailId = await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test", user: "sam" }, secret: "wrong" });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "editor" });
-  await upsertMember(t.db, { orgId, email: "olive@acme.test", name: "Olive", password: "correct horse battery", role: "owner" });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = await startWeb(env);
-  apps = [
-    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "io", LANE_LEASE_MS: "3000" } }),
-    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 30_000)));
-  browser = await launchChromium();
+  mailId = await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test", user: "sam" }, secret: "wrong" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "editor");
+  await addMember(d.t.db, orgId, "olive@acme.test", "Olive", "owner");
+  await d.startWeb();
+  await d.startApps(productProcesses({ io: { LANE_LEASE_MS: "3000" } }));
+  browser = await d.launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await target?.close();
-  await gone?.close();
-  await smtp?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const start = async (automation: string, key: string) =>
-  await startTestRun(t.db, automation, { id: key, email: "maya@example.com" });
-
-const signIn = (page: Page) => signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+  await startTestRun(d.t.db, automation, { id: key, email: "maya@example.com" });
 
 /**
  * The run page as a person in New York sees it at 1280x800: the browser tells the server its zone (a cookie, then one
@@ -154,10 +103,8 @@ const signIn = (page: Page) => signInPage(page, web.base, "sam@acme.test", "corr
  * e2e/artifacts/run-page-<name>.png. Returns the status sentence and the story's sentences.
  */
 async function readStory(runId: string, name: string): Promise<{ page: Page; status: string; todo: string; sentences: string[]; close: () => Promise<void> }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: "America/New_York" });
-  const page = await context.newPage();
-  await signIn(page);
-  await page.goto(`${web.base}/runs/${runId}`);
+  const page = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1280, height: 800 }, timezoneId: "America/New_York" });
+  await page.goto(`${d.web.base}/runs/${runId}`);
   await expect.poll(async () => (await page.locator(".zone-note").textContent()) ?? "", { timeout: 15_000 }).toContain("your time zone (America/New_York)");
   const box = await page.locator("section.summary").boundingBox();
   expect(box).not.toBeNull();
@@ -165,14 +112,14 @@ async function readStory(runId: string, name: string): Promise<{ page: Page; sta
   const height = (await page.locator("body").boundingBox())?.height ?? Number.POSITIVE_INFINITY;
   expect(height).toBeLessThan(2_000);
   expect(await page.locator("details.run-details").getAttribute("open")).toBeNull();
-  await page.screenshot({ path: join(artifacts, `run-page-${name}.png`), fullPage: true });
+  await shot(page, name);
   console.log(`run page (${name}): ${height} px tall, summary ends at ${Math.round((box?.y ?? 0) + (box?.height ?? 0))} px`);
   return {
     page,
     status: ((await page.locator("[data-status-sentence]").textContent()) ?? "").trim(),
     todo: (await page.locator(".summary-todo").count()) ? (((await page.locator(".summary-todo").textContent()) ?? "").trim()) : "",
     sentences: (await page.locator("ol.story li").allTextContents()).map((x) => x.replace(/^\S+\s+/, "").trim()),
-    close: () => context.close(),
+    close: () => page.close(),
   };
 }
 
@@ -181,16 +128,15 @@ const types = async (page: Page) => page.locator("table.timeline tbody tr").eval
 describe("the run page", () => {
   it("shows a retry, a timer, an approval and a parked state on the timeline; Resume from the screen finishes the run", async () => {
     const runId = await start("follow-up", "maya-1");
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await signIn(page);
+    const page = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1400, height: 1000 } });
     // The approval arrives after the CRM retry and the timer; Sam approves it in the inbox.
     await waitFor(async () => (await q("SELECT 1 FROM approvals WHERE run_id = $1 AND status = 'pending'", [runId])).length > 0, 30_000, "the approval");
-    await page.goto(`${web.base}/approvals`);
+    await page.goto(`${d.web.base}/approvals`);
     await page.locator("li.card", { hasText: "Email maya@example.com?" }).locator('button[value="approved"]').click();
     await page.waitForSelector("text=Approved: the run goes on.");
     await waitFor(async () => (await q("SELECT status FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]))[0]?.status === "parked", 30_000, "the send to park");
 
-    await page.goto(`${web.base}/runs/${runId}`);
+    await page.goto(`${d.web.base}/runs/${runId}`);
     await expect(page.locator("h1 .badge").textContent()).resolves.toBe("parked");
     const seen = await types(page);
     for (const type of ["step.retry_scheduled", "timer.scheduled", "timer.fired", "approval.requested", "approval.decided", "step.parked"]) expect(seen).toContain(type);
@@ -198,7 +144,7 @@ describe("the run page", () => {
     expect(await page.locator('svg.graph g[data-node="update_crm"]').getAttribute("data-status")).toBe("done");
     expect(await page.locator("table.timers").textContent()).toContain("duration");
     expect(await page.locator("table.effects").textContent()).toContain(`${runId}/update_crm/1`);
-    await page.screenshot({ path: join(artifacts, "run-parked.png"), fullPage: true });
+    await runShot(page, "parked");
 
     // In words: why it is on hold, what to do, and the buttons for it; each step as a sentence.
     const parked = await readStory(runId, "parked");
@@ -223,11 +169,11 @@ describe("the run page", () => {
     await page.click('button:has-text("Resume")');
     await page.waitForSelector("text=If the cause is still there it parks again");
     await waitFor(async () => (await q("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'step.parked'", [runId]))[0].n >= 2, 30_000, "the second park");
-    await t.sql.query("UPDATE connections SET secret = $1, status = 'ok' WHERE id = $2", [encryptSecret("right", orgId, mailId), mailId]);
-    await page.goto(`${web.base}/runs/${runId}`);
+    await d.t.sql.query("UPDATE connections SET secret = $1, status = 'ok' WHERE id = $2", [encryptSecret("right", orgId, mailId), mailId]);
+    await page.goto(`${d.web.base}/runs/${runId}`);
     await page.click('button:has-text("Resume")');
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "the run to complete");
-    await page.goto(`${web.base}/runs/${runId}`);
+    await page.goto(`${d.web.base}/runs/${runId}`);
     await expect(page.locator("h1 .badge").textContent()).resolves.toBe("completed");
     const finalTypes = await types(page);
     expect(finalTypes.filter((x) => x === "step.resumed").length).toBe(2);
@@ -237,7 +183,7 @@ describe("the run page", () => {
       { worker: "user:sam@acme.test" },
     ]);
     expect(smtp.received).toHaveLength(1);
-    await page.screenshot({ path: join(artifacts, "run-completed.png"), fullPage: true });
+    await runShot(page, "completed");
 
     const completed = await readStory(runId, "completed");
     expect(completed.status).toMatch(/^Completed \w{3} \d+ \w{3} \d\d:\d\d America\/New_York \(contact's time (\w{3} \d+ \w{3} )?\d\d:\d\d Europe\/Berlin\) after /);
@@ -269,24 +215,23 @@ describe("the run page", () => {
     await completed.close();
 
     // The runs list finds it by status, automation and contact.
-    await page.goto(`${web.base}/?status=completed&automation=follow-up&contact=maya`);
+    await page.goto(`${d.web.base}/?status=completed&automation=follow-up&contact=maya`);
     expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(1);
-    await page.goto(`${web.base}/?status=parked`);
+    await page.goto(`${d.web.base}/?status=parked`);
     expect(await page.locator(`tr[data-run="${runId}"]`).count()).toBe(0);
-    await page.screenshot({ path: join(artifacts, "runs-list.png"), fullPage: true });
+    await screenshots("runs")(page, "list");
     await page.close();
   });
 
   it("cancels a waiting run from the screen, saying nothing outside is undone", async () => {
     const runId = await start("slow-burn", "maya-2");
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await signIn(page);
+    const page = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1400, height: 1000 } });
     await waitFor(async () => (await q("SELECT 1 FROM timers WHERE run_id = $1", [runId])).length > 0, 30_000, "the wait's timer");
     const waiting = await readStory(runId, "waiting");
     expect(waiting.status).toMatch(/^Waiting 1 day, until \w{3} \d+ \w{3} \d\d:\d\d America\/New_York \(contact's time (\w{3} \d+ \w{3} )?\d\d:\d\d Europe\/Berlin\)\.$/);
     expect(await waiting.page.locator(".summary-actions button", { hasText: "Cancel run" }).isVisible()).toBe(true);
     await waiting.close();
-    await page.goto(`${web.base}/?status=waiting`);
+    await page.goto(`${d.web.base}/?status=waiting`);
     await page.click(`tr[data-run="${runId}"] a`);
     await page.fill('input[name="reason"]', "Maya replied on the phone");
     await page.click('button:has-text("Cancel run")');
@@ -294,7 +239,7 @@ describe("the run page", () => {
     await expect(page.locator("h1 .badge").textContent()).resolves.toBe("cancelled");
     expect(await q("SELECT status, cancel_reason FROM runs WHERE id = $1", [runId])).toEqual([{ status: "cancelled", cancel_reason: "Maya replied on the phone" }]);
     expect(await q("SELECT worker FROM run_events WHERE run_id = $1 AND type = 'run.cancel_requested'", [runId])).toEqual([{ worker: "user:sam@acme.test" }]);
-    await page.screenshot({ path: join(artifacts, "run-cancelled.png"), fullPage: true });
+    await runShot(page, "cancelled");
     await page.close();
   });
 
@@ -313,27 +258,25 @@ describe("the run page", () => {
   it("an owner fires a waiting run's wait now with a reason; an editor is told only owners can", async () => {
     const runId = await start("slow-burn", "maya-fire");
     await waitFor(async () => (await q("SELECT 1 FROM timers WHERE run_id = $1", [runId])).length > 0, 30_000, "the wait's timer");
-    const editor = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await signIn(editor);
-    await editor.goto(`${web.base}/runs/${runId}`);
+    const editor = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1400, height: 1000 } });
+    await editor.goto(`${d.web.base}/runs/${runId}`);
     expect(await editor.locator("[data-fire-wait-unavailable]").textContent()).toBe("Only owners can fire a wait early.");
     expect(await editor.locator("details.fire-wait").count()).toBe(0);
     await editor.close();
 
-    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await signInPage(page, web.base, "olive@acme.test", "correct horse battery");
-    await page.goto(`${web.base}/runs/${runId}`);
+    const page = await signedInPage(browser, d.web.base, "olive@acme.test", { viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${d.web.base}/runs/${runId}`);
     await page.click("details.fire-wait summary");
     expect(await page.locator("[data-fire-wait-confirm]").textContent()).toBe("The run continues now as if the wait had ended: the run ends at once.");
     await page.fill('details.fire-wait textarea[name="reason"]', "Maya asked to start now");
-    await page.screenshot({ path: join(artifacts, "run-fire-wait-confirm.png"), fullPage: true });
+    await runShot(page, "fire-wait-confirm");
     await page.click('details.fire-wait button:has-text("Fire it now")');
     await page.waitForSelector('text=Fired: the wait at "long_wait" ended at');
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "the run to complete");
     await page.reload();
     const story = (await page.locator("ol.story li").allTextContents()).join("\n");
     expect(story).toMatch(/Was to wait 1 day, until .*; olive@acme\.test fired it early at .*: "Maya asked to start now"/);
-    await page.screenshot({ path: join(artifacts, "run-fire-wait-done.png"), fullPage: true });
+    await runShot(page, "fire-wait-done");
     expect(await q("SELECT worker, data->>'reason' AS reason FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [runId])).toEqual([
       { worker: "user:olive@acme.test", reason: "Maya asked to start now" },
     ]);

@@ -2,18 +2,7 @@ import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { accountKey, upsertMember } from "@holdfast/core/people";
 import { sweepOnce } from "@holdfast/core/run";
-import {
-  createTestDatabase,
-  createTestPrefix,
-  freePort,
-  launchChromium,
-  publish,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  type WebServer,
-} from "@holdfast/testkit";
-import { parseGraph } from "@holdfast/core/versions";
+import { addMember, freePort, startOnlyGraph, publish, startTestDeployment, type TestDeployment, testPassword, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -23,35 +12,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * body-reading route refuses a 100 MB body while streaming (the server's memory stays flat), /metrics and the
  * detailed health need a bearer token. Self-contained: its own database, its own web servers.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let web: WebServer;
 let bare: WebServer;
 let orgId = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const password = "correct horse battery";
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const password = testPassword;
 const metricsToken = "metrics-token-0123456789abcdef";
 const inboundToken = "inbound-token-0123456789abcdef";
 const windowSeconds = 15;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  ({ orgId } = await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "e", kind: "end" },
-      ],
-      edges: [{ from: "t", to: "e" }],
-    }),
-  ));
-  for (const who of ["sam", "victim", "pat", "rita", "ivy", "carl"]) {
-    await upsertMember(t.db, { orgId, email: `${who}@acme.test`, name: who, password, role: "owner" });
-  }
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" };
-  web = await startWeb({
-    ...env,
+  d = await startTestDeployment();
+  ({ orgId } = await publish(d.t.db, startOnlyGraph()));
+  for (const who of ["sam", "victim", "pat", "rita", "ivy", "carl"]) await addMember(d.t.db, orgId, `${who}@acme.test`, who, "owner");
+  web = await d.startWeb({
+    LOG_LEVEL: "warn",
     SIGNIN_MAX_FAILURES_PER_ACCOUNT: "10",
     SIGNIN_MAX_FAILURES_PER_ADDRESS: "20",
     SIGNIN_WINDOW_SECONDS: String(windowSeconds),
@@ -62,8 +38,8 @@ beforeAll(async () => {
     HOLDFAST_DEMO_ECHO: "1",
   });
   // No METRICS_TOKEN, no demo echo, behind a "proxy" (TRUST_PROXY=1), and Redis not answering: not ready.
-  bare = await startWeb({
-    ...env,
+  bare = await d.startWeb({
+    LOG_LEVEL: "warn",
     REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
     TRUST_PROXY: "1",
     SIGNIN_MAX_FAILURES_PER_ACCOUNT: "100",
@@ -72,12 +48,7 @@ beforeAll(async () => {
   });
 }, 300_000);
 
-afterAll(async () => {
-  await web?.stop();
-  await bare?.stop();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 interface Reply {
   status: number;
@@ -169,7 +140,7 @@ describe("the post-sign-in path", () => {
     const page = await send(web, `/signin?next=${encodeURIComponent("/%2e//evil.com")}`);
     expect(page.status).toBe(200);
     expect(/<input[^>]*name="next"[^>]*>/.exec(page.body)?.[0]).toMatch(/value="\/approvals"/);
-    const browser = await launchChromium();
+    const browser = await d.launchBrowser();
     try {
       const tab = await browser.newPage();
       await tab.goto(`${web.base}/signin?next=${encodeURIComponent("/.//evil.com")}`);
@@ -245,7 +216,7 @@ describe("sign-in throttling", () => {
   }, 120_000);
 
   it("the form says why in plain words", async () => {
-    const browser = await launchChromium();
+    const browser = await d.launchBrowser();
     try {
       // The form is ready before the failures, so the click lands well inside the throttle's window on a slow machine.
       const tab = await browser.newPage();
@@ -309,7 +280,7 @@ describe("sessions through the web", () => {
     const one = cookieOf(await signIn(web, { email: "rita@acme.test", password }));
     const two = cookieOf(await signIn(web, { email: "rita@acme.test", password }, { from: "127.0.0.9" }));
     expect(await pageStatus(one)).toBe("signed_in");
-    await upsertMember(t.db, { orgId, email: "rita@acme.test", name: "rita", password: "another long password", role: "owner" });
+    await upsertMember(d.t.db, { orgId, email: "rita@acme.test", name: "rita", password: "another long password", role: "owner" });
     expect(await pageStatus(one)).toBe("signed_out");
     expect(await pageStatus(two)).toBe("signed_out");
     expect((await signIn(web, { email: "rita@acme.test", password })).status).toBe(401);
@@ -320,7 +291,7 @@ describe("sessions through the web", () => {
     await q("UPDATE sessions SET expires_at = now() - interval '1 minute' WHERE id IN (SELECT id FROM sessions LIMIT 2)");
     const dead = (await q("SELECT count(*)::int AS n FROM sessions WHERE NOT (expires_at > now() AND idle_expires_at > now())"))[0].n;
     expect(dead).toBeGreaterThanOrEqual(2);
-    const swept = await sweepOnce(t.db, { staleSeconds: 3600, batchSize: 100, outboxRetentionSeconds: 3600 });
+    const swept = await sweepOnce(d.t.db, { staleSeconds: 3600, batchSize: 100, outboxRetentionSeconds: 3600 });
     expect(swept.sessionsPurged).toBe(dead);
     expect(await q("SELECT count(*)::int AS n FROM sessions WHERE NOT (expires_at > now() AND idle_expires_at > now())")).toEqual([{ n: 0 }]);
   });

@@ -1,21 +1,19 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { GraphCache, parseGraph } from "@holdfast/core/versions";
 import { createConnection } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
-import { advanceRun, startRun, type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
+import { advanceRun, type SweepContext, sweepServiceDefinitions } from "@holdfast/core/run";
 import {
-  createTestDatabase,
-  createTestPrefix,
-  launchChromium,
+  addMember,
+  organisationWithOwner,
   publish,
-  repoRoot,
+  screenshots,
+  signedInPage,
   signInPage,
   startSmtpTarget,
+  startTestDeployment,
+  startTestRun,
   startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  type WebServer,
+  type TestDeployment,
+  testPassword,
 } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,19 +24,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * new instants on each timeline), erase after seeing the count of runs it cancels, members' Slack users, and the
  * banner of a broken connection with its parked run. Screenshots: e2e/artifacts/settings-*.png.
  */
-let t: TestDatabase;
-let web: WebServer;
+let d: TestDeployment;
 let browser: Browser;
 let page: Page;
 let orgId = "";
 let connectionId = "";
 const runs: string[] = [];
-const prefix = createTestPrefix();
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
+const password = testPassword;
 const graphs = new GraphCache();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const shot = (name: string) => page.screenshot({ path: join(artifacts, `settings-${name}.png`), fullPage: true });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shots = screenshots("settings");
+const shot = (name: string) => shots(page, name);
 
 const waitGraph = parseGraph({
   nodes: [
@@ -63,27 +59,19 @@ const mailGraph = parseGraph({
   ],
 });
 
+/** A run started and walked to its first wait or step. */
 async function start(automation: string, body: Record<string, unknown>) {
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: automation,
-    rawBody: "{}",
-    body,
-    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-    auth: { kind: "operator" },
-  });
-  await advanceRun(t.db, graphs, { orgId, runId, reason: "started" });
+  const runId = await startTestRun(d.t.db, automation, body);
+  await advanceRun(d.t.db, graphs, { orgId, runId, reason: "started" });
   return runId;
 }
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  orgId = (await publish(t.db, waitGraph, { automation: "follow-up" })).orgId;
-  await publish(t.db, mailGraph, { automation: "welcome" });
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password, role: "owner" });
-  connectionId = await createConnection(t.db, { orgId, kind: "smtp", name: "mailbox", config: { host: "smtp.example.com", from: "sam@acme.test" }, secret: "pw" });
+  d = await startTestDeployment();
+  orgId = (await publish(d.t.db, waitGraph, { automation: "follow-up" })).orgId;
+  await publish(d.t.db, mailGraph, { automation: "welcome" });
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "owner");
+  connectionId = await createConnection(d.t.db, { orgId, kind: "smtp", name: "mailbox", config: { host: "smtp.example.com", from: "sam@acme.test" }, secret: "pw" });
   // The contact with a stored zone, and two runs waiting until 09:00 next weekday in it (the payload names no zone).
   await q("INSERT INTO contacts (org_id, email, time_zone, consent) VALUES ($1, 'lena@example.com', 'Europe/Berlin', 'granted')", [orgId]);
   for (const id of ["lena-1", "lena-2"]) runs.push(await start("follow-up", { id, email: "lena@example.com" }));
@@ -98,24 +86,18 @@ beforeAll(async () => {
     [parked, connectionId],
   );
   await q("UPDATE connections SET status = 'needs_reconnect', status_reason = 'the mailbox refused our login' WHERE id = $1", [connectionId]);
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await d.startWeb({ LOG_LEVEL: "warn" });
+  browser = await d.launchBrowser();
+  page = await signedInPage(browser, d.web.base, "sam@acme.test", { viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (e) => console.error(`page error: ${e.message}`));
   page.on("console", (m) => m.type() === "error" && console.error(`console: ${m.text()}`));
-  await signInPage(page, web.base, "sam@acme.test", password);
 }, 300_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 describe("Settings in Chromium", () => {
   it("shows the broken connection's banner on every page, with its parked run and a link to Settings", async () => {
-    await page.goto(`${web.base}/automations`);
+    await page.goto(`${d.web.base}/automations`);
     const banner = page.getByTestId("broken-connections");
     await expect.poll(() => banner.textContent()).toContain("The connection “mailbox” needs reconnecting: 1 run is waiting on it (the mailbox refused our login)");
     await shot("banner");
@@ -125,7 +107,7 @@ describe("Settings in Chromium", () => {
   });
 
   it("sets the model budget and shows the spend to date", async () => {
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     await expect.poll(() => page.getByTestId("budget-spent").textContent()).toBe("$1.23");
     await page.getByLabel("Budget in US dollars").fill("25");
     await page.getByRole("button", { name: "Save budget" }).click();
@@ -137,7 +119,7 @@ describe("Settings in Chromium", () => {
     await page.getByLabel("Budget in US dollars").fill("lots");
     await page.getByRole("button", { name: "Save budget" }).click();
     await page.getByText("Enter the budget as a number of US dollars, such as 25 or 12.50.").waitFor();
-    await page.locator(".model-budget").screenshot({ path: join(artifacts, "settings-budget.png") });
+    await shots(page.locator(".model-budget"), "budget");
   });
 
   it("sets an automation's run budget", async () => {
@@ -153,13 +135,13 @@ describe("Settings in Chromium", () => {
     await page.getByRole("button", { name: "Save limits" }).click();
     await page.locator(".connection-limits").getByText("at most 3 calls at once").waitFor();
     expect((await q("SELECT limits FROM connections WHERE id = $1", [connectionId]))[0].limits).toMatchObject({ maxConcurrent: 3, breaker: { failureRate: 0.5 } });
-    await page.locator(".connection-limits").screenshot({ path: join(artifacts, "settings-limits.png") });
+    await shots(page.locator(".connection-limits"), "limits");
   });
 
   it("views a contact, changes its zone (its waits move, both instants on each timeline), erases it after seeing the count", async () => {
     const before = await q("SELECT run_id, due_at FROM timers WHERE run_id = ANY($1) ORDER BY run_id", [runs]);
     expect(before).toHaveLength(2);
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     await page.getByRole("button", { name: "View lena@example.com" }).click();
     const view = page.locator(".contact-view");
     await expect.poll(() => view.getByTestId("contact-zone").textContent()).toBe("Europe/Berlin");
@@ -202,7 +184,7 @@ describe("Settings in Chromium", () => {
     await page.locator(".slack-links tr", { hasText: "Sam" }).getByRole("button", { name: "Save" }).click();
     await page.getByText("Sam is linked to the Slack user U0SAM1234.").waitFor();
     expect(await q("SELECT m.slack_user_id FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'sam@acme.test'")).toEqual([{ slack_user_id: "U0SAM1234" }]);
-    await page.locator(".slack-links").screenshot({ path: join(artifacts, "settings-slack-links.png") });
+    await shots(page.locator(".slack-links"), "slack-links");
   });
 
   it("a form filled before the page has hydrated sends nothing natively: the save waits for the page, the address never reaches the address bar", async () => {
@@ -215,7 +197,7 @@ describe("Settings in Chromium", () => {
     await early.route((u) => u.pathname.startsWith("/_next/static/chunks/") && u.pathname.endsWith(".js"), async (route) => (await held, await route.continue()));
     const requests: string[] = [];
     early.on("request", (r) => requests.push(r.url()));
-    await early.goto(`${web.base}/settings`, { waitUntil: "domcontentloaded" });
+    await early.goto(`${d.web.base}/settings`, { waitUntil: "domcontentloaded" });
     const members = early.locator("section", { has: early.locator("h2", { hasText: "Members and roles" }) });
     await members.locator('input[name="email"]').fill("early@acme.test");
     const add = members.getByRole("button", { name: "Invite", exact: true });
@@ -230,7 +212,7 @@ describe("Settings in Chromium", () => {
     release();
     await clicked;
     await members.getByText(/so send this link to them yourself\. Whoever opens it can join as a viewer/).waitFor({ timeout: 30_000 });
-    expect(early.url()).toBe(`${web.base}/settings`);
+    expect(early.url()).toBe(`${d.web.base}/settings`);
     expect(await early.locator("html").getAttribute("data-hydrated")).not.toBeNull();
     expect(requests.filter((u) => u.includes("password=") || u.includes("email="))).toEqual([]);
     expect(await q("SELECT role FROM invitations WHERE email = 'early@acme.test' AND accepted_at IS NULL")).toEqual([{ role: "viewer" }]);
@@ -239,7 +221,7 @@ describe("Settings in Chromium", () => {
 
   it("invites without a system mailbox: the link once, the person joins only by accepting it (a new person makes their account, an existing one signs in first)", async () => {
     const invite = async (email: string, role: string) => {
-      await page.goto(`${web.base}/settings`);
+      await page.goto(`${d.web.base}/settings`);
       const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
       await members.locator('input[name="email"]').fill(email);
       await members.locator('select[name="role"]').selectOption(role);
@@ -250,7 +232,7 @@ describe("Settings in Chromium", () => {
     };
     const link = await invite("ada@acme.test", "editor");
     expect(link).toMatch(/\/invite\/[A-Za-z0-9_-]{43}$/);
-    await page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) }).screenshot({ path: join(artifacts, "settings-invited.png") });
+    await shots(page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) }), "invited");
     expect(await q("SELECT count(*)::int AS n FROM users WHERE email = 'ada@acme.test'")).toEqual([{ n: 0 }]);
 
     // The owner opening the link is told it is for another address, and can do nothing with it.
@@ -265,7 +247,7 @@ describe("Settings in Chromium", () => {
       await ada.goto(link);
       await ada.getByRole("heading", { name: "Join Acme" }).waitFor();
       await ada.getByText("You are invited to join Acme on Holdfast as an editor.").waitFor();
-      await ada.screenshot({ path: join(artifacts, "settings-invitation-new.png"), fullPage: true });
+      await shots(ada, "invitation-new");
       await ada.getByLabel("Your name").fill("Ada");
       await ada.getByLabel(/Choose a password/).fill("a password long enough");
       await ada.getByRole("button", { name: "Create account and join" }).click();
@@ -274,14 +256,13 @@ describe("Settings in Chromium", () => {
       // Again: read back, nothing new.
       await ada.reload();
       await ada.getByText(/You accepted this invitation .*You are a member of Acme as an editor\./).waitFor();
-      await ada.screenshot({ path: join(artifacts, "settings-invitation-accepted.png"), fullPage: true });
+      await shots(ada, "invitation-accepted");
     } finally {
       await visitor.close();
     }
 
     // Someone with an account (of another organisation): sign in first, then accept.
-    const globex = (await q("INSERT INTO organisations (slug, name) VALUES ('globex', 'Globex') RETURNING id"))[0].id;
-    await upsertMember(t.db, { orgId: globex, email: "gus@globex.test", name: "Gus", password, role: "owner" });
+    await organisationWithOwner(d.t.db, { email: "gus@globex.test", name: "Gus" }, "globex");
     const gusLink = await invite("gus@globex.test", "viewer");
     expect(await q("SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'gus@globex.test' AND m.org_id = $1", [orgId])).toEqual([{ n: 0 }]);
     const other = await browser.newContext();
@@ -306,7 +287,7 @@ describe("Settings in Chromium", () => {
     }
     expect(await q("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = 'gus@globex.test' AND m.org_id = $1", [orgId])).toEqual([{ role: "viewer" }]);
     // Accepted invitations leave the pending list; the members list shows them.
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     const members = page.locator("section", { has: page.locator("h2", { hasText: "Members and roles" }) });
     await members.getByRole("cell", { name: "Gus", exact: true }).waitFor();
     expect(await members.locator(".invitations tr", { hasText: "gus@globex.test" }).count()).toBe(0);
@@ -314,17 +295,11 @@ describe("Settings in Chromium", () => {
 
   it("invites with a system mailbox: the owner sees no link, the sweeper emails it, the list says where each email is", async () => {
     const smtp = await startSmtpTarget();
-    const mailWeb = await startWeb({
-      DATABASE_URL: t.url,
-      REDIS_URL: testRedisUrl,
-      QUEUE_PREFIX: prefix.prefix,
-      LOG_LEVEL: "warn",
-      HOLDFAST_SYSTEM_SMTP_URL: `smtp+plain://127.0.0.1:${smtp.port}`,
-    });
+    const mailWeb = await startWeb({ ...d.env, LOG_LEVEL: "warn", HOLDFAST_SYSTEM_SMTP_URL: `smtp+plain://127.0.0.1:${smtp.port}` });
     const owner = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const sweep = (systemMail: SweepContext["systemMail"]) => {
       const service = sweepServiceDefinitions.find((d) => d.name === "invitation-emails");
-      return service?.make().runOnce({ db: t.db, actor: "sweeper", graphs, systemMail });
+      return service?.make().runOnce({ db: d.t.db, actor: "sweeper", graphs, systemMail });
     };
     try {
       const sam = await owner.newPage();
@@ -347,7 +322,7 @@ describe("Settings in Chromium", () => {
       expect(await sweep({ url: `smtp+plain://127.0.0.1:${smtp.port}`, from: "ops@holdfast.test" })).toEqual({ sent: 1, failed: 0, retrying: 0 });
       await sam.reload();
       await members.locator("tr", { hasText: "Mia@Acme.test" }).getByText(/^Emailed /).waitFor();
-      await members.screenshot({ path: join(artifacts, "settings-invitation-emailed.png") });
+      await shots(members, "invitation-emailed");
       const raw = smtp.received.find((m) => m.to[0]?.toLowerCase() === "mia@acme.test")?.raw.replace(/=\r?\n/g, "") ?? "";
       expect(raw).toMatch(/Subject: Sam invited you to Acme on Holdfast/);
       const link = new RegExp(`${mailWeb.base}/invite/[A-Za-z0-9_-]{43}`).exec(raw)?.[0];
@@ -369,7 +344,7 @@ describe("Settings in Chromium", () => {
         .locator("tr", { hasText: "noel@acme.test" })
         .getByText("Not sent: The deployment's mail is not set up for sending (ask your operator). Send again to try once more.")
         .waitFor();
-      await members.screenshot({ path: join(artifacts, "settings-invitation-failed.png") });
+      await shots(members, "invitation-failed");
       await members.getByRole("button", { name: "Send again: the invitation for Mia@Acme.test" }).click();
       await members.getByText("Invitation for Mia@Acme.test made: Holdfast emails them a link").waitFor();
       const gone = await owner.newPage();
@@ -400,7 +375,7 @@ describe("Settings in Chromium", () => {
         heldAnswered = true;
       },
     );
-    await page.goto(`${web.base}/settings`, { waitUntil: "domcontentloaded" });
+    await page.goto(`${d.web.base}/settings`, { waitUntil: "domcontentloaded" });
     const section = page.locator("section", { has: page.locator("h2", { hasText: "Suppression list" }) });
     await section.locator('input[name="email"]').fill(email);
     await section.locator('input[name="reason"]').fill("unsubscribed");
@@ -416,7 +391,7 @@ describe("Settings in Chromium", () => {
 
   it("drops the banner once the connection works again", async () => {
     await q("UPDATE connections SET status = 'ok', status_reason = NULL WHERE id = $1", [connectionId]);
-    await page.goto(`${web.base}/settings`);
+    await page.goto(`${d.web.base}/settings`);
     await page.getByRole("heading", { name: "Model budget" }).waitFor();
     expect(await page.getByTestId("broken-connections").count()).toBe(0);
     await shot("page");

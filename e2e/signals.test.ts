@@ -1,59 +1,36 @@
-import { spawnSync } from "node:child_process";
-import { join } from "node:path";
 import { createLogger, lanes } from "@holdfast/core/base";
 import { GraphCache } from "@holdfast/core/versions";
 import { createConnection } from "@holdfast/core/providers";
-import { advanceRun, StepRunner, startRun } from "@holdfast/core/run";
-import { createTestDatabase, publish, replyGraph, repoRoot, type SmtpTarget, spawnApp, startSmtpTarget, type TestDatabase } from "@holdfast/testkit";
+import { advanceRun, StepRunner } from "@holdfast/core/run";
+import { mailInPort, publish, replyGraph, runCli, type SmtpTarget, startSmtpTarget, startTestDeployment, startTestRun, type TestDeployment } from "@holdfast/testkit";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** A reply handed over by a process that is SIGKILLed between consuming the signal and committing loses nothing. */
-let t: TestDatabase;
+let d: TestDeployment;
 let smtp: SmtpTarget;
 let orgId = "";
 const graphs = new GraphCache();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  smtp = await startSmtpTarget();
-  orgId = (
-    await publish(
-      t.db,
-      replyGraph(),
-      { automation: "ask" },
-    )
-  ).orgId;
-  await createConnection(t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });
+  d = await startTestDeployment();
+  smtp = d.closeAtStop(await startSmtpTarget());
+  orgId = (await publish(d.t.db, replyGraph(), { automation: "ask" })).orgId;
+  await createConnection(d.t.db, { orgId, kind: "smtp", name: "mail", config: { host: "127.0.0.1", port: smtp.port, tls: "none", from: "sam@acme.test" }, secret: null });
 });
-afterAll(async () => {
-  await smtp?.close();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const cli = (input: string, crash: boolean) =>
-  spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "signals", "email", "acme", "--input", input], {
-    cwd: repoRoot,
-    env: { ...process.env, DATABASE_URL: t.url, ...(crash ? { HOLDFAST_CRASH_AT: "signal.before_commit" } : {}) },
-    encoding: "utf8",
-  });
+  runCli(d.t.url, ["signals", "email", "acme", "--input", input], crash ? { HOLDFAST_CRASH_AT: "signal.before_commit" } : {});
 
 /** A run whose email went out and which now waits for the reply: its id and the sent Message-ID. */
 async function waitingForReply(key: string, email: string): Promise<{ runId: string; messageId: string }> {
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: "ask",
-    rawBody: "{}",
-    body: { id: key, email },
-    headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-    auth: { kind: "operator" },
-  });
+  const runId = await startTestRun(d.t.db, "ask", { id: key, email });
   const [send] = await q("SELECT id FROM steps WHERE run_id = $1", [runId]);
-  const runner = new StepRunner({ db: t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
+  const runner = new StepRunner({ db: d.t.db, graphs, worker: "w", lane: lanes.io, log: createLogger("test", "silent") });
   expect((await runner.run(send.id)).kind).toBe("settled");
-  await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" });
+  await advanceRun(d.t.db, graphs, { orgId, runId, reason: "step_settled" });
   const [{ output }] = await q("SELECT output FROM steps WHERE id = $1", [send.id]);
   return { runId, messageId: output.messageId as string };
 }
@@ -71,7 +48,7 @@ describe("a signal's transaction", () => {
     const retried = cli(input, false);
     expect(JSON.parse(retried.stdout)).toMatchObject({ duplicate: false, consumed: true, runId });
     expect(JSON.parse(cli(input, false).stdout)).toMatchObject({ duplicate: true, consumed: false });
-    await advanceRun(t.db, graphs, { orgId, runId, reason: "signal" });
+    await advanceRun(d.t.db, graphs, { orgId, runId, reason: "signal" });
     expect(await q("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
     expect(await q("SELECT node_id FROM run_events WHERE run_id = $1 AND type = 'run.completed'", [runId])).toEqual([{ node_id: "replied" }]);
   });
@@ -79,10 +56,10 @@ describe("a signal's transaction", () => {
   it("the self-hosted SMTP receiver turns a reply sent to reply+<org>@ into the same signal", async () => {
     const { runId, messageId } = await waitingForReply("k2", "lee@example.com");
 
-    const mailIn = spawnApp("mail-in", { env: { DATABASE_URL: t.url, INBOUND_SMTP_PORT: "0", LOG_LEVEL: "info" } });
+    const mailIn = d.spawn({ app: "mail-in", env: { INBOUND_SMTP_PORT: "0" } });
     try {
       await mailIn.waitForOutput(/mail-in ready on port \d+/, 30_000);
-      const port = Number(/mail-in ready on port (\d+)/.exec(mailIn.output())?.[1]);
+      const port = mailInPort(mailIn);
       const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, ignoreTLS: true });
       const send2 = () =>
         transport.sendMail({

@@ -1,25 +1,17 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { decryptSecret } from "@holdfast/core/providers";
-import { upsertMember } from "@holdfast/core/people";
 import {
-  type AppProcess,
+  addMember,
   approvalGraph,
-  createTestDatabase,
-  createTestPrefix,
-  launchChromium,
+  productProcesses,
   publish,
-  repoRoot,
   type SlackApi,
-  signInPage,
-  spawnApp,
+  screenshots,
+  signedInPage,
   startSlackApi,
+  startTestDeployment,
   startTestRun,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
+  type TestDeployment,
   waitFor,
-  type WebServer,
 } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,56 +22,32 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * the members' links appear; then the app is removed in Slack: the human lane's post is parked with "reconnect
  * Slack", the inbox still decides, and Reconnect Slack posts what was parked.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let slack: SlackApi;
-let web: WebServer;
 let browser: Browser;
-let apps: AppProcess[] = [];
 let orgId = "";
-const prefix = createTestPrefix();
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-const artifacts = join(repoRoot, "e2e/artifacts");
-const shot = (page: Page, name: string) => page.screenshot({ path: join(artifacts, `slack-install-${name}.png`), fullPage: true });
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shot = screenshots("slack-install");
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  slack = await startSlackApi({ users: { "sam@acme.test": "U0SAM", "lena@acme.test": "U0LENA" } });
-  orgId = (await publish(t.db, approvalGraph({ slack: { connection: "slack", channel: "C0APPROVALS" } }), { automation: "slack" })).orgId;
-  await upsertMember(t.db, { orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });
-  await upsertMember(t.db, { orgId, email: "lena@acme.test", name: "Lena", password: null, role: "approver" });
-  await upsertMember(t.db, { orgId, email: "kim@acme.test", name: "Kim", password: null, role: "approver", slackUserId: "U0KIMHAND" });
-  await upsertMember(t.db, { orgId, email: "vic@acme.test", name: "Vic", password: null, role: "viewer" });
-  const env = { DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" };
-  web = await startWeb({
-    ...env,
-    SLACK_CLIENT_ID: slack.clientId,
-    SLACK_CLIENT_SECRET: slack.clientSecret,
-    SLACK_API_URL: slack.apiUrl,
-    SLACK_AUTHORIZE_URL: slack.authorizeUrl,
-  });
-  apps = [
-    spawnApp("relay", { env: { ...env, RELAY_POLL_MS: "200" } }),
-    spawnApp("engine", { env }),
-    spawnApp("lane-worker", { env: { ...env, LANE: "human", HOLDFAST_PUBLIC_URL: web.base } }),
-    spawnApp("sweeper", { env: { ...env, SWEEP_INTERVAL_MS: "500" } }),
-  ];
-  await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 90_000)));
+  d = await startTestDeployment();
+  slack = d.closeAtStop(await startSlackApi({ users: { "sam@acme.test": "U0SAM", "lena@acme.test": "U0LENA" } }));
+  orgId = (await publish(d.t.db, approvalGraph({ slack: { connection: "slack", channel: "C0APPROVALS" } }), { automation: "slack" })).orgId;
+  await addMember(d.t.db, orgId, "sam@acme.test", "Sam", "owner");
+  await addMember(d.t.db, orgId, "lena@acme.test", "Lena", "approver", { password: null });
+  await addMember(d.t.db, orgId, "kim@acme.test", "Kim", "approver", { password: null, slackUserId: "U0KIMHAND" });
+  await addMember(d.t.db, orgId, "vic@acme.test", "Vic", "viewer", { password: null });
+  const web = await d.startWeb({ SLACK_CLIENT_ID: slack.clientId, SLACK_CLIENT_SECRET: slack.clientSecret, SLACK_API_URL: slack.apiUrl, SLACK_AUTHORIZE_URL: slack.authorizeUrl });
+  await d.startApps(productProcesses({ human: { HOLDFAST_PUBLIC_URL: web.base } }), 90_000);
   // The stand-in for Slack's consent page is the test's own, not Holdfast's: the page audit leaves it out.
-  browser = await launchChromium({ audit: { ignoreUrls: [new RegExp(`^${slack.origin.replaceAll(".", "\\.")}/`)] } });
+  browser = await d.launchBrowser({ audit: { ignoreUrls: [new RegExp(`^${slack.origin.replaceAll(".", "\\.")}/`)] } });
 });
-afterAll(async () => {
-  await browser?.close();
-  await web?.stop();
-  await Promise.all(apps.map((a) => a.stop()));
-  await slack?.close();
-  await prefix.clear();
-  await t?.drop();
-});
+
+afterAll(async () => d?.stop());
 
 /** Settings -> Add to Slack (or Reconnect) -> Slack's consent page -> Allow; the callback URL Slack sent the browser to. */
 async function addToSlack(page: Page, button: RegExp, consentShot?: string): Promise<string> {
-  await page.goto(`${web.base}/settings?org=acme`);
+  await page.goto(`${d.web.base}/settings?org=acme`);
   await page.getByRole("button", { name: button }).click();
   await page.waitForURL(/\/oauth\/v2\/authorize/);
   if (consentShot) await shot(page, consentShot);
@@ -94,9 +62,8 @@ describe("Add to Slack", () => {
   let callbackUrl = "";
 
   it("completes in Chromium: the connection 'slack' with the workspace, the bot token encrypted, members linked by email", async () => {
-    const page = await browser.newPage();
-    await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
-    await page.goto(`${web.base}/settings?org=acme`);
+    const page = await signedInPage(browser, d.web.base, "sam@acme.test");
+    await page.goto(`${d.web.base}/settings?org=acme`);
     await page.waitForSelector("text=Not connected");
     await shot(page, "before");
     callbackUrl = await addToSlack(page, /^Add to Slack$/, "consent");
@@ -119,31 +86,28 @@ describe("Add to Slack", () => {
 
   it("a replayed state and another session's state are refused; nothing more is exchanged", async () => {
     const exchanged = slack.exchanges.length;
-    const page = await browser.newPage();
-    await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+    const page = await signedInPage(browser, d.web.base, "sam@acme.test");
     // This browser context has another session: the state was signed for the first one.
     await page.goto(callbackUrl);
     await page.waitForSelector("text=not started from this browser session");
     await shot(page, "foreign-state");
     // In the session that started it, the same state a second time.
-    const own = await browser.newContext();
-    const second = await own.newPage();
-    await signInPage(second, web.base, "sam@acme.test", "correct horse battery");
+    const second = await signedInPage(browser, d.web.base, "sam@acme.test");
     const fresh = await addToSlack(second, /Add to Slack again/);
     await second.waitForSelector("text=Slack reconnected");
     await second.goto(fresh);
     await second.waitForSelector("text=already used");
     await shot(second, "replayed-state");
     expect(slack.exchanges.length).toBe(exchanged + 1);
-    await own.close();
+    await second.close();
     await page.close();
   });
 
   it("a revoked token parks the post with 'reconnect Slack'; the inbox still decides; Reconnect Slack posts what was parked", async () => {
     slack.revoke();
     const posts = slack.messages.length;
-    const parkedRun = await startTestRun(t.db, "slack", { id: "evt_parked", email: "maya@example.com", draft: "Hello Maya" });
-    const decidedRun = await startTestRun(t.db, "slack", { id: "evt_inbox", email: "lee@example.com", draft: "Hello Lee" });
+    const parkedRun = await startTestRun(d.t.db, "slack", { id: "evt_parked", email: "maya@example.com", draft: "Hello Maya" });
+    const decidedRun = await startTestRun(d.t.db, "slack", { id: "evt_inbox", email: "lee@example.com", draft: "Hello Lee" });
     const [decided] = await waitFor(async () => {
       const r = await q("SELECT id, notify_state, notify_error FROM approvals WHERE run_id = $1", [decidedRun]);
       return r[0]?.notify_state === "failed" ? r : undefined;
@@ -152,13 +116,12 @@ describe("Add to Slack", () => {
     expect(await q("SELECT status FROM connections WHERE org_id = $1 AND name = 'slack'", [orgId])).toEqual([{ status: "needs_reconnect" }]);
     expect(slack.messages.length).toBe(posts);
 
-    const page = await browser.newPage();
-    await signInPage(page, web.base, "sam@acme.test", "correct horse battery");
+    const page = await signedInPage(browser, d.web.base, "sam@acme.test");
     const card = page.locator(`li[data-approval="${decided.id}"]`);
     await card.locator('button[value="approved"]').click();
     await page.waitForSelector("text=Approved: the run goes on.");
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [decidedRun]))[0]?.status === "completed", 20_000, "the run decided in the inbox to complete");
-    await page.goto(`${web.base}/settings?org=acme`);
+    await page.goto(`${d.web.base}/settings?org=acme`);
     await page.waitForSelector("text=Needs reconnecting");
     await shot(page, "revoked");
 

@@ -1,66 +1,33 @@
 import { Queue } from "bullmq";
 import { timersFireDueFairly } from "@holdfast/core/store";
-import { parseGraph } from "@holdfast/core/versions";
 import { instantFor, spreadOffsetSeconds } from "@holdfast/core/decide";
-import { startRun } from "@holdfast/core/run";
 import { inTx } from "@holdfast/db";
-import {
-  type AppProcess,
-  connectAs,
-  createTestDatabase,
-  createTestPrefix,
-  type HttpTarget,
-  publish,
-  spawnApp,
-  startHttpTarget,
-  type TestDatabase,
-  testRedisUrl,
-  waitFor,
-} from "@holdfast/testkit";
+import { connectAs, type HttpTarget, lineGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
-let t: TestDatabase;
+let d: TestDeployment;
 let target: HttpTarget;
-let apps: AppProcess[] = [];
-const prefix = createTestPrefix();
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  target = await startHttpTarget();
+  d = await startTestDeployment();
+  target = d.closeAtStop(await startHttpTarget());
 });
-afterEach(async () => {
-  await Promise.all(apps.map((a) => a.stop()));
-  apps = [];
-});
-afterAll(async () => {
-  await target?.close();
-  await prefix.clear();
-  await t?.drop();
-});
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
+afterEach(async () => d.stopApps());
+afterAll(async () => d?.stop());
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
 
 const waitGraph = (seconds: number) =>
-  parseGraph({
-    nodes: [
-      { id: "signup", kind: "trigger", config: { eventIdField: "id" } },
-      { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds } } },
-      { id: "notify", kind: "http_request", config: { url: target.url } },
-      { id: "done", kind: "end" },
-    ],
-    edges: [
-      { from: "signup", to: "pause" },
-      { from: "pause", to: "notify" },
-      { from: "notify", to: "done" },
-    ],
-  });
+  lineGraph(
+    { id: "signup", kind: "trigger", config: { eventIdField: "id" } },
+    { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds } } },
+    { id: "notify", kind: "http_request", config: { url: target.url } },
+    { id: "done", kind: "end" },
+  );
 
 describe("waking up on time", () => {
   it("fires within 1 s of due through the fast path, and within one sweep interval when the delayed job is lost", async () => {
-    await publish(t.db, waitGraph(3), { automation: "wait-3s" });
+    await publish(d.t.db, waitGraph(3), { automation: "wait-3s" });
     const env = {
-      DATABASE_URL: t.url,
-      REDIS_URL: testRedisUrl,
-      QUEUE_PREFIX: prefix.prefix,
       RELAY_POLL_MS: "200",
       SWEEP_INTERVAL_MS: "1000",
       SWEEP_STALE_SECONDS: "30",
@@ -68,18 +35,8 @@ describe("waking up on time", () => {
     };
     // No sweeper yet: the first timer can only fire through the fast path (its delayed job), however loaded the
     // machine is; the sweeper joins for the second, whose job is deleted.
-    apps = [spawnApp("relay", { env }), spawnApp("engine", { env }), spawnApp("lane-worker", { env })];
-    await Promise.all(apps.map((a) => a.waitForOutput(/ready/)));
-    const start = (id: string) =>
-      startRun(t.db, {
-        orgSlug: "acme",
-        automationSlug: "wait-3s",
-        rawBody: "{}",
-        body: { id },
-        headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-        via: "test",
-        auth: { kind: "operator" },
-      });
+    await d.startApps([{ app: "relay", env }, { app: "engine", env }, { app: "lane-worker", env }], 20_000);
+    const start = async (id: string) => ({ runId: await startTestRun(d.t.db, "wait-3s", { id }) });
 
     const fast = await start("fast-1");
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [fast.runId]))[0]?.status === "completed", 20_000, "the run to complete");
@@ -88,9 +45,7 @@ describe("waking up on time", () => {
     expect(f.fired_by).toMatch(/^engine@/);
     expect(Number(f.lateness_ms)).toBeLessThan(5_000); // printed above; about 1-20 ms on an idle machine
 
-    const sweeper = spawnApp("sweeper", { env });
-    apps.push(sweeper);
-    await sweeper.waitForOutput(/ready/);
+    await d.startApps([{ app: "sweeper", env }], 20_000);
 
     const lost = await start("lost-1");
     const timer = await waitFor(async () => {
@@ -100,7 +55,7 @@ describe("waking up on time", () => {
       );
       return row as { id: string; wake: number } | undefined;
     }, 10_000, "the timer's job to be published");
-    const queue = new Queue("engine", { connection: { url: testRedisUrl }, prefix: prefix.prefix });
+    const queue = new Queue("engine", { connection: { url: testRedisUrl }, prefix: d.prefix });
     const job = await queue.getJob(`${timer.id}_${timer.wake}`);
     expect(job).toBeTruthy();
     await job?.remove();
@@ -121,7 +76,7 @@ describe("the fair due sweep", () => {
     // As the schema's owner: ANALYZE is the owner's. Each organisation has its own automation (rows never point into
     // another organisation: the foreign keys carry org_id). Its runs are picked by exact automation id: a product
     // automation's id (aut_<uuid hex>) starts with "aut_f" one time in sixteen, and its runs already have steps.
-    const owner = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+    const owner = await connectAs(d.t.adminUrl, new URL(d.t.adminUrl).username);
     await owner.query(`
       INSERT INTO organisations (id, slug, name) SELECT 'org_' || c, 'org-' || c, c FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) c;
       INSERT INTO automations (id, org_id, slug, name) SELECT 'aut_f' || c, 'org_' || c, 'fair', 'fair' FROM unnest(string_to_array('A,B,C,D,E,F,G,H,I,J,K', ',')) c;
@@ -143,7 +98,7 @@ describe("the fair due sweep", () => {
     const timeBatch = async () => {
       // Measured inside a transaction that is rolled back, so the backlog stays the same size.
       const started = performance.now();
-      await t.db
+      await d.t.db
         .$transaction(async (tx) => {
           await timersFireDueFairly(tx, 20, 50, 500, "test");
           throw new Error("rollback");
@@ -171,7 +126,7 @@ describe("the fair due sweep", () => {
     expect(plan.join("\n")).not.toMatch(/Seq Scan on timers/);
     const atBig = await median();
 
-    const first = await inTx(t.db, (tx) => timersFireDueFairly(tx, 20, 50, 500, "test"));
+    const first = await inTx(d.t.db, (tx) => timersFireDueFairly(tx, 20, 50, 500, "test"));
     const served = new Map(first.fired.map((f) => [f.orgId, f]));
     for (const o of "BCDEFGHIJK") expect(served.get(`org_${o}`)?.count).toBe(10);
     expect(served.get("org_A")?.count).toBe(50);
@@ -179,8 +134,8 @@ describe("the fair due sweep", () => {
       `first batch: ${first.fired.map((f) => `${f.orgId.slice(4)} ${f.count} (max lateness ${(f.maxLatenessMs / 1000).toFixed(1)} s)`).join(", ")}`,
     );
 
-    await t.sql.query("DELETE FROM timers WHERE org_id = 'org_A' AND fired_at IS NULL AND id NOT IN (SELECT id FROM timers WHERE org_id = 'org_A' AND fired_at IS NULL LIMIT 1000)");
-    await t.sql.query("ANALYZE timers");
+    await d.t.sql.query("DELETE FROM timers WHERE org_id = 'org_A' AND fired_at IS NULL AND id NOT IN (SELECT id FROM timers WHERE org_id = 'org_A' AND fired_at IS NULL LIMIT 1000)");
+    await d.t.sql.query("ANALYZE timers");
     const atSmall = await median();
     console.log(`due sweep batch: ${atBig.toFixed(1)} ms at a 200,000-timer backlog, ${atSmall.toFixed(1)} ms at 1,000 (ratio ${(atBig / atSmall).toFixed(2)})`);
     expect(atBig).toBeLessThan(2 * atSmall + 5); // +5 ms: timer noise on a busy 2-core machine

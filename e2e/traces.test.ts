@@ -2,24 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runSpanId, runTraceId } from "@holdfast/core/base";
-import { parseGraph } from "@holdfast/core/versions";
-import {
-  type AppProcess,
-  createTestDatabase,
-  createTestPrefix,
-  type HttpTarget,
-  type OtlpReceiver,
-  publish,
-  type ReceivedSpan,
-  spawnApp,
-  startHttpTarget,
-  startOtlpReceiver,
-  startTestRun,
-  type TestDatabase,
-  testRedisUrl,
-  traceSummary,
-  waitFor,
-} from "@holdfast/testkit";
+import { type HttpTarget, lineGraph, type OtlpReceiver, publish, type ReceivedSpan, startHttpTarget, startOtlpReceiver, startTestDeployment, startTestRun, type TestDeployment, traceSummary, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here
 import { buildApps } from "../scripts/build.mjs";
@@ -33,50 +16,29 @@ import { buildApps } from "../scripts/build.mjs";
  * build (esbuild bundles the SDK) to show the bundle exports too.
  */
 const artifacts = join(dirname(fileURLToPath(import.meta.url)), "artifacts");
-let t: TestDatabase;
+let d: TestDeployment;
 let receiver: OtlpReceiver;
 let first: HttpTarget;
 let flaky: HttpTarget;
-let apps: AppProcess[] = [];
-const prefix = createTestPrefix();
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  receiver = await startOtlpReceiver();
-  first = await startHttpTarget();
-  flaky = await startHttpTarget();
+  d = await startTestDeployment();
+  receiver = d.closeAtStop(await startOtlpReceiver());
+  first = d.closeAtStop(await startHttpTarget());
+  flaky = d.closeAtStop(await startHttpTarget());
   flaky.behave({ failFirst: 1, failStatus: 503 });
-  await publish(
-    t.db,
-    parseGraph({
-      nodes: [
-        { id: "start", kind: "trigger", config: { eventIdField: "id" } },
-        { id: "call_1", kind: "http_request", config: { url: first.url, method: "POST", body: { step: 1 } } },
-        { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds: 1 } } },
-        { id: "call_2", kind: "http_request", config: { url: flaky.url, method: "POST", body: { step: 2 } } },
-        { id: "finish", kind: "end" },
-      ],
-      edges: [
-        { from: "start", to: "call_1" },
-        { from: "call_1", to: "pause" },
-        { from: "pause", to: "call_2" },
-        { from: "call_2", to: "finish" },
-      ],
-    }),
-    { automation: "traced" },
+  const graph = lineGraph(
+    { id: "start", kind: "trigger", config: { eventIdField: "id" } },
+    { id: "call_1", kind: "http_request", config: { url: first.url, method: "POST", body: { step: 1 } } },
+    { id: "pause", kind: "wait", config: { rule: { kind: "duration", seconds: 1 } } },
+    { id: "call_2", kind: "http_request", config: { url: flaky.url, method: "POST", body: { step: 2 } } },
+    { id: "finish", kind: "end" },
   );
+  await publish(d.t.db, graph, { automation: "traced" });
 });
-afterAll(async () => {
-  await Promise.all(apps.map((a) => a.stop()));
-  await Promise.all([receiver?.close(), first?.close(), flaky?.close()]);
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 const env = () => ({
-  DATABASE_URL: t.url,
-  REDIS_URL: testRedisUrl,
-  QUEUE_PREFIX: prefix.prefix,
   RELAY_POLL_MS: "200",
   LANE: "io",
   // A quick retry after the 503 (every process reads the same catalog).
@@ -86,8 +48,8 @@ const env = () => ({
 });
 
 async function runToCompletion(event: string): Promise<string> {
-  const runId = await startTestRun(t.db, "traced", { id: event });
-  await waitFor(async () => (await t.sql.query("SELECT status FROM runs WHERE id = $1", [runId])).rows[0]?.status === "completed", 60_000, "the run to complete");
+  const runId = await startTestRun(d.t.db, "traced", { id: event });
+  await waitFor(async () => (await d.t.sql.query("SELECT status FROM runs WHERE id = $1", [runId])).rows[0]?.status === "completed", 60_000, "the run to complete");
   return runId;
 }
 
@@ -97,8 +59,7 @@ const calls = (spans: ReceivedSpan[]) => spans.filter((s) => s.attributes["holdf
 
 describe("traces", () => {
   it("one trace per run: an attempt span per attempt under the run's span, a provider-call span under each, the failed one in error", async () => {
-    apps = [spawnApp("relay", { env: env() }), spawnApp("engine", { env: env() }), spawnApp("lane-worker", { env: env() })];
-    await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 60_000)));
+    const apps = await d.startApps([{ app: "relay", env: env() }, { app: "engine", env: env() }, { app: "lane-worker", env: env() }], 60_000);
     for (const a of [apps[1]!, apps[2]!]) expect(a.output()).toContain("exporting traces over OTLP");
     expect(apps[0]!.output()).not.toContain("exporting traces over OTLP"); // the relay does nothing per run
 
@@ -106,8 +67,7 @@ describe("traces", () => {
     expect(first.calls.get(`${runId}/call_1/1`)).toBe(1);
     expect(flaky.calls.get(`${runId}/call_2/1`)).toBe(2);
     // Stopping flushes what each process still holds.
-    await Promise.all(apps.map((a) => a.stop()));
-    apps = [];
+    await d.stopApps();
 
     const all = receiver.spans();
     const spans = ofRun(all, runId);
@@ -185,12 +145,10 @@ describe("traces", () => {
   it("the production build exports too (the SDK bundled by esbuild)", async () => {
     await buildApps(["engine", "lane-worker"]);
     flaky.behave({ failFirst: 0 });
-    apps = [spawnApp("relay", { env: env() }), spawnApp("engine", { env: env(), built: true }), spawnApp("lane-worker", { env: env(), built: true })];
-    await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 60_000)));
+    await d.startApps([{ app: "relay", env: env() }, { app: "engine", env: env(), built: true }, { app: "lane-worker", env: env(), built: true }], 60_000);
     const runId = await runToCompletion("evt_traced_built");
     const spans = await receiver.waitFor((all) => attempts(ofRun(all, runId)).length === 2 && calls(ofRun(all, runId)).length === 2, 30_000);
     expect(attempts(ofRun(spans, runId)).every((a) => a.parentSpanId === runSpanId(runId) && a.status.code === 0)).toBe(true);
-    await Promise.all(apps.map((a) => a.stop()));
-    apps = [];
+    await d.stopApps();
   });
 });

@@ -1,22 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { createAutomation, parseGraph, triggerSettings } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
+import { createAutomation, triggerSettings } from "@holdfast/core/versions";
 import { signPayload } from "@holdfast/core/run";
-import {
-  connectAs,
-  createTestDatabase,
-  createTestPrefix,
-  launchChromium,
-  publish,
-  repoRoot,
-  sessionCookieFor,
-  signInPage,
-  startWeb,
-  type TestDatabase,
-  testRedisUrl,
-  type WebServer,
-} from "@holdfast/testkit";
+import { addMember, connectAs, publish, screenshots, sessionCookieFor, signedInPage, startOnlyGraph, startTestDeployment, type TestDeployment, type TrpcReply, testPassword, trpcCall, trpcData } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -27,11 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * of the published version marked as a test (the runs list shows the badge, in Chromium); another organisation
  * reaches none of it. Screenshots: e2e/artifacts/trigger-deliveries*.png.
  */
-let t: TestDatabase;
-let web: WebServer;
-const prefix = createTestPrefix();
-const password = "correct horse battery";
-const artifacts = join(repoRoot, "e2e/artifacts");
+let d: TestDeployment;
 const ids = {} as Record<"acme" | "globex" | "leads" | "signed" | "draft" | "bulk" | "fresh", string>;
 let leadsToken = "";
 let draftSecret = "";
@@ -40,27 +20,10 @@ let vic = "";
 let bob = "";
 /** Written into every refused request (body, headers, URL): it must not be stored anywhere. */
 const marker = "ATTACKER-MARKER-5f1c";
-const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
-
-type Reply = { ok: true; data: unknown } | { ok: false; code: string; message: string };
-
-/** A tRPC call over HTTP as the browser makes it (superjson envelope), with a session cookie. */
-async function trpc(cookie: string, path: string, input: unknown, type: "query" | "mutation" = "mutation"): Promise<Reply> {
-  const body = JSON.stringify({ json: input });
-  const res =
-    type === "query"
-      ? await fetch(`${web.base}/api/trpc/${path}?input=${encodeURIComponent(body)}`, { headers: { cookie } })
-      : await fetch(`${web.base}/api/trpc/${path}`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body });
-  const json = (await res.json()) as { result?: { data: { json: unknown } }; error?: { json: { message: string; data: { code: string } } } };
-  if (json.error) return { ok: false, code: json.error.json.data.code, message: json.error.json.message };
-  return { ok: true, data: json.result?.data.json };
-}
-
-async function data<T>(reply: Promise<Reply>): Promise<T> {
-  const r = await reply;
-  if (!r.ok) throw new Error(`${r.code}: ${r.message}`);
-  return r.data as T;
-}
+const q = (sql: string, p: unknown[] = []) => d.q(sql, p);
+const shot = screenshots("trigger-deliveries");
+const trpc = (cookie: string, path: string, input: unknown, type: "query" | "mutation" = "mutation") => trpcCall(d.web.base, cookie, path, input, type);
+const data = trpcData;
 
 interface Delivery {
   id: string;
@@ -77,48 +40,36 @@ interface Delivery {
 const deliveries = (automationId: string, cookie = olivia) => data<Delivery[]>(trpc(cookie, "triggers.deliveries", { orgSlug: "acme", automationId }, "query"));
 
 const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-  fetch(`${web.base}/api/hooks/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  fetch(`${d.web.base}/api/hooks/${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
 
 const signed = (secret: string, id: string, body: string) => {
   const at = Math.floor(Date.now() / 1000);
   return { "webhook-id": id, "webhook-timestamp": String(at), "webhook-signature": signPayload(secret, id, at, body) };
 };
 
-const bare = () =>
-  parseGraph({
-    nodes: [
-      { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-      { id: "e", kind: "end" },
-    ],
-    edges: [{ from: "t", to: "e" }],
-  });
+const bare = () => startOnlyGraph();
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
-  t = await createTestDatabase();
-  const leads = await publish(t.db, bare(), { org: "acme", automation: "leads", triggerAuth: "url_token" });
-  const signedFlow = await publish(t.db, bare(), { org: "acme", automation: "signed-flow" });
-  const bulk = await publish(t.db, bare(), { org: "acme", automation: "bulk", triggerAuth: "url_token" });
-  const fresh = await publish(t.db, bare(), { org: "acme", automation: "fresh" });
-  const globex = await publish(t.db, bare(), { org: "globex", automation: "theirs" });
+  d = await startTestDeployment();
+  const leads = await publish(d.t.db, bare(), { org: "acme", automation: "leads", triggerAuth: "url_token" });
+  const signedFlow = await publish(d.t.db, bare(), { org: "acme", automation: "signed-flow" });
+  const bulk = await publish(d.t.db, bare(), { org: "acme", automation: "bulk", triggerAuth: "url_token" });
+  const fresh = await publish(d.t.db, bare(), { org: "acme", automation: "fresh" });
+  const globex = await publish(d.t.db, bare(), { org: "globex", automation: "theirs" });
   Object.assign(ids, { acme: leads.orgId, globex: globex.orgId, leads: leads.automationId, signed: signedFlow.automationId, bulk: bulk.automationId, fresh: fresh.automationId });
-  ids.draft = (await t.db.$transaction((tx) => createAutomation(tx, { orgId: ids.acme, slug: "draft", name: "Never published" }))).id;
-  leadsToken = (await triggerSettings(t.db, ids.acme, ids.leads, "url_token")).urlToken;
-  draftSecret = (await triggerSettings(t.db, ids.acme, ids.draft, "signed")).signingSecret;
-  await upsertMember(t.db, { orgId: ids.acme, email: "olivia@acme.test", name: "Olivia", password, role: "owner" });
-  await upsertMember(t.db, { orgId: ids.acme, email: "vic@acme.test", name: "Vic", password, role: "viewer" });
-  await upsertMember(t.db, { orgId: ids.globex, email: "bob@globex.test", name: "Bob", password, role: "owner" });
-  web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "warn" });
-  olivia = await sessionCookieFor(t.db, "olivia@acme.test", password);
-  vic = await sessionCookieFor(t.db, "vic@acme.test", password);
-  bob = await sessionCookieFor(t.db, "bob@globex.test", password);
+  ids.draft = (await d.t.db.$transaction((tx) => createAutomation(tx, { orgId: ids.acme, slug: "draft", name: "Never published" }))).id;
+  leadsToken = (await triggerSettings(d.t.db, ids.acme, ids.leads, "url_token")).urlToken;
+  draftSecret = (await triggerSettings(d.t.db, ids.acme, ids.draft, "signed")).signingSecret;
+  await addMember(d.t.db, ids.acme, "olivia@acme.test", "Olivia", "owner");
+  await addMember(d.t.db, ids.acme, "vic@acme.test", "Vic", "viewer");
+  await addMember(d.t.db, ids.globex, "bob@globex.test", "Bob", "owner");
+  await d.startWeb({ LOG_LEVEL: "warn" });
+  olivia = await sessionCookieFor(d.t.db, "olivia@acme.test", testPassword);
+  vic = await sessionCookieFor(d.t.db, "vic@acme.test", testPassword);
+  bob = await sessionCookieFor(d.t.db, "bob@globex.test", testPassword);
 }, 300_000);
 
-afterAll(async () => {
-  await web?.stop();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 describe("the delivery log", () => {
   it("lists accepted, duplicate and refused deliveries with their reasons; a refused request leaves nothing of itself", async () => {
@@ -168,7 +119,7 @@ describe("the delivery log", () => {
 
     // Nothing a refused request sent is stored: the marker is nowhere but in that authenticated webhook-id.
     // As the superuser that created the database: row-level security hides nothing from it.
-    const admin = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+    const admin = await connectAs(d.t.adminUrl, new URL(d.t.adminUrl).username);
     try {
       const tables = (await admin.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).rows.map((r) => r.tablename as string);
       const found: string[] = [];
@@ -191,7 +142,7 @@ describe("the delivery log", () => {
         Array.from({ length: Math.min(8, 120 - i) }, (_, k) => post(`acme/bulk/${(i + k) % 3 === 0 ? "wrong-token" : "x"}`, JSON.stringify({ id: `bulk_${i + k}` }))),
       );
     }
-    const token = (await triggerSettings(t.db, ids.acme, ids.bulk, "url_token")).urlToken;
+    const token = (await triggerSettings(d.t.db, ids.acme, ids.bulk, "url_token")).urlToken;
     for (let i = 0; i < 60; i++) expect((await post(`acme/bulk/${token}`, JSON.stringify({ id: `bulk_ok_${i}` }))).status).toBe(202);
     const [{ n }] = await q("SELECT count(*)::int AS n FROM trigger_deliveries WHERE automation_id = $1", [ids.bulk]);
     // 180 written by one web process; every 8th delivery of an automation prunes it to the newest 50 accepted (or
@@ -258,11 +209,10 @@ describe("the sample and Test run", () => {
   });
 
   it("in Chromium: the panel lists the deliveries with reasons, Test run links to its run, the runs list shows the Test badge", async () => {
-    const browser = await launchChromium();
+    const browser = await d.launchBrowser();
     try {
-      const page = await browser.newPage({ viewport: { width: 1500, height: 1100 }, timezoneId: "America/New_York" });
-      await signInPage(page, web.base, "olivia@acme.test", password);
-      await page.goto(`${web.base}/automations/${ids.leads}`);
+      const page = await signedInPage(browser, d.web.base, "olivia@acme.test", { viewport: { width: 1500, height: 1100 }, timezoneId: "America/New_York" });
+      await page.goto(`${d.web.base}/automations/${ids.leads}`);
       await page.locator('[data-node="t"]').click();
       const log = page.locator('section[aria-label="recent deliveries"]');
       await expect.poll(() => log.locator("tr[data-delivery]").count()).toBe(5);
@@ -285,16 +235,16 @@ describe("the sample and Test run", () => {
       const href = (await status.locator("a").getAttribute("href")) as string;
       const runId = href.replace("/runs/", "");
       expect((await q("SELECT test FROM runs WHERE id = $1", [runId]))[0]?.test).toBe(true);
-      await page.screenshot({ path: join(artifacts, "trigger-deliveries.png"), fullPage: true });
-      await log.screenshot({ path: join(artifacts, "trigger-deliveries-log.png") });
+      await shot(page, "panel");
+      await shot(log, "log");
 
-      await page.goto(`${web.base}/`);
+      await page.goto(`${d.web.base}/`);
       const row = page.locator(`tr[data-run="${runId}"]`);
       expect(await row.locator(".badge", { hasText: "Test" }).count()).toBe(1);
       // A run the webhook started has no badge.
       const [webhookRun] = await q("SELECT id FROM runs WHERE automation_id = $1 AND NOT test ORDER BY created_at LIMIT 1", [ids.leads]);
       expect(await page.locator(`tr[data-run="${webhookRun.id}"] .badge`, { hasText: "Test" }).count()).toBe(0);
-      await page.screenshot({ path: join(artifacts, "trigger-deliveries-runs.png"), fullPage: true });
+      await shot(page, "runs");
       await row.locator("a").first().click();
       await page.waitForURL(`**/runs/${runId}`);
       expect((await page.locator("h1").textContent()) ?? "").toContain("Test run");
@@ -312,7 +262,7 @@ describe("another organisation", () => {
     );
     const [delivery] = await q("SELECT id FROM trigger_deliveries WHERE automation_id = $1 AND outcome = 'accepted' LIMIT 1", [ids.leads]);
     for (const orgSlug of ["acme", "globex"]) {
-      const calls: [string, Promise<Reply>][] = [
+      const calls: [string, Promise<TrpcReply>][] = [
         ["deliveries", trpc(bob, "triggers.deliveries", { orgSlug, automationId: ids.leads }, "query")],
         ["sample", trpc(bob, "triggers.sample", { orgSlug, automationId: ids.leads }, "query")],
         ["useAsSample", trpc(bob, "triggers.useAsSample", { orgSlug, deliveryId: delivery.id })],

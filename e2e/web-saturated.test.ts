@@ -1,7 +1,6 @@
 import { triggerSettings } from "@holdfast/core/versions";
-import { upsertMember } from "@holdfast/core/people";
 import { createPool } from "@holdfast/db";
-import { createTestDatabase, createTestPrefix, publish, sessionCookieFor, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, waitFor, type WebServer } from "@holdfast/testkit";
+import { addMember, publish, sessionCookieFor, startOnlyGraph, startTestDeployment, type TestDeployment, testPassword, waitFor, type WebServer } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -11,43 +10,39 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * keeps serving every other test file. Meanwhile the web answers 503 in words (no raw database text anywhere); once
  * the connections are freed the same process, never restarted, serves normally.
  */
-let t: TestDatabase;
+let d: TestDeployment;
 let web: WebServer | undefined;
-const prefix = createTestPrefix();
-const admin = () => createPool(t.adminUrl, { poolSize: 1 });
+const admin = () => createPool(d.t.adminUrl, { poolSize: 1 });
 let cookie = "";
 let hookUrl = "";
 const rawDatabaseText = /too many|53300|connection|prisma|sqlstate|postgres|ECONN|pg_/i;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  const flow = await publish(
-    t.db,
-    startOnlyGraph(),
-    { triggerAuth: "url_token" },
-  );
-  await upsertMember(t.db, { orgId: flow.orgId, email: "sam@acme.test", name: "Sam", password: "correct horse battery", role: "owner" });
-  cookie = await sessionCookieFor(t.db, "sam@acme.test", "correct horse battery");
-  hookUrl = `/api/hooks/acme/flow/${(await triggerSettings(t.db, flow.orgId, flow.automationId, "url_token")).urlToken}`;
+  d = await startTestDeployment();
+  const flow = await publish(d.t.db, startOnlyGraph(), { triggerAuth: "url_token" });
+  await addMember(d.t.db, flow.orgId, "sam@acme.test", "Sam", "owner");
+  cookie = await sessionCookieFor(d.t.db, "sam@acme.test", testPassword);
+  hookUrl = `/api/hooks/acme/flow/${(await triggerSettings(d.t.db, flow.orgId, flow.automationId, "url_token")).urlToken}`;
 });
 
 afterAll(async () => {
   await web?.stop();
-  const a = admin();
-  await a.query(`ALTER DATABASE ${t.name} CONNECTION LIMIT -1`).catch(() => {});
-  await a.end();
-  await prefix.clear();
-  await t?.drop();
+  if (d) {
+    const a = admin();
+    await a.query(`ALTER DATABASE ${d.t.name} CONNECTION LIMIT -1`).catch(() => {});
+    await a.end();
+  }
+  await d?.stop();
 });
 
 describe("the web while PostgreSQL refuses its connections", () => {
   it("starts, answers 503 in words while every slot is taken, and serves normally once they are free, without a restart", async () => {
     // Fill the database's slots: two superuser connections held open, a limit of one for everyone else.
     const a = admin();
-    const fill = createPool(t.adminUrl, { poolSize: 2 });
+    const fill = createPool(d.t.adminUrl, { poolSize: 2 });
     const held = await Promise.all([fill.connect(), fill.connect()]);
-    await a.query(`ALTER DATABASE ${t.name} CONNECTION LIMIT 1`);
-    const probe = createPool(t.url, { poolSize: 1 });
+    await a.query(`ALTER DATABASE ${d.t.name} CONNECTION LIMIT 1`);
+    const probe = createPool(d.t.url, { poolSize: 1 });
     const refused = await probe
       .query("SELECT 1")
       .then(() => null)
@@ -55,7 +50,7 @@ describe("the web while PostgreSQL refuses its connections", () => {
     await probe.end();
     expect(refused).toMatch(/too many connections/);
 
-    web = await startWeb({ DATABASE_URL: t.url, REDIS_URL: testRedisUrl, QUEUE_PREFIX: prefix.prefix, LOG_LEVEL: "info" });
+    web = await d.startWeb();
     const base = web.base;
     const answers: string[] = [];
 
@@ -97,7 +92,7 @@ describe("the web while PostgreSQL refuses its connections", () => {
     for (const text of answers) expect(text.replace(/cannot reach its database/g, "")).not.toMatch(rawDatabaseText);
 
     // Free the slots: the same process serves again.
-    await a.query(`ALTER DATABASE ${t.name} CONNECTION LIMIT -1`);
+    await a.query(`ALTER DATABASE ${d.t.name} CONNECTION LIMIT -1`);
     for (const c of held) c.release();
     await fill.end();
     await a.end();

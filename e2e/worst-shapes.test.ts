@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { triggerSettings } from "@holdfast/core/versions";
 import { signPayload } from "@holdfast/core/run";
-import { createTestDatabase, createTestPrefix, publish, startOnlyGraph, startWeb, type TestDatabase, testRedisUrl, type WebServer } from "@holdfast/testkit";
+import { publish, startOnlyGraph, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -12,9 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * of the same size takes there (medians, measured side by side), and /api/health keeps answering meanwhile. Then the
  * same shapes with a valid credential: a body too deep or with too many fields is a 400 in words, never a 500.
  */
-let t: TestDatabase;
-let web: WebServer;
-const prefix = createTestPrefix();
+let d: TestDeployment;
 const inboundToken = "inbound-token-0123456789abcdef";
 const slackSecret = "slack-signing-secret-for-tests";
 let formToken = "";
@@ -23,27 +21,15 @@ let signedSecret = "";
 const graph = () => startOnlyGraph({ eventIdField: "id", payloadHashFallback: true });
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  const flow = await publish(t.db, graph(), { automation: "flow" });
-  const form = await publish(t.db, graph(), { automation: "form", triggerAuth: "url_token" });
-  formToken = (await triggerSettings(t.db, form.orgId, form.automationId, "url_token")).urlToken as string;
-  signedSecret = (await triggerSettings(t.db, flow.orgId, flow.automationId, "signed")).signingSecret as string;
-  web = await startWeb({
-    DATABASE_URL: t.url,
-    REDIS_URL: testRedisUrl,
-    QUEUE_PREFIX: prefix.prefix,
-    LOG_LEVEL: "warn",
-    INBOUND_EMAIL_TOKEN: inboundToken,
-    SLACK_SIGNING_SECRET: slackSecret,
-    HOLDFAST_DEMO_ECHO: "1",
-  });
+  d = await startTestDeployment();
+  const flow = await publish(d.t.db, graph(), { automation: "flow" });
+  const form = await publish(d.t.db, graph(), { automation: "form", triggerAuth: "url_token" });
+  formToken = (await triggerSettings(d.t.db, form.orgId, form.automationId, "url_token")).urlToken as string;
+  signedSecret = (await triggerSettings(d.t.db, flow.orgId, flow.automationId, "signed")).signingSecret as string;
+  await d.startWeb({ LOG_LEVEL: "warn", INBOUND_EMAIL_TOKEN: inboundToken, SLACK_SIGNING_SECRET: slackSecret, HOLDFAST_DEMO_ECHO: "1" });
 }, 300_000);
 
-afterAll(async () => {
-  await web?.stop();
-  await prefix.clear();
-  await t?.drop();
-});
+afterAll(async () => d?.stop());
 
 interface Answer {
   status: number;
@@ -59,7 +45,7 @@ function post(path: string, headers: Record<string, string>, body: string | Buff
   return new Promise((resolve) => {
     const started = performance.now();
     let settled = false;
-    const req = httpRequest({ host: "127.0.0.1", port: web.port, path, method: "POST", agent: false, headers: { ...headers, "content-length": String(bytes.length) } }, (res) => {
+    const req = httpRequest({ host: "127.0.0.1", port: d.web.port, path, method: "POST", agent: false, headers: { ...headers, "content-length": String(bytes.length) } }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (d) => (text += d));
@@ -84,7 +70,7 @@ function post(path: string, headers: Record<string, string>, body: string | Buff
 
 const get = async (path: string) => {
   const started = performance.now();
-  const r = await fetch(`${web.base}${path}`);
+  const r = await fetch(`${d.web.base}${path}`);
   await r.text();
   return { status: r.status, ms: performance.now() - started };
 };
@@ -313,7 +299,7 @@ describe("with a valid credential", () => {
     const ok = await post(`/api/hooks/acme/form/${formToken}`, { "content-type": json }, deepArray(63));
     expect(ok.status, ok.body).toBe(202);
     // The delivery log says why, in a few words, without the body.
-    const log = (await t.sql.query("SELECT reason FROM trigger_deliveries WHERE status = 400 ORDER BY seq DESC LIMIT 1")).rows[0];
+    const log = (await d.t.sql.query("SELECT reason FROM trigger_deliveries WHERE status = 400 ORDER BY seq DESC LIMIT 1")).rows[0];
     expect(log?.reason).toMatch(/body is nested more than 64 levels deep/);
   });
 
@@ -323,7 +309,7 @@ describe("with a valid credential", () => {
     expect(JSON.parse(tooMany.body).error.message).toBe("the form has more than 1,000 fields: send fewer");
     const fine = await post(`/api/hooks/acme/form/${formToken}`, { "content-type": form }, `id=f1&${Array.from({ length: 999 }, (_, i) => `tag=${i}`).join("&")}`);
     expect(fine.status, fine.body).toBe(202);
-    const run = (await t.sql.query("SELECT input FROM runs WHERE id = $1", [JSON.parse(fine.body).runId])).rows[0];
+    const run = (await d.t.sql.query("SELECT input FROM runs WHERE id = $1", [JSON.parse(fine.body).runId])).rows[0];
     expect(run.input.tag).toHaveLength(999);
   });
 

@@ -47,6 +47,11 @@ export function publish(
   });
 }
 
+/** A graph whose nodes follow one another in the order given (a trigger first, an end last). */
+export function lineGraph(...nodes: { id: string; kind: string; name?: string; config?: Record<string, unknown> }[]): Graph {
+  return parseGraph({ nodes, edges: nodes.slice(1).map((node, i) => ({ from: (nodes[i] as { id: string }).id, to: node.id })) });
+}
+
 /** trigger -> end: an automation that only starts runs (trigger tests). `trigger` is the trigger's config. */
 export function startOnlyGraph(trigger: Record<string, unknown> = { eventIdField: "id" }): Graph {
   return parseGraph({
