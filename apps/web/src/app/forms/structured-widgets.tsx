@@ -78,6 +78,7 @@ export function KeyValuesWidget({ field, id, value, onChange, ctx, invalid }: Wi
             <TemplateWidget
               field={{ ...field, name: `${field.name}.${i}.value`, widget: { type: "template" } }}
               id={`${id}-${i}`}
+              ariaLabel={`${w.valueLabel ?? "Value"}${k ? ` of ${k}` : ""}`}
               value={v}
               onChange={(t) => edit(i, 1, t ?? "")}
               onBlur={() => {}}

@@ -30,6 +30,8 @@ export interface WidgetProps<T = unknown> {
   onBlur: () => void;
   ctx: FormContext;
   invalid: boolean;
+  /** The field's name for assistive technology where no <label> names it (a value inside a list of rows). */
+  ariaLabel?: string;
 }
 
 export const emptyToUndefined = (v: string) => (v === "" ? undefined : v);
@@ -52,7 +54,7 @@ export function TextWidget({ field, id, value, onChange, onBlur, ctx, invalid }:
 }
 
 /** Text with {{variables}}: the picker inserts at the cursor. */
-export function TemplateWidget({ field, id, value, onChange, onBlur, ctx, invalid }: WidgetProps<string | undefined>) {
+export function TemplateWidget({ field, id, value, onChange, onBlur, ctx, invalid, ariaLabel }: WidgetProps<string | undefined>) {
   const w = field.widget as Extract<FieldSpec["widget"], { type: "template" }>;
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
   const insert = (path: string) => {
@@ -75,6 +77,7 @@ export function TemplateWidget({ field, id, value, onChange, onBlur, ctx, invali
     ref,
     value: value ?? "",
     placeholder: w.placeholder,
+    ...(ariaLabel ? { "aria-label": ariaLabel } : {}),
     "aria-invalid": invalid,
     disabled: !ctx.canEdit,
     onBlur,
