@@ -2,8 +2,8 @@ import { z } from "zod";
 import { InvalidGraphError } from "../base/errors";
 import { friendlyIssue } from "./forms/fields";
 import { nodeId } from "./kinds/ids";
-import { type GraphProblem, templateFieldsOf } from "./kinds/kind";
-import { allKinds, type BuiltInNode, edgeLabels, kindOf } from "./kinds/registry";
+import { type GraphProblem, nodeOutputs, templateFieldsOf } from "./kinds/kind";
+import { allKinds, type BuiltInNode, edgeLabels, isEdgeLabel, kindOf } from "./kinds/registry";
 import { templateProblems } from "../base/templates/render";
 
 /**
@@ -15,6 +15,7 @@ import { templateProblems } from "../base/templates/render";
 export { type ApprovalConfig, type Approvers, approversSchema, type Decision, type OnDeadline, onDeadlineSchema } from "./kinds/approval";
 export { type Condition, conditionSchema } from "./kinds/branch";
 export { crmUpsertConfig } from "./kinds/crm_upsert";
+export { type SplitConfig, splitConfig } from "./kinds/split";
 export { type HttpRequestConfig, httpRequestConfig } from "./kinds/http_request";
 export type { GraphProblem } from "./kinds/kind";
 export { modelDraftConfig } from "./kinds/model_draft";
@@ -60,7 +61,7 @@ export const graphEdgeSchema = z
     /** A labelled output of the node it leaves: a branch's "true"/"false", a reply wait's "reply"/"timeout", ... */
     label: z
       .string()
-      .refine((l) => edgeLabels().includes(l), { error: (i) => `"${String(i.input)}" is no step's output; outputs are ${edgeLabels().join(", ")}` })
+      .refine((l) => isEdgeLabel(l), { error: (i) => `"${String(i.input)}" is no step's output; outputs are ${edgeLabels().join(", ")}` })
       .optional(),
   })
   .strict();
@@ -113,18 +114,21 @@ export function graphProblems(graph: Graph): GraphProblem[] {
     if (!module) continue;
     const edges = out.get(node.id) ?? [];
     const words = module.label;
-    if (module.outputs === null) {
+    const outputs = nodeOutputs(module, node.config);
+    if (outputs === null) {
       if (edges.length !== 1) problems.push({ path: `node:${node.id}`, message: `needs exactly one outgoing edge, has ${edges.length}` });
       if (edges.some((e) => e.label)) problems.push({ path: `node:${node.id}`, message: `the edge out of ${words} carries no label` });
-    } else if (module.outputs.length === 0) {
+    } else if (outputs.length === 0) {
       if (edges.length) problems.push({ path: `node:${node.id}`, message: `${words} has no outgoing edges` });
     } else {
       const labels = edges.map((e) => e.label ?? "(none)").sort();
-      const wanted = [...module.outputs].sort();
+      const wanted = [...outputs].sort();
       if (labels.join(",") !== wanted.join(","))
         problems.push({
           path: `node:${node.id}`,
-          message: `${words} needs exactly one ${module.outputs.map((o) => `"${o}"`).join(" and one ")} edge`,
+          message: module.outputsFor
+            ? `${words} needs exactly one edge for each of its paths (${outputs.map((o) => `"${o}"`).join(", ")}), and no other`
+            : `${words} needs exactly one ${outputs.map((o) => `"${o}"`).join(" and one ")} edge`,
         });
     }
     problems.push(...(module.checks?.(node as never, graph) ?? []));

@@ -2,6 +2,7 @@ import { lanes, type LaneName } from "../../base/catalog";
 import { isStepKind, kindOf, laneOf, type StepKind } from "../../versions/kinds/registry";
 import type { Decision, Graph, GraphNode } from "../../versions/graph";
 import { evaluate, type WalkContext } from "./condition";
+import { choosePath, splitSubject } from "./split";
 import type { StepState, StepStatus } from "../../base/types/steps";
 
 /**
@@ -158,6 +159,15 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
         const result = evaluate(node.config.condition, context);
         commands.push({ type: "record", event: "branch.evaluated", nodeId: node.id, data: { result } });
         current = nextNodeId(graph, node.id, result ? "true" : "false");
+        fromId = node.id;
+        break;
+      }
+      case "split": {
+        // The path is the contact's (and this step's) for good: a re-walk or a retry takes the same one.
+        const trigger = graph.nodes.find((n) => n.kind === "trigger");
+        const path = choosePath(node.config, splitSubject(trigger?.kind === "trigger" ? trigger.config : undefined, run.input), node.id);
+        commands.push({ type: "record", event: "split.chosen", nodeId: node.id, data: { path } });
+        current = nextNodeId(graph, node.id, path);
         fromId = node.id;
         break;
       }

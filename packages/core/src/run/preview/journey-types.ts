@@ -49,6 +49,7 @@ export type StepDetail =
   | { kind: "wait"; zone: string; zoneWords: string; instants: PreviewInstant[] }
   | { kind: "wait_for_reply"; replyTo: string; deadline: PreviewInstant }
   | { kind: "branch"; condition: string; result: boolean; edge: string; to: string | null; why: string[] }
+  | { kind: "split"; path: string; weights: string; to: string | null }
   | { kind: "approval"; approvers: string; title: string; content: string; email: EmailParts | null; deadline: PreviewInstant }
   | { kind: "end" }
   | { kind: "other" };

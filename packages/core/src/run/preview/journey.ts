@@ -1,4 +1,5 @@
 import { conditionSentence } from "../../versions/kinds/branch";
+import { splitWeights } from "../../versions/kinds/split";
 import { kindOf } from "../../versions/kinds/registry";
 import { contactOf } from "../start/contact-of";
 import { templateContact } from "../../base/templates/contact";
@@ -59,6 +60,9 @@ export function previewJourney(
       } else if (c.type === "record" && c.event === "branch.evaluated" && c.nodeId) {
         const node = graph.nodes.find((n) => n.id === c.nodeId);
         if (node?.kind === "branch") steps.push(branchStep(w, node, Boolean(c.data?.result)));
+      } else if (c.type === "record" && c.event === "split.chosen" && c.nodeId) {
+        const node = graph.nodes.find((n) => n.id === c.nodeId);
+        if (node?.kind === "split") steps.push(splitStep(w, node, String(c.data?.path)));
       } else if (c.type === "complete_run") {
         const node = graph.nodes.find((n) => n.id === c.nodeId);
         if (node) steps.push({ ...draftOf(node), words: "The run completes here.", detail: { kind: "end" } });
@@ -111,6 +115,17 @@ function branchStep(w: JourneyWalk, node: Extract<GraphNode, { kind: "branch" }>
     ...draftOf(node),
     words: `${result ? "Holds" : "Does not hold"}: takes the ${edge} edge${to ? ` to ${nodeName(w, to)}` : ""}.`,
     detail: { kind: "branch", condition: conditionSentence(node.config.condition), result, edge, to, why },
+  };
+}
+
+function splitStep(w: JourneyWalk, node: Extract<GraphNode, { kind: "split" }>, path: string): StepPreview {
+  const to = w.graph.edges.find((e) => e.from === node.id && e.label === path)?.to ?? null;
+  const weights = splitWeights(node.config);
+  const who = w.contact ? w.contact.email : "this sample (it names no contact)";
+  return {
+    ...draftOf(node),
+    words: `${who} takes path ${path} (weights ${weights})${to ? `, to ${nodeName(w, to)}` : ""}; always the same path for this contact.`,
+    detail: { kind: "split", path, weights, to },
   };
 }
 

@@ -1,4 +1,5 @@
 import { type Condition, conditionSentence } from "../../versions/kinds/branch";
+import { splitConfig, splitWeights } from "../../versions/kinds/split";
 import { pathTaken } from "./path-taken";
 import { sentEmail } from "./sent-email";
 import { statusOf } from "./story-status";
@@ -30,6 +31,10 @@ export function buildStory(input: StoryInput): Story {
       const condition = rec(config(e.nodeId)).condition as Condition | undefined;
       const result = e.data?.result === true;
       say(e.nodeId, e.at, `Took the ${result ? "true" : "false"} path at "${e.nodeId}"${condition ? ` (${conditionSentence(condition)}${result ? "" : " did not hold"})` : ""}`, "done");
+    } else if (e.type === "split.chosen" && e.nodeId) {
+      const split = splitConfig.safeParse(config(e.nodeId));
+      const weights = split.success ? ` (weights ${splitWeights(split.data)})` : "";
+      say(e.nodeId, e.at, `Took path ${str(e.data?.path) ?? "?"} of the A/B split at "${e.nodeId}"${weights}`, "done");
     } else if (e.type === "step.parked" && e.stepId) {
       // An earlier hold of a step that went on (its own sentence tells where it is now).
       const s = input.steps.find((x) => x.id === e.stepId);

@@ -50,6 +50,10 @@ interface KindBase<K extends string, S extends z.ZodType> {
    * Labelled outputs (each needs exactly one edge), or null: exactly one unlabelled edge; `[]`: no edges (an end).
    */
   outputs: string[] | null;
+  /** Outputs named by the node's config (an A/B split's paths): they take the place of `outputs` (nodeOutputs). */
+  outputsFor?(config: z.output<S>): string[];
+  /** What an output named by config looks like (any edge label matching it is one this kind may use). */
+  outputLabel?: RegExp;
   /** Each labelled output in words, for the panel's "Then" ("When they reply", "Otherwise"). */
   outputWords?: Record<string, string>;
   /** What the step leaves for later templates. */
@@ -87,6 +91,16 @@ export function defineInlineKind<K extends string, S extends z.ZodType>(module: 
 }
 export function defineStepKind<K extends string, S extends z.ZodType>(module: StepKindModule<K, S>): StepKindModule<K, S> {
   return module;
+}
+
+/**
+ * A node's labelled outputs: named by its config (an A/B split's paths) or its kind's own; null: one unlabelled edge.
+ * A config that does not parse (a draft) falls back to the kind's own outputs.
+ */
+export function nodeOutputs(module: KindModule, config: unknown): string[] | null {
+  if (!module.outputsFor) return module.outputs;
+  const parsed = module.config.safeParse(config ?? {});
+  return parsed.success ? module.outputsFor(parsed.data) : module.outputs;
 }
 
 /** Every config field rendered as a template when the step runs: [field path under config, template]. */

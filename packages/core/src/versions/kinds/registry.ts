@@ -8,6 +8,7 @@ import { httpRequest } from "./http_request";
 import type { InlineKind, KindModule, StepKindModule } from "./kind";
 import { modelDraft } from "./model_draft";
 import { sendEmail } from "./send_email";
+import { split } from "./split";
 import { trigger } from "./trigger";
 import { wait } from "./wait";
 import { waitForReply } from "./wait_for_reply";
@@ -18,7 +19,7 @@ import { waitForReply } from "./wait_for_reply";
  * (versions/graph.ts), the lanes' kinds and the effect kinds (store/sql/steps-claim.ts), the walk, the publish checks and the
  * editor's palette and forms.
  */
-export const builtInKinds = [trigger, wait, branch, httpRequest, modelDraft, crmUpsert, sendEmail, approval, waitForReply, end] as const;
+export const builtInKinds = [trigger, wait, branch, split, httpRequest, modelDraft, crmUpsert, sendEmail, approval, waitForReply, end] as const;
 
 type BuiltIn = (typeof builtInKinds)[number];
 export type NodeKind = BuiltIn["kind"];
@@ -75,4 +76,9 @@ export function laneKinds(lane: LaneName): string[] {
 /** Every edge label any kind uses. */
 export function edgeLabels(): string[] {
   return [...new Set(allKinds().flatMap((k) => k.outputs ?? []))];
+}
+
+/** An edge label some kind may use: one of the kinds' own, or one named by a node's config (an A/B split's path). */
+export function isEdgeLabel(label: string): boolean {
+  return edgeLabels().includes(label) || allKinds().some((k) => k.outputLabel?.test(label));
 }
