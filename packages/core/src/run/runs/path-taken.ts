@@ -8,7 +8,7 @@ export function pathTaken(input: Pick<StoryInput, "graph" | "steps" | "timeline"
   // Ties (a branch and the step after it are written in one transaction, at one now()) go in causal order.
   const visits: { nodeId: string; at: number; rank: number }[] = [
     ...(trigger ? [{ nodeId: trigger.id, at: input.run.createdAt.getTime(), rank: 0 }] : []),
-    ...timeline.filter((e) => e.type === "branch.evaluated" && e.nodeId).map((e) => ({ nodeId: e.nodeId as string, at: e.at.getTime(), rank: 1 })),
+    ...timeline.filter((e) => (e.type === "branch.evaluated" || e.type === "split.chosen") && e.nodeId).map((e) => ({ nodeId: e.nodeId as string, at: e.at.getTime(), rank: 1 })),
     ...steps.map((s) => ({ nodeId: s.nodeId, at: s.createdAt.getTime(), rank: 2 })),
     ...timeline.filter((e) => e.type === "run.completed" && e.nodeId).map((e) => ({ nodeId: e.nodeId as string, at: e.at.getTime(), rank: 3 })),
   ].sort((a, b) => a.at - b.at || a.rank - b.rank);

@@ -13,13 +13,14 @@ export const splitConfig = z
   .object({
     paths: z
       .record(
-        z.string().regex(splitLabel, "a path's name: letters, digits, _ or -, at most 20 (such as A or B)"),
+        z.string(),
         z.coerce
           .number({ error: "a path's weight is a whole number, such as 50" })
           .int("a path's weight is a whole number, such as 50")
           .min(1, "every path's weight is at least 1")
           .max(10_000, "a path's weight is at most 10,000"),
       )
+      .refine((p) => Object.keys(p).every((l) => splitLabel.test(l)), "a path's name is letters, digits, _ or -, at most 20 (such as A or B)")
       .refine((p) => Object.keys(p).length >= 2, "an A/B split needs at least two paths")
       .refine((p) => Object.keys(p).length <= 10, "an A/B split has at most ten paths")
       .refine((p) => new Set(Object.keys(p).map((l) => l.toLowerCase())).size === Object.keys(p).length, "each path needs its own name (A and a count as the same)"),
