@@ -138,6 +138,12 @@ function Detail({ detail, gaps }: { detail: StepDetail; gaps: Set<string> }): Re
           </ul>
         </div>
       );
+    case "split":
+      return (
+        <div className="small">
+          Path <strong>{detail.path}</strong> (weights {detail.weights}); a contact always takes the same path.
+        </div>
+      );
     case "approval":
       return (
         <div className="small">

@@ -3,7 +3,7 @@
 import { kindInfo, palette } from "../../kinds";
 import { type Choice, Chooser } from "./chooser";
 import { FindDialog } from "./find-dialog";
-import { type FlowNode, outputsOf } from "./graph-model";
+import { type FlowNode, outputsOf, outputWords } from "./graph-model";
 import type { Asking, StepEdits } from "./use-step-edits";
 
 /** The question open over the canvas, if any: which kind of step, on which output, or which step to find. */
@@ -38,9 +38,9 @@ export function CanvasDialogs(props: {
         <Chooser
           name="output"
           title={`Add "${kindInfo(asking.kind)?.label ?? asking.kind}" after "${askingAfter.data.name ?? askingAfter.id}": on which output?`}
-          choices={outputsOf(askingAfter.data.kind).map((o) => ({
+          choices={outputsOf(askingAfter.data.kind, askingAfter.data.config).map((o) => ({
             key: o ?? "",
-            label: (kindInfo(askingAfter.data.kind)?.outputWords?.[o ?? ""] ?? `When ${o}`).replace(/, go to$/, ""),
+            label: outputWords(askingAfter.data.kind, o ?? "").replace(/(, go to|: go to)$/, ""),
           }))}
           onCancel={() => setAsking(null)}
           onPick={(output) => {

@@ -1,4 +1,4 @@
-import type { KindModule } from "@holdfast/core/kinds";
+import { type KindModule, nodeOutputs } from "@holdfast/core/kinds";
 import type { Edge, Node } from "@xyflow/react";
 import { labelOf } from "../../../forms/step-form";
 import { kindInfo } from "../../kinds";
@@ -93,5 +93,17 @@ export function summaryOf(module: KindModule | undefined, config: unknown): stri
   }
 }
 
-/** A kind's outputs as the canvas wires them: labelled ones, [null] for one unlabelled output, [] for an end. */
-export const outputsOf = (kind: string): (string | null)[] => kindInfo(kind)?.outputs ?? [null];
+/**
+ * A step's outputs as the canvas wires them: labelled ones, [null] for one unlabelled output, [] for an end. An A/B
+ * split's are named by its config (one per path); without a config, a new step's (its kind's defaults).
+ */
+export const outputsOf = (kind: string, config?: unknown): (string | null)[] => {
+  const module = kindInfo(kind);
+  return module ? (nodeOutputs(module, config ?? module.defaults) ?? [null]) : [null];
+};
+
+/** An output in words for "Then" ("When approved, go to"; an A/B split's "Path A: go to"). */
+export function outputWords(kind: string, output: string): string {
+  const module = kindInfo(kind);
+  return module?.outputWords?.[output] ?? (module?.outputsFor ? `Path ${output}: go to` : `When ${output}, go to`);
+}

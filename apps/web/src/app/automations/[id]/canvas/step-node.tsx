@@ -12,7 +12,7 @@ import { type FlowNode, outputsOf, summaryOf } from "./graph-model";
 export function StepNode({ id, data, selected }: NodeProps<FlowNode>) {
   const info = kindInfo(data.kind);
   const bad = data.problems.length > 0;
-  const outputs = outputsOf(data.kind);
+  const outputs = outputsOf(data.kind, data.config);
   const title = data.name ?? id;
   const labelled = outputs.filter((o) => o !== null).length > 1;
   return (

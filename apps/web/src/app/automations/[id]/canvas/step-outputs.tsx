@@ -4,12 +4,11 @@ import type { Edge } from "@xyflow/react";
 import type { Dispatch, SetStateAction } from "react";
 import { kindInfo } from "../../kinds";
 import { setOutput } from "./graph-edit";
-import { type FlowNode, outputsOf } from "./graph-model";
+import { type FlowNode, outputsOf, outputWords } from "./graph-model";
 
 /** The drawer's "Then": for each output of the step, the step it leads to (or none). */
 export function StepOutputs({ current, nodes, edges, canEdit, setEdges }: { current: FlowNode; nodes: FlowNode[]; edges: Edge[]; canEdit: boolean; setEdges: Dispatch<SetStateAction<Edge[]>> }) {
-  const outputs = outputsOf(current.data.kind);
-  const module = kindInfo(current.data.kind);
+  const outputs = outputsOf(current.data.kind, current.data.config);
   if (outputs.length === 0) return null;
   return (
     <fieldset className="outputs stack">
@@ -18,7 +17,7 @@ export function StepOutputs({ current, nodes, edges, canEdit, setEdges }: { curr
         const target = edges.find((e) => e.source === current.id && (e.sourceHandle ?? null) === o)?.target ?? "";
         return (
           <label key={o ?? "next"} className="row-inline">
-            <span className="output-name">{o ? (module?.outputWords?.[o] ?? `When ${o}, go to`) : "Next step"}</span>
+            <span className="output-name">{o ? outputWords(current.data.kind, o) : "Next step"}</span>
             <select name={`output-${o ?? "next"}`} value={target} disabled={!canEdit} onChange={(e) => setEdges((es) => setOutput(es, current.id, o, e.target.value))}>
               <option value="">{target ? "(disconnect)" : "Choose a step…"}</option>
               {nodes

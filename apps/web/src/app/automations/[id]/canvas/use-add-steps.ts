@@ -39,7 +39,7 @@ export function useAddSteps(ctx: StepEditsContext) {
     const next = edges.find((e) => e.source === afterId && (e.sourceHandle ?? null) === output);
     const target = next ? nodes.find((n) => n.id === next.target) : undefined;
     const own = outputsOf(kind);
-    if (outputsOf(after.data.kind).length === 0) return addStep(kind, placeNew(nodes, after), (es) => es);
+    if (outputsOf(after.data.kind, after.data.config).length === 0) return addStep(kind, placeNew(nodes, after), (es) => es);
     if (target) {
       const id = addStep(kind, { ...target.position }, (es, newId) => connectAfter(es, afterId, output, newId, own), { ...target.position, from: target.id });
       if (id && own.length > 1) setMessage(`"${id}" continues on its first output (${own[0]}): wire the others from its outputs or its drawer's "Then".`);
@@ -52,7 +52,7 @@ export function useAddSteps(ctx: StepEditsContext) {
   const addAfterSelected = (kind: string, afterId = current?.id) => {
     const after = nodes.find((n) => n.id === afterId);
     if (!after) return addStep(kind, null, (es) => es);
-    const outputs = outputsOf(after.data.kind);
+    const outputs = outputsOf(after.data.kind, after.data.config);
     if (outputs.length > 1 && kind !== "trigger") {
       setAsking({ what: "output", kind, after: after.id });
       return;

@@ -33,7 +33,10 @@ export function useCanvasNavigation(ctx: {
   );
 
   const tidy = () => {
-    const at = tidyLayout(nodes, edges, (id) => outputsOf(nodes.find((n) => n.id === id)?.data.kind ?? ""));
+    const at = tidyLayout(nodes, edges, (id) => {
+      const node = nodes.find((n) => n.id === id);
+      return outputsOf(node?.data.kind ?? "", node?.data.config);
+    });
     const next = nodes.map((n) => ({ ...n, position: at.get(n.id) ?? n.position }));
     setNodes(next);
     setTimeout(() => fitTo(next), 30);
