@@ -20,7 +20,10 @@ describe("the A/B split's chooser", () => {
   it("follows the weights within a few percent over 10,000 contacts", () => {
     const config = { paths: { A: 70, B: 20, C: 10 } };
     const counts: Record<string, number> = { A: 0, B: 0, C: 0 };
-    for (let i = 0; i < 10_000; i++) counts[choosePath(config, `contact:person${i}@example.org`, "pick")] += 1;
+    for (let i = 0; i < 10_000; i++) {
+      const path = choosePath(config, `contact:person${i}@example.org`, "pick");
+      counts[path] = (counts[path] ?? 0) + 1;
+    }
     expect(Math.abs((counts.A as number) / 10_000 - 0.7)).toBeLessThan(0.02);
     expect(Math.abs((counts.B as number) / 10_000 - 0.2)).toBeLessThan(0.02);
     expect(Math.abs((counts.C as number) / 10_000 - 0.1)).toBeLessThan(0.02);
