@@ -7,6 +7,8 @@
 export { instantFor, timerFor, zoneFor, zoneSourceWords } from "./timers/plan";
 export { type PreviewInstant, previewWait } from "./timers/preview";
 export { dueInstant, instantOf, spreadOffsetSeconds } from "./timers/schedule";
+export { type RateInterval, wilson } from "./stats/wilson";
 export { evaluate, type WalkContext } from "./walk/condition";
+export { choosePath, splitSubject } from "./walk/split";
 export { holdsWalk } from "./walk/plan";
 export type { Command, RunState } from "./walk/walk";

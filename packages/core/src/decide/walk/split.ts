@@ -1,3 +1,4 @@
+import { canonicalJson } from "../../base/json";
 import { contactPaths } from "../../versions/kinds/declared-fields";
 import { type SplitConfig, splitPaths } from "../../versions/kinds/split";
 import type { TriggerConfig } from "../../versions/kinds/trigger";
@@ -46,7 +47,7 @@ export function splitSubject(trigger: Pick<TriggerConfig, "contactEmailField" | 
   const path = trigger ? contactPaths({ ...trigger, contactTimeZoneField: undefined }).email : "email";
   const email = readDotted(input, path);
   if (typeof email === "string" && /^[^\s@]+@[^\s@]+$/.test(email.trim())) return `contact:${email.trim().toLowerCase()}`;
-  return `input:${stableJson(input)}`;
+  return `input:${canonicalJson(input)}`;
 }
 
 function readDotted(value: unknown, path: string): unknown {
@@ -56,14 +57,4 @@ function readDotted(value: unknown, path: string): unknown {
     v = (v as Record<string, unknown>)[part];
   }
   return v;
-}
-
-/** JSON with object keys in one order (a stored payload's key order is not kept by jsonb). */
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value as Record<string, unknown>).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
