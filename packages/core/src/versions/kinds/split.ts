@@ -32,7 +32,7 @@ export type SplitConfig = z.output<typeof splitConfig>;
 export function splitPaths(config: Pick<SplitConfig, "paths">): { label: string; weight: number }[] {
   return Object.keys(config.paths)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-    .map((label) => ({ label, weight: config.paths[label] as number }));
+    .map((label) => ({ label, weight: Number(config.paths[label]) }));
 }
 
 /** The weights in words, in path order: "50/50". */
