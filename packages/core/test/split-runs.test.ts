@@ -1,27 +1,14 @@
-import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { createTestDatabase, publish, splitGraph, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { choosePath } from "../src/decide/walk/split";
 import { startRun } from "../src/run/start/start-run";
-import { parseGraph } from "../src/versions/graph";
 
 let t: TestDatabase;
 const paths = { A: 70, B: 30 };
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  const graph = parseGraph({
-    nodes: [
-      { id: "t", kind: "trigger", config: { eventIdField: "id" } },
-      { id: "pick", kind: "split", config: { paths } },
-      { id: "end_a", kind: "end" },
-      { id: "end_b", kind: "end" },
-    ],
-    edges: [
-      { from: "t", to: "pick" },
-      { from: "pick", to: "end_a", label: "A" },
-      { from: "pick", to: "end_b", label: "B" },
-    ],
-  });
+  const graph = splitGraph(paths);
   await publish(t.db, graph, { automation: "split" });
 });
 afterAll(async () => {

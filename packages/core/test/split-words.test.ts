@@ -1,25 +1,13 @@
+import { splitGraph } from "@holdfast/testkit";
 import { describe, expect, it } from "vitest";
 import { choosePath } from "../src/decide/walk/split";
 import { previewJourney } from "../src/run/preview/journey";
 import { buildStory } from "../src/run/runs/story";
 import type { StoryEvent, StoryInput } from "../src/run/runs/story-types";
-import { graphSchema } from "../src/versions/graph";
 
 /** What people read about an A/B split: the run page's story and the editor's preview. */
 
-const graph = graphSchema.parse({
-  nodes: [
-    { id: "t", kind: "trigger", config: { contactEmailField: "email" } },
-    { id: "pick", kind: "split", config: { paths: { A: 50, B: 50 } } },
-    { id: "end_a", kind: "end" },
-    { id: "end_b", kind: "end" },
-  ],
-  edges: [
-    { from: "t", to: "pick" },
-    { from: "pick", to: "end_a", label: "A" },
-    { from: "pick", to: "end_b", label: "B" },
-  ],
-});
+const graph = splitGraph({ A: 50, B: 50 }, { contactEmailField: "email" });
 
 const at = new Date("2026-12-02T10:00:00Z");
 const ev = (type: string, over: Partial<StoryEvent> = {}): StoryEvent => ({ at, type, stepId: null, nodeId: null, attempt: null, worker: null, data: null, ...over });

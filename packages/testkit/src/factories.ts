@@ -52,6 +52,19 @@ export function lineGraph(...nodes: { id: string; kind: string; name?: string; c
   return parseGraph({ nodes, edges: nodes.slice(1).map((node, i) => ({ from: (nodes[i] as { id: string }).id, to: node.id })) });
 }
 
+/** trigger -> an A/B split "pick" with `paths` (label -> weight) -> one end per path ("end_<label lower-cased>"). */
+export function splitGraph(paths: Record<string, number>, trigger: Record<string, unknown> = { eventIdField: "id" }): Graph {
+  const labels = Object.keys(paths);
+  return parseGraph({
+    nodes: [
+      { id: "t", kind: "trigger", config: trigger },
+      { id: "pick", kind: "split", config: { paths } },
+      ...labels.map((l) => ({ id: `end_${l.toLowerCase()}`, kind: "end" })),
+    ],
+    edges: [{ from: "t", to: "pick" }, ...labels.map((l) => ({ from: "pick", to: `end_${l.toLowerCase()}`, label: l }))],
+  });
+}
+
 /** trigger -> end: an automation that only starts runs (trigger tests). `trigger` is the trigger's config. */
 export function startOnlyGraph(trigger: Record<string, unknown> = { eventIdField: "id" }): Graph {
   return parseGraph({
