@@ -1,5 +1,5 @@
 import { canonicalJson } from "../../base/json";
-import { contactPaths } from "../../versions/kinds/declared-fields";
+import { contactPaths, readDottedPath } from "../../versions/kinds/declared-fields";
 import { type SplitConfig, splitPaths } from "../../versions/kinds/split";
 import type { TriggerConfig } from "../../versions/kinds/trigger";
 
@@ -45,16 +45,7 @@ export function choosePath(config: Pick<SplitConfig, "paths">, who: string, node
 /** Who a run is about, for the split: `contact:<email>` from its input where the trigger says, else `input:<its input>`. */
 export function splitSubject(trigger: Pick<TriggerConfig, "contactEmailField" | "fields"> | undefined, input: unknown): string {
   const path = trigger ? contactPaths({ ...trigger, contactTimeZoneField: undefined }).email : "email";
-  const email = readDotted(input, path);
+  const email = readDottedPath(input, path);
   if (typeof email === "string" && /^[^\s@]+@[^\s@]+$/.test(email.trim())) return `contact:${email.trim().toLowerCase()}`;
   return `input:${canonicalJson(input)}`;
-}
-
-function readDotted(value: unknown, path: string): unknown {
-  let v = value;
-  for (const part of path.split(".")) {
-    if (v === null || typeof v !== "object") return undefined;
-    v = (v as Record<string, unknown>)[part];
-  }
-  return v;
 }

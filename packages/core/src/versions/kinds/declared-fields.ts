@@ -112,7 +112,8 @@ export const attributeLimits = { keys: 50, keyChars: 64, valueChars: 500 } as co
 
 export type AttributeValue = string | number | boolean;
 
-function readPath(value: unknown, path: string): unknown {
+/** The value at a dotted path ("lead.email") of a payload, or undefined. */
+export function readDottedPath(value: unknown, path: string): unknown {
   let v = value;
   for (const part of path.split(".")) {
     if (v === null || typeof v !== "object") return undefined;
@@ -138,7 +139,7 @@ export function contactAttributesOf(fields: DeclaredField[] | undefined, body: u
   for (const f of fields ?? []) {
     const key = keptKeyOf(f);
     if (!key || Object.keys(out).length >= attributeLimits.keys) continue;
-    const v = attributeValue(readPath(body, f.name));
+    const v = attributeValue(readDottedPath(body, f.name));
     if (v !== undefined) out[key.slice(0, attributeLimits.keyChars)] = v;
   }
   return out;
