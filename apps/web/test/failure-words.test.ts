@@ -173,3 +173,24 @@ describe("the browser's client puts a call with no answer in words", () => {
     expect(e?.data?.code).toBe("BAD_REQUEST");
   });
 });
+
+describe("the detailed readiness (/api/health with the metrics token) says why it is not ready in words", () => {
+  it("a database that refuses the connection is named with what to check; any other failure is a sentence with a reference", async () => {
+    const { notReadyBecause } = await import("../src/server/not-ready");
+    for (const what of ["refused"] as const) {
+      const error = await failures[what]!().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error, what).not.toBeNull();
+      const said = notReadyBecause(error);
+      expect(said.error, what).toMatch(/^PostgreSQL does not answer this process: check that it runs/);
+      // The product's own name for the database is the sentence's subject; no driver text beside it.
+      expect(said.error.replace(/^PostgreSQL /, ""), what).not.toMatch(rawText);
+    }
+    const other = notReadyBecause(await failures.unknown!().catch((e: unknown) => e));
+    expect(other.error).toMatch(/^Something went wrong on Holdfast's side/);
+    expect(other.reference).toMatch(/^[0-9a-f]{8}$/);
+    expect(other.error).not.toMatch(rawText);
+  });
+});

@@ -1,6 +1,7 @@
 import { env } from "../../../env";
 import { checkBearer } from "../../../server/bearer";
 import { db } from "../../../server/db";
+import { notReadyBecause } from "../../../server/not-ready";
 import { errorResponse } from "../../../server/hooks";
 import { figuresAndReadiness } from "../../../server/metrics";
 
@@ -26,6 +27,7 @@ export async function GET(request: Request): Promise<Response> {
     return Response.json({ status: ready.ready ? "ready" : "not_ready", ok: ready.ready, ready, figures }, { status, headers });
   } catch (error) {
     if (!detailed) return Response.json({ status: "not_ready" }, { status: 503, headers });
-    return Response.json({ status: "not_ready", ok: false, error: (error as Error).message }, { status: 503, headers });
+    return Response.json({ status: "not_ready", ok: false, ...notReadyBecause(error) }, { status: 503, headers });
   }
 }
+
