@@ -23,7 +23,7 @@ export async function POST(_request: Request, context: Params): Promise<Response
       ...(await unsubscribePreview(db, claims)),
     }));
     const said = done.outcome === "unsubscribed" ? `${done.masked} is unsubscribed` : `${done.masked} is already unsubscribed`;
-    return page(200, "Unsubscribed", `<h1>${escape(said)}</h1><p>${escape(done.orgName)} will send no more emails to this address.</p>`);
+    return page(200, "Unsubscribed", `<h1>${html(said)}</h1><p>${html(done.orgName)} will send no more emails to this address.</p>`);
   }, "We cannot reach our records right now, so nothing was changed. Please try again in a minute.");
 }
 
@@ -36,7 +36,7 @@ export async function GET(_request: Request, context: Params): Promise<Response>
     return page(
       200,
       "Unsubscribe",
-      `<h1>Unsubscribe ${escape(masked)} from ${escape(orgName)}?</h1>
+      `<h1>Unsubscribe ${html(masked)} from ${html(orgName)}?</h1>
 <form method="post" action="/api/unsubscribe/${encodeURIComponent(token)}"><button type="submit">Unsubscribe</button></form>
 <p>Nothing changes until you press the button.</p>`,
     );
@@ -52,8 +52,8 @@ const refused = () =>
   page(400, "Link not valid", "<h1>This unsubscribe link is not valid</h1><p>It may have been changed or copied only in part. Nothing was changed. Use the link in the email itself.</p>");
 
 function page(status: number, title: string, body: string): Response {
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head><body><main>${body}</main></body></html>`;
-  return new Response(html, {
+  const doc = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head><body><main>${body}</main></body></html>`;
+  return new Response(doc, {
     status,
     headers: {
       "content-type": "text/html; charset=utf-8",
@@ -65,4 +65,4 @@ function page(status: number, title: string, body: string): Response {
   });
 }
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const html = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
