@@ -1,5 +1,5 @@
 import { createConnection } from "@holdfast/core/providers";
-import { productProcesses, publish, replyGraph, type SmtpTarget, startSmtpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
+import { productProcesses, publish, screenshots, replyGraph, type SmtpTarget, startSmtpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -39,6 +39,7 @@ function header(raw: string, name: string): string | null {
   return new RegExp(`^${name}:\\s*(.+)$`, "im").exec(head)?.[1]?.trim() ?? null;
 }
 
+const shot = screenshots("unsubscribe");
 const suppressions = (email: string) => q("SELECT email, reason FROM suppressions WHERE org_id = $1 AND email = $2", [orgId, email]);
 
 describe("one-click unsubscribe", () => {
@@ -93,5 +94,21 @@ describe("one-click unsubscribe", () => {
     expect(smtp.received.length).toBe(before);
     // The run page says "Email to … not sent: <reason>" from this output (run/runs/story-steps.ts); the timeline too.
     expect(await q("SELECT data->>'reason' AS reason FROM run_events WHERE step_id = $1 AND type = 'step.skipped'", [next.id])).toEqual([{ reason: "suppressed: unsubscribed by one click" }]);
+  });
+
+  it("in a browser: the page asks once, in plain words, and its button unsubscribes", async () => {
+    const sent = await send("kim@example.com");
+    const raw = smtp.received.find((m) => m.messageId === sent.output.messageId)?.raw ?? "";
+    const url = /^<(.+)>$/.exec(header(raw, "List-Unsubscribe") ?? "")?.[1] ?? "";
+    const browser = await d.launchBrowser();
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.getByRole("heading", { name: "Unsubscribe ki***@example.com from" , exact: false }).waitFor();
+    await shot(page, "asks");
+    expect(await suppressions("kim@example.com")).toEqual([]);
+    await page.getByRole("button", { name: "Unsubscribe" }).click();
+    await page.getByRole("heading", { name: "ki***@example.com is unsubscribed" }).waitFor();
+    await shot(page, "done");
+    expect(await suppressions("kim@example.com")).toEqual([{ email: "kim@example.com", reason: "unsubscribed by one click" }]);
   });
 });
