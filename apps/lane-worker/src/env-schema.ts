@@ -21,7 +21,8 @@ export const laneWorkerEnv = baseEnv.extend({
     .max(600_000)
     .default(10_000)
     .describe("On SIGTERM: how long steps in hand may take to finish before their leases are released (ms)"),
-  // The web app's public address (described in the web's schema): approvals' Slack messages link to their runs.
+  // The web app's public address (described in the web's schema): approvals' Slack messages link to their runs, and
+  // real emails carry a one-click unsubscribe link to it (people/unsubscribe/token.ts reads it when sending; unset = none).
   HOLDFAST_PUBLIC_URL: z.string().url().optional(),
   APPROVAL_NOTIFY_LEASE_SECONDS: z.coerce
     .number()

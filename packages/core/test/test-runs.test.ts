@@ -151,10 +151,18 @@ describe("a test run's effects", () => {
 
   it('"Send to me" sends exactly one message, to the tester, marked [Test]; none to the contact', async () => {
     const runId = await testRun({}, "sam@acme.test");
-    await drive(runId);
+    // With a public address set a real send carries a one-click unsubscribe link; a test run's message never does,
+    // so the tester's copy cannot suppress the contact.
+    process.env.HOLDFAST_PUBLIC_URL = "https://holdfast.example.com";
+    try {
+      await drive(runId);
+    } finally {
+      delete process.env.HOLDFAST_PUBLIC_URL;
+    }
     expect(smtp.received).toHaveLength(1);
     expect(smtp.received[0]?.to).toEqual(["sam@acme.test"]);
     expect(smtp.received[0]?.subject).toBe("[Test] Hello Maya");
+    expect(smtp.received[0]?.raw).not.toMatch(/List-Unsubscribe/i);
     const [send] = await rows("SELECT output FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
     expect(send.output).toMatchObject({ simulated: true, to: "maya@example.com", sentToTester: { to: "sam@acme.test" } });
     expect(crm.upserts.size).toBe(0);

@@ -21,3 +21,4 @@ export { inboundEmail, type InboundEmail, ingestEmailReply, type IngestOutcome, 
 export { type InboundOutcome, ingestInboundEmail, type ScopeRunner, UnroutableReplyError } from "./signals/inbound";
 export { inboundEmailDomain, replyRoutingAddress, replyRoutingToken, resolveReplyRoutes, routingTokenMatches, routingTokenOf } from "./signals/routing";
 export { finishSlackInstall, type InstallResult, linkMembersBySlackEmail, type LinkResult, type SlackApp, SlackInstallError, startSlackInstall } from "./slack/install";
+export { issueUnsubscribeToken, maskEmail, type UnsubscribeCheck, type UnsubscribeClaims, unsubscribeBase, unsubscribeOnce, unsubscribePreview, unsubscribeReason, unsubscribeUrl, verifyUnsubscribeToken } from "./unsubscribe/token";

@@ -16,6 +16,8 @@ export interface EmailMessage {
   html?: string;
   /** The routing address replies go to (people/signals/routing.ts), when inbound email is configured. */
   replyTo?: string;
+  /** The one-click unsubscribe link (RFC 8058, people/unsubscribe/token.ts); a test run's message has none. */
+  unsubscribeUrl?: string;
 }
 
 /** A send_email step's output once the server took the message: what was sent, as sent. */
@@ -114,7 +116,11 @@ function mailOptions(from: string, message: EmailMessage, messageId: string, ide
     ...(message.html !== undefined ? { html: message.html } : {}),
     ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
     messageId,
-    headers: { [effectKeyHeader]: idempotencyKey, "X-Holdfast-Run-Id": runId },
+    headers: {
+      [effectKeyHeader]: idempotencyKey,
+      "X-Holdfast-Run-Id": runId,
+      ...(message.unsubscribeUrl !== undefined ? { "List-Unsubscribe": `<${message.unsubscribeUrl}>`, "List-Unsubscribe-Post": "List-Unsubscribe=One-Click" } : {}),
+    },
   };
 }
 

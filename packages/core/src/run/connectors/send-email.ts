@@ -5,6 +5,7 @@ import { type EmailMessage, performSendEmail } from "../../providers/effects/sen
 import { contactsMaySend } from "../../store/sql/contacts";
 import type { StepOutcome } from "../../base/outcome/outcome";
 import { inboundEmailDomain, replyRoutingAddress } from "../../people/signals/routing";
+import { unsubscribeBase, unsubscribeUrl } from "../../people/unsubscribe/token";
 import { TemplateError } from "../../base/templates/render";
 import { type Connector, takenOver } from "./connector";
 
@@ -49,6 +50,10 @@ export const sendEmailConnector: Connector<"send_email"> = {
     // Replies route themselves: the Reply-To names this step, so a reply needs no In-Reply-To to find its run.
     const domain = inboundEmailDomain();
     if (domain) message.replyTo = replyRoutingAddress({ orgId: step.orgId, runId: step.runId, stepId: step.id }, domain);
+    // One-click unsubscribe for the address just checked; never on a test run's message, so "Send to me" carries no
+    // link that could suppress the contact.
+    const base = ctx.simulation ? null : unsubscribeBase();
+    if (base) message.unsubscribeUrl = unsubscribeUrl(base, { orgId: step.orgId, email: message.to, effectKey: key });
     if (!(await begin())) return takenOver(key);
     const input = { config: smtp.data, password: connection.password, message, idempotencyKey: key, runId: step.runId };
     // A test run: the message is built exactly as it would go out and recorded, not sent (simulate.ts).

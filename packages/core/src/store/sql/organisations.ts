@@ -19,6 +19,11 @@ export async function organisationsSlugById(db: Db | Tx, orgId: string): Promise
   return rows[0]?.slug ?? null;
 }
 
+export async function organisationsNameById(db: Db | Tx, orgId: string): Promise<string | null> {
+  const rows = await (db as Tx).$queryRaw<{ name: string }[]>`SELECT name FROM organisations WHERE id = ${orgId}`;
+  return rows[0]?.name ?? null;
+}
+
 /** Run budgets for new runs (null: none set). */
 export interface RunBudgets {
   maxSteps: number | null;
