@@ -1,6 +1,5 @@
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
-import { secretKey } from "../../providers/connections/secrets";
+import { signedTokens } from "../signed-token";
 import type { Decision } from "../../versions/graph";
 
 /**
@@ -27,11 +26,7 @@ export type ButtonClaims = z.infer<typeof claims>;
 /** An approval's deadline (escalation included) is at most 60 days away; a token never outlives that. */
 const maxLifeSeconds = 60 * 86_400;
 
-function tokenKey(): Buffer {
-  return Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), "holdfast approval button tokens v1", 32));
-}
-
-const sign = (body: string) => createHmac("sha256", tokenKey()).update(body).digest("base64url");
+const tokens = signedTokens("holdfast approval button tokens v1");
 
 export function issueButtonToken(
   c: { orgId: string; runId: string; stepId: string; approvalId: string; decision: Decision; digest: string },
@@ -39,28 +34,16 @@ export function issueButtonToken(
   now: Date,
 ): string {
   const e = Math.floor(Math.min(expiresAt.getTime(), now.getTime() + maxLifeSeconds * 1000) / 1000);
-  const body = Buffer.from(
-    JSON.stringify({ p: purpose, o: c.orgId, r: c.runId, s: c.stepId, a: c.approvalId, x: c.decision, d: c.digest, e } satisfies ButtonClaims),
-  ).toString("base64url");
-  return `${body}.${sign(body)}`;
+  return tokens.issue({ p: purpose, o: c.orgId, r: c.runId, s: c.stepId, a: c.approvalId, x: c.decision, d: c.digest, e } satisfies ButtonClaims);
 }
 
 export type TokenCheck = { ok: true; claims: ButtonClaims } | { ok: false; reason: "malformed" | "bad_signature" | "expired" };
 
 /** Verifies signature, purpose and expiry (`nowSeconds` from the database). Binding to the message is the caller's. */
 export function verifyButtonToken(token: string, nowSeconds: number): TokenCheck {
-  const [body, mac, extra] = token.split(".");
-  if (!body || !mac || extra !== undefined) return { ok: false, reason: "malformed" };
-  const want = Buffer.from(sign(body));
-  const got = Buffer.from(mac);
-  if (want.length !== got.length || !timingSafeEqual(want, got)) return { ok: false, reason: "bad_signature" };
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
-  } catch {
-    return { ok: false, reason: "malformed" };
-  }
-  const parsed = claims.safeParse(json);
+  const opened = tokens.open(token);
+  if (!opened.ok) return opened;
+  const parsed = claims.safeParse(opened.json);
   if (!parsed.success) return { ok: false, reason: "malformed" };
   if (parsed.data.e <= nowSeconds) return { ok: false, reason: "expired" };
   return { ok: true, claims: parsed.data };

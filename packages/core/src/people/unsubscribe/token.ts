@@ -1,7 +1,6 @@
-import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
 import type { Db, Tx } from "@holdfast/db";
 import { z } from "zod";
-import { secretKey } from "../../providers/connections/secrets";
+import { signedTokens } from "../signed-token";
 import { organisationsNameById } from "../../store/sql/organisations";
 import { suppressionsAddOnce } from "../../store/sql/suppressions";
 
@@ -16,31 +15,19 @@ const purpose = "unsubscribe";
 const claims = z.object({ p: z.literal(purpose), o: z.string().min(1).max(100), m: z.string().email().max(320), k: z.string().min(1).max(500) }).strict();
 export type UnsubscribeClaims = z.infer<typeof claims>;
 
-let key: Buffer | undefined;
-const tokenKey = () => (key ??= Buffer.from(hkdfSync("sha256", secretKey(), Buffer.alloc(0), "holdfast unsubscribe links v1", 32)));
-const sign = (body: string) => createHmac("sha256", tokenKey()).update(body).digest("base64url");
+const tokens = signedTokens("holdfast unsubscribe links v1");
 
 export function issueUnsubscribeToken(c: { orgId: string; email: string; effectKey: string }): string {
-  const body = Buffer.from(JSON.stringify({ p: purpose, o: c.orgId, m: c.email.toLowerCase(), k: c.effectKey } satisfies UnsubscribeClaims)).toString("base64url");
-  return `${body}.${sign(body)}`;
+  return tokens.issue({ p: purpose, o: c.orgId, m: c.email.toLowerCase(), k: c.effectKey } satisfies UnsubscribeClaims);
 }
 
 export type UnsubscribeCheck = { ok: true; claims: UnsubscribeClaims } | { ok: false; reason: "malformed" | "bad_signature" };
 
 export function verifyUnsubscribeToken(token: string): UnsubscribeCheck {
   if (token.length > 2_000) return { ok: false, reason: "malformed" };
-  const [body, mac, extra] = token.split(".");
-  if (!body || !mac || extra !== undefined) return { ok: false, reason: "malformed" };
-  const want = Buffer.from(sign(body));
-  const got = Buffer.from(mac);
-  if (want.length !== got.length || !timingSafeEqual(want, got)) return { ok: false, reason: "bad_signature" };
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(body, "base64url").toString("utf8"));
-  } catch {
-    return { ok: false, reason: "malformed" };
-  }
-  const parsed = claims.safeParse(json);
+  const opened = tokens.open(token);
+  if (!opened.ok) return opened;
+  const parsed = claims.safeParse(opened.json);
   return parsed.success ? { ok: true, claims: parsed.data } : { ok: false, reason: "malformed" };
 }
 
