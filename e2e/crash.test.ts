@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { startRun } from "@holdfast/core/run";
 import {
+  cliEntry,
   type AppProcess,
   appEnv,
   createTestDatabase,
@@ -201,7 +202,7 @@ describe("crash point start.after_commit", () => {
     prefixes.push(prefix);
     const env = envFor(prefix.prefix);
     const cli = (key: string, crash: boolean) =>
-      spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "runs", "start", "acme", name, "--key", key, "--input", "{}"], {
+      spawnSync(process.execPath, [...cliEntry(repoRoot), "runs", "start", "acme", name, "--key", key, "--input", "{}"], {
         cwd: repoRoot,
         env: { ...process.env, ...env, ...(crash ? { HOLDFAST_CRASH_AT: "start.after_commit" } : {}) },
         encoding: "utf8",

@@ -1,4 +1,4 @@
-import { createWakePublisher } from "@holdfast/queue";
+import { createWakePublisher, queueNames } from "@holdfast/queue";
 import { type AppProcess, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,7 +33,7 @@ const completed = (runIds: string[]) =>
 async function laneJobs(): Promise<number> {
   const redis = new Redis(testRedisUrl);
   try {
-    return Number((await redis.get(`${d.prefix}:lane-io:id`)) ?? 0);
+    return Number((await redis.get(`${d.prefix}:${queueNames.lane("io")}:id`)) ?? 0);
   } finally {
     redis.disconnect();
   }
@@ -81,7 +81,7 @@ describe("first steps taken on the lane's NOTIFY", () => {
     // A poll a minute apart: only a notification can bring the relay to these steps before the wait below gives up.
     const relay = await start("relay", { RELAY_STEP_READY_GRACE_MS: "0", RELAY_POLL_MS: "60000" });
     await new Promise((r) => setTimeout(r, 500)); // the pass made as the relay starts listening is behind us
-    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: d.prefix });
+    const wake = createWakePublisher({ redis: testRedisUrl, prefix: d.prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     // Three announced on Redis (which the relay subscribes to as well), then three told by NOTIFY.
     const done = (ids: string[]) =>
@@ -97,7 +97,7 @@ describe("first steps taken on the lane's NOTIFY", () => {
   it("first steps announced on Redis, with no NOTIFY and no relay: the worker takes them on the announcement", async () => {
     const worker = await start("lane-worker");
     await new Promise((r) => setTimeout(r, 500)); // the look made as the worker subscribes is behind us
-    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: d.prefix });
+    const wake = createWakePublisher({ redis: testRedisUrl, prefix: d.prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     const jobsBefore = await laneJobs();
     const runIds = await startRuns(5, { wake });

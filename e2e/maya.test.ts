@@ -275,7 +275,8 @@ describe("Maya's story, whole", () => {
     const lena = await readRun(runs.lena, "3-lena-completed");
     expect(lena.status).toMatch(/^Completed /);
     expect(lena.sentences).toEqual([
-      expect.stringMatching(/^Waited until (Mon|Tue|Wed|Thu|Fri) \d+ \w{3} \d\d:\d\d America\/New_York/),
+      // Fired early by the test, so the instant is the test's own: any day of the week.
+      expect.stringMatching(/^Waited until (Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d+ \w{3} \d\d:\d\d America\/New_York/),
       expect.stringMatching(/^Draft by gpt-4o-mini, \d+ tokens, \$0\.\d+/),
       expect.stringMatching(/^Approved by Sam in Slack at /),
       expect.stringMatching(/^Email to lena@example\.com "About your question, Lena" accepted by the server at /),

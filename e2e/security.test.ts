@@ -10,6 +10,7 @@ import { createConnection } from "@holdfast/core/providers";
 import { sessionCookie, signIn, upsertMember } from "@holdfast/core/people";
 import { advanceRun, signPayload, StepRunner } from "@holdfast/core/run";
 import {
+  cliEntry,
   appEnv,
   connectAs,
   createTestDatabase,
@@ -293,7 +294,7 @@ describe("no server-side request forgery", () => {
         ],
       }),
     );
-    const out = spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), "automations", "publish", "acme", "metadata", file], {
+    const out = spawnSync(process.execPath, [...cliEntry(repoRoot), "automations", "publish", "acme", "metadata", file], {
       cwd: repoRoot,
       env: { ...process.env, DATABASE_URL: t.url, HOLDFAST_EGRESS_ALLOW: "" },
       encoding: "utf8",
@@ -305,7 +306,7 @@ describe("no server-side request forgery", () => {
 
 describe("no built-in keys", () => {
   const cli = (args: string[], env: Record<string, string | undefined>) =>
-    spawnSync(process.execPath, ["--import", "tsx", join(repoRoot, "packages/cli/src/main.ts"), ...args], {
+    spawnSync(process.execPath, [...cliEntry(repoRoot), ...args], {
       cwd: repoRoot,
       env: { ...process.env, DATABASE_URL: t.url, ...env } as NodeJS.ProcessEnv,
       encoding: "utf8",

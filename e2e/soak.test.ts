@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { join } from "node:path";
-import { repoRoot } from "@holdfast/testkit";
+import { ensureWebBuilt, repoRoot } from "@holdfast/testkit";
 import { expect, it } from "vitest";
 
 /**
@@ -25,6 +25,8 @@ interface Result {
 }
 
 it(`soak: ${runs} runs under every kind of fault (seed ${seed}) break no invariant`, async () => {
+  // The soak serves a copy of the web's build: this run's build, made here when the soak is the first to need it.
+  await ensureWebBuilt();
   const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), "--runs", String(runs), "--seed", String(seed), "--rate", "5", "--drain-seconds", "300", "--max-seconds", "780"], {
     cwd: repoRoot,
     env: process.env,

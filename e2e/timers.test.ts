@@ -1,3 +1,4 @@
+import { queueNames } from "@holdfast/queue";
 import { Queue } from "bullmq";
 import { timersFireDueFairly } from "@holdfast/core/store";
 import { instantFor, spreadOffsetSeconds } from "@holdfast/core/decide";
@@ -55,7 +56,7 @@ describe("waking up on time", () => {
       );
       return row as { id: string; wake: number } | undefined;
     }, 10_000, "the timer's job to be published");
-    const queue = new Queue("engine", { connection: { url: testRedisUrl }, prefix: d.prefix });
+    const queue = new Queue(queueNames.engine, { connection: { url: testRedisUrl }, prefix: d.prefix });
     const job = await queue.getJob(`${timer.id}_${timer.wake}`);
     expect(job).toBeTruthy();
     await job?.remove();

@@ -102,8 +102,11 @@ describe("the web while PostgreSQL refuses its connections", () => {
     expect(await page.text()).not.toMatch(/Holdfast is unavailable right now/);
     const started = await fetch(`${base}${hookUrl}`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"id":"evt_1"}' });
     expect(started.status, await started.clone().text()).toBe(202);
-    // The start-up key check waited for the database instead of failing, then passed.
-    expect(web.log()).toMatch(/database not reachable at start-up: waiting for it/);
+    // The start-up key check waited for a connection slot instead of failing, said why and what to do in one
+    // sentence (no driver text), then passed and said the server's connection budget.
+    expect(web.log()).toMatch(/too many clients \(max_connections, or a CONNECTION LIMIT, is reached\)\. Waiting for a free slot; to make room, run the web and the lane workers through PgBouncer with DATABASE_POOL_MODE=transaction/);
+    expect(web.log()).not.toMatch(/database not reachable at start-up/);
     await waitFor(async () => /database reachable: starting/.test(web?.log() ?? ""), 15_000, "the key check to pass");
+    await waitFor(async () => /got a connection slot: max_connections is \d+ \(\d+ kept for superusers\), \d+ in use now/.test(web?.log() ?? ""), 15_000, "the slot figures");
   }, 180_000);
 });

@@ -264,16 +264,24 @@ describe("the worst shapes, without a session or credential", () => {
   it("H1: the 30 KB body of a& repeated is answered in about the time of a plain 30 KB body", async () => {
     const h1 = "a&".repeat(15_000);
     const plainBody = `a=${"x".repeat(h1.length - 2)}`;
-    const plainMs: number[] = [];
-    const h1Ms: number[] = [];
-    for (let i = 0; i < 7; i++) {
-      plainMs.push((await post("/api/hooks/acme/any-slug", { "content-type": form }, plainBody)).ms);
-      const a = await post("/api/hooks/acme/any-slug", { "content-type": form }, h1);
-      expect(a.status).toBe(404);
-      h1Ms.push(a.ms);
-    }
-    console.log(`H1 body: median ${median(h1Ms).toFixed(1)} ms; plain 30 KB: ${median(plainMs).toFixed(1)} ms`);
-    expect(median(h1Ms) / median(plainMs)).toBeLessThan(3);
+    const measure = async (rounds: number) => {
+      const plainMs: number[] = [];
+      const h1Ms: number[] = [];
+      for (let i = 0; i < rounds; i++) {
+        plainMs.push((await post("/api/hooks/acme/any-slug", { "content-type": form }, plainBody)).ms);
+        const a = await post("/api/hooks/acme/any-slug", { "content-type": form }, h1);
+        expect(a.status).toBe(404);
+        h1Ms.push(a.ms);
+      }
+      console.log(`H1 body: median ${median(h1Ms).toFixed(1)} ms; plain 30 KB: ${median(plainMs).toFixed(1)} ms`);
+      return median(h1Ms) / median(plainMs);
+    };
+    // A parse that grows with the square of the pairs is hundreds of times slower; a pause of the machine (CI runs two
+    // files at once) can land on a few of seven requests of a few milliseconds, so a high first ratio is measured again
+    // over more rounds before it counts.
+    let ratio = await measure(7);
+    if (ratio >= 3) ratio = await measure(21);
+    expect(ratio).toBeLessThan(3);
   });
 });
 

@@ -143,6 +143,74 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION public.holdfast_count_bucket(p_status text) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE p_status WHEN 'ready' THEN 'now' WHEN 'running' THEN 'now' WHEN 'waiting' THEN 'now'
+                       WHEN 'parked' THEN 'held' WHEN 'done' THEN 'passed' ELSE p_status END
+$$;
+
+CREATE FUNCTION public.holdfast_count_run() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NOT NEW.test THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    VALUES (NEW.org_id, NEW.version_id, NEW.id, '', NULL, CASE WHEN TG_OP = 'INSERT' THEN 'started' ELSE NEW.status END);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_run_version() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF NOT NEW.test THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    VALUES (NEW.org_id, OLD.version_id, NEW.id, '', NULL, 'moved_out'), (NEW.org_id, NEW.version_id, NEW.id, '', NULL, 'moved_in');
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT s.org_id, m.version_id, s.run_id, s.node_id, m.from_bucket, m.to_bucket
+    FROM steps s
+    CROSS JOIN LATERAL (VALUES (OLD.version_id, holdfast_count_bucket(s.status), NULL),
+                               (NEW.version_id, NULL, holdfast_count_bucket(s.status))) AS m(version_id, from_bucket, to_bucket)
+    WHERE s.run_id = NEW.id AND s.status IN ('ready', 'running', 'waiting', 'parked');
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_step() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+  SELECT NEW.org_id, r.version_id, NEW.run_id, NEW.node_id,
+         CASE WHEN TG_OP = 'UPDATE' THEN b.old_bucket END, b.new_bucket
+  FROM runs r
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN OLD.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(OLD.status) END,
+           CASE WHEN NEW.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(NEW.status) END
+  ) AS b(old_bucket, new_bucket)
+  WHERE r.id = NEW.run_id AND NOT r.test;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_step_node() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+  SELECT NEW.org_id, r.version_id, NEW.run_id, m.node_id, m.from_bucket, m.to_bucket
+  FROM runs r
+  CROSS JOIN LATERAL (VALUES (OLD.node_id, holdfast_count_bucket(NEW.status), NULL),
+                             (NEW.node_id, NULL, holdfast_count_bucket(NEW.status))) AS m(node_id, from_bucket, to_bucket)
+  WHERE r.id = NEW.run_id AND NOT r.test AND NEW.status IN ('ready', 'running', 'waiting', 'parked');
+  RETURN NULL;
+END;
+$$;
+
 CREATE FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) RETURNS jsonb
     LANGUAGE plpgsql
     AS $$
@@ -164,6 +232,82 @@ BEGIN
            'leaseLeftMs', GREATEST(0, EXTRACT(EPOCH FROM e.lease_until - now()) * 1000)::float8)
     INTO found_row FROM effects e WHERE e.org_id = p_org_id AND e.key = eff_key;
   RETURN jsonb_build_object('claimed', false, 'row', found_row);
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_email_outcome(p_org_id text, p_effect_key text, p_outcome text, p_detail jsonb) RETURNS text
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  m record;
+  first boolean;
+BEGIN
+  IF p_outcome NOT IN ('opened', 'clicked', 'replied', 'bounced', 'unsubscribed') THEN
+    RAISE EXCEPTION 'not an email outcome: %', p_outcome;
+  END IF;
+  SELECT * INTO m FROM email_messages WHERE org_id = p_org_id AND effect_key = p_effect_key FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN 'unknown';
+  END IF;
+  first := CASE p_outcome WHEN 'opened' THEN m.opened_at IS NULL WHEN 'clicked' THEN m.clicked_at IS NULL
+                          WHEN 'replied' THEN m.replied_at IS NULL WHEN 'bounced' THEN m.bounced_at IS NULL
+                          ELSE m.unsubscribed_at IS NULL END;
+  UPDATE email_messages SET
+    opened_at = CASE WHEN p_outcome = 'opened' THEN COALESCE(opened_at, now()) ELSE opened_at END,
+    open_count = open_count + CASE WHEN p_outcome = 'opened' THEN 1 ELSE 0 END,
+    clicked_at = CASE WHEN p_outcome = 'clicked' THEN COALESCE(clicked_at, now()) ELSE clicked_at END,
+    click_count = click_count + CASE WHEN p_outcome = 'clicked' THEN 1 ELSE 0 END,
+    replied_at = CASE WHEN p_outcome = 'replied' THEN COALESCE(replied_at, now()) ELSE replied_at END,
+    reply_count = reply_count + CASE WHEN p_outcome = 'replied' THEN 1 ELSE 0 END,
+    bounced_at = CASE WHEN p_outcome = 'bounced' THEN COALESCE(bounced_at, now()) ELSE bounced_at END,
+    bounce_count = bounce_count + CASE WHEN p_outcome = 'bounced' THEN 1 ELSE 0 END,
+    bounce_status = CASE WHEN p_outcome = 'bounced' AND first THEN left(p_detail->>'status', 20) ELSE bounce_status END,
+    bounce_detail = CASE WHEN p_outcome = 'bounced' AND first THEN left(p_detail->>'detail', 1000) ELSE bounce_detail END,
+    unsubscribed_at = CASE WHEN p_outcome = 'unsubscribed' THEN COALESCE(unsubscribed_at, now()) ELSE unsubscribed_at END
+  WHERE org_id = p_org_id AND effect_key = p_effect_key;
+  IF NOT first THEN
+    RETURN 'again';
+  END IF;
+  INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+  VALUES (m.org_id, m.version_id, m.run_id, m.node_id, NULL, 'email:' || p_outcome);
+  INSERT INTO run_events (org_id, run_id, step_id, node_id, type, data)
+  VALUES (m.org_id, m.run_id, m.step_id, m.node_id, 'email.' || p_outcome,
+          CASE WHEN p_outcome = 'bounced' THEN jsonb_build_object('status', left(p_detail->>'status', 20), 'detail', left(p_detail->>'detail', 1000)) END);
+  IF p_outcome IN ('replied', 'clicked') THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('holdfast email outcome ' || m.run_id, 0));
+    -- A fresh snapshot (READ COMMITTED): another message of this run that got its first reply or click committed
+    -- before the lock was granted is seen here.
+    IF NOT EXISTS (SELECT 1 FROM email_messages e WHERE e.org_id = m.org_id AND e.run_id = m.run_id AND e.effect_key <> m.effect_key
+                     AND CASE WHEN p_outcome = 'replied' THEN e.replied_at IS NOT NULL ELSE e.clicked_at IS NOT NULL END) THEN
+      INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+      VALUES (m.org_id, m.version_id, m.run_id, '', NULL, 'outcome:' || p_outcome);
+    END IF;
+  END IF;
+  RETURN 'first';
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_email_sent() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  m record;
+BEGIN
+  INSERT INTO email_messages (org_id, effect_key, automation_id, version_id, run_id, step_id, node_id, message_id, recipient,
+                              sent_at, delivered_at)
+  SELECT NEW.org_id, NEW.key, r.automation_id, r.version_id, NEW.run_id, NEW.step_id, s.node_id,
+         left(NEW.result->>'messageId', 998), lower(left(COALESCE(NEW.result->>'to', ''), 320)), now(),
+         CASE WHEN jsonb_typeof(NEW.result->'accepted') = 'array' AND jsonb_array_length(NEW.result->'accepted') > 0 THEN now() END
+  FROM steps s JOIN runs r ON r.id = s.run_id
+  WHERE s.id = NEW.step_id AND NOT r.test
+  ON CONFLICT (org_id, effect_key) DO NOTHING
+  RETURNING org_id, version_id, run_id, node_id, delivered_at INTO m;
+  IF FOUND THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT m.org_id, m.version_id, m.run_id, m.node_id, NULL, b
+    FROM unnest(CASE WHEN m.delivered_at IS NULL THEN ARRAY['email:sent'] ELSE ARRAY['email:sent', 'email:delivered'] END) AS b;
+  END IF;
+  RETURN NULL;
 END;
 $$;
 
@@ -286,6 +430,12 @@ BEGIN
     IF written <> wanted THEN
       RAISE EXCEPTION 'an outbox row or its payload names another run than %, or a step it did not insert', p_run_id USING ERRCODE = 'HF005';
     END IF;
+  END IF;
+  IF jsonb_array_length(COALESCE(p_rows->'edges', '[]'::jsonb)) > 0 THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+    SELECT p_org_id, r.version_id, p_run_id, e."nodeId", e.bucket
+    FROM runs r, jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text)
+    WHERE r.id = p_run_id AND r.org_id = p_org_id AND NOT r.test;
   END IF;
 END;
 $$;
@@ -760,6 +910,27 @@ CREATE TABLE public._holdfast_migrations (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE public.approval_edits (
+    id text DEFAULT public.holdfast_ordered_id('aed_'::text) NOT NULL,
+    org_id text NOT NULL,
+    approval_id text NOT NULL,
+    original_subject text NOT NULL,
+    original_text text,
+    edited_subject text NOT NULL,
+    edited_text text NOT NULL,
+    had_html boolean DEFAULT false NOT NULL,
+    edited_by text NOT NULL,
+    edited_by_name text NOT NULL,
+    via text NOT NULL,
+    digest_before text NOT NULL,
+    digest_after text NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT approval_edits_changed_check CHECK ((digest_before <> digest_after)),
+    CONSTRAINT approval_edits_via_check CHECK ((via = ANY (ARRAY['inbox'::text, 'slack'::text])))
+);
+
+ALTER TABLE ONLY public.approval_edits FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.approvals (
     id text DEFAULT ('apr_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
     org_id text NOT NULL,
@@ -787,7 +958,9 @@ CREATE TABLE public.approvals (
     created_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
     updated_at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
     email_digest jsonb,
+    email_draft jsonb,
     CONSTRAINT approvals_decided_check CHECK (((status = 'pending'::text) = (decided_at IS NULL))),
+    CONSTRAINT approvals_email_draft_check CHECK (((email_draft IS NULL) OR (jsonb_typeof(email_draft) = 'object'::text))),
     CONSTRAINT approvals_notify_check CHECK ((notify_state = ANY (ARRAY['none'::text, 'post'::text, 'update'::text, 'done'::text, 'failed'::text]))),
     CONSTRAINT approvals_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'approved'::text, 'rejected'::text, 'escalated'::text, 'expired'::text, 'cancelled'::text]))),
     CONSTRAINT approvals_via_check CHECK (((decided_via IS NULL) OR (decided_via = ANY (ARRAY['slack'::text, 'inbox'::text, 'deadline'::text, 'run'::text, 'test'::text]))))
@@ -863,7 +1036,15 @@ CREATE TABLE public.automations (
     pause_mode text,
     pause_runs text,
     status_changed_at timestamp(6) with time zone,
+    track_opens boolean DEFAULT false NOT NULL,
+    goal text,
+    quiet_hours jsonb,
+    transactional boolean DEFAULT false NOT NULL,
+    capped_action text DEFAULT 'wait'::text NOT NULL,
+    CONSTRAINT automations_capped_action_check CHECK ((capped_action = ANY (ARRAY['wait'::text, 'skip'::text]))),
+    CONSTRAINT automations_goal_check CHECK (((goal IS NULL) OR (goal = ANY (ARRAY['replied'::text, 'clicked'::text, 'event'::text])))),
     CONSTRAINT automations_pause_check CHECK ((((status = 'paused'::text) = (pause_mode IS NOT NULL)) AND ((pause_mode IS NULL) = (pause_runs IS NULL)) AND ((pause_mode IS NULL) OR (pause_mode = ANY (ARRAY['refuse'::text, 'hold'::text]))) AND ((pause_runs IS NULL) OR (pause_runs = ANY (ARRAY['continue'::text, 'hold'::text]))))),
+    CONSTRAINT automations_quiet_hours_check CHECK (((quiet_hours IS NULL) OR (jsonb_typeof(quiet_hours) = 'object'::text))),
     CONSTRAINT automations_run_budget_check CHECK ((((run_max_steps IS NULL) OR (run_max_steps >= 1)) AND ((run_max_age_seconds IS NULL) OR (run_max_age_seconds >= 1)))),
     CONSTRAINT automations_sample_input_check CHECK (((sample_input IS NULL) OR (jsonb_typeof(sample_input) = 'object'::text))),
     CONSTRAINT automations_status_check CHECK ((status = ANY (ARRAY['active'::text, 'paused'::text, 'archived'::text]))),
@@ -941,6 +1122,21 @@ CREATE TABLE public.connections (
 
 ALTER TABLE ONLY public.connections FORCE ROW LEVEL SECURITY;
 
+CREATE TABLE public.contact_sends (
+    id text DEFAULT public.holdfast_ordered_id('csd_'::text) NOT NULL,
+    org_id text NOT NULL,
+    address text NOT NULL,
+    effect_key text NOT NULL,
+    automation_id text NOT NULL,
+    run_id text NOT NULL,
+    step_id text NOT NULL,
+    sent_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    released_at timestamp(6) with time zone,
+    CONSTRAINT contact_sends_address_check CHECK ((address = lower(address)))
+);
+
+ALTER TABLE ONLY public.contact_sends FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.contacts (
     id text DEFAULT ('ctc_'::text || replace((gen_random_uuid())::text, '-'::text, ''::text)) NOT NULL,
     org_id text NOT NULL,
@@ -957,6 +1153,19 @@ CREATE TABLE public.contacts (
 );
 
 ALTER TABLE ONLY public.contacts FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.count_changes (
+    org_id text NOT NULL,
+    version_id text NOT NULL,
+    run_id text NOT NULL,
+    node_id text DEFAULT ''::text NOT NULL,
+    from_bucket text,
+    to_bucket text,
+    at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT count_changes_bucket_check CHECK (((from_bucket IS NOT NULL) OR (to_bucket IS NOT NULL)))
+);
+
+ALTER TABLE ONLY public.count_changes FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.deployment_settings (
     id smallint DEFAULT 1 NOT NULL,
@@ -988,6 +1197,69 @@ CREATE TABLE public.effects (
 );
 
 ALTER TABLE ONLY public.effects FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.email_messages (
+    org_id text NOT NULL,
+    effect_key text NOT NULL,
+    automation_id text NOT NULL,
+    version_id text NOT NULL,
+    run_id text NOT NULL,
+    step_id text NOT NULL,
+    node_id text NOT NULL,
+    message_id text NOT NULL,
+    recipient text NOT NULL,
+    sent_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    delivered_at timestamp(6) with time zone,
+    bounced_at timestamp(6) with time zone,
+    bounce_count integer DEFAULT 0 NOT NULL,
+    bounce_status text,
+    bounce_detail text,
+    opened_at timestamp(6) with time zone,
+    open_count integer DEFAULT 0 NOT NULL,
+    clicked_at timestamp(6) with time zone,
+    click_count integer DEFAULT 0 NOT NULL,
+    replied_at timestamp(6) with time zone,
+    reply_count integer DEFAULT 0 NOT NULL,
+    unsubscribed_at timestamp(6) with time zone,
+    CONSTRAINT email_messages_counts_check CHECK ((((opened_at IS NULL) = (open_count = 0)) AND ((clicked_at IS NULL) = (click_count = 0)) AND ((replied_at IS NULL) = (reply_count = 0)) AND ((bounced_at IS NULL) = (bounce_count = 0))))
+);
+
+ALTER TABLE ONLY public.email_messages FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.email_templates (
+    id text DEFAULT public.holdfast_ordered_id('etp_'::text) NOT NULL,
+    org_id text NOT NULL,
+    name text NOT NULL,
+    subject text NOT NULL,
+    text text NOT NULL,
+    html text,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    created_by text NOT NULL,
+    updated_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    updated_by text NOT NULL,
+    CONSTRAINT email_templates_html_check CHECK (((html IS NULL) OR (length(html) <= 200000))),
+    CONSTRAINT email_templates_name_check CHECK ((((length(btrim(name)) >= 1) AND (length(btrim(name)) <= 100)) AND (name = btrim(name)))),
+    CONSTRAINT email_templates_subject_check CHECK (((length(subject) >= 1) AND (length(subject) <= 1000))),
+    CONSTRAINT email_templates_text_check CHECK ((length(text) <= 100000))
+);
+
+ALTER TABLE ONLY public.email_templates FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.goal_events (
+    id text DEFAULT public.holdfast_ordered_id('gev_'::text) NOT NULL,
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    contact_id text NOT NULL,
+    goal text NOT NULL,
+    webhook_id text,
+    runs_ended integer DEFAULT 0 NOT NULL,
+    met_at timestamp(6) with time zone NOT NULL,
+    created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT goal_events_goal_check CHECK ((goal = ANY (ARRAY['replied'::text, 'clicked'::text, 'event'::text]))),
+    CONSTRAINT goal_events_runs_ended_check CHECK ((runs_ended >= 0))
+);
+
+ALTER TABLE ONLY public.goal_events FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.invitations (
     id text DEFAULT public.holdfast_ordered_id('inv_'::text) NOT NULL,
@@ -1022,6 +1294,18 @@ CREATE TABLE public.invitations (
 );
 
 ALTER TABLE ONLY public.invitations FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.journey_counts (
+    org_id text NOT NULL,
+    automation_id text NOT NULL,
+    version_id text NOT NULL,
+    node_id text NOT NULL,
+    bucket text NOT NULL,
+    day date NOT NULL,
+    n bigint NOT NULL
+);
+
+ALTER TABLE ONLY public.journey_counts FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.leader_leases (
     name text NOT NULL,
@@ -1132,6 +1416,16 @@ CREATE TABLE public.run_migrations (
 
 ALTER TABLE ONLY public.run_migrations FORCE ROW LEVEL SECURITY;
 
+CREATE TABLE public.run_split_paths (
+    org_id text NOT NULL,
+    run_id text NOT NULL,
+    version_id text NOT NULL,
+    node_id text NOT NULL,
+    path text NOT NULL
+);
+
+ALTER TABLE ONLY public.run_split_paths FORCE ROW LEVEL SECURITY;
+
 CREATE TABLE public.runs (
     id text DEFAULT public.holdfast_ordered_id('run_'::text) NOT NULL,
     org_id text NOT NULL,
@@ -1157,14 +1451,28 @@ CREATE TABLE public.runs (
     duplicate_deliveries integer DEFAULT 0 NOT NULL,
     last_duplicate_at timestamp(6) with time zone,
     timeline_removed_at timestamp(6) with time zone,
+    goal_met text,
     CONSTRAINT runs_duplicate_deliveries_check CHECK ((duplicate_deliveries >= 0)),
     CONSTRAINT runs_finished_check CHECK (((status = 'running'::text) = (finished_at IS NULL))),
+    CONSTRAINT runs_goal_met_check CHECK ((((goal_met IS NULL) OR ((goal_met = ANY (ARRAY['replied'::text, 'clicked'::text, 'event'::text])) AND (cancel_requested_at IS NOT NULL))) AND ((status = 'converted'::text) <= (goal_met IS NOT NULL)))),
     CONSTRAINT runs_held_check CHECK (((held_at IS NULL) OR (status = 'running'::text))),
-    CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text])))
+    CONSTRAINT runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text, 'failed'::text, 'cancelled'::text, 'converted'::text])))
 )
 WITH (fillfactor='80');
 
 ALTER TABLE ONLY public.runs FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.sending_rules (
+    org_id text NOT NULL,
+    quiet_hours jsonb,
+    frequency_cap jsonb,
+    updated_at timestamp(6) with time zone DEFAULT now() NOT NULL,
+    updated_by text,
+    CONSTRAINT sending_rules_frequency_cap_check CHECK (((frequency_cap IS NULL) OR (jsonb_typeof(frequency_cap) = 'object'::text))),
+    CONSTRAINT sending_rules_quiet_hours_check CHECK (((quiet_hours IS NULL) OR (jsonb_typeof(quiet_hours) = 'object'::text)))
+);
+
+ALTER TABLE ONLY public.sending_rules FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.sessions (
     id text NOT NULL,
@@ -1307,7 +1615,7 @@ CREATE TABLE public.trigger_credentials (
     secret text NOT NULL,
     created_at timestamp(6) with time zone DEFAULT now() NOT NULL,
     expires_at timestamp(6) with time zone,
-    CONSTRAINT trigger_credentials_kind_check CHECK ((kind = ANY (ARRAY['signing_secret'::text, 'url_token'::text])))
+    CONSTRAINT trigger_credentials_kind_check CHECK ((kind = ANY (ARRAY['signing_secret'::text, 'url_token'::text, 'goal_signing_secret'::text, 'goal_url_token'::text])))
 );
 
 ALTER TABLE ONLY public.trigger_credentials FORCE ROW LEVEL SECURITY;
@@ -1358,6 +1666,9 @@ ALTER TABLE ONLY public.run_events ALTER COLUMN id SET DEFAULT nextval('public.r
 ALTER TABLE ONLY public._holdfast_migrations
     ADD CONSTRAINT _holdfast_migrations_pkey PRIMARY KEY (name);
 
+ALTER TABLE ONLY public.approval_edits
+    ADD CONSTRAINT approval_edits_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.approvals
     ADD CONSTRAINT approvals_pkey PRIMARY KEY (id);
 
@@ -1388,6 +1699,9 @@ ALTER TABLE ONLY public.connection_slots
 ALTER TABLE ONLY public.connections
     ADD CONSTRAINT connections_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.contact_sends
+    ADD CONSTRAINT contact_sends_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_pkey PRIMARY KEY (id);
 
@@ -1397,8 +1711,20 @@ ALTER TABLE ONLY public.deployment_settings
 ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_pkey PRIMARY KEY (org_id, key);
 
+ALTER TABLE ONLY public.email_messages
+    ADD CONSTRAINT email_messages_pkey PRIMARY KEY (org_id, effect_key);
+
+ALTER TABLE ONLY public.email_templates
+    ADD CONSTRAINT email_templates_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.goal_events
+    ADD CONSTRAINT goal_events_pkey PRIMARY KEY (id);
+
 ALTER TABLE ONLY public.invitations
     ADD CONSTRAINT invitations_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.journey_counts
+    ADD CONSTRAINT journey_counts_pkey PRIMARY KEY (version_id, node_id, bucket, day);
 
 ALTER TABLE ONLY public.leader_leases
     ADD CONSTRAINT leader_leases_pkey PRIMARY KEY (name);
@@ -1421,8 +1747,14 @@ ALTER TABLE ONLY public.run_events
 ALTER TABLE ONLY public.run_migrations
     ADD CONSTRAINT run_migrations_pkey PRIMARY KEY (id);
 
+ALTER TABLE ONLY public.run_split_paths
+    ADD CONSTRAINT run_split_paths_pkey PRIMARY KEY (run_id, version_id, node_id);
+
 ALTER TABLE ONLY public.runs
     ADD CONSTRAINT runs_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.sending_rules
+    ADD CONSTRAINT sending_rules_pkey PRIMARY KEY (org_id);
 
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (id);
@@ -1460,7 +1792,11 @@ ALTER TABLE ONLY public.trigger_deliveries
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (id);
 
+CREATE INDEX approval_edits_approval_idx ON public.approval_edits USING btree (org_id, approval_id, created_at);
+
 CREATE INDEX approvals_notify_idx ON public.approvals USING btree (notify_attempted_at) WHERE (notify_state = ANY (ARRAY['post'::text, 'update'::text]));
+
+CREATE UNIQUE INDEX approvals_org_id_id_key ON public.approvals USING btree (org_id, id);
 
 CREATE INDEX approvals_org_status_idx ON public.approvals USING btree (org_id, status, deadline_at);
 
@@ -1488,19 +1824,41 @@ CREATE UNIQUE INDEX connections_org_id_key ON public.connections USING btree (or
 
 CREATE UNIQUE INDEX connections_org_id_name_key ON public.connections USING btree (org_id, name);
 
+CREATE INDEX contact_sends_address_idx ON public.contact_sends USING btree (org_id, address, sent_at) WHERE (released_at IS NULL);
+
+CREATE UNIQUE INDEX contact_sends_effect_key ON public.contact_sends USING btree (org_id, effect_key);
+
 CREATE UNIQUE INDEX contacts_org_id_email_key ON public.contacts USING btree (org_id, email);
 
 CREATE UNIQUE INDEX contacts_org_id_key ON public.contacts USING btree (org_id, id);
 
+CREATE INDEX count_changes_version_idx ON public.count_changes USING btree (version_id);
+
 CREATE INDEX effects_run_idx ON public.effects USING btree (run_id);
 
 CREATE INDEX effects_unsettled_idx ON public.effects USING btree (lease_until) WHERE (status = 'in_flight'::text);
+
+CREATE INDEX email_messages_automation_idx ON public.email_messages USING btree (org_id, automation_id, node_id);
+
+CREATE INDEX email_messages_message_idx ON public.email_messages USING btree (org_id, message_id);
+
+CREATE INDEX email_messages_run_idx ON public.email_messages USING btree (run_id);
+
+CREATE INDEX email_messages_step_idx ON public.email_messages USING btree (step_id);
+
+CREATE UNIQUE INDEX email_templates_name_key ON public.email_templates USING btree (org_id, lower(name));
+
+CREATE INDEX goal_events_contact_idx ON public.goal_events USING btree (org_id, automation_id, contact_id);
+
+CREATE UNIQUE INDEX goal_events_webhook_key ON public.goal_events USING btree (org_id, automation_id, webhook_id) WHERE (webhook_id IS NOT NULL);
 
 CREATE INDEX invitations_email_owed_idx ON public.invitations USING btree (created_at) WHERE ((email_status = ANY (ARRAY['pending'::text, 'sending'::text])) AND (accepted_at IS NULL) AND (declined_at IS NULL) AND (revoked_at IS NULL));
 
 CREATE UNIQUE INDEX invitations_open_key ON public.invitations USING btree (org_id, email) WHERE ((accepted_at IS NULL) AND (declined_at IS NULL) AND (revoked_at IS NULL));
 
 CREATE UNIQUE INDEX invitations_token_hash_key ON public.invitations USING btree (token_hash);
+
+CREATE INDEX journey_counts_automation_idx ON public.journey_counts USING btree (org_id, automation_id);
 
 CREATE UNIQUE INDEX memberships_org_id_slack_user_id_key ON public.memberships USING btree (org_id, slack_user_id);
 
@@ -1534,7 +1892,7 @@ CREATE INDEX runs_running_version_idx ON public.runs USING btree (version_id) WH
 
 CREATE INDEX runs_status_idx ON public.runs USING btree (status);
 
-CREATE INDEX runs_timeline_retention_idx ON public.runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])) AND ((timeline_removed_at IS NULL) OR (timeline_removed_at < finished_at)));
+CREATE INDEX runs_timeline_retention_idx ON public.runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text, 'converted'::text])) AND ((timeline_removed_at IS NULL) OR (timeline_removed_at < finished_at)));
 
 CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);
 
@@ -1580,11 +1938,31 @@ CREATE TRIGGER connections_break_notice AFTER UPDATE OF status ON public.connect
 
 CREATE TRIGGER connections_break_number BEFORE UPDATE OF status ON public.connections FOR EACH ROW EXECUTE FUNCTION public.holdfast_connection_break_number();
 
+CREATE TRIGGER effects_email_sent AFTER UPDATE OF status ON public.effects FOR EACH ROW WHEN (((new.status = 'settled'::text) AND (old.status IS DISTINCT FROM 'settled'::text) AND (new.kind = 'send_email'::text) AND (new.error IS NULL) AND (new.result ? 'messageId'::text) AND (new.result ? 'accepted'::text))) EXECUTE FUNCTION public.holdfast_email_sent();
+
 CREATE TRIGGER organisations_default_budget AFTER INSERT ON public.organisations FOR EACH ROW EXECUTE FUNCTION public.holdfast_org_default_budget();
 
 CREATE TRIGGER outbox_notify AFTER INSERT ON public.outbox REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_notify_outbox();
 
 CREATE TRIGGER runs_budgets BEFORE INSERT ON public.runs FOR EACH ROW EXECUTE FUNCTION public.holdfast_run_budgets();
+
+CREATE TRIGGER runs_count_insert AFTER INSERT ON public.runs FOR EACH ROW EXECUTE FUNCTION public.holdfast_count_run();
+
+CREATE TRIGGER runs_count_status AFTER UPDATE OF status ON public.runs FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION public.holdfast_count_run();
+
+CREATE TRIGGER runs_count_version AFTER UPDATE OF version_id ON public.runs FOR EACH ROW WHEN ((old.version_id IS DISTINCT FROM new.version_id)) EXECUTE FUNCTION public.holdfast_count_run_version();
+
+CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps FOR EACH ROW EXECUTE FUNCTION public.holdfast_count_step();
+
+CREATE TRIGGER steps_count_node AFTER UPDATE OF node_id ON public.steps FOR EACH ROW WHEN ((old.node_id IS DISTINCT FROM new.node_id)) EXECUTE FUNCTION public.holdfast_count_step_node();
+
+CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN ((public.holdfast_count_bucket(old.status) IS DISTINCT FROM public.holdfast_count_bucket(new.status))) EXECUTE FUNCTION public.holdfast_count_step();
+
+ALTER TABLE ONLY public.approval_edits
+    ADD CONSTRAINT approval_edits_approval_fkey FOREIGN KEY (org_id, approval_id) REFERENCES public.approvals(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.approval_edits
+    ADD CONSTRAINT approval_edits_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.approvals
     ADD CONSTRAINT approvals_org_id_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
@@ -1625,11 +2003,26 @@ ALTER TABLE ONLY public.connection_slots
 ALTER TABLE ONLY public.connections
     ADD CONSTRAINT connections_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
+ALTER TABLE ONLY public.contact_sends
+    ADD CONSTRAINT contact_sends_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
 
 ALTER TABLE ONLY public.effects
     ADD CONSTRAINT effects_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.email_messages
+    ADD CONSTRAINT email_messages_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.email_templates
+    ADD CONSTRAINT email_templates_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.goal_events
+    ADD CONSTRAINT goal_events_automation_fkey FOREIGN KEY (org_id, automation_id) REFERENCES public.automations(org_id, id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.goal_events
+    ADD CONSTRAINT goal_events_contact_fkey FOREIGN KEY (org_id, contact_id) REFERENCES public.contacts(org_id, id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.invitations
     ADD CONSTRAINT invitations_accepted_by_fkey FOREIGN KEY (accepted_by) REFERENCES public.users(id) ON DELETE SET NULL;
@@ -1679,6 +2072,9 @@ ALTER TABLE ONLY public.runs
 ALTER TABLE ONLY public.runs
     ADD CONSTRAINT runs_version_fkey FOREIGN KEY (org_id, version_id) REFERENCES public.automation_versions(org_id, id);
 
+ALTER TABLE ONLY public.sending_rules
+    ADD CONSTRAINT sending_rules_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id) ON DELETE CASCADE;
+
 ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.users(id);
 
@@ -1721,6 +2117,8 @@ ALTER TABLE ONLY public.trigger_deliveries
 ALTER TABLE ONLY public.trigger_deliveries
     ADD CONSTRAINT trigger_deliveries_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE SET NULL (run_id);
 
+ALTER TABLE public.approval_edits ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.approvals ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.automation_drafts ENABLE ROW LEVEL SECURITY;
@@ -1739,11 +2137,23 @@ ALTER TABLE public.connection_slots ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.connections ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.contact_sends ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.contacts ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.count_changes ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.effects ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.email_messages ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.email_templates ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.goal_events ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.invitations ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.journey_counts ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.memberships ENABLE ROW LEVEL SECURITY;
 
@@ -1755,7 +2165,11 @@ ALTER TABLE public.run_events ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.run_migrations ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.run_split_paths ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.runs ENABLE ROW LEVEL SECURITY;
+
+ALTER TABLE public.sending_rules ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.signals ENABLE ROW LEVEL SECURITY;
 
@@ -1764,6 +2178,8 @@ ALTER TABLE public.slack_install_states ENABLE ROW LEVEL SECURITY;
 ALTER TABLE public.steps ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.suppressions ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY tenant_scope ON public.approval_edits TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.approvals TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
@@ -1783,11 +2199,23 @@ CREATE POLICY tenant_scope ON public.connection_slots TO holdfast_web USING ((( 
 
 CREATE POLICY tenant_scope ON public.connections TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
+CREATE POLICY tenant_scope ON public.contact_sends TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
 CREATE POLICY tenant_scope ON public.contacts TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.count_changes TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.effects TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
+CREATE POLICY tenant_scope ON public.email_messages TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.email_templates TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.goal_events TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
 CREATE POLICY tenant_scope ON public.invitations TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.journey_counts TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.memberships TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
@@ -1799,7 +2227,11 @@ CREATE POLICY tenant_scope ON public.run_events TO holdfast_web USING ((( SELECT
 
 CREATE POLICY tenant_scope ON public.run_migrations TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
+CREATE POLICY tenant_scope ON public.run_split_paths TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
 CREATE POLICY tenant_scope ON public.runs TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.sending_rules TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.signals TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
@@ -1825,6 +2257,8 @@ ALTER TABLE public.trigger_credentials ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.trigger_deliveries ENABLE ROW LEVEL SECURITY;
 
+CREATE POLICY worker_all ON public.approval_edits TO holdfast_worker USING (true) WITH CHECK (true);
+
 CREATE POLICY worker_all ON public.approvals TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.automation_drafts TO holdfast_worker USING (true) WITH CHECK (true);
@@ -1843,11 +2277,23 @@ CREATE POLICY worker_all ON public.connection_slots TO holdfast_worker USING (tr
 
 CREATE POLICY worker_all ON public.connections TO holdfast_worker USING (true) WITH CHECK (true);
 
+CREATE POLICY worker_all ON public.contact_sends TO holdfast_worker USING (true) WITH CHECK (true);
+
 CREATE POLICY worker_all ON public.contacts TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.count_changes TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.effects TO holdfast_worker USING (true) WITH CHECK (true);
 
+CREATE POLICY worker_all ON public.email_messages TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.email_templates TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.goal_events TO holdfast_worker USING (true) WITH CHECK (true);
+
 CREATE POLICY worker_all ON public.invitations TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.journey_counts TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.memberships TO holdfast_worker USING (true) WITH CHECK (true);
 
@@ -1859,7 +2305,11 @@ CREATE POLICY worker_all ON public.run_events TO holdfast_worker USING (true) WI
 
 CREATE POLICY worker_all ON public.run_migrations TO holdfast_worker USING (true) WITH CHECK (true);
 
+CREATE POLICY worker_all ON public.run_split_paths TO holdfast_worker USING (true) WITH CHECK (true);
+
 CREATE POLICY worker_all ON public.runs TO holdfast_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY worker_all ON public.sending_rules TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.signals TO holdfast_worker USING (true) WITH CHECK (true);
 
@@ -1898,8 +2348,29 @@ GRANT ALL ON FUNCTION public.holdfast_connection_break_number() TO holdfast_work
 GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text, p_attributes jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email text, p_time_zone text, p_attributes jsonb) TO holdfast_worker;
 
+GRANT ALL ON FUNCTION public.holdfast_count_bucket(p_status text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_bucket(p_status text) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_run() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_run() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_run_version() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_run_version() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_worker;
+
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_email_outcome(p_org_id text, p_effect_key text, p_outcome text, p_detail jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_email_outcome(p_org_id text, p_effect_key text, p_outcome text, p_detail jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_email_sent() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_email_sent() TO holdfast_worker;
 
 REVOKE ALL ON FUNCTION public.holdfast_invitation_org(p_token_hash text) FROM PUBLIC;
 GRANT ALL ON FUNCTION public.holdfast_invitation_org(p_token_hash text) TO holdfast_web;
@@ -1959,6 +2430,9 @@ GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit inte
 
 REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
 
+GRANT SELECT,INSERT,UPDATE ON TABLE public.approval_edits TO holdfast_web;
+GRANT SELECT,INSERT,UPDATE ON TABLE public.approval_edits TO holdfast_worker;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.approvals TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.approvals TO holdfast_worker;
 
@@ -1989,8 +2463,14 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connection_slots TO holdfast_w
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connections TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.connections TO holdfast_worker;
 
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contact_sends TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contact_sends TO holdfast_worker;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE ON TABLE public.count_changes TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.count_changes TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_worker;
@@ -1998,8 +2478,20 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfas
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.effects TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.effects TO holdfast_worker;
 
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.email_messages TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.email_messages TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.email_templates TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.email_templates TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.goal_events TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.goal_events TO holdfast_worker;
+
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.invitations TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.invitations TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.journey_counts TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.journey_counts TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.leader_leases TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.leader_leases TO holdfast_worker;
@@ -2028,8 +2520,14 @@ GRANT ALL ON SEQUENCE public.run_events_id_seq TO holdfast_worker;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_migrations TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_migrations TO holdfast_worker;
 
+GRANT SELECT,INSERT,DELETE ON TABLE public.run_split_paths TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.run_split_paths TO holdfast_worker;
+
 GRANT SELECT,INSERT,UPDATE ON TABLE public.runs TO holdfast_web;
 GRANT SELECT,INSERT,UPDATE ON TABLE public.runs TO holdfast_worker;
+
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sending_rules TO holdfast_web;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sending_rules TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.sessions TO holdfast_worker;

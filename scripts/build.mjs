@@ -12,38 +12,49 @@ import { build } from "esbuild";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const apps = ["engine", "relay", "sweeper", "lane-worker", "mail-in"];
 
-/** Builds every app (or the ones named); returns each output's size in bytes. */
-export async function buildApps(names = apps) {
+/**
+ * Builds every app (or the ones named) into apps/<app>/<folder>/main.mjs; returns each output's size in bytes. The
+ * tests' build (testkit's global setup) goes to a folder of its own and leaves the source map out: a test file
+ * starts the apps many times and reading the map costs each start about a second of CPU.
+ */
+export async function buildApps(names = apps, { folder = "dist", sourcemap = true } = {}) {
   const sizes = {};
-  for (const app of names) {
-    const outdir = join(root, "apps", app, "dist");
-    rmSync(outdir, { recursive: true, force: true });
-    const result = await build({
-      entryPoints: [join(root, "apps", app, "src/main.ts")],
-      outfile: join(outdir, "main.mjs"),
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node22",
-      sourcemap: true,
-      metafile: true,
-      logLevel: "warning",
-      // Optional native add-ons the libraries try and fall back from; never bundled.
-      external: ["pg-native", "msgpackr-extract"],
-      // CommonJS dependencies inside an ES module still find require, __filename and __dirname.
-      banner: {
-        js: [
-          'import { createRequire as __holdfastRequire } from "node:module";',
-          'import { fileURLToPath as __holdfastPath } from "node:url";',
-          "const require = __holdfastRequire(import.meta.url);",
-          "const __filename = __holdfastPath(import.meta.url);",
-          'const __dirname = __filename.slice(0, __filename.lastIndexOf("/"));',
-        ].join("\n"),
-      },
-    });
-    sizes[app] = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
-  }
+  for (const app of names) sizes[app] = await buildEntry(`apps/${app}`, { folder, sourcemap });
   return sizes;
+}
+
+/**
+ * Compiles <dir>/src/main.ts (dir from the repository's root, or from `from`: the soak's copy of the source) into
+ * <dir>/<folder>/main.mjs; returns its size in bytes.
+ */
+export async function buildEntry(dir, { folder = "dist", sourcemap = true, from = root } = {}) {
+  const outdir = join(from, dir, folder);
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await build({
+    absWorkingDir: from,
+    entryPoints: [join(from, dir, "src/main.ts")],
+    outfile: join(outdir, "main.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    sourcemap,
+    metafile: true,
+    logLevel: "warning",
+    // Optional native add-ons the libraries try and fall back from; never bundled.
+    external: ["pg-native", "msgpackr-extract"],
+    // CommonJS dependencies inside an ES module still find require, __filename and __dirname.
+    banner: {
+      js: [
+        'import { createRequire as __holdfastRequire } from "node:module";',
+        'import { fileURLToPath as __holdfastPath } from "node:url";',
+        "const require = __holdfastRequire(import.meta.url);",
+        "const __filename = __holdfastPath(import.meta.url);",
+        'const __dirname = __filename.slice(0, __filename.lastIndexOf("/"));',
+      ].join("\n"),
+    },
+  });
+  return Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -98,7 +98,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
   await publishBenchAutomation(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
   const apps = spawnApps(s, env);
   // The webhook route's way of telling lane workers of first steps (apps/web/src/server/db.ts wakePublisher).
-  const wake = s.sweepOnly || s.startsNotify ? undefined : createWakePublisher({ redisUrl: env.redisUrl, prefix: env.redisPrefix });
+  const wake = s.sweepOnly || s.startsNotify ? undefined : createWakePublisher({ redis: env.redisUrl, prefix: env.redisPrefix });
   try {
     if (wake && !(await wake.whenConnected(10_000))) throw new Error(`${s.label}: Redis did not answer`);
     return await measureRow();

@@ -57,7 +57,7 @@ async function startsRow(o: Parameters<typeof measureStarts>[0], how: StartsRow[
   const url = await freshDatabase(o.dbName);
   const warm = createDb(url, { poolSize: o.concurrency, applicationName: "holdfast-start" });
   const db = createDb(url, { poolSize: o.concurrency, applicationName: "holdfast-start" });
-  const wake = how !== "notify" ? createWakePublisher({ redisUrl: o.redisUrl, prefix: o.redisPrefix }) : undefined;
+  const wake = how !== "notify" ? createWakePublisher({ redis: o.redisUrl, prefix: o.redisPrefix }) : undefined;
   const stats = new pg.Client({ connectionString: url, application_name: "holdfast-bench-starts" });
   // The listeners a deployment has: a lane worker's on its lane's channel, the relay's on the outbox's. Each NOTIFY
   // signals every listening backend of the database, whatever its channel, and each reads the queue in a transaction.

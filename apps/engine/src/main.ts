@@ -1,7 +1,7 @@
 import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, topics, traceRunWork } from "@holdfast/core/base";
 import { databasePing } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
-import { advanceRun, fireTimer, onShutdown, pollOutbox, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
+import { advanceRun, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
 import { env } from "./env";
@@ -10,8 +10,9 @@ const log = createLogger("engine", env.LOG_LEVEL);
 const id = workerId("engine");
 const tracing = await startTracing({ app: "engine", env, log, instanceId: id });
 // Lost connections are said once per outage by the watch; pools and queue clients reconnect by themselves.
-const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
-const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine", onConnectionError: (e) => outages.report(e) });
+const redis = env.WAKEUPS === "redis" ? redisTargetAtStart(env, log) : undefined;
+const outages = watchOutages({ log, database: () => databasePing(db), redis });
+const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-engine", poolMode: env.DATABASE_POOL_MODE, onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 const graphs = new GraphCache();
 
@@ -82,7 +83,8 @@ function queueError(error: Error): void {
 }
 
 let stop: () => Promise<void>;
-if (env.WAKEUPS === "poll") {
+if (!redis) {
+  // WAKEUPS=poll: no Redis at all.
   const abort = new AbortController();
   const poll = (topic: "run.wake" | "timer.due", run: (data: unknown) => Promise<unknown>) =>
     pollOutbox({ db, topic, lane: null, slots: env.ENGINE_CONCURRENCY, intervalMs: env.POLL_INTERVAL_MS, log, signal: abort.signal, handle: run, outages });
@@ -92,9 +94,9 @@ if (env.WAKEUPS === "poll") {
     await Promise.all(polling);
   };
 } else {
-  await checkRedis(env.REDIS_URL);
+  await checkRedis(redis);
   const consumer = createConsumer(
-    { redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: queueError },
+    { redis, prefix: env.QUEUE_PREFIX, onError: queueError },
     queueNames.engine,
     async (job, token) => {
       if (job.name !== "timer.due") return handle(job.data);

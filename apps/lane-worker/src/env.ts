@@ -1,4 +1,4 @@
-import { lanes, loadEnv } from "@holdfast/core/base";
+import { lanes, loadEnv, requireDatabaseSettings } from "@holdfast/core/base";
 import { laneWorkerEnv } from "./env-schema";
 
 const raw = loadEnv(laneWorkerEnv);
@@ -15,4 +15,6 @@ if (lane.heartbeatMs >= lane.leaseMs) {
   process.stderr.write(`invalid environment:\n  LANE_HEARTBEAT_MS must be shorter than the lease (${lane.leaseMs} ms)\n`);
   process.exit(78);
 }
+// Its LISTEN (first steps straight from the outbox) needs a session: through a transaction pooler, DATABASE_DIRECT_URL.
+requireDatabaseSettings(raw, `${lane.name} lane worker`, raw.WAKEUPS === "redis" && raw.LISTEN_DISPATCH === "on");
 export const env = raw;

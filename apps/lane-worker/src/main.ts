@@ -1,8 +1,8 @@
-import { createLogger, sleep, startTracing, topics } from "@holdfast/core/base";
+import { createLogger, listenUrl, sleep, startTracing, topics } from "@holdfast/core/base";
 import { databasePing } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
 import { notifyApproval } from "@holdfast/core/people";
-import { onShutdown, pollOutbox, ReadyDemand, requireSecretKey, Slots, StepRunner, takeReadySteps, watchOutages, workerId } from "@holdfast/core/run";
+import { onShutdown, pollOutbox, ReadyDemand, redisTargetAtStart, requireSecretKey, Slots, StepRunner, takeReadySteps, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb, createListenClient, createPool, openPool } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames, subscribeReady } from "@holdfast/queue";
 import { env, lane } from "./env";
@@ -14,10 +14,11 @@ const tracing = await startTracing({ app: "lane-worker", env, log, instanceId: i
 // The hot path (claim, settle, heartbeat) has one connection per slot plus one for heartbeats, so a claimed step never
 // waits for a connection; Prisma's pool serves the rest (effect ledger, graphs, outbox polling).
 // Lost connections are said once per outage by the watch; both pools and the queue client reconnect by themselves.
-const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.WAKEUPS === "redis" ? env.REDIS_URL : undefined });
+const redis = env.WAKEUPS === "redis" ? redisTargetAtStart(env, log) : undefined;
+const outages = watchOutages({ log, database: () => databasePing(db), redis });
 const onConnectionError = (error: Error) => void outages.report(error);
-const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, keepOpen: true, applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
-const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}`, onConnectionError });
+const sql = createPool(env.DATABASE_URL, { poolSize: lane.concurrency + 1, keepOpen: true, applicationName: `holdfast-lane-${lane.name}`, poolMode: env.DATABASE_POOL_MODE, onConnectionError });
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(4, lane.concurrency + 1), applicationName: `holdfast-lane-${lane.name}`, poolMode: env.DATABASE_POOL_MODE, onConnectionError });
 await requireSecretKey(db, log);
 
 // Both ways a step arrives share the lane's slots: a BullMQ job waits for one, a step taken from the outbox (on a
@@ -71,7 +72,8 @@ async function notify(data: unknown): Promise<string> {
 }
 
 let stopTaking: () => Promise<void>;
-if (env.WAKEUPS === "poll") {
+if (!redis) {
+  // WAKEUPS=poll: no Redis at all.
   const abort = new AbortController();
   const polling = pollOutbox({
     db,
@@ -97,23 +99,23 @@ if (env.WAKEUPS === "poll") {
     await Promise.all([polling, notifyPolling]);
   };
 } else {
-  await checkRedis(env.REDIS_URL);
+  await checkRedis(redis);
   const direct = readyDemand
       ? takeReadySteps({
           take: (limit) => runner.takeReady(limit),
-          connect: () => createListenClient(env.DATABASE_URL, `holdfast-lane-${lane.name}-listen`),
+          connect: () => createListenClient(listenUrl(env), `holdfast-lane-${lane.name}-listen`),
           lane: lane.name,
           slots,
           demand: readyDemand,
           log,
           outages,
           run: (step) => runner.run(step),
-          bus: (onWake) => subscribeReady({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: (e) => { if (!outages.report(e)) log.warn({ err: e }, "Redis wake-up subscription error"); } }, [lane.name], onWake),
+          bus: (onWake) => subscribeReady({ redis, prefix: env.QUEUE_PREFIX, onError: (e) => { if (!outages.report(e)) log.warn({ err: e }, "Redis wake-up subscription error"); } }, [lane.name], onWake),
         })
       : null;
   const consumer = createConsumer(
     {
-      redisUrl: env.REDIS_URL,
+      redis,
       prefix: env.QUEUE_PREFIX,
       onError: (error) => {
         if (!outages.report(error)) log.error({ err: error }, "queue error");

@@ -1,6 +1,6 @@
-import { createLogger, laneNames } from "@holdfast/core/base";
+import { createLogger, laneNames, listenUrl } from "@holdfast/core/base";
 import { databasePing, outboxChannel, readyChannel } from "@holdfast/core/store";
-import { listenChannels, loop, onShutdown, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core/run";
+import { listenChannels, loop, onShutdown, redisTargetAtStart, relayOnce, requireSecretKey, watchOutages } from "@holdfast/core/run";
 import { createDb, createListenClient } from "@holdfast/db";
 import { checkRedis, createPublisher, subscribeReady } from "@holdfast/queue";
 import { env } from "./env";
@@ -12,12 +12,13 @@ if (env.WAKEUPS === "poll") {
   process.exit(78);
 }
 // Lost connections are said once per outage by the watch; pools, the publisher and the listener reconnect by themselves.
-const outages = watchOutages({ log, database: () => databasePing(db), redisUrl: env.REDIS_URL });
-const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay", onConnectionError: (e) => outages.report(e) });
+const redis = redisTargetAtStart(env, log);
+const outages = watchOutages({ log, database: () => databasePing(db), redis });
+const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE, applicationName: "holdfast-relay", poolMode: env.DATABASE_POOL_MODE, onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
-await checkRedis(env.REDIS_URL);
+await checkRedis(redis);
 const publisher = createPublisher({
-  redisUrl: env.REDIS_URL,
+  redis,
   prefix: env.QUEUE_PREFIX,
   onError: (error) => {
     if (!outages.report(error)) log.error({ err: error }, "queue error");
@@ -47,7 +48,7 @@ const wake = () => {
   return new Promise<void>((resolve) => (notified = resolve));
 };
 const listener = listenChannels({
-  connect: () => createListenClient(env.DATABASE_URL, "holdfast-relay-listen"),
+  connect: () => createListenClient(listenUrl(env), "holdfast-relay-listen"),
   channels: env.RELAY_STEP_READY_GRACE_MS === 0 ? [outboxChannel, ...laneNames.map(readyChannel)] : [outboxChannel],
   onNotify: () => notify(),
   onListening: () => notify(),
@@ -57,7 +58,7 @@ const listener = listenChannels({
 
 const announcements =
   env.RELAY_STEP_READY_GRACE_MS === 0
-    ? subscribeReady({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: (e) => { if (!outages.report(e)) log.warn({ err: e }, "Redis wake-up subscription error"); } }, laneNames, () => notify())
+    ? subscribeReady({ redis, prefix: env.QUEUE_PREFIX, onError: (e) => { if (!outages.report(e)) log.warn({ err: e }, "Redis wake-up subscription error"); } }, laneNames, () => notify())
     : null;
 
 const stop = new AbortController();

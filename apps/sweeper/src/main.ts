@@ -10,7 +10,7 @@ const log = createLogger("sweeper", env.LOG_LEVEL);
 const id = workerId("sweeper");
 // Lost connections are said once per outage by the watch; the pool reconnects by itself and the sweep goes on.
 const outages = watchOutages({ log, database: () => databasePing(db) });
-const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper", onConnectionError: (e) => outages.report(e) });
+const db = createDb(env.DATABASE_URL, { poolSize: Math.min(env.DB_POOL_SIZE, 4), applicationName: "holdfast-sweeper", poolMode: env.DATABASE_POOL_MODE, onConnectionError: (e) => outages.report(e) });
 await requireSecretKey(db, log);
 const stop = new AbortController();
 const ctx = { db, actor: "sweeper", graphs: new GraphCache(), systemMail: systemMailFrom(env) };

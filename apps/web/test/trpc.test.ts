@@ -1,4 +1,4 @@
-import { parseGraph } from "@holdfast/core/versions";
+import { createSavedEmail, parseGraph } from "@holdfast/core/versions";
 import { createConnection } from "@holdfast/core/providers";
 import { acceptInvitation, inviteMember, sessionUser, signIn, upsertMember, viewInvitation } from "@holdfast/core/people";
 import { startRun } from "@holdfast/core/run";
@@ -15,7 +15,7 @@ import { appRouter } from "../src/server/trpc/router";
  * the database itself.
  */
 let t: TestDatabase;
-const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA" | "invitationA" | "runA", string>;
+const ids = {} as Record<"orgA" | "orgB" | "automationA" | "owner" | "viewer" | "bob" | "connectionA" | "deliveryA" | "contactA" | "invitationA" | "runA" | "savedEmailA", string>;
 const createCaller = createCallerFactory(appRouter);
 const q = async (sql: string, p: unknown[] = []) => (await t.sql.query(sql, p)).rows;
 
@@ -69,6 +69,8 @@ beforeAll(async () => {
   ids.runA = started.runId;
   ids.deliveryA = (await q("SELECT id FROM trigger_deliveries WHERE org_id = $1", [ids.orgA]))[0].id;
   ids.invitationA = (await inviteMember(t.db, { orgId: ids.orgA, email: "pending@acme.test", role: "editor", invitedBy: ids.owner })).invitationId;
+  const welcome = { name: "Acme welcome", subject: "Welcome to acme", text: "Hello from acme", html: null };
+  ids.savedEmailA = (await createSavedEmail(t.db, ids.orgA, welcome, "user:olivia@acme.test")).saved.id;
 });
 afterAll(async () => t?.drop());
 
@@ -76,6 +78,9 @@ afterAll(async () => t?.drop());
 const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof callerFor>>) => Promise<unknown>> => ({
   "automations.list": (c) => c.automations.list({ orgSlug }),
   "automations.create": (c) => c.automations.create({ orgSlug, name: "Sneaky", slug: "sneaky" }),
+  "automations.templateCheck": (c) => c.automations.templateCheck({ orgSlug, templateId: "welcome-series", answers: { mail: "mail", sender: "Sam", product: "Acme" } }),
+  "automations.createFromTemplate": (c) =>
+    c.automations.createFromTemplate({ orgSlug, templateId: "welcome-series", answers: { mail: "mail", sender: "Sam", product: "Acme" }, name: "Sneaky", slug: "sneaky-welcome" }),
   "triggers.get": (c) => c.triggers.get({ orgSlug, automationId: ids.automationA as string }),
   "triggers.setMode": (c) => c.triggers.setMode({ orgSlug, automationId: ids.automationA as string, mode: "url_token" }),
   "triggers.rotate": (c) => c.triggers.rotate({ orgSlug, automationId: ids.automationA as string, kind: "signing_secret" }),
@@ -84,11 +89,14 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "triggers.sample": (c) => c.triggers.sample({ orgSlug, automationId: ids.automationA as string }),
   "triggers.useAsSample": (c) => c.triggers.useAsSample({ orgSlug, deliveryId: ids.deliveryA as string }),
   "triggers.testRun": (c) => c.triggers.testRun({ orgSlug, automationId: ids.automationA as string }),
+  "emails.summary": (c) => c.emails.summary({ orgSlug, automationId: ids.automationA as string }),
+  "emails.setTrackOpens": (c) => c.emails.setTrackOpens({ orgSlug, automationId: ids.automationA as string, on: true }),
   "drafts.get": (c) => c.drafts.get({ orgSlug, automationId: ids.automationA as string }),
   "drafts.preview": (c) => c.drafts.preview({ orgSlug, automationId: ids.automationA as string, sample: { from: "contact", contactId: ids.contactA as string } }),
   "drafts.save": (c) => c.drafts.save({ orgSlug, automationId: ids.automationA as string, graph: { nodes: [], edges: [] }, baseRevision: 1 }),
   "versions.list": (c) => c.versions.list({ orgSlug, automationId: ids.automationA as string }),
   "versions.diff": (c) => c.versions.diff({ orgSlug, automationId: ids.automationA as string, from: 1, to: 1 }),
+  "counts.journey": (c) => c.counts.journey({ orgSlug, automationId: ids.automationA as string, version: null, window: "all" }),
   "versions.publish": (c) => c.versions.publish({ orgSlug, automationId: ids.automationA as string }),
   "migrations.plan": (c) => c.migrations.plan({ orgSlug, automationId: ids.automationA as string, migration: { fromVersion: 1, toVersion: 2 } }),
   "migrations.run": (c) => c.migrations.run({ orgSlug, automationId: ids.automationA as string, migration: { fromVersion: 1, toVersion: 2 } }),
@@ -111,6 +119,11 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "members.setSlackUser": (c) => c.members.setSlackUser({ orgSlug, userId: ids.viewer as string, slackUserId: "U0STOLEN" }),
   "members.remove": (c) => c.members.remove({ orgSlug, userId: ids.viewer as string }),
   "kinds.previewWait": (c) => c.kinds.previewWait({ orgSlug, rule: { kind: "next_weekday", at: "09:00" }, zone: "Europe/Berlin" }),
+  "quietHours.org": (c) => c.quietHours.org({ orgSlug }),
+  "quietHours.setOrg": (c) => c.quietHours.setOrg({ orgSlug, window: null }),
+  "quietHours.preview": (c) => c.quietHours.preview({ orgSlug, window: null }),
+  "quietHours.automation": (c) => c.quietHours.automation({ orgSlug, automationId: ids.automationA as string }),
+  "quietHours.setAutomation": (c) => c.quietHours.setAutomation({ orgSlug, automationId: ids.automationA as string, override: { off: true } }),
   "budgets.model": (c) => c.budgets.model({ orgSlug }),
   "budgets.setModel": (c) => c.budgets.setModel({ orgSlug, usd: 1_000 }),
   "budgets.runs": (c) => c.budgets.runs({ orgSlug }),
@@ -122,6 +135,15 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
   "contactView.setAttributes": (c) => c.contactView.setAttributes({ orgSlug, contactId: ids.contactA as string, attributes: { name: "Mallory", company: "Evil Corp" } }),
   "contactView.eraseCount": (c) => c.contactView.eraseCount({ orgSlug, contactId: ids.contactA as string }),
   "contactView.erase": (c) => c.contactView.erase({ orgSlug, contactId: ids.contactA as string, confirmRunning: 1 }),
+  "goals.get": (c) => c.goals.get({ orgSlug, automationId: ids.automationA as string }),
+  "goals.set": (c) => c.goals.set({ orgSlug, automationId: ids.automationA as string, goal: "event" }),
+  "goals.rotate": (c) => c.goals.rotate({ orgSlug, automationId: ids.automationA as string, kind: "signing_secret" }),
+  "goals.revokePrevious": (c) => c.goals.revokePrevious({ orgSlug, automationId: ids.automationA as string, kind: "signing_secret" }),
+  "frequencyCap.get": (c) => c.frequencyCap.get({ orgSlug }),
+  "frequencyCap.set": (c) => c.frequencyCap.set({ orgSlug, cap: { count: 1, periodHours: 24 } }),
+  "frequencyCap.automation": (c) => c.frequencyCap.automation({ orgSlug, automationId: ids.automationA as string }),
+  "frequencyCap.setTransactional": (c) => c.frequencyCap.setTransactional({ orgSlug, automationId: ids.automationA as string, transactional: true }),
+  "frequencyCap.setCappedAction": (c) => c.frequencyCap.setCappedAction({ orgSlug, automationId: ids.automationA as string, cappedAction: "skip" }),
   "lifecycle.statuses": (c) => c.lifecycle.statuses({ orgSlug }),
   "lifecycle.get": (c) => c.lifecycle.get({ orgSlug, automationId: ids.automationA as string }),
   "lifecycle.change": (c) => c.lifecycle.change({ orgSlug, automationId: ids.automationA as string, change: { action: "archive" } }),
@@ -134,6 +156,12 @@ const attempts = (orgSlug: string): Record<string, (c: Awaited<ReturnType<typeof
     c.testRuns.decide({ orgSlug, runId: ids.runA as string, approvalId: `apr_${"0".repeat(32)}`, decision: "approved", asUserId: ids.owner as string }),
   "testRuns.reply": (c) => c.testRuns.reply({ orgSlug, runId: ids.runA as string, stepId: `stp_${"0".repeat(32)}`, text: "yes" }),
   "testRuns.play": (c) => c.testRuns.play({ orgSlug, runId: ids.runA as string }),
+  "savedEmails.list": (c) => c.savedEmails.list({ orgSlug }),
+  "savedEmails.get": (c) => c.savedEmails.get({ orgSlug, savedEmailId: ids.savedEmailA as string }),
+  "savedEmails.create": (c) => c.savedEmails.create({ orgSlug, name: "Planted", subject: "Planted", text: "x", html: null }),
+  "savedEmails.update": (c) =>
+    c.savedEmails.update({ orgSlug, savedEmailId: ids.savedEmailA as string, readAt: new Date(), content: { name: "Stolen", subject: "Stolen", text: "x", html: null } }),
+  "savedEmails.remove": (c) => c.savedEmails.remove({ orgSlug, savedEmailId: ids.savedEmailA as string }),
 });
 
 /** Organisation A's data, as it stands. */
@@ -148,6 +176,8 @@ const snapshot = async () =>
             (SELECT md5(string_agg(COALESCE(run_max_steps::text, '-') || COALESCE(run_max_age_seconds::text, '-'), '' ORDER BY id)) FROM automations WHERE org_id = $1) AS rb,
             (SELECT md5(string_agg(limits::text, '' ORDER BY id)) FROM connections WHERE org_id = $1) AS cl,
             (SELECT count(*) FROM suppressions WHERE org_id = $1) AS s,
+            (SELECT md5(string_agg(frequency_cap::text, '')) FROM sending_rules WHERE org_id = $1) AS fc,
+            (SELECT md5(string_agg(transactional::text || capped_action, '' ORDER BY id)) FROM automations WHERE org_id = $1) AS fca,
             (SELECT md5(string_agg(user_id || role || COALESCE(slack_user_id, '-'), '' ORDER BY user_id)) FROM memberships WHERE org_id = $1) AS m,
             (SELECT md5(string_agg(email || role || token_hash || COALESCE(revoked_at::text, '-'), '' ORDER BY id)) FROM invitations WHERE org_id = $1) AS inv,
             (SELECT count(*) FROM run_migrations WHERE org_id = $1) AS mg,
@@ -156,7 +186,9 @@ const snapshot = async () =>
             (SELECT md5(string_agg(COALESCE(sample_input::text, '-'), '' ORDER BY id)) FROM automations WHERE org_id = $1) AS sa,
             (SELECT md5(string_agg(status, '' ORDER BY id)) FROM automations WHERE org_id = $1) AS ls,
             (SELECT count(*) FROM runs WHERE org_id = $1 AND status = 'cancelled') AS rc,
-            (SELECT count(*) FROM runs WHERE org_id = $1) AS r`,
+            (SELECT count(*) FROM runs WHERE org_id = $1) AS r,
+            (SELECT md5(COALESCE(string_agg(COALESCE(quiet_hours::text, '-'), '' ORDER BY id), '') || COALESCE((SELECT quiet_hours::text FROM sending_rules WHERE org_id = $1), '-')) FROM automations WHERE org_id = $1) AS qh,
+            (SELECT md5(string_agg(name || subject || text, '' ORDER BY id)) FROM email_templates WHERE org_id = $1) AS et`,
     [ids.orgA],
   );
 
@@ -176,7 +208,7 @@ describe("organisation scoping", () => {
     for (const [path, call] of Object.entries(attempts("other"))) {
       const out = await call(bob).catch((e: { code: string }) => e);
       const leaked = JSON.stringify(out ?? null);
-      expect(leaked, path).not.toMatch(/nurture|maya@example\.com|gone@example\.com|olivia@acme|pending@acme|s3cret|call_crm|whsec_/);
+      expect(leaked, path).not.toMatch(/nurture|Acme welcome|Hello from acme|maya@example\.com|gone@example\.com|olivia@acme|pending@acme|s3cret|call_crm|whsec_/);
     }
     expect(await snapshot()).toEqual(before);
   });
@@ -251,12 +283,20 @@ describe("organisation scoping", () => {
     await q("DELETE FROM memberships WHERE org_id = $1 AND user_id = $2", [ids.orgB, ids.owner]);
   });
 
+  it("a journey's counts for a version past what a version number can be: refused as input (BAD_REQUEST), not a database error", async () => {
+    const vic = await callerFor("vic@acme.test");
+    for (const version of [2_147_483_648, 1e300]) {
+      await expect(vic.counts.journey({ orgSlug: "acme", automationId: ids.automationA as string, version, window: "7d" }), String(version)).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    }
+    expect(await vic.counts.journey({ orgSlug: "acme", automationId: ids.automationA as string, version: 1, window: "7d" })).toMatchObject({ published: true, version: 1 });
+  });
+
   it("anonymous callers get UNAUTHORIZED; a viewer may read and not change", async () => {
     const anon = await callerFor(null);
     for (const [path, call] of Object.entries(attempts("acme"))) await expect(call(anon), path).rejects.toMatchObject({ code: "UNAUTHORIZED" });
     const vic = await callerFor("vic@acme.test");
     expect(await vic.automations.list({ orgSlug: "acme" })).toHaveLength(1);
-    for (const path of ["automations.create", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.setAttributes", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "runs.fireWait", "testRuns.skip", "testRuns.decide", "testRuns.reply", "testRuns.play"]) {
+    for (const path of ["automations.create", "automations.templateCheck", "automations.createFromTemplate", "triggers.setMode", "triggers.rotate", "triggers.revokePrevious", "triggers.useAsSample", "triggers.testRun", "emails.setTrackOpens", "drafts.save", "versions.publish", "connections.update", "connections.delete", "connections.test", "members.setRole", "members.invite", "members.invitations", "members.revokeInvitation", "budgets.setModel", "budgets.setRuns", "connectionLimits.set", "contactView.setZone", "contactView.setAttributes", "contactView.eraseCount", "contactView.erase", "lifecycle.change", "lifecycle.stopRuns", "goals.set", "goals.rotate", "goals.revokePrevious", "runs.fireWait", "testRuns.skip", "testRuns.decide", "testRuns.reply", "testRuns.play", "quietHours.setOrg", "quietHours.setAutomation", "frequencyCap.set", "frequencyCap.setTransactional", "frequencyCap.setCappedAction", "savedEmails.create", "savedEmails.update", "savedEmails.remove"]) {
       await expect(attempts("acme")[path]?.(vic), path).rejects.toMatchObject({ code: "FORBIDDEN" });
     }
     expect((await vic.connections.list({ orgSlug: "acme" }))[0]).not.toHaveProperty("secret");

@@ -8,8 +8,9 @@ import { loadAverage } from "../measure/proc";
 import { startNoop } from "../noop-client";
 import { adminUrl, dropDatabase, freshDatabase } from "../pg";
 import { cpuLines, fmt, raceHeader, raceRow } from "../report";
-import type { RaceResult } from "../result";
+import { perStep, type RaceResult } from "../result";
 import { cloneRuns, cloneTables, setTemplateAside } from "./clone";
+import { countsReadLines, foldClones, setCounts, setTemplateChangesAside, timeCountsRead } from "./counts";
 import { sizeLines, tableSizes } from "./sizes";
 
 /**
@@ -91,9 +92,11 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
   const [template] = (await sql.query<{ id: string }>("SELECT id FROM runs WHERE status = 'completed' ORDER BY finished_at DESC LIMIT 1")).rows;
   if (!template) throw new Error("the empty row completed no run to copy");
   const perRun = await setTemplateAside(sql, template.id);
+  const changesPerRun = await setTemplateChangesAside(sql, template.id);
   console.log(
     `\n  each clone copies run ${template.id}: ${cloneTables.map((t) => `${perRun[t]} ${t}`).join(", ")} (outbox rows only for clones under a day old); ` +
-      "the empty row's runs are truncated first, so the clones fill empty indexes in time order",
+      "the empty row's runs are truncated first, so the clones fill empty indexes in time order; " +
+      `their ${changesPerRun} journey count changes each are added to journey_counts as the fold leaves them`,
   );
 
   let loaded = 0;
@@ -110,7 +113,9 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     const before = (await tableSizes(sql)).reduce((a, s) => a + s.tableBytes + s.indexBytes, 0);
     while (loaded < size) {
       const to = Math.min(size, loaded + batchRuns);
-      await cloneRuns(sql, { templateRunId: template.id, from: loaded + 1, to, largest: maxClones, baseSeconds: 3_600, spacingSeconds: spacing, outboxKeepSeconds });
+      const spec = { templateRunId: template.id, from: loaded + 1, to, largest: maxClones, baseSeconds: 3_600, spacingSeconds: spacing, outboxKeepSeconds };
+      await cloneRuns(sql, spec);
+      await foldClones(sql, spec);
       loaded = to;
       if (loaded % (batchRuns * 10) === 0 || loaded === size) {
         const secs = (Date.now() - t0) / 1000;
@@ -120,7 +125,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     const loadSecs = (Date.now() - t0) / 1000;
     const v0 = Date.now();
     // Autovacuum may be off (it is on the bench machine): the statistics and visibility a live database would have.
-    for (const t of cloneTables) await sql.query(`VACUUM (ANALYZE) ${t}`);
+    for (const t of [...cloneTables, "journey_counts"]) await sql.query(`VACUUM (ANALYZE) ${t}`);
     const sizes = await tableSizes(sql);
     const total = sizes.reduce((a, s) => a + s.tableBytes + s.indexBytes, 0);
     const added = size - (grown.at(-1)?.size ?? 0);
@@ -133,6 +138,8 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
     console.log(raceHeader());
     const again = grown.some((g) => g.size === size) ? ", again" : "";
     grown.push({ size, result: await row(`${fmt(size)} finished runs${again}`, env, true) });
+    // The canvas's read after the row: the clones' counts folded, the row's own changes partly not yet.
+    for (const line of countsReadLines(size, await timeCountsRead(url, sql, template.id, o.quick ? 50 : 300))) console.log(line);
     const left = o.sizes.filter((s) => s > size);
     if (left.length) {
       const next = (left.at(-1) as number) - size;
@@ -141,6 +148,8 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
       );
     }
   }
+
+  const counted = grown.length ? await countsCost(o, row, sql) : undefined;
 
   let retention: { result: RaceResult; deleted: number } | undefined;
   if (o.retentionDays !== undefined && grown.length) {
@@ -188,6 +197,7 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
         `${fmt(retention.deleted)} timeline rows deleted in ${fmt(retention.result.seconds, 1)} s (${fmt(retention.deleted / retention.result.seconds)} rows/s)`,
     );
   }
+  if (counted) for (const line of counted) console.log(line);
   const lost = results.reduce((a, r) => a + r.lost, 0);
   const dup = results.reduce((a, r) => a + r.duplicated, 0);
   console.log(`lost steps: ${lost}, duplicated steps: ${dup}`);
@@ -196,4 +206,33 @@ export async function runGrown(o: GrownOptions): Promise<boolean> {
   await meter.close();
   await keys.clear();
   return lost === 0 && dup === 0;
+}
+
+/**
+ * The settle's cost with the journey counts against without them, same run, on the grown database: rows with the
+ * counts on and off in turn (off: setCounts), each pair in the same minutes so the machine's drift falls on both.
+ */
+async function countsCost(o: GrownOptions, row: (label: string, e?: never, analyzed?: boolean) => Promise<RaceResult>, sql: pg.Client): Promise<string[]> {
+  const on: RaceResult[] = [];
+  const off: RaceResult[] = [];
+  console.log(raceHeader());
+  for (let round = 0; round < (o.quick ? 1 : 2); round++) {
+    on.push(await row("journey counts on", undefined, true));
+    await setCounts(sql, false);
+    try {
+      off.push(await row("journey counts off", undefined, true));
+    } finally {
+      await setCounts(sql, true);
+    }
+  }
+  const mean = (rs: RaceResult[], f: (r: RaceResult) => number) => rs.reduce((a, r) => a + f(r), 0) / rs.length;
+  const pgUs = (r: RaceResult) => perStep(r).pgMs * 1000;
+  const wal = (r: RaceResult) => perStep(r).walBytes;
+  const sps = (r: RaceResult) => r.stepsPerSec;
+  return [
+    `\nJourney counts' cost on the settle, same run (${on.length} rows each way, on and off in turn):`,
+    `  steps/s: ${fmt(mean(on, sps))} on, ${fmt(mean(off, sps))} off (${fmt(mean(on, sps) / mean(off, sps), 2)}x)`,
+    `  database CPU per step: ${fmt(mean(on, pgUs))} µs on, ${fmt(mean(off, pgUs))} µs off (${fmt(mean(on, pgUs) / mean(off, pgUs), 2)}x, +${fmt(mean(on, pgUs) - mean(off, pgUs))} µs)`,
+    `  WAL per step: ${fmt(mean(on, wal))} bytes on, ${fmt(mean(off, wal))} bytes off (${fmt(mean(on, wal) / mean(off, wal), 2)}x, +${fmt(mean(on, wal) - mean(off, wal))} bytes)`,
+  ];
 }

@@ -21,7 +21,11 @@ export interface Member {
 export interface FleetConfig {
   /** The copy of the source the apps run from. */
   root: string;
+  /** That copy's own build of the apps (infra/source.ts buildSnapshot); unset = its sources through tsx. */
+  rootBuild?: string;
   env: Record<string, string>;
+  /** Settings of one process over `env` (the cluster soak: which URLs each kind connects through). */
+  envFor?: (kind: ProcessKind, label: string) => Record<string, string>;
   web: { dir: string; ports: number[]; env: Record<string, string> };
   mailInPort: number;
   inboundDomain: string;
@@ -41,11 +45,11 @@ export interface FleetConfig {
 export function startFleet(c: FleetConfig): Member[] {
   const members: Member[] = [];
   const app = (kind: ProcessKind, name: AppName, label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
-    const proc = spawnApp(name, { env: { ...c.env, ...env }, restart: true, label, nodeArgs, root: c.root });
+    const proc = spawnApp(name, { env: { ...c.env, ...c.envFor?.(kind, label), ...env }, restart: true, label, nodeArgs, root: c.root, ...(c.rootBuild ? { rootBuild: c.rootBuild } : {}) });
     members.push({ kind, label, frozen: false, proc, ready: () => proc.waitForOutput(/ready/, 120_000) });
   };
   c.web.ports.forEach((port, i) => {
-    const proc = superviseWeb(`web-${i + 1}`, c.web.dir, port, { ...c.env, ...c.web.env });
+    const proc = superviseWeb(`web-${i + 1}`, c.web.dir, port, { ...c.env, ...c.envFor?.("web", `web-${i + 1}`), ...c.web.env });
     members.push({ kind: "web", label: `web-${i + 1}`, frozen: false, proc, ready: () => answers(`http://127.0.0.1:${port}/api/health?live=1`, 120_000) });
   });
   for (let i = 0; i < c.relays; i++) app("relay", "relay", `relay-${i + 1}`, { ...c.queueFaults.env, SOAK_PROCESS: `relay-${i + 1}` }, ["--import", c.queueFaults.preload]);

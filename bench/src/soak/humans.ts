@@ -154,7 +154,8 @@ export function startHumans(o: HumanOptions): Humans {
   };
 
   const postInboxForm = async (base: string, approvalId: string, card: string, p: Plan) => {
-    const form = /<form([^>]*)>([\s\S]*?)<\/form>/.exec(card);
+    // The decision's own form (the card also holds "Edit before approving"'s form, which this approver never uses).
+    const form = /<form([^>]*class="decide"[^>]*)>([\s\S]*?)<\/form>/.exec(card);
     if (!form) return;
     const action = /action="([^"]*)"/.exec(form[1] ?? "")?.[1] ?? "";
     const body = new FormData();
@@ -177,6 +178,8 @@ export function startHumans(o: HumanOptions): Humans {
       } else if (res.status >= 300 && res.status < 400 && /^error=(Already recorded|Not recorded: (approved|rejected) by)/.test(outcome)) {
         decided.add(approvalId);
         figures.decided++;
+      } else if (res.status >= 300 && res.status < 400 && /^error=Not recorded: Holdfast is busy/.test(outcome)) {
+        // Not saved while the database was away: the approver clicks again on the next round, as a person would.
       } else if (res.status >= 300 && res.status < 400) {
         figures.refusals.push(`inbox decision on ${approvalId}: ${outcome.slice(0, 200)}`);
         decided.add(approvalId);

@@ -13,6 +13,8 @@ export interface Delivery {
   statuses: number[];
   /** When each answer came (ms after t0), beside `statuses`. */
   answeredAt: number[];
+  /** Whether each answer carried a Retry-After, beside `statuses` (a 503 should: the sender then knows when to retry). */
+  retryAfter: boolean[];
   /** Answers that were neither success nor worth a retry (4xx other than 408/429): a delivery refused for good. */
   refused: { status: number; body: string }[];
   firstAt: number;
@@ -90,6 +92,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       const text = res.text;
       d.statuses.push(res.status);
       d.answeredAt.push(Date.now() - t0);
+      d.retryAfter.push(res.headers.has("retry-after"));
       if (res.status >= 200 && res.status < 300) {
         const parsed = JSON.parse(text) as { runId: string };
         d.runIds.push(parsed.runId);
@@ -106,6 +109,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       // 0: no answer in time; -1: no connection (refused or reset).
       d.statuses.push(/no answer within/.test((error as Error).message) ? 0 : -1);
       d.answeredAt.push(Date.now() - t0);
+      d.retryAfter.push(false);
       return { ok: false };
     }
   };
@@ -143,7 +147,7 @@ export function startLoad(o: LoadOptions, t0: number): Load {
       const wait = due - Date.now();
       if (wait > 0) await sleep(wait);
       const p = planFor(o.seed, i);
-      const d: Delivery = { i, webhookId: `msg_soak_${o.seed}_${i}`, attempts: 0, runIds: [], statuses: [], answeredAt: [], refused: [], firstAt: Date.now() - t0, ackedAt: null };
+      const d: Delivery = { i, webhookId: `msg_soak_${o.seed}_${i}`, attempts: 0, runIds: [], statuses: [], answeredAt: [], retryAfter: [], refused: [], firstAt: Date.now() - t0, ackedAt: null };
       deliveries.push(d);
       all.push(deliver(p, d));
       if ((i + 1) % 500 === 0) o.log(`load: ${i + 1} deliveries started`);

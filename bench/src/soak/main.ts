@@ -1,5 +1,7 @@
 // pnpm soak [--runs N] [--seed S] [--rate R] [--drain-seconds D] [--max-seconds M] [--keep] [--verbose] [--report FILE]: the chaos soak
 // (bench/src/soak/soak.ts). --report writes the report with its whole timeline (CPU shares every 10 s) to FILE.
+// --cluster runs it on the clustered topology (Patroni + HAProxy + PgBouncer, Redis Cluster) with leader and master
+// kills and a database path cut (--pg-failovers, --redis-failovers, --cuts: how many; default 2, 2, 1).
 // Prints the report and, last, one line `SOAK_RESULT <json>`; exits 1 when an invariant broke or the soak stalled
 // (--max-seconds, default the drain bound plus 600: it then says in which stage).
 import { randomInt } from "node:crypto";
@@ -21,6 +23,10 @@ const { values } = parseArgs({
     "pg-restarts": { type: "string" },
     "redis-restarts": { type: "string" },
     "per-kind": { type: "string" },
+    cluster: { type: "boolean", default: false },
+    "pg-failovers": { type: "string" },
+    "redis-failovers": { type: "string" },
+    cuts: { type: "string" },
     keep: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     report: { type: "string" },
@@ -56,6 +62,10 @@ const result = await runSoak({
   ...(values["pg-restarts"] ? { pgRestarts: int("pg-restarts", values["pg-restarts"], 0) as number } : {}),
   ...(values["redis-restarts"] ? { redisRestarts: int("redis-restarts", values["redis-restarts"], 0) as number } : {}),
   ...(values["per-kind"] ? { perKind: int("per-kind", values["per-kind"], 0) as number } : {}),
+  cluster: values.cluster,
+  ...(values["pg-failovers"] ? { pgFailovers: int("pg-failovers", values["pg-failovers"], 0) as number } : {}),
+  ...(values["redis-failovers"] ? { redisFailovers: int("redis-failovers", values["redis-failovers"], 0) as number } : {}),
+  ...(values.cuts ? { dbCuts: int("cuts", values.cuts, 0) as number } : {}),
   keep: values.keep,
   verbose: values.verbose,
 });

@@ -1,3 +1,4 @@
+import type { FailoverFigures } from "./failovers";
 import type { SoakResult } from "./soak";
 
 const n = (x: number, d = 0) => x.toLocaleString("en-GB", { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -10,7 +11,8 @@ const pairs = (r: Record<string, number>) =>
 /** The soak's outcome for a person: the invariants with their figures, then the load, the faults and the timing. */
 export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { fullTimeline: true }): string {
   const lines: string[] = [];
-  lines.push("", `== holdfast soak: ${r.ok ? "PASSED" : "FAILED"} (seed ${r.seed}; replay with: pnpm soak --runs ${r.runs} --seed ${r.seed}) ==`);
+  lines.push("", `== holdfast ${r.cluster ? "cluster " : ""}soak: ${r.ok ? "PASSED" : "FAILED"} (seed ${r.seed}; replay with: pnpm soak${r.cluster ? " --cluster" : ""} --runs ${r.runs} --seed ${r.seed}) ==`);
+  if (r.cluster) lines.push(`on ${r.cluster.topology}`);
   if (r.error) lines.push(`error: ${r.error}`);
   for (const i of r.invariants) {
     lines.push(`${i.violations.length ? "FAIL" : "ok  "}  ${i.name}: ${i.figure}`);
@@ -37,6 +39,7 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
   lines.push(`  injected: ${pairs(r.faults.injected)} (SIGKILL exits seen by the supervisors: ${n(r.faults.killsSeen)})`);
   lines.push(`  by process kind: ${pairs(r.faults.byTarget)}`);
   lines.push(`  queue wrapper: ${pairs(r.faults.queue)}`);
+  if (r.cluster?.failovers) lines.push(...failoverLines(r.cluster.failovers));
   const exits = r.ownExits.reduce<Record<string, number>>((m, e) => ((m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] = (m[`${e.label.replace(/-\d+$/, "")} (${e.signal ?? `code ${e.code}`})`] ?? 0) + 1), m), {});
   lines.push(`  exits the soak did not cause (restarted by the supervisor): ${pairs(exits)}`);
   for (const e of r.ownExits.slice(0, 5)) lines.push(`    ${e.label} exited (${e.signal ?? `code ${e.code}`}) after:\n${e.before.replace(/^/gm, "      | ")}`);
@@ -53,4 +56,18 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
     `  last delivery acknowledged at ${n(t.loadSeconds, 1)} s; last fault over at ${n(t.lastFaultSeconds, 1)} s; drained ${t.drainAfterLastFaultSeconds === null ? "never" : `${n(t.drainAfterLastFaultSeconds, 1)} s`} after it; ${n(t.runsPerSecond, 2)} runs/s from first delivery to drained; ${n(t.totalSeconds, 0)} s in all`,
   );
   return lines.join("\n");
+}
+
+/** The cluster soak's failovers: the senders' unavailability, the 503s meanwhile, and the cluster's own measure. */
+function failoverLines(f: FailoverFigures): string[] {
+  const s = (ms: { p50: number; max: number }) => `p50 ${n(ms.p50 / 1000, 1)} s, max ${n(ms.max / 1000, 1)} s`;
+  const lines = ["  failovers (unavailable: the senders' first failed delivery after the kill to the first accepted one after it)"];
+  for (const [name, x] of [["PostgreSQL", f.postgres], ["Redis", f.redis]] as const) {
+    lines.push(`    ${name}: ${x.n}; unavailable ${s(x.unavailableMs)}; ${n(x.answered503)} answers 503 meanwhile (${n(x.with503RetryAfter)} with Retry-After); failover as the cluster measured it ${s(x.clusterMs)}`);
+  }
+  lines.push(`    database path cuts: ${f.cuts.n}; unavailable to the senders ${s(f.cuts.unavailableMs)}; ${n(f.cuts.answered503)} answers 503 meanwhile`);
+  for (const e of f.each) {
+    lines.push(`    ${n(e.atMs / 1000, 1)} s ${e.kind} ${e.target}: unavailable ${n(e.unavailableMs / 1000, 1)} s, ${e.answered503} x 503${e.clusterMs === null ? "" : `; cluster ${n(e.clusterMs / 1000, 1)} s`}`);
+  }
+  return lines;
 }

@@ -6,12 +6,12 @@ import pg from "pg";
 import { checkInvariants, type Figures, type Invariant } from "./checks";
 import { type Member, ownExits, queueFaultPreload, startFleet, stopFleet } from "./fleet";
 import { type Injected, injectFaults } from "./faults/inject";
-import { type Fault, faultsPerKind, planFaults, restartsFor } from "./faults/schedule";
+import { clusterOutages, type Fault, faultsPerKind, planFaults, restartsFor } from "./faults/schedule";
+import { type FailoverFigures, failoverFigures } from "./failovers";
 import { startHumans, type HumanFigures } from "./humans";
 import { sleep } from "./infra/exec";
-import { startOwnPostgres } from "./infra/postgres";
-import { startOwnRedis } from "./infra/redis";
-import { snapshotSource } from "./infra/source";
+import { startServices } from "./infra/services";
+import { buildSnapshot, snapshotSource } from "./infra/source";
 import { snapshotWeb } from "./infra/web";
 import { answersOverTime, startLoad } from "./load";
 import { approver } from "./mix";
@@ -29,6 +29,16 @@ export interface SoakOptions {
   drainSeconds: number;
   pgRestarts?: number;
   redisRestarts?: number;
+  /**
+   * Run on the clustered topology (docs/reliability.md, "The cluster soak"): PostgreSQL under Patroni behind HAProxy
+   * and PgBouncer, a Redis Cluster; leader and master kills and a database path cut instead of restarts.
+   */
+  cluster?: boolean;
+  /** Cluster soak: leader kills, master kills, cuts (default 2, 2, 1) and how long a cut lasts (default 10 s). */
+  pgFailovers?: number;
+  redisFailovers?: number;
+  dbCuts?: number;
+  cutMs?: number;
   /** Kills and freezes per process kind (default: 20 at 10,000 runs, in proportion, at least 1). */
   perKind?: number;
   keep?: boolean;
@@ -47,6 +57,8 @@ export interface SoakOptions {
 export interface SoakResult {
   seed: number;
   runs: number;
+  /** The cluster soak's topology and its failovers as the senders saw them; null for the single-node soak. */
+  cluster: { topology: string; failovers: FailoverFigures | null } | null;
   ok: boolean;
   invariants: Invariant[];
   figures: Figures | null;
@@ -76,7 +88,8 @@ const timing = { replyTimeoutSeconds: 20, pauseSeconds: 2, approvalDeadlineSecon
 /**
  * The chaos soak: a deployment of every process kind (several of each) on its own PostgreSQL and Redis, a load of
  * webhook deliveries through the web, scripted approvers and repliers, and a seeded schedule of faults (SIGKILL and
- * SIGSTOP of every process kind, PostgreSQL and Redis restarts, a queue that drops, repeats and delays wake-ups);
+ * SIGSTOP of every process kind, PostgreSQL and Redis restarts (with --cluster: leader and master kills and one
+ * process's database path cut), a queue that drops, repeats and delays wake-ups);
  * then, once everything settled, the invariants.
  */
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
@@ -95,6 +108,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const result: SoakResult = {
     seed: o.seed,
     runs: o.runs,
+    cluster: null,
     ok: false,
     invariants: [],
     figures: null,
@@ -120,17 +134,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   watchdog.unref();
   try {
     // Infrastructure of our own: restarting it disturbs no one else's tests.
-    const [pgPort, redisPort, web1, web2, mailInPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
-    const postgres = await startOwnPostgres(dir, pgPort);
-    cleanups.push(() => postgres.stop());
-    const redis = await startOwnRedis(dir, redisPort);
-    cleanups.push(() => redis.stop());
+    const [web1, web2, mailInPort] = [await freePort(), await freePort(), await freePort()];
+    const services = await startServices({ cluster: o.cluster === true, seed: o.seed }, dir, cleanups, log);
+    if (o.cluster) result.cluster = { topology: services.describe, failovers: null };
     const providers = await startProviders();
     cleanups.push(() => providers.close());
     const root = snapshotSource(dir);
-    const d = await deploy(root, postgres.url("holdfast_soak"), providers, timing);
+    const rootBuild = await buildSnapshot(root);
+    const d = await deploy(root, services.adminUrl, providers, timing);
     cleanups.push(() => d.db.$disconnect());
-    log(`soak: seed ${o.seed}, ${o.runs} runs at ${o.rate}/s; PostgreSQL :${pgPort}, Redis :${redisPort}, dir ${dir}`);
+    log(`soak: seed ${o.seed}, ${o.runs} runs at ${o.rate}/s; ${services.describe}; dir ${dir}`);
 
     const web = await snapshotWeb(`.holdfast-soak-web-${process.pid}`);
     cleanups.push(() => web.remove());
@@ -139,7 +152,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     const queueLog = join(dir, "queue-faults.log");
     const env: Record<string, string> = {
       DATABASE_URL: d.workerUrl,
-      REDIS_URL: redis.url,
+      REDIS_URL: services.redisUrl,
       QUEUE_PREFIX: "soak",
       LOG_LEVEL: "info",
       HOLDFAST_SECRET_KEY: secretKey,
@@ -158,7 +171,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     };
     fleet = startFleet({
       root,
+      rootBuild,
       env,
+      ...(services.envFor ? { envFor: services.envFor } : {}),
       web: { dir: web.dir, ports: [web1, web2], env: { SLACK_SIGNING_SECRET: "soak-slack-signing-secret", INBOUND_EMAIL_TOKEN: inboundToken } },
       mailInPort,
       inboundDomain: "reply.soak.test",
@@ -184,8 +199,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       seed: o.seed,
       loadMs,
       perKind,
-      pgRestarts: o.pgRestarts ?? restartsFor(o.runs),
-      redisRestarts: o.redisRestarts ?? restartsFor(o.runs),
+      ...(o.cluster
+        ? {
+            pgRestarts: 0,
+            redisRestarts: 0,
+            pgFailovers: o.pgFailovers ?? clusterOutages.pgFailovers,
+            redisFailovers: o.redisFailovers ?? clusterOutages.redisFailovers,
+            dbCuts: o.dbCuts ?? clusterOutages.dbCuts,
+            cutMs: o.cutMs ?? clusterOutages.cutMs,
+          }
+        : { pgRestarts: o.pgRestarts ?? restartsFor(o.runs), redisRestarts: o.redisRestarts ?? restartsFor(o.runs) }),
       stopMs: [1_000, 15_000],
       downMs: [500, 4_000],
     });
@@ -201,7 +224,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     cleanups.push(() => dbWatch.stop());
     const load = startLoad({ seed: o.seed, runs: o.runs, rate: o.rate, webs, path: `/api/hooks/${org}/${automation}`, signingSecret: d.signingSecret, log }, t0);
     cleanups.push(() => load.stop());
-    const injection = injectFaults(schedule, fleet, { restartPostgres: (ms) => postgres.restart(ms), restartRedis: (ms) => redis.restart(ms) }, t0, (line) => {
+    const injection = injectFaults(schedule, fleet, services.outages, t0, (line) => {
       watch.events.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${line.replace(/^fault \d+ ms: /, "")}`);
       if (o.verbose) log(line);
     });
@@ -258,6 +281,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.ownExits = ownExits(fleet);
     result.faults.killsSeen = fleet.reduce((n, m) => n + m.proc.kills(), 0);
     result.answers = answersOverTime(load.deliveries);
+    if (result.cluster) result.cluster.failovers = failoverFigures(injected, load.deliveries);
     stage = "stopping the senders and the approvers";
     load.stop();
     await humans.stop();

@@ -145,7 +145,7 @@ export async function writeWaits(sql: pg.Client, orgs: SpikeOrg[], dueAt: string
  * front of every second's burst and another's at the back, an order no real sender produces.
  */
 export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefix: string): Promise<number> {
-  const publisher = createPublisher({ redisUrl, prefix });
+  const publisher = createPublisher({ redis: redisUrl, prefix });
   let published = 0;
   let after = "";
   try {

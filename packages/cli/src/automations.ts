@@ -127,7 +127,8 @@ async function publishFile(db: Db, orgSlug: string, slug: string, file: string, 
   const by = `cli:${userInfo().username}`;
   const before = await saveAsDraft(db, org.id, automation.id, graph, by);
   try {
-    const published = await publishDraft(db, org.id, automation.id, by);
+    // The CLI is the operator's, with the database's own credentials: it publishes as an owner would.
+    const published = await publishDraft(db, org.id, automation.id, by, "owner");
     // The newest version (published meanwhile by someone else) may already have this graph.
     console.log(published.alreadyPublished ? `${where} version ${published.version} already has this graph; nothing published` : `published ${where} as version ${published.version}`);
     return 0;

@@ -107,7 +107,7 @@ async function main(argv: string[]): Promise<void> {
   if (local) return local(input);
   const run = Object.hasOwn(withDatabase, command) ? withDatabase[command] : undefined;
   if (!run) throw new UsageError(`unknown command "${command}"`);
-  const db = createDb(env.DATABASE_URL, { poolSize: 2, applicationName: "holdfast-cli" });
+  const db = createDb(env.DATABASE_URL, { poolSize: 2, applicationName: "holdfast-cli", poolMode: env.DATABASE_POOL_MODE });
   try {
     // Like every process: refuse to work with no key, or with a key that is not the database's.
     await checkSecretKey(db);
@@ -125,7 +125,7 @@ main(argv).then(
       console.error(usage);
       process.exit(64);
     }
-    if (error instanceof HoldfastError && error.code === "secret_key") {
+    if (error instanceof HoldfastError && (error.code === "secret_key" || error.code === "settings")) {
       console.error(`holdfast: ${error.message}`);
       process.exit(78);
     }

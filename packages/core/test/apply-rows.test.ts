@@ -74,6 +74,20 @@ describe("a plan as one statement's rows", () => {
     expect(rows?.outbox).toHaveLength(2);
   });
 
+  it("counts each edge the walk took, in order, at its from node; the rows name no run (the caller's is the only one)", () => {
+    const edges: Command[] = [
+      { type: "take_edge", from: "a", label: null, to: "ok" },
+      { type: "record", event: "branch.evaluated", nodeId: "ok", data: { result: true } },
+      { type: "take_edge", from: "ok", label: "true", to: "call" },
+      call,
+    ];
+    expect(statementRows(prepare(edges, at), effectKinds())?.edges).toEqual([
+      { nodeId: "a", bucket: "edge::ok" },
+      { nodeId: "ok", bucket: "edge:true:call" },
+    ]);
+    expect(statementRows(prepare(walk, at), effectKinds())?.edges).toEqual([]);
+  });
+
   it("ends the run with its timeline row last", () => {
     const done = statementRows(prepare([{ type: "complete_run", nodeId: "end" }], at), effectKinds());
     expect(done).toMatchObject({ finish: { status: "completed", error: null }, events: [{ type: "run.completed", nodeId: "end", worker: "w1" }] });

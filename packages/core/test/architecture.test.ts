@@ -197,7 +197,8 @@ describe("dependencies inside core", () => {
   });
 
   it("the pure modules (decide/walk/, the editor's preview, the schedule, the timer plan, the wait rule, the contact rule, Slack text) reach no IO through their runtime imports", () => {
-    const io = /^(@holdfast\/(db|queue)|pg|bullmq|ioredis|nodemailer|undici|@slack\/bolt|node:(fs|net|http|https|dns|tls|child_process))(\/|$)/;
+    // @holdfast/queue/names is the queues' names alone (no client): the catalog's one place for them.
+    const io = /^(@holdfast\/(db|queue(?!\/names$))|pg|bullmq|ioredis|nodemailer|undici|@slack\/bolt|node:(fs|net|http|https|dns|tls|child_process))(\/|$)/;
     const starts = [...sourceFiles(join(core, "decide/walk")), ...["run/preview/journey.ts", "decide/timers/schedule.ts", "decide/timers/plan.ts", "versions/kinds/wait-rule.ts", "run/contacts/rules.ts", "people/slack/mrkdwn.ts", "people/approvals/slack-blocks.ts"].map((f) => join(core, f))];
     const reached: string[] = [];
     const seen = new Set<string>();
@@ -350,6 +351,16 @@ describe("core in layers, each with one entry", () => {
   it("the queue and db packages import nothing of core (core sits on them)", () => {
     const wrong = ["packages/queue/src", "packages/db/src"].flatMap((d) =>
       sourceFiles(join(repo, d)).flatMap((file) => specifiers(file).filter(({ spec }) => spec.startsWith("@holdfast/core")).map(({ spec }) => `${relative(repo, file)} ${spec}`)),
+    );
+    expect(wrong).toEqual([]);
+  });
+
+  it("core calls no findUnique: Prisma batches those of one tick into one query under the first caller's scope (scope-batching.test.ts)", () => {
+    const unique = /\.findUnique(?:OrThrow)?\(/;
+    const wrong = [join(repo, "packages/core/src"), ...appsAndCli].flatMap(sourceFiles).flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (unique.test(line) ? [`${relative(repo, file)}:${i + 1}: ${line.trim().slice(0, 100)}`] : [])),
     );
     expect(wrong).toEqual([]);
   });

@@ -28,7 +28,7 @@ const graph = {
 async function publishOutcome(): Promise<{ path: string; message: string; href?: string }[] | "published"> {
   const { revision } = await getDraft(t.db, orgId, automationId);
   await saveDraft(t.db, orgId, automationId, graph, revision, "test");
-  return publishDraft(t.db, orgId, automationId, "test").then(
+  return publishDraft(t.db, orgId, automationId, "test", "owner").then(
     () => "published" as const,
     (e: unknown) => {
       if (!(e instanceof InvalidDraftError)) throw e;

@@ -4,6 +4,7 @@ import { redisConnection } from "@holdfast/queue";
 import { createTestDatabase, startTcpProxy, type TcpProxy, type TestDatabase, testRedisUrl, waitFor } from "@holdfast/testkit";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isOutOfConnectionSlots } from "../src/run/ops/connection-slots";
 import { connectionFailureOf, isDatabaseUnreachable, Outages } from "../src/run/ops/outage";
 
 /**
@@ -138,6 +139,20 @@ describe("which errors are a lost connection", () => {
       await redisProxy.restore();
       redis.disconnect();
     }
+  });
+});
+
+describe("a refusal for want of a connection slot", () => {
+  it("is found anywhere in the error's chain, by SQLSTATE or by PostgreSQL's words, and nothing else is", () => {
+    const pgRefusal = Object.assign(new Error("sorry, too many clients already"), { code: "53300" });
+    expect(isOutOfConnectionSlots(pgRefusal)).toBe(true);
+    expect(isOutOfConnectionSlots(new Error("query failed", { cause: new Error("wrapped", { cause: pgRefusal }) }))).toBe(true);
+    expect(isOutOfConnectionSlots({ code: "P1001", meta: { driverAdapterError: { message: "remaining connection slots are reserved for superuser" } } })).toBe(true);
+    expect(isOutOfConnectionSlots(new AggregateError([new Error("connect ECONNREFUSED"), pgRefusal]))).toBe(true);
+    expect(isOutOfConnectionSlots(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBe(false);
+    const cyclic: { message: string; cause?: unknown } = { message: "loop" };
+    cyclic.cause = cyclic;
+    expect(isOutOfConnectionSlots(cyclic)).toBe(false);
   });
 });
 

@@ -36,7 +36,9 @@ describe("the walk a worker makes with its settle", () => {
   it("walks through the branch on the step's own output and schedules the next step", () => {
     expect(planAfterSettle(graph, seen([running()]), { stepId: "s_a", status: "done", output: { status: 200 }, error: null })).toEqual([
       { type: "mark_advanced", stepId: "s_a" },
+      { type: "take_edge", from: "a", label: null, to: "ok" },
       { type: "record", event: "branch.evaluated", nodeId: "ok", data: { result: true } },
+      { type: "take_edge", from: "ok", label: "true", to: "b" },
       { type: "schedule_step", nodeId: "b", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 8 },
     ]);
   });

@@ -45,7 +45,7 @@ const email = (config: Record<string, unknown> = {}): Node => ({
 async function refusal(graph: unknown): Promise<{ path: string; message: string }[]> {
   const { revision } = await getDraft(t.db, orgId, automationId);
   await saveDraft(t.db, orgId, automationId, graph, revision, "test");
-  const error = await publishDraft(t.db, orgId, automationId, "test").then(
+  const error = await publishDraft(t.db, orgId, automationId, "test", "owner").then(
     () => null,
     (e: unknown) => e,
   );
@@ -212,7 +212,7 @@ describe("publish refuses what would fail at run time", () => {
     };
     const { revision } = await getDraft(t.db, orgId, automationId);
     expect((await saveDraft(t.db, orgId, automationId, graph, revision, "test")).problems).toEqual([]);
-    await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: 2 });
+    await expect(publishDraft(t.db, orgId, automationId, "test", "owner")).resolves.toMatchObject({ version: 2 });
   });
   it("templates that insert text without escaping it ({{{ }}} or {{& }}), in every template field of every kind", async () => {
     const why = (written: string, instead: string) =>
@@ -259,6 +259,6 @@ describe("publish refuses what would fail at run time", () => {
     ]);
     const { revision } = await getDraft(t.db, orgId, automationId);
     await saveDraft(t.db, orgId, automationId, chain(call("https://billing.example.com/v2/invoices")), revision, "test");
-    await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: expect.any(Number) });
+    await expect(publishDraft(t.db, orgId, automationId, "test", "owner")).resolves.toMatchObject({ version: expect.any(Number) });
   });
 });

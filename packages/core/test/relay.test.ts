@@ -1,5 +1,5 @@
 import { createDb, createListenClient, type Db } from "@holdfast/db";
-import { createPublisher, createWakePublisher, subscribeReady } from "@holdfast/queue";
+import { createPublisher, createWakePublisher, queueNames, subscribeReady } from "@holdfast/queue";
 import { createTestDatabase, createTestPrefix, httpChainGraph, publish, type TestDatabase, testRedisUrl } from "@holdfast/testkit";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { startRun } from "../src/run/start/start-run";
 
 let t: TestDatabase;
 const prefix = createTestPrefix();
-const publisher = () => createPublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+const publisher = () => createPublisher({ redis: testRedisUrl, prefix: prefix.prefix });
 
 beforeAll(async () => {
   t = await createTestDatabase();
@@ -74,9 +74,9 @@ describe("first steps announced on Redis (queue/wake.ts)", () => {
     const announced: string[] = [];
     let subscribed!: () => void;
     const ready = new Promise<void>((r) => (subscribed = r));
-    const sub = subscribeReady({ redisUrl: testRedisUrl, prefix: prefix.prefix }, ["io", "human"], (lane) => (lane ? announced.push(lane) : subscribed()));
+    const sub = subscribeReady({ redis: testRedisUrl, prefix: prefix.prefix }, ["io", "human"], (lane) => (lane ? announced.push(lane) : subscribed()));
     await ready;
-    const wake = createWakePublisher({ redisUrl: testRedisUrl, prefix: prefix.prefix });
+    const wake = createWakePublisher({ redis: testRedisUrl, prefix: prefix.prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     const settle = () => new Promise((r) => setTimeout(r, 300));
 
@@ -129,7 +129,7 @@ describe("the outbox relay", () => {
     expect(await relayOnce(t.db, p, 2)).toEqual({ published: 0 });
     await p.close();
     // A start's first walk commits with it, so its wake-up is the first step's step.ready on its lane.
-    const queue = new Queue("lane-io", { connection: { url: testRedisUrl }, prefix: prefix.prefix });
+    const queue = new Queue(queueNames.lane("io"), { connection: { url: testRedisUrl }, prefix: prefix.prefix });
     const jobs = await queue.getJobs(["waiting"]);
     expect(jobs.map((j) => j.data.runId).sort()).toEqual(runs.map((r) => r.runId).sort());
     // The outbox id alone repeats after a database reset while Redis still remembers old job ids.

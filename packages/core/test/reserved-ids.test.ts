@@ -25,7 +25,7 @@ async function save(graph: unknown) {
   return saveDraft(t.db, orgId, automationId, graph, revision, "test");
 }
 async function publishRefusal(): Promise<{ path: string; message: string }[]> {
-  const error = await publishDraft(t.db, orgId, automationId, "test").then(
+  const error = await publishDraft(t.db, orgId, automationId, "test", "owner").then(
     () => null,
     (e: unknown) => e,
   );
@@ -41,7 +41,7 @@ beforeAll(async () => {
   automationId = v1.automationId;
   // Version 2 drops call_2.
   await save(chain(call("call_1")));
-  await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: 2 });
+  await expect(publishDraft(t.db, orgId, automationId, "test", "owner")).resolves.toMatchObject({ version: 2 });
 });
 afterAll(async () => t?.drop());
 
@@ -72,6 +72,6 @@ describe("published step ids stay reserved", () => {
     const draft = await save(chain(call("call_1"), call("call_3")));
     expect(draft.problems).toEqual([]);
     expect(draft.publishedIds).toEqual(["call_1", "call_2", "finish", "start"]);
-    await expect(publishDraft(t.db, orgId, automationId, "test")).resolves.toMatchObject({ version: 3 });
+    await expect(publishDraft(t.db, orgId, automationId, "test", "owner")).resolves.toMatchObject({ version: 3 });
   });
 });

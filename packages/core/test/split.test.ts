@@ -113,9 +113,12 @@ describe("the walk at an A/B split", () => {
       const email = `Lead${i}@Example.com`;
       const path = choosePath({ paths: { A: 50, B: 50 } }, `contact:${email.toLowerCase()}`, "pick");
       const commands = decide(g, run(email));
+      const next = path === "A" ? "call_a" : "call_b";
       expect(commands.slice(1)).toEqual([
+        { type: "take_edge", from: "t", label: null, to: "pick" },
         { type: "record", event: "split.chosen", nodeId: "pick", data: { path } },
-        expect.objectContaining({ type: "schedule_step", nodeId: path === "A" ? "call_a" : "call_b" }),
+        { type: "take_edge", from: "pick", label: path, to: next },
+        expect.objectContaining({ type: "schedule_step", nodeId: next }),
       ]);
       // A repeated delivery, a retry's re-walk or a wake-up with the same input: the same commands.
       expect(decide(g, { ...run(email.toLowerCase()), id: "run_other" })).toEqual(commands);

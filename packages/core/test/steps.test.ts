@@ -256,7 +256,7 @@ describe("the engine walk and the sweeper", () => {
     });
     expect(settled).toMatchObject({ changed: true, advanced: false, steps: [], claimed: null });
     expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [runId])).toEqual([{ n: 1 }]);
-    expect((await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" })).commands).toEqual(["mark_advanced", "schedule_step"]);
+    expect((await advanceRun(t.db, graphs, { orgId, runId, reason: "step_settled" })).commands).toEqual(["mark_advanced", "take_edge", "schedule_step"]);
   });
 
   it("reclaims an expired lease, re-wakes a lost step wake-up and a stalled run", async () => {

@@ -43,7 +43,7 @@ beforeAll(async () => {
     nodes: [
       { id: "t", kind: "trigger", config: { eventIdField: "id", contactEmailField: "email" } },
       { id: "call", kind: "http_request", config: { url: `${target.url}/hook`, method: "POST", headers: { Authorization: "Bearer abc-secret" }, body: { lead: "x" } } },
-      { id: "send", kind: "send_email", config: { connection: "mailbox", subject: "Hello {{input.name}}", text: "Hi {{input.name}}" } },
+      { id: "send", kind: "send_email", config: { connection: "mailbox", subject: "Hello {{input.name}}", text: "Hi {{input.name}}, see https://shop.example.com/offer" } },
       { id: "sync", kind: "crm_upsert", config: { connection: "crm", object: "contact", fields: { email: "{{contact.email}}", stage: "emailed" } } },
       { id: "e", kind: "end" },
     ],
@@ -111,7 +111,7 @@ describe("a test run's effects", () => {
     expect(call).toMatchObject({ status: 200, body: { accepted: true }, testRun: true, request: { method: "POST", url: `${target.url}/hook`, body: { lead: "x" } } });
     expect(call.request.headers.Authorization).toBe("•••• (hidden)");
     expect(JSON.stringify(call)).not.toContain("abc-secret");
-    expect(send).toMatchObject({ simulated: true, from: "Acme <hello@acme.test>", to: "maya@example.com", subject: "Hello Maya", text: "Hi Maya", testRun: true });
+    expect(send).toMatchObject({ simulated: true, from: "Acme <hello@acme.test>", to: "maya@example.com", subject: "Hello Maya", text: "Hi Maya, see https://shop.example.com/offer", testRun: true });
     expect(send.headers).toMatchObject({ Subject: "Hello Maya", To: "maya@example.com", "X-Holdfast-Run-ID": runId });
     expect(send.messageId).toMatch(/^<hf\.[0-9a-f]{40}@acme\.test>$/);
     expect(sync).toMatchObject({ testRun: true, request: { method: "PUT", url: `${crm.baseUrl}/objects/contact/records/maya%40example.com`, body: { fields: { email: "maya@example.com", stage: "emailed" } } } });
@@ -154,15 +154,22 @@ describe("a test run's effects", () => {
     // With a public address set a real send carries a one-click unsubscribe link; a test run's message never does,
     // so the tester's copy cannot suppress the contact.
     process.env.HOLDFAST_PUBLIC_URL = "https://holdfast.example.com";
+    process.env.INBOUND_EMAIL_DOMAIN = "in.acme.test";
     try {
       await drive(runId);
     } finally {
       delete process.env.HOLDFAST_PUBLIC_URL;
+      delete process.env.INBOUND_EMAIL_DOMAIN;
     }
     expect(smtp.received).toHaveLength(1);
     expect(smtp.received[0]?.to).toEqual(["sam@acme.test"]);
     expect(smtp.received[0]?.subject).toBe("[Test] Hello Maya");
     expect(smtp.received[0]?.raw).not.toMatch(/List-Unsubscribe/i);
+    // Nor tracked links, an unsubscribe footer or a bounce address: the tester sees the original links (issue 43).
+    expect(smtp.received[0]?.raw).toContain("https://shop.example.com/offer");
+    expect(smtp.received[0]?.raw).not.toMatch(/api\/email\/click|unsubscribe/i);
+    expect(smtp.received[0]?.mailFrom).not.toMatch(/^bounce\+/);
+    expect(await rows("SELECT count(*)::int AS n FROM email_messages WHERE run_id = $1", [runId])).toEqual([{ n: 0 }]);
     const [send] = await rows("SELECT output FROM steps WHERE run_id = $1 AND node_id = 'send'", [runId]);
     expect(send.output).toMatchObject({ simulated: true, to: "maya@example.com", sentToTester: { to: "sam@acme.test" } });
     expect(crm.upserts.size).toBe(0);

@@ -38,10 +38,12 @@ const step = (over: Partial<StepState>): StepState => ({
 });
 
 describe("decide", () => {
-  it("walks a new run through the branch inline and schedules the first step on its lane", () => {
+  it("walks a new run through the branch inline, saying each edge it takes, and schedules the first step on its lane", () => {
     expect(decide(graph, run())).toEqual([
       { type: "record", event: "run.walk_started" },
+      { type: "take_edge", from: "signup", label: null, to: "is_pro" },
       { type: "record", event: "branch.evaluated", nodeId: "is_pro", data: { result: true } },
+      { type: "take_edge", from: "is_pro", label: "true", to: "notify" },
       { type: "schedule_step", nodeId: "notify", kind: "http_request", lane: "io", iteration: 1, maxAttempts: 8 },
     ]);
   });
@@ -53,6 +55,7 @@ describe("decide", () => {
   it("walks on from a settled step once, and a repeated wake-up after that decides nothing", () => {
     expect(decide(graph, run({ steps: [step({})] }))).toEqual([
       { type: "mark_advanced", stepId: "stp_1" },
+      { type: "take_edge", from: "notify", label: null, to: "done" },
       { type: "complete_run", nodeId: "done" },
     ]);
     expect(decide(graph, run({ steps: [step({ advanced: true })] }))).toEqual([]);
@@ -74,6 +77,16 @@ describe("decide", () => {
     expect(decide(graph, run({ cancelRequested: true, steps: [leased] }))).toEqual([]);
     const ready = step({ status: "ready" });
     expect(decide(graph, run({ cancelRequested: true, steps: [ready] }))).toEqual([{ type: "cancel_run", stepIds: ["stp_1"] }]);
+  });
+
+  it("ends a run whose goal was met as converted at the same safe point: never inside an effect in flight", () => {
+    const leased = step({ status: "running", leased: true });
+    expect(decide(graph, run({ cancelRequested: true, goalMet: "event", steps: [leased] }))).toEqual([]);
+    const waiting = step({ status: "waiting" });
+    expect(decide(graph, run({ cancelRequested: true, goalMet: "replied", steps: [waiting] }))).toEqual([{ type: "convert_run", stepIds: ["stp_1"], goal: "replied" }]);
+    // Settled and not yet walked on: the goal ends the run there, nothing further is scheduled.
+    const settled = step({ status: "done", leased: false });
+    expect(decide(graph, run({ cancelRequested: true, goalMet: "clicked", steps: [settled] }))).toEqual([{ type: "convert_run", stepIds: [], goal: "clicked" }]);
   });
 
   it("gives each visit of a node in a loop its own iteration", () => {

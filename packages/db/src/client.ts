@@ -1,6 +1,8 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { type Prisma, PrismaClient } from "./generated/client";
+import { requireDirect } from "./direct";
+import { type PoolMode, poolModeConfig } from "./pool-mode";
 import { type DbScope, ScopedPool } from "./scope";
 
 export type Db = InstanceType<typeof PrismaClient>;
@@ -21,6 +23,12 @@ export interface DbOptions {
    * opens a new one when next asked; processes pass their outage watch's `report` (core/ops/outage.ts).
    */
   onConnectionError?: (error: Error) => void;
+  /**
+   * DATABASE_POOL_MODE: "transaction" when the connection string leads to PgBouncer's transaction mode. The pool's
+   * clients then send every statement unnamed and a scoped pool sets its scope per transaction (pool-mode.ts,
+   * scope.ts); callers change nothing else. Default "session".
+   */
+  poolMode?: PoolMode;
 }
 
 /**
@@ -31,10 +39,23 @@ const poolsKey = Symbol.for("holdfast.db.pools");
 const pools: WeakMap<object, pg.Pool> = ((globalThis as Record<symbol, unknown>)[poolsKey] as WeakMap<object, pg.Pool> | undefined) ??
   ((globalThis as Record<symbol, unknown>)[poolsKey] = new WeakMap<object, pg.Pool>());
 
+/**
+ * TCP keepalive on every connection, first probe after 10 s idle: a connection whose peer vanished without a word (a
+ * host or network gone; HAProxy's cut after a failover does say so) is found dead in about half a minute instead of
+ * the kernel's two hours. Most matters for LISTEN connections, which only ever read.
+ */
+const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as const;
+/**
+ * A LISTEN connection that cannot be opened within this gives up and is tried again (listenChannels), rather than
+ * waiting for an answer that never comes. Pools set none: in pg-pool the same option also bounds the wait for a free
+ * connection, which is Prisma's maxWait's job.
+ */
+const listenConnectTimeoutMs = 10_000;
+
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
-  const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast" };
+  const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast", ...keepAlive };
   const onError = options.onConnectionError;
-  const pool = options.scope ? new ScopedPool(config, options.scope) : new pg.Pool(config);
+  const pool = options.scope ? new ScopedPool(config, options.scope, options.poolMode) : new pg.Pool({ ...config, ...poolModeConfig(options.poolMode) });
   // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process; Prisma adds
   // its own only when it first connects, and sqlOf may use the pool before that.
   pool.on("error", onError ?? (() => {}));
@@ -53,7 +74,7 @@ export function createDb(connectionString: string, options: DbOptions = {}): Db 
  * The same connections as `db` for a statement sent with a name (parsed and planned once per connection, no Prisma
  * round in Node): a start's two statements. The web's pool stamps each connection with the request's row-level
  * security scope as it does for Prisma's queries (scope.ts). Inside a transaction, or for a client not made by
- * createDb, the statement goes through Prisma unnamed.
+ * createDb, the statement goes through Prisma unnamed; in transaction pool mode every statement goes unnamed.
  */
 export function sqlOf(db: Db | Tx): Sql {
   const pool = pools.get(db);
@@ -77,7 +98,14 @@ export function createPool(connectionString: string, options: DbOptions & { keep
   const max = options.poolSize ?? 10;
   // keepOpen: no idle connection is closed (pg-pool closes those above `min` after 10 s idle), so a step after a quiet
   // spell does not wait for a new connection and its first statements' planning.
-  const pool = new pg.Pool({ connectionString, max, ...(options.keepOpen ? { min: max } : {}), application_name: options.applicationName ?? "holdfast" });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    ...(options.keepOpen ? { min: max } : {}),
+    application_name: options.applicationName ?? "holdfast",
+    ...poolModeConfig(options.poolMode),
+    ...keepAlive,
+  });
   // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process.
   pool.on("error", options.onConnectionError ?? (() => {}));
   return pool;
@@ -130,5 +158,13 @@ export interface ListenClient {
 }
 
 export function createListenClient(connectionString: string, applicationName: string): ListenClient {
-  return new pg.Client({ connectionString, application_name: applicationName });
+  const client = new pg.Client({ connectionString, application_name: applicationName, connectionTimeoutMillis: listenConnectTimeoutMs, ...keepAlive });
+  // Subscriptions live in the server session: a pooler's connection would lose them without a word.
+  const connect = client.connect.bind(client);
+  return Object.assign(client, {
+    connect: async () => {
+      await connect();
+      await requireDirect(client, "listen");
+    },
+  }) as ListenClient;
 }

@@ -2,4 +2,6 @@ export { createDb, createListenClient, createPool, inTx, openPool, prismaSql, qu
 export { ensureDatabase, functionFiles, functionsDir, migrate, migrationsDir, setRolePasswords, urlAsRole, type MigrationResult } from "./migrate";
 export { dumpSchema, normaliseDump, schemaDumpHeader, schemaDumpPath } from "./schema-dump";
 export { Prisma } from "./generated/client";
-export { emptyScope, ScopedPool, type DbScope } from "./scope";
+export { type PoolMode, TransactionModeClient } from "./pool-mode";
+export { emptyScope, ScopedPool, transactionScopeSql, type DbScope } from "./scope";
+export { isPooled, PooledConnectionError, requireDirect } from "./direct";

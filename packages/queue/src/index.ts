@@ -1,5 +1,6 @@
 import { DelayedError, type Job, type Processor, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import { Cluster } from "ioredis";
+import { createRedis, isCluster, nodesOf, type RedisClient, type RedisTarget } from "./connection";
 
 /**
  * BullMQ only wakes processes; PostgreSQL is the record. A lost or repeated message costs latency or a no-op,
@@ -7,7 +8,8 @@ import { Redis } from "ioredis";
  */
 
 export interface QueueConfig {
-  redisUrl: string;
+  /** A Redis server's URL or a Redis Cluster's seed nodes (redisTargetOf(env)). */
+  redis: RedisTarget;
   /** Redis key prefix: one per deployment, one per test file. */
   prefix: string;
   /**
@@ -17,10 +19,10 @@ export interface QueueConfig {
   onError?: (error: Error) => void;
 }
 
-export function redisConnection(redisUrl: string, options: { failFast?: boolean } = {}): Redis {
+export function redisConnection(target: RedisTarget, options: { failFast?: boolean } = {}): RedisClient {
   // BullMQ's blocking commands need maxRetriesPerRequest: null. A publisher fails fast instead of queueing commands
   // while Redis is away: the relay's batch then rolls back at once rather than holding its rows until Redis is back.
-  return new Redis(redisUrl, {
+  return createRedis(target, {
     maxRetriesPerRequest: options.failFast ? 1 : null,
     enableOfflineQueue: !options.failFast,
     enableReadyCheck: true,
@@ -30,10 +32,11 @@ export function redisConnection(redisUrl: string, options: { failFast?: boolean 
 
 /**
  * A standing connection for outage checks: `ping()` answers PONG or throws at once while Redis is away (no offline
- * queue); the connection comes back by itself within a second of Redis.
+ * queue); the connection comes back by itself within a second of Redis. On a cluster the PING goes to one of its
+ * nodes: the cluster answers.
  */
-export function redisProbe(redisUrl: string): { ping(): Promise<void>; close(): void } {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 3_000, retryStrategy: () => 1_000 });
+export function redisProbe(target: RedisTarget): { ping(): Promise<void>; close(): void } {
+  const redis = createRedis(target, { maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 3_000, retryStrategy: () => 1_000 });
   redis.on("error", () => undefined);
   return {
     async ping() {
@@ -43,22 +46,55 @@ export function redisProbe(redisUrl: string): { ping(): Promise<void>; close(): 
   };
 }
 
-/** BullMQ silently loses jobs when Redis may evict keys; refuse to run on such a Redis. */
-export async function assertNoEviction(redis: Redis): Promise<void> {
-  const reply = (await redis.config("GET", "maxmemory-policy")) as string[];
-  const policy = reply[1];
-  if (policy !== "noeviction") {
-    throw new Error(`Redis maxmemory-policy is "${policy}"; BullMQ needs "noeviction" (jobs vanish under eviction)`);
+/** Resolves once a cluster client knows its nodes (a server's client queues the commands itself). */
+async function known(redis: RedisClient): Promise<void> {
+  if (!(redis instanceof Cluster) || redis.status === "ready") return;
+  await new Promise<void>((resolve, reject) => {
+    redis.once("ready", resolve);
+    redis.once("end", () => reject(new Error("no node of the Redis Cluster answers; check REDIS_CLUSTER_NODES")));
+  });
+}
+
+/** The nodes whose policy is not noeviction: "host:port is <policy>" on a cluster, the policy alone on a server. */
+async function evictingNodes(redis: RedisClient): Promise<string[]> {
+  await known(redis);
+  const found = await Promise.all(
+    nodesOf(redis).map(async (node) => {
+      const policy = ((await node.config("GET", "maxmemory-policy")) as string[])[1] ?? null;
+      if (policy === "noeviction") return null;
+      return redis instanceof Cluster ? `${node.options.host}:${node.options.port} is ${policy}` : `${policy}`;
+    }),
+  );
+  return found.filter((p): p is string => p !== null);
+}
+
+/**
+ * BullMQ silently loses jobs when Redis may evict keys; refuse to run on such a Redis. On a cluster every node is
+ * asked, replicas too: a replica becomes the master of its slots in a failover.
+ */
+export async function assertNoEviction(redis: RedisClient): Promise<void> {
+  const evicting = await evictingNodes(redis);
+  if (evicting.length === 0) return;
+  if (!(redis instanceof Cluster)) {
+    throw new Error(`Redis maxmemory-policy is "${evicting[0]}"; BullMQ needs "noeviction" (jobs vanish under eviction)`);
   }
+  throw new Error(
+    `Redis Cluster nodes with a maxmemory-policy other than "noeviction": ${evicting.join(", ")}; set it on every node (CONFIG SET maxmemory-policy noeviction and in its redis.conf): BullMQ jobs vanish under eviction`,
+  );
 }
 
 /** For readiness checks: Redis's eviction policy, or why it could not be read (never throws, gives up after timeoutMs). */
-export async function redisPolicy(redisUrl: string, timeoutMs = 3_000): Promise<{ ok: boolean; policy: string | null; problem: string | null }> {
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: timeoutMs, retryStrategy: () => null });
+export async function redisPolicy(target: RedisTarget, timeoutMs = 3_000): Promise<{ ok: boolean; policy: string | null; problem: string | null }> {
+  const redis = createRedis(target, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: timeoutMs, retryStrategy: () => null });
   redis.on("error", () => undefined);
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timed out")), timeoutMs).unref());
   try {
     await Promise.race([redis.connect(), timeout]);
+    if (isCluster(target)) {
+      const evicting = await Promise.race([evictingNodes(redis), timeout]);
+      const ok = evicting.length === 0;
+      return { ok, policy: ok ? "noeviction" : "mixed", problem: ok ? null : `maxmemory-policy: ${evicting.join(", ")}; BullMQ needs noeviction on every node` };
+    }
     const reply = (await Promise.race([redis.config("GET", "maxmemory-policy"), timeout])) as string[];
     const policy = reply[1] ?? null;
     return { ok: policy === "noeviction", policy, problem: policy === "noeviction" ? null : `maxmemory-policy is ${policy}; BullMQ needs noeviction` };
@@ -69,13 +105,23 @@ export async function redisPolicy(redisUrl: string, timeoutMs = 3_000): Promise<
   }
 }
 
-/** At start-up: Redis answers and will not evict; exits the check with a clear error otherwise. */
-export async function checkRedis(redisUrl: string): Promise<void> {
-  const redis = redisConnection(redisUrl);
-  try {
-    await assertNoEviction(redis);
-  } finally {
-    redis.disconnect();
+/**
+ * At start-up: Redis answers and will not evict; exits the check with a clear error otherwise. A cluster is given
+ * a few seconds more: in a failover a node's connection closes or its slots move while the check reads it.
+ */
+export async function checkRedis(target: RedisTarget): Promise<void> {
+  const deadline = Date.now() + (isCluster(target) ? 15_000 : 0);
+  for (;;) {
+    const redis = redisConnection(target);
+    redis.on("error", () => undefined);
+    try {
+      return await assertNoEviction(redis);
+    } catch (error) {
+      if (Date.now() > deadline || /maxmemory-policy/.test((error as Error).message)) throw error;
+    } finally {
+      redis.disconnect();
+    }
+    await new Promise((r) => setTimeout(r, 500));
   }
 }
 
@@ -100,7 +146,7 @@ export interface Publisher {
 }
 
 export function createPublisher(config: QueueConfig): Publisher {
-  const connection = redisConnection(config.redisUrl, { failFast: true });
+  const connection = redisConnection(config.redis, { failFast: true });
   const queues = new Map<string, Queue>();
   const queueFor = (name: string) => {
     let queue = queues.get(name);
@@ -161,7 +207,7 @@ export function createConsumer(
   options: ConsumerOptions,
 ): Consumer {
   const worker = new Worker(queue, handler, {
-    connection: redisConnection(config.redisUrl),
+    connection: redisConnection(config.redis),
     prefix: config.prefix,
     concurrency: options.concurrency,
     lockDuration: options.lockDurationMs ?? 60_000,
@@ -172,9 +218,7 @@ export function createConsumer(
   return worker;
 }
 
-export const queueNames = {
-  engine: "engine",
-  lane: (lane: string) => `lane-${lane}`,
-} as const;
+export { queueNames } from "./names";
+export { createRedis, describeRedisTarget, parseClusterNodes, type RedisClient, type RedisTarget, redisTargetOf } from "./connection";
 
 export { createWakePublisher, readyWakeChannel, subscribeReady, type WakeConfig, type WakePublisher, type WakeSubscription } from "./wake";

@@ -1,4 +1,5 @@
 import { Redis } from "ioredis";
+import { createRedis, isCluster, nodeUrls, type RedisClient, type RedisTarget } from "./connection";
 
 /**
  * Wake-ups for first steps over Redis pub/sub, in place of PostgreSQL's NOTIFY on the hot start path. A NOTIFY takes
@@ -10,10 +11,16 @@ import { Redis } from "ioredis";
  * poll after its grace, as a lost NOTIFY did.
  * Pub/sub channels are server-wide, whatever the database number: deployments that share a Redis need their own
  * QUEUE_PREFIX (their queues do too). A Redis ACL user needs the channels `<prefix>:wake:*` (PUBLISH, SUBSCRIBE).
+ * On a Redis Cluster these are classic (not sharded) channels: a PUBLISH on any node reaches the subscribers of
+ * every node, replicas included, so a subscriber needs one connection to any node and moves to the next when that
+ * node dies, with no slot to follow. Sharded pub/sub (SPUBLISH, Redis 7.0) would spare the cluster bus the copy of
+ * each message to every node, but its subscribers must follow the channel's slot through failovers; a few wake-ups a
+ * second per lane do not need it.
  */
 
 export interface WakeConfig {
-  redisUrl: string;
+  /** A Redis server's URL or a Redis Cluster's seed nodes (redisTargetOf(env)). */
+  redis: RedisTarget;
   /** The deployment's Redis prefix (QUEUE_PREFIX). */
   prefix: string;
   onError?: (error: Error) => void;
@@ -32,7 +39,7 @@ const failedPublishBackoffMs = 5_000;
 const commandTimeoutMs = 1_000;
 
 /** QUIT waits for the commands written before it; a Redis that never answers must not hold the process. */
-async function closeBounded(redis: Redis): Promise<void> {
+async function closeBounded(redis: RedisClient): Promise<void> {
   const quit = redis.quit().catch(() => undefined);
   await Promise.race([quit, new Promise((r) => setTimeout(r, commandTimeoutMs))]);
   redis.disconnect();
@@ -54,7 +61,7 @@ export interface WakePublisher {
 
 export function createWakePublisher(config: WakeConfig): WakePublisher {
   // No offline queue: a publish while Redis is away fails at once instead of going out late, after the relay did.
-  const redis = new Redis(config.redisUrl, {
+  const redis = createRedis(config.redis, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     commandTimeout: commandTimeoutMs,
@@ -116,40 +123,59 @@ export interface WakeSubscription {
  */
 export function subscribeReady(config: WakeConfig, lanes: readonly string[], onWake: (lane: string | null) => void): WakeSubscription {
   const channels = new Map(lanes.map((lane) => [readyWakeChannel(config.prefix, lane), lane]));
-  // Subscribed by hand on every ready connection (not ioredis's autoResubscribe), so the look in the outbox comes
-  // after Redis confirmed the subscription, never while it is still on its way.
-  const redis = new Redis(config.redisUrl, {
-    maxRetriesPerRequest: null,
-    autoResubscribe: false,
-    retryStrategy: () => 1_000,
-    connectionName: config.name ?? "holdfast-wake-subscribe",
-  });
+  // A server: one connection that reconnects by itself. A cluster: one node at a time; when its connection ends (the
+  // node died) the next seed node is tried, as any node carries every classic channel.
+  const urls = nodeUrls(config.redis);
+  const rotate = isCluster(config.redis);
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
-  redis.on("error", (error) => config.onError?.(error));
-  redis.on("message", (channel: string) => {
-    const lane = channels.get(channel);
-    if (lane !== undefined) onWake(lane);
-  });
-  const subscribe = () => {
-    if (closed || redis.status !== "ready") return;
-    redis.subscribe(...channels.keys()).then(
-      () => {
-        config.onReady?.();
-        onWake(null);
-      },
-      (error: Error) => {
-        config.onError?.(error);
-        if (!closed) retry = setTimeout(subscribe, 5_000);
-      },
-    );
+  let next = 0;
+  const open = (): Redis => {
+    // Subscribed by hand on every ready connection (not ioredis's autoResubscribe), so the look in the outbox comes
+    // after Redis confirmed the subscription, never while it is still on its way.
+    const redis = new Redis(urls[next++ % urls.length]!, {
+      maxRetriesPerRequest: null,
+      autoResubscribe: false,
+      retryStrategy: rotate ? () => null : () => 1_000,
+      connectionName: config.name ?? "holdfast-wake-subscribe",
+    });
+    redis.on("error", (error) => config.onError?.(error));
+    redis.on("message", (channel: string) => {
+      const lane = channels.get(channel);
+      if (lane !== undefined) onWake(lane);
+    });
+    const subscribe = () => {
+      if (closed || redis.status !== "ready") return;
+      redis.subscribe(...channels.keys()).then(
+        () => {
+          config.onReady?.();
+          onWake(null);
+        },
+        (error: Error) => {
+          config.onError?.(error);
+          if (!closed) retry = setTimeout(subscribe, 5_000);
+        },
+      );
+    };
+    redis.on("ready", subscribe);
+    if (rotate) {
+      redis.once("end", () => {
+        if (closed) return;
+        clearTimeout(retry);
+        // Straight to the next node; a pause only once every node was tried, so a cluster that is all down is not hammered.
+        retry = setTimeout(() => {
+          current = open();
+        }, next % urls.length === 0 ? 1_000 : 0);
+      });
+    }
+    return redis;
   };
-  redis.on("ready", subscribe);
+  let current = open();
   return {
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);
-      await closeBounded(redis);
+      await closeBounded(current);
     },
   };
 }

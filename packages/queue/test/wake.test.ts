@@ -37,7 +37,7 @@ describe("announcements Redis refuses", () => {
   it("a refused publish makes the publisher not connected (starts NOTIFY), and connected again once publishing works", async () => {
     const errors: string[] = [];
     let readies = 0;
-    const wake = createWakePublisher({ redisUrl: asUser(), prefix, onError: (e) => errors.push(e.message), onReady: () => readies++ });
+    const wake = createWakePublisher({ redis: asUser(), prefix, onError: (e) => errors.push(e.message), onReady: () => readies++ });
     expect(await wake.whenConnected(5_000)).toBe(true);
     expect(wake.connected).toBe(true);
     wake.ready(["io"]);
@@ -58,13 +58,13 @@ describe("announcements Redis refuses", () => {
   it("a refused subscription is reported and tried again until Redis allows it; then announcements arrive", async () => {
     const errors: string[] = [];
     const woken: (string | null)[] = [];
-    const sub = subscribeReady({ redisUrl: asUser(), prefix, onError: (e) => errors.push(e.message) }, ["io"], (lane) => woken.push(lane));
+    const sub = subscribeReady({ redis: asUser(), prefix, onError: (e) => errors.push(e.message) }, ["io"], (lane) => woken.push(lane));
     expect(await until(() => errors.length > 0)).toBe(true);
     expect(errors[0]).toMatch(/NOPERM/);
     expect(woken).toEqual([]);
     await admin.acl("SETUSER", user, `&${prefix}:wake:*`);
     expect(await until(() => woken.includes(null))).toBe(true);
-    const wake = createWakePublisher({ redisUrl, prefix });
+    const wake = createWakePublisher({ redis: redisUrl, prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     wake.ready(["io", "io", "human"]);
     expect(await until(() => woken.includes("io"))).toBe(true);
@@ -78,7 +78,7 @@ describe("announcements Redis refuses", () => {
   it("a subscriber whose connection was cut subscribes again and says so (the caller looks in the outbox)", async () => {
     const woken: (string | null)[] = [];
     const name = `hf-wake-sub-${randomBytes(3).toString("hex")}`;
-    const sub = subscribeReady({ redisUrl, prefix, name }, ["io"], (lane) => woken.push(lane));
+    const sub = subscribeReady({ redis: redisUrl, prefix, name }, ["io"], (lane) => woken.push(lane));
     expect(await until(() => woken.includes(null))).toBe(true);
     // Cut its connection from the server's side.
     const line = String(await admin.client("LIST")).split("\n").find((l) => l.includes(` name=${name} `));
@@ -86,7 +86,7 @@ describe("announcements Redis refuses", () => {
     expect(id).toBeTruthy();
     await admin.client("KILL", "ID", id as string);
     expect(await until(() => woken.filter((l) => l === null).length >= 2)).toBe(true);
-    const wake = createWakePublisher({ redisUrl, prefix });
+    const wake = createWakePublisher({ redis: redisUrl, prefix });
     expect(await wake.whenConnected(5_000)).toBe(true);
     wake.ready(["io"]);
     expect(await until(() => woken.includes("io"))).toBe(true);

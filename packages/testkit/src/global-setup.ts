@@ -4,6 +4,9 @@ import { join } from "node:path";
 import { migrate } from "@holdfast/db";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
+// @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here
+import { apps, buildEntry } from "../../../scripts/build.mjs";
+import { testBuildVariable } from "./app-entry";
 
 /**
  * Once per `vitest run`: a freshly migrated template database. Each test file clones it (CREATE DATABASE ...
@@ -19,6 +22,23 @@ declare module "vitest" {
   }
 }
 
+const repoRoot = join(import.meta.dirname, "../../..");
+
+/**
+ * The apps and the CLI built from the current source once for this run (scripts/build.mjs, into
+ * apps/<app>/.test-build-<runTag> and packages/cli/.test-build-<runTag>), which the tests' processes start with plain
+ * node (app-entry.ts). HOLDFAST_TEST_APPS=tsx skips it: every process then runs its TypeScript source through tsx
+ * (source-mapped stack traces while debugging).
+ */
+const builtForTests = [...(apps as string[]).map((app) => `apps/${app}`), "packages/cli"];
+
+async function buildAppsForRun(runTag: string): Promise<string | undefined> {
+  if (process.env.HOLDFAST_TEST_APPS === "tsx") return undefined;
+  const folder = `.test-build-${runTag}`;
+  await Promise.all(builtForTests.map((dir) => buildEntry(dir, { folder, sourcemap: false })));
+  return folder;
+}
+
 export default async function setup(project: TestProject) {
   const runTag = randomBytes(3).toString("hex");
   const templateDb = `hf_tpl_${runTag}`;
@@ -28,7 +48,9 @@ export default async function setup(project: TestProject) {
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${templateDb}`;
-  await migrate(url.toString());
+  const [folder] = await Promise.all([buildAppsForRun(runTag), migrate(url.toString())]);
+  // The workers are forked after the global setup and inherit its environment.
+  if (folder) process.env[testBuildVariable] = folder;
   project.provide("templateDb", templateDb);
   project.provide("runTag", runTag);
 
@@ -41,6 +63,7 @@ export default async function setup(project: TestProject) {
     );
     for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await c.end();
-    rmSync(join(import.meta.dirname, "../../../apps/web", `.next-built-${runTag}`), { force: true });
+    rmSync(join(repoRoot, "apps/web", `.next-built-${runTag}`), { force: true });
+    for (const dir of builtForTests) rmSync(join(repoRoot, dir, `.test-build-${runTag}`), { recursive: true, force: true });
   };
 }

@@ -17,3 +17,4 @@ export * from "./members";
 export * from "./trpc";
 export { forbiddenWords, type PageAudit, type PageAuditOptions, pageAuditOf } from "./page-audit";
 export { type AuditFinding, describeFindings } from "./audit-findings";
+export { cliEntry } from "./app-entry";

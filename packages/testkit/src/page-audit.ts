@@ -62,7 +62,9 @@ const pageTextScript = `(() => {
 const quietScript = `document.readyState === "complete" &&
   document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getTiming().iterations === Infinity)`;
 
+/** null when the document has no axe: it was replaced between the injection and the run (a navigation mid-audit). */
 const axeRunScript = `(async () => {
+  if (typeof window.axe !== "object") return null;
   const result = await axe.run(document, {
     runOnly: { type: "tag", values: ${JSON.stringify(axeTags)} },
     resultTypes: ["violations"],
@@ -170,15 +172,15 @@ export function attachPageAudit(browser: Browser, options: PageAuditOptions = {}
           wordsIn(url, text);
         }
         if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(axe());
-        const violations = await page.evaluate<Violation[]>(axeRunScript);
+        const violations = await page.evaluate<Violation[] | null>(axeRunScript);
         spent.axeRuns++;
-        const moved = w.navigations !== navigations || page.url() !== url || (await page.evaluate<string>(pageTextScript)) !== text;
+        const moved = violations === null || w.navigations !== navigations || page.url() !== url || (await page.evaluate<string>(pageTextScript)) !== text;
         if (moved) {
           if (attempt < 3) continue;
           return;
         }
         audited.add(key);
-        findingsOf(url, violations, Date.now() - started);
+        findingsOf(url, violations ?? [], Date.now() - started);
         return;
       }
     } catch (error) {

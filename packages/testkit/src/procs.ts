@@ -1,3 +1,4 @@
+import { appEntry } from "./app-entry";
 import { testRedisUrl } from "./redis";
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -34,13 +35,18 @@ export interface SpawnOptions {
   label?: string;
   /** Extra node flags (e.g. --cpu-prof, which NODE_OPTIONS does not accept). */
   nodeArgs?: string[];
-  /** Run the production build (apps/<app>/dist/main.mjs, scripts/build.mjs) with plain node instead of tsx. */
+  /**
+   * true: the production build (apps/<app>/dist/main.mjs, scripts/build.mjs) with plain node; false: the sources
+   * through tsx; unset: this `vitest run`'s own build when there is one (app-entry.ts), else the sources.
+   */
   built?: boolean;
   /** Run the app from this copy of the repository instead of the checkout (the soak pins its source). */
   root?: string;
+  /** With `root`: the folder of that copy's own build of the apps (app-entry.ts). */
+  rootBuild?: string;
 }
 
-/** Spawns a real app process (tsx, as `pnpm dev` does; `built`: the production build) and supervises it like a process manager would. */
+/** Spawns a real app process (the run's build, tsx as `pnpm dev` does, or the production build: app-entry.ts) and supervises it like a process manager would. */
 export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
   const exits: Exit[] = [];
   let out = "";
@@ -65,7 +71,7 @@ export function spawnApp(app: AppName, options: SpawnOptions): AppProcess {
     };
     if (!armed) delete env.HOLDFAST_CRASH_AT;
     const root = options.root ?? repoRoot;
-    const entry = options.built ? ["--enable-source-maps", join(root, "apps", app, "dist/main.mjs")] : ["--import", "tsx", join(root, "apps", app, "src/main.ts")];
+    const entry = appEntry(root, app, options);
     const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
       cwd: root,
       env,

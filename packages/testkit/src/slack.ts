@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 
 /**
  * Slack's Web API as a local HTTP server (Bolt's client takes its base URL): chat.postMessage, chat.update,
- * conversations.history (with message metadata) and conversations.open, checking the bot token, recording every
- * message posted and updated; plus response_url endpoints that record ephemeral replies.
+ * conversations.history (with message metadata), conversations.open and views.open, checking the bot token, recording
+ * every message posted and updated and every modal opened; plus response_url endpoints that record ephemeral replies.
  */
 export interface SlackMessageRecord {
   channel: string;
@@ -27,6 +27,8 @@ export interface SlackApi {
   /** chat.update calls, in order. */
   updates: { channel: string; ts: string; text: string; blocks: unknown[] }[];
   ephemerals: { path: string; body: unknown }[];
+  /** views.open calls Slack accepted, in order: the trigger they used and the modal (as Slack answers, with its id). */
+  views: { triggerId: string; view: Record<string, unknown> & { id: string } }[];
   /** Make the next n postMessage calls fail with this Slack error (e.g. "channel_not_found"). */
   failNextPosts(n: number, error: string): void;
   /**
@@ -78,6 +80,8 @@ export async function startSlackApi(
   const messages: SlackMessageRecord[] = [];
   const updates: SlackApi["updates"] = [];
   const ephemerals: SlackApi["ephemerals"] = [];
+  const views: SlackApi["views"] = [];
+  const usedTriggers = new Set<string>();
   let seq = 0;
   let posts = 0;
   let failing = { n: 0, error: "" };
@@ -177,6 +181,18 @@ export async function startSlackApi(
           .reverse();
         return send({ ok: true, messages: found, has_more: false, response_metadata: { next_cursor: "" } });
       }
+      case "views.open": {
+        const problem = viewProblem(args.view);
+        const trigger = String(args.trigger_id ?? "");
+        if (!trigger) return send({ ok: false, error: "invalid_arguments", response_metadata: { messages: ["[ERROR] missing required field: trigger_id"] } });
+        // A trigger_id opens one view, once (Slack: exchanged_trigger_id), and only a well-formed one.
+        if (usedTriggers.has(trigger)) return send({ ok: false, error: "exchanged_trigger_id" });
+        if (problem) return send({ ok: false, error: "invalid_arguments", response_metadata: { messages: [`[ERROR] ${problem}`] } });
+        usedTriggers.add(trigger);
+        const view = { ...(args.view as Record<string, unknown>), id: `V${String(++seq).padStart(8, "0")}`, team_id: teamId, state: { values: {} }, hash: `${seq}.abc` };
+        views.push({ triggerId: trigger, view });
+        return send({ ok: true, view });
+      }
       case "conversations.open":
         return send({ ok: true, channel: { id: dm(String(args.users)) } });
       case "users.lookupByEmail": {
@@ -213,6 +229,7 @@ export async function startSlackApi(
     },
     updates,
     ephemerals,
+    views,
     holdPostAnswers() {
       held = held ?? [];
       return () => {
@@ -232,6 +249,65 @@ export async function startSlackApi(
   };
 }
 
+/** What Slack's views.open refuses in a modal (its documented limits), or null. */
+function viewProblem(view: unknown): string | null {
+  const v = view as { type?: unknown; title?: { text?: unknown }; blocks?: unknown; private_metadata?: unknown; callback_id?: unknown; submit?: unknown };
+  if (!v || typeof v !== "object") return "missing required field: view";
+  if (v.type !== "modal") return "view.type must be modal";
+  if (typeof v.title?.text !== "string" || v.title.text.length > 24) return "must be less than 25 characters [json-pointer:/view/title/text]";
+  if (!Array.isArray(v.blocks) || v.blocks.length > 100) return "view.blocks must be an array of at most 100 blocks";
+  if (typeof v.private_metadata === "string" && v.private_metadata.length > 3000) return "must be less than 3001 characters [json-pointer:/view/private_metadata]";
+  if (typeof v.callback_id === "string" && v.callback_id.length > 255) return "must be less than 256 characters [json-pointer:/view/callback_id]";
+  const inputs = v.blocks.filter((b) => (b as { type?: string }).type === "input") as { element?: { type?: string; max_length?: number; initial_value?: string } }[];
+  if (inputs.length > 0 && !v.submit) return "a view with input blocks must have a submit button [json-pointer:/view/submit]";
+  for (const b of inputs) {
+    const e = b.element;
+    if (e?.type === "plain_text_input" && ((e.max_length ?? 3000) > 3000 || (e.initial_value ?? "").length > (e.max_length ?? 3000))) {
+      return "plain_text_input: max_length is at most 3000 and initial_value no longer than it";
+    }
+  }
+  return null;
+}
+
+/** A view_submission request as Slack sends it (the edit modal's inputs by block and action id), signed. */
+export function slackViewSubmission(
+  signingSecret: string,
+  p: { teamId: string; userId: string; privateMetadata: string; subject: string; text: string; callbackId?: string },
+  timestamp = Math.floor(Date.now() / 1000),
+): { body: string; headers: Record<string, string> } {
+  const payload = {
+    type: "view_submission",
+    team: { id: p.teamId, domain: "acme" },
+    user: { id: p.userId, username: p.userId, team_id: p.teamId },
+    api_app_id: "A0TEST",
+    trigger_id: `${timestamp}.${Math.random().toString(36).slice(2)}`,
+    view: {
+      id: "V0EDIT",
+      type: "modal",
+      callback_id: p.callbackId ?? "holdfast.approval.edit",
+      private_metadata: p.privateMetadata,
+      state: {
+        values: {
+          subject: { subject: { type: "plain_text_input", value: p.subject } },
+          body: { body: { type: "plain_text_input", value: p.text } },
+        },
+      },
+      hash: "1.abc",
+    },
+    response_urls: [],
+  };
+  return signed(signingSecret, payload, timestamp);
+}
+
+function signed(signingSecret: string, payload: unknown, timestamp: number): { body: string; headers: Record<string, string> } {
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  const signature = `v0=${createHmac("sha256", signingSecret).update(`v0:${timestamp}:${body}`).digest("hex")}`;
+  return {
+    body,
+    headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(timestamp), "x-slack-signature": signature },
+  };
+}
+
 /** A block_actions request as Slack sends it: form-encoded payload, v0 signature over `v0:<ts>:<body>`. */
 export function slackInteraction(
   signingSecret: string,
@@ -245,14 +321,10 @@ export function slackInteraction(
     api_app_id: "A0TEST",
     container: { type: "message", channel_id: p.channel, message_ts: p.ts, is_ephemeral: false },
     channel: { id: p.channel },
-    trigger_id: "1.2.3",
+    // Each interaction has its own trigger_id (views.open takes it once).
+    trigger_id: `${timestamp}.${Math.random().toString(36).slice(2)}`,
     response_url: p.responseUrl,
     actions: [{ type: "button", action_id: p.actionId, block_id: "b", value: p.value, action_ts: String(timestamp) }],
   };
-  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  const signature = `v0=${createHmac("sha256", signingSecret).update(`v0:${timestamp}:${body}`).digest("hex")}`;
-  return {
-    body,
-    headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": String(timestamp), "x-slack-signature": signature },
-  };
+  return signed(signingSecret, payload, timestamp);
 }

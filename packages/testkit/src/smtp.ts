@@ -8,6 +8,8 @@ export interface ReceivedEmail {
   subject: string | null;
   /** The Reply-To header (a routing address when inbound email is configured). */
   replyTo: string | null;
+  /** The envelope sender (MAIL FROM), where bounces go; null for the null sender. */
+  mailFrom: string | null;
   raw: string;
   at: number;
 }
@@ -78,6 +80,7 @@ export async function startSmtpTarget(
           to: session.envelope.rcptTo.map((r) => r.address),
           subject: header("Subject"),
           replyTo: header("Reply-To"),
+          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
           raw,
           at: Date.now(),
         });
@@ -104,4 +107,40 @@ export async function startSmtpTarget(
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A received message's parts (MIME, as nodemailer writes it): the text/plain body decoded, and whether it has HTML. */
+export function emailBody(m: Pick<ReceivedEmail, "raw">): { text: string | null; html: string | null } {
+  const parts: { type: string; body: string }[] = [];
+  const walk = (entity: string) => {
+    const [head = "", ...rest] = entity.split(/\r?\n\r?\n/);
+    const unfolded = head.replace(/\r?\n[ \t]+/g, " ");
+    const header = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, "im").exec(unfolded)?.[1]?.trim() ?? "";
+    const type = header("Content-Type").toLowerCase();
+    const body = rest.join("\n\n");
+    const boundary = /boundary="?([^";]+)"?/i.exec(header("Content-Type"))?.[1];
+    if (type.startsWith("multipart/") && boundary) {
+      for (const part of body.split(`--${boundary}`).slice(1)) if (!part.startsWith("--")) walk(part.replace(/^\r?\n/, ""));
+      return;
+    }
+    parts.push({ type: type.split(";")[0] ?? "", body: decode(body, header("Content-Transfer-Encoding").toLowerCase()) });
+  };
+  walk(m.raw);
+  return { text: parts.find((p) => p.type === "text/plain")?.body ?? null, html: parts.find((p) => p.type === "text/html")?.body ?? null };
+}
+
+function decode(body: string, encoding: string): string {
+  const trimmed = body.replace(/\r\n/g, "\n").replace(/\n+$/, "");
+  if (encoding === "base64") return Buffer.from(trimmed.replace(/\s+/g, ""), "base64").toString("utf8");
+  if (encoding !== "quoted-printable") return trimmed;
+  const bytes: number[] = [];
+  const soft = trimmed.replace(/=\n/g, "");
+  for (let i = 0; i < soft.length; i++) {
+    const hex = soft[i] === "=" ? /^[0-9A-F]{2}/i.exec(soft.slice(i + 1, i + 3)) : null;
+    if (hex) {
+      bytes.push(Number.parseInt(hex[0], 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(soft[i] as string, "utf8"));
+  }
+  return Buffer.from(bytes).toString("utf8");
 }

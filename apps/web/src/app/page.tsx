@@ -10,6 +10,8 @@ import { viewerClock } from "../server/viewer-zone";
 import { At, RunStatusBadge } from "./ui";
 import { ViewerZone } from "./viewer-zone";
 import { CopyText } from "./copy-text";
+import { runsAt, runsAtFilters } from "../server/runs-at";
+import { RunsAtList } from "./runs-at";
 
 export const dynamic = "force-dynamic";
 
@@ -63,6 +65,21 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
   const user = await orUnavailable(() => requireUser("/"));
   if (user === unavailable) return <Unavailable />;
   const raw = await searchParams;
+  if (raw.at) {
+    // The runs behind a count on the canvas ("Runs at "Send the email" now"): a list of its own.
+    const parsed = runsAtFilters.safeParse(raw);
+    const at = parsed.success ? await orUnavailable(() => runsAt(db, user.memberships, parsed.data)) : null;
+    if (at === unavailable) return <Unavailable />;
+    if (at) {
+      const { zone, clock } = await viewerClock();
+      return (
+        <>
+          <ViewerZone current={zone} />
+          <RunsAtList at={at} clock={clock} />
+        </>
+      );
+    }
+  }
   const f = filters.parse({
     automation: raw.automation || undefined,
     version: raw.version || undefined,

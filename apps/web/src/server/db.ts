@@ -1,7 +1,7 @@
 import { createLogger } from "@holdfast/core/base";
 import { databasePing } from "@holdfast/core/store";
 import { sessionCookie, sessionIdOf } from "@holdfast/core/people";
-import { Outages } from "@holdfast/core/run";
+import { Outages, redisTargetAtStart } from "@holdfast/core/run";
 import { createDb, type Db, type DbScope } from "@holdfast/db";
 import { createWakePublisher, type WakePublisher } from "@holdfast/queue";
 import { env, webDatabaseUrl } from "../env";
@@ -48,6 +48,8 @@ export const db: Db =
     poolSize: env.DB_POOL_SIZE,
     applicationName: "holdfast-web",
     scope: requestScope,
+    // Through PgBouncer's transaction mode the scope is set per transaction, never on the session (packages/db/src/scope.ts).
+    poolMode: env.DATABASE_POOL_MODE,
     onConnectionError: (error) => outages.report(error),
   });
 cache.holdfastWebDb = db;
@@ -64,7 +66,7 @@ export function wakePublisher(): WakePublisher | undefined {
     const log = createLogger("web", env.LOG_LEVEL);
     let away = false;
     cache.holdfastWebWake = createWakePublisher({
-      redisUrl: env.REDIS_URL,
+      redis: redisTargetAtStart(env, log),
       prefix: env.QUEUE_PREFIX,
       onError: (error) => {
         if (away) return;

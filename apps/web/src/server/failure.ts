@@ -1,5 +1,5 @@
 import { createLogger } from "@holdfast/core/base";
-import { describeFailure, type Failure } from "@holdfast/core/run";
+import { busyFormSentence, describeFailure, type Failure } from "@holdfast/core/run";
 import { env } from "../env";
 import { outages } from "./db";
 
@@ -18,4 +18,13 @@ export function failureFor(error: unknown, where: string): Failure {
     (log ??= createLogger("web", env.LOG_LEVEL)).error({ where, reference: failure.reference, err: error }, `${where} failed (reference ${failure.reference})`);
   }
   return failure;
+}
+
+/**
+ * The sentence for a failed form post (a server action): the same as failureFor's, except that a busy database is
+ * told as "not saved", since no page script keeps the change to send it again.
+ */
+export function formFailureSentence(error: unknown, where: string): string {
+  const failure = failureFor(error, where);
+  return failure.kind === "busy" ? busyFormSentence : failure.message;
 }

@@ -1,4 +1,5 @@
 import { type HealthFigures, healthFigures, type Readiness, readiness } from "@holdfast/core/run";
+import { redisTargetOf } from "@holdfast/queue";
 import type { Db } from "@holdfast/db";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { env } from "../env";
@@ -39,7 +40,7 @@ export function figuresAndReadiness(db: Db): Promise<{ figures: HealthFigures; r
   // The figures count every organisation's rows: an operator's read (its callers hold the metrics token, or answer
   // only ready / not ready), so it runs in the deployment-wide scope of the web's row-level security.
   const figures = withScope({ allOrgs: true }, () => healthFigures(db));
-  const value = Promise.all([figures, readiness(db, { url: env.REDIS_URL, required: env.WAKEUPS === "redis" })]).then(
+  const value = Promise.all([figures, readiness(db, { target: redisTargetOf(env), required: env.WAKEUPS === "redis" })]).then(
     ([figures, ready]) => ({ figures, ready }),
   );
   cached = { at: Date.now(), value };

@@ -1,6 +1,7 @@
-import { type ApprovalRow, approvalsForRun, automationsWithPublishedVersions, effectsUncertainOfRun, effectsViewOfRun, type EffectView, runDisplayStatuses, type RunDetailHead, type RunDisplayStatus, runEventsForRun, type RunListFilters, type RunListItem, runsDetailHead, runsListForOrgs, type SignalView, signalsViewOfRun, type StepView, stepsViewOfRun, type TimelineEntry, type TimerView, timersViewOfRun, type UncertainEffect } from "@holdfast/core/store";
+import { type ApprovalEditRow, approvalEditsOfRun, type ApprovalRow, approvalsForRun, automationsWithPublishedVersions, effectsUncertainOfRun, effectsViewOfRun, type EmailMessageView, emailMessagesOfRun, type EffectView, runDisplayStatuses, type RunDetailHead, type RunDisplayStatus, runEventsForRun, type RunListFilters, type RunListItem, runsDetailHead, runsListForOrgs, type SignalView, signalsViewOfRun, type StepView, stepsViewOfRun, type TimelineEntry, type TimerView, timersViewOfRun, type UncertainEffect } from "@holdfast/core/store";
 import { type Graph, graphSchema } from "@holdfast/core/versions";
 import type { Db } from "@holdfast/db";
+import { type StepEmailCounts, stepEmailCounts } from "./step-email-counts";
 
 /**
  * What the runs list and the run page read (the queries are core's table modules). Every query is scoped by the
@@ -47,6 +48,14 @@ export interface RunDetail {
   signals: SignalView[];
   approvals: ApprovalRow[];
   timeline: TimelineEntry[];
+  /**
+   * The emails the run sent and what became of them (issue 43: the message's own row), and its automation's send
+   * steps' figures (all versions, all time: the journey counts, as the canvas reads them).
+   */
+  emails: EmailMessageView[];
+  emailRates: StepEmailCounts[];
+  /** Approvers' edits of the run's approvals' emails (original and edited draft, who, when, via), oldest first. */
+  approvalEdits: ApprovalEditRow[];
 }
 
 export async function runDetail(db: Db, orgIds: string[], id: string): Promise<RunDetail | null> {
@@ -54,7 +63,7 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
   const head = await runsDetailHead(db, orgIds, id);
   if (!head) return null;
   const orgId = head.orgId;
-  const [steps, effects, timers, signals, approvals, timeline, uncertain] = await Promise.all([
+  const [steps, effects, timers, signals, approvals, timeline, uncertain, emails, emailRates, approvalEdits] = await Promise.all([
     stepsViewOfRun(db, orgId, id),
     effectsViewOfRun(db, orgId, id),
     timersViewOfRun(db, orgId, id),
@@ -62,10 +71,13 @@ export async function runDetail(db: Db, orgIds: string[], id: string): Promise<R
     approvalsForRun(db, orgId, id),
     runEventsForRun(db, orgId, id) as Promise<TimelineEntry[]>,
     effectsUncertainOfRun(db, orgId, id),
+    emailMessagesOfRun(db, orgId, id),
+    head.test ? Promise.resolve([]) : stepEmailCounts(db, orgId, head.automationId),
+    approvalEditsOfRun(db, orgId, id),
   ]);
   const graph = graphSchema.safeParse(head.graph);
   const { orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: _g, ...run } = head;
-  return { run, orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: graph.success ? graph.data : null, steps, effects, uncertain, timers, signals, approvals, timeline };
+  return { run, orgSlug, automationSlug, automationName, version, contact, contactZone, contactConsent, contactId, graph: graph.success ? graph.data : null, steps, effects, uncertain, timers, signals, approvals, approvalEdits, timeline, emails, emailRates };
 }
 
 /** The role the user holds in the run's organisation (owners and editors may act on runs). */

@@ -9,7 +9,7 @@ const cache = globalThis as typeof globalThis & { holdfastSignInThrottle?: SignI
 
 export function signInThrottle(): SignInThrottle {
   cache.holdfastSignInThrottle ??= createSignInThrottle(
-    createPool(webDatabaseUrl, { poolSize: 2, applicationName: "holdfast-web-throttle" }),
+    createPool(webDatabaseUrl, { poolSize: 2, applicationName: "holdfast-web-throttle", poolMode: env.DATABASE_POOL_MODE }),
     {
       perAccount: env.SIGNIN_MAX_FAILURES_PER_ACCOUNT,
       perAddress: env.SIGNIN_MAX_FAILURES_PER_ADDRESS,

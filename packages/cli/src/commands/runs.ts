@@ -3,7 +3,7 @@ import { runEventsForRun, runsFindById, runsNewest, stepsViewOfRun } from "@hold
 import { GraphCache } from "@holdfast/core/versions";
 import { requestCancel, startRun } from "@holdfast/core/run";
 import type { Db } from "@holdfast/db";
-import { createWakePublisher } from "@holdfast/queue";
+import { createWakePublisher, redisTargetOf } from "@holdfast/queue";
 import { z } from "zod";
 import { runsFireWaitCommand, runsRetryCommand } from "../automations";
 import { asUsage, type CommandInput, one, orgBySlug, UsageError } from "../command-line";
@@ -74,7 +74,7 @@ async function start(db: Db, { rest, values, env }: CommandInput): Promise<void>
   }
   // The run's first steps are announced on Redis, as the web's starts are (queue/wake.ts); a Redis that does
   // not answer within a second leaves them to the outbox trigger's NOTIFY.
-  const wake = env.WAKEUPS === "redis" ? createWakePublisher({ redisUrl: env.REDIS_URL, prefix: env.QUEUE_PREFIX, onError: () => {} }) : undefined;
+  const wake = env.WAKEUPS === "redis" ? createWakePublisher({ redis: redisTargetOf(env), prefix: env.QUEUE_PREFIX, onError: () => {} }) : undefined;
   try {
     const connected = (await wake?.whenConnected(1_000)) ?? false;
     const outcome = await startRun(

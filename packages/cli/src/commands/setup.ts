@@ -1,10 +1,12 @@
+import { migrateUrl as migrateUrlOf } from "@holdfast/core/base";
 import { initSecretKey } from "@holdfast/core/store";
 import { ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
 import { type CommandInput, UsageError } from "../command-line";
 
 /** `migrate`: create the database if needed, apply migrations and give the roles the configured passwords. */
 export async function migrateCommand({ env }: CommandInput): Promise<void> {
-  const migrateUrl = env.MIGRATE_DATABASE_URL ?? urlAsRole(env.DATABASE_URL, "postgres");
+  // Never through PgBouncer's transaction mode: migrations hold a session lock (say so rather than fail halfway).
+  const migrateUrl = migrateUrlOf(env, (url) => urlAsRole(url, "postgres"));
   const created = await ensureDatabase(migrateUrl);
   const result = await migrate(migrateUrl);
   console.log(

@@ -1,3 +1,4 @@
+import { queueNames } from "@holdfast/queue/names";
 import { z } from "zod";
 
 /**
@@ -86,7 +87,7 @@ export const lanes: Record<LaneName, Lane> = resolveLanes(lanesEnv.parse(process
 /** Queue topics. The relay routes each outbox row by topic; consumers validate the payload at the edge. */
 export const topics = {
   "run.wake": {
-    queue: "engine",
+    queue: queueNames.engine,
     payload: z.object({
       orgId: z.string().min(1),
       runId: z.string().min(1),
@@ -94,7 +95,7 @@ export const topics = {
     }),
   },
   "step.ready": {
-    queue: (lane: LaneName) => `lane-${lane}`,
+    queue: (lane: LaneName) => queueNames.lane(lane),
     payload: z.object({
       orgId: z.string().min(1),
       runId: z.string().min(1),
@@ -103,7 +104,7 @@ export const topics = {
     }),
   },
   "timer.due": {
-    queue: "engine",
+    queue: queueNames.engine,
     payload: z.object({
       orgId: z.string().min(1),
       runId: z.string().min(1),
@@ -114,7 +115,7 @@ export const topics = {
   },
   /** An approval's Slack message is owed (posted on request, updated on decision): the human lane posts it. */
   "approval.notify": {
-    queue: "lane-human",
+    queue: queueNames.lane("human"),
     payload: z.object({ orgId: z.string().min(1), approvalId: z.string().min(1) }),
   },
 } as const;

@@ -47,7 +47,24 @@ export const baseEnv = z.object({
     .url()
     .default("postgresql://holdfast_worker@127.0.0.1:5432/holdfast")
     .describe("PostgreSQL for background processes and the CLI, as holdfast_worker (every organisation's rows, not a superuser)"),
+  // Through PgBouncer in transaction mode a server connection changes hands between transactions: no named prepared
+  // statements and no session settings (the web's row-level security scope is set per transaction), and LISTEN and
+  // migrations need a connection of their own (DATABASE_DIRECT_URL).
+  DATABASE_POOL_MODE: z
+    .enum(["session", "transaction"])
+    .default("session")
+    .describe("How DATABASE_URL's connections are pooled: session (PostgreSQL, or HAProxy in front of it) or transaction (PgBouncer's transaction mode)"),
+  DATABASE_DIRECT_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe("A connection that keeps its session (not through a transaction pooler), for LISTEN; needed with DATABASE_POOL_MODE=transaction; unset = DATABASE_URL"),
   REDIS_URL: z.string().url().default("redis://127.0.0.1:6379").describe("Redis, which only wakes workers (BullMQ)"),
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(/^\s*[^\s,:]+:\d+\s*(,\s*[^\s,:]+:\d+\s*)*$/, "a comma-separated list of host:port, e.g. 10.0.0.1:7000,10.0.0.2:7000")
+    .optional()
+    .describe("A Redis Cluster instead of REDIS_URL: some of its nodes as host:port, comma-separated (the rest are found from them)"),
   QUEUE_PREFIX: z.string().min(1).default("holdfast").describe("Redis key prefix for BullMQ (one per deployment)"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("Log level (pino)"),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).describe("Database connections per process"),

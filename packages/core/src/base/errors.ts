@@ -44,6 +44,25 @@ export class InvalidGraphError extends HoldfastError {
 }
 
 /** PostgreSQL error code of an error thrown through pg or Prisma's adapter, when there is one. */
+/**
+ * Every error object in `error`'s chain, breadth first, each once: its `cause`, a Prisma error's driver adapter error
+ * (`meta.driverAdapterError`) and an AggregateError's `errors` (a refused connection to every address of a host).
+ * At most `limit` objects, so a cyclic or endless chain ends.
+ */
+export function* errorChain(error: unknown, limit = 20): Generator<Record<string, unknown>> {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && seen.size < limit) {
+    const e = queue.shift();
+    if (!e || typeof e !== "object" || seen.has(e)) continue;
+    seen.add(e);
+    const o = e as { cause?: unknown; errors?: unknown; meta?: { driverAdapterError?: unknown } };
+    yield e as Record<string, unknown>;
+    queue.push(o.cause, o.meta?.driverAdapterError);
+    if (Array.isArray(o.errors)) queue.push(...o.errors);
+  }
+}
+
 export function pgErrorCode(error: unknown): string | undefined {
   let e: unknown = error;
   for (let i = 0; i < 5 && e && typeof e === "object"; i++) {

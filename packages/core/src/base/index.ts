@@ -8,13 +8,15 @@ export { type AllowEntry, type AllowList, AllowListError, parseAllowList } from 
 export { jsonShapeProblem, parseFormBounded, parseJsonBounded, payloadLimits } from "./bodies";
 export { type ApprovalNotify, type Lane, type LaneName, laneNames, laneOverrides, lanes, lanesEnv, queueForTopic, resolveLanes, type RetryPolicy, type RunWake, type StepReady, type TimerDue, type Topic, topics } from "./catalog";
 export { crashArmed, crashDuringMs, crashEnv, crashpoint, type CrashPoint, crashPoints } from "./crash";
+export { type DatabaseSettings, databaseSettingsProblem, listenUrl, migrateUrl, requireDatabaseSettings } from "./database-settings";
 export { baseEnv, egressAllowFromEnv, egressAllowSchema, loadEnv, tracingEnv } from "./env";
 export { HoldfastError, InvalidGraphError, InvalidPayloadError, LeaseLostError, NoPublishedVersionError, NotFoundError, pgErrorCode } from "./errors";
 export { canonicalJson, hasUnstorableText, storable } from "./json";
 export { createLogger, type Logger } from "./log";
-export type { StepOutcome } from "./outcome/outcome";
+export type { SendHold, StepOutcome } from "./outcome/outcome";
 export { parseRetryAfter } from "./outcome/retry-after";
 export { sleep } from "./sleep";
 export { type TemplateContact, templateContact } from "./templates/contact";
 export { renderTemplate, TemplateError, templateProblems } from "./templates/render";
 export { type AttemptSpan, endAttemptSpan, failedOutcomeCode, inAttempt, isTracing, recordRunWork, runContext, runSpanId, runTraceId, startAttemptSpan, startTracing, traceAttr, traceProviderCall, traceRunWork, type Tracing, type TracingEnv } from "./tracing";
+export { type Goal, goals, goalWords } from "./types/goals";

@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync, timingSafeEqual } from "node:crypto";
+import type { ZodType } from "zod";
 import { secretKey } from "../providers/connections/secrets";
 
 /**
@@ -26,6 +27,15 @@ export function signedTokens(info: string) {
       } catch {
         return { ok: false, reason: "malformed" };
       }
+    },
+    /** Opens the token and checks its claims' shape and expiry (`e`, Unix seconds) against `nowSeconds` (the database's). */
+    verify<T extends { e: number }>(token: string, schema: ZodType<T>, nowSeconds: number): { ok: true; claims: T } | { ok: false; reason: "malformed" | "bad_signature" | "expired" } {
+      const opened = this.open(token);
+      if (!opened.ok) return opened;
+      const parsed = schema.safeParse(opened.json);
+      if (!parsed.success) return { ok: false, reason: "malformed" };
+      if (parsed.data.e <= nowSeconds) return { ok: false, reason: "expired" };
+      return { ok: true, claims: parsed.data };
     },
   };
 }

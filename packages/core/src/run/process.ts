@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Db } from "@holdfast/db";
 import type { Topic } from "../base/catalog";
 import type { Logger } from "../base/log";
+import { describeSlotFigures, isOutOfConnectionSlots, noSlotAtStartSentence } from "./ops/connection-slots";
 import { isDatabaseUnreachable, type OutageReporter } from "./ops/outage";
 import { outboxTakeDue } from "../store/sql/outbox";
 import { sleep } from "../base/sleep";
@@ -145,16 +146,21 @@ export function pollOutbox(opts: {
 export async function requireSecretKey(db: Db, log: Logger, retryMs = 1_000, onWaiting?: () => void): Promise<void> {
   const { checkSecretKey } = await import("../store/keys/key-check");
   let waitingSince: number | null = null;
+  let noSlot = false;
   for (;;) {
     try {
       await checkSecretKey(db);
       if (waitingSince !== null) log.info({ service: "database", downForMs: Date.now() - waitingSince }, "database reachable: starting");
+      if (noSlot) await saySlotFigures(db, log);
       return;
     } catch (error) {
       if (isDatabaseUnreachable(error)) {
         if (waitingSince === null) {
           waitingSince = Date.now();
-          log.warn({ service: "database", err: error }, "database not reachable at start-up: waiting for it");
+          // Refused for want of a slot: one sentence that says so and what to do (no driver text, no stack).
+          noSlot = isOutOfConnectionSlots(error);
+          if (noSlot) log.error({ service: "database", reason: "too_many_clients" }, noSlotAtStartSentence);
+          else log.warn({ service: "database", err: error }, "database not reachable at start-up: waiting for it");
           onWaiting?.();
         }
         await sleep(retryMs);
@@ -166,4 +172,11 @@ export async function requireSecretKey(db: Db, log: Logger, retryMs = 1_000, onW
       process.exit(78);
     }
   }
+}
+
+/** After waiting for a connection slot: the server's budget and its use, so the operator can size the pools. */
+async function saySlotFigures(db: Db, log: Logger): Promise<void> {
+  const { databaseConnectionSlots } = await import("../store/sql/database");
+  const figures = await databaseConnectionSlots(db).catch(() => null);
+  if (figures) log.info({ service: "database", ...figures }, `got a connection slot: ${describeSlotFigures(figures)}`);
 }

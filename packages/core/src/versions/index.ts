@@ -26,4 +26,7 @@ export { type TriggerConfig, triggerConfig } from "./kinds/trigger";
 export { isValidZone, type WaitRule, waitRuleSchema } from "./kinds/wait-rule";
 export { notAZone, type WaitConfig, waitConfig } from "./kinds/wait";
 export { waitForReplyConfig } from "./kinds/wait_for_reply";
+export { type AnswerProblem, type AutomationTemplate, automationTemplates, buildFromTemplate, type TemplateGraph, templateOf } from "./kinds/templates";
 export { AutomationExistsError, createAutomation, findOrCreateAutomation, newSigningSecret, newUrlToken, revokePreviousTriggerCredentials, rotateTriggerCredential, rotationOverlapSeconds, setTriggerAuth, triggerPath, triggerSettings, type TriggerSettings } from "./triggers/credentials";
+export { checkEmailTemplate, type EmailField, emailFieldWords, type EmailTemplateCheck, type EmailVariable } from "./email-templates/check";
+export { createSavedEmail, deleteSavedEmail, getSavedEmail, listSavedEmails, type SavedEmail, SavedEmailChangedError, SavedEmailExistsError, SavedEmailInvalidError, SavedEmailLimitError, SavedEmailNotFoundError, updateSavedEmail } from "./email-templates/saved-emails";

@@ -9,6 +9,7 @@ import { At, StatusBadge } from "../ui";
 import { Unavailable } from "../unavailable";
 import { ViewerZone } from "../viewer-zone";
 import { decideAction } from "./actions";
+import { EditDraft } from "./edit-draft";
 
 export const dynamic = "force-dynamic";
 
@@ -69,6 +70,12 @@ function PendingApproval({ a, clock }: { a: Inbox["pending"][number]; clock: Clo
           {a.stage > 1 ? " · escalated" : ""}
         </span>
       </div>
+      {a.lastEdit ? (
+        <p className="small" data-last-edit="1">
+          <strong>{a.lastEdit.editedByName} edited this draft</strong> {a.lastEdit.via === "slack" ? "in Slack on" : "in the inbox on"}{" "}
+          <At at={a.lastEdit.createdAt} clock={clock} />: below is the edited version.
+        </p>
+      ) : null}
       <pre className="content">{a.content}</pre>
       <p className="small muted">
         Decide by <At at={a.deadlineAt} clock={clock} /> · approvers: {approversText(a)}
@@ -77,6 +84,7 @@ function PendingApproval({ a, clock }: { a: Inbox["pending"][number]; clock: Clo
         <summary>Details</summary>
         Your decision applies to exactly this content (content digest <code>{a.digest.slice(0, 12)}</code>): if it changes, you are asked again.
       </details>
+      <EditDraft a={a} />
       <form action={decideAction} className="decide">
         <input type="hidden" name="approvalId" value={a.id} />
         <input type="hidden" name="orgId" value={a.orgId} />

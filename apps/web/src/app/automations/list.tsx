@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../server/trpc/client";
 import { AutomationRow } from "./list-row";
@@ -31,7 +32,14 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
   };
   return (
     <>
-      {canEdit && <NewAutomationForm orgSlug={orgSlug} />}
+      {canEdit && (
+        <div className="new-automation">
+          <NewAutomationForm orgSlug={orgSlug} />
+          <Link className="button-link" href={`/automations/templates?org=${orgSlug}`}>
+            New automation from a template
+          </Link>
+        </div>
+      )}
       {flash && (
         <p className={`flash ${flash.ok ? "flash-ok" : "flash-error"}`} role={flash.ok ? "status" : "alert"}>
           {flash.text}
@@ -42,7 +50,7 @@ export function AutomationList({ orgSlug, canEdit }: { orgSlug: string; canEdit:
       ) : list.isError ? (
         <p className="flash flash-error">{list.error.message}</p>
       ) : list.data.length === 0 ? (
-        <p className="empty muted">No automations yet{canEdit ? ": name one above to start drawing it." : "."}</p>
+        <p className="empty muted">No automations yet{canEdit ? ": name one above to start drawing it, or start from a template." : "."}</p>
       ) : (
         <table>
           <thead>

@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { requireUser } from "../../server/session";
 import { orUnavailable, unavailable } from "../../server/unavailable";
 import { Unavailable } from "../unavailable";
@@ -13,7 +14,12 @@ export default async function AutomationsPage({ searchParams }: { searchParams: 
   if (!org) return <p className="empty muted">You are not a member of any organisation yet. Ask an owner to add you.</p>;
   return (
     <>
-      <h1>Automations</h1>
+      <div className="page-head">
+        <h1>Automations</h1>
+        <Link href={`/automations/saved-emails?org=${org.orgSlug}`} className="small">
+          Saved emails: subjects and messages to reuse in send steps
+        </Link>
+      </div>
       {user.memberships.length > 1 && (
         <p className="small">
           Organisation:{" "}

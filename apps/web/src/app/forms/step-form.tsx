@@ -64,6 +64,9 @@ export function cleanConfig(value: unknown): unknown {
 
 export const fieldId = (nodeId: string, name: string) => `field-${nodeId}-${name.replaceAll(".", "-")}`;
 
+/** What a form is generated from: a step kind's module, or a template's questions (automations/templates/). */
+export type FormModule = Pick<KindModule, "label" | "description" | "config" | "fields">;
+
 export function StepForm({
   module,
   config,
@@ -71,7 +74,7 @@ export function StepForm({
   ctx,
   problems,
 }: {
-  module: KindModule;
+  module: FormModule;
   config: unknown;
   onChange: (config: unknown) => void;
   ctx: FormContext;
@@ -126,7 +129,7 @@ export function StepForm({
 }
 
 /** The label of the field a problem path names (its longest matching field), else the path. */
-export function labelOf(module: KindModule | undefined, path: string): string {
+export function labelOf(module: FormModule | undefined, path: string): string {
   const match = module?.fields.filter((f) => path === f.name || path.startsWith(`${f.name}.`)).sort((a, b) => b.name.length - a.name.length)[0];
   return match?.label ?? path;
 }

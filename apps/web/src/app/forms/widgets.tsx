@@ -5,7 +5,7 @@ import {
   type FieldSpec,
   type Variable,
 } from "@holdfast/core/kinds";
-import { useRef, useState } from "react";
+import { useLayoutEffect, useRef, useState } from "react";
 import { VariablePicker } from "./variable-picker";
 
 /** What a widget may need beyond its value: the node, what exists there, the organisation's connections and members. */
@@ -53,23 +53,34 @@ export function TextWidget({ field, id, value, onChange, onBlur, ctx, invalid }:
   );
 }
 
-/** Text with {{variables}}: the picker inserts at the cursor. */
+/**
+ * Text with {{variables}}: the picker inserts at the caret (at the end when the caret was never in the field), into
+ * the text on screen. The field takes the focus back in the pick's own click and its caret is placed in the commit
+ * that shows the new text: a focus put off to a later frame would pull the caret back from the field the marketer
+ * went on to meanwhile (a busy page paints late), and what they typed there would land here.
+ */
 export function TemplateWidget({ field, id, value, onChange, onBlur, ctx, invalid, ariaLabel }: WidgetProps<string | undefined>) {
   const w = field.widget as Extract<FieldSpec["widget"], { type: "template" }>;
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
+  const hadCaret = useRef(false);
+  const caretAfterPick = useRef<{ text: string; caret: number } | null>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const after = caretAfterPick.current;
+    if (!el || !after || el.value !== after.text) return;
+    caretAfterPick.current = null;
+    el.setSelectionRange(after.caret, after.caret);
+  });
   const insert = (path: string) => {
     const el = ref.current;
     // What is on screen: the form's value can be a render behind the last keystroke.
     const text = el?.value ?? value ?? "";
-    const at = el && document.activeElement !== null ? (el.selectionStart ?? text.length) : text.length;
-    const end = el?.selectionEnd ?? at;
+    const at = el && hadCaret.current ? (el.selectionStart ?? text.length) : text.length;
+    const end = el && hadCaret.current ? (el.selectionEnd ?? at) : at;
     const next = `${text.slice(0, at)}{{${path}}}${text.slice(end)}`;
+    caretAfterPick.current = { text: next, caret: at + path.length + 4 };
+    el?.focus();
     onChange(next);
-    requestAnimationFrame(() => {
-      el?.focus();
-      const caret = at + path.length + 4;
-      el?.setSelectionRange(caret, caret);
-    });
   };
   const common = {
     id,
@@ -81,6 +92,9 @@ export function TemplateWidget({ field, id, value, onChange, onBlur, ctx, invali
     "aria-invalid": invalid,
     disabled: !ctx.canEdit,
     onBlur,
+    onFocus: () => {
+      hadCaret.current = true;
+    },
     onChange: (e: { target: { value: string } }) => onChange(emptyToUndefined(e.target.value)),
   };
   return (

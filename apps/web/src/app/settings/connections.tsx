@@ -31,7 +31,7 @@ export function Connections({ orgSlug, canEdit }: { orgSlug: string; canEdit: bo
   };
 
   return (
-    <section className="connections">
+    <section className="connections" id="connections">
       <h2>Connections</h2>
       <p className="small muted" style={{ marginTop: 0 }}>
         The accounts steps use: a mailbox to send from, an AI model, your CRM, Slack for approvals, and credentials for HTTP APIs. Secrets are kept

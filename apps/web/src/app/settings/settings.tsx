@@ -9,8 +9,10 @@ import { SubmitButton } from "../submit-button";
 import { AddToSlack } from "./add-to-slack";
 import { ConnectionLimitsSection } from "./connection-limits";
 import { Connections } from "./connections";
+import { FrequencyCap } from "./frequency-cap";
 import { ContactView } from "./contact-view";
 import { Members } from "./members";
+import { QuietHours } from "./quiet-hours";
 import { ModelBudget } from "./model-budget";
 import { RunBudgets } from "./run-budgets";
 import { SlackLinks } from "./slack-links";
@@ -31,6 +33,8 @@ export function Settings({ orgSlug, role, invitesByEmail }: { orgSlug: string; r
       <ConnectionLimitsSection orgSlug={orgSlug} canEdit={owner} />
       <ModelBudget orgSlug={orgSlug} canEdit={owner} />
       <RunBudgets orgSlug={orgSlug} canEdit={owner} />
+      <QuietHours orgSlug={orgSlug} canEdit={owner} />
+      <FrequencyCap orgSlug={orgSlug} canEdit={owner} />
       <Contacts orgSlug={orgSlug} canEdit={editor} canManage={owner} />
       <Suppressions orgSlug={orgSlug} canEdit={editor} canRemove={owner} />
       <Members orgSlug={orgSlug} canEdit={owner} invitesByEmail={invitesByEmail} />

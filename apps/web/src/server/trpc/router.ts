@@ -5,12 +5,18 @@ import { connectionLimitsRouter } from "./routers/connection-limits";
 import { connections } from "./routers/connections";
 import { contactView } from "./routers/contact-view";
 import { contacts } from "./routers/contacts";
+import { counts } from "./routers/counts";
 import { drafts } from "./routers/drafts";
+import { emails } from "./routers/emails";
+import { frequencyCap } from "./routers/frequency-cap";
+import { goals } from "./routers/goals";
 import { kinds } from "./routers/kinds";
 import { lifecycle } from "./routers/lifecycle";
 import { members } from "./routers/members";
 import { migrations } from "./routers/migrations";
 import { runs } from "./routers/runs";
+import { quietHours } from "./routers/quiet-hours";
+import { savedEmails } from "./routers/saved-emails";
 import { testRuns } from "./routers/test-runs";
 import { suppressions } from "./routers/suppressions";
 import { triggers } from "./routers/triggers";
@@ -26,6 +32,7 @@ export const appRouter = router({
   triggers,
   drafts,
   versions,
+  counts,
   migrations,
   connections,
   contacts,
@@ -38,5 +45,10 @@ export const appRouter = router({
   lifecycle,
   runs,
   testRuns,
+  emails,
+  goals,
+  quietHours,
+  frequencyCap,
+  savedEmails,
 });
 export type AppRouter = typeof appRouter;

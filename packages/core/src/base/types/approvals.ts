@@ -30,3 +30,12 @@ export interface EmailDigest {
   /** The approval's content was changed (an operator's correction) after it showed this email. */
   revised?: boolean;
 }
+
+/** The email an approval shows now, as rendered parts (approvals.email_draft); after an edit, the edited email. */
+export interface EmailDraft {
+  to: string;
+  subject: string;
+  text: string | null;
+  /** Null after an edit: an edit is plain text, and the HTML version is not sent. */
+  html: string | null;
+}

@@ -1,5 +1,5 @@
 import type { Graph } from "../../versions/graph";
-import { type Command, decide, isOpen, type RunState, scheduleAt } from "./walk";
+import { type Command, decide, type Goal, isOpen, type RunState, scheduleAt } from "./walk";
 
 /**
  * The one door to the walk: every part of Holdfast that needs the walk's commands asks here, and hands them to the
@@ -13,7 +13,10 @@ import { type Command, decide, isOpen, type RunState, scheduleAt } from "./walk"
  * - the editor's preview, which walks a sample run turn by turn (planPreviewTurn).
  */
 
-export type { Command, RunState };
+export type { Command, Goal, RunState };
+
+/** A run's ending commands: the walk's last word for it. */
+const ends = (c: Command) => c.type === "complete_run" || c.type === "fail_run" || c.type === "cancel_run" || c.type === "convert_run";
 
 export interface Settled {
   stepId: string;
@@ -87,7 +90,7 @@ function applicable(commands: Command[], steps: RunState["steps"], held: boolean
  */
 export function holdsWalk(held: boolean, commands: Command[]): boolean {
   if (!held) return false;
-  if (commands.some((c) => c.type === "cancel_run")) return false;
+  if (commands.some((c) => c.type === "cancel_run" || c.type === "convert_run")) return false;
   return commands.some((c) => c.type === "schedule_step");
 }
 
@@ -106,5 +109,5 @@ export function planPreviewTurn(graph: Graph, run: RunState): Command[] {
 
 /** A walk that schedules nothing and ends nothing leaves the engine to decide what that means. */
 export function movesOn(commands: Command[]): boolean {
-  return commands.some((c) => c.type === "schedule_step" || c.type === "complete_run" || c.type === "fail_run" || c.type === "cancel_run");
+  return commands.some((c) => c.type === "schedule_step" || ends(c));
 }

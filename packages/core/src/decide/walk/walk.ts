@@ -4,6 +4,9 @@ import type { Decision, Graph, GraphNode } from "../../versions/graph";
 import { evaluate, type WalkContext } from "./condition";
 import { choosePath, splitSubject } from "./split";
 import type { StepState, StepStatus } from "../../base/types/steps";
+import type { Goal } from "../../base/types/goals";
+
+export type { Goal };
 
 /**
  * The walk: a pure function of (run state, graph) that returns the commands to carry out. No SQL, no queue, no
@@ -14,9 +17,11 @@ export type { StepState, StepStatus };
 
 export interface RunState {
   id: string;
-  status: "running" | "completed" | "failed" | "cancelled";
+  status: "running" | "completed" | "failed" | "cancelled" | "converted";
   input: unknown;
   cancelRequested: boolean;
+  /** The automation's goal was met for the run's contact (runs.goal_met, set with the cancel request): it ends converted. */
+  goalMet?: Goal | null;
   steps: StepState[];
   /** Run budgets: the steps it may execute (null or absent: no limit) and whether its age limit has passed. */
   maxSteps?: number | null;
@@ -29,9 +34,13 @@ export type Command =
   | { type: "close_approval"; stepId: string; status: "escalated" | "expired" | Decision }
   | { type: "mark_advanced"; stepId: string }
   | { type: "record"; event: string; nodeId?: string; data?: Record<string, unknown> }
+  /** The walk went along this edge (counted on the canvas: journey counts' 'edge:<label>:<to>' at `from`). */
+  | { type: "take_edge"; from: string; label: string | null; to: string }
   | { type: "complete_run"; nodeId: string }
   | { type: "fail_run"; reason: string; nodeId?: string; budget?: "steps" | "age"; stepIds?: string[] }
-  | { type: "cancel_run"; stepIds: string[] };
+  | { type: "cancel_run"; stepIds: string[] }
+  /** The goal was met: the run ends as converted, its open steps closed with it (the cancellation's safe point). */
+  | { type: "convert_run"; stepIds: string[]; goal: Goal };
 
 /** A walk that passes this many inline nodes without reaching a step or an end is a loop with no step in it. */
 export const maxInlineHops = 200;
@@ -134,10 +143,15 @@ function onAgeBudget(run: RunState): Command[] {
   return [{ type: "fail_run", reason: "age budget: the run is older than its limit", budget: "age", stepIds: open }];
 }
 
+/**
+ * A cancel request, or a goal met (which rides on the cancel request): the run ends at its next safe point, as
+ * converted when its goal was met, else cancelled.
+ */
 function onCancelRequested(run: RunState): Command[] {
-  // An effect may be in flight: cancellation waits for its settle (which wakes the run again).
+  // An effect may be in flight: the run waits for its settle (which wakes the run again), never ends inside it.
   if (run.steps.some((s) => s.status === "running" && s.leased)) return [];
   const open = run.steps.filter((s) => isOpen(s.status)).map((s) => s.id);
+  if (run.goalMet) return [{ type: "convert_run", stepIds: open, goal: run.goalMet }];
   return [{ type: "cancel_run", stepIds: open }];
 }
 
@@ -145,9 +159,11 @@ function onCancelRequested(run: RunState): Command[] {
 function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[], label?: EdgeLabel): Command[] {
   const commands: Command[] = [];
   const context = contextOf(run);
-  let current = nextNodeId(graph, fromId, label);
+  let edge = nextEdge(graph, fromId, label);
   for (let hops = 0; hops < maxInlineHops; hops++) {
-    if (current === undefined) return [...commands, { type: "fail_run", reason: `node ${fromId} has no way forward` }];
+    if (edge === undefined) return [...commands, { type: "fail_run", reason: `node ${fromId} has no way forward` }];
+    const current = edge.to;
+    commands.push({ type: "take_edge", from: edge.from, label: edge.label ?? null, to: edge.to });
     const node = graph.nodes.find((n) => n.id === current);
     if (!node) return [...commands, { type: "fail_run", reason: `edge leads to missing node ${current}` }];
     switch (node.kind) {
@@ -158,7 +174,7 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
       case "branch": {
         const result = evaluate(node.config.condition, context);
         commands.push({ type: "record", event: "branch.evaluated", nodeId: node.id, data: { result } });
-        current = nextNodeId(graph, node.id, result ? "true" : "false");
+        edge = nextEdge(graph, node.id, result ? "true" : "false");
         fromId = node.id;
         break;
       }
@@ -167,7 +183,7 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
         const trigger = graph.nodes.find((n) => n.kind === "trigger");
         const path = choosePath(node.config, splitSubject(trigger?.kind === "trigger" ? trigger.config : undefined, run.input), node.id);
         commands.push({ type: "record", event: "split.chosen", nodeId: node.id, data: { path } });
-        current = nextNodeId(graph, node.id, path);
+        edge = nextEdge(graph, node.id, path);
         fromId = node.id;
         break;
       }
@@ -211,8 +227,9 @@ function schedule(node: StepNode, run: RunState, earlier: Command[]): Extract<Co
 
 type EdgeLabel = string;
 
-function nextNodeId(graph: Graph, fromId: string, label: EdgeLabel | undefined): string | undefined {
-  return graph.edges.find((e) => e.from === fromId && (label === undefined || e.label === label))?.to;
+/** The edge the walk leaves `fromId` by: the one with `label`, or with no label asked for, the node's first. */
+function nextEdge(graph: Graph, fromId: string, label: EdgeLabel | undefined): Graph["edges"][number] | undefined {
+  return graph.edges.find((e) => e.from === fromId && (label === undefined || e.label === label));
 }
 
 function contextOf(run: RunState): WalkContext {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { EmailDigest } from "../../base/types/approvals";
+import type { EmailDigest, EmailDraft } from "../../base/types/approvals";
 import type { SendEmailConfig } from "../../versions/kinds/send_email";
 import { renderTemplate, type TemplateContext } from "../../base/templates/render";
 
@@ -38,8 +38,16 @@ export function emailReviewText(e: EmailParts): string {
 const parts = ["to", "subject", "text", "html"] as const;
 type Part = (typeof parts)[number];
 
-/** What an approval keeps of the email it showed (approvals.email_digest): digests only, never the text. */
-export type { EmailDigest };
+/** What an approval keeps of the email it showed: its digests (approvals.email_digest) and parts (email_draft). */
+export type { EmailDigest, EmailDraft };
+
+export const draftOf = (e: EmailParts): EmailDraft => ({ to: e.to, subject: e.subject, text: e.text ?? null, html: e.html ?? null });
+export const partsOf = (d: EmailDraft): EmailParts => ({
+  to: d.to,
+  subject: d.subject,
+  ...(d.text !== null ? { text: d.text } : {}),
+  ...(d.html !== null ? { html: d.html } : {}),
+});
 
 const sha = (v: unknown) => createHash("sha256").update(JSON.stringify(v)).digest("hex");
 

@@ -45,7 +45,9 @@ export type Refusal =
     }
   | { reason: "run_stopped"; message: string }
   | { reason: "deadline_passed"; message: string }
-  | { reason: "content_changed"; message: string };
+  | { reason: "content_changed"; message: string }
+  /** An edit that cannot be saved: nothing to edit, or what was typed is not an email (decisions never see it). */
+  | { reason: "not_editable"; message: string };
 
 const rank: Record<Role, number> = { viewer: 0, approver: 1, editor: 2, owner: 3 };
 
@@ -82,6 +84,9 @@ const verbs: Record<ApprovalStatus, string> = {
   expired: "expired",
   cancelled: "cancelled",
 };
+
+/** "10:02 UTC on 2026-12-08": when something happened, as a read-back says it. */
+export const readBackTime = (at: Date) => `${at.toISOString().slice(11, 16)} UTC on ${at.toISOString().slice(0, 10)}`;
 
 /** "you approved this at 11:40 UTC on 2026-12-01 (inbox)": what a repeated click by the decider reads back. */
 export function describeOwnDecision(a: Pick<ApprovalView, "status" | "decidedAt" | "decidedVia">): string {

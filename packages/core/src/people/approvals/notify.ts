@@ -20,6 +20,8 @@ import { databaseNow } from "../../store/sql/database";
 import { runEventsInsert } from "../../store/sql/run-events";
 import { approvalMessage } from "./slack-blocks";
 import { issueButtonToken } from "./token";
+import { issueEditToken } from "./edit-token";
+import { fitsSlackModal } from "./slack-modal";
 
 export { slackClient };
 
@@ -121,7 +123,10 @@ async function messageBody(db: Db, a: ApprovalRow, opts: NotifyOptions): Promise
   const now = await databaseNow(db);
   const token = (decision: "approved" | "rejected") =>
     issueButtonToken({ orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, decision, digest: a.digest }, a.deadlineAt, now);
-  return approvalMessage(a, a.status === "pending" ? { approve: token("approved"), reject: token("rejected") } : null, {
+  const ids = { orgId: a.orgId, runId: a.runId, stepId: a.stepId, approvalId: a.id, digest: a.digest };
+  // An approval of an email whose draft fits Slack's inputs also gets an Edit button (its own token).
+  const edit = fitsSlackModal(a.emailDraft) && !a.emailDigest?.revised ? issueEditToken(ids, a.deadlineAt, now) : undefined;
+  return approvalMessage(a, a.status === "pending" ? { approve: token("approved"), reject: token("rejected"), edit } : null, {
     runUrl: opts.publicUrl ? `${opts.publicUrl.replace(/\/$/, "")}/runs/${a.runId}` : null,
   });
 }

@@ -12,7 +12,7 @@ import { renderTemplate, type TemplateContext } from "../../base/templates/rende
 import { timerFor } from "../../decide/timers/plan";
 import type { GraphNode } from "../../versions/graph";
 import { contentDigest } from "./digest";
-import { type EmailDigest, emailDigestOf, emailReviewText, renderEmail } from "./email";
+import { draftOf, type EmailDigest, type EmailDraft, emailDigestOf, emailReviewText, renderEmail } from "./email";
 
 type ApprovalNode = Extract<GraphNode, { kind: "approval" }>;
 type SendEmailNode = Extract<GraphNode, { kind: "send_email" }>;
@@ -56,7 +56,7 @@ export async function requestApproval(
       outbox: [{ orgId: run.orgId, runId: run.id, topic: "run.wake", payload: { orgId: run.orgId, runId: run.id, reason: "step_settled" } }],
     };
   }
-  const { title, content, emailDigest } = review;
+  const { title, content, emailDigest, emailDraft } = review;
   const digest = contentDigest(title, content);
   const { slackConfig, slackUsers, slack } = await slackTarget(tx, run, node, approvers);
   await stepsSetOutput(tx, step.id, { stage });
@@ -75,6 +75,7 @@ export async function requestApproval(
     // A test run's approval is posted nowhere (its page decides it): no Slack message to post or update later.
     slack,
     emailDigest,
+    emailDraft,
   });
   const now = await runNow(tx, run);
   const timer = timerFor({ rule: { kind: "duration", seconds: deadlineSeconds }, spreadSeconds: 0 }, run.id, run.input, now);
@@ -110,13 +111,14 @@ interface ReviewContent {
   title: string;
   content: string;
   emailDigest: EmailDigest | null;
+  emailDraft: EmailDraft | null;
 }
 
 /** The exact content under review, rendered: its title and text, then the email it approves as it would be sent. */
 function contentForReview(node: ApprovalNode, email: SendEmailNode | null, context: TemplateContext): ReviewContent {
   const title = renderTemplate(node.config.title, context, "text");
   let content = renderTemplate(node.config.content, context, "text");
-  if (!email) return { title, content, emailDigest: null };
+  if (!email) return { title, content, emailDigest: null, emailDraft: null };
   let parts: ReturnType<typeof renderEmail>;
   try {
     parts = renderEmail(email.config, context);
@@ -124,7 +126,7 @@ function contentForReview(node: ApprovalNode, email: SendEmailNode | null, conte
     throw new Error(`the email of "${email.id}" cannot be shown for approval: ${(error as Error).message}`);
   }
   content = [content.trim() === "" ? null : content, emailReviewText(parts)].filter((c) => c !== null).join("\n\n");
-  return { title, content, emailDigest: emailDigestOf(email.id, parts) };
+  return { title, content, emailDigest: emailDigestOf(email.id, parts), emailDraft: draftOf(parts) };
 }
 
 /** Where Slack posts it: a channel as configured, or the approvers' linked Slack users (one group message). */

@@ -1,7 +1,6 @@
 import { escapeMrkdwn } from "../slack/mrkdwn";
 import type { ApprovalRow } from "../../store/sql/approvals";
-import type { DecisionResult } from "./decide";
-import { describeOutcome, readBack } from "./judge";
+import { describeOutcome, readBack, type Refusal } from "./judge";
 
 /**
  * The Slack message of an approval, as a pure function of its row: the exact content under review, its deadline and
@@ -11,6 +10,8 @@ import { describeOutcome, readBack } from "./judge";
  */
 export const approveActionId = "holdfast.approval.approve";
 export const rejectActionId = "holdfast.approval.reject";
+/** Opens the "Edit before approving" modal (slack-edit.ts), on an approval of an email that fits Slack's inputs. */
+export const editActionId = "holdfast.approval.edit";
 
 /** Slack's limit for a section's text is 3000 characters; longer content says where to read it whole. */
 const maxText = 2_800;
@@ -23,7 +24,7 @@ export interface SlackMessageBody {
 
 export function approvalMessage(
   a: Pick<ApprovalRow, "id" | "runId" | "title" | "content" | "deadlineAt" | "status" | "decidedByName" | "decidedAt" | "decidedVia" | "stage">,
-  tokens: { approve: string; reject: string } | null,
+  tokens: { approve: string; reject: string; edit?: string | undefined } | null,
   links: { runUrl: string | null },
 ): SlackMessageBody {
   // Escaped and quoted first, then fitted: Slack refuses a section over 3000 characters. Content that does not fit
@@ -58,6 +59,7 @@ export function approvalMessage(
       elements: [
         { type: "button", action_id: approveActionId, style: "primary", text: { type: "plain_text", text: "Approve" }, value: tokens.approve },
         { type: "button", action_id: rejectActionId, style: "danger", text: { type: "plain_text", text: "Reject" }, value: tokens.reject },
+        ...(tokens.edit ? [{ type: "button", action_id: editActionId, text: { type: "plain_text", text: "Edit" }, value: tokens.edit }] : []),
       ],
     });
   } else if (a.status !== "pending") {
@@ -83,7 +85,7 @@ const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const quote = (s: string) => escapeMrkdwn(s).split("\n").map((l) => `>${l}`).join("\n");
 
 /** The ephemeral note to whoever pressed a refused button (Slack reads it as mrkdwn; it reads back names). */
-export function slackNoteText(body: { message: string; decision?: DecisionResult }): string {
-  const decision = body.decision;
-  return escapeMrkdwn(decision && !decision.ok ? readBack(decision.refusal) : `Not recorded: ${body.message}`);
+export function slackNoteText(body: { message: string; decision?: { ok: boolean; refusal?: Refusal; approval?: unknown } | undefined }): string {
+  const refusal = body.decision && !body.decision.ok ? body.decision.refusal : undefined;
+  return escapeMrkdwn(refusal ? readBack(refusal) : `Not recorded: ${body.message}`);
 }

@@ -1,19 +1,16 @@
 import type { Db } from "@holdfast/db";
-import { z } from "zod";
+import { approvalOfButton, type BlockActions, blockActions, refuse, type SlackReply, type SlackRequest, withNote } from "./slack-reply";
 import { InvalidPayloadError } from "../../base/errors";
-import { guardedFetch } from "../../providers/net/fetch";
 import { parseJsonBounded } from "../../base/bodies";
-import { approvalsGet } from "../../store/sql/approvals";
-import { connectionsSlackOfTeam } from "../../store/sql/connections";
 import { databaseNowMs } from "../../store/sql/database";
-import { type DecisionResult, decideApproval } from "./decide";
-import { slackConnectionConfig } from "../../versions/connection-kinds/slack";
-import { approveActionId, rejectActionId, slackNoteText } from "./slack-blocks";
+import { decideApproval } from "./decide";
+import { approveActionId, editActionId, rejectActionId } from "./slack-blocks";
+import { handleEditSubmission, openEditModal } from "./slack-edit";
 import { verifyButtonToken } from "./token";
 
 /**
- * Slack's interactivity requests (a button pressed on an approval message). In order, each refusal before the
- * decision changes nothing at all:
+ * Slack's interactivity requests: a button pressed on an approval message (Approve / Reject here, Edit and the edit
+ * modal's view_submission in slack-edit.ts). In order, each refusal before the decision changes nothing at all:
  * 1. the signature (Bolt's verifySlackRequest over the exact bytes) and the timestamp, within 5 minutes of the
  *    database's clock in either direction (Bolt only refuses old ones);
  * 2. the payload's shape (zod);
@@ -25,31 +22,29 @@ import { verifyButtonToken } from "./token";
  */
 export const slackToleranceSeconds = 300;
 
-const blockActions = z.object({
-  type: z.literal("block_actions"),
-  team: z.object({ id: z.string().min(1).max(50) }).passthrough(),
-  user: z.object({ id: z.string().min(1).max(50), name: z.string().max(200).optional() }).passthrough(),
-  container: z.object({ type: z.literal("message"), channel_id: z.string().min(1).max(50), message_ts: z.string().min(1).max(50) }).passthrough(),
-  actions: z.array(z.object({ action_id: z.string().max(255), value: z.string().max(2000).optional() }).passthrough()).min(1),
-  response_url: z.string().url().optional(),
-});
-
-export interface SlackRequest {
-  body: string;
-  signature: string | null;
-  timestamp: string | null;
-}
-
-export interface SlackReply {
-  status: number;
-  body: { ok: boolean; error?: string; message: string; decision?: DecisionResult };
-  /** An ephemeral note for the person who pressed (posted to the request's response_url, if it is Slack's). */
-  ephemeral?: { url: string; text: string };
-}
-
-const refuse = (status: number, error: string, message: string): SlackReply => ({ status, body: { ok: false, error, message } });
-
 export async function handleSlackInteraction(db: Db, req: SlackRequest, signingSecret: string): Promise<SlackReply> {
+  const verified = await verifySlackSignature(db, req, signingSecret);
+  if ("status" in verified) return verified;
+  const { nowMs } = verified;
+  let json: unknown;
+  try {
+    json = parseJsonBounded(new URLSearchParams(req.body).get("payload") ?? "");
+  } catch (error) {
+    return refuse(400, "bad_payload", error instanceof InvalidPayloadError && error.code === "invalid_payload" ? error.message : "the body has no JSON payload field");
+  }
+  const type = (json as { type?: unknown })?.type;
+  // The edit modal's Save and approve (slack-edit.ts).
+  if (type === "view_submission") return handleEditSubmission(db, json, nowMs);
+  if (type !== "block_actions") return { status: 200, body: { ok: true, message: "ignored: not a button press" } };
+  const parsed = blockActions.safeParse(json);
+  if (!parsed.success) return refuse(400, "bad_payload", parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  const edit = parsed.data.actions.find((a) => a.action_id === editActionId);
+  if (edit?.value) return openEditModal(db, parsed.data, edit.value, nowMs);
+  return handleButton(db, parsed.data, nowMs);
+}
+
+/** The signature (Bolt's verifySlackRequest over the exact bytes) and the timestamp, within 5 minutes of the database's clock. */
+async function verifySlackSignature(db: Db, req: SlackRequest, signingSecret: string): Promise<SlackReply | { nowMs: number }> {
   if (!signingSecret) return refuse(500, "not_configured", "SLACK_SIGNING_SECRET is not set");
   if (!req.signature || !req.timestamp) return refuse(401, "missing_signature", "x-slack-signature and x-slack-request-timestamp are required");
   if (!/^\d{1,12}$/.test(req.timestamp)) return refuse(401, "bad_timestamp", "x-slack-request-timestamp is not a Unix time");
@@ -67,17 +62,11 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
   } catch {
     return refuse(401, "bad_signature", "the request's signature does not match");
   }
+  return { nowMs };
+}
 
-  let json: unknown;
-  try {
-    json = parseJsonBounded(new URLSearchParams(req.body).get("payload") ?? "");
-  } catch (error) {
-    return refuse(400, "bad_payload", error instanceof InvalidPayloadError && error.code === "invalid_payload" ? error.message : "the body has no JSON payload field");
-  }
-  if ((json as { type?: unknown })?.type !== "block_actions") return { status: 200, body: { ok: true, message: "ignored: not a button press" } };
-  const parsed = blockActions.safeParse(json);
-  if (!parsed.success) return refuse(400, "bad_payload", parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-  const p = parsed.data;
+/** Approve / Reject pressed: the button's token, its binding to the message, then the decision. */
+async function handleButton(db: Db, p: BlockActions, nowMs: number): Promise<SlackReply> {
   const action = p.actions.find((a) => a.action_id === approveActionId || a.action_id === rejectActionId);
   if (!action?.value) return { status: 200, body: { ok: true, message: "ignored: not an approval button" } };
 
@@ -88,17 +77,8 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
   const t = check.claims;
   if ((action.action_id === approveActionId) !== (t.x === "approved")) return refuse(403, "token_mismatch", "this token was issued for the other button");
 
-  const orgIds = await connectionsSlackOfTeam(db, p.team.id);
-  if (!orgIds.some((o) => o.orgId === t.o)) return refuse(403, "token_wrong_workspace", "this button does not belong to this workspace");
-  // One read of the token's approval: its stored message must be the one clicked. Slack shows a post before its
-  // poster hears where it is, so an approval that posts to Slack and has not stored its message yet accepts the
-  // click too (two reads, by message and then by id, raced with the storing commit: 9 of 5,188 soak clicks).
-  const approval = await approvalsGet(db, t.o, t.a);
-  const stored = approval?.slackMessage;
-  const ownMessage = stored ? stored.channel === p.container.channel_id && stored.ts === p.container.message_ts : approval?.slack != null;
-  if (!approval || !ownMessage || approval.stepId !== t.s || approval.runId !== t.r) {
-    return refuse(403, "token_not_for_this_message", "this button's token belongs to another approval step");
-  }
+  const bound = await approvalOfButton(db, p, t);
+  if (!("approval" in bound)) return bound;
 
   const decision = await decideApproval(db, {
     orgId: t.o,
@@ -114,30 +94,5 @@ export async function handleSlackInteraction(db: Db, req: SlackRequest, signingS
   return decision.ok ? reply : withNote(reply, p.response_url, db, p.team.id);
 }
 
-/** Adds the ephemeral note, when the response_url is Slack's (or the workspace's configured API host, in tests). */
-async function withNote(reply: SlackReply, responseUrl: string | undefined, db: Db, teamId: string): Promise<SlackReply> {
-  if (!responseUrl) return reply;
-  const url = new URL(responseUrl);
-  let allowed = url.protocol === "https:" && url.hostname === "hooks.slack.com";
-  if (!allowed) {
-    const configs = await connectionsSlackOfTeam(db, teamId);
-    allowed = configs.some((c) => {
-      const parsed = slackConnectionConfig.safeParse(c.config);
-      return parsed.success && new URL(parsed.data.apiUrl).origin === url.origin;
-    });
-  }
-  return allowed ? { ...reply, ephemeral: { url: responseUrl, text: slackNoteText(reply.body) } } : reply;
-}
 
-/**
- * Posts the ephemeral note (best effort: the decision, or the refusal, is already what it is), through the egress
- * guard: the URL came in a request, checked against Slack's host or the workspace's configured API URL.
- */
-export async function postEphemeral(note: { url: string; text: string }): Promise<void> {
-  await guardedFetch(note.url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ response_type: "ephemeral", replace_original: false, text: note.text }),
-    signal: AbortSignal.timeout(5_000),
-  }).catch(() => undefined);
-}
+export { postEphemeral, type SlackReply, type SlackRequest } from "./slack-reply";

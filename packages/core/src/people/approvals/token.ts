@@ -41,10 +41,5 @@ export type TokenCheck = { ok: true; claims: ButtonClaims } | { ok: false; reaso
 
 /** Verifies signature, purpose and expiry (`nowSeconds` from the database). Binding to the message is the caller's. */
 export function verifyButtonToken(token: string, nowSeconds: number): TokenCheck {
-  const opened = tokens.open(token);
-  if (!opened.ok) return opened;
-  const parsed = claims.safeParse(opened.json);
-  if (!parsed.success) return { ok: false, reason: "malformed" };
-  if (parsed.data.e <= nowSeconds) return { ok: false, reason: "expired" };
-  return { ok: true, claims: parsed.data };
+  return tokens.verify(token, claims, nowSeconds);
 }

@@ -3,7 +3,9 @@ import addressparser from "nodemailer/lib/addressparser";
 import { z } from "zod";
 import { crashpoint } from "../../base/crash";
 import { NotFoundError } from "../../base/errors";
+import { emailMessagesKeysByMessageIds, emailMessagesRecordOutcome } from "../../store/sql/email-messages";
 import { organisationsIdBySlug } from "../../store/sql/organisations";
+import { runMeetsGoal } from "../goals/run-goal";
 import { signalsConsumeWaiting, signalsFindSentMessages, signalsInsert, signalsWaitingFor } from "../../store/sql/signals";
 
 /** An inbound email as an inbound-email webhook (or the SMTP receiver) hands it over. */
@@ -102,6 +104,12 @@ export async function ingestEmailReply(
       crashpoint("signal.before_commit");
       return { signalId, duplicate: false, consumed: false, runId: null, unmatchedReason: reason };
     }
+    // The message it answers is marked replied (once: its first reply counts, with the run's first reply).
+    for (const key of answered ? await emailMessagesKeysByMessageIds(tx, orgId, [answered.messageId]) : []) {
+      await emailMessagesRecordOutcome(tx, orgId, key, "replied");
+    }
+    // A reply may be the automation's goal: the contact's runs of it end converted, with this reply's commit.
+    if (answered) await runMeetsGoal(tx, orgId, answered.runId, "replied");
     for (const step of await signalsWaitingFor(tx, orgId, keys)) {
       if (await signalsConsumeWaiting(tx, orgId, step.id, "signal")) {
         crashpoint("signal.before_commit");

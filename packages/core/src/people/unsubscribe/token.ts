@@ -1,7 +1,8 @@
-import type { Db, Tx } from "@holdfast/db";
+import { type Db, inTx, type Tx } from "@holdfast/db";
 import { z } from "zod";
 import { signedTokens } from "../signed-token";
 import { organisationsNameById } from "../../store/sql/organisations";
+import { emailMessagesRecordOutcome } from "../../store/sql/email-messages";
 import { suppressionsAddOnce } from "../../store/sql/suppressions";
 
 /**
@@ -54,7 +55,14 @@ export async function unsubscribePreview(db: Db | Tx, c: UnsubscribeClaims): Pro
   return { masked: maskEmail(c.m), orgName: (await organisationsNameById(db, c.o)) ?? "this sender" };
 }
 
-/** Suppresses the address at once; "already" when it was suppressed before (a repeated POST changes nothing). */
-export async function unsubscribeOnce(db: Db | Tx, c: UnsubscribeClaims): Promise<"unsubscribed" | "already"> {
-  return (await suppressionsAddOnce(db, c.o, c.m, unsubscribeReason)) ? "unsubscribed" : "already";
+/**
+ * Suppresses the address at once; "already" when it was suppressed before (a repeated POST changes nothing). The
+ * message the link came in is marked unsubscribed in the same transaction (its first unsubscribe counts once).
+ */
+export function unsubscribeOnce(db: Db, c: UnsubscribeClaims): Promise<"unsubscribed" | "already"> {
+  return inTx(db, async (tx) => {
+    const added = await suppressionsAddOnce(tx, c.o, c.m, unsubscribeReason);
+    await emailMessagesRecordOutcome(tx, c.o, c.k, "unsubscribed");
+    return added ? "unsubscribed" : "already";
+  });
 }

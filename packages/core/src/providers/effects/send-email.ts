@@ -18,6 +18,8 @@ export interface EmailMessage {
   replyTo?: string;
   /** The one-click unsubscribe link (RFC 8058, people/unsubscribe/token.ts); a test run's message has none. */
   unsubscribeUrl?: string;
+  /** The envelope sender (MAIL FROM, so the Return-Path): the message's signed bounce address (people/email-outcomes/bounce.ts). */
+  envelopeFrom?: string;
 }
 
 /** A send_email step's output once the server took the message: what was sent, as sent. */
@@ -116,6 +118,7 @@ function mailOptions(from: string, message: EmailMessage, messageId: string, ide
     ...(message.html !== undefined ? { html: message.html } : {}),
     ...(message.replyTo !== undefined ? { replyTo: message.replyTo } : {}),
     messageId,
+    ...(message.envelopeFrom !== undefined ? { envelope: { from: message.envelopeFrom, to: [message.to] } } : {}),
     headers: {
       [effectKeyHeader]: idempotencyKey,
       "X-Holdfast-Run-Id": runId,

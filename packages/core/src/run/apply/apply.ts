@@ -13,7 +13,8 @@ import { timerFor } from "../../decide/timers/plan";
 import { unknownZoneEvent } from "../timers/zone-warning";
 import type { Graph } from "../../versions/graph";
 import type { Command } from "../../decide/walk/plan";
-import type { StepInsert } from "../../store/sql/plan-rows";
+import type { EdgeCount, StepInsert } from "../../store/sql/plan-rows";
+import { countChangesInsertEdges } from "../../store/sql/count-changes";
 import { prepare, type ScheduledStep } from "./rows";
 
 /** One run's plan: the walk's commands for a run locked in the transaction, with the graph and steps it was made from. */
@@ -47,10 +48,16 @@ export async function applyPlans(tx: Tx, plans: RunPlan[], actor: string): Promi
   const advanced: string[] = [];
   const finishes: RunFinish[] = [];
   const touched: string[] = [];
+  // The edges a walk took to a step are counted with that step: dropped with it if it exists already.
+  const edges: { row: EdgeCount & { orgId: string; runId: string }; of?: string }[] = [];
   for (const { graph, run, steps, commands } of plans) {
     if (commands.length === 0) continue;
-    const base = { orgId: run.orgId, runId: run.id, worker: actor };
     let finished = false;
+    let walked: EdgeCount[] = [];
+    const taken = (of?: string) => {
+      edges.push(...walked.map((e) => ({ row: { ...e, orgId: run.orgId, runId: run.id }, of })));
+      walked = [];
+    };
     for (const o of prepare(commands, { orgId: run.orgId, runId: run.id, actor })) {
       switch (o.op) {
         case "advanced":
@@ -59,29 +66,21 @@ export async function applyPlans(tx: Tx, plans: RunPlan[], actor: string): Promi
         case "event":
           events.push({ row: o.row });
           break;
+        case "edge":
+          walked.push(o.edge);
+          break;
         case "step": {
           const { step, waitsFor } = o.scheduled;
           if (!waitsFor) {
+            taken(step.id);
             plain.push(step);
             events.push(...o.scheduled.events.map((row) => ({ row, of: step.id })));
             outbox.push(...o.scheduled.outbox.map((row) => ({ row, of: step.id })));
             break;
           }
-          // A wait's timer or approval refers to its step: inserted now.
-          const [inserted] = await stepsInsert(tx, [step]);
-          if (!inserted) break; // already scheduled by an earlier walk of the same settle
-          events.push(...o.scheduled.events.map((row) => ({ row })));
-          outbox.push(...o.scheduled.outbox.map((row) => ({ row })));
-          if (waitsFor.kind === "approval") {
-            const node = graph.nodes.find((n) => n.id === step.nodeId);
-            if (node?.kind !== "approval") throw new Error(`node ${step.nodeId} is not an approval`);
-            const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
-            const requested = await requestApproval(tx, run, step, node, waitsFor.stage, steps, actor, email?.kind === "send_email" ? email : null);
-            events.push(...requested.events.map((row) => ({ row })));
-            outbox.push(...requested.outbox.map((row) => ({ row })));
-          } else {
-            events.push(...(await scheduleWaitTimer(tx, graph, run, o.scheduled, base)).map((row) => ({ row })));
-          }
+          // A wait's timer or approval refers to its step: inserted now (not when an earlier walk of the same settle did).
+          if (await insertWait(tx, { graph, run, steps, commands }, o.scheduled, actor, { events, outbox })) taken();
+          walked = [];
           break;
         }
         case "close_approval": {
@@ -96,16 +95,18 @@ export async function applyPlans(tx: Tx, plans: RunPlan[], actor: string): Promi
           if (f.closeSteps.length) await stepsCancelOpen(tx, f.closeSteps);
           finishes.push({ runId: run.id, status: f.status, error: f.error });
           events.push({ row: f.event });
+          taken();
           finished = true;
           break;
         }
       }
     }
-    if (commands.some((c) => c.type === "fail_run" || c.type === "cancel_run")) {
+    if (commands.some((c) => c.type === "fail_run" || c.type === "cancel_run" || c.type === "convert_run")) {
       // A stopped run closes its open approvals: a later click is refused, and the Slack message says why.
       const owed = await approvalsClose(tx, run.orgId, { runId: run.id }, "cancelled", "run", "the run stopped");
       outbox.push(...owed.map((id) => ({ row: notifyRow(run, id) })));
     }
+    taken();
     if (!finished) touched.push(run.id);
   }
   const inserted = new Set<string>();
@@ -116,6 +117,34 @@ export async function applyPlans(tx: Tx, plans: RunPlan[], actor: string): Promi
   await runsTouch(tx, touched);
   for (const part of chunks(events.filter(kept).map((e) => e.row))) await runEventsInsert(tx, part);
   for (const part of chunks(outbox.filter(kept).map((o) => o.row))) await outboxInsert(tx, part);
+  for (const part of chunks(edges.filter(kept).map((e) => e.row), 10_000)) await countChangesInsertEdges(tx, part);
+}
+
+/** A wait step, inserted with its timer or its approval's request; false when it exists already. */
+async function insertWait(
+  tx: Tx,
+  { graph, run, steps }: RunPlan,
+  scheduled: ScheduledStep,
+  actor: string,
+  into: { events: { row: RunEventRow }[]; outbox: { row: OutboxRow }[] },
+): Promise<boolean> {
+  const { step, waitsFor } = scheduled;
+  const [inserted] = await stepsInsert(tx, [step]);
+  if (!inserted || !waitsFor) return false;
+  into.events.push(...scheduled.events.map((row) => ({ row })));
+  into.outbox.push(...scheduled.outbox.map((row) => ({ row })));
+  if (waitsFor.kind === "approval") {
+    const node = graph.nodes.find((n) => n.id === step.nodeId);
+    if (node?.kind !== "approval") throw new Error(`node ${step.nodeId} is not an approval`);
+    const email = node.config.email ? graph.nodes.find((n) => n.id === node.config.email) : undefined;
+    const requested = await requestApproval(tx, run, step, node, waitsFor.stage, steps, actor, email?.kind === "send_email" ? email : null);
+    into.events.push(...requested.events.map((row) => ({ row })));
+    into.outbox.push(...requested.outbox.map((row) => ({ row })));
+  } else {
+    const base = { orgId: run.orgId, runId: run.id, worker: actor };
+    into.events.push(...(await scheduleWaitTimer(tx, graph, run, scheduled, base)).map((row) => ({ row })));
+  }
+  return true;
 }
 
 /** A batch's rows in statements of at most 2,000: PostgreSQL takes 65,535 parameters a statement, these bind 9 a row. */

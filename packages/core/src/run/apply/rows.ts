@@ -3,7 +3,7 @@ import type { LaneName } from "../../base/catalog";
 import { isStepKind, kindOf } from "../../versions/kinds/registry";
 import type { OutboxRow } from "../../store/sql/outbox";
 import type { RunEventRow } from "../../store/sql/run-events";
-import type { PlanRows, StepInsert } from "../../store/sql/plan-rows";
+import type { EdgeCount, PlanRows, StepInsert } from "../../store/sql/plan-rows";
 import type { Decision } from "../../versions/graph";
 import type { Command } from "../../decide/walk/plan";
 
@@ -26,7 +26,7 @@ export interface ScheduledStep {
 
 /** How the run ends, with its timeline row. */
 export interface Finish {
-  status: "completed" | "failed" | "cancelled";
+  status: "completed" | "failed" | "cancelled" | "converted";
   error: Record<string, unknown> | null;
   event: RunEventRow;
   /** Open steps to close with it (a cancel, a budget stop): the transaction's to do. */
@@ -39,7 +39,8 @@ export type Op =
   | { op: "event"; row: RunEventRow }
   | { op: "step"; scheduled: ScheduledStep }
   | { op: "close_approval"; stepId: string; status: "escalated" | "expired" | Decision }
-  | { op: "finish"; finish: Finish };
+  | { op: "finish"; finish: Finish }
+  | { op: "edge"; edge: EdgeCount };
 
 export interface RowContext {
   orgId: string;
@@ -111,6 +112,11 @@ export function scheduleStep(c: ScheduleCommand, at: RowContext, claimed = false
   return { step, events: [scheduled], outbox: [stepReady(step)], waitsFor: null };
 }
 
+/** An edge the walk took as its journey count: one run into 'edge:<label or ''>:<to>' at the edge's from node. */
+export function edgeCount(c: Extract<Command, { type: "take_edge" }>): EdgeCount {
+  return { nodeId: c.from, bucket: `edge:${c.label ?? ""}:${c.to}` };
+}
+
 /** The walk's commands as rows, in order. */
 export function prepare(commands: Command[], at: RowContext): Op[] {
   const base = { orgId: at.orgId, runId: at.runId, worker: at.actor };
@@ -132,6 +138,9 @@ export function prepare(commands: Command[], at: RowContext): Op[] {
       }
       case "close_approval":
         ops.push({ op: "close_approval", stepId: c.stepId, status: c.status });
+        break;
+      case "take_edge":
+        ops.push({ op: "edge", edge: edgeCount(c) });
         break;
       case "complete_run":
         ops.push({ op: "finish", finish: { status: "completed", error: null, closeSteps: [], event: { ...base, type: "run.completed", nodeId: c.nodeId } } });
@@ -155,6 +164,17 @@ export function prepare(commands: Command[], at: RowContext): Op[] {
           finish: { status: "cancelled", error: null, closeSteps: c.stepIds, event: { ...base, type: "run.cancelled", data: { cancelledSteps: c.stepIds.length } } },
         });
         break;
+      case "convert_run":
+        ops.push({
+          op: "finish",
+          finish: {
+            status: "converted",
+            error: null,
+            closeSteps: c.stepIds,
+            event: { ...base, type: "run.converted", data: { goal: c.goal, closedSteps: c.stepIds.length } },
+          },
+        });
+        break;
     }
   }
   return ops;
@@ -166,7 +186,7 @@ export function prepare(commands: Command[], at: RowContext): Op[] {
  * the engine's transaction instead. A run that stops here has no open step, so no pending approval to close.
  */
 export function statementRows(ops: Op[], effectKinds: readonly string[]): PlanRows | null {
-  const rows: PlanRows = { steps: [], events: [], outbox: [], finish: null, advanced: [], claim: null };
+  const rows: PlanRows = { steps: [], events: [], outbox: [], finish: null, advanced: [], claim: null, edges: [] };
   for (const o of ops) {
     switch (o.op) {
       case "advanced":
@@ -174,6 +194,9 @@ export function statementRows(ops: Op[], effectKinds: readonly string[]): PlanRo
         break;
       case "event":
         rows.events.push(o.row);
+        break;
+      case "edge":
+        rows.edges?.push(o.edge);
         break;
       case "step": {
         const { step, events, outbox, waitsFor } = o.scheduled;
@@ -189,7 +212,7 @@ export function statementRows(ops: Op[], effectKinds: readonly string[]): PlanRo
       case "close_approval":
         return null;
       case "finish":
-        if (o.finish.closeSteps.length > 0 || o.finish.status === "cancelled") return null;
+        if (o.finish.closeSteps.length > 0 || o.finish.status === "cancelled" || o.finish.status === "converted") return null;
         rows.finish = { status: o.finish.status, error: o.finish.error };
         rows.events.push(o.finish.event);
         break;

@@ -11,6 +11,7 @@ import {
   automationVersionsStepIds,
 } from "../../store/sql/automation-versions";
 import { automationsExists, automationsLock } from "../../store/sql/automations";
+import { automationsSendingExemptions } from "../../store/sql/automations-cap";
 import { canonicalJson } from "../../base/json";
 import { orgProblems, runtimeProblems } from "../../versions/checks";
 import { type Graph, type GraphProblem, graphProblems, graphSchema } from "../../versions/graph";
@@ -156,12 +157,27 @@ export interface Published {
 }
 
 /** Publishes the draft as version N+1 (refused with every problem when it is not valid, or unchanged). */
-export async function publishDraft(db: Db, orgId: string, automationId: string, by: string): Promise<Published> {
+export async function publishDraft(db: Db, orgId: string, automationId: string, by: string, role: "owner" | "editor" | "approver" | "viewer"): Promise<Published> {
   return inTx(db, async (tx) => {
     const draft = await automationDraftsLockGraph(tx, orgId, automationId);
     if (!draft) throw new NotFoundError("automation_not_found", `draft of automation ${automationId}`);
+    if (role !== "owner") await assertNoOwnerExemptions(tx, orgId, automationId);
     return publishGraph(tx, { orgId, automationId, graph: draft.graph, by });
   });
+}
+
+/**
+ * An owner's exemptions (transactional: not capped; its own quiet hours) were given to the journey the owner saw: an
+ * editor may not publish another journey under them, or a marketing sequence could go out uncapped at night.
+ */
+async function assertNoOwnerExemptions(tx: Tx, orgId: string, automationId: string): Promise<void> {
+  const exempt = await automationsSendingExemptions(tx, orgId, automationId);
+  if (!exempt || (!exempt.transactional && !exempt.ownQuietHours)) return;
+  const what = [exempt.transactional ? "marked it transactional (not capped)" : null, exempt.ownQuietHours ? "gave it its own quiet hours" : null].filter(Boolean).join(" and ");
+  throw new HoldfastError(
+    "publish_forbidden",
+    `an owner ${what}, so only an owner may publish a new version of this automation: ask an owner to publish it, or to take that setting off first`,
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Db } from "@holdfast/db";
 import { inTx } from "@holdfast/db";
 import { requestCancel } from "../runs/cancel";
+import { contactSendsEraseAddress } from "../../store/sql/contact-sends";
 import { contactsEraseData, contactsRunningRuns } from "../../store/sql/contacts";
 import type { GraphCache } from "../../versions/graph-cache";
 
@@ -29,6 +30,9 @@ export async function eraseContact(db: Db, graphs: GraphCache, orgId: string, em
     if (outcome.state === "cancelled") cancelled++;
     if (outcome.state === "requested") cancelRequested++;
   }
-  const { found, scrubbed } = await inTx(db, (tx) => contactsEraseData(tx, orgId, email, by));
+  const { found, scrubbed } = await inTx(db, async (tx) => {
+    await contactSendsEraseAddress(tx, orgId, email); // the frequency cap's record of the address (issue 44)
+    return contactsEraseData(tx, orgId, email, by);
+  });
   return { found, cancelled, cancelRequested, scrubbed };
 }

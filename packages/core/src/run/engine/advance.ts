@@ -101,6 +101,7 @@ function planWalk(graph: Graph, run: RunRow, steps: StepRow[]): Command[] {
     status: run.status,
     input: run.input,
     cancelRequested: run.cancelRequested,
+    goalMet: run.goalMet ?? null,
     steps,
     maxSteps: run.maxSteps ?? null,
     expired: run.expired ?? false,
@@ -113,6 +114,7 @@ function statusAfter(commands: Command[]): RunState["status"] {
     if (c.type === "complete_run") return "completed";
     if (c.type === "fail_run") return "failed";
     if (c.type === "cancel_run") return "cancelled";
+    if (c.type === "convert_run") return "converted";
   }
   return "running";
 }

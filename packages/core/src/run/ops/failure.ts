@@ -26,6 +26,8 @@ export interface Failure {
 }
 
 export const busySentence = "Holdfast is busy; your change is kept and will be saved. Try again in a moment.";
+/** Busy, for a form posted without the page's script (server actions): nothing keeps the change, so say so. */
+export const busyFormSentence = "Holdfast is busy, so this was not saved. Try again in a moment.";
 export const existsSentence = "This was already saved (by another click or another person meanwhile): reload to see it, then try again if it is still needed.";
 
 /** SQLSTATEs that pass by themselves: statement/lock timeouts, serialisation failures and deadlocks, insufficient resources. */

@@ -1,5 +1,5 @@
 import type { Db } from "@holdfast/db";
-import { redisPolicy } from "@holdfast/queue";
+import { type RedisTarget, redisPolicy } from "@holdfast/queue";
 import { laneNames } from "../../base/catalog";
 import { databaseNow, databasePing } from "../../store/sql/database";
 import { effectsFigures } from "../../store/sql/effects";
@@ -47,8 +47,8 @@ export async function healthFigures(db: Db): Promise<HealthFigures> {
   const effects = await effectsFigures(db);
   const outbox = await outboxBacklog(db);
   const runRows = await runsCountByStatus(db);
-  const runs: Record<string, number> = { running: 0, completed: 0, failed: 0, cancelled: 0 };
-  const testRuns: Record<string, number> = { running: 0, completed: 0, failed: 0, cancelled: 0 };
+  const runs: Record<string, number> = { running: 0, completed: 0, failed: 0, cancelled: 0, converted: 0 };
+  const testRuns: Record<string, number> = { running: 0, completed: 0, failed: 0, cancelled: 0, converted: 0 };
   for (const r of runRows) (r.test ? testRuns : runs)[r.status] = r.n;
   const leader = await leaderLeasesCurrent(db, "sweeper");
   const checks = await runChecks(db, 0);
@@ -77,7 +77,7 @@ export interface Readiness {
  * Ready to take traffic: the database answers, and Redis (unless wake-ups poll the outbox) answers with
  * maxmemory-policy noeviction (any other policy may evict queued wake-ups and delayed timer jobs).
  */
-export async function readiness(db: Db, redis: { url: string; required: boolean }, timeoutMs = 3_000): Promise<Readiness> {
+export async function readiness(db: Db, redis: { target: RedisTarget; required: boolean }, timeoutMs = 3_000): Promise<Readiness> {
   const withTimeout = <T>(p: Promise<T>) =>
     Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timed out")), timeoutMs).unref())]);
   const database = await withTimeout(databasePing(db)).then(
@@ -86,7 +86,7 @@ export async function readiness(db: Db, redis: { url: string; required: boolean 
   );
   let r: Readiness["redis"] = { required: redis.required, ok: true, maxmemoryPolicy: null, problem: null };
   if (redis.required) {
-    const p = await redisPolicy(redis.url, timeoutMs);
+    const p = await redisPolicy(redis.target, timeoutMs);
     r = { required: true, ok: p.ok, maxmemoryPolicy: p.policy, problem: p.problem };
   }
   return { ready: database && r.ok, database, redis: r };

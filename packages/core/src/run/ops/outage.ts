@@ -1,5 +1,6 @@
-import { redisProbe } from "@holdfast/queue";
-import { pgErrorCode } from "../../base/errors";
+import { type RedisTarget, redisProbe } from "@holdfast/queue";
+import { errorChain, pgErrorCode } from "../../base/errors";
+import { connectionSlotAdvice, isOutOfConnectionSlots } from "./connection-slots";
 import type { Logger } from "../../base/log";
 
 /**
@@ -39,21 +40,13 @@ export function connectionFailureOf(error: unknown): Service | "network" | null 
   const code = pgErrorCode(error);
   if (code && pgStates.test(code)) return "database";
   let network = false;
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && seen.size < 20) {
-    const e = queue.shift();
-    if (!e || typeof e !== "object" || seen.has(e)) continue;
-    seen.add(e);
-    const o = e as { name?: unknown; code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; errors?: unknown; meta?: { driverAdapterError?: unknown } };
+  for (const o of errorChain(error)) {
     const message = typeof o.message === "string" ? o.message : "";
     if (typeof o.code === "string" && prismaCodes.has(o.code)) return "database";
     if (typeof o.kind === "string" && adapterKinds.has(o.kind)) return "database";
     if (pgMessages.test(message)) return "database";
     if (o.name === "MaxRetriesPerRequestError" || redisMessages.test(message)) return "redis";
     if (typeof o.code === "string" && socketCodes.has(o.code)) network = true;
-    queue.push(o.cause, o.meta?.driverAdapterError);
-    if (Array.isArray(o.errors)) queue.push(...o.errors);
   }
   return network ? "network" : null;
 }
@@ -169,9 +162,11 @@ export class Outages implements OutageReporter {
           if (!s.down) {
             s.down = { since: Date.now() };
             const reason = reasonOf(error);
+            // No free connection slot is an outage of this process's own making (or its neighbours'): say what to do.
+            const advice = isOutOfConnectionSlots(error) ? `; too many clients: ${connectionSlotAdvice}` : "";
             this.opts.log.error(
               { outage: "down", service: s.watched.service, reason },
-              `${s.watched.service} unreachable (${reason}): work waits and resumes by itself when it is back`,
+              `${s.watched.service} unreachable (${reason}): work waits and resumes by itself when it is back${advice}`,
             );
           }
           if (!this.stopped) {
@@ -200,8 +195,8 @@ export class Outages implements OutageReporter {
  * A process's watch: the database through its own pool (`SELECT 1`), Redis (when the process uses it) through a
  * standing probe connection. Started; `stop()` at shutdown.
  */
-export function watchOutages(opts: { log: Logger; database: () => Promise<unknown>; redisUrl?: string | undefined; checkEveryMs?: number }): Outages {
-  const redis = opts.redisUrl ? redisProbe(opts.redisUrl) : null;
+export function watchOutages(opts: { log: Logger; database: () => Promise<unknown>; redis?: RedisTarget | undefined; checkEveryMs?: number }): Outages {
+  const redis = opts.redis ? redisProbe(opts.redis) : null;
   const services: WatchedService[] = [{ service: "database", probe: opts.database }];
   if (redis) services.push({ service: "redis", probe: () => redis.ping() });
   return new Outages({

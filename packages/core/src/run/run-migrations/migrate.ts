@@ -220,17 +220,20 @@ async function migrateOne(
     await stepsRenameNode(tx, orgId, runId, oldId, newId);
     await approvalsRenameNode(tx, orgId, runId, oldId, newId);
   }
-  await runsSetVersion(tx, runId, v.toId);
-  await runsTouch(tx, runId); // a worker's plan made on the old graph no longer applies
-  if (landing.action !== "move" && "to" in landing) await rescheduleChangedWait(tx, v, runId, landing.to, input.toVersion);
   if (landing.action === "move") {
     // Nothing is in flight (checked above): every open step closes, a running one whose lease lapsed included, and a
-    // settled step not yet walked from is marked walked, so no walk goes on from the old position.
+    // settled step not yet walked from is marked walked, so no walk goes on from the old position. Closed before the
+    // run changes version: the journey counts keep the closing on the old version, where the step was.
     const open = steps.filter((s) => ["ready", "waiting", "parked", "running"].includes(s.status)).map((s) => s.id);
     if (open.length) await stepsCancelOpen(tx, open);
     const unwalked = steps.filter((s) => !s.advanced && (s.status === "done" || s.status === "failed")).map((s) => s.id);
     if (unwalked.length) await stepsMarkAdvanced(tx, unwalked);
     await approvalsCancelPendingForMigration(tx, orgId, runId);
+  }
+  await runsSetVersion(tx, runId, v.toId);
+  await runsTouch(tx, runId); // a worker's plan made on the old graph no longer applies
+  if (landing.action !== "move" && "to" in landing) await rescheduleChangedWait(tx, v, runId, landing.to, input.toVersion);
+  if (landing.action === "move") {
     const moved: RunRow = { ...run, versionId: v.toId };
     const now = await stepsForRun(tx, orgId, runId);
     const command = planStepAt(v.toGraph, { id: runId, status: "running", input: run.input, cancelRequested: false, steps: now }, landing.to);

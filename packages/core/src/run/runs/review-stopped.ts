@@ -21,7 +21,8 @@ export async function reviewStoppedRunEffect(
   return inTx(db, async (tx) => {
     const run = await runsLockForWalk(tx, r.orgId, r.runId);
     if (!run) throw new NotFoundError("run_not_found", `run ${r.runId}`);
-    if (run.status !== "cancelled") {
+    // Stopped with a call's outcome unknown: cancelled, or ended at its goal (converted), the same safe point.
+    if (run.status !== "cancelled" && run.status !== "converted") {
       throw new ActionRefusedError(`the run is ${run.status}: ${run.status === "running" ? "resolve its step that needs a review" : "retry it to settle the call"}`);
     }
     const settled = await effectsSettleReviewed(tx, r.orgId, r.runId, r.key, { happened: r.happened, note, by: r.by });

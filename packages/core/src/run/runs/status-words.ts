@@ -10,3 +10,6 @@ export const heldWords = "Held: the automation is paused (runs held)";
 export function runStatusWords(status: RunDisplayStatus | string): string {
   return status === "held" ? heldWords : status.replace(/_/g, " ");
 }
+
+/** The goals an automation may count, in words (the goal form, a converted run's page). */
+export { type Goal, goals, goalWords } from "../../base/types/goals";

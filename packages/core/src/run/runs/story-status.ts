@@ -1,5 +1,7 @@
 import { durationWords } from "../../versions/kinds/words";
+import { goalWords } from "../../base/types/goals";
 import { heldWords } from "./status-words";
+import { latestHold } from "./story-holds";
 import { stepSentences } from "./story-steps";
 import type { StoryAction, StoryClock, StoryEmail, StoryInput, StoryStatus } from "./story-types";
 import { actorWords, attemptWords, capital, quote, stepNames, usd } from "./story-words";
@@ -17,39 +19,55 @@ export function statusOf(input: StoryInput, clock: StoryClock, email: StoryEmail
     return { ...base(), state: "completed", text: `Completed${run.finishedAt ? ` ${clock.when(run.finishedAt)}` : ""}${took}.` };
   }
   if (run.status === "cancelled") return cancelledStatus(input, clock);
+  if (run.status === "converted") return convertedStatus(input, clock);
   if (run.status === "failed") return failedStatus(input, clock);
   return liveStatus(input, clock, email);
 }
 
 /** Cancelled: by whom and why, or needs review while a call's outcome is unknown. */
 function cancelledStatus(input: StoryInput, clock: StoryClock): StoryStatus {
-  const name = stepNames(input.graph);
-  const { run, steps } = input;
+  const { run } = input;
   const asked = input.timeline.filter((e) => e.type === "run.cancel_requested").at(-1);
   const by = asked ? actorWords(asked.worker) : "someone";
   const reason = run.cancelReason ?? str(asked?.data?.reason);
-  const uncertain = input.uncertain ?? [];
   const cancelled = `Cancelled by ${by}${run.finishedAt ? ` ${clock.when(run.finishedAt)}` : ""}${reason ? `: ${quote(reason)}` : ""}`;
-  if (uncertain.length > 0) {
-    const calls = uncertain.map((u) => {
-      const s = steps.find((x) => x.id === u.stepId);
-      return s ? name(s) : u.key;
-    });
-    return {
+  return (
+    uncertainStatus(input, cancelled) ?? {
       ...base(),
-      state: "needs_review",
-      text: `${cancelled}: the call at ${calls.join(", ")} may or may not have happened (its outcome was unknown when the run stopped).`,
-      todo: "Check at the provider whether it happened, then say what you found (nothing is sent again).",
-      actions: ["resolve"],
-      stepId: uncertain[0]?.stepId ?? null,
-    };
-  }
+      state: "cancelled",
+      text: `${cancelled}.`,
+      todo: "Nothing was undone: what the run had already sent or written stays as it is.",
+    }
+  );
+}
+
+/** A stopped run (cancelled, or ended at its goal) with a call whose outcome was unknown when it stopped: a person checks. */
+function uncertainStatus(input: StoryInput, stopped: string): StoryStatus | null {
+  const name = stepNames(input.graph);
+  const uncertain = input.uncertain ?? [];
+  if (uncertain.length === 0) return null;
+  const calls = uncertain.map((u) => {
+    const s = input.steps.find((x) => x.id === u.stepId);
+    return s ? name(s) : u.key;
+  });
   return {
     ...base(),
-    state: "cancelled",
-    text: `${cancelled}.`,
-    todo: "Nothing was undone: what the run had already sent or written stays as it is.",
+    state: "needs_review",
+    text: `${stopped}: the call at ${calls.join(", ")} may or may not have happened (its outcome was unknown when the run stopped).`,
+    todo: "Check at the provider whether it happened, then say what you found (nothing is sent again).",
+    actions: ["resolve"],
+    stepId: uncertain[0]?.stepId ?? null,
   };
+}
+
+/** Converted: the automation's goal was met for the contact, so the run ended there (which goal, and when). */
+function convertedStatus(input: StoryInput, clock: StoryClock): StoryStatus {
+  const met = input.timeline.filter((e) => e.type === "run.goal_met").at(-1);
+  const goal = str(met?.data?.goal);
+  const words = goal === "replied" || goal === "clicked" || goal === "event" ? goalWords[goal] : (input.run.cancelReason ?? "its goal was met");
+  const when = met ? ` ${clock.when(met.at)}` : "";
+  const converted = `Converted: the automation's goal was met${when} (${words}), so the run ended${input.run.finishedAt ? ` ${clock.when(input.run.finishedAt)}` : ""}`;
+  return uncertainStatus(input, converted) ?? { ...base(), state: "converted", text: `${converted}.`, todo: null };
 }
 
 /** Failed: by a budget, at a step, at an approval nobody decided, or for the reason recorded. */
@@ -83,8 +101,11 @@ function failedStatus(input: StoryInput, clock: StoryClock): StoryStatus {
 function liveStatus(input: StoryInput, clock: StoryClock, email: StoryEmail | null): StoryStatus {
   const name = stepNames(input.graph);
   const { run, steps } = input;
+  const goal = run.cancelReason?.startsWith("goal met") ?? false;
   const cancelling = run.cancelRequestedAt
-    ? ` Cancel requested ${clock.when(run.cancelRequestedAt)}: it stops as soon as the call in flight settles.`
+    ? goal
+      ? ` Its goal was met ${clock.when(run.cancelRequestedAt)}: it ends as converted as soon as the call in flight settles.`
+      : ` Cancel requested ${clock.when(run.cancelRequestedAt)}: it stops as soon as the call in flight settles.`
     : "";
   const review = steps.find((s) => s.status === "parked" && s.error?.code === "needs_review");
   const parked = review ?? steps.find((s) => s.status === "parked");
@@ -116,5 +137,7 @@ function liveStatus(input: StoryInput, clock: StoryClock, email: StoryEmail | nu
       stepId: open.id,
     };
   }
-  return { ...base(), state: "running", text: `${waitingSentence}.${cancelling}`, stepId: open.id };
+  // A send held by a sending rule (quiet hours, the frequency cap) is waiting, not working: its sentence says until when.
+  const held = open.status === "ready" && !open.error && latestHold(input.timeline.filter((e) => e.stepId === open.id && e.type === "step.deferred"), clock);
+  return { ...base(), state: held ? "waiting" : "running", text: `${waitingSentence}.${cancelling}`, stepId: open.id };
 }

@@ -1,6 +1,7 @@
 import { kindOf } from "../../versions/kinds/registry";
 import { durationWords, listWords } from "../../versions/kinds/words";
 import type { StoryApproval, StoryClock, StoryEmail, StoryEvent, StoryInput, StorySentence, StoryStep, StoryTimer, StoryTone } from "./story-types";
+import { latestHold } from "./story-holds";
 import { actorWords, attemptWords, latenessWords, quote, stepNames, usd } from "./story-words";
 import { date, num, rec, str } from "./values";
 import { answeredWords, errorPhrase, failureWhy, parkedWhy, type StepErrorLike } from "./why";
@@ -55,6 +56,9 @@ function openSentence({ s, at, events }: StepFacts, name: Name, clock: StoryCloc
   if (s.status === "failed") return { at, text: `${name(s)} failed on ${attemptWords(s)}: ${failureWhy(s.error).what}`, tone: "failed" };
   if (s.status === "parked") return { at, text: `${name(s)} is on hold: ${parkedWhy(s.error, usd, clock.when).what}`, tone: "warning" };
   if (s.status !== "ready" && s.status !== "running") return undefined;
+  // A send held by a sending rule (quiet hours, the frequency cap) waits for its instant: say until when and why.
+  const held = s.status === "ready" && !s.error ? latestHold(events("step.deferred"), clock) : null;
+  if (held) return { at: s.createdAt, text: `${s.kind === "send_email" ? "Email" : name(s)} held ${held.text}`, tone: "waiting" };
   const retries = events("step.retry_scheduled").length;
   const text =
     s.status === "running"
@@ -84,7 +88,8 @@ function kindSentence(f: StepFacts, input: StoryInput, name: Name, clock: StoryC
         ? ` on ${attemptWords(s)} (${retries.map((e, i) => `attempt ${i + 1} ${errorPhrase(e.data as StepErrorLike)}`).join("; ")})`
         : "";
       const [text, tone] = doneSentence(s, out, rec(input.graph?.nodes.find((n) => n.id === s.nodeId)?.config), email, clock);
-      return { at, text: `${text}${tries}`, tone };
+      const held = latestHold(events("step.deferred"), clock);
+      return { at, text: `${text}${tries}${held ? `; it was held ${held.text}` : ""}`, tone };
     }
   }
 }
@@ -170,7 +175,7 @@ function doneSentence(s: StoryStep, out: Record<string, unknown>, config: Record
       if (out.simulated === true) {
         const copy = rec(out.sentToTester);
         const toTester = str(copy.to) ? (str(copy.error) ? `; the copy to ${str(copy.to)} failed: ${str(copy.error)}` : `; a copy went to ${str(copy.to)}, marked [Test]`) : "";
-        return [`Email to ${to}${subject} built at ${clock.when(s.settledAt ?? s.createdAt)}, not sent (test run)${toTester}`, "done"];
+        return [`Email to ${to}${subject} built at ${clock.when(s.settledAt ?? s.createdAt)}, not sent (test run: nothing is sent, so the frequency cap neither counts nor holds it)${toTester}`, "done"];
       }
       return [`Email to ${to}${subject} accepted by the server at ${clock.when(s.settledAt ?? s.createdAt)}${rejected}`, "done"];
     }

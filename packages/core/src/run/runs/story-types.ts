@@ -97,7 +97,7 @@ export interface StorySentence {
   text: string;
   tone: StoryTone;
 }
-export type StoryState = "completed" | "running" | "held" | "waiting" | "parked" | "needs_review" | "failed" | "cancelled";
+export type StoryState = "completed" | "running" | "held" | "waiting" | "parked" | "needs_review" | "failed" | "cancelled" | "converted";
 /** The buttons that fix it: the page maps each to a form or a link. */
 export type StoryAction = "resume" | "resolve" | "raise_budget" | "reconnect" | "retry" | "decide";
 export interface StoryStatus {

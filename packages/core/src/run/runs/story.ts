@@ -40,9 +40,16 @@ export function buildStory(input: StoryInput): Story {
       const s = input.steps.find((x) => x.id === e.stepId);
       const latestHold = input.timeline.filter((x) => x.type === "step.parked" && x.stepId === e.stepId).at(-1);
       if (s && !(s.status === "parked" && latestHold === e)) say(s.nodeId, e.at, `${stepName(s)} was on hold: ${parkedWhy(e.data as StepErrorLike, usd, clock.when).what}`, "warning");
+    } else if (e.type === "approval.edited") {
+      // Before the approval it was made with (the same instant): the edit, then the decision on it.
+      sentences.unshift({ stepId: null, nodeId: e.nodeId ?? "", at: e.at, text: editSentence(e, clock.when(e.at)), tone: "working" });
+    } else if (e.type === "approval.refused" && e.data?.mine === true) {
+      // A repeated click of the person's own decision: harmless, said as such.
+      const via = e.data?.via === "slack" ? "in Slack" : "in the inbox";
+      say(e.nodeId ?? "", e.at, `${str(e.data?.by) ?? actorWords(e.worker)} clicked again ${via} at ${clock.when(e.at)}: already recorded, nothing changed`, "done");
     } else if (e.type === "approval.refused") {
       const via = e.data?.via === "slack" ? "in Slack" : "in the inbox";
-      const what = e.data?.decision === "rejected" ? "rejection" : "approval";
+      const what = e.data?.action === "edit" ? "edit" : e.data?.decision === "rejected" ? "rejection" : "approval";
       say(e.nodeId ?? "", e.at, `${str(e.data?.by) ?? actorWords(e.worker)}'s ${what} ${via} at ${clock.when(e.at)} was not recorded: ${str(e.data?.message) ?? "refused"}`, "warning");
     } else if (e.type === "timer.zone_unknown") {
       say(e.nodeId ?? "", e.at, str(e.data?.message) ?? `The contact's time zone is unknown: the wait counts in ${str(e.data?.fallback) ?? "UTC"}`, "warning");
@@ -104,3 +111,11 @@ export type {
 } from "./story-types";
 export { storyClock } from "./story-clock";
 export { actorWords, attemptWords, latenessWords, stepNames, usd } from "./story-words";
+
+/** "Sam edited the email before approving, in the inbox at ...: the subject and the text (the HTML version is no longer sent)". */
+function editSentence(e: StoryInput["timeline"][number], at: string): string {
+  const changed = [e.data?.subjectChanged === true ? "the subject" : null, e.data?.textChanged === true ? "the text" : null].filter((c) => c !== null);
+  const via = e.data?.via === "slack" ? "in Slack" : "in the inbox";
+  const html = e.data?.htmlDropped === true ? " (the HTML version is no longer sent: an edit is plain text)" : "";
+  return `${str(e.data?.by) ?? actorWords(e.worker)} edited the email before approving, ${via} at ${at}: changed ${changed.join(" and ") || "nothing"}${html}`;
+}

@@ -21,8 +21,8 @@ export async function startInTx(tx: Tx, plan: StartPlan): Promise<{ runId: strin
   const contactId = contact && !request.test ? await contactsResolve(tx, run.orgId, contact.email, null, contact.attributes) : null;
   const inserted =
     plan.windowHours === undefined
-      ? { ...(await runsInsertIfNew(tx, { ...run, contactId })), startKey: run.startKey }
-      : await runsInsertWithinWindow(tx, { ...run, contactId }, run.startKey, plan.windowHours);
+      ? { ...(await runsInsertIfNew(tx, { ...run, contactId, test: request.test !== undefined })), startKey: run.startKey }
+      : await runsInsertWithinWindow(tx, { ...run, contactId, test: request.test !== undefined }, run.startKey, plan.windowHours);
   const data = { ...plan.eventData, startKey: inserted.startKey };
   if (!inserted.inserted) await runsRecordDuplicate(tx, run.orgId, inserted.id, data);
   else {

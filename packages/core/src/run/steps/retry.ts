@@ -1,8 +1,8 @@
 import type { RetryPolicy } from "../../base/catalog";
-import type { StepError, StepOutcome } from "../../base/outcome/outcome";
+import type { SendHold, StepError, StepOutcome } from "../../base/outcome/outcome";
 
 // What a provider answers is base/outcome/ (providers depend on no step code); re-exported for the step runner's callers.
-export type { PendingEffect, StepError, StepOutcome } from "../../base/outcome/outcome";
+export type { PendingEffect, SendHold, StepError, StepOutcome } from "../../base/outcome/outcome";
 export { maxRetryAfterMs, parseRetryAfter } from "../../base/outcome/retry-after";
 
 /** Exponential backoff with full jitter: anywhere in [0, min(cap, base * 2^attempt)). */
@@ -16,7 +16,7 @@ export type Settlement =
   | { kind: "retry"; error: StepError; delayMs: number }
   | { kind: "fail"; error: StepError }
   | { kind: "park"; error: StepError }
-  | { kind: "defer"; reason: string; delayMs: number };
+  | { kind: "defer"; reason: string; delayMs: number; hold?: SendHold };
 
 /**
  * What to write for an outcome: retries stop at maxAttempts; the provider's Retry-After wins over the schedule.
@@ -37,7 +37,7 @@ export function settlementFor(
     case "park":
       return { kind: "park", error: outcome.error };
     case "defer":
-      return { kind: "defer", reason: outcome.reason, delayMs: outcome.delayMs };
+      return { kind: "defer", reason: outcome.reason, delayMs: outcome.delayMs, ...(outcome.hold ? { hold: outcome.hold } : {}) };
     case "retry":
       if (attempt >= maxAttempts) {
         return { kind: "fail", error: { ...outcome.error, exhausted: true, attempts: attempt } };

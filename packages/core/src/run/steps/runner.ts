@@ -320,7 +320,7 @@ function settleRequestFor(step: ClaimedStep, worker: string, outcome: StepOutcom
         : settlement.kind === "park"
           ? { step, worker, status: "parked", error: settlement.error }
           : settlement.kind === "defer"
-            ? { step, worker, status: "ready", delayMs: settlement.delayMs, event: { type: "step.deferred", data: { reason: settlement.reason, delayMs: Math.round(settlement.delayMs) } } }
+            ? { step, worker, status: "ready", delayMs: settlement.delayMs, event: { type: "step.deferred", data: { reason: settlement.reason, delayMs: Math.round(settlement.delayMs), ...(settlement.hold ? { hold: settlement.hold } : {}) } } }
             : { step, worker, status: "failed", error: settlement.error };
   request.effect = effect;
   if (outcome.kind === "done" && outcome.skipped) request.event = { type: "step.skipped", data: { reason: outcome.skipped.reason } };

@@ -1,3 +1,4 @@
+import { DateTime } from "luxon";
 import { type Db, inTx } from "@holdfast/db";
 import { decideApproval } from "../../people/approvals/decide";
 import { HoldfastError } from "../../base/errors";
@@ -7,6 +8,7 @@ import { type StepView, stepsViewOfRun } from "../../store/sql/steps-view";
 import { testRunsAdvanceClockTo, testRunsGet } from "../../store/sql/test-runs";
 import { timersPendingOfStep } from "../../store/sql/timers";
 import { fireWaitNow } from "../runs/fire-wait";
+import { skipTestHold } from "./held";
 import type { GraphCache } from "../../versions/graph-cache";
 import { ingestEmailReply } from "../../people/signals/email";
 import type { Graph } from "../../versions/graph";
@@ -42,13 +44,14 @@ export async function skipTestWait(db: Db, graphs: GraphCache, t: { orgId: strin
     await testRunsAdvanceClockTo(tx, t.orgId, t.runId, pending.dueAt);
     return pending;
   });
-  if (!timer) return { kind: "already", message: "this wait has already fired: the run has moved on" };
+  // Not a wait: a send held by a sending rule is skipped to its instant the same way (held.ts).
+  if (!timer) return (await skipTestHold(db, t)) ?? { kind: "already", message: "this step no longer waits (its wait fired or its send went): the run has moved on" };
   const fired = await fireWaitNow(db, graphs, {
     orgId: t.orgId,
     runId: t.runId,
     stepId: t.stepId,
     by: t.by,
-    reason: `skipped in a test run to ${timer.dueAt.toISOString()} (${timer.zone})`,
+    reason: `skipped in a test run to ${DateTime.fromJSDate(timer.dueAt, { zone: timer.zone }).setLocale("en-GB").toFormat("ccc d LLL HH:mm")} ${timer.zone}`,
   });
   if (fired.kind !== "fired") return { kind: "already", message: `this wait already fired at ${fired.firedAt.toISOString()}` };
   await inTx(db, (tx) =>

@@ -3,6 +3,7 @@ import { mayDecide } from "../../people/approvals/judge";
 import { approvalsForRun } from "../../store/sql/approvals";
 import { membershipsList } from "../../store/sql/memberships";
 import { runsStatus } from "../../store/sql/runs-view";
+import { stepsHeldOfRun } from "../../store/sql/steps-held";
 import { stepsViewOfRun } from "../../store/sql/steps-view";
 import { testRunsGet } from "../../store/sql/test-runs";
 import { timersPendingOfRun } from "../../store/sql/timers";
@@ -22,25 +23,28 @@ export interface TestRunState {
   startedBy: string;
   sendTo: string | null;
   script: ReturnType<typeof testScript.parse>;
-  waiting: WaitingStep[];
+  waiting: (WaitingStep | HeldWaitingStep)[];
 }
 
 export type WaitingStep =
   | { kind: "wait"; stepId: string; nodeId: string; dueAt: Date; zone: string }
   | { kind: "reply"; stepId: string; nodeId: string; dueAt: Date | null; zone: string | null }
   | { kind: "approval"; stepId: string; nodeId: string; approvalId: string; title: string; approvers: { userId: string; name: string; email: string }[] };
+/** A send held by a sending rule until `until` (issue 44): "Held by quiet hours until …; Skip to then". */
+export type HeldWaitingStep = { kind: "held"; stepId: string; nodeId: string; rule: "quiet_hours" | "frequency_cap"; until: Date; zone: string; words: string };
 
 export async function testRunState(db: Db, orgId: string, runId: string): Promise<TestRunState> {
   const row = await testRunsGet(db, orgId, runId);
   if (!row) throw new TestRunError("not_a_test_run", "this is not a test run");
-  const [status, steps, timers, approvals, members] = await inTx(db, async (tx) => [
+  const [status, steps, timers, approvals, members, held] = await inTx(db, async (tx) => [
     await runsStatus(tx, runId),
     await stepsViewOfRun(tx, orgId, runId),
     await timersPendingOfRun(tx, orgId, runId),
     await approvalsForRun(tx, orgId, runId),
     await membershipsList(tx, orgId),
+    await stepsHeldOfRun(tx, orgId, runId),
   ] as const);
-  const waiting: WaitingStep[] = [];
+  const waiting: TestRunState["waiting"] = [];
   for (const s of steps.filter((x) => x.status === "waiting")) {
     const timer = timers.find((t) => t.stepId === s.id);
     if (s.kind === "approval") {
@@ -53,6 +57,9 @@ export async function testRunState(db: Db, orgId: string, runId: string): Promis
     } else if (timer) {
       waiting.push({ kind: "wait", stepId: s.id, nodeId: s.nodeId, dueAt: timer.dueAt, zone: timer.zone });
     }
+  }
+  for (const h of held) {
+    waiting.push({ kind: "held", stepId: h.stepId, nodeId: h.nodeId, rule: h.hold.rule, until: new Date(h.hold.until), zone: h.hold.zone ?? "UTC", words: h.hold.words });
   }
   return {
     runId,
@@ -96,9 +103,10 @@ export async function playTestRun(
       await new Promise((r) => setTimeout(r, 200));
       continue;
     }
-    if (next.kind === "wait") {
+    if (next.kind === "wait" || next.kind === "held") {
       const r = await skipTestWait(db, graphs, { orgId: t.orgId, runId: t.runId, stepId: next.stepId, by: t.by });
-      if (r.kind === "skipped") done.push(`Skipped the wait at "${next.nodeId}" to ${r.virtualAt.toISOString()} (${r.zone})`);
+      const what = next.kind === "held" ? `the send held by ${next.rule === "quiet_hours" ? "quiet hours" : "the frequency cap"}` : "the wait";
+      if (r.kind === "skipped") done.push(`Skipped ${what} at "${next.nodeId}" to ${r.virtualAt.toISOString()} (${r.zone})`);
     } else if (next.kind === "approval") {
       const decision = state.script.approvals[next.nodeId] === "reject" ? "rejected" : "approved";
       const as = next.approvers[0];

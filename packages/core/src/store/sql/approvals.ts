@@ -1,5 +1,5 @@
 import type { Db, Tx } from "@holdfast/db";
-import type { Approvers, Decision, EmailDigest, OnDeadline } from "../../base/types/approvals";
+import type { Approvers, Decision, EmailDigest, EmailDraft, OnDeadline } from "../../base/types/approvals";
 
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "escalated" | "expired" | "cancelled";
 export type DecidedVia = "slack" | "inbox" | "deadline" | "run" | "test";
@@ -37,6 +37,9 @@ export interface ApprovalRow {
   notifyState: NotifyState;
   notifyError: string | null;
   revision: number;
+  /** An approval of an email: the email it shows now (after an edit, the edited one). */
+  emailDraft: EmailDraft | null;
+  emailDigest: EmailDigest | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -45,22 +48,23 @@ const columns = `a.id, a.org_id AS "orgId", a.run_id AS "runId", a.step_id AS "s
   a.approvers, a.title, a.content, a.digest, a.deadline_at AS "deadlineAt", a.on_deadline AS "onDeadline", a.status,
   a.decided_by AS "decidedBy", a.decided_by_name AS "decidedByName", a.decided_via AS "decidedVia",
   a.decided_at AS "decidedAt", a.slack, a.slack_message AS "slackMessage", a.notify_state AS "notifyState",
-  a.notify_error AS "notifyError", a.revision, a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
+  a.notify_error AS "notifyError", a.revision, a.email_draft AS "emailDraft", a.email_digest AS "emailDigest", a.created_at AS "createdAt", a.updated_at AS "updatedAt"`;
 
 export type NewApproval = Pick<
   ApprovalRow,
   "orgId" | "runId" | "stepId" | "nodeId" | "stage" | "approvers" | "title" | "content" | "digest" | "onDeadline" | "slack"
-> & { deadlineSeconds: number; emailDigest?: EmailDigest | null };
+> & { deadlineSeconds: number; emailDigest?: EmailDigest | null; emailDraft?: EmailDraft | null };
 
 /** The request for a decision, due `deadlineSeconds` from the database's now; its step listens for `approval:<id>`. */
 export async function approvalsInsert(tx: Tx, a: NewApproval): Promise<{ id: string; deadlineAt: Date }> {
   const rows = await tx.$queryRaw<{ id: string; deadlineAt: Date }[]>`
     INSERT INTO approvals (org_id, run_id, step_id, node_id, stage, approvers, title, content, digest, deadline_at,
-                           on_deadline, slack, notify_state, email_digest)
+                           on_deadline, slack, notify_state, email_digest, email_draft)
     VALUES (${a.orgId}, ${a.runId}, ${a.stepId}, ${a.nodeId}, ${a.stage}, ${JSON.stringify(a.approvers)}::jsonb,
             ${a.title}, ${a.content}, ${a.digest}, now() + make_interval(secs => ${a.deadlineSeconds}),
             ${JSON.stringify(a.onDeadline)}::jsonb, ${a.slack ? JSON.stringify(a.slack) : null}::jsonb,
-            ${a.slack ? "post" : "none"}, ${a.emailDigest ? JSON.stringify(a.emailDigest) : null}::jsonb)
+            ${a.slack ? "post" : "none"}, ${a.emailDigest ? JSON.stringify(a.emailDigest) : null}::jsonb,
+            ${a.emailDraft ? JSON.stringify(a.emailDraft) : null}::jsonb)
     RETURNING id, deadline_at AS "deadlineAt"`;
   const row = rows[0];
   if (!row) throw new Error(`approval for step ${a.stepId} not inserted`);
@@ -101,14 +105,17 @@ export interface EmailApproval {
   decidedByName: string | null;
   decidedVia: DecidedVia | null;
   emailDigest: EmailDigest;
+  /** The email as edited by an approver (null: not edited; the send renders it as the approver saw it). */
+  edited: EmailDraft | null;
 }
 
 /** By the run's step ids (`stepIds`, as the claim read them): the unique step_id index finds them on every send. */
 export async function approvalsOfEmail(tx: Tx, orgId: string, stepIds: string[], sendNodeId: string): Promise<EmailApproval | null> {
   if (stepIds.length === 0) return null;
   const rows = await tx.$queryRaw<EmailApproval[]>`
-    SELECT id, node_id AS "nodeId", status, decided_by_name AS "decidedByName", decided_via AS "decidedVia", email_digest AS "emailDigest"
-    FROM approvals
+    SELECT id, node_id AS "nodeId", status, decided_by_name AS "decidedByName", decided_via AS "decidedVia", email_digest AS "emailDigest",
+           CASE WHEN EXISTS (SELECT 1 FROM approval_edits e WHERE e.org_id = a.org_id AND e.approval_id = a.id) THEN email_draft END AS edited
+    FROM approvals a
     WHERE org_id = ${orgId} AND step_id = ANY(${stepIds}::text[]) AND email_digest->>'node' = ${sendNodeId}
     ORDER BY created_at DESC, stage DESC
     LIMIT 1`;
@@ -214,6 +221,34 @@ export async function approvalsRevise(tx: Tx, orgId: string, approvalId: string,
     digest,
   );
   return rows[0];
+}
+
+/**
+ * An approver's edit of the email under review (the row is locked and pending): the new content, its digest, the
+ * email's digests and parts. Decisions bound to the old digest are refused from now on; the Slack message owes an
+ * update (its buttons carry the new digest).
+ */
+export async function approvalsApplyEdit(
+  tx: Tx,
+  orgId: string,
+  approvalId: string,
+  e: { content: string; digest: string; emailDigest: EmailDigest; emailDraft: EmailDraft },
+): Promise<{ notify: boolean }> {
+  const rows = await tx.$queryRawUnsafe<{ notifyState: NotifyState }[]>(
+    `UPDATE approvals SET content = $3, digest = $4, email_digest = $5::jsonb, email_draft = $6::jsonb, revision = revision + 1,
+            updated_at = now(), notify_state = ${notifyAfterChange}
+     WHERE org_id = $1 AND id = $2 AND status = 'pending'
+     RETURNING notify_state AS "notifyState"`,
+    orgId,
+    approvalId,
+    e.content,
+    e.digest,
+    JSON.stringify(e.emailDigest),
+    JSON.stringify(e.emailDraft),
+  );
+  const row = rows[0];
+  if (!row) throw new Error(`approval ${approvalId} was not pending`);
+  return { notify: row.notifyState === "post" || row.notifyState === "update" };
 }
 
 /**
@@ -323,7 +358,7 @@ export async function approvalsRenotifyFailed(tx: Tx, orgId: string, connectionN
 export async function approvalsErase(tx: Tx, orgId: string, runIds: string[]): Promise<number> {
   const rows = await tx.$queryRaw<{ n: number }[]>`
     WITH scrubbed AS (
-      UPDATE approvals SET title = 'Erased contact', content = '(erased)', revision = revision + 1, updated_at = now(),
+      UPDATE approvals SET title = 'Erased contact', content = '(erased)', email_draft = NULL, revision = revision + 1, updated_at = now(),
                            notify_state = CASE WHEN slack_message IS NULL THEN notify_state ELSE 'update' END,
                            notify_error = NULL, notify_attempted_at = NULL
       WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[])

@@ -112,3 +112,10 @@ export async function automationVersionsHasPublished(db: Db | Tx, orgId: string,
 export function automationVersionsMarkPublished(tx: Tx, versionId: string): Promise<number> {
   return tx.$executeRaw`UPDATE automation_versions SET published_at = now() WHERE id = ${versionId} AND published_at IS NULL`;
 }
+
+/** Every version of the automation (id, number, graph), newest first: the journey counts' nodes and versions list. */
+export function automationVersionsAll(db: Db | Tx, orgId: string, automationId: string): Promise<{ id: string; version: number; graph: unknown }[]> {
+  return db.$queryRaw<{ id: string; version: number; graph: unknown }[]>`
+    SELECT id, version, graph FROM automation_versions WHERE org_id = ${orgId} AND automation_id = ${automationId}
+    ORDER BY version DESC`;
+}

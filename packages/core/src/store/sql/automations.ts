@@ -289,3 +289,63 @@ export async function automationsForFirstRequest(
     LIMIT 1`;
   return rows[0];
 }
+
+/** Open tracking (issue 43): whether the run's automation adds a tracking pixel to its HTML emails. */
+export async function automationsTrackOpensOfRun(db: Db | Tx, orgId: string, runId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ on: boolean }[]>`
+    SELECT a.track_opens AS on FROM runs r JOIN automations a ON a.org_id = r.org_id AND a.id = r.automation_id
+    WHERE r.org_id = ${orgId} AND r.id = ${runId}`;
+  return rows[0]?.on ?? false;
+}
+
+export async function automationsTrackOpens(db: Db | Tx, orgId: string, automationId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<{ on: boolean }[]>`SELECT track_opens AS on FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  return rows[0]?.on ?? false;
+}
+
+/** Turns open tracking on or off; false when there is no such automation. */
+export async function automationsSetTrackOpens(db: Db | Tx, orgId: string, automationId: string, on: boolean): Promise<boolean> {
+  return (await db.$executeRaw`UPDATE automations SET track_opens = ${on} WHERE org_id = ${orgId} AND id = ${automationId}`) > 0;
+}
+
+/** What an automation counts as its goal (automations.goal): the contact replied, clicked, or a goal event came. */
+export type AutomationGoal = "replied" | "clicked" | "event";
+
+export async function automationsGoal(db: Db | Tx, orgId: string, automationId: string): Promise<{ goal: AutomationGoal | null } | undefined> {
+  const rows = await db.$queryRaw<{ goal: AutomationGoal | null }[]>`SELECT goal FROM automations WHERE org_id = ${orgId} AND id = ${automationId}`;
+  return rows[0];
+}
+
+/** Sets (or, with null, clears) the automation's goal; false when there is no such automation. */
+export async function automationsSetGoal(db: Db | Tx, orgId: string, automationId: string, goal: AutomationGoal | null): Promise<boolean> {
+  return (await db.$executeRaw`UPDATE automations SET goal = ${goal} WHERE org_id = ${orgId} AND id = ${automationId}`) === 1;
+}
+
+/** What a goal URL's delivery needs: the automation, its goal and trigger mode, the goal credentials, the clock. */
+export interface GoalTarget {
+  automationId: string;
+  goal: AutomationGoal | null;
+  triggerAuth: "signed" | "url_token";
+  signingSecrets: string[];
+  urlTokens: string[];
+  /** The newest published version: its trigger says where the payload's email is. */
+  versionId: string | null;
+  /** The database clock (epoch seconds): signatures are checked against it. */
+  now: number;
+}
+
+export async function automationsGoalTarget(tx: Tx, orgId: string, slug: string): Promise<GoalTarget | undefined> {
+  const rows = await tx.$queryRaw<GoalTarget[]>`
+    SELECT a.id AS "automationId", a.goal, a.trigger_auth AS "triggerAuth",
+           COALESCE(array_agg(tc.secret ORDER BY tc.secret) FILTER (WHERE tc.kind = 'goal_signing_secret'), '{}') AS "signingSecrets",
+           COALESCE(array_agg(tc.secret ORDER BY tc.secret) FILTER (WHERE tc.kind = 'goal_url_token'), '{}') AS "urlTokens",
+           (SELECT av.id FROM automation_versions av WHERE av.org_id = a.org_id AND av.automation_id = a.id AND av.published_at IS NOT NULL
+             ORDER BY av.version DESC LIMIT 1) AS "versionId",
+           EXTRACT(EPOCH FROM now())::float8 AS now
+    FROM automations a
+    LEFT JOIN trigger_credentials tc ON tc.org_id = a.org_id AND tc.automation_id = a.id
+      AND tc.kind IN ('goal_signing_secret', 'goal_url_token') AND (tc.expires_at IS NULL OR tc.expires_at > now())
+    WHERE a.org_id = ${orgId} AND a.slug = ${slug}
+    GROUP BY a.id`;
+  return rows[0];
+}

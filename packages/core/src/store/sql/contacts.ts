@@ -1,6 +1,8 @@
 import type { Db, Tx } from "@holdfast/db";
 import { approvalsErase } from "./approvals";
+import { approvalEditsErase } from "./approval-edits";
 import { runsTouch } from "./runs";
+import { emailMessagesErase } from "./email-messages";
 import { signalsErase } from "./signals";
 
 export type Consent = "granted" | "unknown" | "withdrawn";
@@ -72,7 +74,7 @@ export async function contactsUnsubscribe(tx: Tx, orgId: string, email: string, 
 /**
  * The contact's data removed from everything stored about its runs, in one transaction: run inputs, step outputs
  * and errors, effect results and errors, timeline data (a `contact.erased` row remains), the replies they sent
- * (signals) and their runs' approvals (title and content). The contact row is kept as a
+ * (signals) and their runs' approvals (title, content, the email draft and its edits' texts). The contact row is kept as a
  * tombstone whose email is the address's hash (no time zone, consent withdrawn), so erasing again (after effects that
  * were in flight settled and recorded something) finds its runs; its suppression entry becomes the hash too.
  */
@@ -132,7 +134,9 @@ export async function contactsEraseData(tx: Tx, orgId: string, email: string, by
   await tx.$executeRaw`
     UPDATE run_events SET data = NULL WHERE org_id = ${orgId} AND run_id = ANY(${runIds}::text[]) AND data IS NOT NULL`;
   await signalsErase(tx, orgId, runIds, email, hash);
+  await emailMessagesErase(tx, orgId, email, hash);
   await approvalsErase(tx, orgId, runIds);
+  await approvalEditsErase(tx, orgId, runIds);
   await tx.$executeRaw`
     INSERT INTO run_events (org_id, run_id, type, worker)
     SELECT ${orgId}, id, 'contact.erased', ${by} FROM unnest(${runIds}::text[]) AS id`;

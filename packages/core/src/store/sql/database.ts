@@ -24,3 +24,12 @@ export async function databaseNowMs(db: Db | Tx): Promise<number> {
 export function databaseAdvisoryXactLock(tx: Tx, key: number): Promise<number> {
   return tx.$executeRaw`SELECT pg_advisory_xact_lock(${key})`;
 }
+
+/** The server's connection budget and its use (every database and role): said when a process waited for a slot. */
+export async function databaseConnectionSlots(db: Db): Promise<{ maxConnections: number; inUse: number; reservedForSuperusers: number }> {
+  const rows = await db.$queryRaw<{ maxConnections: number; inUse: number; reservedForSuperusers: number }[]>`
+    SELECT current_setting('max_connections')::int AS "maxConnections",
+           (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS "inUse",
+           current_setting('superuser_reserved_connections')::int AS "reservedForSuperusers"`;
+  return rows[0] as { maxConnections: number; inUse: number; reservedForSuperusers: number };
+}

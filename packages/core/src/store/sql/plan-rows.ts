@@ -21,6 +21,11 @@ export interface PlanRows {
    * holdfast_step_settle does not send them back.
    */
   claim: null | { stepId: string; nodeId: string; iteration: number; kind: string; leaseMs: number; effect: boolean; runStepsKnown?: boolean };
+  /**
+   * The edges the walk took, as journey count changes of the caller's run (holdfast_rows_insert writes them with the
+   * run's version, none for a test run): they name no run, so they can only ever count for the run the caller holds.
+   */
+  edges?: EdgeCount[];
 }
 
 /** A new step row for holdfast_rows_insert: a claimed one carries its owner, attempt and lease length. */
@@ -28,4 +33,10 @@ export interface StepInsert extends NewStep {
   owner?: string;
   attempt?: number;
   leaseMs?: number;
+}
+
+/** One edge a walk took: one run into `bucket` ('edge:<label or ''>:<to>') at `nodeId`, the edge's from node. */
+export interface EdgeCount {
+  nodeId: string;
+  bucket: string;
 }

@@ -79,7 +79,7 @@ export function runsWakeExpired(tx: Tx, staleSeconds: number, limit: number): Pr
 export function runsTakeTimelineExpired(tx: Tx, retentionDays: number, limit: number): Promise<{ id: string; orgId: string }[]> {
   return tx.$queryRaw<{ id: string; orgId: string }[]>`
     SELECT id, org_id AS "orgId" FROM runs
-    WHERE status IN ('completed', 'failed', 'cancelled') AND (timeline_removed_at IS NULL OR timeline_removed_at < finished_at)
+    WHERE status IN ('completed', 'failed', 'cancelled', 'converted') AND (timeline_removed_at IS NULL OR timeline_removed_at < finished_at)
       AND finished_at < now() - make_interval(days => ${retentionDays}::int)
     ORDER BY finished_at LIMIT ${limit}
     FOR UPDATE SKIP LOCKED`;

@@ -32,7 +32,7 @@ export function runsCountByStatus(db: Db | Tx): Promise<{ status: string; test: 
  * A run's status as a person needs it: a running run that waits for a person says so, and one its paused automation
  * holds is `held` (run/runs/status-words.ts has the words).
  */
-export const runDisplayStatuses = ["running", "held", "waiting", "parked", "needs_review", "completed", "failed", "cancelled"] as const;
+export const runDisplayStatuses = ["running", "held", "waiting", "parked", "needs_review", "completed", "failed", "cancelled", "converted"] as const;
 export type RunDisplayStatus = (typeof runDisplayStatuses)[number];
 
 /**
@@ -40,7 +40,7 @@ export type RunDisplayStatus = (typeof runDisplayStatuses)[number];
  * needs review until someone says what they found (reviewStoppedRunEffect).
  */
 const displayStatusSql = Prisma.sql`CASE
-  WHEN r.status = 'cancelled' AND EXISTS (SELECT 1 FROM effects e WHERE e.org_id = r.org_id AND e.run_id = r.id AND ${Prisma.raw(effectUncertainSql)}) THEN 'needs_review'
+  WHEN r.status IN ('cancelled', 'converted') AND EXISTS (SELECT 1 FROM effects e WHERE e.org_id = r.org_id AND e.run_id = r.id AND ${Prisma.raw(effectUncertainSql)}) THEN 'needs_review'
   WHEN r.status <> 'running' THEN r.status
   WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.status = 'parked' AND s.error->>'code' = 'needs_review') THEN 'needs_review'
   WHEN r.held_at IS NOT NULL THEN 'held'
@@ -69,6 +69,8 @@ export interface RunListFilters {
   version?: number;
   status?: RunDisplayStatus;
   contact?: string;
+  /** These runs only (the runs behind a count on the canvas, a page of run/counts' runsAtCount). */
+  ids?: string[];
 }
 
 /** The runs list: the organisations' newest runs matching the filters (contact: part of the email, taken literally). */
@@ -76,6 +78,7 @@ export async function runsListForOrgs(db: Db | Tx, orgIds: string[], f: RunListF
   const where: Prisma.Sql[] = [Prisma.sql`r.org_id = ANY(${orgIds}::text[])`];
   if (f.automation) where.push(Prisma.sql`a.slug = ${f.automation}`);
   if (f.version !== undefined) where.push(Prisma.sql`v.version = ${f.version}`);
+  if (f.ids) where.push(Prisma.sql`r.id = ANY(${f.ids}::text[])`);
   if (f.contact) where.push(Prisma.sql`c.email ILIKE ${`%${f.contact.replace(/[\\%_]/g, (m) => `\\${m}`)}%`}`);
   return db.$queryRaw<RunListItem[]>`
     SELECT * FROM (
@@ -98,6 +101,7 @@ export async function runsListForOrgs(db: Db | Tx, orgIds: string[], f: RunListF
 export interface RunDetailHead {
   id: string;
   orgId: string;
+  automationId: string;
   status: string;
   displayStatus: RunDisplayStatus;
   /** Its automation is paused with its runs held: it takes no next step until the automation is resumed. */
@@ -130,8 +134,8 @@ export interface RunDetailHead {
 /** The run, if it belongs to one of the organisations. */
 export async function runsDetailHead(db: Db | Tx, orgIds: string[], id: string): Promise<RunDetailHead | undefined> {
   const rows = await db.$queryRaw<RunDetailHead[]>`
-    SELECT r.id, r.org_id AS "orgId", r.status, ${displayStatusSql} AS "displayStatus", r.held_at IS NOT NULL AS held, r.start_key AS "startKey", r.test, r.input,
-           r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
+    SELECT r.id, r.org_id AS "orgId", r.automation_id AS "automationId", r.status, ${displayStatusSql} AS "displayStatus", r.held_at IS NOT NULL AS held,
+           r.start_key AS "startKey", r.test, r.input, r.error, r.cancel_requested_at AS "cancelRequestedAt", r.cancel_reason AS "cancelReason", r.max_steps AS "maxSteps",
            r.expires_at AS "expiresAt", r.created_at AS "createdAt", r.finished_at AS "finishedAt",
            r.duplicate_deliveries AS "duplicateDeliveries", r.last_duplicate_at AS "lastDuplicateAt",
            o.slug AS "orgSlug", a.slug AS "automationSlug", a.name AS "automationName", v.version, v.graph, c.email AS contact,

@@ -13,9 +13,11 @@ export interface RunRow {
   orgId: string;
   automationId: string;
   versionId: string;
-  status: "running" | "completed" | "failed" | "cancelled";
+  status: "running" | "completed" | "failed" | "cancelled" | "converted";
   input: unknown;
   cancelRequested: boolean;
+  /** The goal that is ending it (runs.goal_met, set with cancel_requested_at): the walk ends it converted. */
+  goalMet?: "replied" | "clicked" | "event" | null;
   /** Budgets (set at start): steps it may execute (null: none set), and whether its age limit has passed. */
   maxSteps?: number | null;
   expired?: boolean;
@@ -25,14 +27,18 @@ export interface RunRow {
   test?: boolean;
 }
 
-/** One logical run per (org_id, start_key): the unique key refuses the second start, whoever races. */
+/**
+ * One logical run per (org_id, start_key): the unique key refuses the second start, whoever races. A test run is
+ * inserted as one (`test`), so the journey counts' trigger never counts its start (count_run.sql).
+ */
 export async function runsInsertIfNew(
   tx: Tx,
-  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown; contactId?: string | null },
+  run: { orgId: string; automationId: string; versionId: string; startKey: string; input: unknown; contactId?: string | null; test?: boolean },
 ): Promise<{ id: string; inserted: boolean }> {
   const inserted = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO runs (org_id, automation_id, version_id, start_key, input, contact_id)
-    VALUES (${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey}, ${JSON.stringify(run.input)}::jsonb, ${run.contactId ?? null})
+    INSERT INTO runs (org_id, automation_id, version_id, start_key, input, contact_id, test)
+    VALUES (${run.orgId}, ${run.automationId}, ${run.versionId}, ${run.startKey}, ${JSON.stringify(run.input)}::jsonb, ${run.contactId ?? null},
+            ${run.test === true})
     ON CONFLICT (org_id, start_key) DO NOTHING
     RETURNING id`;
   if (inserted[0]) return { id: inserted[0].id, inserted: true };
@@ -51,7 +57,7 @@ export async function runsInsertIfNew(
  */
 export async function runsInsertWithinWindow(
   tx: Tx,
-  run: { orgId: string; automationId: string; versionId: string; input: unknown; contactId?: string | null },
+  run: { orgId: string; automationId: string; versionId: string; input: unknown; contactId?: string | null; test?: boolean },
   baseKey: string,
   windowHours: number,
 ): Promise<{ id: string; inserted: boolean; startKey: string }> {
@@ -136,7 +142,7 @@ export async function runsMarkTest(tx: Tx, orgId: string, runId: string, contact
 export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Promise<RunRow | undefined> {
   const rows = await tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
-           cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
+           cancel_requested_at IS NOT NULL AS "cancelRequested", goal_met AS "goalMet", max_steps AS "maxSteps",
            COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held, test
     FROM runs WHERE org_id = ${orgId} AND id = ${runId}
     FOR UPDATE`;
@@ -150,7 +156,7 @@ export async function runsLockForWalk(tx: Tx, orgId: string, runId: string): Pro
 export function runsLockForWalkMany(tx: Tx, targets: { orgId: string; runId: string }[]): Promise<RunRow[]> {
   return tx.$queryRaw<RunRow[]>`
     SELECT id, org_id AS "orgId", automation_id AS "automationId", version_id AS "versionId", status, input,
-           cancel_requested_at IS NOT NULL AS "cancelRequested", max_steps AS "maxSteps",
+           cancel_requested_at IS NOT NULL AS "cancelRequested", goal_met AS "goalMet", max_steps AS "maxSteps",
            COALESCE(expires_at <= now(), false) AS expired, held_at IS NOT NULL AS held, test
     FROM runs
     WHERE (org_id, id) IN (SELECT * FROM unnest(${targets.map((t) => t.orgId)}::text[], ${targets.map((t) => t.runId)}::text[]))
@@ -171,7 +177,7 @@ export async function runsTouch(tx: Tx, runIds: string | string[]): Promise<numb
 /** How a walk ends a run. */
 export interface RunFinish {
   runId: string;
-  status: "completed" | "failed" | "cancelled";
+  status: "completed" | "failed" | "cancelled" | "converted";
   error: Record<string, unknown> | null;
 }
 
@@ -198,6 +204,34 @@ export function runsRequestCancel(tx: Tx, orgId: string, runId: string, reason: 
   return tx.$executeRaw`
     UPDATE runs SET cancel_requested_at = now(), cancel_reason = ${reason}, updated_at = now(), seq = seq + 1
     WHERE org_id = ${orgId} AND id = ${runId} AND status = 'running' AND cancel_requested_at IS NULL`;
+}
+
+/**
+ * A goal met: the contact's running runs of the automation (not test runs, not those already being cancelled) are
+ * asked to end, as a cancel is, with the goal that ends them (the walk then ends them converted). The ids, in order.
+ */
+export function runsRequestGoalEnd(
+  tx: Tx,
+  r: { orgId: string; automationId: string; contactId: string; goal: "replied" | "clicked" | "event"; reason: string },
+): Promise<{ id: string }[]> {
+  return tx.$queryRaw<{ id: string }[]>`
+    UPDATE runs SET cancel_requested_at = now(), cancel_reason = ${r.reason}, goal_met = ${r.goal}, updated_at = now(), seq = seq + 1
+    WHERE contact_id = ${r.contactId} AND org_id = ${r.orgId} AND automation_id = ${r.automationId}
+      AND status = 'running' AND NOT test AND cancel_requested_at IS NULL
+    RETURNING id`;
+}
+
+/** A run's automation and contact, with the automation's goal (a reply to its email may meet it). */
+export async function runsGoalOf(
+  tx: Tx,
+  orgId: string,
+  runId: string,
+): Promise<{ automationId: string; contactId: string | null; test: boolean; goal: "replied" | "clicked" | "event" | null } | undefined> {
+  const rows = await tx.$queryRaw<{ automationId: string; contactId: string | null; test: boolean; goal: "replied" | "clicked" | "event" | null }[]>`
+    SELECT r.automation_id AS "automationId", r.contact_id AS "contactId", r.test, a.goal
+    FROM runs r JOIN automations a ON a.org_id = r.org_id AND a.id = r.automation_id
+    WHERE r.org_id = ${orgId} AND r.id = ${runId}`;
+  return rows[0];
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Tx } from "@holdfast/db";
 
-export type CredentialKind = "signing_secret" | "url_token";
+/** The start trigger's credentials, and the goal URL's own (a sender of conversions cannot start runs with them). */
+export type CredentialKind = "signing_secret" | "url_token" | "goal_signing_secret" | "goal_url_token";
 export type TriggerAuth = "signed" | "url_token";
 
 export interface TriggerCredentialRow {

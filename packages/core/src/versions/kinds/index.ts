@@ -13,6 +13,7 @@ export { type Flow, type FlowGraph, flowOf } from "./flow";
 export { payloadPaths, sampleOf, type Variable, variablesAt } from "./variables";
 export * from "../connection-kinds";
 export { defaultConfigIn, triggerZonePath } from "./defaults";
+export { type AnswerProblem, type AutomationTemplate, automationTemplates, buildFromTemplate, type TemplateGraph, templateOf } from "./templates";
 export {
   attributeLimits,
   type AttributeValue,

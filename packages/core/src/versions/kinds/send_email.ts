@@ -19,6 +19,11 @@ export const sendEmailConfig = z
     /** true: only contacts whose consent is "granted" are written to; otherwise anyone not withdrawn or suppressed. */
     requireConsent: z.boolean().default(false),
     maxAttempts: z.number().int().min(1).max(20).optional(),
+    /**
+     * The saved email the subject and bodies were copied from (the editor's "Use a saved email"), for display only:
+     * the step sends its own copy, so a saved email changed or deleted later never changes a version.
+     */
+    savedEmail: z.object({ id: z.string().min(1).max(64), name: z.string().min(1).max(100) }).strict().optional(),
   })
   .strict()
   .refine((c) => c.text !== undefined || c.html !== undefined, { message: "an email needs a text or an html body", path: ["text"] });

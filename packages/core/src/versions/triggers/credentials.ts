@@ -21,6 +21,9 @@ export const rotationOverlapSeconds = 24 * 60 * 60;
 
 export type { CredentialKind, TriggerAuth, TriggerCredentialRow };
 
+/** The start trigger's credentials (the goal URL has its own kinds). */
+export type StartCredentialKind = "signing_secret" | "url_token";
+
 /** A Standard Webhooks secret: `whsec_` and base64 of 32 random bytes. */
 export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
@@ -77,12 +80,15 @@ export interface TriggerSettings {
   signingSecret: string;
   urlToken: string;
   /** Rotated-away credentials still accepted, with when they stop being accepted. */
-  previous: { kind: CredentialKind; expiresAt: Date }[];
+  previous: { kind: StartCredentialKind; expiresAt: Date }[];
 }
 
 /** What the trigger accepts now; the secrets are for owners and editors only (the callers check the role). */
 export async function triggerSettings(db: Db | Tx, orgId: string, automationId: string, mode: TriggerAuth): Promise<TriggerSettings> {
-  const rows = await triggerCredentialsAccepted(db as Tx, orgId, automationId);
+  // The start trigger's own: the goal URL's credentials (goal_*) are shown with the goal (run/goals/settings.ts).
+  const rows = (await triggerCredentialsAccepted(db as Tx, orgId, automationId)).filter(
+    (r): r is TriggerCredentialRow & { kind: StartCredentialKind } => r.kind === "signing_secret" || r.kind === "url_token",
+  );
   const current = (kind: CredentialKind) => rows.find((r) => r.kind === kind && r.expiresAt === null)?.secret;
   const signingSecret = current("signing_secret");
   const urlToken = current("url_token");
@@ -97,7 +103,7 @@ export async function triggerSettings(db: Db | Tx, orgId: string, automationId: 
 
 /** A new credential of this kind; the previous one stays accepted for `rotationOverlapSeconds`. Returns the new value. */
 export async function rotateTriggerCredential(db: Db, orgId: string, automationId: string, kind: CredentialKind): Promise<string> {
-  const secret = kind === "signing_secret" ? newSigningSecret() : newUrlToken();
+  const secret = kind === "signing_secret" || kind === "goal_signing_secret" ? newSigningSecret() : newUrlToken();
   await inTx(db, async (tx) => {
     await triggerCredentialsRetireCurrent(tx, orgId, automationId, kind, rotationOverlapSeconds);
     await triggerCredentialsInsert(tx, orgId, automationId, kind, secret);

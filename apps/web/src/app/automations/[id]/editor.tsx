@@ -3,10 +3,12 @@
 import { ReactFlowProvider } from "@xyflow/react";
 import "@xyflow/react/dist/style.css";
 import "./canvas/editor.css";
+import "./canvas/counts.css";
 import { useRef, useState } from "react";
 import { CanvasArea } from "./canvas/canvas-area";
 import { CanvasDialogs } from "./canvas/canvas-dialogs";
-import { EditorBar } from "./canvas/editor-bar";
+import { CountsView } from "./canvas/counts-view";
+import { EditorBar, type EditorView } from "./canvas/editor-bar";
 import { NewConnectionDialog, useNewConnection } from "./canvas/new-connection";
 import { PaletteAside } from "./canvas/palette-aside";
 import { SidePanel } from "./canvas/side-panel";
@@ -14,6 +16,7 @@ import { type PanelTab, useCanvasNavigation } from "./canvas/use-canvas-navigati
 import { useCanvasKeys } from "./canvas/use-canvas-keys";
 import { useCanvasView } from "./canvas/use-canvas-view";
 import { useDraftGraph } from "./canvas/use-draft-graph";
+import { useEditorView } from "./canvas/use-editor-view";
 import { useFormContext } from "./canvas/use-form-context";
 import { publishBlockedWhy, usePublish } from "./canvas/use-publish";
 import { type Asking, useStepEdits } from "./canvas/use-step-edits";
@@ -26,7 +29,7 @@ import { type Asking, useStepEdits } from "./canvas/use-step-edits";
  * state (use-draft-graph.ts), moving around (use-canvas-navigation.ts), the step edits, copy and paste, the keyboard,
  * the bar, the canvas and its dialogs, the palette and the side panel.
  */
-type EditorProps = { orgSlug: string; automationId: string; canEdit: boolean; canManageConnections: boolean };
+type EditorProps = { orgSlug: string; automationId: string; automationSlug: string; canEdit: boolean; canManageConnections: boolean; initialView: EditorView };
 
 export function Editor(props: EditorProps) {
   return (
@@ -36,8 +39,9 @@ export function Editor(props: EditorProps) {
   );
 }
 
-function EditorInner({ orgSlug, automationId, canEdit, canManageConnections }: EditorProps) {
+function EditorInner({ orgSlug, automationId, automationSlug, canEdit, canManageConnections, initialView }: EditorProps) {
   const input = { orgSlug, automationId };
+  const [view, setView] = useEditorView(initialView);
   const [tab, setTab] = useState<PanelTab>("step");
   const [paletteOpen, setPaletteOpen] = useState(true);
   const [asking, setAsking] = useState<Asking>(null);
@@ -51,6 +55,7 @@ function EditorInner({ orgSlug, automationId, canEdit, canManageConnections }: E
   const nav = useCanvasNavigation({ nodes, edges, setNodes, setEdges, current, reveal, fitTo, setTab });
   const edits = useStepEdits({ nodes, edges, setNodes, setEdges, publishedIds: g.publishedIds, canEdit, current, selectedNodes, reveal, setMessage, setTab, setAsking });
   useCanvasKeys({
+    active: view === "edit",
     undo: () => canEdit && undo(),
     redo: () => canEdit && redo(),
     copy: edits.copy,
@@ -76,6 +81,8 @@ function EditorInner({ orgSlug, automationId, canEdit, canManageConnections }: E
     <div className="editor">
       <NewConnectionDialog orgSlug={orgSlug} creating={connection.creating} onClose={connection.closeCreating} />
       <EditorBar
+        view={view}
+        onView={setView}
         orgSlug={orgSlug}
         automationId={automationId}
         canEdit={canEdit}
@@ -95,8 +102,9 @@ function EditorInner({ orgSlug, automationId, canEdit, canManageConnections }: E
         onPublish={doPublish}
         onProblem={nav.goToProblem}
       />
-      {graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
-      <div className={`editor-body${tab === "preview" ? " previewing" : ""}${paletteOpen ? "" : " palette-closed"}${drawerOpen ? "" : " drawer-closed"}`}>
+      {view === "counts" ? <CountsView orgSlug={orgSlug} automationId={automationId} automationSlug={automationSlug} /> : null}
+      {view === "edit" && graphProblemsList.length > 0 && <p className="flash flash-error small">{graphProblemsList.join("; ")}</p>}
+      <div hidden={view !== "edit"} className={`editor-body${tab === "preview" ? " previewing" : ""}${paletteOpen ? "" : " palette-closed"}${drawerOpen ? "" : " drawer-closed"}`}>
         <PaletteAside open={paletteOpen} setOpen={setPaletteOpen} canEdit={canEdit} onAdd={(kind) => edits.addAfterSelected(kind)} />
         <CanvasArea g={g} canEdit={canEdit} canvasRef={canvasRef} fitTo={fitTo} walk={nav.walk} addStep={edits.addStep} onNodesDelete={edits.onNodesDelete} setAsking={setAsking}>
           <CanvasDialogs asking={asking} setAsking={setAsking} nodes={nodes} edits={edits} goToStep={nav.goToStep} />

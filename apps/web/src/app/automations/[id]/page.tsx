@@ -7,12 +7,14 @@ import { orUnavailable, unavailable } from "../../../server/unavailable";
 import { Unavailable } from "../../unavailable";
 import { canEditRole } from "../org";
 import { Editor } from "./editor";
+import { GoalPanel } from "./goal";
 import { LifecycleBar } from "./lifecycle";
 
 export const dynamic = "force-dynamic";
 
-export default async function EditorPage({ params }: { params: Promise<{ id: string }> }) {
+export default async function EditorPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | undefined>> }) {
   const { id } = await params;
+  const initialView = (await searchParams).view === "counts" ? "counts" : "edit";
   const user = await orUnavailable(() => requireUser(`/automations/${id}`));
   if (user === unavailable) return <Unavailable />;
   const orgIds = user.memberships.map((m) => m.orgId);
@@ -37,8 +39,9 @@ export default async function EditorPage({ params }: { params: Promise<{ id: str
           {a.name} <span className="muted small">{a.slug}</span>
         </h1>
         <LifecycleBar orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role)} />
+        <GoalPanel orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role) && a.status !== "archived"} />
       </div>
-      <Editor orgSlug={m.orgSlug} automationId={id} canEdit={canEditRole(m.role) && a.status !== "archived"} canManageConnections={m.role === "owner"} />
+      <Editor orgSlug={m.orgSlug} automationId={id} automationSlug={a.slug} initialView={initialView} canEdit={canEditRole(m.role) && a.status !== "archived"} canManageConnections={m.role === "owner"} />
     </div>
   );
 }

@@ -1,9 +1,9 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
-import { type CredentialKind, TriggerCredential } from "./trigger-credential";
+import { TriggerCredential, useCredentialActions } from "./trigger-credential";
+import { EmailSettings } from "./email-settings";
 import { TriggerDeliveries } from "./trigger-deliveries";
 
 /** How a delivery sent twice is told apart, in each mode. */
@@ -34,7 +34,10 @@ export function TriggerSettings({ orgSlug, automationId, canEdit, steps = [] }: 
   const setMode = useMutation(trpc.triggers.setMode.mutationOptions({ onSuccess: refresh }));
   const rotate = useMutation(trpc.triggers.rotate.mutationOptions({ onSuccess: refresh }));
   const revoke = useMutation(trpc.triggers.revokePrevious.mutationOptions({ onSuccess: refresh }));
-  const [note, setNote] = useState<string | null>(null);
+  const { note, setNote, doRotate, doRevoke } = useCredentialActions({
+    rotate: (kind) => rotate.mutateAsync({ ...input, kind }),
+    revoke: (kind) => revoke.mutateAsync({ ...input, kind }),
+  });
 
   if (trigger.isPending) return <p className="muted small">Loading the trigger's address…</p>;
   if (trigger.isError) return <p className="field-error">Could not load the trigger's address: {trigger.error.message}</p>;
@@ -42,17 +45,6 @@ export function TriggerSettings({ orgSlug, automationId, canEdit, steps = [] }: 
   const copy = async (text: string, what: string) => {
     await navigator.clipboard?.writeText(text).catch(() => {});
     setNote(`${what} copied.`);
-  };
-  const doRotate = async (kind: CredentialKind) => {
-    const what = kind === "signing_secret" ? "signing secret" : "URL";
-    if (!window.confirm(`Make a new ${what}? The current one keeps working for 24 hours, so you can update the sender.`)) return;
-    await rotate.mutateAsync({ ...input, kind });
-    setNote(`New ${what} made. The previous one is accepted for 24 more hours.`);
-  };
-  const doRevoke = async (kind: CredentialKind) => {
-    if (!window.confirm("Stop accepting it now? Senders still using it will be refused.")) return;
-    await revoke.mutateAsync({ ...input, kind });
-    setNote(`The previous ${kind === "signing_secret" ? "secret" : "URL"} no longer works.`);
   };
 
   return (
@@ -91,6 +83,7 @@ export function TriggerSettings({ orgSlug, automationId, canEdit, steps = [] }: 
         )}
       </section>
       <TriggerDeliveries orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} steps={steps} />
+      <EmailSettings orgSlug={orgSlug} automationId={automationId} canEdit={canEdit} />
     </>
   );
 }

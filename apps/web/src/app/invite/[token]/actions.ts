@@ -6,7 +6,7 @@ import { cookies, headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { env } from "../../../env";
 import { db } from "../../../server/db";
-import { failureFor } from "../../../server/failure";
+import { formFailureSentence } from "../../../server/failure";
 import { invitationScope, invitationTokenShape } from "../../../server/invitations";
 import { isHttpsRequest } from "../../../server/request-info";
 import { currentUser } from "../../../server/session";
@@ -72,7 +72,7 @@ export async function createAccountAction(_previous: NewAccountState, data: Form
     );
   } catch (error) {
     if (error instanceof HoldfastError) return { error: error.message, name };
-    return { error: failureFor(error, "accepting an invitation").message, name };
+    return { error: formFailureSentence(error, "accepting an invitation"), name };
   }
   if (!made.session) return { error: made.outcome.kind === "refused" ? made.outcome.message : "The invitation could not be accepted.", name };
   jar.set(sessionCookie, made.session.token, {

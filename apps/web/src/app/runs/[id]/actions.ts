@@ -6,7 +6,7 @@ import { fireWaitNow, rerunRun, retryFromFailedStep } from "@holdfast/core/run";
 import { redirect, unstable_rethrow } from "next/navigation";
 import { z } from "zod";
 import { db } from "../../../server/db";
-import { failureFor } from "../../../server/failure";
+import { formFailureSentence } from "../../../server/failure";
 import { graphs } from "../../../server/graphs";
 import { mayActOnRuns } from "../../../server/runs";
 import { requireUser } from "../../../server/session";
@@ -37,7 +37,7 @@ async function attempt(back: (kind: "done" | "error", message: string) => never,
   } catch (error) {
     unstable_rethrow(error); // Next's redirect and not-found
     if (error instanceof ActionRefusedError || error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
-    back("error", `Not done: ${failureFor(error, "run page action").message}`);
+    back("error", `Not done: ${formFailureSentence(error, "run page action")}`);
   }
   return back("done", message);
 }
@@ -107,7 +107,7 @@ export async function rerunAction(data: FormData): Promise<void> {
   } catch (error) {
     unstable_rethrow(error);
     if (error instanceof HoldfastError) back("error", `Not done: ${error.message}.`);
-    return back("error", `Not done: ${failureFor(error, "run page action").message}`);
+    return back("error", `Not done: ${formFailureSentence(error, "run page action")}`);
   }
   const said = out.duplicate ? "This run was already started again" : `Started again with the same input on version ${out.version}`;
   redirect(`/runs/${out.runId}?done=${encodeURIComponent(`${said}; it repeats ${runId}.`)}`);

@@ -71,7 +71,16 @@ export default async function RunPage({ params, searchParams }: Props) {
       <Summary detail={detail} story={story} zone={zone} role={role} mayAct={mayAct} canAct={mayAct && live} />
       <PathTaken graph={graph} steps={steps} path={story.path} />
       <WhatHappened sentences={story.sentences} />
-      {story.email ? <EmailCard email={story.email} story={story} test={run.test} /> : null}
+      {story.email ? (
+        <EmailCard
+          email={story.email}
+          story={story}
+          test={run.test}
+          sent={detail.emails.find((m) => m.nodeId === story.email?.nodeId && (story.email.messageId === null || m.messageId === story.email.messageId)) ?? null}
+          rates={detail.emailRates.find((r) => r.nodeId === story.email?.nodeId) ?? null}
+          edits={detail.approvalEdits.filter((e) => detail.approvals.some((a) => a.id === e.approvalId && a.emailDigest?.node === story.email?.nodeId))}
+        />
+      ) : null}
       <RunDetails detail={detail} viewer={story.clock.viewer} when={timeIn(story.clock.viewer)} />
     </>
   );

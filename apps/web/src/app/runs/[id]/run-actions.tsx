@@ -7,7 +7,7 @@ import { rerunAction, retryAction } from "./actions";
 export interface RetryActionsRun {
   id: string;
   orgId: string;
-  status: "running" | "completed" | "failed" | "cancelled" | string;
+  status: "running" | "completed" | "failed" | "cancelled" | "converted" | string;
 }
 
 /**

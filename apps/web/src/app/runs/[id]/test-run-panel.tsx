@@ -6,6 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { reloadAfterWrite, TrpcProvider, useTRPC } from "../../../server/trpc/client";
 import type { AppRouter } from "../../../server/trpc/router";
+import { HeldSend } from "./held-send";
 
 /**
  * A test run's controls (issue 40): its virtual clock, and what waits for the tester: "Skip to <instant>" on a wait
@@ -95,6 +96,7 @@ function useTestRunActions(input: { orgSlug: string; runId: string }) {
 function WaitingControls({ w, canAct, actions }: { w: Waiting; canAct: boolean; actions: Actions }) {
   const { input, skip, reply, replyText, setReplyText, busy } = actions;
   if (w.kind === "approval") return <ApprovalControls w={w} canAct={canAct} actions={actions} />;
+  if (w.kind === "held") return <HeldSend w={w} when={instantWords} disabled={!canAct || busy} skip={(stepId) => skip.mutate({ ...input, stepId })} />;
   if (w.kind === "wait") {
     return (
       <>

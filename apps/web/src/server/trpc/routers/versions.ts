@@ -21,5 +21,5 @@ export const versions = router({
       if (!from || !to) throw new TRPCError({ code: "NOT_FOUND", message: "version not found" });
       return diffGraphs(graphSchema.parse(from.graph), graphSchema.parse(to.graph));
     }),
-  publish: editorProcedure.input(automationId).mutation(({ ctx, input }) => publishDraft(ctx.db, ctx.org.id, input.automationId, `user:${ctx.user.email}`)),
+  publish: editorProcedure.input(automationId).mutation(({ ctx, input }) => publishDraft(ctx.db, ctx.org.id, input.automationId, `user:${ctx.user.email}`, ctx.org.role)),
 });

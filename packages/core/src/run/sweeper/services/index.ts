@@ -4,6 +4,7 @@ import { breakerProbes } from "./breaker-probes";
 import { budgetReaping } from "./budget-reaping";
 import { connectionNotices } from "./connection-notices";
 import { connectionProbes } from "./connection-probes";
+import { countFold } from "./count-fold";
 import { dueTimers } from "./due-timers";
 import { expiredRuns } from "./expired-runs";
 import { invitationEmails } from "./invitation-emails";
@@ -34,6 +35,7 @@ export const sweepServiceDefinitions = [
   invitationEmails,
   breakerProbes,
   budgetReaping,
+  countFold,
   // Last: the heaviest deletes wait for every repair of the tick.
   timelineRetention,
 ] as const;
@@ -66,6 +68,7 @@ export {
   budgetReaping,
   connectionNotices,
   connectionProbes,
+  countFold,
   dueTimers,
   expiredRuns,
   invitationEmails,

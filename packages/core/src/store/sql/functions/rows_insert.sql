@@ -10,6 +10,9 @@
 -- claims ('claim') must be one inserted here; or nothing is written (HF005, the whole statement fails). A walk only
 -- ever writes rows of its own run; a row naming another is a defect of the caller, never a cross-tenant write (the
 -- settle then records its step's outcome without the walk and leaves the run to the engine: store/sql/steps.ts).
+-- Edges ('edges': the walk's take_edge commands as journey count changes, run/apply/rows.ts edgeCount) name no run:
+-- they are written for p_run_id alone, with its version, and only when that run is of p_org_id and not a test run,
+-- in one INSERT whatever their number (count_changes, 20261207100000_journey_counts).
 -- History: new in 20261201121000_one_applier; p_org_id and p_run_id since 2026-12-02 (issue 19). The one-argument
 -- signature is dropped here, not by a migration: the function files are applied in one transaction after the
 -- migrations, so the old signature goes in the same commit as its callers' new bodies (run_start.sql,
@@ -72,6 +75,12 @@ BEGIN
     IF written <> wanted THEN
       RAISE EXCEPTION 'an outbox row or its payload names another run than %, or a step it did not insert', p_run_id USING ERRCODE = 'HF005';
     END IF;
+  END IF;
+  IF jsonb_array_length(COALESCE(p_rows->'edges', '[]'::jsonb)) > 0 THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+    SELECT p_org_id, r.version_id, p_run_id, e."nodeId", e.bucket
+    FROM runs r, jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text)
+    WHERE r.id = p_run_id AND r.org_id = p_org_id AND NOT r.test;
   END IF;
 END;
 $function$;

@@ -13,8 +13,9 @@ export const dynamic = "force-dynamic";
 const maxBytes = 64 * 1024;
 
 /**
- * Slack's interactivity endpoint: an Approve / Reject button pressed on an approval message. The exact bytes are
- * verified (signature, 5-minute window), then the button's token, then the decision (core/approvals).
+ * Slack's interactivity endpoint: an Approve / Reject / Edit button pressed on an approval message, or the edit
+ * modal submitted. The exact bytes are verified (signature, 5-minute window), then the button's or the modal's
+ * token, then the decision or the edit (core/approvals).
  */
 export async function POST(request: Request): Promise<Response> {
   const body = await readBodyLimited(request, maxBytes);
@@ -35,6 +36,8 @@ async function answerSlack(request: Request, text: string): Promise<Response> {
     env.SLACK_SIGNING_SECRET ?? "",
   ));
   if (reply.ephemeral) void postEphemeral(reply.ephemeral);
+  // A modal's submission: Slack reads the body as its answer (close the modal, or errors under its inputs).
+  if (reply.view !== undefined) return reply.view ? Response.json(reply.view) : new Response(null, { status: 200 });
   if (reply.status >= 400) return errorResponse(reply.status, reply.body.error ?? "refused", reply.body.message);
   return Response.json(reply.body, { status: reply.status });
 }

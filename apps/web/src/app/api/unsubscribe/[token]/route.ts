@@ -1,6 +1,7 @@
 import { type UnsubscribeClaims, unsubscribeOnce, unsubscribePreview, verifyUnsubscribeToken } from "@holdfast/core/people";
 import { db } from "../../../../server/db";
 import { withScope } from "../../../../server/scope";
+import { escapeHtml as html, plainPage as page } from "../../../../server/plain-page";
 import { answerOrUnavailable } from "../../../../server/unavailable";
 
 export const runtime = "nodejs";
@@ -50,19 +51,3 @@ function check(token: string): UnsubscribeClaims | null {
 
 const refused = () =>
   page(400, "Link not valid", "<h1>This unsubscribe link is not valid</h1><p>It may have been changed or copied only in part. Nothing was changed. Use the link in the email itself.</p>");
-
-function page(status: number, title: string, body: string): Response {
-  const doc = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title}</title></head><body><main>${body}</main></body></html>`;
-  return new Response(doc, {
-    status,
-    headers: {
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "referrer-policy": "no-referrer",
-      "content-security-policy": "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      "x-robots-tag": "noindex",
-    },
-  });
-}
-
-const html = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

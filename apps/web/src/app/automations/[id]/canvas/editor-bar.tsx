@@ -15,11 +15,30 @@ const stateText: Record<SaveState, string> = {
   refused: "Not saved",
 };
 
+export type EditorView = "edit" | "counts";
+
+/** "View: edit | counts": editing the draft, or the published journey with how many runs are where. */
+function ViewToggle({ view, onView }: { view: EditorView; onView: (v: EditorView) => void }) {
+  return (
+    <fieldset className="view-toggle" aria-label="View">
+      <button type="button" aria-pressed={view === "edit"} onClick={() => onView("edit")} title="Edit the draft">
+        View: edit
+      </button>
+      <button type="button" aria-pressed={view === "counts"} onClick={() => onView("counts")} title="How many runs are at each step, and what they did">
+        View: counts
+      </button>
+    </fieldset>
+  );
+}
+
 /**
- * The editor's one line: whether everything is saved, undo and redo, Tidy, the problems count (a list that goes to
- * each problem), Publish (and why not yet), Versions, and the last message.
+ * The editor's one line: the view (edit or counts), whether everything is saved, undo and redo, Tidy, the problems
+ * count (a list that goes to each problem), Publish (and why not yet), Versions, and the last message. In the counts
+ * view only what reads is shown.
  */
 export function EditorBar(props: {
+  view: EditorView;
+  onView: (v: EditorView) => void;
   orgSlug: string;
   automationId: string;
   canEdit: boolean;
@@ -38,8 +57,17 @@ export function EditorBar(props: {
 }) {
   const { canEdit } = props;
   const { state, refusal, revision } = props.save;
+  if (props.view === "counts") {
+    return (
+      <div className="editor-bar">
+        <ViewToggle view={props.view} onView={props.onView} />
+        <Link href={`/automations/${props.automationId}/versions?org=${props.orgSlug}`}>Versions</Link>
+      </div>
+    );
+  }
   return (
     <div className="editor-bar">
+      <ViewToggle view={props.view} onView={props.onView} />
       <span className={`save-state save-${state}`} role="status">
         {stateText[state]}
         {state === "refused" && refusal ? `: ${refusal}` : ""}

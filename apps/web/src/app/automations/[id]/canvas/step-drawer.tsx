@@ -6,8 +6,10 @@ import { type Dispatch, type SetStateAction, useState } from "react";
 import { StepForm } from "../../../forms/step-form";
 import type { FormContext } from "../../../forms/widgets";
 import { kindInfo } from "../../kinds";
+import { EmailStepRates } from "../email-settings";
 import { TriggerSettings } from "../trigger-settings";
 import type { FlowNode, PlacedProblem } from "./graph-model";
+import { SavedEmailPicker } from "./saved-email-picker";
 import { StepIdField } from "./step-id-field";
 import { StepOutputs } from "./step-outputs";
 
@@ -36,7 +38,9 @@ function useStepConfig(current: FlowNode, setNodes: Dispatch<SetStateAction<Flow
     setNodes((ns) => ns.map((n) => (n.id === current.id && JSON.stringify(n.data.config) !== JSON.stringify(config) ? { ...n, data: { ...n.data, config } } : n)));
     if ((document.activeElement as HTMLElement | null)?.getAttribute("name") !== "node-config") setConfigText(JSON.stringify(config, null, 2));
   };
-  return { configText, configError, setConfigError, formKey, editConfig, onFormChange };
+  // A whole new config from outside the form (a saved email filled in): stored, and the form redrawn with it.
+  const replaceConfig = (config: unknown) => editConfig(JSON.stringify(config, null, 2));
+  return { configText, configError, setConfigError, formKey, editConfig, onFormChange, replaceConfig };
 }
 
 /**
@@ -62,7 +66,7 @@ export function StepDrawer(props: {
   onEscape: () => void;
 }) {
   const { current, nodes, edges, canEdit, publishedIds, setNodes, setEdges } = props;
-  const { configText, configError, setConfigError, formKey, editConfig, onFormChange } = useStepConfig(current, setNodes);
+  const { configText, configError, setConfigError, formKey, editConfig, onFormChange, replaceConfig } = useStepConfig(current, setNodes);
   const module = kindInfo(current.data.kind);
 
   return (
@@ -88,6 +92,9 @@ export function StepDrawer(props: {
       {current.data.kind === "trigger" && (
         <TriggerSettings orgSlug={props.orgSlug} automationId={props.automationId} canEdit={canEdit} steps={nodes.map((n) => ({ id: n.id, kind: n.data.kind }))} />
       )}
+      {current.data.kind === "send_email" && (
+        <SavedEmailPicker orgSlug={props.orgSlug} canEdit={canEdit} config={(current.data.config ?? {}) as Record<string, never>} apply={replaceConfig} />
+      )}
       {module ? (
         <StepForm
           key={`${current.id}:${props.formKey}:${formKey}`}
@@ -101,6 +108,7 @@ export function StepDrawer(props: {
         <p className="field-error">There is no step kind "{current.data.kind}": change it under Advanced or delete the step.</p>
       )}
       <StepOutputs current={current} nodes={nodes} edges={edges} canEdit={canEdit} setEdges={setEdges} />
+      {current.data.kind === "send_email" && <EmailStepRates orgSlug={props.orgSlug} automationId={props.automationId} nodeId={current.id} />}
       <details className="advanced-json">
         <summary>Advanced: settings as JSON</summary>
         <textarea name="node-config" rows={14} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />

@@ -4,6 +4,8 @@ import { useEffect, useRef } from "react";
 
 /** What the canvas's keys do (see useCanvasKeys). */
 export interface CanvasKeyActions {
+  /** False while the counts view is shown: the keys then leave the draft alone. */
+  active: boolean;
   undo: () => void;
   redo: () => void;
   copy: () => void;
@@ -35,6 +37,7 @@ export function useCanvasKeys(actions: CanvasKeyActions) {
   useEffect(() => {
     const key = (e: KeyboardEvent) => {
       const a = ref.current;
+      if (!a.active) return;
       const k = e.key.toLowerCase();
       if ((e.ctrlKey || e.metaKey) && !e.altKey) {
         if (k === "k") {

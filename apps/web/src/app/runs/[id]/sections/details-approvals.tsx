@@ -1,10 +1,11 @@
 import { describeOutcome } from "@holdfast/core/people";
 import type { RunDetail } from "../../../../server/runs";
 import { StatusBadge } from "../../../ui";
+import { DraftEdits } from "./draft-edits";
 import type { When } from "./time";
 
 /** Details: the run's approvals with their outcome, deadline, content and Slack notice. */
-export function ApprovalsTable({ approvals, when }: { approvals: RunDetail["approvals"]; when: When }) {
+export function ApprovalsTable({ approvals, edits, when }: { approvals: RunDetail["approvals"]; edits: RunDetail["approvalEdits"]; when: When }) {
   if (approvals.length === 0) return null;
   return (
     <>
@@ -35,6 +36,7 @@ export function ApprovalsTable({ approvals, when }: { approvals: RunDetail["appr
               </td>
               <td>
                 <pre className="content small">{a.content}</pre>
+                <DraftEdits edits={edits.filter((e) => e.approvalId === a.id)} when={when} />
                 <details className="small muted">
                   <summary>Details</summary>
                   content digest <code>{a.digest.slice(0, 12)}</code>: a decision applies to exactly this content

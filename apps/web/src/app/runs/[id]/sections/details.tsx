@@ -54,7 +54,7 @@ export function RunDetails({ detail, viewer, when }: { detail: RunDetail; viewer
       <EffectsTable effects={effects} />
       <TimersTable timers={timers} when={when} />
       <SignalsTable signals={signals} when={when} />
-      <ApprovalsTable approvals={approvals} when={when} />
+      <ApprovalsTable approvals={approvals} edits={detail.approvalEdits} when={when} />
       <TimelineTable timeline={timeline} viewer={viewer} when={when} />
     </details>
   );

@@ -10,9 +10,11 @@ export function PathTaken({ graph, steps, path }: { graph: RunDetail["graph"]; s
   return (
     <section aria-label="path taken">
       <h2>Path taken</h2>
-      <div className="graph-wrap">
+      {/* A long journey scrolls sideways: the keyboard reaches it (Tab, then the arrow keys) as the mouse does. */}
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolled region must take the focus to be scrolled by keyboard */}
+      <section className="graph-wrap" tabIndex={0} aria-label="The journey's steps, the path taken in bold">
         <GraphView graph={graph} latest={latest} path={path} />
-      </div>
+      </section>
     </section>
   );
 }

@@ -54,7 +54,7 @@ export function Summary({ detail, story, zone, role, mayAct, canAct }: Props) {
       {review.map((s) => (
         <NeedsReview key={s.id} step={s} canAct={canAct} hidden={hidden} />
       ))}
-      {run.status === "cancelled" ? uncertain.map((u) => <StoppedReview key={u.key} call={u} mayAct={mayAct} hidden={hidden} />) : null}
+      {run.status === "cancelled" || run.status === "converted" ? uncertain.map((u) => <StoppedReview key={u.key} call={u} mayAct={mayAct} hidden={hidden} />) : null}
       <p className="muted small zone-note">
         Times are in {zone ? "your time zone" : "UTC until your browser tells us its zone"} ({story.clock.viewer})
         {story.clock.contact && story.clock.contact !== story.clock.viewer ? `, with the contact's (${story.clock.contact}) beside` : ""}.
