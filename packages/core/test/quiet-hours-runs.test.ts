@@ -228,6 +228,18 @@ describe("quiet hours on a test run's virtual clock", () => {
     expect(await rows("SELECT type FROM run_events WHERE run_id = $1 AND type = 'test.skipped'", [runId])).toHaveLength(1);
   });
 
+  it("across the spring change in the contact's zone: Sat 27 Mar 2027 22:00 CET holds to Sun 08:00 CEST (06:00Z)", async () => {
+    await setOrgQuietHours({ days: [1, 2, 3, 4, 5, 6, 7], start: "08:00", end: "20:00", spreadMinutes: 0 });
+    const ten = DateTime.fromISO("2027-03-27T22:00", { zone: "Europe/Paris" });
+    const runId = await start("maya@example.com", { clockStartsAt: ten.toJSDate() });
+    await drive(runId);
+    const [hold] = (await holdsOf(runId)).map((d) => d.hold);
+    expect(hold).toMatchObject({ rule: "quiet_hours", zone: "Europe/Paris" });
+    // Ten wall-clock hours later in Paris, but nine real ones: the night lost an hour at 02:00.
+    expect(new Date(hold.until).toISOString()).toBe("2027-03-28T06:00:00.000Z");
+    expect((new Date(hold.until).getTime() - ten.toMillis()) / 3_600_000).toBe(9);
+  });
+
   it("Play to the end skips the hold too", { timeout: 60_000 }, async () => {
     const received = smtp.received.length;
     const runId = await start("maya@example.com", { clockStartsAt: (await tenPm()).toJSDate() });
