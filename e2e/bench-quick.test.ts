@@ -24,6 +24,8 @@ describe("pnpm bench --quick", () => {
     console.log(out.stdout);
     expect(out.stderr).not.toMatch(/Error/);
     expect(out.stdout).toMatch(/lost steps: 0, duplicated steps: 0/);
+    // Where the WAL went, read back for Holdfast's peak rows (pg_walinspect by relation).
+    expect(out.stdout).toMatch(/WAL a step by relation, Holdfast http x10: \d+ B a step/);
     expect(out.status).toBe(0);
   }, 260_000);
 

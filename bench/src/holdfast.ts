@@ -62,7 +62,7 @@ export function chainGraph(step: "http" | "noop", steps: number, url: string): G
   return parseGraph({ nodes: [{ id: "t", kind: "trigger", config: { eventIdField: "id" } }, ...nodes, { id: "e", kind: "end" }], edges });
 }
 
-const benchKey = process.env.HOLDFAST_SECRET_KEY || randomBytes(32).toString("hex");
+export const benchKey = process.env.HOLDFAST_SECRET_KEY || randomBytes(32).toString("hex");
 
 /** The processes `pnpm start` runs for these steps (no web: the bench starts runs through startRun, as the webhook does). */
 function spawnApps(s: HoldfastScenario, env: HoldfastEnv): AppProcess[] {

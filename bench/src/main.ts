@@ -2,7 +2,8 @@
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600] [--queue working|lost]: the 09:00 spike (spike/main.ts).
 // pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
-// pnpm bench --all [--quick]: the race, then the spike, then cost as data grows, every figure in one run.
+// pnpm bench --intake [--quick]: intake through the real route, the web's trigger route beside a bare node:http server (intake/main.ts).
+// pnpm bench --all [--quick]: the race, then the spike, then cost as data grows, then intake, every figure in one run.
 // See docs/performance.md.
 import { createTestPrefix } from "@holdfast/testkit";
 import { cpus } from "node:os";
@@ -17,6 +18,8 @@ import { dropDatabase, freshDatabase, setting } from "./pg";
 import { cpuLines, fmt, medianBy, raceHeader, raceRow, ratioLines } from "./report";
 import { perStep, type RaceResult } from "./result";
 import { runGrown } from "./grown/main";
+import { runIntake } from "./intake/main";
+import { walByRelationLines } from "./wal-report";
 import { runSpike } from "./spike/main";
 import { measureStarts, type StartsRow } from "./starts";
 
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     sizes: { type: "string" },
     "retention-days": { type: "string" },
     all: { type: "boolean", default: false },
+    intake: { type: "boolean", default: false },
     queue: { type: "string" },
     rounds: { type: "string" },
     "half-rate": { type: "string" },
@@ -52,6 +56,10 @@ if (values.spike && !values.all) {
     queue: values.queue === "working" || values.queue === "lost" ? values.queue : undefined,
   });
   process.exit(ok ? 0 : 1);
+}
+
+if (values.intake && !values.all) {
+  process.exit((await runIntake({ quick })) ? 0 : 1);
 }
 
 if (values.grown && !values.all) {
@@ -232,6 +240,18 @@ for (const scenario of ["http", "noop"] as const) {
     );
   }
 }
+// Where each system's WAL a step goes, from the main row of the median round (Holdfast's first: the issue's figure).
+const walRows = (["Holdfast", "DBOS", "graphile-worker"] as const).flatMap((system) =>
+  (["http", "noop"] as const).flatMap((scenario) => mainRow(system, scenario) ?? []),
+);
+const walLines = walByRelationLines(walRows);
+if (walLines.length) {
+  console.log(
+    "\n(WAL a step by relation: pg_walinspect after each row's window; pg_statistic is the meter's stand-in ANALYZE; " +
+      "full-page images appear only when a checkpoint fell inside the row)",
+  );
+  console.log(`${walLines.join("\n")}\n`);
+}
 for (const step of ["http", "noop"] as const) {
   const batched = mainRow("Holdfast", step);
   const alone = results.find((r) => r.label === `Holdfast ${step} x${steps}, settles alone`);
@@ -338,5 +358,7 @@ if (values.all) {
       inFlight: Number(values["in-flight"] ?? 32),
       retentionDays: values["retention-days"] ? Number(values["retention-days"]) : undefined,
     })) && rest;
+  console.log("\n");
+  rest = (await runIntake({ quick })) && rest;
 }
 process.exit(lost === 0 && dup === 0 && failed.length === 0 && rest ? 0 : 1);

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { adminUrl, urlFor } from "../pg";
 import { cpuSeconds, loadAverage } from "./proc";
+import { type WalDetail, walDetail } from "./wal-detail";
 
 /**
  * What one scenario cost, measured so that other work on a shared machine stays out of it:
@@ -28,6 +29,8 @@ export interface Figures {
   walBytes: number;
   /** pg_current_wal_lsn delta: every database on the server. */
   walBytesServer: number;
+  /** walBytes by record type and by relation (wal-detail.ts), read after the window; unset without pg_walinspect. */
+  walDetail?: WalDetail;
   /** CPU seconds per Node process. */
   nodeCpu: Record<string, number>;
   /** CPU seconds per group of backends (application_name, else backend type). */
@@ -174,6 +177,7 @@ export class Meter {
         delete pgCpu[analyzeApp]; // the bench's stand-in for autovacuum, not the system's work
         let walBytes = Number.NaN;
         let writeCommits = Number.NaN;
+        let detail: WalDetail | undefined;
         const walBytesServer = Number((await c.query("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS n", [doneAt.lsn, lsnStart])).rows[0].n);
         if (walinspect) {
           // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
@@ -198,6 +202,10 @@ export class Meter {
           );
           walBytes = Number(rows[0].n);
           writeCommits = Number(rows[0].commits);
+          detail = await walDetail(c, urlFor(database), oid, lsnStart, doneAt.lsn).catch((error) => {
+            console.warn(`WAL by relation not read: ${(error as Error).message}`);
+            return undefined;
+          });
           await c.query("SELECT pg_drop_replication_slot($1)", [slot]).catch(() => {});
         }
         return {
@@ -206,6 +214,7 @@ export class Meter {
           writeCommits,
           walBytes,
           walBytesServer,
+          ...(detail ? { walDetail: detail } : {}),
           nodeCpu: doneAt.nodeCpu,
           pgCpu,
           load: { start: loadStart, end: doneAt.load },

@@ -1,0 +1,103 @@
+import { signPayload } from "@holdfast/core/run";
+import { Agent, request } from "node:http";
+import { quantiles, type Quantiles } from "../result";
+
+/** Signed deliveries (Standard Webhooks headers, as a provider sends them) to one trigger URL over keep-alive connections. */
+export interface Sender {
+  send(n: number): Promise<{ status: number; ms: number }>;
+  close(): void;
+}
+
+export function sender(url: string, secret: string, tag: string, connections: number): Sender {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const target = new URL(url);
+  return {
+    send(n) {
+      const id = `msg_${tag}_${n}`;
+      const body = JSON.stringify({ id: `${tag}-${n}`, email: `lead${n}@example.com`, plan: "pro" });
+      const at = Math.floor(Date.now() / 1000);
+      const headers = {
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(body)),
+        "webhook-id": id,
+        "webhook-timestamp": String(at),
+        "webhook-signature": signPayload(secret, id, at, body),
+      };
+      const began = performance.now();
+      const once = (again: boolean) =>
+        new Promise<{ status: number; ms: number }>((resolve) => {
+          const req = request({ host: target.hostname, port: target.port, path: target.pathname, method: "POST", agent, headers }, (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - began }));
+            res.on("error", () => resolve({ status: 0, ms: performance.now() - began }));
+          });
+          req.on("error", (error: NodeJS.ErrnoException) => {
+            // A kept-alive connection the server closed as this request went out on it (its keep-alive timeout
+            // raced the reuse): sent once more on a new one, as a sender's HTTP client does. Not a retry of an
+            // answered request. Any other failure is a delivery not answered (status 0).
+            if (again && req.reusedSocket && error.code === "ECONNRESET") resolve(once(false));
+            else resolve({ status: 0, ms: performance.now() - began });
+          });
+          req.end(body);
+        });
+      return once(true);
+    },
+    close: () => agent.destroy(),
+  };
+}
+
+export interface Burst {
+  deliveries: number;
+  accepted: number;
+  /** Answers other than 202, by status (0: no answer, the connection failed). */
+  refused: Record<string, number>;
+  seconds: number;
+  perSec: number;
+  latencyMs: Quantiles | null;
+}
+
+/** Closed loop: `concurrency` senders, each sending its next delivery when the last was answered, `total` in all. */
+export async function closedLoop(s: Sender, total: number, concurrency: number, from: number): Promise<Burst> {
+  let next = 0;
+  const lat: number[] = [];
+  const statuses: number[] = [];
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const r = await s.send(from + next++);
+        lat.push(r.ms);
+        statuses.push(r.status);
+      }
+    }),
+  );
+  return summary(statuses, lat, (performance.now() - began) / 1000);
+}
+
+/** Open loop: deliveries sent at `rate` a second for `seconds`, whatever is still unanswered. */
+export async function openLoop(s: Sender, rate: number, seconds: number, from: number): Promise<Burst> {
+  const total = Math.max(1, Math.round(rate * seconds));
+  const lat: number[] = [];
+  const statuses: number[] = [];
+  const began = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const wait = began + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    pending.push(
+      s.send(from + i).then((r) => {
+        lat.push(r.ms);
+        statuses.push(r.status);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return summary(statuses, lat, (performance.now() - began) / 1000);
+}
+
+function summary(statuses: number[], lat: number[], seconds: number): Burst {
+  const refused: Record<string, number> = {};
+  for (const st of statuses) if (st !== 202) refused[st] = (refused[st] ?? 0) + 1;
+  const accepted = statuses.filter((st) => st === 202).length;
+  return { deliveries: statuses.length, accepted, refused, seconds, perSec: statuses.length / seconds, latencyMs: quantiles(lat) };
+}
