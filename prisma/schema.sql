@@ -1194,7 +1194,8 @@ CREATE TABLE public.effects (
     started_at timestamp(6) with time zone,
     CONSTRAINT effects_lease_check CHECK (((status = 'in_flight'::text) = ((lease_until IS NOT NULL) AND (owner IS NOT NULL)))),
     CONSTRAINT effects_status_check CHECK ((status = ANY (ARRAY['in_flight'::text, 'settled'::text, 'outcome_unknown'::text, 'needs_review'::text])))
-);
+)
+WITH (fillfactor='85');
 
 ALTER TABLE ONLY public.effects FORCE ROW LEVEL SECURITY;
 
@@ -1552,7 +1553,8 @@ CASE
     ELSE ((lease_until IS NULL) AND (owner IS NULL))
 END),
     CONSTRAINT steps_status_check CHECK ((status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text, 'done'::text, 'failed'::text, 'cancelled'::text])))
-);
+)
+WITH (fillfactor='85');
 
 ALTER TABLE ONLY public.steps FORCE ROW LEVEL SECURITY;
 
@@ -1831,8 +1833,6 @@ CREATE UNIQUE INDEX contact_sends_effect_key ON public.contact_sends USING btree
 CREATE UNIQUE INDEX contacts_org_id_email_key ON public.contacts USING btree (org_id, email);
 
 CREATE UNIQUE INDEX contacts_org_id_key ON public.contacts USING btree (org_id, id);
-
-CREATE INDEX count_changes_version_idx ON public.count_changes USING btree (version_id);
 
 CREATE INDEX effects_run_idx ON public.effects USING btree (run_id);
 

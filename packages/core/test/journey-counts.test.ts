@@ -220,17 +220,18 @@ describe("journey counts", () => {
       throw new Error("the sweeper died");
     })).rejects.toThrow("the sweeper died");
     expect((await d.q("SELECT count(*)::int AS n FROM count_changes"))[0].n).toBe(before);
-    // Two folds at once, small batches, until both find nothing.
+    // Two folds at once, small batches, until nothing is left: they take turns (a fold that finds the other folding
+    // folds nothing that pass), and every change is counted once between them.
     const fold = countFold.make({ batch: 5 });
     const drain = async () => {
       let total = 0;
-      for (let r = await fold.runOnce(ctx); r.folded > 0; r = await fold.runOnce(ctx)) total += r.folded;
-      return total;
+      for (let r = await fold.runOnce(ctx); ; r = await fold.runOnce(ctx)) {
+        total += r.folded;
+        if (r.pending === 0) return total;
+      }
     };
     const [a, b] = await Promise.all([drain(), drain()]);
     expect(a + b).toBe(before);
-    expect(a).toBeGreaterThan(0);
-    expect(b).toBeGreaterThan(0);
     const { counts, expected, raw } = await compare(ids.versionId, [ids.versionId]);
     expect(counts).toEqual(expected);
     expect(raw.pendingChanges).toBe(0);

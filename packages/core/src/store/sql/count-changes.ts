@@ -29,19 +29,29 @@ export interface FoldResult {
   oldestAgeMs: number | null;
 }
 
+/** The two-key advisory lock space of the fold's turn (44: the frequency cap's, 45: email templates'). */
+const foldLockSpace = 46;
+
 /**
- * The fold, in one statement: deletes up to `batch` changes (SKIP LOCKED: two folds at once take different rows, and
- * a fold that dies rolls back with its deletes) and adds them to journey_counts per version, node, bucket and UTC day
- * (ON CONFLICT DO UPDATE n = n + excluded.n, in key order so two folds never deadlock). Deleting and adding in one
- * statement is what counts each change exactly once; a read sums journey_counts and count_changes in one snapshot.
+ * The fold, in one statement: deletes up to `batch` changes (a fold that dies rolls back with its deletes) and adds
+ * them to journey_counts per version, node, bucket and UTC day (ON CONFLICT DO UPDATE n = n + excluded.n, in key
+ * order so two folds never deadlock). Deleting and adding in one statement is what counts each change exactly once; a read sums journey_counts and count_changes in one snapshot.
+ * One fold at a time: a fold that finds another folding (its transaction-scoped advisory lock taken) folds nothing
+ * and comes back at its next pass. The rows are deleted without locking them first (FOR UPDATE logs a lock record a
+ * row, as much WAL as the delete): a fold of an older release, which locks its rows SKIP LOCKED, and this one may
+ * pick the same rows, and then one deletes a row and the other, waiting for it, finds the row gone and skips it,
+ * so a change is still counted once.
  * A run-level 'outcome:replied' | 'outcome:clicked' | 'converted' change also counts, as 'path:<path>:<outcome>', at
  * each split its run passed: the run's run_split_paths rows (written here when the split's edge is folded) and its
  * split edges not folded yet (written in the same transaction as a conversion, say).
  */
 export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResult> {
   const rows = await tx.$queryRaw<{ folded: number; oldestAgeMs: number | null }[]>`
-    WITH taken AS (
-      DELETE FROM count_changes WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_changes LIMIT ${batch} FOR UPDATE SKIP LOCKED))
+    WITH turn AS (
+      SELECT pg_try_advisory_xact_lock(${foldLockSpace}::int, 0) AS mine
+    ), taken AS (
+      DELETE FROM count_changes
+      WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_changes WHERE (SELECT mine FROM turn) LIMIT ${batch}))
       RETURNING org_id, version_id, run_id, node_id, from_bucket, to_bucket, at
     ), outcomes AS (
       SELECT run_id, at, CASE to_bucket WHEN 'outcome:replied' THEN 'replied' WHEN 'outcome:clicked' THEN 'clicked' ELSE 'converted' END AS outcome

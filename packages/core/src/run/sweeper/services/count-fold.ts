@@ -17,7 +17,7 @@ const pendingUpTo = 100_000;
 /**
  * The journey counts' fold (issue 43): count_changes, written in the transaction of each change, are summed into
  * journey_counts a bounded batch at a time, in one statement that deletes what it adds (store/sql/count-changes.ts),
- * so each change is counted exactly once whether two folds run at once or one dies midway; reads sum both in one
+ * so each change is counted exactly once whether two sweepers fold (they take turns) or one dies midway; reads sum both in one
  * snapshot, so a backlog makes no count wrong, only the read a little slower. A full batch runs again at once.
  */
 export const countFold = defineService({
