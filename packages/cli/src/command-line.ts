@@ -27,6 +27,7 @@ const options = {
   "max-steps": { type: "string" },
   "max-age-seconds": { type: "string" },
   version: { type: "string" },
+  latest: { type: "string" },
   repair: { type: "boolean" },
   "hold-deliveries": { type: "boolean" },
   "hold-runs": { type: "boolean" },

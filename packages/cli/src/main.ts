@@ -14,6 +14,7 @@ import {
   signalsCommandLine,
   usersCommandLine,
 } from "./commands/organisation";
+import { restoreCommand } from "./commands/restore";
 import { runsCommand } from "./commands/runs";
 import { keyCommand, migrateCommand } from "./commands/setup";
 import { timersCommand } from "./commands/timers";
@@ -67,6 +68,9 @@ commands:
   runs rerun <org> <runId>        a new run with the same input on the newest version, linked to this one
   runs fire-wait <runId> [--step <nodeId>] --reason T   the run's wait ends now, as if its time had come (once, however
                                   often asked: a repeat prints when and by whom it fired); exit 65 when refused
+  restore reconcile --latest URL [--json]
+                                  after a point-in-time restore (DATABASE_URL): carry what happened after the point
+                                  (effects, sent messages, suppressions) from a copy replayed to the archive's end
 
 environment: DATABASE_URL, MIGRATE_DATABASE_URL (migrate), HOLDFAST_SECRET_KEY or HOLDFAST_SECRET_KEY_FILE, PORT,
 HOLDFAST_PUBLIC_URL, DEMO_ECHO_URL (see .env.example)`;
@@ -87,6 +91,7 @@ const withDatabase: Record<string, DbCommand> = {
   doctor: doctorCommand,
   users: usersCommandLine,
   automations: automationsCommandLine,
+  restore: restoreCommand,
 };
 
 // Help is an answer, not a usage error: the usage on stdout and exit 0, before the environment or a database is needed.

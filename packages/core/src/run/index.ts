@@ -61,3 +61,5 @@ export { type CallAnswer, callAnswer, type TestScript, testScript } from "./test
 export { InvalidZoneError, setContactZone, type ZoneChange } from "./timers/contact-zone";
 export { type FireResult, fireTimer, type RecomputeReport, recomputeTimers, timerWalkBackstopMs } from "./timers/fire";
 export { type AutomationQuietHoursView, automationQuietHours, orgQuietHours, type OrgQuietHoursView, setAutomationQuietHours, setOrgQuietHours } from "./sending-rules/quiet-hours-settings";
+export { type CarryDecision, decideCarry } from "./restore/carry-plan";
+export { reconcileRestore, type RestoreReport } from "./restore/reconcile";

@@ -4,3 +4,4 @@ export { type PgBouncerHandle, type PgBouncerOptions, startPgBouncer } from "./p
 export { type PgClusterHandle, type PgClusterOptions, startPgCluster } from "./pg-cluster";
 export { type ClusterDatabase, createClusterDatabase } from "./cluster-database";
 export { runCommand } from "./daemon";
+export { type PgArchive, type PgInstance, pgBin, startPgArchive } from "./pg-archive";
