@@ -11,6 +11,7 @@ import {
   composeServices,
   dockerfileImage,
   dockerfileInstructions,
+  ensureAppsBuilt,
   ensureWebBuilt,
   freePort,
   type HttpTarget,
@@ -27,8 +28,6 @@ import {
   waitFor,
 } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here
-import { buildApps } from "../scripts/build.mjs";
 
 /**
  * Deploying with Docker, where there is no Docker (issue 46 item 3): docker-compose.yml's product services are each
@@ -137,7 +136,7 @@ describe("docker-compose.yml's services, each command run as given outside conta
     target = d.closeAtStop(await startHttpTarget());
     model = d.closeAtStop(await startModelTarget("sk-test"));
     // What the image's `pnpm build` made: each background app's dist/main.mjs, and the web's `next build`.
-    await Promise.all([buildApps(), ensureWebBuilt()]);
+    await Promise.all([ensureAppsBuilt(), ensureWebBuilt()]);
     services = composeServices(read("docker-compose.yml"), operatorEnv);
     mapping = { database: d.t.name, prefix: d.prefix, webPort: await freePort(), smtpPort: await freePort() };
   }, 300_000);
@@ -166,11 +165,15 @@ describe("docker-compose.yml's services, each command run as given outside conta
 
   it("the migrate service exits 0; every other service stays up; the web is ready; a webhook delivery's run completes through every lane", async () => {
     const envOf = (s: ComposeService) => outsideContainers(s.environment, mapping);
+    const began = performance.now();
+    const phases: string[] = [];
+    const phase = (what: string) => phases.push(`${what} ${Math.round((performance.now() - began) / 100) / 10} s`);
     const migrate = services.find((s) => s.name === "migrate") as ComposeService;
     const once = startService(migrate, envOf(migrate));
     running.set("migrate", once);
     expect(await once.exited, `migrate's output:\n${once.output()}`).toBe(0);
     expect(once.output()).toContain("the secret key is this database's");
+    phase("migrate exited 0");
 
     for (const s of productServices().filter((s) => s.name !== "migrate")) running.set(s.name, startService(s, envOf(s)));
     const base = `http://127.0.0.1:${mapping.webPort}`;
@@ -189,6 +192,7 @@ describe("docker-compose.yml's services, each command run as given outside conta
     for (const name of ["relay", "engine", "sweeper", "lane-io", "lane-slow", "lane-human", "mail-in"]) {
       await waitFor(async () => /ready/.test(running.get(name)?.output() ?? ""), 60_000, `${name} ready\n${outputs()}`);
     }
+    phase("every service ready");
 
     // An automation on every lane with work: an HTTP call (io), a model draft (slow), a timer wait (engine and sweeper).
     const graph = parseGraph({
@@ -224,6 +228,9 @@ describe("docker-compose.yml's services, each command run as given outside conta
     expect(delivery.status).toBe(202);
     const { runId } = (await delivery.json()) as { runId: string };
     await waitFor(async () => (await d.q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 60_000, `the run to complete\n${outputs()}`);
+    phase("the run completed");
+    // Printed, never asserted: the machine's load decides absolute times.
+    console.log(`compose services: ${phases.join(", ")}`);
     expect(target.calls.get(`${runId}/call/1`)).toBe(1);
     expect(model.calls).toBe(1);
     expect(await d.q("SELECT name FROM leader_leases WHERE lease_until > now()")).not.toHaveLength(0);

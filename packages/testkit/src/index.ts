@@ -19,3 +19,4 @@ export { forbiddenWords, type PageAudit, type PageAuditOptions, pageAuditOf } fr
 export { type AuditFinding, describeFindings } from "./audit-findings";
 export { cliEntry } from "./app-entry";
 export * from "./compose";
+export { ensureAppsBuilt } from "./built-apps";
