@@ -1,7 +1,7 @@
-import { type AppName, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
+import { type AppName, ensureAppsBuilt, type HttpTarget, httpChainGraph, publish, startHttpTarget, startTestDeployment, startTestRun, type TestDeployment, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here
-import { apps as builtApps, buildApps } from "../scripts/build.mjs";
+import { apps as builtApps } from "../scripts/build.mjs";
 
 /**
  * The production build (issue 18 item 5): scripts/build.mjs compiles each background app into one JavaScript file,
@@ -15,7 +15,7 @@ let target: HttpTarget;
 beforeAll(async () => {
   d = await startTestDeployment();
   target = d.closeAtStop(await startHttpTarget());
-  await buildApps(builtApps);
+  await ensureAppsBuilt();
 });
 afterAll(async () => d?.stop());
 

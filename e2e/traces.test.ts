@@ -2,10 +2,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runSpanId, runTraceId } from "@holdfast/core/base";
-import { type HttpTarget, lineGraph, type OtlpReceiver, publish, type ReceivedSpan, startHttpTarget, startOtlpReceiver, startTestDeployment, startTestRun, type TestDeployment, traceSummary, waitFor } from "@holdfast/testkit";
+import { ensureAppsBuilt, type HttpTarget, lineGraph, type OtlpReceiver, publish, type ReceivedSpan, startHttpTarget, startOtlpReceiver, startTestDeployment, startTestRun, type TestDeployment, traceSummary, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// @ts-expect-error: a plain ES module script (scripts/build.mjs), typed by use here
-import { buildApps } from "../scripts/build.mjs";
 
 /**
  * Traces (issue 18 item 6): the engine, the relay and an io lane worker export over OTLP/HTTP to a local receiver. A
@@ -143,7 +141,7 @@ describe("traces", () => {
   });
 
   it("the production build exports too (the SDK bundled by esbuild)", async () => {
-    await buildApps(["engine", "lane-worker"]);
+    await ensureAppsBuilt();
     flaky.behave({ failFirst: 0 });
     await d.startApps([{ app: "relay", env: env() }, { app: "engine", env: env(), built: true }, { app: "lane-worker", env: env(), built: true }], 60_000);
     const runId = await runToCompletion("evt_traced_built");

@@ -16,7 +16,7 @@ import {
 } from "./commands/organisation";
 import { restoreCommand } from "./commands/restore";
 import { runsCommand } from "./commands/runs";
-import { keyCommand, migrateCommand } from "./commands/setup";
+import { keyCheckCommand, keyCommand, migrateCommand } from "./commands/setup";
 import { timersCommand } from "./commands/timers";
 import { cliEnv } from "./env-schema";
 import { databaseFailure, unexpectedFailure } from "./failure";
@@ -25,6 +25,7 @@ const usage = `usage: holdfast <command> [options]
 
 commands:
   key init                        generate the secret key file if there is no key (pnpm start runs this)
+  key check                       the key is this database's (a new database records it); exit 78 otherwise
   migrate                         create the database if needed and apply migrations
   seed                            on an empty database: the demo organisation "demo", its automation "demo-follow-up"
                                   and its owner demo@holdfast.local with a random password (printed once)
@@ -80,6 +81,7 @@ const withoutDatabase: Record<string, (input: CommandInput) => Promise<void>> = 
 
 /** The commands that work on the database, each in its module under commands/. */
 const withDatabase: Record<string, DbCommand> = {
+  key: keyCheckCommand,
   seed: seedCommand,
   hooks: hooksCommandLine,
   runs: runsCommand,
@@ -108,7 +110,8 @@ async function main(argv: string[]): Promise<void> {
   const { command, sub, rest, values } = parseCommandLine(argv);
   if (!command) throw new UsageError();
   const input: CommandInput = { sub, rest, values, env };
-  const local = Object.hasOwn(withoutDatabase, command) ? withoutDatabase[command] : undefined;
+  // `key check` needs the database (the check below is all it does); `key init` does not.
+  const local = Object.hasOwn(withoutDatabase, command) && !(command === "key" && sub === "check") ? withoutDatabase[command] : undefined;
   if (local) return local(input);
   const run = Object.hasOwn(withDatabase, command) ? withDatabase[command] : undefined;
   if (!run) throw new UsageError(`unknown command "${command}"`);

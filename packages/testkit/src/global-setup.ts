@@ -64,6 +64,7 @@ export default async function setup(project: TestProject) {
     for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await c.end();
     rmSync(join(repoRoot, "apps/web", `.next-built-${runTag}`), { force: true });
+    rmSync(join(repoRoot, "apps", `.dist-built-${runTag}`), { force: true });
     for (const dir of builtForTests) rmSync(join(repoRoot, dir, `.test-build-${runTag}`), { recursive: true, force: true });
   };
 }

@@ -18,3 +18,5 @@ export * from "./trpc";
 export { forbiddenWords, type PageAudit, type PageAuditOptions, pageAuditOf } from "./page-audit";
 export { type AuditFinding, describeFindings } from "./audit-findings";
 export { cliEntry } from "./app-entry";
+export * from "./compose";
+export { ensureAppsBuilt } from "./built-apps";

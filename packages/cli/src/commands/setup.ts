@@ -1,6 +1,6 @@
 import { migrateUrl as migrateUrlOf } from "@holdfast/core/base";
 import { initSecretKey } from "@holdfast/core/store";
-import { ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
+import { type Db, ensureDatabase, migrate, setRolePasswords, urlAsRole } from "@holdfast/db";
 import { type CommandInput, UsageError } from "../command-line";
 
 /** `migrate`: create the database if needed, apply migrations and give the roles the configured passwords. */
@@ -16,6 +16,16 @@ export async function migrateCommand({ env }: CommandInput): Promise<void> {
   for (const name of result.applied) console.log(`  + ${name}`);
   const passwords = await setRolePasswords(migrateUrl, [env.DATABASE_URL, ...(env.WEB_DATABASE_URL ? [env.WEB_DATABASE_URL] : [])]);
   if (passwords.length) console.log(`set the password of ${passwords.join(", ")} from the configured URLs`);
+}
+
+/**
+ * `key check`: main's start-up check already ran (the key exists and is the database's; the first process to check
+ * records it): say so. The compose file's migrate service runs it, so a missing or wrong key stops the deployment
+ * before any process starts.
+ */
+export async function keyCheckCommand(_db: Db, { sub, rest }: CommandInput): Promise<void> {
+  if (sub !== "check" || rest.length) throw new UsageError("key check");
+  console.log("the secret key is this database's");
 }
 
 /** `key init`: generate the secret key file if there is no key. */
