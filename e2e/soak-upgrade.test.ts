@@ -12,8 +12,7 @@ import { expect, it } from "vitest";
  * under load this checkout's `holdfast migrate` applies and each process is replaced by this checkout's, one at a
  * time (the web behind its front). Fails when a run is lost or doubled, a provider acted twice for one key, the old
  * processes broke on the new schema or did not stop cleanly, or the doctor finds anything. Needs this checkout's web
- * build, like e2e/soak.test.ts. At 2.5 deliveries a second the load lasts two minutes, through most of the
- * replacements (the upgrade begins a fifth of the way into it).
+ * build, like e2e/soak.test.ts.
  */
 const runs = Number(process.env.SOAK_RUNS ?? 300);
 const seed = Number(process.env.SOAK_SEED ?? randomInt(1, 2 ** 31 - 1));
@@ -36,7 +35,7 @@ interface Result {
 
 it(`upgrade soak: ${runs} runs while every process of ${from.slice(0, 12)} is replaced by this checkout's (seed ${seed})`, async () => {
   await ensureWebBuilt();
-  const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "2.5", "--drain-seconds", "240", "--max-seconds", "1500"];
+  const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "5", "--drain-seconds", "240", "--max-seconds", "1500"];
   const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), ...args], { cwd: repoRoot, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
