@@ -26,7 +26,8 @@ export interface FleetConfig {
   env: Record<string, string>;
   /** Settings of one process over `env` (the cluster soak: which URLs each kind connects through). */
   envFor?: (kind: ProcessKind, label: string) => Record<string, string>;
-  web: { dir: string; ports: number[]; env: Record<string, string> };
+  /** The built web app `next start` serves (`next`: that release's own next, default this checkout's). */
+  web: { dir: string; ports: number[]; env: Record<string, string>; next?: string };
   mailInPort: number;
   inboundDomain: string;
   /** Lane worker processes per lane (at least six in all). */
@@ -34,8 +35,56 @@ export interface FleetConfig {
   engines: number;
   sweepers: number;
   relays: number;
-  /** The queue fault wrapper, preloaded into every relay (it is the queue's only producer of wake-ups). */
-  queueFaults: { preload: string; env: Record<string, string> };
+  /** The queue fault wrapper, preloaded into every relay (it is the queue's only producer of wake-ups); unset: none. */
+  queueFaults?: { preload: string; env: Record<string, string> };
+}
+
+/** One process of the fleet before it starts: what the upgrade starts again from the new release under the same label. */
+export interface MemberSpec {
+  kind: ProcessKind;
+  label: string;
+  /** The background app (unset for a web process). */
+  app?: AppName;
+  /** A web process's port. */
+  port?: number;
+  env: Record<string, string>;
+  nodeArgs: string[];
+}
+
+/** Every process of the deployment `c` describes, in start order. */
+export function fleetSpecs(c: FleetConfig): MemberSpec[] {
+  const specs: MemberSpec[] = [];
+  const app = (kind: ProcessKind, name: AppName, label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) =>
+    specs.push({ kind, label, app: name, env: { ...c.env, ...c.envFor?.(kind, label), ...env }, nodeArgs });
+  c.web.ports.forEach((port, i) => {
+    const label = `web-${i + 1}`;
+    specs.push({ kind: "web", label, port, env: { ...c.env, ...c.envFor?.("web", label), ...c.web.env }, nodeArgs: [] });
+  });
+  const faults = c.queueFaults;
+  for (let i = 0; i < c.relays; i++) {
+    const label = `relay-${i + 1}`;
+    if (faults) app("relay", "relay", label, { ...faults.env, SOAK_PROCESS: label }, ["--import", faults.preload]);
+    else app("relay", "relay", label);
+  }
+  for (let i = 0; i < c.engines; i++) app("engine", "engine", `engine-${i + 1}`);
+  for (let i = 0; i < c.sweepers; i++) app("sweeper", "sweeper", `sweeper-${i + 1}`);
+  for (const [lane, n] of Object.entries(c.lanes)) {
+    for (let i = 0; i < n; i++) app("lane-worker", "lane-worker", `lane-${lane}-${i + 1}`, { LANE: lane, INBOUND_EMAIL_DOMAIN: c.inboundDomain });
+  }
+  app("mail-in", "mail-in", "mail-in", { INBOUND_SMTP_PORT: String(c.mailInPort), INBOUND_EMAIL_DOMAIN: c.inboundDomain });
+  return specs;
+}
+
+/** Starts one process of `spec` from the release `c` describes (its source copy, its build, its web). */
+export function startMember(c: Pick<FleetConfig, "root" | "rootBuild" | "web">, spec: MemberSpec): Member {
+  const { kind, label } = spec;
+  if (spec.app === undefined) {
+    const port = spec.port as number;
+    const proc = superviseWeb(label, c.web.dir, port, spec.env, c.web.next);
+    return { kind, label, frozen: false, proc, ready: () => answers(`http://127.0.0.1:${port}/api/health?live=1`, 120_000) };
+  }
+  const proc = spawnApp(spec.app, { env: spec.env, restart: true, label, nodeArgs: spec.nodeArgs, root: c.root, ...(c.rootBuild ? { rootBuild: c.rootBuild } : {}) });
+  return { kind, label, frozen: false, proc, ready: () => proc.waitForOutput(/ready/, 120_000) };
 }
 
 /**
@@ -43,23 +92,7 @@ export interface FleetConfig {
  * dying on its own during an outage) is started again, as a process manager would.
  */
 export function startFleet(c: FleetConfig): Member[] {
-  const members: Member[] = [];
-  const app = (kind: ProcessKind, name: AppName, label: string, env: Record<string, string> = {}, nodeArgs: string[] = []) => {
-    const proc = spawnApp(name, { env: { ...c.env, ...c.envFor?.(kind, label), ...env }, restart: true, label, nodeArgs, root: c.root, ...(c.rootBuild ? { rootBuild: c.rootBuild } : {}) });
-    members.push({ kind, label, frozen: false, proc, ready: () => proc.waitForOutput(/ready/, 120_000) });
-  };
-  c.web.ports.forEach((port, i) => {
-    const proc = superviseWeb(`web-${i + 1}`, c.web.dir, port, { ...c.env, ...c.envFor?.("web", `web-${i + 1}`), ...c.web.env });
-    members.push({ kind: "web", label: `web-${i + 1}`, frozen: false, proc, ready: () => answers(`http://127.0.0.1:${port}/api/health?live=1`, 120_000) });
-  });
-  for (let i = 0; i < c.relays; i++) app("relay", "relay", `relay-${i + 1}`, { ...c.queueFaults.env, SOAK_PROCESS: `relay-${i + 1}` }, ["--import", c.queueFaults.preload]);
-  for (let i = 0; i < c.engines; i++) app("engine", "engine", `engine-${i + 1}`);
-  for (let i = 0; i < c.sweepers; i++) app("sweeper", "sweeper", `sweeper-${i + 1}`);
-  for (const [lane, n] of Object.entries(c.lanes)) {
-    for (let i = 0; i < n; i++) app("lane-worker", "lane-worker", `lane-${lane}-${i + 1}`, { LANE: lane, INBOUND_EMAIL_DOMAIN: c.inboundDomain });
-  }
-  app("mail-in", "mail-in", "mail-in", { INBOUND_SMTP_PORT: String(c.mailInPort), INBOUND_EMAIL_DOMAIN: c.inboundDomain });
-  return members;
+  return fleetSpecs(c).map((spec) => startMember(c, spec));
 }
 
 export async function stopFleet(members: Member[]): Promise<void> {

@@ -2,6 +2,11 @@
 // (bench/src/soak/soak.ts). --report writes the report with its whole timeline (CPU shares every 10 s) to FILE.
 // --cluster runs it on the clustered topology (Patroni + HAProxy + PgBouncer, Redis Cluster) with leader and master
 // kills and a database path cut (--pg-failovers, --redis-failovers, --cuts: how many; default 2, 2, 1).
+// --upgrade-from REF (usually release.json's previousRelease) is the rolling upgrade under traffic (docs/operations.md,
+// "Upgrading under traffic"): the release at REF, built from its own sources, runs every process on a database its
+// CLI migrated; under load this checkout's migrations apply and each process is replaced by this checkout's, one at
+// a time (--upgrade-hold S: seconds the old processes run alone on the new schema first, default 10). No random
+// faults in this mode.
 // Prints the report and, last, one line `SOAK_RESULT <json>`; exits 1 when an invariant broke or the soak stalled
 // (--max-seconds, default the drain bound plus 600: it then says in which stage).
 import { randomInt } from "node:crypto";
@@ -27,6 +32,8 @@ const { values } = parseArgs({
     "pg-failovers": { type: "string" },
     "redis-failovers": { type: "string" },
     cuts: { type: "string" },
+    "upgrade-from": { type: "string" },
+    "upgrade-hold": { type: "string" },
     keep: { type: "boolean", default: false },
     verbose: { type: "boolean", default: false },
     report: { type: "string" },
@@ -48,6 +55,10 @@ if (!(rate > 0)) {
   console.error("--rate must be a positive number of deliveries per second");
   process.exit(64);
 }
+if (values["upgrade-from"] && values.cluster) {
+  console.error("--upgrade-from runs on the single-node topology: leave out --cluster");
+  process.exit(64);
+}
 const result = await runSoak({
   runs,
   seed,
@@ -66,6 +77,8 @@ const result = await runSoak({
   ...(values["pg-failovers"] ? { pgFailovers: int("pg-failovers", values["pg-failovers"], 0) as number } : {}),
   ...(values["redis-failovers"] ? { redisFailovers: int("redis-failovers", values["redis-failovers"], 0) as number } : {}),
   ...(values.cuts ? { dbCuts: int("cuts", values.cuts, 0) as number } : {}),
+  ...(values["upgrade-from"] ? { upgradeFrom: values["upgrade-from"] } : {}),
+  ...(values["upgrade-hold"] ? { upgradeHoldSeconds: int("upgrade-hold", values["upgrade-hold"], 0) as number } : {}),
   keep: values.keep,
   verbose: values.verbose,
 });

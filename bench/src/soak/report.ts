@@ -1,5 +1,6 @@
 import type { FailoverFigures } from "./failovers";
 import type { SoakResult } from "./soak";
+import type { UpgradeFigures } from "./upgrade";
 
 const n = (x: number, d = 0) => x.toLocaleString("en-GB", { maximumFractionDigits: d, minimumFractionDigits: d });
 const pairs = (r: Record<string, number>) =>
@@ -11,7 +12,8 @@ const pairs = (r: Record<string, number>) =>
 /** The soak's outcome for a person: the invariants with their figures, then the load, the faults and the timing. */
 export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { fullTimeline: true }): string {
   const lines: string[] = [];
-  lines.push("", `== holdfast ${r.cluster ? "cluster " : ""}soak: ${r.ok ? "PASSED" : "FAILED"} (seed ${r.seed}; replay with: pnpm soak${r.cluster ? " --cluster" : ""} --runs ${r.runs} --seed ${r.seed}) ==`);
+  const mode = r.cluster ? " --cluster" : r.upgrade ? ` --upgrade-from ${r.upgrade.from}` : "";
+  lines.push("", `== holdfast ${r.cluster ? "cluster " : r.upgrade ? "upgrade " : ""}soak: ${r.ok ? "PASSED" : "FAILED"} (seed ${r.seed}; replay with: pnpm soak${mode} --runs ${r.runs} --seed ${r.seed}) ==`);
   if (r.cluster) lines.push(`on ${r.cluster.topology}`);
   if (r.error) lines.push(`error: ${r.error}`);
   for (const i of r.invariants) {
@@ -34,7 +36,8 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
   const h = r.humans;
   lines.push(`  people: ${n(h.slackClicks)} Slack clicks, ${n(h.inboxClicks)} inbox clicks, ${n(h.decided)} decisions landed (${n(h.slackFallbacks)} Slack ones decided in the inbox; ${n(h.slackRefusedBeforeStored)} Slack clicks refused as "not for this message" before the post was stored, clicked again); replies ${n(h.repliesSmtp)} by SMTP, ${n(h.repliesApi)} by webhook, ${n(h.replyRetries)} retried`);
   for (const x of h.refusals.slice(0, 10)) lines.push(`    refused: ${x}`);
-  lines.push("", "faults");
+  if (r.upgrade) lines.push(...upgradeLines(r.upgrade));
+  lines.push("", r.upgrade ? "faults (none at random in the upgrade soak)" : "faults");
   lines.push(`  planned: ${pairs(r.faults.planned)}`);
   lines.push(`  injected: ${pairs(r.faults.injected)} (SIGKILL exits seen by the supervisors: ${n(r.faults.killsSeen)})`);
   lines.push(`  by process kind: ${pairs(r.faults.byTarget)}`);
@@ -56,6 +59,21 @@ export function formatReport(r: SoakResult, o: { fullTimeline: boolean } = { ful
     `  last delivery acknowledged at ${n(t.loadSeconds, 1)} s; last fault over at ${n(t.lastFaultSeconds, 1)} s; drained ${t.drainAfterLastFaultSeconds === null ? "never" : `${n(t.drainAfterLastFaultSeconds, 1)} s`} after it; ${n(t.runsPerSecond, 2)} runs/s from first delivery to drained; ${n(t.totalSeconds, 0)} s in all`,
   );
   return lines.join("\n");
+}
+
+/** The upgrade: the old release's build, the migration under traffic, each replacement and the senders' answers meanwhile. */
+function upgradeLines(u: UpgradeFigures): string[] {
+  const s = (x: number) => `${n(x, 1)} s`;
+  return [
+    "",
+    `upgrade from ${u.from} to ${u.to}`,
+    `  old release built from its sources: ${pairs(Object.fromEntries(Object.entries(u.build).map(([k, v]) => [k, Math.round(v)])))} (s)`,
+    `  new release's holdfast migrate at ${s(u.migrate.at)} under traffic, ${s(u.migrate.seconds)}: ${u.migrate.applied.length ? `applied ${u.migrate.applied.join(", ")}` : "no migration newer than the old release's (the stored functions re-applied from their files)"}`,
+    `  old processes on the new schema: ${n(u.oldOnNewSchema.runsEnded)} runs ended in the ${s(u.oldOnNewSchema.seconds)} they ran alone; the old webs acknowledged ${n(u.oldOnNewSchema.deliveriesAcked)} deliveries before the first front switch`,
+    `  during the switch (${s(u.window.from)} to ${s(u.window.to)}): ${n(u.answered503)} deliveries answered 503, ${n(u.refusedConnections)} connections refused or cut; answers ${pairs(u.answers)}`,
+    "  replacements (s after the first delivery: begun, old one stopped, new one ready):",
+    ...u.replacements.map((x) => `    ${x.label.padEnd(14)} ${s(x.startedAt)}, ${s(x.oldStoppedAt)} (${x.oldExit.signal ?? `exit ${x.oldExit.code}`}), ${s(x.newReadyAt)}`),
+  ];
 }
 
 /** The cluster soak's failovers: the senders' unavailability, the 503s meanwhile, and the cluster's own measure. */

@@ -1,21 +1,25 @@
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { repoRoot } from "@holdfast/testkit/procs";
 import pg from "pg";
 import { checkInvariants, type Figures, type Invariant } from "./checks";
-import { type Member, ownExits, queueFaultPreload, startFleet, stopFleet } from "./fleet";
+import { type FleetConfig, fleetSpecs, type Member, ownExits, queueFaultPreload, startMember, stopFleet } from "./fleet";
 import { type Injected, injectFaults } from "./faults/inject";
 import { clusterOutages, type Fault, faultsPerKind, planFaults, restartsFor } from "./faults/schedule";
 import { type FailoverFigures, failoverFigures } from "./failovers";
 import { startHumans, type HumanFigures } from "./humans";
 import { sleep } from "./infra/exec";
 import { startServices } from "./infra/services";
-import { buildSnapshot, snapshotSource } from "./infra/source";
+import { materialiseRelease } from "./infra/release";
+import { buildSnapshot, buildSnapshotCli, snapshotSource } from "./infra/source";
 import { snapshotWeb } from "./infra/web";
 import { answersOverTime, startLoad } from "./load";
 import { approver } from "./mix";
 import { freePort, sessionCookieFor } from "./testkit";
+import { startFronts, switchFigures, type UpgradeFigures, upgradeInvariants, upgradeUnderTraffic } from "./upgrade";
 import { watchDatabase } from "./dbwatch";
 import { watchFleet } from "./watch";
 import { automation, deploy, org, startProviders } from "./world";
@@ -41,6 +45,14 @@ export interface SoakOptions {
   cutMs?: number;
   /** Kills and freezes per process kind (default: 20 at 10,000 runs, in proportion, at least 1). */
   perKind?: number;
+  /**
+   * The rolling upgrade (docs/operations.md, "Upgrading under traffic"): the processes start from the release at this
+   * git ref, built from its own sources, on a database it migrated; under traffic this checkout's migrations apply
+   * and every process is replaced by this checkout's, one at a time. No random faults in this mode.
+   */
+  upgradeFrom?: string;
+  /** Upgrade: seconds the old processes run alone on the new schema before the first replacement (default 10). */
+  upgradeHoldSeconds?: number;
   keep?: boolean;
   /** Print each fault as it happens. */
   verbose?: boolean;
@@ -59,6 +71,8 @@ export interface SoakResult {
   runs: number;
   /** The cluster soak's topology and its failovers as the senders saw them; null for the single-node soak. */
   cluster: { topology: string; failovers: FailoverFigures | null } | null;
+  /** The upgrade soak's figures (--upgrade-from); null otherwise. */
+  upgrade: UpgradeFigures | null;
   ok: boolean;
   invariants: Invariant[];
   figures: Figures | null;
@@ -109,6 +123,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     seed: o.seed,
     runs: o.runs,
     cluster: null,
+    upgrade: null,
     ok: false,
     invariants: [],
     figures: null,
@@ -121,12 +136,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     dir: null,
   };
   let fleet: Member[] = [];
+  const retired: Member[] = [];
   let stage = "starting PostgreSQL, Redis and the stand-ins";
   const maxSeconds = o.maxSeconds ?? o.drainSeconds + 600;
   const watchdog = setTimeout(async () => {
     result.error = `the soak stalled while ${stage}: not done ${maxSeconds} s after it began`;
     log(`soak: ${result.error}`);
-    keepLogs(dir, fleet);
+    keepLogs(dir, fleet, retired);
     await Promise.race([cleanup(), sleep(30_000)]);
     result.timing.totalSeconds = (Date.now() - started) / 1000;
     o.onStall?.(result);
@@ -141,13 +157,20 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     cleanups.push(() => providers.close());
     const root = snapshotSource(dir);
     const rootBuild = await buildSnapshot(root);
-    const d = await deploy(root, services.adminUrl, providers, timing);
+    // The upgrade soak's old release, built from its own sources; its CLI migrates the database (deploy()).
+    stage = `building the release ${o.upgradeFrom}`;
+    const release = o.upgradeFrom ? await materialiseRelease(o.upgradeFrom, dir, log) : null;
+    const nextCli = release ? await buildSnapshotCli(root) : "";
+    const d = await deploy(release?.root ?? root, services.adminUrl, providers, timing);
     cleanups.push(() => d.db.$disconnect());
     log(`soak: seed ${o.seed}, ${o.runs} runs at ${o.rate}/s; ${services.describe}; dir ${dir}`);
 
     const web = await snapshotWeb(`.holdfast-soak-web-${process.pid}`);
     cleanups.push(() => web.remove());
-    const webs = [web1, web2].map((p) => `http://127.0.0.1:${p}`);
+    // The upgrade soak's senders reach each web through a front (a TCP proxy) the upgrade switches to the new web.
+    const fronts = release ? await startFronts([web1, web2]) : [];
+    cleanups.push(() => Promise.all(fronts.map((f) => f.close())));
+    const webs = (release ? fronts.map((f) => f.port) : [web1, web2]).map((p) => `http://127.0.0.1:${p}`);
     const inboundToken = randomBytes(16).toString("hex");
     const queueLog = join(dir, "queue-faults.log");
     const env: Record<string, string> = {
@@ -169,20 +192,26 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       APPROVAL_NOTIFY_LEASE_SECONDS: "10",
       CONNECTION_PROBE_SECONDS: "0",
     };
-    fleet = startFleet({
+    const webEnv = { SLACK_SIGNING_SECRET: "soak-slack-signing-secret", INBOUND_EMAIL_TOKEN: inboundToken };
+    const current: FleetConfig = {
       root,
       rootBuild,
       env,
       ...(services.envFor ? { envFor: services.envFor } : {}),
-      web: { dir: web.dir, ports: [web1, web2], env: { SLACK_SIGNING_SECRET: "soak-slack-signing-secret", INBOUND_EMAIL_TOKEN: inboundToken } },
+      web: { dir: web.dir, ports: [web1, web2], env: webEnv },
       mailInPort,
       inboundDomain: "reply.soak.test",
-      lanes: { io: 3, slow: 1, human: 2 },
+      lanes: release ? { io: 2, slow: 1, human: 1 } : { io: 3, slow: 1, human: 2 },
       engines: 2,
-      sweepers: 2,
+      sweepers: release ? 1 : 2,
       relays: 2,
-      queueFaults: { preload: queueFaultPreload, env: { SOAK_QUEUE_SEED: String(o.seed), SOAK_QUEUE_LOG: queueLog } },
-    });
+      // The upgrade soak has no random faults: what it tests is the upgrade.
+      ...(release ? {} : { queueFaults: { preload: queueFaultPreload, env: { SOAK_QUEUE_SEED: String(o.seed), SOAK_QUEUE_LOG: queueLog } } }),
+    };
+    // The old release runs its own build of the apps (apps/<app>/dist) and its own web, with its own next.
+    const first: FleetConfig = release ? { ...current, root: release.root, rootBuild: "dist", web: { ...current.web, dir: release.webDir, next: release.nextBin } } : current;
+    const specs = fleetSpecs(first);
+    fleet = specs.map((spec) => startMember(first, spec));
     cleanups.push(() => stopFleet(fleet));
     stage = "waiting for every process to answer";
     await Promise.all(fleet.map((m) => m.ready()));
@@ -195,7 +224,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
 
     const loadMs = (o.runs / o.rate) * 1000;
     const perKind = o.perKind ?? faultsPerKind(o.runs);
-    const schedule: Fault[] = planFaults({
+    const schedule: Fault[] = release ? [] : planFaults({
       seed: o.seed,
       loadMs,
       perKind,
@@ -213,7 +242,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       downMs: [500, 4_000],
     });
     result.faults.planned = tally(schedule.map((f) => f.kind));
-    log(`soak: ${schedule.length} faults planned over ${(loadMs / 1000).toFixed(0)} s: ${JSON.stringify(result.faults.planned)} (${perKind} kills and ${perKind} freezes per process kind)`);
+    if (release) log(`soak: upgrade from ${release.commit.slice(0, 12)} under traffic; no random faults in this mode`);
+    else log(`soak: ${schedule.length} faults planned over ${(loadMs / 1000).toFixed(0)} s: ${JSON.stringify(result.faults.planned)} (${perKind} kills and ${perKind} freezes per process kind)`);
 
     stage = "sending the load and injecting the faults";
     const t0 = Date.now();
@@ -235,10 +265,24 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     }, 15_000);
     cleanups.push(() => clearInterval(progress));
 
+    const upgrading = release
+      ? sleep(loadMs * 0.2).then(() =>
+          upgradeUnderTraffic({ fleet, specs, retired, fronts, next: current, nextCli, adminUrl: d.adminUrl, workerUrl: d.workerUrl, deliveries: load.deliveries, t0, holdMs: (o.upgradeHoldSeconds ?? 10) * 1000, log, events: watch.events }),
+        )
+      : null;
+    upgrading?.catch(() => {}); // awaited below; a failure before then is not unhandled
     const injected: Injected[] = await injection.done;
+    if (release && upgrading) {
+      stage = "upgrading under traffic";
+      const u = await upgrading;
+      const git = (...args: string[]) => (spawnSync("git", ["-C", repoRoot, ...args], { encoding: "utf8" }).stdout ?? "").trim();
+      const to = `${git("rev-parse", "HEAD") || "this checkout"}${git("status", "--porcelain", "--untracked-files=no") ? " with its uncommitted changes" : ""}`;
+      result.upgrade = { from: release.commit, to, build: release.seconds, ...u, ...switchFigures(load.deliveries, u.window, retired) };
+    }
     result.faults.injected = tally(injected.map((f) => f.kind));
     result.faults.byTarget = tally(injected.map((f) => `${f.kind} ${f.targetKind ?? ""}`.trim()));
-    const lastFaultMs = Math.max(0, ...injected.map((f) => f.endMs));
+    // The upgrade soak's drain bound counts from the last replacement.
+    const lastFaultMs = Math.max(0, (result.upgrade?.window.to ?? 0) * 1000, ...injected.map((f) => f.endMs));
     result.timing.lastFaultSeconds = lastFaultMs / 1000;
     log(`soak: faults over at ${(lastFaultMs / 1000).toFixed(1)} s`);
 
@@ -304,6 +348,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
         violations: drainedAt === null ? ["the runs did not all settle within the bound"] : [],
       },
       ...checked.invariants,
+      ...(result.upgrade ? upgradeInvariants(result.upgrade, specs.length) : []),
     ];
     result.figures = checked.figures;
     result.faults.queue = existsSync(queueLog) ? tally(readFileSync(queueLog, "utf8").split("\n").filter(Boolean).map((l) => l.split("\t")[0] as string)) : {};
@@ -313,7 +358,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     log(`soak failed: ${result.error}`);
   } finally {
     stage = "stopping the deployment";
-    keepLogs(dir, fleet);
+    keepLogs(dir, fleet, retired);
     await cleanup();
     clearTimeout(watchdog);
     result.timing.totalSeconds = (Date.now() - started) / 1000;
@@ -321,10 +366,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   return result;
 }
 
-function keepLogs(dir: string, fleet: Member[]): void {
+function keepLogs(dir: string, fleet: Member[], retired: Member[]): void {
   if (!fleet.length) return;
   mkdirSync(join(dir, "logs"), { recursive: true });
   for (const m of fleet) writeFileSync(join(dir, "logs", `${m.label}.log`), m.proc.output());
+  // The upgrade soak's old-release processes, replaced during the soak.
+  for (const m of retired) writeFileSync(join(dir, "logs", `${m.label}-old.log`), m.proc.output());
 }
 
 /** The runs that did not settle, each with its steps that are not final: what an operator would look at first. */

@@ -12,12 +12,18 @@ export interface TcpProxy {
   cut(): Promise<void>;
   /** Listens again on the same port. */
   restore(): Promise<void>;
+  /**
+   * Sends new connections to another server; open ones stay with the old one until either side closes them, as a
+   * load balancer does when an operator moves it to a new release's web process.
+   */
+  switchTo(target: { host: string; port: number }): void;
   /** Connections open now (client side). */
   open(): number;
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(first: { host: string; port: number }): Promise<TcpProxy> {
+  let target = first;
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
@@ -73,6 +79,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     async restore() {
       if (!server) await listen();
+    },
+    switchTo(next) {
+      target = next;
     },
     open: () => Math.ceil(sockets.size / 2),
     async close() {

@@ -33,3 +33,9 @@ export async function buildSnapshot(root: string): Promise<string> {
   await Promise.all((apps as string[]).map((app) => buildEntry(`apps/${app}`, { folder: snapshotBuild, sourcemap: false, from: root })));
   return snapshotBuild;
 }
+
+/** The snapshot's CLI built like its apps (packages/cli/<snapshotBuild>/main.mjs): the upgrade's migrate starts it under load. */
+export async function buildSnapshotCli(root: string): Promise<string> {
+  await buildEntry("packages/cli", { folder: snapshotBuild, sourcemap: false, from: root });
+  return join(root, "packages/cli", snapshotBuild, "main.mjs");
+}

@@ -32,15 +32,18 @@ export async function snapshotWeb(name: string): Promise<{ dir: string; remove()
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** `next start` on a fixed port, restarted after every exit it was not asked for (as a process manager would). */
-export function superviseWeb(label: string, dir: string, port: number, env: Record<string, string>): Supervised {
+/**
+ * `next start` on a fixed port, restarted after every exit it was not asked for (as a process manager would);
+ * `next`: the release's own next binary (default this checkout's).
+ */
+export function superviseWeb(label: string, dir: string, port: number, env: Record<string, string>, next = join(webDir, "node_modules/next/dist/bin/next")): Supervised {
   let child: ChildProcess | undefined;
   let stopping = false;
   let kills = 0;
   let out = "";
   const exits: Supervised["exits"] = [];
   const start = () => {
-    const proc = spawn(process.execPath, [join(webDir, "node_modules/next/dist/bin/next"), "start", dir, "-p", String(port), "-H", "127.0.0.1"], {
+    const proc = spawn(process.execPath, [next, "start", dir, "-p", String(port), "-H", "127.0.0.1"], {
       cwd: dir,
       env: { ...process.env, ...env, PORT: String(port), NEXT_TELEMETRY_DISABLED: "1" },
       stdio: ["ignore", "pipe", "pipe"],
