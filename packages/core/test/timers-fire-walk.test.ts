@@ -146,6 +146,26 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     ]);
   });
 
+  it("does not wait for a run another transaction holds: its timer fires and the engine gets a run.wake for it", async () => {
+    const run = await waiting("step");
+    const holder = await t.sql.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT id FROM runs WHERE id = $1 FOR UPDATE", [run.runId]);
+      const { fired } = await bySet(taught(), [run]);
+      expect(fired.map((f) => [f.runId, f.walked])).toEqual([[run.runId, null]]);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    expect(await rows("SELECT topic, payload->>'reason' AS reason FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [run.runId])).toEqual([
+      { topic: "run.wake", reason: "timer_fired" },
+    ]);
+    expect(await rows("SELECT node_id, status, advanced_at IS NULL AS unwalked FROM steps WHERE run_id = $1 ORDER BY created_at", [run.runId])).toEqual([
+      { node_id: "w", status: "done", unwalked: true },
+    ]);
+  });
+
   it("learns a version's walk from the first batch that meets it, which it walks the usual way", async () => {
     const cache = new GraphCache();
     const first = await bySet(cache, [await waiting("end")]);
