@@ -904,6 +904,100 @@ BEGIN
   EXECUTE format('CREATE POLICY worker_all ON %s TO holdfast_worker USING (true) WITH CHECK (true)', t);
 END $$;
 
+CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+BEGIN
+  -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
+  RETURN QUERY
+  -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
+  -- row counts are unknown to the planner, which then nests loops over them: a cost that grows with the square of the
+  -- batch, measured in the spike as twice the due sweep's PostgreSQL CPU a timer of the walk's path).
+  WITH fired AS MATERIALIZED (
+    UPDATE timers t SET fired_at = now(), fired_by = p_by, updated_at = now(),
+                        lateness_ms = GREATEST(0, EXTRACT(EPOCH FROM now() - t.due_at) * 1000)
+    WHERE t.id = ANY(p_ids) AND t.fired_at IS NULL AND t.due_at <= now()
+      AND (p_wakes IS NULL OR (t.id, t.wake) IN (SELECT * FROM unnest(p_ids, p_wakes)))
+    RETURNING t.id, t.wake, t.org_id, t.run_id, t.step_id, t.due_at, t.lateness_ms
+  ), facts AS MATERIALIZED (
+    SELECT f.*, s.node_id, s.kind AS step_kind, s.status = 'waiting' AS was_waiting, r.version_id, r.plan,
+           r.applies AND s.status = 'waiting' AND jsonb_typeof(r.plan) = 'object'
+             AND (jsonb_typeof(r.plan -> 'next') = 'object' OR jsonb_typeof(r.plan -> 'end') = 'string')
+             AND NOT EXISTS (
+               SELECT 1 FROM steps o WHERE o.run_id = f.run_id AND o.id <> f.step_id
+                 AND (o.status IN ('ready', 'running', 'waiting', 'parked') OR (o.status IN ('done', 'failed') AND o.advanced_at IS NULL)))
+             AND (r.max_steps IS NULL OR (SELECT count(*) FROM steps c WHERE c.run_id = f.run_id) < r.max_steps) AS applies
+    FROM fired f
+    LEFT JOIN steps s ON s.id = f.step_id
+    -- The run, locked here without waiting: one another transaction holds is walked by the caller's path (a run.wake).
+    LEFT JOIN LATERAL (
+      SELECT r.version_id, p_plans -> (r.version_id || ' ' || s.node_id) AS plan, r.max_steps,
+             r.org_id = f.org_id AND r.status = 'running' AND r.cancel_requested_at IS NULL AND r.held_at IS NULL
+               AND NOT COALESCE(r.expires_at <= now(), false) AND NOT r.test AS applies
+      FROM runs r WHERE r.id = f.run_id FOR UPDATE SKIP LOCKED
+    ) r ON true
+  ), plain AS MATERIALIZED (
+    SELECT x.*, x.plan -> 'next' ->> 'nodeId' AS next_node,
+           CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN holdfast_ordered_id('stp_') END AS next_id,
+           CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN
+             (SELECT COALESCE(max(i.iteration), 0) + 1 FROM steps i WHERE i.run_id = x.run_id AND i.node_id = x.plan -> 'next' ->> 'nodeId')
+           END AS next_iteration
+    FROM facts x WHERE x.applies
+  ), settled AS (
+    UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
+                       advanced_at = CASE WHEN x.applies THEN now() ELSE s.advanced_at END,
+                       output = COALESCE(s.output, '{}'::jsonb)
+                                || jsonb_build_object('dueAt', x.due_at, 'firedAt', now(), 'latenessMs', x.lateness_ms)
+                                || CASE WHEN s.kind = 'wait_for_reply' THEN '{"outcome": "timeout"}'::jsonb ELSE '{}'::jsonb END
+    FROM facts x WHERE s.id = x.step_id AND s.status = 'waiting'
+  ), next_steps AS (
+    INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, attempt)
+    SELECT p.next_id, p.org_id, p.run_id, p.next_node, p.next_iteration, p.plan -> 'next' ->> 'kind',
+           p.plan -> 'next' ->> 'lane', (p.plan -> 'next' ->> 'maxAttempts')::int, 'ready', 0
+    FROM plain p WHERE p.next_id IS NOT NULL
+  ), moved AS (
+    -- A run that goes on: seq only (a HOT update, runsTouch); a run that ends: as runsFinish ends it.
+    UPDATE runs r SET seq = r.seq + 1,
+                      status = CASE WHEN p.next_id IS NULL THEN 'completed' ELSE r.status END,
+                      error = CASE WHEN p.next_id IS NULL THEN NULL ELSE r.error END,
+                      finished_at = CASE WHEN p.next_id IS NULL THEN now() ELSE r.finished_at END,
+                      updated_at = CASE WHEN p.next_id IS NULL THEN now() ELSE r.updated_at END,
+                      held_at = CASE WHEN p.next_id IS NULL THEN NULL ELSE r.held_at END
+    FROM plain p WHERE r.id = p.run_id AND r.status = 'running'
+  ), events AS (
+    -- The timeline in each run's order: the firing, then the walk's row (the next step scheduled, or the end).
+    INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
+    SELECT e.org_id, e.run_id, e.step_id, e.node_id, NULL, e.type, e.lane, p_by, e.data FROM (
+      SELECT f.org_id, f.run_id, f.step_id, NULL::text AS node_id, 'timer.fired' AS type, NULL::text AS lane,
+             jsonb_build_object('timerId', f.id, 'dueAt', f.due_at, 'latenessMs', round(f.lateness_ms::numeric, 1)) AS data, 1 AS n
+      FROM fired f
+      UNION ALL
+      SELECT p.org_id, p.run_id, p.next_id, p.next_node, 'step.scheduled', p.plan -> 'next' ->> 'lane',
+             jsonb_build_object('iteration', p.next_iteration), 2
+      FROM plain p WHERE p.next_id IS NOT NULL
+      UNION ALL
+      SELECT p.org_id, p.run_id, NULL, p.plan ->> 'end', 'run.completed', NULL, NULL, 2
+      FROM plain p WHERE p.next_id IS NULL
+    ) e ORDER BY e.run_id, e.n
+  ), wakeups AS (
+    INSERT INTO outbox (org_id, run_id, topic, payload)
+    SELECT p.org_id, p.run_id, 'step.ready',
+           jsonb_build_object('orgId', p.org_id, 'runId', p.run_id, 'stepId', p.next_id, 'lane', p.plan -> 'next' ->> 'lane')
+    FROM plain p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
+  ), edges AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+    SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket
+    FROM plain p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text)) WITH ORDINALITY AS e("nodeId", bucket, n)
+    ORDER BY p.run_id, e.n
+  )
+  SELECT x.id, x.wake, x.org_id, x.run_id, x.step_id, x.lateness_ms::float8, x.version_id, x.node_id,
+         CASE WHEN x.applies IS NOT TRUE THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
+  FROM facts x
+  ORDER BY x.run_id, x.id;
+END;
+$$;
+
 CREATE TABLE public._holdfast_migrations (
     name text NOT NULL,
     checksum text NOT NULL,
@@ -2429,6 +2523,9 @@ GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit inte
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_worker;
 
 REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
+
+GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) TO holdfast_worker;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.approval_edits TO holdfast_web;
 GRANT SELECT,INSERT,UPDATE ON TABLE public.approval_edits TO holdfast_worker;

@@ -1,4 +1,5 @@
 import type { Graph } from "../../versions/graph";
+import { isStepKind, kindOf } from "../../versions/kinds/registry";
 import { type Command, decide, type Goal, isOpen, type RunState, scheduleAt } from "./walk";
 
 /**
@@ -110,4 +111,47 @@ export function planPreviewTurn(graph: Graph, run: RunState): Command[] {
 /** A walk that schedules nothing and ends nothing leaves the engine to decide what that means. */
 export function movesOn(commands: Command[]): boolean {
   return commands.some((c) => c.type === "schedule_step" || ends(c));
+}
+
+/** What the walk does after a wait's timer fires, when the graph alone decides it (planAfterTimer). */
+export interface TimerWalk {
+  /** The edges taken from the wait, in order (each a journey count). */
+  edges: Extract<Command, { type: "take_edge" }>[];
+  /** The step scheduled next (a plain step: not a wait, a reply wait or an approval), or null when the run ends. */
+  next: Extract<Command, { type: "schedule_step" }> | null;
+  /** The end node reached, when the run completes. */
+  end: string | null;
+}
+
+/**
+ * The walk after the timer of `nodeId` (a wait or a reply wait) fired, for a run that has nothing else open, nothing
+ * else to walk on, is running, not cancelling, not held and within its budgets: null unless that walk is the same for
+ * every such run of the graph (edges to a plain step or to an end, no branch, no split, no approval). The timers of
+ * such runs are fired and walked as a set in SQL (store/sql/functions/timers_fire_walk.sql), which checks each run is
+ * one this is true for and sets the next step's iteration from the run's own steps; any other run is walked here.
+ * Decided by `decide` itself on a run that holds only the fired wait step, as it stands after its firing.
+ */
+export function planAfterTimer(graph: Graph, nodeId: string): TimerWalk | null {
+  const node = graph.nodes.find((n) => n.id === nodeId);
+  if (node?.kind !== "wait" && node?.kind !== "wait_for_reply") return null;
+  const fired = { dueAt: "", firedAt: "", latenessMs: 0, ...(node.kind === "wait_for_reply" ? { outcome: "timeout" } : {}) };
+  const step = { id: "fired", nodeId, iteration: 1, status: "done" as const, output: fired, error: null, advanced: false, leased: false };
+  const commands = planForRun(graph, { id: "", status: "running", input: {}, cancelRequested: false, steps: [step] }, false);
+  const [first, ...rest] = commands;
+  if (first?.type !== "mark_advanced" || first.stepId !== step.id) return null;
+  const edges: TimerWalk["edges"] = [];
+  for (const [i, c] of rest.entries()) {
+    const last = i === rest.length - 1;
+    if (c.type === "take_edge" && !last) edges.push(c);
+    else if (c.type === "complete_run" && last) return { edges, next: null, end: c.nodeId };
+    else if (c.type === "schedule_step" && last && !waits(c.kind)) return { edges, next: c, end: null };
+    else return null;
+  }
+  return null;
+}
+
+/** A step kind that waits (a timer, a signal or a person): scheduling one needs the database (its timer, its request). */
+function waits(kind: string): boolean {
+  const module = kindOf(kind);
+  return !isStepKind(module) || module.waits;
 }

@@ -1,8 +1,9 @@
 import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../../base/catalog";
 import { crashpoint } from "../../base/crash";
-import { type AdvanceResult, advanceMany } from "./advance";
-import { timersDueInMsMany, timersFireIfDueMany } from "../../store/sql/timers";
+import type { AdvanceResult } from "./advance";
+import { fireAndWalkSet } from "./fire-set";
+import { timersDueInMsMany } from "../../store/sql/timers";
 import type { GraphCache } from "../../versions/graph-cache";
 import type { FireResult } from "../timers/fire";
 
@@ -96,11 +97,11 @@ async function fireAndWalk(db: Db, graphs: GraphCache, dues: TimerDue[], actor: 
   const key = (d: { timerId: string; wake: number }) => `${d.timerId}:${d.wake}`;
   const unique = [...new Map(dues.map((d) => [key(d), d])).values()];
   return inTx(db, async (tx) => {
-    const fired = await timersFireIfDueMany(tx, unique, actor);
+    // Fired and walked as a set where the graph alone decides the walk (run/engine/fire-set.ts).
+    const { fired, walks } = await fireAndWalkSet(tx, graphs, unique.map((d) => d.timerId), unique.map((d) => d.wake), actor);
     const runOf = new Map(fired.map((f) => [key(f), f.runId]));
     const left = unique.filter((d) => !runOf.has(key(d)));
     const inMs = left.length ? await timersDueInMsMany(tx, left) : new Map<string, number>();
-    const walks = new Map((await advanceMany(tx, graphs, fired.map((f) => ({ orgId: f.orgId, runId: f.runId })), actor)).map((w) => [w.runId, w]));
     return dues.map((d) => {
       const runId = runOf.get(key(d));
       if (runId !== undefined) {

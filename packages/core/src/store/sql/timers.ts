@@ -178,7 +178,11 @@ export async function timersFireDueFairly(
   /** The caller walks the fired runs in this transaction: no run.wake rows. */
   walking = false,
 ): Promise<SweepBatch> {
-  const fired = await fire(tx, dueFairly(orgLimit, perOrg, total), by, !walking);
+  return timersServed(tx, await fire(tx, dueFairly(orgLimit, perOrg, total), by, !walking));
+}
+
+/** A due sweep's batch from the timers it fired: each organisation served stamped (skipping one another batch stamps). */
+export async function timersServed(tx: Tx, fired: Pick<FiredTimer, "orgId" | "runId" | "latenessMs">[]): Promise<SweepBatch> {
   const byOrg = new Map<string, { count: number; maxLatenessMs: number }>();
   for (const f of fired) {
     const o = byOrg.get(f.orgId) ?? { count: 0, maxLatenessMs: 0 };
@@ -211,7 +215,12 @@ export async function timersExplainDueFairly(tx: Tx, orgLimit: number, perOrg: n
 // picked ones hold more than `total`, the batch is dealt round by round: 20 organisations with backlogs get 25 each,
 // where the first 10 by id got 50 each and the other 10 waited (the 09:00 spike at spread 0, docs/performance.md).
 function dueFairly(orgLimit: number, perOrg: number, total: number): Prisma.Sql {
-  return Prisma.sql`id = ANY(ARRAY(
+  return Prisma.sql`id = ANY(${dueFairlyPick(orgLimit, perOrg, total)})`;
+}
+
+/** The fair due sweep's pick (its timers locked, SKIP LOCKED) as an array of timer ids: `dueFairly`'s, and the set path's. */
+export function dueFairlyPick(orgLimit: number, perOrg: number, total: number): Prisma.Sql {
+  return Prisma.sql`ARRAY(
       WITH o AS MATERIALIZED (
         SELECT o.id FROM organisations o
         WHERE EXISTS (SELECT 1 FROM timers d WHERE d.org_id = o.id AND d.fired_at IS NULL AND d.due_at <= now())
@@ -232,7 +241,7 @@ function dueFairly(orgLimit: number, perOrg: number, total: number): Prisma.Sql 
       -- Dealt round by round (each organisation's first, then each one's second...), so when the picked organisations
       -- hold more than the batch, every one of them gets its even part, not the first ones by id all of theirs.
       ORDER BY p.rank, p.org
-      LIMIT ${total}))`;
+      LIMIT ${total})`;
 }
 
 export interface PendingTimer extends Omit<NewTimer, "stepId"> {

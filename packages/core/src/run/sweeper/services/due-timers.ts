@@ -1,7 +1,8 @@
 import { inTx } from "@holdfast/db";
 import { z } from "zod";
-import { advanceMany } from "../../engine/advance";
-import { type SweepBatch, timersFireDueFairly } from "../../../store/sql/timers";
+import { fireAndWalkSet } from "../../engine/fire-set";
+import { type SweepBatch, timersFireDueFairly, timersServed } from "../../../store/sql/timers";
+import { timersPickDueFairly } from "../../../store/sql/timers-fire-walk";
 import { defaultIntervalMs, defineService, type SweepContext, setting, sweepSharedEnv } from "../service";
 
 export interface DueTimersResult {
@@ -97,8 +98,9 @@ export const dueTimers = defineService({
  */
 function fireAndWalk(ctx: SweepContext, s: { orgs: number; perOrg: number; batch: number }): Promise<SweepBatch> {
   return inTx(ctx.db, async (tx) => {
-    const batch = await timersFireDueFairly(tx, s.orgs, s.perOrg, s.batch, ctx.actor, true);
-    await advanceMany(tx, ctx.graphs, batch.runs, ctx.actor);
-    return batch;
+    // Picked (and locked) first, then fired and walked as a set where the graph alone decides the walk.
+    const ids = await timersPickDueFairly(tx, s.orgs, s.perOrg, s.batch);
+    const { fired } = await fireAndWalkSet(tx, ctx.graphs, ids, null, ctx.actor);
+    return timersServed(tx, fired);
   });
 }

@@ -1,0 +1,69 @@
+import { planAfterTimer } from "../../decide/walk/plan";
+import { edgeCount } from "../apply/rows";
+import type { Graph } from "../../versions/graph";
+import type { GraphCache } from "../../versions/graph-cache";
+
+/** The walk after a wait's timer, in the form holdfast_timers_fire_walk applies (store/sql/functions/timers_fire_walk.sql). */
+interface SqlPlan {
+  edges: { nodeId: string; bucket: string }[];
+  next: { nodeId: string; kind: string; lane: string; maxAttempts: number } | null;
+  end: string | null;
+}
+
+/**
+ * The walks the set path may apply, by version and wait node, learnt from the graphs of the runs this process walked
+ * after their timers fired (a version is walked the usual way once, then fired as a set). A graph never changes once
+ * published, so an entry is good for ever; the book keeps the `capacity` most recently learnt, since every one is
+ * sent with each batch. A wait whose walk needs the run's data (a branch, a split, an approval, another wait next)
+ * is remembered as such and never sent.
+ */
+export class TimerPlans {
+  private readonly plans = new Map<string, SqlPlan | null>();
+  private json: string | null = null;
+
+  constructor(private readonly capacity = 256) {}
+
+  /** Whether the walk after this wait is known (as a plan or as "walk it"). */
+  knows(versionId: string, nodeId: string): boolean {
+    return this.plans.has(key(versionId, nodeId));
+  }
+
+  learn(versionId: string, nodeId: string, graph: Graph): void {
+    const walk = planAfterTimer(graph, nodeId);
+    const plan: SqlPlan | null = walk && {
+      edges: walk.edges.map(edgeCount),
+      next: walk.next && { nodeId: walk.next.nodeId, kind: walk.next.kind, lane: walk.next.lane, maxAttempts: walk.next.maxAttempts },
+      end: walk.end,
+    };
+    if (this.plans.size >= this.capacity * 4) this.plans.delete(this.plans.keys().next().value as string);
+    this.plans.set(key(versionId, nodeId), plan);
+    if (plan) this.json = null;
+  }
+
+  /** The plans to send with a batch, as the statement's JSON object (made once per change). */
+  sql(): string {
+    if (this.json === null) {
+      const known = [...this.plans].filter((e): e is [string, SqlPlan] => e[1] !== null).slice(-this.capacity);
+      this.json = JSON.stringify(Object.fromEntries(known));
+    }
+    return this.json;
+  }
+
+  /** What the walk's commands were for a run the statement moved on (a fired run's trace span). */
+  commands(versionId: string, nodeId: string): ("mark_advanced" | "take_edge" | "schedule_step" | "complete_run")[] {
+    const plan = this.plans.get(key(versionId, nodeId));
+    if (!plan) return [];
+    return ["mark_advanced", ...plan.edges.map(() => "take_edge" as const), plan.next ? "schedule_step" : "complete_run"];
+  }
+}
+
+const key = (versionId: string, nodeId: string) => `${versionId} ${nodeId}`;
+
+const books = new WeakMap<GraphCache, TimerPlans>();
+
+/** One book per graph cache: the engine's batches and the due sweep of one process learn once. */
+export function timerPlansOf(graphs: GraphCache): TimerPlans {
+  let book = books.get(graphs);
+  if (!book) books.set(graphs, (book = new TimerPlans()));
+  return book;
+}

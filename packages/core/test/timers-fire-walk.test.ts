@@ -1,0 +1,203 @@
+import { inTx } from "@holdfast/db";
+import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceMany, advanceRun } from "../src/run/engine/advance";
+import { fireAndWalkSet } from "../src/run/engine/fire-set";
+import { timerPlansOf } from "../src/run/engine/timer-plans";
+import { startRun } from "../src/run/start/start-run";
+import { timersFireIfDueMany } from "../src/store/sql/timers";
+import { type Graph, parseGraph } from "../src/versions/graph";
+import { GraphCache } from "../src/versions/graph-cache";
+
+// The set path (holdfast_timers_fire_walk): timers fired and their runs moved on in one statement where the graph
+// alone decides the walk, against the walk's own path (fire, then advanceMany) on twin runs.
+
+const trigger = { id: "t", kind: "trigger", config: { eventIdField: "id" } };
+const hour = { id: "w", kind: "wait", config: { rule: { kind: "duration", seconds: 3600 }, spreadSeconds: 0 } };
+const call = { id: "call", kind: "http_request", config: { url: "http://127.0.0.1:9/unused", method: "POST" } };
+const graphs: Record<string, Graph> = {
+  // wait -> a plain step -> end: the next step scheduled, ready and claimable.
+  step: parseGraph({ nodes: [trigger, hour, call, { id: "e", kind: "end" }], edges: [{ from: "t", to: "w" }, { from: "w", to: "call" }, { from: "call", to: "e" }] }),
+  // wait -> end: the run completes.
+  end: parseGraph({ nodes: [trigger, hour, { id: "e", kind: "end" }], edges: [{ from: "t", to: "w" }, { from: "w", to: "e" }] }),
+  // wait -> branch on the run's input: the walk needs the run's data, so it is walked in TypeScript.
+  branch: parseGraph({
+    nodes: [trigger, hour, { id: "b", kind: "branch", config: { condition: { path: "input.plan", op: "eq", value: "pro" } } }, { id: "yes", kind: "end" }, { id: "no", kind: "end" }],
+    edges: [{ from: "t", to: "w" }, { from: "w", to: "b" }, { from: "b", to: "yes", label: "true" }, { from: "b", to: "no", label: "false" }],
+  }),
+};
+
+let t: TestDatabase;
+let orgId: string;
+const versions: Record<string, string> = {};
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+const actor = "engine-test";
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  for (const [name, graph] of Object.entries(graphs)) {
+    const p = await publish(t.db, graph, { automation: name });
+    orgId = p.orgId;
+    versions[name] = p.versionId;
+  }
+});
+afterAll(() => t?.drop());
+
+let n = 0;
+/** A run of `automation` waiting on its hour's timer, made due now. */
+async function waiting(automation: string, input: Record<string, unknown> = {}): Promise<{ runId: string; timerId: string; wake: number }> {
+  const body = { id: `evt_${++n}`, ...input };
+  const headers = { "webhook-id": body.id, "webhook-timestamp": null, "webhook-signature": null };
+  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: automation, rawBody: "{}", body, headers, via: "test", auth: { kind: "operator" } });
+  await advanceRun(t.db, new GraphCache(), { orgId, runId, reason: "started" });
+  const [timer] = await rows("UPDATE timers SET due_at = now() - interval '1 second' WHERE run_id = $1 RETURNING id, wake", [runId]);
+  return { runId, timerId: timer.id, wake: timer.wake };
+}
+
+/** The walk's own path: fire in one statement, then advanceMany, in one transaction. */
+const byWalk = (dues: { timerId: string; wake: number }[]) =>
+  inTx(t.db, async (tx) => {
+    const fired = await timersFireIfDueMany(tx, dues, actor);
+    await advanceMany(tx, new GraphCache(), fired.map((f) => ({ orgId: f.orgId, runId: f.runId })), actor);
+  });
+
+/** The set path with a book that knows every graph here. */
+function taught(): GraphCache {
+  const cache = new GraphCache();
+  const book = timerPlansOf(cache);
+  for (const [name, graph] of Object.entries(graphs)) book.learn(versions[name] as string, "w", graph);
+  return cache;
+}
+const bySet = (cache: GraphCache, dues: { timerId: string; wake: number }[]) =>
+  inTx(t.db, (tx) => fireAndWalkSet(tx, cache, dues.map((d) => d.timerId), dues.map((d) => d.wake), actor));
+
+/** Everything the firing and the walk wrote for a run, without ids and instants: two runs walked alike compare equal. */
+async function written(runId: string) {
+  const steps = await rows(
+    `SELECT id, node_id, iteration, kind, lane, status, attempt, max_attempts, owner, lease_until IS NULL AS unleased,
+            advanced_at IS NOT NULL AS advanced, settled_at IS NOT NULL AS settled, available_at <= now() AS due,
+            ARRAY(SELECT jsonb_object_keys(COALESCE(output, '{}'::jsonb)) ORDER BY 1) AS output_keys
+     FROM steps WHERE run_id = $1 ORDER BY created_at, id`,
+    [runId],
+  );
+  const stepNode = new Map(steps.map((s) => [s.id, `${s.node_id}#${s.iteration}`]));
+  const named = (v: unknown) => (typeof v === "string" && stepNode.has(v) ? stepNode.get(v) : v);
+  const run = await rows(
+    "SELECT status, seq, error, finished_at IS NOT NULL AS finished, held_at IS NULL AS unheld, updated_at = created_at AS untouched FROM runs WHERE id = $1",
+    [runId],
+  );
+  const events = await rows(
+    `SELECT type, step_id, node_id, attempt, lane, worker, data - 'timerId' - 'dueAt' - 'latenessMs' - 'startKey' AS data,
+            (data ? 'timerId') AND (data ? 'dueAt') AND (data ? 'latenessMs') AS timed
+     FROM run_events WHERE run_id = $1 ORDER BY id`,
+    [runId],
+  );
+  const outbox = await rows("SELECT topic, payload, available_at <= now() AS due, sent_at IS NULL AS unsent FROM outbox WHERE run_id = $1 AND topic <> 'timer.due' ORDER BY id", [runId]);
+  const counts = await rows(
+    "SELECT c.node_id, c.to_bucket, c.version_id = r.version_id AS own_version FROM count_changes c JOIN runs r ON r.id = c.run_id WHERE c.run_id = $1 ORDER BY c.node_id, c.to_bucket",
+    [runId],
+  );
+  return {
+    run,
+    steps: steps.map(({ id, ...s }) => s),
+    events: events.map((e) => ({ ...e, step_id: named(e.step_id) })),
+    outbox: outbox.map((o) => ({ ...o, payload: { ...o.payload, runId: o.payload.runId === runId, stepId: named(o.payload.stepId) } })),
+    counts,
+  };
+}
+
+describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
+  it("writes what the walk writes: the next step ready with its wake-up, or the run's end, with the same timeline and counts", async () => {
+    for (const automation of ["step", "end"]) {
+      const [a, b, c, d] = [await waiting(automation), await waiting(automation), await waiting(automation), await waiting(automation)];
+      if (!a || !b || !c || !d) throw new Error("setup");
+      await byWalk([a, b]);
+      const { fired, walks } = await bySet(taught(), [c, d]);
+      expect(fired.map((f) => f.walked)).toEqual([automation === "end" ? "completed" : "running", automation === "end" ? "completed" : "running"]);
+      expect(walks.get(c.runId)?.commands).toEqual(["mark_advanced", "take_edge", automation === "end" ? "complete_run" : "schedule_step"]);
+      const walked = await written(a.runId);
+      expect(walked.events.slice(-2).map((e) => e.type)).toEqual(["timer.fired", automation === "end" ? "run.completed" : "step.scheduled"]);
+      for (const twin of [b, c, d]) expect(await written(twin.runId), `${automation}: run ${twin.runId}`).toEqual(walked);
+    }
+  });
+
+  it("leaves to the walk what the graph alone does not decide, and runs that are cancelling, held, or at their step budget", async () => {
+    const cache = taught();
+    const branchy = await waiting("branch", { plan: "pro" });
+    const [cancelling, held, budget] = [await waiting("step"), await waiting("step"), await waiting("step")];
+    const twins = [await waiting("branch", { plan: "pro" }), await waiting("step"), await waiting("step"), await waiting("step")];
+    const odd = async (runs: { runId: string }[]) => {
+      await rows("UPDATE runs SET cancel_requested_at = now(), cancel_reason = 'test' WHERE id = $1", [runs[1]?.runId]);
+      await rows("UPDATE runs SET held_at = now() WHERE id = $1", [runs[2]?.runId]);
+      await rows("UPDATE runs SET max_steps = 1 WHERE id = $1", [runs[3]?.runId]);
+    };
+    await odd([branchy, cancelling, held, budget]);
+    await odd(twins);
+    const { fired } = await bySet(cache, [branchy, cancelling, held, budget]);
+    expect(fired.map((f) => f.walked)).toEqual([null, null, null, null]);
+    await byWalk(twins);
+    for (const [i, run] of [branchy, cancelling, held, budget].entries()) {
+      expect(await written(run.runId)).toEqual(await written((twins[i] as { runId: string }).runId));
+    }
+    expect((await rows("SELECT status FROM runs WHERE id = ANY($1) ORDER BY status", [[branchy.runId, cancelling.runId, budget.runId]])).map((r) => r.status)).toEqual([
+      "cancelled",
+      "completed",
+      "failed",
+    ]);
+  });
+
+  it("does not wait for a run another transaction holds: its timer fires and the engine gets a run.wake for it", async () => {
+    const run = await waiting("step");
+    const holder = await t.sql.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT id FROM runs WHERE id = $1 FOR UPDATE", [run.runId]);
+      const { fired } = await bySet(taught(), [run]);
+      expect(fired.map((f) => [f.runId, f.walked])).toEqual([[run.runId, null]]);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    expect(await rows("SELECT topic, payload->>'reason' AS reason FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [run.runId])).toEqual([
+      { topic: "run.wake", reason: "timer_fired" },
+    ]);
+    expect(await rows("SELECT node_id, status, advanced_at IS NULL AS unwalked FROM steps WHERE run_id = $1 ORDER BY created_at", [run.runId])).toEqual([
+      { node_id: "w", status: "done", unwalked: true },
+    ]);
+  });
+
+  it("learns a version's walk from the first batch that meets it, which it walks the usual way", async () => {
+    const cache = new GraphCache();
+    const first = await bySet(cache, [await waiting("end")]);
+    expect(first.fired.map((f) => f.walked)).toEqual([null]);
+    expect([...first.walks.values()].map((w) => w.status)).toEqual(["completed"]);
+    const next = await bySet(cache, [await waiting("end"), await waiting("branch")]);
+    expect(next.fired.map((f) => f.versionId === versions.end ? f.walked : `branch ${f.walked}`).sort()).toEqual(["branch null", "completed"]);
+  });
+
+  it("fires a timer once: not again, not at an old wake number, not before it is due, and nothing when its transaction fails", async () => {
+    const cache = taught();
+    const [once, old, early, failed] = [await waiting("step"), await waiting("step"), await waiting("step"), await waiting("step")];
+    await rows("UPDATE timers SET due_at = now() + interval '1 hour' WHERE id = $1", [early.timerId]);
+    const rollback = new Error("the engine died before its commit");
+    await expect(inTx(t.db, async (tx) => {
+      await fireAndWalkSet(tx, cache, [failed.timerId], [failed.wake], actor);
+      throw rollback;
+    })).rejects.toBe(rollback);
+    expect(await rows("SELECT fired_at FROM timers WHERE id = $1", [failed.timerId])).toEqual([{ fired_at: null }]);
+    expect(await rows("SELECT count(*)::int AS n FROM steps WHERE run_id = $1", [failed.runId])).toEqual([{ n: 1 }]);
+
+    const batch = [once, once, { ...old, wake: old.wake + 1 }, early, failed];
+    const [a, b] = await Promise.all([bySet(cache, batch), bySet(cache, batch)]);
+    // Two engines with the same jobs at once: each timer fired by one of them.
+    expect([...a.fired, ...b.fired].map((f) => f.timerId).sort()).toEqual([once.timerId, failed.timerId].sort());
+    expect((await bySet(cache, batch)).fired).toEqual([]);
+    const runIds = [once, old, early, failed].map((r) => r.runId);
+    expect(await rows("SELECT run_id, count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'timer.fired' GROUP BY run_id ORDER BY run_id", [runIds])).toEqual(
+      [once.runId, failed.runId].sort().map((run_id) => ({ run_id, n: 1 })),
+    );
+    expect(await rows("SELECT run_id, count(*)::int AS n FROM steps WHERE run_id = ANY($1) AND node_id = 'call' GROUP BY run_id ORDER BY run_id", [runIds])).toEqual(
+      [once.runId, failed.runId].sort().map((run_id) => ({ run_id, n: 1 })),
+    );
+  });
+});
