@@ -35,7 +35,7 @@ interface Result {
 
 it(`upgrade soak: ${runs} runs while every process of ${from.slice(0, 12)} is replaced by this checkout's (seed ${seed})`, async () => {
   await ensureWebBuilt();
-  const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "5", "--drain-seconds", "240", "--max-seconds", "1500"];
+  const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "2.5", "--drain-seconds", "240", "--max-seconds", "1500"];
   const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), ...args], { cwd: repoRoot, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.on("data", (d) => (out += d));

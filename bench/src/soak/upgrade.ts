@@ -119,7 +119,8 @@ export async function upgradeUnderTraffic(o: {
         await member.ready();
         if (spec.label === "web-1") oldOnNewSchema.deliveriesAcked = ackedSince(Date.now() - o.t0);
         const front = o.fronts[Number(spec.label.replace("web-", "")) - 1] as TcpProxy;
-        front.switchTo({ host: "127.0.0.1", port });
+        // As an HTTP load balancer drains a server: kept-alive connections to the old web close after their answer.
+        front.switchTo({ host: "127.0.0.1", port }, { drainOld: true });
         note(`upgrade: ${spec.label}'s front switched to the new release's web on :${port}`);
         oldExit = await old.proc.stop(30_000);
         oldStoppedAt = at();

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { functionsDir, migrationsDir } from "../src/migrate";
-import { checkMigration, functionSignatures, statements } from "../src/migration-rules";
+import { checkMigration, functionSignatures, plainIndexes, statements } from "../src/migration-rules";
 
 /**
  * The expand/contract rules (docs/operations.md, "Upgrading under traffic"), checked statically: every migration
@@ -25,6 +25,9 @@ function usesOf(name: string): string[] {
   return r.out.split("\n").filter(Boolean);
 }
 
+/** The previous release's plain (non-unique) indexes, from its schema dump: the ones a `-- speed only:` line may drop. */
+const previousPlain = () => plainIndexes(git("show", `${previous}:prisma/schema.sql`).out);
+
 describe("the migrations newer than the previous release follow the expand/contract rules", () => {
   it("the previous release is in this clone's history", () => {
     expect(git("cat-file", "-t", previous).out.trim(), `release.json's previousRelease ${previous} is not in this clone (a shallow clone? fetch its history)`).toBe("commit");
@@ -37,7 +40,7 @@ describe("the migrations newer than the previous release follow the expand/contr
     .sort();
 
   it(`each of the ${newer.length} newer migrations breaks nothing the previous release uses`, () => {
-    const broken = newer.flatMap((m) => checkMigration(readFileSync(join(migrationsDir, m, "migration.sql"), "utf8"), usesOf).map((v) => ({ migration: m, ...v })));
+    const broken = newer.flatMap((m) => checkMigration(readFileSync(join(migrationsDir, m, "migration.sql"), "utf8"), usesOf, previousPlain()).map((v) => ({ migration: m, ...v })));
     expect(broken).toEqual([]);
   });
 
@@ -62,6 +65,17 @@ describe("the rule check refuses what would break the previous release", () => {
     expect(refused(`ALTER TABLE runs ALTER COLUMN held_at TYPE timestamp;`)).toEqual(["changes the type of runs.held_at"]);
     expect(refused(`ALTER TABLE runs RENAME TO journeys;`)).toEqual(["renames table runs"]);
     expect(refused(`DROP TABLE "approvals";`)).toEqual(["drops table approvals, which the previous release may still use"]);
+  });
+
+  it("lets a migration drop a plain index the previous release reads through for speed only, when it says so; never a unique one", () => {
+    const plain = previousPlain();
+    expect(plain.has("count_changes_version_idx")).toBe(true);
+    const drop = (name: string, note = true) => checkMigration(`${note ? `-- speed only: ${name}\n` : ""}DROP INDEX IF EXISTS "${name}";`, usesOf, plain).map((v) => v.rule);
+    expect(drop("count_changes_version_idx")).toEqual([]);
+    expect(drop("count_changes_version_idx", false)).toEqual(["drops index count_changes_version_idx, which the previous release may still use"]);
+    // A unique index: ON CONFLICT and the keys rely on it, whatever the migration says.
+    expect(plain.has("steps_run_id_node_id_iteration_key")).toBe(false);
+    expect(drop("steps_run_id_node_id_iteration_key")).toEqual(["drops index steps_run_id_node_id_iteration_key, which the previous release may still use"]);
   });
 
   it("lets a contract drop what the previous release no longer names anywhere", () => {

@@ -14,9 +14,12 @@ export interface TcpProxy {
   restore(): Promise<void>;
   /**
    * Sends new connections to another server; open ones stay with the old one until either side closes them, as a
-   * load balancer does when an operator moves it to a new release's web process.
+   * load balancer does when an operator moves it to a new release's web process. `drainOld`: each connection to an
+   * earlier server is closed (FIN) once it has been quiet for 100 ms, i.e. between an HTTP answer and the client's
+   * next request on it, as an HTTP load balancer closes a kept-alive connection after its answer while it drains a
+   * server: clients reconnect to the new one, and the old server's graceful stop is not kept waiting by keep-alive.
    */
-  switchTo(target: { host: string; port: number }): void;
+  switchTo(target: { host: string; port: number }, options?: { drainOld?: boolean }): void;
   /** Connections open now (client side). */
   open(): number;
   close(): Promise<void>;
@@ -25,6 +28,9 @@ export interface TcpProxy {
 export async function startTcpProxy(first: { host: string; port: number }): Promise<TcpProxy> {
   let target = first;
   const sockets = new Set<Socket>();
+  /** Each open connection's server and last byte either way (ms), for draining an earlier server. */
+  const pairs = new Map<Socket, { upstream: Socket; target: { host: string; port: number }; last: number }>();
+  let drainTimer: NodeJS.Timeout | undefined;
   let server: Server | undefined;
   let port = 0;
 
@@ -34,7 +40,15 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
         const upstream = new Socket();
         sockets.add(client);
         sockets.add(upstream);
+        const pair = { upstream, target, last: Date.now() };
+        pairs.set(client, pair);
+        const touch = () => {
+          pair.last = Date.now();
+        };
+        client.on("data", touch);
+        upstream.on("data", touch);
         const drop = () => {
+          pairs.delete(client);
           sockets.delete(client);
           sockets.delete(upstream);
           client.destroy();
@@ -80,11 +94,29 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
     async restore() {
       if (!server) await listen();
     },
-    switchTo(next) {
+    switchTo(next, options) {
       target = next;
+      if (!options?.drainOld || drainTimer) return;
+      drainTimer = setInterval(() => {
+        let old = 0;
+        for (const [client, pair] of pairs) {
+          if (pair.target === target) continue;
+          old++;
+          if (Date.now() - pair.last < 100) continue;
+          pairs.delete(client);
+          client.end();
+          pair.upstream.end();
+        }
+        if (old === 0) {
+          clearInterval(drainTimer);
+          drainTimer = undefined;
+        }
+      }, 25);
     },
     open: () => Math.ceil(sockets.size / 2),
     async close() {
+      if (drainTimer) clearInterval(drainTimer);
+      drainTimer = undefined;
       for (const socket of sockets) socket.destroy();
       sockets.clear();
       const s = server;

@@ -7,6 +7,7 @@
 -- automation's versions), scans the few changes not folded yet instead. The fold takes whatever rows come first and
 -- never used it. The previous release's processes read through it only for speed: dropping it breaks none of them.
 -- A read while the fold is far behind (the sweeper stopped for a long time) scans the whole backlog.
+-- speed only: count_changes_version_idx
 SET LOCAL lock_timeout = '10s';
 DROP INDEX IF EXISTS "count_changes_version_idx";
 
