@@ -6,13 +6,14 @@
 FROM node:24-bookworm-slim
 
 WORKDIR /app
-RUN npm install -g pnpm@12
-RUN chown node:node /app
-USER node
 ENV NEXT_TELEMETRY_DISABLED=1
-COPY --chown=node:node . .
+RUN npm install -g pnpm@12
+COPY . .
 RUN pnpm install --frozen-lockfile
 RUN pnpm build
+# The code stays root's: the processes (user node) can write only the web's cache, never the code they run.
+RUN mkdir -p apps/web/.next/cache && chown -R node:node apps/web/.next/cache
+USER node
 
 # The processes run as the unprivileged node user, in production mode; nothing here holds a secret (docker-compose.yml
 # passes the key and the passwords from the operator's .env).

@@ -78,7 +78,7 @@ afterAll(async () => {
   await smtp?.close();
   await archive?.stopAll();
   await prefix.clear();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir && !process.env.KEEP_DRILL) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("restore to a point between two sends", () => {
@@ -102,7 +102,8 @@ describe("restore to a point between two sends", () => {
     const runId = await startTestRun(db, "welcome", { id: "evt_1", email: "ada@example.com" });
     await waitFor(async () => (await q("SELECT 1 FROM steps WHERE run_id = $1 AND node_id = 'send_1' AND status = 'done'", [runId])).length > 0, 30_000, "send 1 to settle");
     // T: after send 1 settled, before send 2 began (the wait lasts seconds; checked below from send 2's ledger row).
-    const [{ t }] = await q("SELECT clock_timestamp()::text AS t");
+    // t as PostgreSQL writes it (recovery_target_time refuses ISO's "T"), iso for the CLI's --point: the same instant.
+    const [{ t, iso }] = await q(`SELECT c::text AS t, to_char(c AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS iso FROM clock_timestamp() AS c`);
     phase("T read");
     const lateRunId = await startTestRun(db, "later", { id: "evt_2", email: "bo@example.com" });
     await waitFor(async () => (await q("SELECT status FROM runs WHERE id = $1", [runId]))[0]?.status === "completed", 30_000, "the run to complete");
@@ -129,7 +130,12 @@ describe("restore to a point between two sends", () => {
     // Without the reconcile the restored ledger knows nothing of send 2: its step would claim a fresh key and send.
     expect((await claimAnswer(restored, orgId, runId)).claimed).toBe(true);
 
-    const reconcile = runCli(workerUrl(restored), ["restore", "reconcile", "--latest", workerUrl(latest), "--json"]);
+    // A --latest that is not this backup's copy (this machine's own server) is refused before anything is written.
+    const wrong = runCli(workerUrl(restored), ["restore", "reconcile", "--point", iso, "--latest", "postgresql://holdfast_worker@127.0.0.1:5432/postgres", "--json"]);
+    expect(wrong.status).toBe(65);
+    expect(wrong.stderr).toMatch(/not copies of one backup/);
+    expect((await claimAnswer(restored, orgId, runId)).claimed).toBe(true);
+    const reconcile = runCli(workerUrl(restored), ["restore", "reconcile", "--point", iso, "--latest", workerUrl(latest), "--json"]);
     expect(reconcile.status, reconcile.stderr).toBe(0);
     const report = JSON.parse(reconcile.stdout);
     expect(report.effectsCarried).toEqual({ settled: 1, outcomeUnknown: 0, needsReview: 0 });
@@ -143,7 +149,7 @@ describe("restore to a point between two sends", () => {
     // Twice is once (in this process: the CLI's own start costs seconds).
     const [restoredDb, latestDb] = [createDb(workerUrl(restored), { poolSize: 1 }), createDb(workerUrl(latest), { poolSize: 1 })];
     dbs.push(restoredDb, latestDb);
-    const again = await reconcileRestore(restoredDb, latestDb);
+    const again = await reconcileRestore(restoredDb, latestDb, { point: new Date(iso) });
     expect([again.effectsCarried, again.runsCarried]).toEqual([{ settled: 0, outcomeUnknown: 0, needsReview: 0 }, 0]);
     await latestDb.$disconnect();
     await latest.stop();

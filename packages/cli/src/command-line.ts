@@ -28,6 +28,7 @@ const options = {
   "max-age-seconds": { type: "string" },
   version: { type: "string" },
   latest: { type: "string" },
+  point: { type: "string" },
   repair: { type: "boolean" },
   "hold-deliveries": { type: "boolean" },
   "hold-runs": { type: "boolean" },

@@ -69,7 +69,7 @@ commands:
   runs rerun <org> <runId>        a new run with the same input on the newest version, linked to this one
   runs fire-wait <runId> [--step <nodeId>] --reason T   the run's wait ends now, as if its time had come (once, however
                                   often asked: a repeat prints when and by whom it fired); exit 65 when refused
-  restore reconcile --latest URL [--json]
+  restore reconcile --point T --latest URL [--json]
                                   after a point-in-time restore (DATABASE_URL): carry what happened after the point
                                   (effects, sent messages, suppressions) from a copy replayed to the archive's end
 

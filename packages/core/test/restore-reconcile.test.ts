@@ -2,7 +2,7 @@ import { createDb, type Db } from "@holdfast/db";
 import { createTestDatabase, lineGraph, publish, startTestRun, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decideCarry } from "../src/run/restore/carry-plan";
-import { reconcileRestore } from "../src/run/restore/reconcile";
+import { RestoreRefused, reconcileRestore } from "../src/run/restore/reconcile";
 
 /**
  * `holdfast restore reconcile` on two databases with one history: `restored` stops at a point, `latest` (cloned from
@@ -88,7 +88,10 @@ describe("decideCarry", () => {
 
 describe("reconcileRestore", () => {
   it("carries effects, sent messages, suppressions and withdrawn consent; says so on the run's timeline; twice is once", async () => {
-    const report = await reconcileRestore(restored.db, latest);
+    // The restore point: the restored copy's last write (it is the older copy of one history).
+    const [{ at }] = (await restored.sql.query("SELECT GREATEST((SELECT max(updated_at) FROM effects), (SELECT max(at) FROM run_events)) AS at")).rows;
+    const point = at as Date;
+    const report = await reconcileRestore(restored.db, latest, { point });
     expect(report.effectsCarried).toEqual({ settled: 2, outcomeUnknown: 1, needsReview: 1 });
     expect(report.runsTouched).toBe(1);
     // The run started after the point is carried whole, its settled effect with it.
@@ -115,7 +118,16 @@ describe("reconcileRestore", () => {
     expect(contact.consent).toBe("withdrawn");
     expect((await restored.sql.query("SELECT 1 FROM suppressions WHERE email = 'cy@example.com'")).rowCount).toBe(1);
 
-    const again = await reconcileRestore(restored.db, latest);
+    const again = await reconcileRestore(restored.db, latest, { point });
+    // A process already running on the restored database: refused, nothing written.
+    const engine = createDb(restored.url, { poolSize: 1, applicationName: "holdfast-engine" });
+    try {
+      await engine.$queryRaw`SELECT 1`;
+      await expect(reconcileRestore(restored.db, latest, { point })).rejects.toThrow(RestoreRefused);
+      await expect(reconcileRestore(restored.db, latest, { point })).rejects.toThrow(/processes are connected to the restored database \(holdfast-engine\)/);
+    } finally {
+      await engine.$disconnect();
+    }
     expect(again.effectsCarried).toEqual({ settled: 0, outcomeUnknown: 0, needsReview: 0 });
     expect(again.runsTouched).toBe(0);
     expect(again.runsCarried).toBe(0);

@@ -1,8 +1,8 @@
-import { reconcileRestore } from "@holdfast/core/run";
+import { RestoreRefused, reconcileRestore } from "@holdfast/core/run";
 import { createDb, type Db } from "@holdfast/db";
 import { type CommandInput, UsageError } from "../command-line";
 
-const shape = "restore reconcile --latest <url of a copy replayed to the end of the archive> [--json]";
+const shape = "restore reconcile --point <the recovery_target_time, e.g. 2026-12-05T14:02:00Z> --latest <url of a copy replayed to the end of the archive> [--json]";
 
 /**
  * `restore reconcile --latest URL`: after a point-in-time restore (DATABASE_URL), carries every record of what the
@@ -11,15 +11,23 @@ const shape = "restore reconcile --latest <url of a copy replayed to the end of 
  */
 export async function restoreCommand(db: Db, { sub, rest, values }: CommandInput): Promise<void> {
   if (sub !== "reconcile" || rest.length || typeof values.latest !== "string" || !values.latest) throw new UsageError(shape);
+  const point = typeof values.point === "string" ? new Date(values.point) : null;
+  if (!point || Number.isNaN(point.getTime())) throw new UsageError(`${shape}\n--point is the instant the database was restored to (its recovery_target_time), with its zone`);
   const latest = createDb(values.latest, { poolSize: 2, applicationName: "holdfast-cli-restore" });
   try {
-    const report = await reconcileRestore(db, latest);
+    const report = await reconcileRestore(db, latest, { point }).catch((error: unknown) => {
+      if (error instanceof RestoreRefused) {
+        console.error(`not reconciled: ${error.message}`);
+        process.exit(65);
+      }
+      throw error;
+    });
     if (values.json) {
       console.log(JSON.stringify(report, null, 2));
       return;
     }
     const c = report.effectsCarried;
-    console.log(`restored database's last write: ${report.restoredTo ?? "none"}`);
+    console.log(`restore point: ${report.restoredTo}`);
     console.log(`effects carried from the latest state: ${c.settled} done, ${c.outcomeUnknown} outcome unknown, ${c.needsReview} needing review (${report.runsTouched} runs)`);
     console.log(`email messages ${report.emailMessages}, frequency-cap sends ${report.contactSends}, suppressions ${report.suppressions}, consent withdrawals ${report.consentWithdrawals}`);
     console.log(`runs started after the restore point, carried whole: ${report.runsCarried}`);

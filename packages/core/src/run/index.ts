@@ -62,4 +62,4 @@ export { InvalidZoneError, setContactZone, type ZoneChange } from "./timers/cont
 export { type FireResult, fireTimer, type RecomputeReport, recomputeTimers, timerWalkBackstopMs } from "./timers/fire";
 export { type AutomationQuietHoursView, automationQuietHours, orgQuietHours, type OrgQuietHoursView, setAutomationQuietHours, setOrgQuietHours } from "./sending-rules/quiet-hours-settings";
 export { type CarryDecision, decideCarry } from "./restore/carry-plan";
-export { reconcileRestore, type RestoreReport } from "./restore/reconcile";
+export { RestoreRefused, reconcileRestore, type RestoreReport } from "./restore/reconcile";

@@ -30,7 +30,9 @@ export async function carryRunsStartedAfter(restored: Db, latest: Db, since: Dat
       await inTx(restored, async (tx) => {
         for (const [table, rows] of tables) {
           const shaped = table === "effects" ? rows.map((r) => carriedRow(r, (decideCarry(String(r.status), undefined, true) as { status: string }).status)) : rows;
-          await runRowsInsert(tx, table, columns.get(table) ?? [], shaped);
+          const inserted = await runRowsInsert(tx, table, columns.get(table) ?? [], shaped);
+          // The run's own row first: without it (its start key taken meanwhile) nothing of it may land.
+          if (table === "runs" && inserted !== 1) throw new Error("the restored database already has a run with this start key; look at both");
         }
         const point = restoredTo ? ` to ${restoredTo.toISOString()}` : "";
         await runEventsInsert(tx, [

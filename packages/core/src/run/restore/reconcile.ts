@@ -8,18 +8,28 @@ import {
   effectsStatusOf,
   emailMessagesCarry,
   type LedgerRow,
-  restoreLastWrite,
+  restoreOtherProcesses,
+  restoreSystemId,
   runsPresent,
   suppressionsCarry,
 } from "../../store/sql/restore-carry";
 import { carriedNote, carriedRow, decideCarry } from "./carry-plan";
 import { carryRunsStartedAfter } from "./carry-runs";
 
-/** How far before the restored copy's last write the latest state is read (a transaction open across the point). */
+/** How far before the restore point the latest state is read (a transaction open across the point). */
 export const restoreOverlapMs = 60 * 60 * 1000;
 
+/** A restore that must not go on, in words an operator acts on. */
+export class RestoreRefused extends Error {}
+
+export interface RestoreOptions {
+  /** The restore point: the instant given to PostgreSQL as recovery_target_time. Every later record is carried. */
+  point: Date;
+  by?: string;
+}
+
 export interface RestoreReport {
-  /** The restored database's last write (the restore point, as near as the database knows it). */
+  /** The restore point (as given). */
   restoredTo: string | null;
   effectsCarried: { settled: number; outcomeUnknown: number; needsReview: number };
   runsTouched: number;
@@ -40,13 +50,27 @@ export interface RestoreReport {
 /**
  * `holdfast restore reconcile`: after a point-in-time restore, the restored database takes from the archive's latest
  * state (`latest`, a second copy of the same backup replayed to the end of the archive) every record of what the
- * outside world saw after the point: runs started after it (whole, carry-runs.ts), effect ledger rows (decideCarry),
- * sent messages and their outcomes, the frequency cap's sends, suppressions and withdrawn consent. Each run whose ledger changed gets a `restore.effects_carried`
- * line on its timeline in the same transaction. Safe to run twice. Run it before any process starts on `restored`.
+ * outside world saw after the point: suppressions and withdrawn consent first (a failure part way must not lose an
+ * unsubscribe), runs started after it (whole, carry-runs.ts), effect ledger rows (decideCarry), sent messages and
+ * their outcomes, the frequency cap's sends. Each run whose ledger changed gets a `restore.effects_carried` line on
+ * its timeline in the same transaction. The point is the operator's (the recovery target), never read back from the
+ * rows this writes, so a second run after one that stopped part way carries the rest and nothing twice. It refuses
+ * two databases that are not copies of one backup, and a restored database that Holdfast processes are already using.
  */
-export async function reconcileRestore(restored: Db, latest: Db, by = "restore"): Promise<RestoreReport> {
-  const lastWrite = await restoreLastWrite(restored);
-  const since = new Date((lastWrite?.getTime() ?? 0) - restoreOverlapMs);
+export async function reconcileRestore(restored: Db, latest: Db, options: RestoreOptions): Promise<RestoreReport> {
+  const { point, by = "restore" } = options;
+  const [mine, theirs] = [await restoreSystemId(restored), await restoreSystemId(latest)];
+  if (mine !== theirs) {
+    throw new RestoreRefused(`the two databases are not copies of one backup (system identifiers ${mine} and ${theirs}): --latest must be the same archive replayed to its end`);
+  }
+  const others = await restoreOtherProcesses(restored);
+  if (others.length) {
+    throw new RestoreRefused(`Holdfast processes are connected to the restored database (${others.join(", ")}): stop them; reconcile before any process starts`);
+  }
+  const lastWrite = point;
+  const since = new Date(point.getTime() - restoreOverlapMs);
+  const suppressions = await suppressionsCarry(latest, restored, since);
+  const consentWithdrawals = await consentWithdrawalsCarry(latest, restored, since);
   const runs = await carryRunsStartedAfter(restored, latest, since, lastWrite, by);
   const rows = await effectsChangedSince(latest, since);
   const known = await effectsStatusOf(restored, rows.map((r) => ({ org_id: r.org_id, key: r.key })));
@@ -71,7 +95,7 @@ export async function reconcileRestore(restored: Db, latest: Db, by = "restore")
       for (const row of run.rows) if ((await effectsCarry(tx, row)) > 0) done.push({ key: row.key, status: row.status });
       if (done.length) {
         await runEventsInsert(tx, [
-          { orgId: run.orgId, runId, type: "restore.effects_carried", worker: by, data: { note: carriedNote(lastWrite, done), effects: done, restoredTo: lastWrite?.toISOString() ?? null } },
+          { orgId: run.orgId, runId, type: "restore.effects_carried", worker: by, data: { note: carriedNote(lastWrite, done), effects: done, restoredTo: lastWrite.toISOString() } },
         ]);
       }
       return done;
@@ -84,7 +108,7 @@ export async function reconcileRestore(restored: Db, latest: Db, by = "restore")
     }
   }
   return {
-    restoredTo: lastWrite?.toISOString() ?? null,
+    restoredTo: point.toISOString(),
     effectsCarried: counts,
     runsTouched,
     runsCarried: runs.carried.length,
@@ -93,7 +117,7 @@ export async function reconcileRestore(restored: Db, latest: Db, by = "restore")
     runsMissing: [...missing].map(([runId, keys]) => ({ runId, keys })),
     emailMessages: await emailMessagesCarry(latest, restored, since),
     contactSends: await contactSendsCarry(latest, restored, since),
-    suppressions: await suppressionsCarry(latest, restored, since),
-    consentWithdrawals: await consentWithdrawalsCarry(latest, restored, since),
+    suppressions,
+    consentWithdrawals,
   };
 }

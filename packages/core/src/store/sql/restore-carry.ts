@@ -16,14 +16,19 @@ export interface LedgerRow {
   [column: string]: unknown;
 }
 
-/**
- * The restored database's last write: the newest effect change or timeline line. Everything the latest state changed
- * before it is in both copies already.
- */
-export async function restoreLastWrite(db: Db | Tx): Promise<Date | null> {
-  const rows = await db.$queryRaw<{ at: Date | null }[]>`
-    SELECT GREATEST((SELECT max(updated_at) FROM effects), (SELECT max(at) FROM run_events)) AS at`;
-  return rows[0]?.at ?? null;
+/** The cluster's system identifier: copies restored from one base backup share it; any other database does not. */
+export async function restoreSystemId(db: Db | Tx): Promise<string> {
+  const rows = await db.$queryRaw<{ id: string }[]>`SELECT system_identifier::text AS id FROM pg_control_system()`;
+  return rows[0]?.id ?? "";
+}
+
+/** Holdfast processes other than restore's own connected to this database now (application_name holdfast-*). */
+export async function restoreOtherProcesses(db: Db | Tx): Promise<string[]> {
+  const rows = await db.$queryRaw<{ name: string }[]>`
+    SELECT DISTINCT application_name AS name FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid()
+      AND application_name LIKE 'holdfast%' AND application_name NOT LIKE 'holdfast-cli%'`;
+  return rows.map((r) => r.name);
 }
 
 /** Effect rows changed at or after `since` (read on the latest state). */
