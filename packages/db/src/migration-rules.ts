@@ -4,6 +4,10 @@
  * says it is a contract for that object (`-- contract: <name>`) and the previous release's source does not use it.
  * Pure: `usesOf(name)` answers where the previous release uses a name (the test asks `git grep` at that commit).
  */
+import { contractNames, name, namesOf, re, reviewedDoBlocks, speedOnlyNames, splitList, statements } from "./migration-sql";
+
+export { contractNames, functionSignatures, plainIndexes, speedOnlyNames, statements, tableNames } from "./migration-sql";
+
 export interface RuleViolation {
   statement: string;
   rule: string;
@@ -13,152 +17,170 @@ export interface RuleViolation {
   usedAt: string[];
 }
 
-interface Refusal {
+export interface Refusal {
   rule: string;
   object: string;
+  /** What lifts it: a contract line (the default), a `-- reviewed do-block:` line, or nothing. */
+  unless?: "contract" | "reviewed do-block" | "never";
+  /** A dropped index: a `-- speed only:` line lifts it when the previous release's schema has it as a plain index. */
+  index?: true;
+  /** Refused only when this table is in the previous release's schema (a new unique index, trigger or restrictive policy). */
+  onTable?: string;
+  /** `table.column` whose default is set: not refused when this migration adds the column. */
+  column?: string;
 }
 
-/** The SQL's statements without comments, each on one line with its whitespace collapsed; dollar-quoted bodies kept whole. */
-export function statements(sql: string): string[] {
-  const out: string[] = [];
-  let current = "";
-  let i = 0;
-  while (i < sql.length) {
-    const rest = sql.slice(i);
-    const dollar = /^\$[A-Za-z_]*\$/.exec(rest);
-    if (rest.startsWith("--")) {
-      const end = sql.indexOf("\n", i);
-      i = end === -1 ? sql.length : end;
-    } else if (rest.startsWith("/*")) {
-      const end = sql.indexOf("*/", i + 2);
-      i = end === -1 ? sql.length : end + 2;
-    } else if (rest[0] === "'") {
-      const end = /^'(?:[^']|'')*'/.exec(rest)?.[0] ?? rest;
-      current += end;
-      i += end.length;
-    } else if (dollar) {
-      const tag = dollar[0];
-      const end = sql.indexOf(tag, i + tag.length);
-      const body = end === -1 ? rest : sql.slice(i, end + tag.length);
-      current += body;
-      i += body.length;
-    } else if (rest[0] === ";") {
-      if (current.trim()) out.push(current.replace(/\s+/g, " ").trim());
-      current = "";
-      i++;
-    } else {
-      current += rest[0];
-      i++;
-    }
-  }
-  if (current.trim()) out.push(current.replace(/\s+/g, " ").trim());
-  return out;
-}
+const dropKinds = "TABLE|VIEW|MATERIALIZED VIEW|FUNCTION|PROCEDURE|TRIGGER|INDEX|TYPE|SEQUENCE|SCHEMA|DOMAIN|EXTENSION|ROLE|POLICY";
 
-const name = `"?([A-Za-z_][A-Za-z0-9_]*)"?`;
-const re = (s: string) => new RegExp(s, "i");
-
-/** What one statement would break for the release before it, if anything. */
-export function refusals(statement: string): Refusal[] {
-  const s = statement;
+/** DROP <kind> [CONCURRENTLY] [IF EXISTS] a, b, ...: one refusal per name; a CASCADE is refused whatever the notes say. */
+function dropRefusals(s: string): Refusal[] {
+  const m = re(`^DROP (${dropKinds})( CONCURRENTLY)?( IF EXISTS)? (.*?)( CASCADE| RESTRICT)?$`).exec(s);
+  if (!m) return [];
+  const kind = (m[1] as string).toLowerCase();
+  const list = m[4] as string;
   const found: Refusal[] = [];
-  let m: RegExpExecArray | null;
-  if ((m = re(`^DROP (TABLE|VIEW|MATERIALIZED VIEW|FUNCTION|TRIGGER|INDEX|TYPE|SEQUENCE)( CONCURRENTLY)?( IF EXISTS)? ${name}`).exec(s))) {
-    const kind = (m[1] as string).toLowerCase();
-    // A trigger's table: the previous release relies on what the trigger does to the rows it writes.
-    const on = kind === "trigger" ? re(` ON ${name}`).exec(s)?.[1] : undefined;
-    found.push({ rule: `drops ${kind} ${m[4]}, which the previous release may still use`, object: (on ?? m[4]) as string });
+  if (m[5] && /CASCADE/i.test(m[5])) found.push({ rule: `drops ${kind} ${list} with CASCADE, which drops whatever depends on it unnamed`, object: list, unless: "never" });
+  // A trigger's table: the previous release relies on what the trigger does to the rows it writes. A policy: its own name.
+  const on = re(`^${name} ON ${name}`).exec(list);
+  if (kind === "trigger" || kind === "policy") {
+    const what = on?.[1] ?? list;
+    return [...found, { rule: `drops ${kind} ${what}, which the previous release may still use`, object: (kind === "trigger" ? (on?.[2] ?? what) : what) as string }];
   }
-  if ((m = re(`^ALTER TABLE( IF EXISTS)?( ONLY)? ${name}(.*)$`).exec(s))) {
-    const table = m[3] as string;
-    const body = m[4] as string;
-    if (re(`^ RENAME TO `).test(body)) found.push({ rule: `renames table ${table}`, object: table });
-    if ((m = re(`^ RENAME (COLUMN )?${name} TO`).exec(body))) found.push({ rule: `renames column ${m[2]} of ${table}`, object: m[2] as string });
-    for (const action of splitActions(body)) found.push(...actionRefusals(table, action));
-  }
-  if ((m = re(`^REVOKE .* ON (TABLE |FUNCTION |SEQUENCE )?${name}`).exec(s))) found.push({ rule: `revokes a grant on ${m[2]} the previous release's roles may need`, object: m[2] as string });
+  for (const n of namesOf(list)) found.push({ rule: `drops ${kind} ${n}, which the previous release may still use`, object: n, ...(kind === "index" ? { index: true as const } : {}) });
   return found;
 }
 
-/** ALTER TABLE's comma-separated actions (commas inside parentheses kept). */
-function splitActions(body: string): string[] {
-  const out: string[] = [];
-  let depth = 0;
-  let current = "";
-  for (const ch of body) {
-    if (ch === "(") depth++;
-    if (ch === ")") depth--;
-    if (ch === "," && depth === 0) {
-      out.push(current.trim());
-      current = "";
-    } else current += ch;
-  }
-  if (current.trim()) out.push(current.trim());
-  return out;
+/** ALTER TABLE [IF EXISTS] [ONLY] t <actions>. */
+function alterTableRefusals(s: string): Refusal[] {
+  const m = re(`^ALTER TABLE( IF EXISTS)?( ONLY)? ${name}(.*)$`).exec(s);
+  if (!m) return [];
+  const table = m[3] as string;
+  const body = m[4] as string;
+  let r: RegExpExecArray | null;
+  if (re(`^ RENAME TO `).test(body)) return [{ rule: `renames table ${table}`, object: table }];
+  if ((r = re(`^ RENAME CONSTRAINT ${name} TO`).exec(body))) return [{ rule: `renames constraint ${r[1]} of ${table}`, object: r[1] as string }];
+  if ((r = re(`^ RENAME (COLUMN )?${name} TO`).exec(body))) return [{ rule: `renames column ${r[2]} of ${table}`, object: r[2] as string }];
+  return splitList(body).flatMap((action) => actionRefusals(table, action));
 }
 
-function actionRefusals(table: string, action: string): Refusal[] {
+function columnActionRefusals(table: string, action: string): Refusal[] | undefined {
   let m: RegExpExecArray | null;
-  if ((m = re(`^DROP COLUMN( IF EXISTS)? ${name}`).exec(action))) return [{ rule: `drops column ${m[2]} of ${table}`, object: m[2] as string }];
   if ((m = re(`^ALTER (COLUMN )?${name} (SET DATA )?TYPE `).exec(action))) return [{ rule: `changes the type of ${table}.${m[2]}`, object: m[2] as string }];
   // The previous release writes rows without the column, or relying on its default: only safe once it no longer writes the table.
   if ((m = re(`^ALTER (COLUMN )?${name} SET NOT NULL`).exec(action))) return [{ rule: `makes ${table}.${m[2]} NOT NULL`, object: table }];
   if ((m = re(`^ALTER (COLUMN )?${name} DROP DEFAULT`).exec(action))) return [{ rule: `drops the default of ${table}.${m[2]}`, object: table }];
+  // A new default changes what the previous release's inserts write.
+  if ((m = re(`^ALTER (COLUMN )?${name} SET DEFAULT `).exec(action))) return [{ rule: `changes the default of ${table}.${m[2]}`, object: table, column: `${table}.${m[2]}`.toLowerCase() }];
   if ((m = re(`^ADD (COLUMN )?(IF NOT EXISTS )?${name} (.*)$`).exec(action)) && !re("^CONSTRAINT$").test(m[3] as string)) {
     const def = m[4] as string;
     if (/\bNOT NULL\b/i.test(def) && !/\bDEFAULT\b/i.test(def) && !/\bGENERATED\b/i.test(def)) return [{ rule: `adds ${table}.${m[3]} NOT NULL without a default`, object: table }];
     return [];
   }
+  return undefined;
+}
+
+function actionRefusals(table: string, action: string): Refusal[] {
+  let m: RegExpExecArray | null;
+  const cascade: Refusal[] = /^DROP\b.*\bCASCADE$/i.test(action) ? [{ rule: `drops from ${table} with CASCADE, which drops whatever depends on it unnamed`, object: table, unless: "never" }] : [];
+  if ((m = re(`^DROP CONSTRAINT( IF EXISTS)? ${name}`).exec(action))) {
+    // A CHECK may be dropped (to widen it); a unique or foreign key is what the previous release's ON CONFLICT and joins rely on.
+    return /_check$/i.test(m[2] as string) ? cascade : [...cascade, { rule: `drops constraint ${m[2]} of ${table}`, object: m[2] as string }];
+  }
+  if ((m = re(`^DROP (COLUMN )?(IF EXISTS )?${name}`).exec(action))) return [...cascade, { rule: `drops column ${m[3]} of ${table}`, object: m[3] as string }];
+  const column = columnActionRefusals(table, action);
+  if (column) return column;
   if ((m = re(String.raw`^ADD CONSTRAINT ${name} (CHECK|FOREIGN KEY)\b`).exec(action)) && !/\bNOT VALID\b/i.test(action)) {
     return [{ rule: `adds constraint ${m[1]} without NOT VALID (add it NOT VALID, VALIDATE CONSTRAINT in a later migration)`, object: table }];
   }
   if ((m = re(String.raw`^ADD (CONSTRAINT ${name} )?(UNIQUE|PRIMARY KEY|EXCLUDE)\b`).exec(action))) return [{ rule: `adds a ${(m[3] as string).toLowerCase()} constraint to ${table}, which the previous release's writes may break`, object: table }];
-  // A CHECK may be dropped (to widen it); a unique or foreign key is what the previous release's ON CONFLICT and joins rely on.
-  if ((m = re(`^DROP CONSTRAINT( IF EXISTS)? ${name}`).exec(action)) && !/_check$/i.test(m[2] as string)) return [{ rule: `drops constraint ${m[2]} of ${table}`, object: m[2] as string }];
   if (re(`^(DISABLE|ENABLE) TRIGGER`).test(action)) return [{ rule: `turns a trigger of ${table} off or on`, object: table }];
+  if (re(`^(ENABLE|DISABLE|FORCE|NO FORCE) ROW LEVEL SECURITY`).test(action)) return [{ rule: `changes row level security of ${table}`, object: table }];
   return [];
 }
 
-/** The `-- contract: a, b` lines of a migration: the objects it says the previous release no longer uses. */
-export function contractNames(sql: string): Set<string> {
-  const names = new Set<string>();
-  for (const m of sql.matchAll(/^\s*--\s*contract:\s*(.+)$/gim)) for (const n of (m[1] as string).split(/[\s,]+/)) if (n) names.add(n.toLowerCase());
-  return names;
+/** Statements other than DROP and ALTER TABLE that can break the previous release. */
+function otherRefusals(s: string): Refusal[] {
+  let m: RegExpExecArray | null;
+  if ((m = re(`^CREATE UNIQUE INDEX( CONCURRENTLY)?( IF NOT EXISTS)?(?: (?!ON )${name})? ON( ONLY)? ${name}`).exec(s))) {
+    return [{ rule: `creates a unique index on ${m[5]}, which the previous release's writes may break`, object: m[5] as string, onTable: (m[5] as string).toLowerCase() }];
+  }
+  if ((m = re(`^CREATE (OR REPLACE )?(CONSTRAINT )?TRIGGER ${name} .*? ON ${name}`).exec(s))) {
+    return [{ rule: `creates trigger ${m[3]} on ${m[4]}, which acts on the previous release's writes`, object: m[3] as string, onTable: (m[4] as string).toLowerCase() }];
+  }
+  if ((m = re(`^CREATE POLICY ${name} ON ${name} AS RESTRICTIVE\\b`).exec(s))) {
+    return [{ rule: `creates restrictive policy ${m[1]} on ${m[2]}, which may hide rows from the previous release`, object: m[1] as string, onTable: (m[2] as string).toLowerCase() }];
+  }
+  if ((m = re(`^ALTER POLICY ${name} ON ${name}`).exec(s))) return [{ rule: `changes policy ${m[1]} of ${m[2]}`, object: m[1] as string }];
+  if ((m = re(`^ALTER TYPE ${name} RENAME\\b`).exec(s))) return [{ rule: `renames type ${m[1]} or one of its values or attributes`, object: m[1] as string }];
+  if ((m = re(`^ALTER INDEX( IF EXISTS)? ${name} RENAME\\b`).exec(s))) return [{ rule: `renames index ${m[2]}`, object: m[2] as string }];
+  if ((m = re(`^ALTER (ROLE|USER) ${name}`).exec(s))) return [{ rule: `alters role ${m[2]}, which the previous release's processes log in as or switch to`, object: m[2] as string }];
+  if ((m = re(`^TRUNCATE( TABLE)?( ONLY)? (.*?)( RESTART IDENTITY| CONTINUE IDENTITY)?( CASCADE| RESTRICT)?$`).exec(s))) {
+    const cascade: Refusal[] = m[5] && /CASCADE/i.test(m[5]) ? [{ rule: `truncates ${m[3]} with CASCADE, which empties the tables referencing it unnamed`, object: m[3] as string, unless: "never" }] : [];
+    return [...cascade, ...namesOf(m[3] as string).map((t) => ({ rule: `truncates ${t}, deleting rows the previous release may read`, object: t }))];
+  }
+  if ((m = re(`^REVOKE .* ON (TABLE |FUNCTION |SEQUENCE )?(.*?) FROM `).exec(s))) {
+    return namesOf(m[2] as string).map((n) => ({ rule: `revokes a grant on ${n} the previous release's roles may need`, object: n }));
+  }
+  if (re(`^DO\\b`).test(s)) return [{ rule: "runs a DO block, which cannot be checked statically (a person reads it: -- reviewed do-block: <why>)", object: "do-block", unless: "reviewed do-block" }];
+  return [];
 }
 
-/** The `-- speed only: a, b` lines of a migration: indexes it drops that the previous release reads through for speed alone. */
-export function speedOnlyNames(sql: string): Set<string> {
-  const names = new Set<string>();
-  for (const m of sql.matchAll(/^\s*--\s*speed only:\s*(.+)$/gim)) for (const n of (m[1] as string).split(/[\s,]+/)) if (n) names.add(n.toLowerCase());
-  return names;
+/** What one statement would break for the release before it, if anything. */
+export function refusals(statement: string): Refusal[] {
+  return [...dropRefusals(statement), ...alterTableRefusals(statement), ...otherRefusals(statement)];
 }
 
-/**
- * The indexes a schema dump (prisma/schema.sql) creates without UNIQUE: dropping one makes no statement fail, only
- * slower. A unique index or a constraint's index is what ON CONFLICT and the keys rely on, and is never among them.
- */
-export function plainIndexes(schemaSql: string): Set<string> {
-  return new Set([...schemaSql.matchAll(/^CREATE INDEX "?([A-Za-z_][A-Za-z0-9_]*)"? ON /gim)].map((m) => (m[1] as string).toLowerCase()));
+/** The table a statement works on, when it names one (ALTER TABLE, REVOKE, CREATE INDEX or TRIGGER, a policy's, a trigger's). */
+const tablePatterns = [
+  `^ALTER TABLE(?: IF EXISTS)?(?: ONLY)? ${name}`,
+  `^REVOKE .* ON(?: TABLE)? ${name}`,
+  `^CREATE (?:UNIQUE )?INDEX .*?\\bON(?: ONLY)? ${name}`,
+  `^CREATE (?:OR REPLACE )?(?:CONSTRAINT )?TRIGGER .*? ON ${name}`,
+  `^(?:CREATE|ALTER|DROP) POLICY .*? ON ${name}`,
+  `^DROP TRIGGER .*? ON ${name}`,
+].map(re);
+const tableOf = (st: string) => tablePatterns.map((p) => p.exec(st)?.[1]?.toLowerCase()).find(Boolean);
+
+/** The `table.column`s this migration adds (ALTER TABLE ... ADD [COLUMN]). */
+function addedColumns(all: string[]): Set<string> {
+  const out = new Set<string>();
+  for (const st of all) {
+    const m = re(`^ALTER TABLE(?: IF EXISTS)?(?: ONLY)? ${name}(.*)$`).exec(st);
+    if (!m) continue;
+    for (const action of splitList(m[2] as string)) {
+      const a = re(`^ADD (?:COLUMN )?(?:IF NOT EXISTS )?${name} `).exec(action);
+      if (a && !re("^CONSTRAINT$").test(a[1] as string)) out.add(`${m[1]}.${a[1]}`.toLowerCase());
+    }
+  }
+  return out;
 }
 
 /**
  * Every statement of `sql` that could break the previous release, unless a contract line names its object and the
  * previous release's source does not use it (`usesOf` returns where it does: files or lines, empty for none), or it
  * drops an index a `-- speed only:` line names and the previous release's schema has as a plain (non-unique) index.
+ * A CASCADE is refused whatever the lines say; a DO block is allowed only with a `-- reviewed do-block:` line.
+ * `previousTables` (that schema's tables): a new unique index, trigger or restrictive policy is refused only on one
+ * of them, and a CREATE TABLE (IF NOT EXISTS) of one does not make it new; left out, every table not created here counts.
  */
-export function checkMigration(sql: string, usesOf: (name: string) => string[], previousPlainIndexes: Set<string> = new Set()): RuleViolation[] {
+export function checkMigration(sql: string, usesOf: (name: string) => string[], previousPlainIndexes: Set<string> = new Set(), previousTables?: Set<string>): RuleViolation[] {
   const contract = contractNames(sql);
   const speedOnly = speedOnlyNames(sql);
+  const reviewed = reviewedDoBlocks(sql);
   const out: RuleViolation[] = [];
   const all = statements(sql);
-  // A table this migration creates is new to every process: nothing of the previous release can use it yet.
-  const created = new Set(all.flatMap((st) => re(`^CREATE (UNLOGGED )?TABLE( IF NOT EXISTS)? ${name}`).exec(st)?.[3]?.toLowerCase() ?? []));
-  const tableOf = (st: string) => re(`^(?:ALTER TABLE(?: IF EXISTS)?(?: ONLY)?|REVOKE .* ON(?: TABLE)?) ${name}`).exec(st)?.[1]?.toLowerCase();
+  // A table this migration creates is new to every process, unless the previous release's schema has it (IF NOT EXISTS).
+  const created = new Set(all.flatMap((st) => re(`^CREATE (?:UNLOGGED )?TABLE(?: IF NOT EXISTS)? ${name}`).exec(st)?.[1]?.toLowerCase() ?? []).filter((t) => !previousTables?.has(t)));
+  const added = addedColumns(all);
   for (const statement of all) {
     if (created.has(tableOf(statement) ?? "")) continue;
     for (const r of refusals(statement)) {
       const object = r.object.toLowerCase();
-      if (r.rule.startsWith("drops index ") && speedOnly.has(object) && previousPlainIndexes.has(object)) continue;
+      if (r.unless === "never" || (r.unless === "reviewed do-block" && !reviewed)) out.push({ statement, rule: r.rule, object: r.object, usedAt: [] });
+      if (r.unless === "never" || r.unless === "reviewed do-block") continue;
+      if (r.index && speedOnly.has(object) && previousPlainIndexes.has(object)) continue;
+      if (r.onTable && previousTables && !previousTables.has(r.onTable)) continue;
+      if (r.column && added.has(r.column)) continue;
       if (!contract.has(object)) {
         out.push({ statement, rule: r.rule, object: r.object, usedAt: [] });
         continue;
@@ -168,32 +190,4 @@ export function checkMigration(sql: string, usesOf: (name: string) => string[], 
     }
   }
   return out;
-}
-
-/** The stored functions a file of packages/core/src/store/sql/functions defines, as `name(type, type)` (argument names left out). */
-export function functionSignatures(sql: string): string[] {
-  const out: string[] = [];
-  for (const m of sql.matchAll(/CREATE (?:OR REPLACE )?FUNCTION\s+"?([A-Za-z_][A-Za-z0-9_]*)"?\s*\(([^)]*)\)/gi)) {
-    const args = (m[2] as string)
-      .split(",")
-      .map((a) => a.trim().replace(/\s+DEFAULT\s+.*$/i, ""))
-      .filter(Boolean)
-      .map((a) => a.replace(/^(IN|OUT|INOUT|VARIADIC)\s+/i, ""))
-      // "p_lane text" names its argument, "text" does not.
-      .map((a) => normaliseType(isType(a) ? a : a.replace(/^\S+\s+/, "")));
-    out.push(`${(m[1] as string).toLowerCase()}(${args.join(", ")})`);
-  }
-  return out;
-}
-
-const typeWords = /^(text|int|integer|bigint|smallint|boolean|bool|jsonb|json|float8|double precision|real|numeric|timestamptz|timestamp|date|uuid|regclass|bytea)\b/i;
-const isType = (arg: string) => typeWords.test(arg.trim());
-function normaliseType(t: string): string {
-  return t
-    .trim()
-    .toLowerCase()
-    .replace(/^integer\b/, "int")
-    .replace(/^int4\b/, "int")
-    .replace(/^float8\b/, "double precision")
-    .replace(/^bool\b/, "boolean");
 }

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { functionsDir, migrationsDir } from "../src/migrate";
-import { checkMigration, functionSignatures, plainIndexes, statements } from "../src/migration-rules";
+import { checkMigration, functionSignatures, plainIndexes, statements, tableNames } from "../src/migration-rules";
 
 /**
  * The expand/contract rules (docs/operations.md, "Upgrading under traffic"), checked statically: every migration
@@ -27,6 +27,8 @@ function usesOf(name: string): string[] {
 
 /** The previous release's plain (non-unique) indexes, from its schema dump: the ones a `-- speed only:` line may drop. */
 const previousPlain = () => plainIndexes(git("show", `${previous}:prisma/schema.sql`).out);
+/** The previous release's tables, from its schema dump: a new unique index or trigger on one is refused. */
+const previousTables = () => tableNames(git("show", `${previous}:prisma/schema.sql`).out);
 
 describe("the migrations newer than the previous release follow the expand/contract rules", () => {
   it("the previous release is in this clone's history", () => {
@@ -40,7 +42,7 @@ describe("the migrations newer than the previous release follow the expand/contr
     .sort();
 
   it(`each of the ${newer.length} newer migrations breaks nothing the previous release uses`, () => {
-    const broken = newer.flatMap((m) => checkMigration(readFileSync(join(migrationsDir, m, "migration.sql"), "utf8"), usesOf, previousPlain()).map((v) => ({ migration: m, ...v })));
+    const broken = newer.flatMap((m) => checkMigration(readFileSync(join(migrationsDir, m, "migration.sql"), "utf8"), usesOf, previousPlain(), previousTables()).map((v) => ({ migration: m, ...v })));
     expect(broken).toEqual([]);
   });
 
@@ -54,7 +56,9 @@ describe("the migrations newer than the previous release follow the expand/contr
 });
 
 describe("the rule check refuses what would break the previous release", () => {
-  const refused = (sql: string) => checkMigration(sql, usesOf).map((v) => v.rule);
+  const plain = previousPlain();
+  const tables = previousTables();
+  const refused = (sql: string) => checkMigration(sql, usesOf, plain, tables).map((v) => v.rule);
 
   it("refuses dropping, renaming or retyping a column the previous release uses, even when called a contract", () => {
     expect(refused(`ALTER TABLE "runs" DROP COLUMN "held_at";`)).toEqual(["drops column held_at of runs"]);
@@ -68,7 +72,6 @@ describe("the rule check refuses what would break the previous release", () => {
   });
 
   it("lets a migration drop a plain index the previous release reads through for speed only, when it says so; never a unique one", () => {
-    const plain = previousPlain();
     expect(plain.has("count_changes_version_idx")).toBe(true);
     const drop = (name: string, note = true) => checkMigration(`${note ? `-- speed only: ${name}\n` : ""}DROP INDEX IF EXISTS "${name}";`, usesOf, plain).map((v) => v.rule);
     expect(drop("count_changes_version_idx")).toEqual([]);
@@ -102,6 +105,110 @@ describe("the rule check refuses what would break the previous release", () => {
   it("lets a new table be shaped freely in the migration that creates it", () => {
     const sql = `CREATE TABLE "notes" ("id" text NOT NULL, "body" text NOT NULL);\nALTER TABLE "notes" ADD CONSTRAINT "notes_pkey" PRIMARY KEY ("id");\nALTER TABLE notes ADD CONSTRAINT notes_body_check CHECK (length(body) < 100);`;
     expect(refused(sql)).toEqual([]);
+  });
+
+  it("refuses a column dropped or retyped without the COLUMN keyword", () => {
+    expect(refused(`ALTER TABLE runs DROP held_at;`)).toEqual(["drops column held_at of runs"]);
+    expect(refused(`ALTER TABLE runs DROP IF EXISTS "held_at";`)).toEqual(["drops column held_at of runs"]);
+    expect(refused(`ALTER TABLE runs ALTER held_at TYPE timestamp;`)).toEqual(["changes the type of runs.held_at"]);
+    expect(refused(`ALTER TABLE runs ALTER held_at SET DATA TYPE timestamp;`)).toEqual(["changes the type of runs.held_at"]);
+    expect(refused(`ALTER TABLE runs ALTER COLUMN held_at SET DATA TYPE timestamp USING held_at::timestamp;`)).toEqual(["changes the type of runs.held_at"]);
+    expect(refused(`ALTER TABLE runs ADD COLUMN note text, DROP held_at;`)).toEqual(["drops column held_at of runs"]);
+    expect(refused(`-- contract: zz_never_used_column\nALTER TABLE runs DROP zz_never_used_column;`)).toEqual([]);
+    // DROP CONSTRAINT is not a column named CONSTRAINT: a CHECK may still be dropped.
+    expect(refused(`ALTER TABLE runs DROP CONSTRAINT runs_held_check;`)).toEqual([]);
+  });
+
+  it("reads schema-qualified and quoted names as their bare name", () => {
+    expect(refused(`ALTER TABLE public.runs DROP COLUMN held_at;`)).toEqual(["drops column held_at of runs"]);
+    expect(refused(`ALTER TABLE "public"."runs" RENAME TO journeys;`)).toEqual(["renames table runs"]);
+    expect(refused(`DROP TABLE IF EXISTS "public"."approvals";`)).toEqual(["drops table approvals, which the previous release may still use"]);
+    expect(refused(`DROP FUNCTION public.holdfast_step_settle(text, int);`)).toEqual(["drops function holdfast_step_settle, which the previous release may still use"]);
+    expect(refused(`DROP TRIGGER runs_count_insert ON "public"."runs";`).length).toBe(1);
+    expect(checkMigration(`DROP TRIGGER runs_count_insert ON public.runs;`, usesOf)[0]?.object).toBe("runs");
+    expect(checkMigration(`-- speed only: count_changes_version_idx\nDROP INDEX public.count_changes_version_idx;`, usesOf, plain)).toEqual([]);
+    expect(refused(`CREATE TABLE public.notes (id text NOT NULL);\nALTER TABLE "public"."notes" ADD CONSTRAINT notes_pkey PRIMARY KEY (id);`)).toEqual([]);
+  });
+
+  it("checks every name of a drop list against its own line", () => {
+    const both = "DROP INDEX count_changes_version_idx, approvals_notify_idx;";
+    expect(plain.has("approvals_notify_idx")).toBe(true);
+    expect(refused(`-- speed only: count_changes_version_idx\n${both}`)).toEqual(["drops index approvals_notify_idx, which the previous release may still use"]);
+    expect(refused(`-- speed only: count_changes_version_idx, approvals_notify_idx\n${both}`)).toEqual([]);
+    expect(refused(`-- contract: zz_never_used_a\nDROP TABLE zz_never_used_a, public.approvals;`)).toEqual(["drops table approvals, which the previous release may still use"]);
+    expect(refused(`-- contract: zz_never_used_a, zz_never_used_b\nDROP TABLE IF EXISTS zz_never_used_a, "zz_never_used_b";`)).toEqual([]);
+    expect(refused(`DROP FUNCTION holdfast_step_settle(text, int), holdfast_zz_never(text);`)).toHaveLength(2);
+  });
+
+  it("refuses a new unique index on a table of the previous release, even one this migration 'creates' IF NOT EXISTS", () => {
+    expect(tables.has("runs")).toBe(true);
+    expect(refused(`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS runs_x_key ON public.runs (org_id, id);`)).toEqual(["creates a unique index on runs, which the previous release's writes may break"]);
+    expect(refused(`CREATE UNIQUE INDEX ON ONLY runs (org_id);`)).toHaveLength(1);
+    expect(refused(`CREATE TABLE IF NOT EXISTS runs (id text);\nCREATE UNIQUE INDEX runs_x_key ON runs (id);\nALTER TABLE runs DROP held_at;`)).toHaveLength(2);
+    expect(refused(`CREATE INDEX runs_x_idx ON runs (org_id);`)).toEqual([]);
+    expect(refused(`CREATE TABLE notes (id text);\nCREATE UNIQUE INDEX notes_id_key ON notes (id);`)).toEqual([]);
+    // A table the previous release does not have, whichever newer migration created it.
+    expect(refused(`CREATE UNIQUE INDEX zz_new_table_key ON zz_new_table (id);`)).toEqual([]);
+    expect(refused(`-- contract: zz_never_used_table\nCREATE UNIQUE INDEX x_key ON zz_never_used_table (id);`)).toEqual([]);
+  });
+
+  it("refuses a changed default on an existing column, not on one this migration adds", () => {
+    expect(refused(`ALTER TABLE runs ALTER COLUMN status SET DEFAULT 'held';`)).toEqual(["changes the default of runs.status"]);
+    expect(refused(`ALTER TABLE runs ALTER status SET DEFAULT 'held';`)).toHaveLength(1);
+    expect(refused(`ALTER TABLE runs ADD COLUMN note text;\nALTER TABLE runs ALTER COLUMN note SET DEFAULT '';`)).toEqual([]);
+    expect(refused(`ALTER TABLE runs ADD COLUMN note text, ALTER COLUMN note SET DEFAULT '';`)).toEqual([]);
+  });
+
+  it("refuses renamed types, values, constraints and indexes, policies, row level security, roles and schemas", () => {
+    const cases: [string, number][] = [
+      [`ALTER TYPE public.run_status RENAME VALUE 'held' TO 'paused';`, 1],
+      [`ALTER TYPE run_status RENAME TO journey_status;`, 1],
+      [`ALTER TYPE run_status ADD VALUE 'paused';`, 0],
+      [`DROP POLICY IF EXISTS tenant_scope ON public.runs;`, 1],
+      [`ALTER POLICY tenant_scope ON runs USING (true);`, 1],
+      [`CREATE POLICY narrow ON runs AS RESTRICTIVE TO holdfast_web USING (false);`, 1],
+      [`CREATE POLICY wide ON runs AS PERMISSIVE TO holdfast_web USING (true);`, 0],
+      [`ALTER TABLE runs DISABLE ROW LEVEL SECURITY;`, 1],
+      [`ALTER TABLE runs ENABLE ROW LEVEL SECURITY;`, 1],
+      [`ALTER TABLE ONLY public.runs FORCE ROW LEVEL SECURITY;`, 1],
+      [`ALTER TABLE runs NO FORCE ROW LEVEL SECURITY;`, 1],
+      [`DROP SCHEMA IF EXISTS audit;`, 1],
+      [`DROP DOMAIN email_address;`, 1],
+      [`DROP EXTENSION pg_trgm;`, 1],
+      [`DROP ROLE holdfast_worker, holdfast_web;`, 2],
+      [`ALTER ROLE holdfast_web SET statement_timeout = '1s';`, 1],
+      [`ALTER TABLE runs RENAME CONSTRAINT runs_pkey TO journeys_pkey;`, 1],
+      [`ALTER INDEX IF EXISTS public.runs_org_status_idx RENAME TO runs_status_idx;`, 1],
+      [`TRUNCATE runs;`, 1],
+      [`TRUNCATE TABLE ONLY runs, public.approvals RESTART IDENTITY;`, 2],
+    ];
+    expect(cases.map(([sql]) => [sql, refused(sql).length])).toEqual(cases);
+    expect(refused(`-- contract: zz_never_used_policy\nDROP POLICY zz_never_used_policy ON runs;`)).toEqual([]);
+    expect(refused(`-- contract: zz_never_used_index\nALTER INDEX zz_never_used_index RENAME TO zz_other;`)).toEqual([]);
+    const rls = `CREATE TABLE notes (id text);\nALTER TABLE notes ENABLE ROW LEVEL SECURITY;\nALTER TABLE notes FORCE ROW LEVEL SECURITY;\nCREATE POLICY notes_narrow ON notes AS RESTRICTIVE USING (true);`;
+    expect(refused(rls)).toEqual([]);
+  });
+
+  it("refuses a new trigger on a table of the previous release unless a contract line names the trigger", () => {
+    const trigger = (t: string) => `CREATE OR REPLACE TRIGGER zz_never_used_trigger AFTER INSERT OR UPDATE OF status ON ${t} FOR EACH ROW EXECUTE FUNCTION f();`;
+    expect(refused(trigger("public.runs"))).toEqual(["creates trigger zz_never_used_trigger on runs, which acts on the previous release's writes"]);
+    expect(refused(`-- contract: zz_never_used_trigger\n${trigger("runs")}`)).toEqual([]);
+    expect(refused(`CREATE TABLE notes (id text);\n${trigger("notes")}`)).toEqual([]);
+  });
+
+  it("refuses any CASCADE on a drop, whatever the lines say", () => {
+    expect(refused(`-- contract: zz_never_used_a\nDROP TABLE zz_never_used_a CASCADE;`)).toEqual(["drops table zz_never_used_a with CASCADE, which drops whatever depends on it unnamed"]);
+    expect(refused(`-- contract: zz_never_used_column\nALTER TABLE runs DROP COLUMN zz_never_used_column CASCADE;`)).toEqual(["drops from runs with CASCADE, which drops whatever depends on it unnamed"]);
+    expect(refused(`-- speed only: count_changes_version_idx\nDROP INDEX count_changes_version_idx CASCADE;`)).toHaveLength(1);
+    expect(refused(`-- contract: zz_never_used_a\nTRUNCATE zz_never_used_a CASCADE;`)).toHaveLength(1);
+    expect(refused(`-- contract: zz_never_used_a\nDROP TABLE zz_never_used_a RESTRICT;`)).toEqual([]);
+  });
+
+  it("refuses a DO block unless a line says a person reviewed it", () => {
+    const block = `DO $$ BEGIN EXECUTE 'DROP TABLE runs'; END $$;`;
+    expect(refused(block)).toEqual(["runs a DO block, which cannot be checked statically (a person reads it: -- reviewed do-block: <why>)"]);
+    expect(refused(`-- reviewed do-block: grants the new table to both roles, drops nothing\n${block}`)).toEqual([]);
+    expect(refused(`DO LANGUAGE plpgsql $body$ BEGIN NULL; END $body$;`)).toHaveLength(1);
   });
 
   it("reads statements apart from comments and function bodies", () => {
