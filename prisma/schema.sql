@@ -937,25 +937,36 @@ BEGIN
                AND NOT COALESCE(r.expires_at <= now(), false) AND NOT r.test AS applies
       FROM runs r WHERE r.id = f.run_id FOR UPDATE SKIP LOCKED
     ) r ON true
-  ), plain AS MATERIALIZED (
-    SELECT x.*, x.plan -> 'next' ->> 'nodeId' AS next_node,
-           CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN holdfast_ordered_id('stp_') END AS next_id,
-           CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN
-             (SELECT COALESCE(max(i.iteration), 0) + 1 FROM steps i WHERE i.run_id = x.run_id AND i.node_id = x.plan -> 'next' ->> 'nodeId')
-           END AS next_iteration
-    FROM facts x WHERE x.applies
-  ), settled AS (
+  ), settled AS MATERIALIZED (
+    -- The wait settles only if it is still waiting at its newest version (the UPDATE re-reads the row it waits for):
+    -- `facts` read it in the statement's snapshot, taken before the run was locked, so another writer may have settled
+    -- it since. Only the waits settled here go on to `plain`.
     UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
                        advanced_at = CASE WHEN x.applies THEN now() ELSE s.advanced_at END,
                        output = COALESCE(s.output, '{}'::jsonb)
                                 || jsonb_build_object('dueAt', x.due_at, 'firedAt', now(), 'latenessMs', x.lateness_ms)
                                 || CASE WHEN s.kind = 'wait_for_reply' THEN '{"outcome": "timeout"}'::jsonb ELSE '{}'::jsonb END
     FROM facts x WHERE s.id = x.step_id AND s.status = 'waiting'
-  ), next_steps AS (
+    RETURNING x.*
+  ), plain AS MATERIALIZED (
+    SELECT x.*, x.plan -> 'next' ->> 'nodeId' AS next_node,
+           CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN holdfast_ordered_id('stp_') END AS next_id,
+           CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN
+             (SELECT COALESCE(max(i.iteration), 0) + 1 FROM steps i WHERE i.run_id = x.run_id AND i.node_id = x.plan -> 'next' ->> 'nodeId')
+           END AS next_iteration
+    FROM settled x WHERE x.applies
+  ), next_steps AS MATERIALIZED (
+    -- A step already at its (run, node, iteration) (the snapshot's count of iterations is as old as the snapshot) is
+    -- not written over, and the batch goes on: that run's plan is dropped below and the caller walks it.
     INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, attempt)
     SELECT p.next_id, p.org_id, p.run_id, p.next_node, p.next_iteration, p.plan -> 'next' ->> 'kind',
            p.plan -> 'next' ->> 'lane', (p.plan -> 'next' ->> 'maxAttempts')::int, 'ready', 0
     FROM plain p WHERE p.next_id IS NOT NULL
+    ON CONFLICT (run_id, node_id, iteration) DO NOTHING
+    RETURNING id
+  ), applied AS MATERIALIZED (
+    -- The plans applied here: the runs that end, and the runs whose next step went in (a hashed lookup, not a join).
+    SELECT p.* FROM plain p WHERE p.next_id IS NULL OR p.next_id IN (SELECT n.id FROM next_steps n)
   ), moved AS (
     -- A run that goes on: seq only (a HOT update, runsTouch); a run that ends: as runsFinish ends it.
     UPDATE runs r SET seq = r.seq + 1,
@@ -964,7 +975,7 @@ BEGIN
                       finished_at = CASE WHEN p.next_id IS NULL THEN now() ELSE r.finished_at END,
                       updated_at = CASE WHEN p.next_id IS NULL THEN now() ELSE r.updated_at END,
                       held_at = CASE WHEN p.next_id IS NULL THEN NULL ELSE r.held_at END
-    FROM plain p WHERE r.id = p.run_id AND r.status = 'running'
+    FROM applied p WHERE r.id = p.run_id AND r.status = 'running'
   ), events AS (
     -- The timeline in each run's order: the firing, then the walk's row (the next step scheduled, or the end).
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
@@ -975,24 +986,24 @@ BEGIN
       UNION ALL
       SELECT p.org_id, p.run_id, p.next_id, p.next_node, 'step.scheduled', p.plan -> 'next' ->> 'lane',
              jsonb_build_object('iteration', p.next_iteration), 2
-      FROM plain p WHERE p.next_id IS NOT NULL
+      FROM applied p WHERE p.next_id IS NOT NULL
       UNION ALL
       SELECT p.org_id, p.run_id, NULL, p.plan ->> 'end', 'run.completed', NULL, NULL, 2
-      FROM plain p WHERE p.next_id IS NULL
+      FROM applied p WHERE p.next_id IS NULL
     ) e ORDER BY e.run_id, e.n
   ), wakeups AS (
     INSERT INTO outbox (org_id, run_id, topic, payload)
     SELECT p.org_id, p.run_id, 'step.ready',
            jsonb_build_object('orgId', p.org_id, 'runId', p.run_id, 'stepId', p.next_id, 'lane', p.plan -> 'next' ->> 'lane')
-    FROM plain p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
+    FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
   ), edges AS (
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
     SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket
-    FROM plain p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text)) WITH ORDINALITY AS e("nodeId", bucket, n)
+    FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text)) WITH ORDINALITY AS e("nodeId", bucket, n)
     ORDER BY p.run_id, e.n
   )
   SELECT x.id, x.wake, x.org_id, x.run_id, x.step_id, x.lateness_ms::float8, x.version_id, x.node_id,
-         CASE WHEN x.applies IS NOT TRUE THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
+         CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
   FROM facts x
   ORDER BY x.run_id, x.id;
 END;

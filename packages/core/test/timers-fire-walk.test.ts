@@ -106,6 +106,38 @@ async function written(runId: string) {
   };
 }
 
+/**
+ * Runs `write` in a transaction that holds `timerId`'s row (unfired), starts `call` (a firing of that timer: it reads
+ * its snapshot, then waits for the row), and commits `write` only once `call` waits: the firing's snapshot is then
+ * older than what `write` wrote, as when another writer commits between the statement's start and its locks.
+ */
+async function behindItsSnapshot<T>(timerId: string, write: (q: (sql: string, p?: unknown[]) => Promise<unknown>) => Promise<void>, call: () => Promise<T>): Promise<T> {
+  const holder = await t.sql.connect();
+  try {
+    await holder.query("BEGIN");
+    await holder.query("SELECT id FROM timers WHERE id = $1 AND fired_at IS NULL FOR UPDATE", [timerId]);
+    await write((q, p) => holder.query(q, p));
+    const result = call();
+    result.catch(() => {});
+    for (let i = 0; ; i++) {
+      const [w] = await rows(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+           AND wait_event_type = 'Lock' AND query LIKE '%holdfast_timers_fire_walk%'`,
+      );
+      if (w.n > 0) break;
+      if (i > 200) throw new Error("the firing never waited for the timer's row");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await holder.query("COMMIT");
+    return await result;
+  } catch (e) {
+    await holder.query("ROLLBACK").catch(() => {});
+    throw e;
+  } finally {
+    holder.release();
+  }
+}
+
 describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
   it("writes what the walk writes: the next step ready with its wake-up, or the run's end, with the same timeline and counts", async () => {
     for (const automation of ["step", "end"]) {
@@ -199,5 +231,73 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     expect(await rows("SELECT run_id, count(*)::int AS n FROM steps WHERE run_id = ANY($1) AND node_id = 'call' GROUP BY run_id ORDER BY run_id", [runIds])).toEqual(
       [once.runId, failed.runId].sort().map((run_id) => ({ run_id, n: 1 })),
     );
+  });
+  it("applies no plan to a run whose wait another writer settled after the statement's snapshot (its timer still unfired)", async () => {
+    const cache = taught();
+    const [run, other] = [await waiting("end"), await waiting("step")];
+    const [wait] = await rows("SELECT id FROM steps WHERE run_id = $1", [run.runId]);
+    const [before] = await rows("SELECT seq, (SELECT count(*)::int FROM count_changes WHERE run_id = $1 AND to_bucket LIKE 'edge:%') AS edges FROM runs WHERE id = $1", [run.runId]);
+    const fired = await behindItsSnapshot(
+      run.timerId,
+      async (q) => {
+        await q("UPDATE steps SET status = 'done', settled_at = now(), advanced_at = now(), updated_at = now() WHERE id = $1", [wait.id]);
+      },
+      async () =>
+        (
+          await t.sql.query('SELECT "runId", walked FROM holdfast_timers_fire_walk($1::text[], $2::int[], $3, $4::jsonb)', [
+            [run.timerId, other.timerId],
+            [run.wake, other.wake],
+            actor,
+            timerPlansOf(cache).sql(),
+          ])
+        ).rows,
+    );
+    // Fired, and left to the walk; the other run of the batch moved on here.
+    expect(fired.map((f) => [f.runId, f.walked]).sort()).toEqual([[run.runId, null], [other.runId, "running"]].sort());
+    expect(await rows("SELECT status, seq FROM runs WHERE id = $1", [run.runId])).toEqual([{ status: "running", seq: before.seq }]);
+    expect(await rows("SELECT type FROM run_events WHERE run_id = $1 AND type IN ('run.completed', 'step.scheduled')", [run.runId])).toEqual([]);
+    // No edge counted from the wait (the journey counts' edge rows; the step rows' own come from their trigger).
+    expect(await rows("SELECT count(*)::int AS n FROM count_changes WHERE run_id = $1 AND to_bucket LIKE 'edge:%'", [run.runId])).toEqual([{ n: before.edges }]);
+    // The wait is as the other writer left it: not settled again by the firing.
+    expect(await rows("SELECT status, COALESCE(output ? 'firedAt', false) AS fired FROM steps WHERE run_id = $1", [run.runId])).toEqual([{ status: "done", fired: false }]);
+    expect(await rows("SELECT fired_at IS NOT NULL AS fired FROM timers WHERE id = $1", [run.timerId])).toEqual([{ fired: true }]);
+    expect(await rows("SELECT node_id, status FROM steps WHERE run_id = $1 ORDER BY created_at", [other.runId])).toEqual([
+      { node_id: "w", status: "done" },
+      { node_id: "call", status: "ready" },
+    ]);
+  });
+
+  it("keeps a step already at the next step's (run, node, iteration) and fires the rest of the batch: that run goes to the walk", async () => {
+    const cache = taught();
+    const [clash, fine] = [await waiting("step"), await waiting("step")];
+    const { fired, walks } = await behindItsSnapshot(
+      clash.timerId,
+      async (q) => {
+        await q(
+          `INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, attempt)
+           VALUES ('stp_already_there', $1, $2, 'call', 1, 'http_request', 'io', 1, 'ready', 0)`,
+          [orgId, clash.runId],
+        );
+      },
+      () => bySet(cache, [clash, fine]),
+    );
+    expect(fired.map((f) => [f.runId, f.walked]).sort()).toEqual([[clash.runId, null], [fine.runId, "running"]].sort());
+    expect(walks.get(clash.runId)?.status).toBe("running");
+    expect(await rows("SELECT id, node_id, iteration, status FROM steps WHERE run_id = $1 AND node_id = 'call'", [clash.runId])).toEqual([
+      { id: "stp_already_there", node_id: "call", iteration: 1, status: "ready" },
+    ]);
+    expect(await rows("SELECT status, advanced_at IS NOT NULL AS advanced FROM steps WHERE run_id = $1 AND node_id = 'w'", [clash.runId])).toEqual([
+      { status: "done", advanced: true },
+    ]);
+    expect(await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [clash.runId])).not.toContainEqual({ type: "step.scheduled" });
+    expect(await rows("SELECT topic FROM outbox WHERE run_id = $1 AND topic = 'step.ready'", [clash.runId])).toEqual([]);
+    const edgesFromWait = "SELECT count(*)::int AS n FROM count_changes WHERE run_id = $1 AND node_id = 'w' AND to_bucket LIKE 'edge:%'";
+    expect(await rows(edgesFromWait, [clash.runId])).toEqual([{ n: 0 }]);
+    expect(await rows(edgesFromWait, [fine.runId])).toEqual([{ n: 1 }]);
+    expect(await rows("SELECT node_id, status FROM steps WHERE run_id = $1 ORDER BY created_at", [fine.runId])).toEqual([
+      { node_id: "w", status: "done" },
+      { node_id: "call", status: "ready" },
+    ]);
+    expect(await rows("SELECT type FROM run_events WHERE run_id = $1 AND type = 'step.scheduled'", [fine.runId])).toEqual([{ type: "step.scheduled" }]);
   });
 });
