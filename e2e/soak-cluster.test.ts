@@ -1,7 +1,5 @@
-import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
-import { join } from "node:path";
-import { ensureWebBuilt, repoRoot } from "@holdfast/testkit";
+import { ensureWebBuilt, runSoakCli } from "@holdfast/testkit";
 import { expect, it } from "vitest";
 
 /**
@@ -38,15 +36,7 @@ interface Result {
 it(`cluster soak: ${runs} runs through a PostgreSQL failover, a Redis failover and a database path cut (seed ${seed}) break no invariant`, async () => {
   await ensureWebBuilt();
   const args = ["--cluster", "--runs", String(runs), "--seed", String(seed), "--rate", "5", "--pg-failovers", "1", "--redis-failovers", "1", "--cuts", "1", "--drain-seconds", "240", "--max-seconds", "600"];
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), ...args], { cwd: repoRoot, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (out += d));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  console.log(out.split("\n").filter((l) => !l.startsWith("SOAK_RESULT ")).join("\n"));
-  const line = out.split("\n").find((l) => l.startsWith("SOAK_RESULT "));
-  expect(line, `the soak printed no result (exit ${code})`).toBeDefined();
-  const result = JSON.parse((line as string).slice("SOAK_RESULT ".length)) as Result;
+  const { code, result } = await runSoakCli<Result>(args);
   expect(result.error).toBeUndefined();
   for (const kind of ["web", "relay", "engine", "sweeper", "lane-worker", "mail-in"]) {
     expect(result.faults.byTarget[`sigkill ${kind}`], `SIGKILL ${kind}`).toBeGreaterThanOrEqual(1);

@@ -1,8 +1,7 @@
-import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ensureWebBuilt, repoRoot } from "@holdfast/testkit";
+import { ensureWebBuilt, repoRoot, runSoakCli } from "@holdfast/testkit";
 import { expect, it } from "vitest";
 
 /**
@@ -36,15 +35,7 @@ interface Result {
 it(`upgrade soak: ${runs} runs while every process of ${from.slice(0, 12)} is replaced by this checkout's (seed ${seed})`, async () => {
   await ensureWebBuilt();
   const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "2.5", "--drain-seconds", "240", "--max-seconds", "1500"];
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), ...args], { cwd: repoRoot, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (out += d));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  console.log(out.split("\n").filter((l) => !l.startsWith("SOAK_RESULT ")).join("\n"));
-  const line = out.split("\n").find((l) => l.startsWith("SOAK_RESULT "));
-  expect(line, `the soak printed no result (exit ${code})`).toBeDefined();
-  const result = JSON.parse((line as string).slice("SOAK_RESULT ".length)) as Result;
+  const { code, result } = await runSoakCli<Result>(args);
   expect(result.error).toBeUndefined();
   const u = result.upgrade;
   expect(u?.from).toBe(from);

@@ -1,7 +1,5 @@
-import { spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
-import { join } from "node:path";
-import { ensureWebBuilt, repoRoot } from "@holdfast/testkit";
+import { ensureWebBuilt, runSoakCli } from "@holdfast/testkit";
 import { expect, it } from "vitest";
 
 /**
@@ -27,19 +25,7 @@ interface Result {
 it(`soak: ${runs} runs under every kind of fault (seed ${seed}) break no invariant`, async () => {
   // The soak serves a copy of the web's build: this run's build, made here when the soak is the first to need it.
   await ensureWebBuilt();
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench/src/soak/main.ts"), "--runs", String(runs), "--seed", String(seed), "--rate", "5", "--drain-seconds", "300", "--max-seconds", "780"], {
-    cwd: repoRoot,
-    env: process.env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (out += d));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  console.log(out.split("\n").filter((l) => !l.startsWith("SOAK_RESULT ")).join("\n"));
-  const line = out.split("\n").find((l) => l.startsWith("SOAK_RESULT "));
-  expect(line, `the soak printed no result (exit ${code})`).toBeDefined();
-  const result = JSON.parse((line as string).slice("SOAK_RESULT ".length)) as Result;
+  const { code, result } = await runSoakCli<Result>(["--runs", String(runs), "--seed", String(seed), "--rate", "5", "--drain-seconds", "300", "--max-seconds", "780"]);
   expect(result.error).toBeUndefined();
   // Every fault kind happened: each process kind killed and frozen, both services restarted, the queue misbehaved.
   for (const kind of ["web", "relay", "engine", "sweeper", "lane-worker", "mail-in"]) {

@@ -20,3 +20,4 @@ export { type AuditFinding, describeFindings } from "./audit-findings";
 export { cliEntry } from "./app-entry";
 export * from "./compose";
 export { ensureAppsBuilt } from "./built-apps";
+export { runSoakCli } from "./soak-cli";
