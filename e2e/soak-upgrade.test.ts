@@ -5,7 +5,7 @@ import { ensureWebBuilt, repoRoot, runSoakCli } from "@holdfast/testkit";
 import { expect, it } from "vitest";
 
 /**
- * The rolling upgrade under traffic, small (`pnpm soak --upgrade-from <release.json's previousRelease> --runs 300`):
+ * The rolling upgrade under traffic, small (`pnpm soak --upgrade-from <release.json's previousRelease> --runs 200`):
  * the previous release, built from its own sources at that commit (its web build is kept under
  * ~/.cache/holdfast/releases/<commit> for the next run), runs every process kind on a database its CLI migrated;
  * under load this checkout's `holdfast migrate` applies and each process is replaced by this checkout's, one at a
@@ -13,7 +13,7 @@ import { expect, it } from "vitest";
  * processes broke on the new schema or did not stop cleanly, or the doctor finds anything. Needs this checkout's web
  * build, like e2e/soak.test.ts.
  */
-const runs = Number(process.env.SOAK_RUNS ?? 300);
+const runs = Number(process.env.SOAK_RUNS ?? 200);
 const seed = Number(process.env.SOAK_SEED ?? randomInt(1, 2 ** 31 - 1));
 const from = (JSON.parse(readFileSync(join(repoRoot, "release.json"), "utf8")) as { previousRelease: string }).previousRelease;
 
@@ -34,7 +34,7 @@ interface Result {
 
 it(`upgrade soak: ${runs} runs while every process of ${from.slice(0, 12)} is replaced by this checkout's (seed ${seed})`, async () => {
   await ensureWebBuilt();
-  const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "2.5", "--drain-seconds", "240", "--max-seconds", "1500"];
+  const args = ["--upgrade-from", from, "--runs", String(runs), "--seed", String(seed), "--rate", "2.5", "--upgrade-hold", "5", "--drain-seconds", "240", "--max-seconds", "1500"];
   const { code, result } = await runSoakCli<Result>(args);
   expect(result.error).toBeUndefined();
   const u = result.upgrade;

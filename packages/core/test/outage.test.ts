@@ -74,6 +74,8 @@ describe("which errors are a lost connection", () => {
       expect([unique, syntax, new Error("boom"), null, "ECONNREFUSED"].map(connectionFailureOf)).toEqual([null, null, null, null, null]);
       // A server restart ends sessions with 57P01, and refuses new ones with 57P03 while it starts.
       expect(connectionFailureOf(Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" }))).toBe("database");
+      // A failover: a write that reached a read-only server (a standby, or a leader still promoting) behind the primary's address.
+      expect(connectionFailureOf(Object.assign(new Error("cannot execute SELECT in a read-only transaction"), { code: "25006" }))).toBe("database");
     } finally {
       await db.$disconnect();
       await pool.end();

@@ -11,8 +11,11 @@ import { repoRoot } from "./procs";
  * wait for. Test files that run at the same time never rebuild dist under each other's processes.
  */
 export async function ensureAppsBuilt(): Promise<void> {
-  const marker = join(repoRoot, "apps", `.dist-built-${inject("runTag")}`);
-  const lock = join(repoRoot, "apps", ".dist-build.lock");
+  // Beside the dependencies, never among the apps (docs and tests read apps/ as the list of processes).
+  const folder = join(repoRoot, "node_modules", ".cache", "holdfast");
+  mkdirSync(folder, { recursive: true });
+  const marker = join(folder, `dist-built-${inject("runTag")}`);
+  const lock = join(folder, "dist-build.lock");
   for (;;) {
     if (existsSync(marker)) return;
     try {

@@ -25,9 +25,11 @@ const adapterKinds = new Set(["DatabaseNotReachable", "ConnectionClosed", "Socke
 /**
  * SQLSTATE 57P01-57P03: the server is shutting down, crashed or still starting (a restart). Class 08: connection
  * exceptions. 53300: no connection slot is free (max_connections, or a database's or role's CONNECTION LIMIT): as
- * out of reach as a restart for whoever was refused, and it passes the same way.
+ * out of reach as a restart for whoever was refused, and it passes the same way. 25006: a write reached a server that
+ * is read-only: during a failover, a standby (or a leader still finishing its promotion) behind the primary's
+ * address; the primary is not there yet, which passes like a restart.
  */
-const pgStates = /^(08...|57P0[123]|53300)$/;
+const pgStates = /^(08...|57P0[123]|53300|25006)$/;
 const pgMessages =
   /Connection terminated|is not queryable|timeout exceeded when trying to connect|Can't reach database server|Server has closed the connection|too many clients already|too many connections for|remaining connection slots are reserved/i;
 const redisMessages = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|^LOADING /i;
