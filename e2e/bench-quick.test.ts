@@ -26,6 +26,13 @@ describe("pnpm bench --quick", () => {
     expect(out.stdout).toMatch(/lost steps: 0, duplicated steps: 0/);
     // Where the WAL went, read back for Holdfast's peak rows (pg_walinspect by relation).
     expect(out.stdout).toMatch(/WAL a step by relation, Holdfast http x10: \d+ B a step/);
+    // The targets table closes the output: each race target with a figure (every row of the race ran), and the
+    // lost/duplicated row met.
+    const table = out.stdout.slice(out.stdout.indexOf("targets, this run"));
+    expect(table).toMatch(/^targets, this run \(quick[^:]*\): \d+ of \d+ met/);
+    expect(table).toMatch(/\(a\) http steps per CPU second, Holdfast \/ DBOS +>= 2x +(met|not met) +\d/);
+    expect(table).toMatch(/WAL a step at peak, noop +<= 1000 B +(met|not met) +\d+ B/);
+    expect(table).toMatch(/race: lost \/ duplicated steps, every row +0 \/ 0 +met/);
     expect(out.status).toBe(0);
   }, 260_000);
 
@@ -34,6 +41,8 @@ describe("pnpm bench --quick", () => {
     console.log(out.stdout);
     expect(out.stderr).not.toMatch(/Error/);
     expect(out.stdout).toMatch(/spike: lost timers or runs: 0, duplicated firings: 0/);
+    expect(out.stdout).toMatch(/spike, queue working: lost \/ duplicated +0 \/ 0 +met/);
+    expect(out.stdout).toMatch(/spike, every delayed job lost: CPU a timer \(node \+ postgres\) +<= 0.05 ms +(met|not met) +[\d.]+ ms/);
     expect(out.status).toBe(0);
   }, 320_000);
 });

@@ -46,20 +46,31 @@ const median = (xs: number[]) => medianBy(xs, (x) => x) ?? Number.NaN;
  * the same machine), and the median of the rounds, which the target is judged on; with the same for steps per CPU
  * second, which moves far less with the machine's load than steps/s does.
  */
+const cpu = (r: RaceResult) => perStep(r).nodeMs + perStep(r).pgMs;
+
+/** Holdfast's main rows paired with a peer's of the same round in one scenario, and the ratios of each pair. */
+function roundPairs(results: RaceResult[], scenario: RaceResult["scenario"], peer: RaceResult["system"]) {
+  const ours = results.filter((r) => r.system === "Holdfast" && r.scenario === scenario && r.round !== undefined);
+  const pairs = ours.flatMap((o) => {
+    const p = results.find((r) => r.system === peer && r.scenario === scenario && r.round === o.round);
+    return p ? [[o, p] as const] : [];
+  });
+  return { pairs, ratios: pairs.map(([o, p]) => o.stepsPerSec / p.stepsPerSec), cpuRatios: pairs.map(([o, p]) => cpu(p) / cpu(o)) };
+}
+
+/** Holdfast over a peer in one scenario, median of the rounds: steps/s, and steps per CPU second (node + postgres). */
+export function raceRatio(results: RaceResult[], scenario: RaceResult["scenario"], peer: RaceResult["system"]) {
+  const { pairs, ratios, cpuRatios } = roundPairs(results, scenario, peer);
+  return pairs.length ? { steps: median(ratios), cpu: median(cpuRatios), rounds: pairs.length } : undefined;
+}
+
 export function ratioLines(results: RaceResult[], targets: Record<string, Record<string, number>>): string[] {
   const lines: string[] = [];
-  const cpu = (r: RaceResult) => perStep(r).nodeMs + perStep(r).pgMs;
   for (const scenario of ["http", "noop"] as const) {
-    const ours = results.filter((r) => r.system === "Holdfast" && r.scenario === scenario && r.round !== undefined);
     const peers = [...new Set(results.filter((r) => r.system !== "Holdfast" && r.scenario === scenario && r.round !== undefined).map((r) => r.system))];
     for (const peer of peers) {
-      const pairs = ours.flatMap((o) => {
-        const p = results.find((r) => r.system === peer && r.scenario === scenario && r.round === o.round);
-        return p ? [[o, p] as const] : [];
-      });
+      const { pairs, ratios, cpuRatios } = roundPairs(results, scenario, peer);
       if (!pairs.length) continue;
-      const ratios = pairs.map(([o, p]) => o.stepsPerSec / p.stepsPerSec);
-      const cpuRatios = pairs.map(([o, p]) => cpu(p) / cpu(o));
       const ratio = median(ratios);
       const target = targets[scenario]?.[peer];
       const each = pairs.length > 1 ? ` (rounds: ${pairs.map(([o, p], i) => `${fmt(o.stepsPerSec)}/${fmt(p.stepsPerSec)} = ${fmt(ratios[i], 2)}x`).join(", ")})` : "";

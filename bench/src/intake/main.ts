@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchKey, chainGraph } from "../holdfast";
 import { Meter } from "../measure/meter";
+import { bounded, type Target } from "../targets";
 import { cpuSeconds, loadAverage } from "../measure/proc";
 import pg from "pg";
 import { dropDatabase, freshDatabase } from "../pg";
@@ -55,7 +56,7 @@ interface IntakeRow {
   load: number;
 }
 
-export async function runIntake(o: { quick: boolean }): Promise<boolean> {
+export async function runIntake(o: { quick: boolean; targets?: Target[] }): Promise<boolean> {
   if (!existsSync(join(repoRoot, "apps/web/.next/BUILD_ID"))) {
     console.log("intake: the web app is not built: run `flock /tmp/holdfast-web.lock pnpm --filter @holdfast/web build` first");
     return false;
@@ -115,6 +116,10 @@ export async function runIntake(o: { quick: boolean }): Promise<boolean> {
     const p99 = webHalf.burst.latencyMs?.p99 ?? Number.NaN;
     console.log(`intake, web / bare deliveries/s: ${fmt(webPeak.burst.perSec)}/${fmt(barePeak.burst.perSec)} = ${fmt(ratio, 1)}% (target >= 70%: ${ratio >= 70 ? "met" : "not met"})`);
     console.log(`intake, web p99 at half its peak: ${fmt(p99, 1)} ms (target <= 50 ms: ${p99 <= 50 ? "met" : "not met"})`);
+    o.targets?.push(
+      bounded("intake: web / bare node:http deliveries/s", ">=", 70, ratio, "%", 1, `(${fmt(webPeak.burst.perSec)} / ${fmt(barePeak.burst.perSec)})`),
+      bounded("intake: web p99 at half its peak", "<=", 50, p99, " ms", 1),
+    );
     const runs = await countRuns(url);
     const accepted = 400 + rows.reduce((a, r) => a + r.burst.accepted, 0);
     const refusedAll = rows.reduce((a, r) => a + r.burst.deliveries - r.burst.accepted, 0);

@@ -12,6 +12,7 @@ import { Meter } from "../measure/meter";
 import { loadAverage } from "../measure/proc";
 import { dropDatabase, freshDatabase } from "../pg";
 import { fmt } from "../report";
+import { bounded, type Target } from "../targets";
 import { jain, readSpike, type SpikeFigures } from "./measure";
 import { createOrgs, publishDelayedJobs, writeWaits } from "./seed";
 
@@ -22,6 +23,8 @@ export interface SpikeOptions {
   orgs?: number | undefined;
   /** Only the cases with the queue working, or only those with every delayed job lost (both when absent). */
   queue?: "working" | "lost" | undefined;
+  /** Where the spread-0 cases add their rows of the targets table (bench --all). */
+  targets?: Target[] | undefined;
 }
 
 interface SpikeCase {
@@ -50,7 +53,7 @@ export async function runSpike(o: SpikeOptions): Promise<boolean> {
   try {
     for (const spread of spreads) {
       for (const queue of o.queue === "working" ? [true] : o.queue === "lost" ? [false] : [true, false]) {
-        const f = await runCase({ waits, orgs, spread, queue }, meter);
+        const f = await runCase({ waits, orgs, spread, queue }, meter, o.targets);
         lost += f.lost;
         duplicated += f.duplicated;
       }
@@ -63,7 +66,7 @@ export async function runSpike(o: SpikeOptions): Promise<boolean> {
   return lost === 0 && duplicated === 0;
 }
 
-async function runCase(c: SpikeCase, meter: Meter): Promise<{ lost: number; duplicated: number }> {
+async function runCase(c: SpikeCase, meter: Meter, table?: Target[]): Promise<{ lost: number; duplicated: number }> {
   const dbName = process.env.BENCH_SPIKE_DATABASE ?? "holdfast_bench_spike";
   const url = await freshDatabase(dbName);
   // Its own Redis key prefix, removed afterwards (the delayed jobs of 100,000 waits are not left behind).
@@ -120,6 +123,7 @@ async function runCase(c: SpikeCase, meter: Meter): Promise<{ lost: number; dupl
     const lost = f.timers - f.fired + (f.timers - f.runsCompleted);
     const duplicated = f.extraFiredEvents;
     print(f, measured.nodeCpu, measured.pgCpu, measured.load, lost, duplicated, c);
+    if (c.spread === 0) table?.push(...spikeTargets(f, measured.nodeCpu, measured.pgCpu, c, lost, duplicated));
     return { lost, duplicated };
   } finally {
     await Promise.all(apps.map((a) => a.stop()));
@@ -188,4 +192,18 @@ function targets(f: SpikeFigures, nodeCpu: Record<string, number>, pgCpu: Record
     `p99 <= ${bound / 1000} s: ${fmt(f.overall.p99, 0)} ms ${met(f.overall.p99 <= bound)}; organisations within 2x: ${fmt(spread, 1)}x ${met(spread <= 2)}; ` +
     `CPU a timer <= 0.05 ms: ${met(node + pg <= 0.05)}`
   );
+}
+
+/** The spread-0 case's rows of the targets table: the same figures as targets() above. */
+function spikeTargets(f: SpikeFigures, nodeCpu: Record<string, number>, pgCpu: Record<string, number>, c: SpikeCase, lost: number, duplicated: number): Target[] {
+  const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  const cpu = ((sum(nodeCpu) + sum(pgCpu)) * 1000) / Math.max(1, f.fired);
+  const p99s = f.orgs.map((o) => o.p99);
+  const queue = c.queue ? "queue working" : "every delayed job lost";
+  return [
+    bounded(`spike, ${c.waits} due at once, ${queue}: p99 lateness`, "<=", c.queue ? 3_000 : 5_000, f.overall.p99, " ms", 0, `(${fmt(f.meanPerSecond)} timers/s mean)`),
+    bounded(`spike, ${queue}: highest / lowest organisation p99`, "<=", 2, Math.max(...p99s) / Math.max(1, Math.min(...p99s)), "x", 1),
+    bounded(`spike, ${queue}: CPU a timer (node + postgres)`, "<=", 0.05, cpu, " ms", 3),
+    { what: `spike, ${queue}: lost / duplicated`, target: "0 / 0", figure: `${lost} / ${duplicated}`, met: lost === 0 && duplicated === 0 },
+  ];
 }
