@@ -29,7 +29,7 @@ describe("pnpm bench --quick", () => {
     // The targets table closes the output: each race target with a figure (every row of the race ran), and the
     // lost/duplicated row met.
     const table = out.stdout.slice(out.stdout.indexOf("targets, this run"));
-    expect(table).toMatch(/^targets, this run \(quick[^:]*\): \d+ of \d+ met/);
+    expect(table).toMatch(/^targets, this run \(quick[^)]*\): \d+ of \d+ met/);
     expect(table).toMatch(/\(a\) http steps per CPU second, Holdfast \/ DBOS +>= 2x +(met|not met) +\d/);
     expect(table).toMatch(/WAL a step at peak, noop +<= 1000 B +(met|not met) +\d+ B/);
     expect(table).toMatch(/race: lost \/ duplicated steps, every row +0 \/ 0 +met/);
