@@ -218,20 +218,19 @@ DECLARE
   eff_key text := p_run_id || '/' || p_node_id || '/' || p_iteration;
   found_row jsonb;
 BEGIN
-  INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
-  VALUES (p_org_id, p_run_id, p_step_id, eff_key, p_kind, 'in_flight', p_step_id || ':' || p_attempt,
-          now() + make_interval(secs => p_lease_ms / 1000))
-  ON CONFLICT (org_id, key) DO NOTHING;
-  IF FOUND THEN
-    RETURN jsonb_build_object('claimed', true);
-  END IF;
   SELECT jsonb_build_object(
            'key', e.key, 'status', e.status, 'owner', e.owner, 'attempts', e.attempts,
            'providerIdempotent', e.provider_idempotent, 'result', e.result, 'error', e.error,
            'firstAttemptAt', e.first_attempt_at,
            'leaseLeftMs', GREATEST(0, EXTRACT(EPOCH FROM e.lease_until - now()) * 1000)::float8)
     INTO found_row FROM effects e WHERE e.org_id = p_org_id AND e.key = eff_key;
-  RETURN jsonb_build_object('claimed', false, 'row', found_row);
+  IF found_row IS NOT NULL THEN
+    RETURN jsonb_build_object('claimed', false, 'row', found_row);
+  END IF;
+  INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
+  VALUES (p_org_id, p_run_id, p_step_id, eff_key, p_kind, 'in_flight', p_step_id || ':' || p_attempt,
+          now() + make_interval(secs => p_lease_ms / 1000));
+  RETURN jsonb_build_object('claimed', true);
 END;
 $$;
 
@@ -1941,8 +1940,6 @@ CREATE UNIQUE INDEX contacts_org_id_key ON public.contacts USING btree (org_id, 
 
 CREATE INDEX effects_run_idx ON public.effects USING btree (run_id);
 
-CREATE INDEX effects_unsettled_idx ON public.effects USING btree (lease_until) WHERE (status = 'in_flight'::text);
-
 CREATE INDEX email_messages_automation_idx ON public.email_messages USING btree (org_id, automation_id, node_id);
 
 CREATE INDEX email_messages_message_idx ON public.email_messages USING btree (org_id, message_id);
@@ -2113,9 +2110,6 @@ ALTER TABLE ONLY public.contact_sends
 
 ALTER TABLE ONLY public.contacts
     ADD CONSTRAINT contacts_org_fkey FOREIGN KEY (org_id) REFERENCES public.organisations(id);
-
-ALTER TABLE ONLY public.effects
-    ADD CONSTRAINT effects_run_id_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.email_messages
     ADD CONSTRAINT email_messages_run_fkey FOREIGN KEY (org_id, run_id) REFERENCES public.runs(org_id, id) ON DELETE CASCADE;
