@@ -29,7 +29,10 @@ const checkSql: Record<CheckName, string> = {
         FROM timers WHERE fired_at IS NULL AND due_at < now() - interval '${graceSeconds} seconds'`,
   expired_leases: `SELECT run_id AS "runId", node_id || ' held by ' || COALESCE(owner, '?') || ', lease lapsed ' || round(EXTRACT(EPOCH FROM now() - lease_until)) || ' s ago' AS detail
         FROM steps WHERE status = 'running' AND lease_until < now()`,
-  effects_past_lease: `SELECT run_id AS "runId", key || ' (' || kind || ')' AS detail FROM effects WHERE status = 'in_flight' AND lease_until < now()`,
+  // From the running runs (a partial index) to their effects (by run): effects have no index on their status, so that
+  // an effect's settle stays a HOT update; an in-flight effect of a finished run has no attempt left to reconcile it.
+  effects_past_lease: `SELECT e.run_id AS "runId", e.key || ' (' || e.kind || ')' AS detail FROM runs r JOIN effects e ON e.run_id = r.id
+        WHERE r.status = 'running' AND e.status = 'in_flight' AND e.lease_until < now()`,
   lost_wakeups: `SELECT s.run_id AS "runId", s.node_id || ' ready for ' || round(EXTRACT(EPOCH FROM now() - s.available_at)) || ' s' AS detail
         FROM steps s JOIN runs r ON r.id = s.run_id
         WHERE s.status = 'ready' AND s.available_at < now() - interval '${graceSeconds} seconds' AND r.status = 'running'
