@@ -526,16 +526,27 @@ CREATE FUNCTION public.holdfast_scope_all() RETURNS boolean
     AS $$ SELECT COALESCE(current_setting('holdfast.all_orgs', true), 'off') = 'on' $$;
 
 CREATE FUNCTION public.holdfast_scope_orgs() RETURNS text[]
-    LANGUAGE sql STABLE SECURITY DEFINER
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT CASE WHEN COALESCE(current_setting('holdfast.session', true), '') = ''
+              THEN COALESCE(string_to_array(NULLIF(current_setting('holdfast.org_ids', true), ''), ','), '{}')
+              ELSE public.holdfast_scope_session_orgs() END
+$$;
+
+CREATE FUNCTION public.holdfast_scope_session_orgs() RETURNS text[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path TO 'public', 'pg_temp'
     AS $$
-  SELECT COALESCE(array_agg(DISTINCT o.id), '{}') FROM (
-    SELECT unnest(string_to_array(NULLIF(current_setting('holdfast.org_ids', true), ''), ',')) AS id
-    UNION ALL
-    SELECT m.org_id FROM sessions s JOIN memberships m ON m.user_id = s.user_id
-    WHERE s.id = NULLIF(current_setting('holdfast.session', true), '')
-      AND s.expires_at > now() AND s.idle_expires_at > now()
-  ) o
+BEGIN
+  RETURN (
+    SELECT COALESCE(array_agg(DISTINCT o.id), '{}') FROM (
+      SELECT unnest(string_to_array(NULLIF(current_setting('holdfast.org_ids', true), ''), ',')) AS id
+      UNION ALL
+      SELECT m.org_id FROM sessions s JOIN memberships m ON m.user_id = s.user_id
+      WHERE s.id = NULLIF(current_setting('holdfast.session', true), '')
+        AND s.expires_at > now() AND s.idle_expires_at > now()
+    ) o);
+END;
 $$;
 
 CREATE FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) RETURNS integer
@@ -2508,6 +2519,10 @@ GRANT ALL ON FUNCTION public.holdfast_scope_all() TO holdfast_worker;
 REVOKE ALL ON FUNCTION public.holdfast_scope_orgs() FROM PUBLIC;
 GRANT ALL ON FUNCTION public.holdfast_scope_orgs() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_scope_orgs() TO holdfast_worker;
+
+REVOKE ALL ON FUNCTION public.holdfast_scope_session_orgs() FROM PUBLIC;
+GRANT ALL ON FUNCTION public.holdfast_scope_session_orgs() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_scope_session_orgs() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_slot_acquire(p_org_id text, p_connection_id text, p_cap integer, p_holder text, p_lease_ms double precision) TO holdfast_worker;
