@@ -1,10 +1,11 @@
-import type { Db } from "@holdfast/db";
+import { type Db, inTx } from "@holdfast/db";
 import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TimerDue } from "../src/base/catalog";
 import { advanceRun } from "../src/run/engine/advance";
 import { startRun } from "../src/run/start/start-run";
 import { type FireResult, fireTimer } from "../src/run/timers/fire";
+import { fireAndWalkSet } from "../src/run/engine/fire-set";
 import { TimerFirer } from "../src/run/engine/fire-timers";
 import { GraphCache } from "../src/versions/graph-cache";
 import { waitGraph } from "./sweeper/bed";
@@ -101,6 +102,23 @@ describe("the fast path's batched firing (TimerFirer)", () => {
       [early, old].map((d) => ({ run_id: d.runId, fired: false })).sort((a, b) => (a.run_id < b.run_id ? -1 : 1)),
     );
     expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [twice.runId])).toEqual([{ n: 1 }]);
+  });
+
+  it("answers a batch of jobs whose timers the due sweep fired first with one read: stale, and no firing transaction", async () => {
+    const [lead, ...swept] = await Promise.all(Array.from({ length: 6 }, () => waiting(-1)));
+    if (!lead) throw new Error("setup");
+    // The spike at one instant: the due sweep fired these before their delayed jobs came.
+    await inTx(t.db, (tx) => fireAndWalkSet(tx, new GraphCache(), swept.map((d) => d.timerId), null, "sweeper-test"));
+    const { db, count } = counted(t.db);
+    const firer = new TimerFirer({ db, graphs: new GraphCache(), actor: "engine-test", alone: fireAloneNever });
+    const results = await Promise.all([lead, ...swept].map((d) => firer.fire(d)));
+
+    expect(results).toEqual([{ kind: "fired", runId: lead.runId }, ...swept.map(() => ({ kind: "stale" }))]);
+    // The lead's own transaction; the five that came meanwhile were read, found fired, and answered without one.
+    expect(count.transactions).toBe(1);
+    const runIds = swept.map((d) => d.runId);
+    expect(await rows("SELECT DISTINCT fired_by FROM timers WHERE run_id = ANY($1)", [runIds])).toEqual([{ fired_by: "sweeper-test" }]);
+    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'timer.fired'", [runIds])).toEqual([{ n: 5 }]);
   });
 
   it("a batch whose transaction throws keeps nothing, and each of its timers goes through the path alone", async () => {

@@ -1,8 +1,9 @@
 import type { Tx } from "@holdfast/db";
-import { type FiredAndWalked, timersFireWalk } from "../../store/sql/timers-fire-walk";
+import type { SweepBatch } from "../../store/sql/timers";
+import { type FiredAndWalked, timersFireWalk, timersSweepFireWalk } from "../../store/sql/timers-fire-walk";
 import type { GraphCache } from "../../versions/graph-cache";
 import { type AdvanceResult, advanceMany } from "./advance";
-import { timerPlansOf } from "./timer-plans";
+import { type TimerPlans, timerPlansOf } from "./timer-plans";
 
 /**
  * Fires timers as a set and moves their runs on (the engine's batches and the due sweep): one statement fires them
@@ -21,17 +22,37 @@ export async function fireAndWalkSet(
 ): Promise<{ fired: FiredAndWalked[]; walks: Map<string, AdvanceResult> }> {
   const book = timerPlansOf(graphs);
   const fired = ids.length ? await timersFireWalk(tx, ids, wakes, actor, book.sql()) : [];
-  const rest = fired.filter((f) => f.walked === null);
+  const walks = await walkRest(tx, graphs, book, fired.filter((f) => f.walked === null), actor);
+  for (const f of fired) {
+    if (f.walked !== null) walks.set(f.runId, { commands: book.commands(f.versionId ?? "", f.nodeId ?? ""), status: f.walked });
+  }
+  return { fired, walks };
+}
+
+/**
+ * The due sweep's batch: its fair pick fired and moved on as `fireAndWalkSet` does, in one statement with the pick and
+ * the organisations' served stamps (timersSweepFireWalk); the runs the statement left are walked here. Returns what
+ * each organisation had fired.
+ */
+export async function sweepAndWalkSet(
+  tx: Tx,
+  graphs: GraphCache,
+  pick: { orgs: number; perOrg: number; total: number },
+  actor: string,
+): Promise<SweepBatch["fired"]> {
+  const book = timerPlansOf(graphs);
+  const { rest, fired } = await timersSweepFireWalk(tx, pick, actor, book.sql());
+  await walkRest(tx, graphs, book, rest, actor);
+  return fired;
+}
+
+/** The fired runs the statement did not move on, walked in this transaction; their versions learnt for the next batch. */
+async function walkRest(tx: Tx, graphs: GraphCache, book: TimerPlans, rest: FiredAndWalked[], actor: string): Promise<Map<string, AdvanceResult>> {
   for (const f of rest) {
     if (f.versionId !== null && f.nodeId !== null && !book.knows(f.versionId, f.nodeId)) {
       book.learn(f.versionId, f.nodeId, await graphs.get(tx, f.orgId, f.versionId));
     }
   }
-  const walks = new Map<string, AdvanceResult>(
-    (await advanceMany(tx, graphs, rest.map((f) => ({ orgId: f.orgId, runId: f.runId })), actor)).map((w) => [w.runId, w]),
-  );
-  for (const f of fired) {
-    if (f.walked !== null) walks.set(f.runId, { commands: book.commands(f.versionId ?? "", f.nodeId ?? ""), status: f.walked });
-  }
-  return { fired, walks };
+  const walked = rest.length ? await advanceMany(tx, graphs, rest.map((f) => ({ orgId: f.orgId, runId: f.runId })), actor) : [];
+  return new Map<string, AdvanceResult>(walked.map((w) => [w.runId, w]));
 }

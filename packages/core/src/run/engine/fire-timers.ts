@@ -91,26 +91,37 @@ export class TimerFirer {
   }
 }
 
-/** One batch: fire what is due, walk the fired runs on, and say for each timer what became of it. */
+/**
+ * One batch: fire what is due, walk the fired runs on, and say for each timer what became of it. A batch of more than
+ * one job (a backlog) first reads which of its timers are still to fire, outside any transaction: in a spike at one
+ * instant the due sweep fires most timers before their delayed jobs arrive, and a batch of such jobs then costs that
+ * one read, not a firing transaction. A lone job goes straight to the firing (the fast path: one transaction).
+ */
 async function fireAndWalk(db: Db, graphs: GraphCache, dues: TimerDue[], actor: string): Promise<{ result: FireResult; walk?: AdvanceResult }[]> {
   // A job that came twice in one batch: its timer is fired once, and the second job finds it stale.
   const key = (d: { timerId: string; wake: number }) => `${d.timerId}:${d.wake}`;
   const unique = [...new Map(dues.map((d) => [key(d), d])).values()];
-  return inTx(db, async (tx) => {
-    // Fired and walked as a set where the graph alone decides the walk (run/engine/fire-set.ts).
-    const { fired, walks } = await fireAndWalkSet(tx, graphs, unique.map((d) => d.timerId), unique.map((d) => d.wake), actor);
-    const runOf = new Map(fired.map((f) => [key(f), f.runId]));
-    const left = unique.filter((d) => !runOf.has(key(d)));
-    const inMs = left.length ? await timersDueInMsMany(tx, left) : new Map<string, number>();
-    return dues.map((d) => {
-      const runId = runOf.get(key(d));
-      if (runId !== undefined) {
-        runOf.delete(key(d));
-        const walk = walks.get(runId);
-        return { result: { kind: "fired", runId }, ...(walk ? { walk } : {}) };
-      }
-      const ms = inMs.get(key(d));
-      return { result: ms !== undefined && ms > 0 ? { kind: "not_due", inMs: ms } : { kind: "stale" } };
-    });
+  // Unfired at its wake: in how long it is due (0: due now). Fired, moved or gone: absent, and never to fire again.
+  const pending = unique.length > 1 ? await timersDueInMsMany(db, unique) : null;
+  const toFire = pending ? unique.filter((d) => pending.get(key(d)) === 0) : unique;
+  const { runOf, walks, inMs } = toFire.length
+    ? await inTx(db, async (tx) => {
+        // Fired and walked as a set where the graph alone decides the walk (run/engine/fire-set.ts).
+        const { fired, walks } = await fireAndWalkSet(tx, graphs, toFire.map((d) => d.timerId), toFire.map((d) => d.wake), actor);
+        const runOf = new Map(fired.map((f) => [key(f), f.runId]));
+        // A timer read as due that did not fire here was fired by another (the due sweep) or moved since: stale.
+        const left = pending ? [] : toFire.filter((d) => !runOf.has(key(d)));
+        return { runOf, walks, inMs: pending ?? (left.length ? await timersDueInMsMany(tx, left) : new Map<string, number>()) };
+      })
+    : { runOf: new Map<string, string>(), walks: new Map<string, AdvanceResult>(), inMs: pending ?? new Map<string, number>() };
+  return dues.map((d) => {
+    const runId = runOf.get(key(d));
+    if (runId !== undefined) {
+      runOf.delete(key(d));
+      const walk = walks.get(runId);
+      return { result: { kind: "fired", runId }, ...(walk ? { walk } : {}) };
+    }
+    const ms = inMs.get(key(d));
+    return { result: ms !== undefined && ms > 0 ? { kind: "not_due", inMs: ms } : { kind: "stale" } };
   });
 }

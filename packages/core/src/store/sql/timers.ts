@@ -67,7 +67,7 @@ export function timersFireIfDueMany(tx: Tx, dues: { timerId: string; wake: numbe
  * `timersDueInMs` for many: each timer still unfired at that wake number, with how long until it is due (0: due),
  * keyed `<timer id>:<wake>`.
  */
-export async function timersDueInMsMany(tx: Tx, dues: { timerId: string; wake: number }[]): Promise<Map<string, number>> {
+export async function timersDueInMsMany(tx: Db | Tx, dues: { timerId: string; wake: number }[]): Promise<Map<string, number>> {
   const ids = dues.map((d) => d.timerId);
   const wakes = dues.map((d) => d.wake);
   const rows = await tx.$queryRaw<{ key: string; ms: number }[]>`

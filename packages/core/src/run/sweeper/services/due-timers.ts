@@ -1,8 +1,7 @@
 import { inTx } from "@holdfast/db";
 import { z } from "zod";
-import { fireAndWalkSet } from "../../engine/fire-set";
-import { type SweepBatch, timersFireDueFairly, timersServed } from "../../../store/sql/timers";
-import { timersPickDueFairly } from "../../../store/sql/timers-fire-walk";
+import { sweepAndWalkSet } from "../../engine/fire-set";
+import { type SweepBatch, timersFireDueFairly } from "../../../store/sql/timers";
 import { defaultIntervalMs, defineService, type SweepContext, setting, sweepSharedEnv } from "../service";
 
 export interface DueTimersResult {
@@ -96,11 +95,7 @@ export const dueTimers = defineService({
  * no relay hop, no engine transaction per run). A wait settled at 09:00 reaches its next step, or its run's end, in
  * the commit that fired it.
  */
-function fireAndWalk(ctx: SweepContext, s: { orgs: number; perOrg: number; batch: number }): Promise<SweepBatch> {
-  return inTx(ctx.db, async (tx) => {
-    // Picked (and locked) first, then fired and walked as a set where the graph alone decides the walk.
-    const ids = await timersPickDueFairly(tx, s.orgs, s.perOrg, s.batch);
-    const { fired } = await fireAndWalkSet(tx, ctx.graphs, ids, null, ctx.actor);
-    return timersServed(tx, fired);
-  });
+function fireAndWalk(ctx: SweepContext, s: { orgs: number; perOrg: number; batch: number }): Promise<Pick<SweepBatch, "fired">> {
+  // Picked (and locked), fired and walked as a set where the graph alone decides the walk, in one statement.
+  return inTx(ctx.db, async (tx) => ({ fired: await sweepAndWalkSet(tx, ctx.graphs, { orgs: s.orgs, perOrg: s.perOrg, total: s.batch }, ctx.actor) }));
 }

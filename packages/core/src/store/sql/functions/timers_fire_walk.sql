@@ -43,10 +43,11 @@ BEGIN
     SELECT f.*, s.node_id, s.kind AS step_kind, s.status = 'waiting' AS was_waiting, r.version_id, r.plan,
            r.applies AND s.status = 'waiting' AND jsonb_typeof(r.plan) = 'object'
              AND (jsonb_typeof(r.plan -> 'next') = 'object' OR jsonb_typeof(r.plan -> 'end') = 'string')
-             AND NOT EXISTS (
-               SELECT 1 FROM steps o WHERE o.run_id = f.run_id AND o.id <> f.step_id
-                 AND (o.status IN ('ready', 'running', 'waiting', 'parked') OR (o.status IN ('done', 'failed') AND o.advanced_at IS NULL)))
-             AND (r.max_steps IS NULL OR (SELECT count(*) FROM steps c WHERE c.run_id = f.run_id) < r.max_steps) AS applies
+             -- No other step open or settled and not walked on, and under the step budget: one read of the run's steps.
+             AND (SELECT count(*) FILTER (WHERE o.id <> f.step_id AND (o.status IN ('ready', 'running', 'waiting', 'parked')
+                                                                     OR (o.status IN ('done', 'failed') AND o.advanced_at IS NULL))) = 0
+                         AND (r.max_steps IS NULL OR count(*) < r.max_steps)
+                  FROM steps o WHERE o.run_id = f.run_id) AS applies
     FROM fired f
     LEFT JOIN steps s ON s.id = f.step_id
     -- The run, locked here without waiting: one another transaction holds is walked by the caller's path (a run.wake).
