@@ -18,7 +18,7 @@ export function limitShare(results: readonly RaceResult[], limits: readonly Limi
       return ours ? [{ round: l.round, share: (100 * ours.stepsPerSec) / l.stepsPerSec, ours: ours.stepsPerSec, limit: l.stepsPerSec }] : [];
     });
   const mid = medianBy(rounds, (x) => x.share);
-  return mid ? { share: mid.share, rounds } : undefined;
+  return mid ? { ...mid, rounds } : undefined;
 }
 
 /**
@@ -50,7 +50,6 @@ export function raceTargets(results: RaceResult[], limits: readonly LimitRow[], 
   );
   for (const batch of [1, 32]) {
     const s = limitShare(results, limits, batch);
-    const limit = s && s.rounds.find((x) => x.share === s.share);
     targets.push(
       bounded(
         `Holdfast http / database limit, ${batch === 1 ? "one commit a step" : `${batch} steps a commit`}`,
@@ -59,7 +58,7 @@ export function raceTargets(results: RaceResult[], limits: readonly LimitRow[], 
         s?.share,
         "%",
         1,
-        limit ? `(${fmt(limit.ours)} / ${fmt(limit.limit)} steps/s, pgbench)` : "",
+        s ? `(${fmt(s.ours)} / ${fmt(s.limit)} steps/s, pgbench)` : "",
       ),
     );
   }
