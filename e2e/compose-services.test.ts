@@ -135,7 +135,7 @@ describe("docker-compose.yml's services, each command run as given outside conta
     d = await startTestDeployment();
     target = d.closeAtStop(await startHttpTarget());
     model = d.closeAtStop(await startModelTarget("sk-test"));
-    // What the image's `pnpm build` made: each background app's dist/main.mjs, and the web's `next build`.
+    // What the image's `pnpm build` made: each background app's dist/main.mjs, and the web's build (`next build`, dist/server.mjs).
     await Promise.all([ensureAppsBuilt(), ensureWebBuilt()]);
     services = composeServices(read("docker-compose.yml"), operatorEnv);
     mapping = { database: d.t.name, prefix: d.prefix, webPort: await freePort(), smtpPort: await freePort() };

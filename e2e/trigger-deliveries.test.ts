@@ -278,3 +278,35 @@ describe("another organisation", () => {
     ).toEqual(before);
   });
 });
+
+describe("the web server's own answer to a delivery (apps/web/server.ts, before Next's pipeline)", () => {
+  it("answers as the trigger route: the same codes, bodies and security headers; escaped slugs and a query string as Next reads them; a broken escape in words; other methods left to Next", async () => {
+    const flow = await publish(d.t.db, bare(), { org: "acme", automation: "web-server" });
+    const { signingSecret } = await triggerSettings(d.t.db, ids.acme, flow.automationId, "signed");
+    const body = JSON.stringify({ email: "ana@example.com" });
+    const first = await post("acme/web-server", body, signed(signingSecret, "msg_web_server_1", body));
+    expect(first.status).toBe(202);
+    for (const [name, value] of [["x-frame-options", "DENY"], ["x-content-type-options", "nosniff"], ["referrer-policy", "same-origin"]] as const) {
+      expect(first.headers.get(name), name).toBe(value);
+    }
+    expect(first.headers.get("content-type")).toMatch(/^application\/json/);
+    const { runId } = (await first.json()) as { runId: string; duplicate: boolean };
+    // The same delivery again, by the escaped slug and with a query string: one route, one run, answered as a repeat.
+    const again = await post("%61cme/web-server?utm_source=crm", body, signed(signingSecret, "msg_web_server_1", body));
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ runId, duplicate: true });
+    const forged = await post("acme/web-server", body, { ...signed(signingSecret, "msg_web_server_2", body), "webhook-signature": "v1,AAAA" });
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as { error: { code: string } }).error.code).toBe("invalid_signature");
+    expect((await post("nobody/web-server", body, signed(signingSecret, "msg_web_server_3", body))).status).toBe(404);
+    // Not POST: the Next route's 405, naming the one method a trigger URL takes.
+    const get = await fetch(`${d.web.base}/api/hooks/acme/web-server`);
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST");
+    // A broken %-escape names nothing: said in words, not a server error.
+    const broken = await post("%E0%A4%A/web-server", body);
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { message: string } }).error.message).toMatch(/broken %-escape: copy it again/);
+    expect(await q("SELECT count(*)::int AS n FROM runs WHERE automation_id = $1", [flow.automationId])).toEqual([{ n: 1 }]);
+  });
+});

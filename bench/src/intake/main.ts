@@ -1,5 +1,5 @@
 // pnpm bench --intake [--quick]: intake through the real route. Signed deliveries over HTTP (keep-alive, 64 at once) to
-// the production web build's trigger route (`next start`, as the e2e tests start it: testkit's startWeb), beside a
+// the production web server's trigger route (apps/web/server.ts on the built app, as the e2e tests start it: testkit's startWeb), beside a
 // bare node:http server calling the same start (bare-server.ts) in the same run. See docs/performance.md.
 import { triggerSettings } from "@holdfast/core/versions";
 import { createDb } from "@holdfast/db";
@@ -23,7 +23,7 @@ import { type Burst, closedLoop, openLoop, sender } from "./load";
 const here = dirname(fileURLToPath(import.meta.url));
 const concurrency = 64;
 
-/** CPU seconds of a process and every process under it (`next start` may run its server in a child). */
+/** CPU seconds of a process and every process under it (tsx runs the web server in a child). */
 function treeCpu(root: number | undefined): number {
   if (!root) return 0;
   const parent = new Map<number, number>();
@@ -108,7 +108,7 @@ export async function runIntake(o: { quick: boolean; targets?: Target[] }): Prom
     // Warm both (first requests compile routes, open pools, plan statements); not measured.
     await closedLoop(toWeb, 200, concurrency, (from += 1_000_000));
     await closedLoop(toBare, 200, concurrency, (from += 1_000_000));
-    const webPeak = await measure("web (next start), trigger route, peak", webPid, () => closedLoop(toWeb, deliveries, concurrency, (from += 1_000_000)));
+    const webPeak = await measure("web (server.ts), trigger route, peak", webPid, () => closedLoop(toWeb, deliveries, concurrency, (from += 1_000_000)));
     const barePeak = await measure("bare node:http, the same startRun, peak", bare.pid, () => closedLoop(toBare, deliveries, concurrency, (from += 1_000_000)));
     const half = webPeak.burst.perSec / 2;
     const webHalf = await measure(`web at half its peak (${fmt(half, 1)}/s, open loop)`, webPid, () => openLoop(toWeb, half, halfSeconds, (from += 1_000_000)));
@@ -137,7 +137,7 @@ export async function runIntake(o: { quick: boolean; targets?: Target[] }): Prom
   }
 }
 
-/** The pid listening on this loopback port (the `next start` server), from /proc/net/tcp and the fds. */
+/** The pid listening on this loopback port (the web server), from /proc/net/tcp and the fds. */
 function pidOnPort(port: number): number | undefined {
   const hex = port.toString(16).toUpperCase().padStart(4, "0");
   const inodes = new Set(

@@ -76,6 +76,7 @@ export class ScopedPool extends pg.Pool {
     // The settings are the connection's (set outside any transaction, so no rollback undoes them): a connection that
     // already carries this scope needs no round trip, which keeps a burst of one organisation's webhooks cheap.
     if (client.holdfastScope === key) return client;
+    const stopListening = listenWhileOut(client);
     try {
       // A session-level scope is safe only on a session of its own: refuse a pooler's connection (once per connection).
       if (!client.holdfastDirect) {
@@ -85,9 +86,11 @@ export class ScopedPool extends pg.Pool {
       await client.query(setScope, values);
       client.holdfastScope = key;
     } catch (error) {
+      stopListening();
       client.release(error as Error);
       throw error;
     }
+    stopListening();
     return client;
   }
 
@@ -97,12 +100,15 @@ export class ScopedPool extends pg.Pool {
     if (this.transactionMode) return this.queryInTransaction(config, values);
     return (async () => {
       const client = await this.scopedConnect();
+      const stopListening = listenWhileOut(client);
       try {
         const result = await client.query(config, values);
+        stopListening();
         client.release();
         return result;
       } catch (error) {
         // As pg-pool does: a client whose query failed is not trusted back into the pool.
+        stopListening();
         client.release(error as Error);
         throw error;
       }
@@ -112,10 +118,12 @@ export class ScopedPool extends pg.Pool {
   /** Transaction mode: one statement in a transaction of its own, so that the scope (set after BEGIN) covers it. */
   private async queryInTransaction(config: unknown, values: unknown): Promise<pg.QueryResult> {
     const client = await this.scopedConnect();
+    const stopListening = listenWhileOut(client);
     try {
       await client.query("BEGIN");
       const result = await client.query(config as pg.QueryConfig, values as unknown[]);
       await client.query("COMMIT");
+      stopListening();
       client.release();
       return result;
     } catch (error) {
@@ -124,8 +132,21 @@ export class ScopedPool extends pg.Pool {
         () => true,
         () => false,
       );
+      stopListening();
       client.release(kept ? undefined : (error as Error));
       throw error;
     }
   }
+}
+
+/**
+ * A checked-out client has no 'error' listener of the pool's (pg-pool removes its idle one on acquire), and a
+ * connection that breaks under a query (the database restarted, a proxy cut it) emits 'error' on the client as well
+ * as failing the query: with no listener that is an uncaught exception that ends the process. pg-pool's own query()
+ * listens the same way; the query's rejection is what reports the failure.
+ */
+function listenWhileOut(client: pg.PoolClient): () => void {
+  const ignore = () => {};
+  client.on("error", ignore);
+  return () => client.removeListener("error", ignore);
 }

@@ -21,11 +21,11 @@ export const freePort = () =>
   });
 
 /**
- * `next build` once per `vitest run`, whichever test file needs the web app first (a lock directory; the others
- * wait for the marker). HOLDFAST_SKIP_WEB_BUILD=1 reuses an existing build while iterating locally.
+ * The web's build (`next build`, then its server's bundle) once per `vitest run`, whichever test file needs the web
+ * app first (a lock directory; the others wait for the marker). HOLDFAST_SKIP_WEB_BUILD=1 reuses an existing build while iterating locally.
  */
 export async function ensureWebBuilt(): Promise<void> {
-  if (process.env.HOLDFAST_SKIP_WEB_BUILD === "1" && existsSync(join(webDir, ".next/BUILD_ID"))) return;
+  if (process.env.HOLDFAST_SKIP_WEB_BUILD === "1" && existsSync(join(webDir, ".next/BUILD_ID")) && existsSync(join(webDir, "dist/server.mjs"))) return;
   const marker = join(webDir, `.next-built-${inject("runTag")}`);
   const lock = join(webDir, ".next-build.lock");
   for (;;) {
@@ -60,13 +60,13 @@ export interface WebServer {
   stop(): Promise<void>;
 }
 
-/** The built Next.js server (`next start`) on a free port with this environment; resolves when it answers. */
+/** The built web app as production runs it (apps/web/server.ts: Next.js behind the web's own HTTP server) on a free port with this environment; resolves when it answers. */
 export async function startWeb(env: Record<string, string>, portWanted?: number): Promise<WebServer> {
   await ensureWebBuilt();
   const port = portWanted ?? (await freePort());
   const base = `http://127.0.0.1:${port}`;
   let log = "";
-  const web: ChildProcess = spawn(join(webDir, "node_modules/.bin/next"), ["start", "-p", String(port), "-H", "127.0.0.1"], {
+  const web: ChildProcess = spawn(process.execPath, ["dist/server.mjs", "-p", String(port), "-H", "127.0.0.1"], {
     cwd: webDir,
     env: { ...process.env, HOLDFAST_PUBLIC_URL: base, ...env, NEXT_TELEMETRY_DISABLED: "1" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -19,6 +19,7 @@ import { explicitScope } from "./scope";
 async function requestScope(): Promise<DbScope> {
   const scope = explicitScope();
   if (scope) return scope;
+  if (serverCopy) return {}; // no session here (see below)
   try {
     const { cookies } = await import("next/headers");
     const token = (await cookies()).get(sessionCookie)?.value;
@@ -30,7 +31,19 @@ async function requestScope(): Promise<DbScope> {
 }
 
 // `next dev` re-evaluates modules on every edit; keeping the client on globalThis stops each reload opening a new pool.
-const cache = globalThis as typeof globalThis & { holdfastWebDb?: Db; holdfastWebOutages?: Outages; holdfastWebWake?: WakePublisher };
+// In production two copies of this module run in the web process: Next's bundle's, and the web server's (server.ts,
+// bundled apart for the trigger routes; its bundle defines HOLDFAST_WEB_SERVER_BUNDLE, scripts/build.mjs). They share
+// the outage watch and the Redis publisher, but each keeps its own database client and pool (up to DB_POOL_SIZE
+// connections each, opened as needed): one copy's Prisma client cannot run the other copy's queries, and only Next's
+// copy can read a request's session cookie (next/headers reads Next's own request context; the web server's copy
+// serves trigger deliveries, whose scope is explicit, and finds no session: the empty scope).
+const cache = globalThis as typeof globalThis & {
+  holdfastWebDb?: Db;
+  holdfastHookDb?: Db;
+  holdfastWebOutages?: Outages;
+  holdfastWebWake?: WakePublisher;
+};
+const serverCopy = process.env.HOLDFAST_WEB_SERVER_BUNDLE === "1";
 
 /**
  * The web's outage watch (core/ops/outage.ts): a request that finds the database gone reports it here, so the log says
@@ -42,17 +55,19 @@ export const outages: Outages =
   new Outages({ log: createLogger("web", env.LOG_LEVEL), services: [{ service: "database", probe: () => databasePing(db) }], checkEveryMs: 0 });
 cache.holdfastWebOutages = outages;
 
+const existingDb = serverCopy ? cache.holdfastHookDb : cache.holdfastWebDb;
 export const db: Db =
-  cache.holdfastWebDb ??
+  existingDb ??
   createDb(webDatabaseUrl, {
     poolSize: env.DB_POOL_SIZE,
-    applicationName: "holdfast-web",
+    applicationName: serverCopy ? "holdfast-web-hooks" : "holdfast-web",
     scope: requestScope,
     // Through PgBouncer's transaction mode the scope is set per transaction, never on the session (packages/db/src/scope.ts).
     poolMode: env.DATABASE_POOL_MODE,
     onConnectionError: (error) => outages.report(error),
   });
-cache.holdfastWebDb = db;
+if (serverCopy) cache.holdfastHookDb = db;
+else cache.holdfastWebDb = db;
 
 /**
  * Where a trigger's start announces its first steps to the lane workers (queue/wake.ts): Redis pub/sub after the

@@ -7,8 +7,8 @@ let stamped = false;
 
 /**
  * Node publishes `http.server.request.start` for each request before the server's 'request' listener (Next) runs;
- * route handlers read the real peer address from the header written here. A request that arrived before this ran
- * (the first one: `next start` loads instrumentation when it serves its first request) carries no stamp and is
+ * route handlers read the real peer address from the header written here. The web server (server.ts) sets this up
+ * before it listens; under `next dev` a request that arrived before instrumentation ran carries no stamp and is
  * counted under the address "unknown".
  */
 export function stampPeerAddress(): void {

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
  *
  * `next start` (Next 16.4, base-server.js) fills `x-forwarded-for` with the socket's remote address only when the
  * request has none (`??=`): a client that sends its own X-Forwarded-For is believed. So without a proxy of our own
- * the header proves nothing. instrumentation.ts stamps every request with the TCP peer's address in a header whose
+ * the header proves nothing. The web server (startup.ts) stamps every request with the TCP peer's address in a header whose
  * name is random per process (a client cannot send it), before Next sees the request; that is the address unless
  * TRUST_PROXY=1, when the proxy's X-Forwarded-For is used (its last entry: the address the proxy itself saw; earlier
  * entries are the client's own claims).
