@@ -44,7 +44,8 @@ export async function serveHook(req: IncomingMessage, res: ServerResponse, param
   try {
     const headers = new Headers();
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
-    const request = new Request(`http://${req.headers.host ?? "localhost"}${req.url}`, {
+    // The handler reads the route's params, headers and body, never the URL: no Host header a sender wrote is parsed.
+    const request = new Request(`http://localhost${req.url}`, {
       method: "POST",
       headers,
       body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
