@@ -6,7 +6,7 @@ import { addMember, freePort, startOnlyGraph, publish, startTestDeployment, type
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * Web hygiene for an internet-facing deployment, against the built Next server (`next start`) and a real database:
+ * Web hygiene for an internet-facing deployment, against the built web server (apps/web/dist/server.mjs) and a real database:
  * the post-sign-in path never leaves the site, sign-in is throttled per account and per address (429 + Retry-After),
  * sessions rotate, idle out, end on a password change and are purged, cookies are Secure over https, every
  * body-reading route refuses a 100 MB body while streaming (the server's memory stays flat), /metrics and the

@@ -6,7 +6,7 @@ import { publish, startOnlyGraph, startTestDeployment, type TestDeployment } fro
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * Issue 39's worst shapes, against the built Next server (`next start`) and a real database: every route a request
+ * Issue 39's worst shapes, against the built web server (apps/web/dist/server.mjs) and a real database: every route a request
  * can reach without a session gets the worst bodies we know (repeated keys, deep nesting, many small fields, long
  * keys) at its size limit, without its credential. Each is answered in words, in at most 10 times what a plain body
  * of the same size takes there (medians, measured side by side), and /api/health keeps answering meanwhile. Then the
