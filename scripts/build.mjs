@@ -62,10 +62,11 @@ export async function buildEntry(dir, { folder = "dist", sourcemap = true, from 
 
 /**
  * apps/web/dist/server.mjs from apps/web/server.ts; Next stays in node_modules (it loads its build and runtime from
- * there). HOLDFAST_WEB_SERVER_BUNDLE tells this copy of the web's modules from Next's (apps/web/src/server/db.ts).
+ * there). __HOLDFAST_SERVER_BUNDLE__ tells this copy of the web's modules from Next's (apps/web/src/server/db.ts): a
+ * name of the build's, not a setting anyone could give the process.
  */
 export function buildWebServer({ folder = "dist", sourcemap = true } = {}) {
-  const define = { "process.env.HOLDFAST_WEB_SERVER_BUNDLE": '"1"' };
+  const define = { __HOLDFAST_SERVER_BUNDLE__: "true" };
   return buildEntry("apps/web", { folder, sourcemap, entry: "server.ts", out: "server.mjs", external: ["next", "next/*"], define });
 }
 

@@ -1,4 +1,5 @@
 import type { NextConfig } from "next";
+import { securityHeaders } from "./src/server/security-headers";
 
 const config: NextConfig = {
   // Workspace packages export their TypeScript source, so Next compiles them like app code.
@@ -13,18 +14,8 @@ const config: NextConfig = {
     // than a server action may post.
     proxyClientMaxBodySize: "64kb",
   },
-  // Every answer: no framing by another site (the pages' CSP says frame-ancestors 'none' too), no type sniffing,
-  // and no full address sent to another site in Referer (run and approval links carry ids).
-  headers: async () => [
-    {
-      source: "/:path*",
-      headers: [
-        { key: "X-Frame-Options", value: "DENY" },
-        { key: "X-Content-Type-Options", value: "nosniff" },
-        { key: "Referrer-Policy", value: "same-origin" },
-      ],
-    },
-  ],
+  // Every answer (src/server/security-headers.ts says which and why).
+  headers: async () => [{ source: "/:path*", headers: Object.entries(securityHeaders).map(([key, value]) => ({ key, value })) }],
 };
 
 export default config;

@@ -14,9 +14,10 @@ const sockets = new Set<Socket>();
 
 beforeAll(async () => {
   t = await createTestDatabase();
+  const database = new URL(t.url);
   proxy = createServer((inbound) => {
     const outbound = new Socket();
-    outbound.connect(5432, "127.0.0.1");
+    outbound.connect(Number(database.port || 5432), database.hostname);
     for (const s of [inbound, outbound]) {
       sockets.add(s);
       s.on("error", () => {});

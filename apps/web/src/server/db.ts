@@ -32,7 +32,7 @@ async function requestScope(): Promise<DbScope> {
 
 // `next dev` re-evaluates modules on every edit; keeping the client on globalThis stops each reload opening a new pool.
 // In production two copies of this module run in the web process: Next's bundle's, and the web server's (server.ts,
-// bundled apart for the trigger routes; its bundle defines HOLDFAST_WEB_SERVER_BUNDLE, scripts/build.mjs). They share
+// bundled apart for the trigger routes; its bundle defines __HOLDFAST_SERVER_BUNDLE__, scripts/build.mjs). They share
 // the outage watch and the Redis publisher, but each keeps its own database client and pool (up to DB_POOL_SIZE
 // connections each, opened as needed): one copy's Prisma client cannot run the other copy's queries, and only Next's
 // copy can read a request's session cookie (next/headers reads Next's own request context; the web server's copy
@@ -43,7 +43,8 @@ const cache = globalThis as typeof globalThis & {
   holdfastWebOutages?: Outages;
   holdfastWebWake?: WakePublisher;
 };
-const serverCopy = process.env.HOLDFAST_WEB_SERVER_BUNDLE === "1";
+declare const __HOLDFAST_SERVER_BUNDLE__: boolean | undefined;
+const serverCopy = typeof __HOLDFAST_SERVER_BUNDLE__ !== "undefined" && __HOLDFAST_SERVER_BUNDLE__ === true;
 
 /**
  * The web's outage watch (core/ops/outage.ts): a request that finds the database gone reports it here, so the log says

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { createLogger } from "@holdfast/core/base";
 import { env } from "../env";
 import { db, outages, wakePublisher } from "./db";
 import { type HookParams, handleHook } from "./hooks";
+import { securityHeaders } from "./security-headers";
 
 /**
  * The trigger routes' POSTs, answered by the web's own HTTP server (server.ts) before Next's request pipeline: the same
@@ -16,8 +16,7 @@ import { type HookParams, handleHook } from "./hooks";
 /** /api/hooks/{org}/{automation} and /api/hooks/{org}/{automation}/{token}, with an optional query (ignored). */
 const hookPath = /^\/api\/hooks\/([^/?#]+)\/([^/?#]+)(?:\/([^/?#]+))?(?:\?.*)?$/;
 
-/** The answers' headers every Next response carries too (next.config.ts `headers`). */
-const commonHeaders: Record<string, string> = { "x-frame-options": "DENY", "x-content-type-options": "nosniff", "referrer-policy": "same-origin" };
+const commonHeaders = Object.fromEntries(Object.entries(securityHeaders).map(([k, v]) => [k.toLowerCase(), v]));
 
 /**
  * The route's params when this request is a trigger delivery this server answers itself ("malformed" for a trigger
@@ -42,15 +41,16 @@ export async function serveHook(req: IncomingMessage, res: ServerResponse, param
     return answer(res, 400, { error: { code: "invalid_url", message: "the trigger URL has a broken %-escape: copy it again from the automation's trigger panel" } });
   }
   try {
+    // The headers as Node parsed them (a repeated single-valued header keeps its first value, as Next reads it; the
+    // peer-address stamp included), the body read only when the handler reads it (an answer without reading it
+    // leaves Node to close the connection, not to wait for it).
     const headers = new Headers();
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+      else if (value !== undefined) headers.set(name, value);
+    }
     // The handler reads the route's params, headers and body, never the URL: no Host header a sender wrote is parsed.
-    const request = new Request(`http://localhost${req.url}`, {
-      method: "POST",
-      headers,
-      body: Readable.toWeb(req) as ReadableStream<Uint8Array>,
-      duplex: "half",
-    } as RequestInit);
+    const request = new Request(`http://localhost${req.url}`, { method: "POST", headers, body: req, duplex: "half" } as unknown as RequestInit);
     const wake = wakePublisher();
     const response = await handleHook(db, params, request, { outages, ...(wake ? { wake } : {}) });
     const body = Buffer.from(await response.arrayBuffer());

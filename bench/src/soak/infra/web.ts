@@ -20,7 +20,10 @@ export async function snapshotWeb(name: string): Promise<{ dir: string; remove()
   // A test run's own build (testkit's ensureWebBuilt) holds this directory while it builds.
   for (let i = 0; i < 900 && existsSync(join(webDir, ".next-build.lock")); i++) await sleep(1_000);
   // Checked under the lock: a build in progress has removed .next until it finishes.
-  const copy = `test -f ${JSON.stringify(join(webDir, ".next/BUILD_ID"))} || exit 3; cp -a ${JSON.stringify(join(webDir, ".next"))} ${JSON.stringify(join(dir, ".next"))} && rm -rf ${JSON.stringify(join(dir, ".next/cache"))}`;
+  // The web's server bundle (dist/server.mjs) with it, as production runs the web; a build made before it had none.
+  const copy =
+    `test -f ${JSON.stringify(join(webDir, ".next/BUILD_ID"))} || exit 3; cp -a ${JSON.stringify(join(webDir, ".next"))} ${JSON.stringify(join(dir, ".next"))} && rm -rf ${JSON.stringify(join(dir, ".next/cache"))}` +
+    ` && { test ! -f ${JSON.stringify(join(webDir, "dist/server.mjs"))} || cp -a ${JSON.stringify(join(webDir, "dist"))} ${JSON.stringify(join(dir, "dist"))}; }`;
   // Run under `flock /tmp/holdfast-web.lock ...` already (as the house asks of web tests): taking it again would wait forever.
   const command: [string, string[]] = heldByAncestor(lock) ? ["sh", ["-c", copy]] : ["flock", [lock, "sh", "-c", copy]];
   await run(...command, { timeoutMs: 15 * 60_000 }).catch((error: Error) => {
@@ -33,8 +36,9 @@ export async function snapshotWeb(name: string): Promise<{ dir: string; remove()
 }
 
 /**
- * `next start` on a fixed port, restarted after every exit it was not asked for (as a process manager would);
- * `next`: the release's own next binary (default this checkout's).
+ * The web on a fixed port as that build runs in production (its dist/server.mjs, or `next start` for a release from
+ * before the web had a server of its own), restarted after every exit it was not asked for (as a process manager
+ * would); `next`: the release's own next binary (default this checkout's).
  */
 export function superviseWeb(label: string, dir: string, port: number, env: Record<string, string>, next = join(webDir, "node_modules/next/dist/bin/next")): Supervised {
   let child: ChildProcess | undefined;
@@ -43,7 +47,9 @@ export function superviseWeb(label: string, dir: string, port: number, env: Reco
   let out = "";
   const exits: Supervised["exits"] = [];
   const start = () => {
-    const proc = spawn(process.execPath, [next, "start", dir, "-p", String(port), "-H", "127.0.0.1"], {
+    const own = join(dir, "dist/server.mjs");
+    const args = existsSync(own) ? [own, dir] : [next, "start", dir];
+    const proc = spawn(process.execPath, [...args, "-p", String(port), "-H", "127.0.0.1"], {
       cwd: dir,
       env: { ...process.env, ...env, PORT: String(port), NEXT_TELEMETRY_DISABLED: "1" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -67,7 +67,7 @@ export const baseEnv = z.object({
     .describe("A Redis Cluster instead of REDIS_URL: some of its nodes as host:port, comma-separated (the rest are found from them)"),
   QUEUE_PREFIX: z.string().min(1).default("holdfast").describe("Redis key prefix for BullMQ (one per deployment)"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").describe("Log level (pino)"),
-  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).describe("Database connections per process"),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).describe("Database connections per process (the web keeps two pools of this size: its pages, its trigger routes)"),
   WAKEUPS: z
     .enum(["redis", "poll"])
     .default("redis")
