@@ -30,6 +30,12 @@ export async function snapshotWeb(name: string): Promise<{ dir: string; remove()
     throw /exited 3/.test(error.message) ? new Error("the web app is not built: run `cd apps/web && flock /tmp/holdfast-web.lock pnpm build` first") : error;
   });
   cpSync(join(webDir, "next.config.ts"), join(dir, "next.config.ts"));
+  // What next.config.ts imports (Next compiles the config when it starts).
+  const headers = join(webDir, "src/server/security-headers.ts");
+  if (existsSync(headers)) {
+    mkdirSync(join(dir, "src/server"), { recursive: true });
+    cpSync(headers, join(dir, "src/server/security-headers.ts"));
+  }
   symlinkSync(join(webDir, "node_modules"), join(dir, "node_modules"));
   writeFileSync(join(dir, "SOAK-COPY.txt"), "A copy of apps/web/.next served by `pnpm soak`; removed when it ends.\n");
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
