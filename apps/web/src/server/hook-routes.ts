@@ -6,8 +6,13 @@ import { errorResponse, type HookParams, handleHook } from "./hooks";
  * /api/hooks/{org}/{automation}/{token} (url_token mode, for form tools that cannot sign).
  */
 export async function POST(request: Request, context: { params: Promise<HookParams> }): Promise<Response> {
+  return answerDelivery(await context.params, request);
+}
+
+/** One delivery to a trigger URL, answered with the web's database, outage watch and Redis publisher (also the web server's, hook-server.ts). */
+export function answerDelivery(params: HookParams, request: Request): Promise<Response> {
   const wake = wakePublisher();
-  return handleHook(db, await context.params, request, { outages, ...(wake ? { wake } : {}) });
+  return handleHook(db, params, request, { outages, ...(wake ? { wake } : {}) });
 }
 
 const notAllowed = () => errorResponse(405, "method_not_allowed", "trigger URLs accept POST only", { allow: "POST" });

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createLogger } from "@holdfast/core/base";
 import { env } from "../env";
-import { db, outages, wakePublisher } from "./db";
-import { type HookParams, handleHook } from "./hooks";
+import { answerDelivery } from "./hook-routes";
+import type { HookParams } from "./hooks";
 import { securityHeaders } from "./security-headers";
 
 /**
@@ -51,8 +51,7 @@ export async function serveHook(req: IncomingMessage, res: ServerResponse, param
     }
     // The handler reads the route's params, headers and body, never the URL: no Host header a sender wrote is parsed.
     const request = new Request(`http://localhost${req.url}`, { method: "POST", headers, body: req, duplex: "half" } as unknown as RequestInit);
-    const wake = wakePublisher();
-    const response = await handleHook(db, params, request, { outages, ...(wake ? { wake } : {}) });
+    const response = await answerDelivery(params, request);
     const body = Buffer.from(await response.arrayBuffer());
     const out: Record<string, string> = { ...commonHeaders };
     response.headers.forEach((value, name) => {
