@@ -23,6 +23,10 @@ function fatal(error: unknown): never {
 
 const { values, positionals } = parseArgs({ options: { port: { type: "string", short: "p" }, hostname: { type: "string", short: "H" } }, allowPositionals: true });
 const port = Number(values.port ?? process.env.PORT ?? 3000);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`holdfast web: the port "${values.port ?? process.env.PORT}" is not a port number (0-65535): set PORT or -p to one`);
+  process.exit(78);
+}
 const hostname = values.hostname;
 const dir = resolve(positionals[0] ?? fileURLToPath(new URL("..", import.meta.url)));
 
