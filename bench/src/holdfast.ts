@@ -236,15 +236,20 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
        FROM steps s JOIN runs r ON r.id = s.run_id JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1`,
       [slug],
     ).then((r) => r.rows);
-    // A chained step: its predecessor's settle commit to its claim. The first step: the start's commit (the run's row
-    // and the first step's are written by the start's one statement) to its first claim. Database clock both.
+    // A chained step: its predecessor's settle commit to its claim (0 when that settle claimed it: its row says so in
+    // data.next, holdfast_step_settle). The first step: the start's commit (the run's row and the first step's are
+    // written by the start's one statement) to its first claim. Database clock both.
     const chained = await poll.query(
       `WITH ev AS (
-         SELECT e.type, e.at, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
+         SELECT e.type, e.at, e.data ? 'next' AS claimed_next, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
          FROM run_events e JOIN runs r ON r.id = e.run_id JOIN automations a ON a.id = r.automation_id
          WHERE a.slug = $1 AND e.type IN ('step.succeeded', 'step.claimed') AND r.id <> ALL($2::text[])
          WINDOW w AS (PARTITION BY e.run_id ORDER BY e.id))
-       SELECT EXTRACT(EPOCH FROM at - prev_at)::float8 * 1000 AS ms FROM ev WHERE type = 'step.claimed' AND prev_type = 'step.succeeded' ORDER BY 1`,
+       SELECT ms FROM (
+         SELECT 0::float8 AS ms FROM ev WHERE type = 'step.succeeded' AND claimed_next
+         UNION ALL
+         SELECT EXTRACT(EPOCH FROM at - prev_at)::float8 * 1000 FROM ev WHERE type = 'step.claimed' AND prev_type = 'step.succeeded') c
+       ORDER BY 1`,
       [slug, warmupIds],
     );
     const first = await poll.query<{ id: string; ms: number; claimed: number; warmup: boolean }>(

@@ -28,10 +28,10 @@ describe("what happens when a step is scheduled", () => {
     expect(scheduleStep({ ...call, nodeId: "ok", kind: "approval", lane: "human", stage: 2 }, at).waitsFor).toEqual({ kind: "approval", stage: 2 });
   });
 
-  it("a step claimed by the settling worker (local dispatch): running under its lease, one timeline row (claimed, with its iteration), no wake-up", () => {
+  it("a step claimed by the settling worker (local dispatch): running under its lease, no timeline row of its own (the settle's row says it), no wake-up", () => {
     const s = scheduleStep(call, { ...at, claim: { lane: "io", leaseMs: 30_000 } }, true);
     expect(s.step).toMatchObject({ status: "running", owner: "w1", attempt: 1, leaseMs: 30_000 });
-    expect(s.events.map((e) => [e.type, e.attempt ?? null, e.data])).toEqual([["step.claimed", 1, { iteration: 2 }]]);
+    expect(s.events).toEqual([]);
     expect(s.outbox).toEqual([]);
   });
 
@@ -58,7 +58,7 @@ describe("a plan as one statement's rows", () => {
     const rows = statementRows(prepare(walk, { ...at, claim: { lane: "io", leaseMs: 10_000 } }), effectKinds());
     if (!rows) throw new Error("expected rows");
     expect(rows.advanced).toEqual(["stp_done"]);
-    expect(rows.events.map((e) => e.type)).toEqual(["branch.evaluated", "step.claimed", "step.scheduled"]);
+    expect(rows.events.map((e) => e.type)).toEqual(["branch.evaluated", "step.scheduled"]);
     expect(rows.steps.map((s) => [s.nodeId, s.status])).toEqual([
       ["call", "running"],
       ["other", "ready"],

@@ -18,6 +18,7 @@ import type { PlanRows } from "../src/store/sql/plan-rows";
 import { effectKinds } from "../src/versions/kinds/registry";
 import { stepsAfterSettle } from "../src/run/apply/inline";
 import { walkOnAfterSettle } from "../src/run/steps/walk-on";
+import { runEventsForRun } from "../src/store/sql/run-events";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -313,12 +314,21 @@ describe("local dispatch", () => {
     expect(await rows("SELECT status FROM runs WHERE id = $1", [runId])).toEqual([{ status: "completed" }]);
     // The chained step needed no wake-up: only the first step's step.ready exists.
     expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'step.ready'", [runId])).toEqual([{ n: 1 }]);
+    // The chained step was scheduled and claimed in the settle's commit by its worker: no row of its own; the settle's
+    // row says it (data.next), and the timeline shows it as the step's step.claimed, with its iteration.
     const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((e) => e.type);
-    // The chained step was scheduled and claimed in one instant by one worker: one row, step.claimed with its iteration.
-    expect(types.slice(-4)).toEqual(["step.succeeded", "step.claimed", "step.succeeded", "run.completed"]);
-    expect(await rows("SELECT attempt, worker, data FROM run_events WHERE run_id = $1 AND type = 'step.claimed' ORDER BY id DESC LIMIT 1", [runId])).toEqual([
-      { attempt: 1, worker: "w1", data: { iteration: 1 } },
+    expect(types.slice(-3)).toEqual(["step.succeeded", "step.succeeded", "run.completed"]);
+    const [chained] = await rows("SELECT id FROM steps WHERE run_id = $1 AND id <> $2", [runId, stepId]);
+    expect(await rows("SELECT step_id AS \"stepId\", data FROM run_events WHERE run_id = $1 AND type = 'step.succeeded' ORDER BY id LIMIT 1", [runId])).toEqual([
+      { stepId, data: { next: { stepId: chained?.id, nodeId: expect.any(String), iteration: 1 } } },
     ]);
+    const timeline = (await runEventsForRun(t.db, (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0]?.org_id, runId)).slice(-4);
+    expect(timeline.slice(0, 3).map((e) => [e.type, e.stepId, e.attempt, e.worker, e.data])).toEqual([
+      ["step.succeeded", stepId, 1, "w1", null],
+      ["step.claimed", chained?.id, 1, "w1", { iteration: 1 }],
+      ["step.succeeded", chained?.id, 1, "w1", null],
+    ]);
+    expect(timeline[3]?.type).toBe("run.completed");
   });
 });
 
@@ -351,10 +361,15 @@ describe("a slot whose run finished runs a first step its settle took", () => {
     // The last settle looked and found nothing due: the look is answered, so no take of the listener's follows.
     expect(demand.isOwed).toBe(false);
     expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL")).toEqual([{ n: 0 }]);
-    // Each taken step's claim is on its run's timeline, by this worker, attempt 1.
-    expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = ANY($1) AND type = 'step.claimed' AND worker = 'w1' AND attempt = 1", [runIds])).toEqual([
-      { n: 6 },
-    ]);
+    // Each taken step's claim is on its run's timeline, by this worker, attempt 1: a row of its own (taken), or said by
+    // the settle that claimed it (chained: data.next).
+    expect(
+      await rows(
+        `SELECT count(*) FILTER (WHERE type = 'step.claimed' AND attempt = 1)::int AS taken, count(*) FILTER (WHERE data ? 'next')::int AS chained
+         FROM run_events WHERE run_id = ANY($1) AND worker = 'w1'`,
+        [runIds],
+      ),
+    ).toEqual([{ taken: 3, chained: 3 }]);
   });
 
   it("takes nothing when no look is owed, when a queue job waits for a slot, or past the chain's bound", async () => {

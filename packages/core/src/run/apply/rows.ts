@@ -83,7 +83,8 @@ type ScheduleCommand = Extract<Command, { type: "schedule_step" }>;
  * What happens when a step is scheduled, on every path (start, engine, a worker's settle, a migration's move): its
  * row, its timeline row and its wake-up. A wait is inserted waiting, with no wake-up (its timer or approval follows
  * in the transaction); a step claimed by the settling worker (local dispatch) is inserted running under its lease,
- * with one timeline row (step.claimed, carrying its iteration) and no wake-up.
+ * with no timeline row of its own and no wake-up: the settle's own row says it (data.next, holdfast_step_settle), and
+ * the timeline's reader shows it as the step's step.claimed (store/sql/run-events.ts runEventsForRun).
  */
 export function scheduleStep(c: ScheduleCommand, at: RowContext, claimed = false): ScheduledStep {
   const base = { orgId: at.orgId, runId: at.runId, worker: at.actor };
@@ -102,11 +103,10 @@ export function scheduleStep(c: ScheduleCommand, at: RowContext, claimed = false
   };
   if (waits) return { step, events: [], outbox: [], waitsFor: c.kind === "approval" ? { kind: "approval", stage: c.stage ?? 1 } : { kind: "timer" } };
   if (claimed && at.claim) {
-    // Scheduled and claimed in one instant by one worker: one timeline row, step.claimed with the iteration that
-    // step.scheduled would carry (a row fewer a chained step, the hottest write of the settle).
+    // Scheduled and claimed in one instant by the worker whose settle writes it: the settle's own timeline row
+    // carries the claim (two rows fewer a chained step than step.scheduled and step.claimed, the hottest write).
     Object.assign(step, { owner: at.actor, attempt: 1, leaseMs: at.claim.leaseMs });
-    const claim: RunEventRow = { ...base, type: "step.claimed", stepId: step.id, nodeId: c.nodeId, attempt: 1, lane: c.lane, data: { iteration: c.iteration } };
-    return { step, events: [claim], outbox: [], waitsFor: null };
+    return { step, events: [], outbox: [], waitsFor: null };
   }
   const scheduled: RunEventRow = { ...base, type: "step.scheduled", stepId: step.id, nodeId: c.nodeId, lane: c.lane, data: { iteration: c.iteration } };
   return { step, events: [scheduled], outbox: [stepReady(step)], waitsFor: null };

@@ -39,7 +39,7 @@ export function StepsTable({ steps, timeline, when }: { steps: StepView[]; timel
                   {s.deferrals > 0 ? <span className="muted"> ({s.deferrals} deferred for a free connection slot)</span> : null}
                   <ul className="attempts">
                     {attemptsOf(s, timeline).map((e) => (
-                      <li key={String(e.id)}>
+                      <li key={`${e.id}:${e.type}`}>
                         {when(e.at)} {e.type.replace(/^step\./, "")}
                         {e.attempt ? ` #${e.attempt}` : ""}
                         {e.worker ? <span className="muted"> {e.worker}</span> : null}

@@ -21,7 +21,7 @@ export function TimelineTable({ timeline, viewer, when }: { timeline: TimelineEn
         </thead>
         <tbody>
           {timeline.map((e) => (
-            <tr key={String(e.id)} data-type={e.type}>
+            <tr key={`${e.id}:${e.type}`} data-type={e.type}>
               <td>
                 {when(e.at)}
               </td>
