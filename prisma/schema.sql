@@ -170,7 +170,7 @@ BEGIN
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
     VALUES (NEW.org_id, OLD.version_id, NEW.id, '', NULL, 'moved_out'), (NEW.org_id, NEW.version_id, NEW.id, '', NULL, 'moved_in');
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-    SELECT s.org_id, m.version_id, s.run_id, s.node_id, m.from_bucket, m.to_bucket
+    SELECT s.org_id, m.version_id, NULL, s.node_id, m.from_bucket, m.to_bucket
     FROM steps s
     CROSS JOIN LATERAL (VALUES (OLD.version_id, holdfast_count_bucket(s.status), NULL),
                                (NEW.version_id, NULL, holdfast_count_bucket(s.status))) AS m(version_id, from_bucket, to_bucket)
@@ -185,7 +185,7 @@ CREATE FUNCTION public.holdfast_count_step() RETURNS trigger
     AS $$
 BEGIN
   INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-  SELECT NEW.org_id, r.version_id, NEW.run_id, NEW.node_id,
+  SELECT NEW.org_id, r.version_id, NULL, NEW.node_id,
          CASE WHEN TG_OP = 'UPDATE' THEN b.old_bucket END, b.new_bucket
   FROM runs r
   CROSS JOIN LATERAL (
@@ -202,7 +202,7 @@ CREATE FUNCTION public.holdfast_count_step_node() RETURNS trigger
     AS $$
 BEGIN
   INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-  SELECT NEW.org_id, r.version_id, NEW.run_id, m.node_id, m.from_bucket, m.to_bucket
+  SELECT NEW.org_id, r.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket
   FROM runs r
   CROSS JOIN LATERAL (VALUES (OLD.node_id, holdfast_count_bucket(NEW.status), NULL),
                              (NEW.node_id, NULL, holdfast_count_bucket(NEW.status))) AS m(node_id, from_bucket, to_bucket)
@@ -749,8 +749,19 @@ BEGIN
     END IF;
   END IF;
 
+  -- A walk that claims its next step for this worker (local dispatch) says so in this row, data.next {stepId,
+  -- nodeId, iteration}: the chained step's claim is this commit's, by this worker, attempt 1, on this lane, so it
+  -- needs no row of its own (the timeline's reader shows it as that step's step.claimed: runEventsForRun). A worker
+  -- of an earlier release still sends the claim's own step.claimed row in p_rows: then this row says nothing more.
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
-  VALUES (s.org_id, s.run_id, p_step_id, s.node_id, s.attempt, p_event, s.lane, p_worker, p_event_data);
+  VALUES (s.org_id, s.run_id, p_step_id, s.node_id, s.attempt, p_event, s.lane, p_worker,
+          CASE WHEN advance AND jsonb_typeof(p_rows->'claim') = 'object'
+                    AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(p_rows->'events', '[]'::jsonb)) e
+                                    WHERE e->>'type' = 'step.claimed' AND e->>'stepId' = p_rows->'claim'->>'stepId')
+               THEN COALESCE(p_event_data, '{}'::jsonb)
+                    || jsonb_build_object('next', jsonb_build_object('stepId', p_rows->'claim'->'stepId', 'nodeId', p_rows->'claim'->'nodeId',
+                                                                     'iteration', p_rows->'claim'->'iteration'))
+               ELSE p_event_data END);
 
   IF p_status = 'parked' THEN
     -- Waits for a person (p_error says why and which connection resumes it); a run being cancelled goes on to
@@ -1273,7 +1284,7 @@ ALTER TABLE ONLY public.contacts FORCE ROW LEVEL SECURITY;
 CREATE TABLE public.count_changes (
     org_id text NOT NULL,
     version_id text NOT NULL,
-    run_id text NOT NULL,
+    run_id text,
     node_id text DEFAULT ''::text NOT NULL,
     from_bucket text,
     to_bucket text,
