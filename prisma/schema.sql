@@ -1322,7 +1322,7 @@ CREATE TABLE public.effects (
     CONSTRAINT effects_lease_check CHECK (((status = 'in_flight'::text) = ((lease_until IS NOT NULL) AND (owner IS NOT NULL)))),
     CONSTRAINT effects_status_check CHECK ((status = ANY (ARRAY['in_flight'::text, 'settled'::text, 'outcome_unknown'::text, 'needs_review'::text])))
 )
-WITH (fillfactor='85');
+WITH (fillfactor='50');
 
 ALTER TABLE ONLY public.effects FORCE ROW LEVEL SECURITY;
 
