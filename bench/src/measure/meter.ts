@@ -180,6 +180,11 @@ export class Meter {
         let detail: WalDetail | undefined;
         const walBytesServer = Number((await c.query("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS n", [doneAt.lsn, lsnStart])).rows[0].n);
         if (walinspect) {
+          // The window's end is the insert position taken at done(): records written after the last commit before it
+          // (a checkpoint's, a standby snapshot's) may not be flushed yet, and pg_walinspect reads flushed WAL only
+          // ("cannot accept future end LSN", seen once in a graphile-worker row). A transaction of the meter's own (an
+          // xid, so a commit record, flushed before it answers) moves the flush past the window's end.
+          await c.query("SELECT pg_current_xact_id()");
           // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
           // when it belongs to a transaction that touched the database (its commit record).
           const { rows } = await c.query(
