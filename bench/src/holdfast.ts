@@ -237,11 +237,11 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       [slug],
     ).then((r) => r.rows);
     // A chained step: its predecessor's settle commit to its claim (0 when that settle claimed it: its row says so in
-    // data.next, holdfast_step_settle). The first step: the start's commit (the run's row and the first step's are
+    // data.chained, holdfast_step_settle). The first step: the start's commit (the run's row and the first step's are
     // written by the start's one statement) to its first claim. Database clock both.
     const chained = await poll.query(
       `WITH ev AS (
-         SELECT e.type, e.at, e.data ? 'next' AS claimed_next, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
+         SELECT e.type, e.at, e.data ? 'chained' AS claimed_next, lag(e.type) OVER w AS prev_type, lag(e.at) OVER w AS prev_at
          FROM run_events e JOIN runs r ON r.id = e.run_id JOIN automations a ON a.id = r.automation_id
          WHERE a.slug = $1 AND e.type IN ('step.succeeded', 'step.claimed') AND r.id <> ALL($2::text[])
          WINDOW w AS (PARTITION BY e.run_id ORDER BY e.id))

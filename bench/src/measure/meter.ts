@@ -183,8 +183,14 @@ export class Meter {
           // The window's end is the insert position taken at done(): records written after the last commit before it
           // (a checkpoint's, a standby snapshot's) may not be flushed yet, and pg_walinspect reads flushed WAL only
           // ("cannot accept future end LSN", seen once in a graphile-worker row). A transaction of the meter's own (an
-          // xid, so a commit record, flushed before it answers) moves the flush past the window's end.
+          // xid, so a commit record, flushed before it answers under synchronous_commit = on) moves the flush past the
+          // window's end; under another setting the WAL writer does within a few of its rounds, which this waits for.
           await c.query("SELECT pg_current_xact_id()");
+          for (let i = 0; i < 50; i++) {
+            const { rows } = await c.query("SELECT pg_current_wal_flush_lsn() >= $1::pg_lsn AS ok", [doneAt.lsn]);
+            if (rows[0]?.ok) break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
           // A record is the database's when a block it touches is in it (rel <tablespace>/<database oid>/...), or
           // when it belongs to a transaction that touched the database (its commit record).
           const { rows } = await c.query(

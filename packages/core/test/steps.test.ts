@@ -315,12 +315,12 @@ describe("local dispatch", () => {
     // The chained step needed no wake-up: only the first step's step.ready exists.
     expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE run_id = $1 AND topic = 'step.ready'", [runId])).toEqual([{ n: 1 }]);
     // The chained step was scheduled and claimed in the settle's commit by its worker: no row of its own; the settle's
-    // row says it (data.next), and the timeline shows it as the step's step.claimed, with its iteration.
+    // row says it (data.chained), and the timeline shows it as the step's step.claimed, with its iteration.
     const types = (await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [runId])).map((e) => e.type);
     expect(types.slice(-3)).toEqual(["step.succeeded", "step.succeeded", "run.completed"]);
     const [chained] = await rows("SELECT id FROM steps WHERE run_id = $1 AND id <> $2", [runId, stepId]);
     expect(await rows("SELECT step_id AS \"stepId\", data FROM run_events WHERE run_id = $1 AND type = 'step.succeeded' ORDER BY id LIMIT 1", [runId])).toEqual([
-      { stepId, data: { next: { stepId: chained?.id, nodeId: expect.any(String), iteration: 1 } } },
+      { stepId, data: { chained: { stepId: chained?.id, nodeId: expect.any(String), iteration: 1 } } },
     ]);
     const timeline = (await runEventsForRun(t.db, (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0]?.org_id, runId)).slice(-4);
     expect(timeline.slice(0, 3).map((e) => [e.type, e.stepId, e.attempt, e.worker, e.data])).toEqual([
@@ -362,10 +362,10 @@ describe("a slot whose run finished runs a first step its settle took", () => {
     expect(demand.isOwed).toBe(false);
     expect(await rows("SELECT count(*)::int AS n FROM outbox WHERE topic = 'step.ready' AND sent_at IS NULL")).toEqual([{ n: 0 }]);
     // Each taken step's claim is on its run's timeline, by this worker, attempt 1: a row of its own (taken), or said by
-    // the settle that claimed it (chained: data.next).
+    // the settle that claimed it (chained: data.chained).
     expect(
       await rows(
-        `SELECT count(*) FILTER (WHERE type = 'step.claimed' AND attempt = 1)::int AS taken, count(*) FILTER (WHERE data ? 'next')::int AS chained
+        `SELECT count(*) FILTER (WHERE type = 'step.claimed' AND attempt = 1)::int AS taken, count(*) FILTER (WHERE data ? 'chained')::int AS chained
          FROM run_events WHERE run_id = ANY($1) AND worker = 'w1'`,
         [runIds],
       ),

@@ -83,7 +83,7 @@ type ScheduleCommand = Extract<Command, { type: "schedule_step" }>;
  * What happens when a step is scheduled, on every path (start, engine, a worker's settle, a migration's move): its
  * row, its timeline row and its wake-up. A wait is inserted waiting, with no wake-up (its timer or approval follows
  * in the transaction); a step claimed by the settling worker (local dispatch) is inserted running under its lease,
- * with no timeline row of its own and no wake-up: the settle's own row says it (data.next, holdfast_step_settle), and
+ * with no timeline row of its own and no wake-up: the settle's own row says it (data.chained, holdfast_step_settle), and
  * the timeline's reader shows it as the step's step.claimed (store/sql/run-events.ts runEventsForRun).
  */
 export function scheduleStep(c: ScheduleCommand, at: RowContext, claimed = false): ScheduledStep {

@@ -40,42 +40,49 @@ export interface TimelineEntry {
 
 /** A run's timeline, oldest first, each chained step's claim shown as its own step.claimed (withChainedClaims). */
 export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Promise<TimelineEntry[]> {
-  const rows = await tx.$queryRaw<TimelineEntry[]>`
-    SELECT id, at, type, step_id AS "stepId", node_id AS "nodeId", attempt, lane, worker, data
+  const rows = await tx.$queryRaw<(TimelineEntry & { atMicros: string })[]>`
+    SELECT id, at, (extract(epoch FROM at) * 1000000)::bigint::text AS "atMicros", type, step_id AS "stepId", node_id AS "nodeId",
+           attempt, lane, worker, data
     FROM run_events WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY id`;
-  return withChainedClaims(rows);
+  return withChainedClaims(rows).map(({ atMicros: _, ...entry }) => entry);
 }
 
 const chainedClaim = z.object({ stepId: z.string(), nodeId: z.string(), iteration: z.number().int() });
+/** The settle rows holdfast_step_settle writes data.chained into (a walk goes on after a step done or failed). */
+const settleTypes = new Set(["step.succeeded", "step.failed", "step.skipped"]);
 
 /**
  * A settle that claimed the run's next step for its worker (local dispatch) writes no row for that claim: its own row
- * says it in data.next (holdfast_step_settle). Here that claim becomes the step's step.claimed entry, as a claimed
+ * says it in data.chained (holdfast_step_settle). Here that claim becomes the step's step.claimed entry, as a claimed
  * step's own row would read (attempt 1, the settle's worker and lane, its iteration), placed after the last row of
- * the settle's commit (the rows of one transaction share its time), where the walk's rows put it; `next` leaves the
- * settle's data. Entries keep their row's id: a row and the claim it carries share one (tell them apart by type).
+ * the settle's commit (the rows of one transaction share its time, to the microsecond: `atMicros`), where the walk's
+ * rows put it, and before any row of the claimed step itself; `chained` leaves the settle's data. Only a settle's row
+ * of a step, by a worker, is read so. Entries keep their row's id: a row and the claim it carries share one (tell
+ * them apart by type).
  */
-export function withChainedClaims(rows: TimelineEntry[]): TimelineEntry[] {
-  const out: TimelineEntry[] = [];
-  const pending: { claim: TimelineEntry; at: number }[] = [];
-  const flush = (before: TimelineEntry | null) => {
-    while (pending.length && (!before || before.at.getTime() !== pending[0]?.at)) out.push((pending.shift() as { claim: TimelineEntry }).claim);
-  };
+export function withChainedClaims<T extends TimelineEntry & { atMicros?: string }>(rows: T[]): T[] {
+  const out: T[] = [];
+  let pending: { claim: T; at: string } | null = null;
+  const timeOf = (row: T) => row.atMicros ?? String(row.at.getTime() * 1000);
   for (const row of rows) {
-    flush(row);
-    const next = row.data && "next" in row.data ? chainedClaim.safeParse(row.data.next) : null;
-    if (!next?.success) {
+    if (pending && (timeOf(row) !== pending.at || row.stepId === pending.claim.stepId)) {
+      out.push(pending.claim);
+      pending = null;
+    }
+    const parsed = row.data && settleTypes.has(row.type) && row.stepId && row.worker ? chainedClaim.safeParse(row.data.chained) : null;
+    if (!parsed?.success) {
       out.push(row);
       continue;
     }
-    const { next: _, ...data } = row.data as Record<string, unknown>;
+    const { chained: _, ...data } = row.data as Record<string, unknown>;
     out.push({ ...row, data: Object.keys(data).length ? data : null });
-    pending.push({
-      at: row.at.getTime(),
-      claim: { id: row.id, at: row.at, type: "step.claimed", stepId: next.data.stepId, nodeId: next.data.nodeId, attempt: 1, lane: row.lane, worker: row.worker, data: { iteration: next.data.iteration } },
-    });
+    const c = parsed.data;
+    pending = {
+      at: timeOf(row),
+      claim: { ...row, type: "step.claimed", stepId: c.stepId, nodeId: c.nodeId, attempt: 1, data: { iteration: c.iteration } },
+    };
   }
-  flush(null);
+  if (pending) out.push(pending.claim);
   return out;
 }
 
