@@ -1898,7 +1898,7 @@ ALTER TABLE ONLY public.slack_install_states
     ADD CONSTRAINT slack_install_states_pkey PRIMARY KEY (id);
 
 ALTER TABLE ONLY public.steps
-    ADD CONSTRAINT steps_pkey PRIMARY KEY (id);
+    ADD CONSTRAINT steps_pkey PRIMARY KEY (id, org_id);
 
 ALTER TABLE ONLY public.suppressions
     ADD CONSTRAINT suppressions_pkey PRIMARY KEY (org_id, email);
@@ -2030,8 +2030,6 @@ CREATE INDEX signin_throttle_expire_idx ON public.signin_throttle USING btree (e
 CREATE INDEX slack_install_states_org_idx ON public.slack_install_states USING btree (org_id, expires_at);
 
 CREATE INDEX steps_open_status_lease_until_idx ON public.steps USING btree (status, lease_until) WHERE (status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text, 'parked'::text]));
-
-CREATE UNIQUE INDEX steps_org_id_key ON public.steps USING btree (org_id, id);
 
 CREATE INDEX steps_parked_idx ON public.steps USING btree (org_id, ((error ->> 'connectionId'::text))) WHERE (status = 'parked'::text);
 

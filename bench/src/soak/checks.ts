@@ -104,7 +104,7 @@ export async function checkInvariants(o: {
       `SELECT s.id, s.run_id, s.node_id, s.iteration, s.status, s.kind, count(e.id)::int AS n, COALESCE(string_agg(e.type, ','), '') AS types
        FROM steps s JOIN runs r ON r.id = s.run_id
        LEFT JOIN run_events e ON e.step_id = s.id AND e.type IN ('step.succeeded', 'step.failed', 'step.skipped', 'timer.fired', 'signal.consumed')
-       WHERE r.automation_id = $1 GROUP BY s.id`,
+       WHERE r.automation_id = $1 GROUP BY s.id, s.org_id`,
       [o.automationId],
     );
     const twice = settles.filter((s) => s.n > 1);

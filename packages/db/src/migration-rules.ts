@@ -4,9 +4,26 @@
  * says it is a contract for that object (`-- contract: <name>`) and the previous release's source does not use it.
  * Pure: `usesOf(name)` answers where the previous release uses a name (the test asks `git grep` at that commit).
  */
-import { contractNames, name, namesOf, re, reviewedDoBlocks, speedOnlyNames, splitList, statements } from "./migration-sql";
+import { contractNames, name, namesOf, notNullColumns, plainColumns, plainIndexes, re, reviewedDoBlocks, speedOnlyNames, splitList, statements, tableNames, uniqueKeys } from "./migration-sql";
 
 export { contractNames, functionSignatures, plainIndexes, speedOnlyNames, statements, tableNames } from "./migration-sql";
+
+/** What the previous release's schema dump (prisma/schema.sql at its commit) holds, as far as the rules ask. */
+export interface PreviousSchema {
+  /** Its plain (non-unique) indexes: a `-- speed only:` line may drop one. */
+  plainIndexes?: Set<string>;
+  /** Its tables: a new unique index, trigger or restrictive policy is refused only on one of them. */
+  tables?: Set<string>;
+  /** Its unique keys by table: a new unique index holding all the columns of one refuses nothing that key allows. */
+  uniqueKeys?: Map<string, string[][]>;
+  /** Its NOT NULL columns by table: a primary key on columns all NOT NULL already refuses no write for being one. */
+  notNull?: Map<string, Set<string>>;
+}
+
+/** Everything the rules read from the previous release's schema dump. */
+export function previousSchema(schemaSql: string): Required<PreviousSchema> {
+  return { plainIndexes: plainIndexes(schemaSql), tables: tableNames(schemaSql), uniqueKeys: uniqueKeys(schemaSql), notNull: notNullColumns(schemaSql) };
+}
 
 export interface RuleViolation {
   statement: string;
@@ -28,6 +45,10 @@ export interface Refusal {
   onTable?: string;
   /** `table.column` whose default is set: not refused when this migration adds the column. */
   column?: string;
+  /** A new unique index's plain columns (no WHERE, no expression): not refused when a previous unique key of `onTable` is among them. */
+  uniqueColumns?: string[];
+  /** A key made from an index (ADD CONSTRAINT ... USING INDEX): not refused when this migration makes that index (checked there). */
+  usingIndex?: { table: string; index: string; primaryKey: boolean };
 }
 
 const dropKinds = "TABLE|VIEW|MATERIALIZED VIEW|FUNCTION|PROCEDURE|TRIGGER|INDEX|TYPE|SEQUENCE|SCHEMA|DOMAIN|EXTENSION|ROLE|POLICY";
@@ -92,6 +113,10 @@ function actionRefusals(table: string, action: string): Refusal[] {
   if ((m = re(String.raw`^ADD CONSTRAINT ${name} (CHECK|FOREIGN KEY)\b`).exec(action)) && !/\bNOT VALID\b/i.test(action)) {
     return [{ rule: `adds constraint ${m[1]} without NOT VALID (add it NOT VALID, VALIDATE CONSTRAINT in a later migration)`, object: table }];
   }
+  if ((m = re(`^ADD (CONSTRAINT ${name} )?(UNIQUE|PRIMARY KEY) USING INDEX ${name}$`).exec(action))) {
+    const kind = (m[3] as string).toLowerCase();
+    return [{ rule: `adds a ${kind} constraint to ${table}, which the previous release's writes may break`, object: table, usingIndex: { table: table.toLowerCase(), index: (m[4] as string).toLowerCase(), primaryKey: kind === "primary key" } }];
+  }
   if ((m = re(String.raw`^ADD (CONSTRAINT ${name} )?(UNIQUE|PRIMARY KEY|EXCLUDE)\b`).exec(action))) return [{ rule: `adds a ${(m[3] as string).toLowerCase()} constraint to ${table}, which the previous release's writes may break`, object: table }];
   if (re(`^(DISABLE|ENABLE) TRIGGER`).test(action)) return [{ rule: `turns a trigger of ${table} off or on`, object: table }];
   if (re(`^(ENABLE|DISABLE|FORCE|NO FORCE) ROW LEVEL SECURITY`).test(action)) return [{ rule: `changes row level security of ${table}`, object: table }];
@@ -101,8 +126,10 @@ function actionRefusals(table: string, action: string): Refusal[] {
 /** Statements other than DROP and ALTER TABLE that can break the previous release. */
 function otherRefusals(s: string): Refusal[] {
   let m: RegExpExecArray | null;
-  if ((m = re(`^CREATE UNIQUE INDEX( CONCURRENTLY)?( IF NOT EXISTS)?(?: (?!ON )${name})? ON( ONLY)? ${name}`).exec(s))) {
-    return [{ rule: `creates a unique index on ${m[5]}, which the previous release's writes may break`, object: m[5] as string, onTable: (m[5] as string).toLowerCase() }];
+  if ((m = re(`^CREATE UNIQUE INDEX( CONCURRENTLY)?( IF NOT EXISTS)?(?: (?!ON )${name})? ON( ONLY)? ${name}(.*)$`).exec(s))) {
+    const columns = /^(?: USING btree)? \(([^()]*)\)$/i.exec(m[6] as string)?.[1];
+    const uniqueColumns = columns === undefined ? undefined : plainColumns(columns);
+    return [{ rule: `creates a unique index on ${m[5]}, which the previous release's writes may break`, object: m[5] as string, onTable: (m[5] as string).toLowerCase(), ...(uniqueColumns ? { uniqueColumns } : {}) }];
   }
   if ((m = re(`^CREATE (OR REPLACE )?(CONSTRAINT )?TRIGGER ${name} .*? ON ${name}`).exec(s))) {
     return [{ rule: `creates trigger ${m[3]} on ${m[4]}, which acts on the previous release's writes`, object: m[3] as string, onTable: (m[4] as string).toLowerCase() }];
@@ -155,15 +182,49 @@ function addedColumns(all: string[]): Set<string> {
   return out;
 }
 
+/** The unique indexes this migration makes on plain columns: index name -> its table and columns. */
+function uniqueIndexesMade(all: string[]): Map<string, { table: string; columns: string[] }> {
+  const out = new Map<string, { table: string; columns: string[] }>();
+  for (const st of all) {
+    const m = re(`^CREATE UNIQUE INDEX(?: CONCURRENTLY)?(?: IF NOT EXISTS)? ${name} ON(?: ONLY)? ${name}(?: USING btree)? \\(([^()]*)\\)$`).exec(st);
+    const columns = m ? plainColumns(m[3] as string) : undefined;
+    if (m && columns) out.set((m[1] as string).toLowerCase(), { table: (m[2] as string).toLowerCase(), columns });
+  }
+  return out;
+}
+
+/**
+ * Whether a refused-by-default key cannot refuse a write the previous schema allows: a unique index holding every
+ * column of a unique key the table already has (rows unique on the key are unique on more columns), or a key made
+ * from such an index made here (a primary key only on columns already NOT NULL, as it makes them so).
+ */
+function keyAllowed(r: Refusal, made: Map<string, { table: string; columns: string[] }>, previous: PreviousSchema): boolean {
+  if (r.uniqueColumns && r.onTable) {
+    const cols = r.uniqueColumns;
+    return (previous.uniqueKeys?.get(r.onTable) ?? []).some((key) => key.every((c) => cols.includes(c)));
+  }
+  if (r.usingIndex) {
+    const index = made.get(r.usingIndex.index);
+    if (!index || index.table !== r.usingIndex.table) return false;
+    const notNull = previous.notNull?.get(index.table);
+    return !r.usingIndex.primaryKey || (notNull !== undefined && index.columns.every((c) => notNull.has(c)));
+  }
+  return false;
+}
+
 /**
  * Every statement of `sql` that could break the previous release, unless a contract line names its object and the
  * previous release's source does not use it (`usesOf` returns where it does: files or lines, empty for none), or it
  * drops an index a `-- speed only:` line names and the previous release's schema has as a plain (non-unique) index.
  * A CASCADE is refused whatever the lines say; a DO block is allowed only with a `-- reviewed do-block:` line.
- * `previousTables` (that schema's tables): a new unique index, trigger or restrictive policy is refused only on one
- * of them, and a CREATE TABLE (IF NOT EXISTS) of one does not make it new; left out, every table not created here counts.
+ * `previous` is what the previous release's schema holds (previousSchema): a new unique index, trigger or restrictive
+ * policy is refused only on one of its tables, and a CREATE TABLE (IF NOT EXISTS) of one does not make it new; left
+ * out, every table not created here counts. A unique index a key of that schema already implies, and a key made
+ * from it, are allowed (keyAllowed).
  */
-export function checkMigration(sql: string, usesOf: (name: string) => string[], previousPlainIndexes: Set<string> = new Set(), previousTables?: Set<string>): RuleViolation[] {
+export function checkMigration(sql: string, usesOf: (name: string) => string[], previous: PreviousSchema = {}): RuleViolation[] {
+  const previousPlainIndexes = previous.plainIndexes ?? new Set<string>();
+  const previousTables = previous.tables;
   const contract = contractNames(sql);
   const speedOnly = speedOnlyNames(sql);
   const reviewed = reviewedDoBlocks(sql);
@@ -172,6 +233,7 @@ export function checkMigration(sql: string, usesOf: (name: string) => string[], 
   // A table this migration creates is new to every process, unless the previous release's schema has it (IF NOT EXISTS).
   const created = new Set(all.flatMap((st) => re(`^CREATE (?:UNLOGGED )?TABLE(?: IF NOT EXISTS)? ${name}`).exec(st)?.[1]?.toLowerCase() ?? []).filter((t) => !previousTables?.has(t)));
   const added = addedColumns(all);
+  const made = uniqueIndexesMade(all);
   for (const statement of all) {
     if (created.has(tableOf(statement) ?? "")) continue;
     for (const r of refusals(statement)) {
@@ -181,6 +243,7 @@ export function checkMigration(sql: string, usesOf: (name: string) => string[], 
       if (r.index && speedOnly.has(object) && previousPlainIndexes.has(object)) continue;
       if (r.onTable && previousTables && !previousTables.has(r.onTable)) continue;
       if (r.column && added.has(r.column)) continue;
+      if (keyAllowed(r, made, previous)) continue;
       if (!contract.has(object)) {
         out.push({ statement, rule: r.rule, object: r.object, usedAt: [] });
         continue;

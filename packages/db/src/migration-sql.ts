@@ -121,3 +121,38 @@ function normaliseType(t: string): string {
     .replace(/^float8\b/, "double precision")
     .replace(/^bool\b/, "boolean");
 }
+
+/** The plain column list of `(a, "b", c)` (lower case), or undefined when an item is an expression or has options. */
+export function plainColumns(list: string): string[] | undefined {
+  const cols = splitList(list).map((c) => re(`^${name}$`).exec(c.trim())?.[1]?.toLowerCase());
+  return cols.every((c): c is string => Boolean(c)) ? cols : undefined;
+}
+
+/**
+ * The unique keys a schema dump holds, by table: primary keys, unique constraints and unique indexes on plain columns
+ * without a WHERE (a partial or expression index says nothing of the columns' other rows).
+ */
+export function uniqueKeys(schemaSql: string): Map<string, string[][]> {
+  const keys = new Map<string, string[][]>();
+  const add = (table: string, list: string) => {
+    const cols = plainColumns(list);
+    if (cols) keys.set(table.toLowerCase(), [...(keys.get(table.toLowerCase()) ?? []), cols]);
+  };
+  for (const m of schemaSql.matchAll(new RegExp(`^ALTER TABLE ONLY ${name}\\s+ADD CONSTRAINT ${name} (?:PRIMARY KEY|UNIQUE) \\(([^)]*)\\)`, "gim"))) add(m[1] as string, m[3] as string);
+  for (const m of schemaSql.matchAll(new RegExp(`^CREATE UNIQUE INDEX ${name} ON (?:ONLY )?${name} USING btree \\(([^)]*)\\);$`, "gim"))) add(m[2] as string, m[3] as string);
+  return keys;
+}
+
+/** The columns a schema dump declares NOT NULL, by table (from its CREATE TABLE statements). */
+export function notNullColumns(schemaSql: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const m of schemaSql.matchAll(new RegExp(`^CREATE (?:UNLOGGED )?TABLE ${name} \\(\\n([\\s\\S]*?)\\n\\);`, "gim"))) {
+    const cols = new Set<string>();
+    for (const line of (m[2] as string).split("\n")) {
+      const c = re(`^\\s+${name} .*\\bNOT NULL\\b`).exec(line);
+      if (c && !re("^\\s+CONSTRAINT ").test(line)) cols.add((c[1] as string).toLowerCase());
+    }
+    out.set((m[1] as string).toLowerCase(), cols);
+  }
+  return out;
+}

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { functionsDir, migrationsDir } from "../src/migrate";
-import { checkMigration, functionSignatures, plainIndexes, statements, tableNames } from "../src/migration-rules";
+import { checkMigration, functionSignatures, previousSchema, statements } from "../src/migration-rules";
 
 /**
  * The expand/contract rules (docs/operations.md, "Upgrading under traffic"), checked statically: every migration
@@ -25,10 +25,8 @@ function usesOf(name: string): string[] {
   return r.out.split("\n").filter(Boolean);
 }
 
-/** The previous release's plain (non-unique) indexes, from its schema dump: the ones a `-- speed only:` line may drop. */
-const previousPlain = () => plainIndexes(git("show", `${previous}:prisma/schema.sql`).out);
-/** The previous release's tables, from its schema dump: a new unique index or trigger on one is refused. */
-const previousTables = () => tableNames(git("show", `${previous}:prisma/schema.sql`).out);
+/** What the previous release's schema dump holds: its plain indexes, tables, unique keys and NOT NULL columns. */
+const previousDump = () => previousSchema(git("show", `${previous}:prisma/schema.sql`).out);
 
 describe("the migrations newer than the previous release follow the expand/contract rules", () => {
   it("the previous release is in this clone's history", () => {
@@ -42,7 +40,7 @@ describe("the migrations newer than the previous release follow the expand/contr
     .sort();
 
   it(`each of the ${newer.length} newer migrations breaks nothing the previous release uses`, () => {
-    const broken = newer.flatMap((m) => checkMigration(readFileSync(join(migrationsDir, m, "migration.sql"), "utf8"), usesOf, previousPlain(), previousTables()).map((v) => ({ migration: m, ...v })));
+    const broken = newer.flatMap((m) => checkMigration(readFileSync(join(migrationsDir, m, "migration.sql"), "utf8"), usesOf, previousDump()).map((v) => ({ migration: m, ...v })));
     expect(broken).toEqual([]);
   });
 
@@ -56,9 +54,9 @@ describe("the migrations newer than the previous release follow the expand/contr
 });
 
 describe("the rule check refuses what would break the previous release", () => {
-  const plain = previousPlain();
-  const tables = previousTables();
-  const refused = (sql: string) => checkMigration(sql, usesOf, plain, tables).map((v) => v.rule);
+  const schema = previousDump();
+  const plain = schema.plainIndexes;
+  const refused = (sql: string) => checkMigration(sql, usesOf, schema).map((v) => v.rule);
 
   it("refuses dropping, renaming or retyping a column the previous release uses, even when called a contract", () => {
     expect(refused(`ALTER TABLE "runs" DROP COLUMN "held_at";`)).toEqual(["drops column held_at of runs"]);
@@ -73,7 +71,7 @@ describe("the rule check refuses what would break the previous release", () => {
 
   it("lets a migration drop a plain index the previous release reads through for speed only, when it says so; never a unique one", () => {
     expect(plain.has("count_changes_version_idx")).toBe(true);
-    const drop = (name: string, note = true) => checkMigration(`${note ? `-- speed only: ${name}\n` : ""}DROP INDEX IF EXISTS "${name}";`, usesOf, plain).map((v) => v.rule);
+    const drop = (name: string, note = true) => checkMigration(`${note ? `-- speed only: ${name}\n` : ""}DROP INDEX IF EXISTS "${name}";`, usesOf, { plainIndexes: plain }).map((v) => v.rule);
     expect(drop("count_changes_version_idx")).toEqual([]);
     expect(drop("count_changes_version_idx", false)).toEqual(["drops index count_changes_version_idx, which the previous release may still use"]);
     // A unique index: ON CONFLICT and the keys rely on it, whatever the migration says.
@@ -126,7 +124,7 @@ describe("the rule check refuses what would break the previous release", () => {
     expect(refused(`DROP FUNCTION public.holdfast_step_settle(text, int);`)).toEqual(["drops function holdfast_step_settle, which the previous release may still use"]);
     expect(refused(`DROP TRIGGER runs_count_insert ON "public"."runs";`).length).toBe(1);
     expect(checkMigration(`DROP TRIGGER runs_count_insert ON public.runs;`, usesOf)[0]?.object).toBe("runs");
-    expect(checkMigration(`-- speed only: count_changes_version_idx\nDROP INDEX public.count_changes_version_idx;`, usesOf, plain)).toEqual([]);
+    expect(checkMigration(`-- speed only: count_changes_version_idx\nDROP INDEX public.count_changes_version_idx;`, usesOf, { plainIndexes: plain })).toEqual([]);
     expect(refused(`CREATE TABLE public.notes (id text NOT NULL);\nALTER TABLE "public"."notes" ADD CONSTRAINT notes_pkey PRIMARY KEY (id);`)).toEqual([]);
   });
 
@@ -141,15 +139,33 @@ describe("the rule check refuses what would break the previous release", () => {
   });
 
   it("refuses a new unique index on a table of the previous release, even one this migration 'creates' IF NOT EXISTS", () => {
-    expect(tables.has("runs")).toBe(true);
-    expect(refused(`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS runs_x_key ON public.runs (org_id, id);`)).toEqual(["creates a unique index on runs, which the previous release's writes may break"]);
+    expect(schema.tables.has("runs")).toBe(true);
+    expect(refused(`CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS runs_x_key ON public.runs (org_id, status);`)).toEqual(["creates a unique index on runs, which the previous release's writes may break"]);
     expect(refused(`CREATE UNIQUE INDEX ON ONLY runs (org_id);`)).toHaveLength(1);
-    expect(refused(`CREATE TABLE IF NOT EXISTS runs (id text);\nCREATE UNIQUE INDEX runs_x_key ON runs (id);\nALTER TABLE runs DROP held_at;`)).toHaveLength(2);
+    expect(refused(`CREATE TABLE IF NOT EXISTS runs (id text);\nCREATE UNIQUE INDEX runs_x_key ON runs (status);\nALTER TABLE runs DROP held_at;`)).toHaveLength(2);
     expect(refused(`CREATE INDEX runs_x_idx ON runs (org_id);`)).toEqual([]);
     expect(refused(`CREATE TABLE notes (id text);\nCREATE UNIQUE INDEX notes_id_key ON notes (id);`)).toEqual([]);
     // A table the previous release does not have, whichever newer migration created it.
     expect(refused(`CREATE UNIQUE INDEX zz_new_table_key ON zz_new_table (id);`)).toEqual([]);
     expect(refused(`-- contract: zz_never_used_table\nCREATE UNIQUE INDEX x_key ON zz_never_used_table (id);`)).toEqual([]);
+  });
+
+  it("lets a unique index a key of the previous release implies be made, and be the primary key when its columns are NOT NULL", () => {
+    expect(schema.uniqueKeys.get("steps")).toContainEqual(["id"]);
+    expect(schema.notNull.get("steps")?.has("org_id")).toBe(true);
+    expect(schema.notNull.get("steps")?.has("owner")).toBe(false);
+    // Rows unique on id are unique on (id, org_id): the new index refuses no write the previous release makes.
+    expect(refused(`CREATE UNIQUE INDEX IF NOT EXISTS "steps_id_org_id_key" ON "steps" ("id", "org_id");`)).toEqual([]);
+    expect(refused(`CREATE UNIQUE INDEX steps_x_key ON steps (org_id, node_id);`)).toEqual(["creates a unique index on steps, which the previous release's writes may break"]);
+    expect(refused(`CREATE UNIQUE INDEX steps_x_key ON steps (lower(id), org_id);`)).toHaveLength(1);
+    const primary = (index: string) => `-- contract: steps_pkey\nALTER TABLE steps DROP CONSTRAINT steps_pkey, ADD CONSTRAINT steps_pkey PRIMARY KEY USING INDEX ${index};`;
+    expect(refused(`CREATE UNIQUE INDEX steps_id_org_id_key ON steps (id, org_id);\n${primary("steps_id_org_id_key")}`)).toEqual([]);
+    // A primary key makes its columns NOT NULL: owner is nullable in the previous release.
+    expect(refused(`CREATE UNIQUE INDEX steps_id_owner_key ON steps (id, owner);\n${primary("steps_id_owner_key")}`)).toEqual(["adds a primary key constraint to steps, which the previous release's writes may break"]);
+    // A key from an index this migration does not make is refused as before.
+    expect(refused(primary("steps_run_id_node_id_iteration_key"))).toHaveLength(1);
+    expect(refused(`ALTER TABLE steps ADD CONSTRAINT steps_x_key UNIQUE USING INDEX steps_run_id_node_id_iteration_key;`)).toHaveLength(1);
+    expect(refused(`CREATE UNIQUE INDEX steps_id_owner_key ON steps (id, owner);\nALTER TABLE steps ADD CONSTRAINT steps_x_key UNIQUE USING INDEX steps_id_owner_key;`)).toEqual([]);
   });
 
   it("refuses a changed default on an existing column, not on one this migration adds", () => {
