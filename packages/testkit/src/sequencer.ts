@@ -12,7 +12,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 const repoRoot = join(import.meta.dirname, "../../..");
 export const durationsFile = join(repoRoot, ".ci/test-durations.json");
 
-function committedDurations(): Record<string, number> {
+/** .ci/test-durations.json: seconds by file (relative to the repository), or nothing when it is missing. */
+export function committedDurations(): Record<string, number> {
   try {
     return JSON.parse(readFileSync(durationsFile, "utf8")) as Record<string, number>;
   } catch {
