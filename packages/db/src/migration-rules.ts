@@ -4,7 +4,7 @@
  * says it is a contract for that object (`-- contract: <name>`) and the previous release's source does not use it.
  * Pure: `usesOf(name)` answers where the previous release uses a name (the test asks `git grep` at that commit).
  */
-import { contractNames, name, namesOf, notNullColumns, plainColumns, plainIndexes, re, reviewedDoBlocks, speedOnlyNames, splitList, statements, tableNames, uniqueKeys } from "./migration-sql";
+import { contractNames, indexAndConstraintNames, name, namesOf, notNullColumns, plainColumns, plainIndexes, re, reviewedDoBlocks, speedOnlyNames, splitList, statements, tableNames, uniqueKeys } from "./migration-sql";
 
 export { contractNames, functionSignatures, plainIndexes, speedOnlyNames, statements, tableNames } from "./migration-sql";
 
@@ -18,11 +18,19 @@ export interface PreviousSchema {
   uniqueKeys?: Map<string, string[][]>;
   /** Its NOT NULL columns by table: a primary key on columns all NOT NULL already refuses no write for being one. */
   notNull?: Map<string, Set<string>>;
+  /** Its index and constraint names: a CREATE UNIQUE INDEX IF NOT EXISTS of one of them makes nothing. */
+  names?: Set<string>;
 }
 
 /** Everything the rules read from the previous release's schema dump. */
 export function previousSchema(schemaSql: string): Required<PreviousSchema> {
-  return { plainIndexes: plainIndexes(schemaSql), tables: tableNames(schemaSql), uniqueKeys: uniqueKeys(schemaSql), notNull: notNullColumns(schemaSql) };
+  return {
+    plainIndexes: plainIndexes(schemaSql),
+    tables: tableNames(schemaSql),
+    uniqueKeys: uniqueKeys(schemaSql),
+    notNull: notNullColumns(schemaSql),
+    names: indexAndConstraintNames(schemaSql),
+  };
 }
 
 export interface RuleViolation {
@@ -182,13 +190,20 @@ function addedColumns(all: string[]): Set<string> {
   return out;
 }
 
-/** The unique indexes this migration makes on plain columns: index name -> its table and columns. */
-function uniqueIndexesMade(all: string[]): Map<string, { table: string; columns: string[] }> {
+/**
+ * The unique indexes this migration makes on plain columns: index name -> its table and columns. A CREATE ... IF NOT
+ * EXISTS of a name the previous schema may have (`previousNames`; all names when it is not known) makes nothing: a key
+ * made USING it would be built on whatever index has that name.
+ */
+function uniqueIndexesMade(all: string[], previousNames: Set<string> | undefined): Map<string, { table: string; columns: string[] }> {
   const out = new Map<string, { table: string; columns: string[] }>();
   for (const st of all) {
-    const m = re(`^CREATE UNIQUE INDEX(?: CONCURRENTLY)?(?: IF NOT EXISTS)? ${name} ON(?: ONLY)? ${name}(?: USING btree)? \\(([^()]*)\\)$`).exec(st);
-    const columns = m ? plainColumns(m[3] as string) : undefined;
-    if (m && columns) out.set((m[1] as string).toLowerCase(), { table: (m[2] as string).toLowerCase(), columns });
+    const m = re(`^CREATE UNIQUE INDEX(?: CONCURRENTLY)?( IF NOT EXISTS)? ${name} ON(?: ONLY)? ${name}(?: USING btree)? \\(([^()]*)\\)$`).exec(st);
+    const columns = m ? plainColumns(m[4] as string) : undefined;
+    if (!m || !columns) continue;
+    const index = (m[2] as string).toLowerCase();
+    if (m[1] && (!previousNames || previousNames.has(index))) continue;
+    out.set(index, { table: (m[3] as string).toLowerCase(), columns });
   }
   return out;
 }
@@ -233,7 +248,7 @@ export function checkMigration(sql: string, usesOf: (name: string) => string[], 
   // A table this migration creates is new to every process, unless the previous release's schema has it (IF NOT EXISTS).
   const created = new Set(all.flatMap((st) => re(`^CREATE (?:UNLOGGED )?TABLE(?: IF NOT EXISTS)? ${name}`).exec(st)?.[1]?.toLowerCase() ?? []).filter((t) => !previousTables?.has(t)));
   const added = addedColumns(all);
-  const made = uniqueIndexesMade(all);
+  const made = uniqueIndexesMade(all, previous.names);
   for (const statement of all) {
     if (created.has(tableOf(statement) ?? "")) continue;
     for (const r of refusals(statement)) {

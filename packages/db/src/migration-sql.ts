@@ -138,7 +138,7 @@ export function uniqueKeys(schemaSql: string): Map<string, string[][]> {
     const cols = plainColumns(list);
     if (cols) keys.set(table.toLowerCase(), [...(keys.get(table.toLowerCase()) ?? []), cols]);
   };
-  for (const m of schemaSql.matchAll(new RegExp(`^ALTER TABLE ONLY ${name}\\s+ADD CONSTRAINT ${name} (?:PRIMARY KEY|UNIQUE) \\(([^)]*)\\)`, "gim"))) add(m[1] as string, m[3] as string);
+  for (const m of schemaSql.matchAll(new RegExp(`^ALTER TABLE ONLY ${name}\\s+ADD CONSTRAINT ${name} (?:PRIMARY KEY|UNIQUE) \\(([^)]*)\\);$`, "gim"))) add(m[1] as string, m[3] as string);
   for (const m of schemaSql.matchAll(new RegExp(`^CREATE UNIQUE INDEX ${name} ON (?:ONLY )?${name} USING btree \\(([^)]*)\\);$`, "gim"))) add(m[2] as string, m[3] as string);
   return keys;
 }
@@ -146,13 +146,23 @@ export function uniqueKeys(schemaSql: string): Map<string, string[][]> {
 /** The columns a schema dump declares NOT NULL, by table (from its CREATE TABLE statements). */
 export function notNullColumns(schemaSql: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
-  for (const m of schemaSql.matchAll(new RegExp(`^CREATE (?:UNLOGGED )?TABLE ${name} \\(\\n([\\s\\S]*?)\\n\\);`, "gim"))) {
+  // A table's body ends at its own closing line (`);`, or `)` before `WITH (...)`); a column is a line of four spaces,
+  // its name and a type in pg_dump's lower case (a CHECK's continuation lines start otherwise: WHEN, ELSE, a parenthesis).
+  for (const m of schemaSql.matchAll(new RegExp(`^CREATE (?:UNLOGGED )?TABLE ${name} \\(\\n([\\s\\S]*?)\\n\\)(?:;|\\nWITH \\()`, "gim"))) {
     const cols = new Set<string>();
     for (const line of (m[2] as string).split("\n")) {
-      const c = re(`^\\s+${name} .*\\bNOT NULL\\b`).exec(line);
-      if (c && !re("^\\s+CONSTRAINT ").test(line)) cols.add((c[1] as string).toLowerCase());
+      const c = /^ {4}"?([a-z_][a-z0-9_$]*)"? [a-z].*\bNOT NULL\b/.exec(line);
+      if (c && c[1] !== "constraint") cols.add(c[1] as string);
     }
     out.set((m[1] as string).toLowerCase(), cols);
   }
   return out;
+}
+
+/** Every index and constraint name a schema dump gives: a CREATE ... IF NOT EXISTS of one of them makes nothing. */
+export function indexAndConstraintNames(schemaSql: string): Set<string> {
+  const names = new Set<string>();
+  for (const m of schemaSql.matchAll(new RegExp(`^CREATE (?:UNIQUE )?INDEX ${name} ON `, "gim"))) names.add((m[1] as string).toLowerCase());
+  for (const m of schemaSql.matchAll(new RegExp(`^\\s+ADD CONSTRAINT ${name} `, "gim"))) names.add((m[1] as string).toLowerCase());
+  return names;
 }

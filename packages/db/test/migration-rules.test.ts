@@ -166,6 +166,21 @@ describe("the rule check refuses what would break the previous release", () => {
     expect(refused(primary("steps_run_id_node_id_iteration_key"))).toHaveLength(1);
     expect(refused(`ALTER TABLE steps ADD CONSTRAINT steps_x_key UNIQUE USING INDEX steps_run_id_node_id_iteration_key;`)).toHaveLength(1);
     expect(refused(`CREATE UNIQUE INDEX steps_id_owner_key ON steps (id, owner);\nALTER TABLE steps ADD CONSTRAINT steps_x_key UNIQUE USING INDEX steps_id_owner_key;`)).toEqual([]);
+    // IF NOT EXISTS of a name the previous schema has makes nothing: the key would take that other index.
+    expect(schema.names.has("memberships_org_id_slack_user_id_key")).toBe(true);
+    const taken = `-- contract: memberships_pkey\nCREATE UNIQUE INDEX IF NOT EXISTS memberships_org_id_slack_user_id_key ON memberships (org_id, user_id);\nALTER TABLE memberships DROP CONSTRAINT memberships_pkey, ADD CONSTRAINT memberships_pkey PRIMARY KEY USING INDEX memberships_org_id_slack_user_id_key;`;
+    expect(refused(taken)).toEqual(["adds a primary key constraint to memberships, which the previous release's writes may break"]);
+  });
+
+  it("reads the previous schema's NOT NULL columns table by table, whatever follows a table or fills a CHECK", () => {
+    // steps is followed by a WITH (fillfactor) clause and holds a multi-line CHECK; its neighbours' columns are not its own.
+    const steps = schema.notNull.get("steps");
+    expect(steps?.has("org_id")).toBe(true);
+    expect(steps?.has("email")).toBe(false);
+    expect(steps?.has("when")).toBe(false);
+    expect(schema.notNull.get("suppressions")?.has("email")).toBe(true);
+    expect(schema.notNull.get("effects")?.has("key")).toBe(true);
+    expect(schema.uniqueKeys.get("memberships")).toContainEqual(["org_id", "user_id"]);
   });
 
   it("refuses a changed default on an existing column, not on one this migration adds", () => {

@@ -18,7 +18,7 @@
 -- stopped). The keys come back NOT VALID (new rows are checked at once); the next migration validates the existing
 -- rows without blocking writes (20261212100100_steps_keys_validate).
 -- contract: approvals_step_fkey, signals_step_fkey, timers_step_id_fkey, steps_org_id_key, steps_pkey
--- reviewed do-block: the first takes the four locks (nothing else); the second refuses to go on when the index built beforehand is invalid. Neither writes.
+-- reviewed do-block: the first takes the four locks (nothing else); the second refuses to go on unless steps_id_org_id_key is a valid unique index of steps (id, org_id). Neither writes.
 DO $$
 DECLARE
   deadline timestamptz := clock_timestamp() + interval '10 seconds';
@@ -30,7 +30,7 @@ BEGIN
       EXIT;
     EXCEPTION WHEN lock_not_available THEN
       IF clock_timestamp() > deadline THEN
-        RAISE EXCEPTION 'steps, approvals, signals and timers stayed busy for 10 s: run holdfast migrate again at a quieter moment, or with the lane workers stopped';
+        RAISE EXCEPTION 'steps, approvals, signals and timers stayed busy for 10 s (the engine''s writes, or an autovacuum of one of them): run holdfast migrate again at a quieter moment, or with the lane workers stopped';
       END IF;
       PERFORM pg_sleep(0.02 + random() * 0.05);
     END;
@@ -40,9 +40,13 @@ SET LOCAL lock_timeout = '10s';
 CREATE UNIQUE INDEX IF NOT EXISTS "steps_id_org_id_key" ON "steps" ("id", "org_id");
 DO $$
 BEGIN
-  IF EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-             WHERE c.relname = 'steps_id_org_id_key' AND NOT i.indisvalid) THEN
-    RAISE EXCEPTION 'index steps_id_org_id_key is invalid (a CREATE INDEX CONCURRENTLY that did not finish): DROP INDEX it and build it again, then migrate';
+  IF NOT EXISTS (
+    SELECT 1 FROM pg_index i
+    WHERE i.indexrelid = to_regclass('steps_id_org_id_key') AND i.indrelid = 'steps'::regclass
+      AND i.indisvalid AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indnatts = 2
+      AND i.indkey[0] = (SELECT attnum FROM pg_attribute WHERE attrelid = 'steps'::regclass AND attname = 'id')
+      AND i.indkey[1] = (SELECT attnum FROM pg_attribute WHERE attrelid = 'steps'::regclass AND attname = 'org_id')) THEN
+    RAISE EXCEPTION 'index steps_id_org_id_key is not a valid unique index of steps (id, org_id) (a CREATE INDEX CONCURRENTLY that did not finish, or one made otherwise): DROP INDEX it and build it again with the line this migration gives, then migrate';
   END IF;
 END $$;
 ALTER TABLE "approvals" DROP CONSTRAINT "approvals_step_fkey";
