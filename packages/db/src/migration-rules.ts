@@ -4,7 +4,7 @@
  * says it is a contract for that object (`-- contract: <name>`) and the previous release's source does not use it.
  * Pure: `usesOf(name)` answers where the previous release uses a name (the test asks `git grep` at that commit).
  */
-import { contractNames, indexAndConstraintNames, name, namesOf, notNullColumns, plainColumns, plainIndexes, re, reviewedDoBlocks, speedOnlyNames, splitList, statements, tableNames, uniqueKeys } from "./migration-sql";
+import { contractNames, indexAndConstraintNames, name, namesOf, notNullColumns, plainColumns, plainIndexes, re, reviewedDoBlocks, speedOnlyNames, splitList, statements, tableNames, uniqueIndexStatement, uniqueKeys } from "./migration-sql";
 
 export { contractNames, functionSignatures, plainIndexes, speedOnlyNames, statements, tableNames } from "./migration-sql";
 
@@ -134,10 +134,9 @@ function actionRefusals(table: string, action: string): Refusal[] {
 /** Statements other than DROP and ALTER TABLE that can break the previous release. */
 function otherRefusals(s: string): Refusal[] {
   let m: RegExpExecArray | null;
-  if ((m = re(`^CREATE UNIQUE INDEX( CONCURRENTLY)?( IF NOT EXISTS)?(?: (?!ON )${name})? ON( ONLY)? ${name}(.*)$`).exec(s))) {
-    const columns = /^(?: USING btree)? \(([^()]*)\)$/i.exec(m[6] as string)?.[1];
-    const uniqueColumns = columns === undefined ? undefined : plainColumns(columns);
-    return [{ rule: `creates a unique index on ${m[5]}, which the previous release's writes may break`, object: m[5] as string, onTable: (m[5] as string).toLowerCase(), ...(uniqueColumns ? { uniqueColumns } : {}) }];
+  const unique = uniqueIndexStatement(s);
+  if (unique) {
+    return [{ rule: `creates a unique index on ${unique.tableName}, which the previous release's writes may break`, object: unique.tableName, onTable: unique.table, ...(unique.columns ? { uniqueColumns: unique.columns } : {}) }];
   }
   if ((m = re(`^CREATE (OR REPLACE )?(CONSTRAINT )?TRIGGER ${name} .*? ON ${name}`).exec(s))) {
     return [{ rule: `creates trigger ${m[3]} on ${m[4]}, which acts on the previous release's writes`, object: m[3] as string, onTable: (m[4] as string).toLowerCase() }];
@@ -198,12 +197,10 @@ function addedColumns(all: string[]): Set<string> {
 function uniqueIndexesMade(all: string[], previousNames: Set<string> | undefined): Map<string, { table: string; columns: string[] }> {
   const out = new Map<string, { table: string; columns: string[] }>();
   for (const st of all) {
-    const m = re(`^CREATE UNIQUE INDEX(?: CONCURRENTLY)?( IF NOT EXISTS)? ${name} ON(?: ONLY)? ${name}(?: USING btree)? \\(([^()]*)\\)$`).exec(st);
-    const columns = m ? plainColumns(m[4] as string) : undefined;
-    if (!m || !columns) continue;
-    const index = (m[2] as string).toLowerCase();
-    if (m[1] && (!previousNames || previousNames.has(index))) continue;
-    out.set(index, { table: (m[3] as string).toLowerCase(), columns });
+    const u = uniqueIndexStatement(st);
+    if (!u?.index || !u.columns) continue;
+    if (u.ifNotExists && (!previousNames || previousNames.has(u.index))) continue;
+    out.set(u.index, { table: u.table, columns: u.columns });
   }
   return out;
 }

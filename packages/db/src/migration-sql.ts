@@ -129,6 +129,18 @@ export function plainColumns(list: string): string[] | undefined {
 }
 
 /**
+ * A CREATE UNIQUE INDEX statement's parts: its name when it gives one, its table (`tableName` as written), whether it
+ * says IF NOT EXISTS, and its plain columns (none when it has an expression, a WHERE, an INCLUDE or options).
+ */
+export function uniqueIndexStatement(statement: string): { index?: string; table: string; tableName: string; ifNotExists: boolean; columns?: string[] } | undefined {
+  const m = re(`^CREATE UNIQUE INDEX(?: CONCURRENTLY)?( IF NOT EXISTS)?(?: (?!ON )${name})? ON(?: ONLY)? ${name}(.*)$`).exec(statement);
+  if (!m) return undefined;
+  const list = /^(?: USING btree)? \(([^()]*)\)$/i.exec(m[4] as string)?.[1];
+  const columns = list === undefined ? undefined : plainColumns(list);
+  return { ...(m[2] ? { index: m[2].toLowerCase() } : {}), table: (m[3] as string).toLowerCase(), tableName: m[3] as string, ifNotExists: Boolean(m[1]), ...(columns ? { columns } : {}) };
+}
+
+/**
  * The unique keys a schema dump holds, by table: primary keys, unique constraints and unique indexes on plain columns
  * without a WHERE (a partial or expression index says nothing of the columns' other rows).
  */
