@@ -183,32 +183,80 @@ $$;
 CREATE FUNCTION public.holdfast_count_step() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  c record;
 BEGIN
-  INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-  SELECT NEW.org_id, r.version_id, NULL, NEW.node_id,
-         CASE WHEN TG_OP = 'UPDATE' THEN b.old_bucket END, b.new_bucket
-  FROM runs r
-  CROSS JOIN LATERAL (
-    SELECT CASE WHEN OLD.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(OLD.status) END,
-           CASE WHEN NEW.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(NEW.status) END
-  ) AS b(old_bucket, new_bucket)
-  WHERE r.id = NEW.run_id AND NOT r.test;
+  SELECT r.version_id,
+         CASE WHEN TG_OP = 'UPDATE' THEN
+           CASE WHEN OLD.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(OLD.status) END
+         END AS old_bucket,
+         CASE WHEN NEW.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(NEW.status) END AS new_bucket
+  INTO c
+  FROM runs r WHERE r.id = NEW.run_id AND NOT r.test;
+  IF FOUND THEN
+    PERFORM holdfast_count_step_change(NEW.org_id, c.version_id, NEW.node_id, c.old_bucket, c.new_bucket);
+  END IF;
   RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  kept text := current_setting('holdfast.count_tally', true);
+BEGIN
+  IF left(kept, 1) = '[' THEN
+    PERFORM set_config('holdfast.count_tally',
+                       kept || CASE WHEN kept = '[' THEN '' ELSE ',' END || jsonb_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text,
+                       true);
+  ELSE
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
+  END IF;
 END;
 $$;
 
 CREATE FUNCTION public.holdfast_count_step_node() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  v text;
 BEGIN
-  INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-  SELECT NEW.org_id, r.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket
-  FROM runs r
-  CROSS JOIN LATERAL (VALUES (OLD.node_id, holdfast_count_bucket(NEW.status), NULL),
-                             (NEW.node_id, NULL, holdfast_count_bucket(NEW.status))) AS m(node_id, from_bucket, to_bucket)
-  WHERE r.id = NEW.run_id AND NOT r.test AND NEW.status IN ('ready', 'running', 'waiting', 'parked');
+  IF NEW.status NOT IN ('ready', 'running', 'waiting', 'parked') THEN
+    RETURN NULL;
+  END IF;
+  SELECT r.version_id INTO v FROM runs r WHERE r.id = NEW.run_id AND NOT r.test;
+  IF FOUND THEN
+    PERFORM holdfast_count_step_change(NEW.org_id, v, OLD.node_id, holdfast_count_bucket(NEW.status), NULL);
+    PERFORM holdfast_count_step_change(NEW.org_id, v, NEW.node_id, NULL, holdfast_count_bucket(NEW.status));
+  END IF;
   RETURN NULL;
 END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_tally_flush() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  kept text := current_setting('holdfast.count_tally', true);
+BEGIN
+  PERFORM set_config('holdfast.count_tally', '', true);
+  IF left(kept, 1) = '[' AND kept <> '[' THEN
+    -- In key order, as the fold adds them.
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, count(*)
+    FROM jsonb_array_elements((kept || ']')::jsonb) AS c
+    GROUP BY 1, 2, 3, 4, 5
+    ORDER BY 1, 2, 3, 4, 5;
+  END IF;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_tally_start() RETURNS void
+    LANGUAGE sql
+    AS $$
+  SELECT set_config('holdfast.count_tally', '[', true);
 $$;
 
 CREATE FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) RETURNS jsonb
@@ -819,6 +867,12 @@ END;
 $$;
 
 CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) RETURNS jsonb
+    LANGUAGE sql
+    AS $$
+  SELECT holdfast_step_settle_many(p_items, p_take, false);
+$$;
+
+CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean) RETURNS jsonb
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -833,6 +887,9 @@ DECLARE
   step jsonb;
   k integer := 0;
 BEGIN
+  IF p_tally THEN
+    PERFORM holdfast_count_tally_start();
+  END IF;
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
     i := i + 1;
     BEGIN
@@ -849,6 +906,10 @@ BEGIN
       takers := takers || i;
     END IF;
   END LOOP;
+  IF p_tally THEN
+    -- The take below claims steps (ready to running: the same bucket, no change); any change it made would be its own row.
+    PERFORM holdfast_count_tally_flush();
+  END IF;
   IF p_take IS NULL OR cardinality(takers) = 0 THEN
     RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', false, 'taken', 0, 'more', false);
   END IF;
@@ -926,10 +987,19 @@ BEGIN
 END $$;
 
 CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
+    LANGUAGE sql
+    AS $$
+  SELECT * FROM holdfast_timers_fire_walk(p_ids, p_wakes, p_by, p_plans, false);
+$$;
+
+CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
 BEGIN
+  IF p_tally THEN
+    PERFORM holdfast_count_tally_start();
+  END IF;
   -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
   RETURN QUERY
   -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
@@ -1028,6 +1098,10 @@ BEGIN
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
   FROM facts x
   ORDER BY x.run_id, x.id;
+  -- The statement's row triggers have fired: what they collected is written now, in this transaction.
+  IF p_tally THEN
+    PERFORM holdfast_count_tally_flush();
+  END IF;
 END;
 $$;
 
@@ -1293,6 +1367,20 @@ CREATE TABLE public.count_changes (
 );
 
 ALTER TABLE ONLY public.count_changes FORCE ROW LEVEL SECURITY;
+
+CREATE TABLE public.count_tallies (
+    org_id text NOT NULL,
+    version_id text NOT NULL,
+    node_id text DEFAULT ''::text NOT NULL,
+    from_bucket text,
+    to_bucket text,
+    n integer NOT NULL,
+    at timestamp(6) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+    CONSTRAINT count_tallies_bucket_check CHECK (((from_bucket IS NOT NULL) OR (to_bucket IS NOT NULL))),
+    CONSTRAINT count_tallies_n_check CHECK ((n > 0))
+);
+
+ALTER TABLE ONLY public.count_tallies FORCE ROW LEVEL SECURITY;
 
 CREATE TABLE public.deployment_settings (
     id smallint DEFAULT 1 NOT NULL,
@@ -2263,6 +2351,8 @@ ALTER TABLE public.contacts ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.count_changes ENABLE ROW LEVEL SECURITY;
 
+ALTER TABLE public.count_tallies ENABLE ROW LEVEL SECURITY;
+
 ALTER TABLE public.effects ENABLE ROW LEVEL SECURITY;
 
 ALTER TABLE public.email_messages ENABLE ROW LEVEL SECURITY;
@@ -2324,6 +2414,8 @@ CREATE POLICY tenant_scope ON public.contact_sends TO holdfast_web USING ((( SEL
 CREATE POLICY tenant_scope ON public.contacts TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.count_changes TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
+
+CREATE POLICY tenant_scope ON public.count_tallies TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
 CREATE POLICY tenant_scope ON public.effects TO holdfast_web USING ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[])))) WITH CHECK ((( SELECT public.holdfast_scope_all() AS holdfast_scope_all) OR (org_id = ANY (( SELECT public.holdfast_scope_orgs() AS holdfast_scope_orgs)::text[]))));
 
@@ -2403,6 +2495,8 @@ CREATE POLICY worker_all ON public.contacts TO holdfast_worker USING (true) WITH
 
 CREATE POLICY worker_all ON public.count_changes TO holdfast_worker USING (true) WITH CHECK (true);
 
+CREATE POLICY worker_all ON public.count_tallies TO holdfast_worker USING (true) WITH CHECK (true);
+
 CREATE POLICY worker_all ON public.effects TO holdfast_worker USING (true) WITH CHECK (true);
 
 CREATE POLICY worker_all ON public.email_messages TO holdfast_worker USING (true) WITH CHECK (true);
@@ -2480,8 +2574,17 @@ GRANT ALL ON FUNCTION public.holdfast_count_run_version() TO holdfast_worker;
 GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_worker;
 
+GRANT ALL ON FUNCTION public.holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) TO holdfast_worker;
+
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_tally_flush() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_tally_flush() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_tally_start() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_tally_start() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) TO holdfast_worker;
@@ -2549,6 +2652,9 @@ GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token intege
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_worker;
 
+GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean) TO holdfast_worker;
+
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_worker;
 
@@ -2556,6 +2662,9 @@ REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
 
 GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) TO holdfast_worker;
 
 GRANT SELECT,INSERT,UPDATE ON TABLE public.approval_edits TO holdfast_web;
 GRANT SELECT,INSERT,UPDATE ON TABLE public.approval_edits TO holdfast_worker;
@@ -2598,6 +2707,9 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE ON TABLE public.count_changes TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.count_changes TO holdfast_worker;
+
+GRANT SELECT ON TABLE public.count_tallies TO holdfast_web;
+GRANT SELECT,INSERT,DELETE ON TABLE public.count_tallies TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_worker;

@@ -101,6 +101,51 @@ describe("settles of many runs in one statement", () => {
   });
 });
 
+describe("a batch's journey counts", () => {
+  const counted = async () => ({
+    tallies: await rows("SELECT node_id, from_bucket, to_bucket, n FROM count_tallies ORDER BY node_id, from_bucket, to_bucket"),
+    stepRows: (await rows("SELECT count(*)::int AS n FROM count_changes WHERE run_id IS NULL"))[0].n as number,
+  });
+
+  it("are summed: one count_tallies row per node and move, none for a stale attempt", async () => {
+    const steps = await Promise.all(Array.from({ length: 5 }, () => claimedStep()));
+    await takeOver(steps[4] as ClaimedStep);
+    await t.sql.query("DELETE FROM count_tallies; DELETE FROM count_changes");
+    const [{ node_id: node }] = await rows("SELECT node_id FROM steps WHERE id = $1", [steps[0]?.id]);
+    const { results } = await stepsSettleManyIfToken(t.sql, steps.map((s, i) => done(s, { i })));
+    expect(results.map((r) => r.changed)).toEqual([true, true, true, true, false]);
+    // Four runs moved from 'now' to 'passed' at the first step: one row, n = 4; no row of a step's own.
+    expect(await counted()).toEqual({ tallies: [{ node_id: node, from_bucket: "now", to_bucket: "passed", n: 4 }], stepRows: 0 });
+    // A settle alone (a batch's fallback, a person's approval) still writes one change a row.
+    await t.sql.query("DELETE FROM count_tallies");
+    await t.sql.query("UPDATE steps SET status = 'done', owner = NULL, lease_until = NULL WHERE id = $1 AND status = 'running'", [steps[4]?.id]);
+    expect(await counted()).toEqual({ tallies: [], stepRows: 1 });
+  });
+
+  it("are collected in the transaction: a rolled-back subtransaction's changes go with it, and the flush ends the collecting", async () => {
+    const [a, b] = await Promise.all([claimedStep(), claimedStep()]);
+    await t.sql.query("DELETE FROM count_tallies; DELETE FROM count_changes");
+    const client = await t.sql.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT holdfast_count_tally_start()");
+      await client.query("SAVEPOINT item");
+      await client.query("UPDATE steps SET status = 'failed', owner = NULL, lease_until = NULL WHERE id = $1", [a.id]);
+      await client.query("ROLLBACK TO SAVEPOINT item");
+      await client.query("UPDATE steps SET status = 'done', owner = NULL, lease_until = NULL WHERE id = $1", [b.id]);
+      await client.query("SELECT holdfast_count_tally_flush()");
+      expect((await client.query("SELECT current_setting('holdfast.count_tally') AS kept")).rows).toEqual([{ kept: "" }]);
+      // After the flush a change is a row of its own again.
+      await client.query("UPDATE steps SET status = 'failed', owner = NULL, lease_until = NULL WHERE id = $1", [a.id]);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    const [{ node_id: node }] = await rows("SELECT node_id FROM steps WHERE id = $1", [b.id]);
+    expect(await counted()).toEqual({ tallies: [{ node_id: node, from_bucket: "now", to_bucket: "passed", n: 1 }], stepRows: 1 });
+  });
+});
+
 describe("a batch takes first steps for the slots it frees", () => {
   const take = { lane: "io", worker: "w1", leaseMs: 30_000, effectKinds: effectKinds() };
   /** A run started: its first step ready and its step.ready row due in the outbox, as a start leaves them. */

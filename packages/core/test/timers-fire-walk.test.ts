@@ -143,8 +143,16 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     for (const automation of ["step", "end"]) {
       const [a, b, c, d] = [await waiting(automation), await waiting(automation), await waiting(automation), await waiting(automation)];
       if (!a || !b || !c || !d) throw new Error("setup");
+      // The steps' count changes (no run): one row each by the walk, summed into count_tallies by the set.
+      await rows("DELETE FROM count_tallies; DELETE FROM count_changes WHERE run_id IS NULL");
       await byWalk([a, b]);
+      const stepChanges = "SELECT node_id, from_bucket, to_bucket, count(*)::int AS n FROM count_changes WHERE run_id IS NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+      const byTheWalk = await rows(stepChanges);
+      expect(byTheWalk.length).toBeGreaterThan(0);
+      await rows("DELETE FROM count_changes WHERE run_id IS NULL");
       const { fired, walks } = await bySet(taught(), [c, d]);
+      expect(await rows(stepChanges)).toEqual([]);
+      expect(await rows("SELECT node_id, from_bucket, to_bucket, n FROM count_tallies ORDER BY 1, 2, 3")).toEqual(byTheWalk);
       expect(fired.map((f) => f.walked)).toEqual([automation === "end" ? "completed" : "running", automation === "end" ? "completed" : "running"]);
       expect(walks.get(c.runId)?.commands).toEqual(["mark_advanced", "take_edge", automation === "end" ? "complete_run" : "schedule_step"]);
       const walked = await written(a.runId);

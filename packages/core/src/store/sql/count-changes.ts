@@ -4,7 +4,8 @@ import type { EdgeCount } from "./plan-rows";
 /**
  * count_changes: journey counts' changes, append-only, each written in the transaction of the change it counts (the
  * triggers on steps and runs, the walk's edges here and in holdfast_rows_insert), folded into journey_counts by the
- * sweeper (run/sweeper/services/count-fold.ts).
+ * sweeper (run/sweeper/services/count-fold.ts). count_tallies: the steps' changes of a settle batch or a set of timers
+ * fired, summed in their transaction (one row, n runs: functions/count_tally.sql), folded and read with them.
  */
 
 /**
@@ -23,7 +24,7 @@ export async function countChangesInsertEdges(tx: Tx, rows: (EdgeCount & { orgId
 }
 
 export interface FoldResult {
-  /** Changes folded (deleted from count_changes and added to journey_counts). */
+  /** Rows folded (deleted from count_changes and count_tallies, and added to journey_counts); a tally is many changes. */
   folded: number;
   /** The oldest folded change's age (ms, by the database clock); null when nothing was folded. */
   oldestAgeMs: number | null;
@@ -53,6 +54,12 @@ export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResul
       DELETE FROM count_changes
       WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_changes WHERE (SELECT mine FROM turn) LIMIT ${batch}))
       RETURNING org_id, version_id, run_id, node_id, from_bucket, to_bucket, at
+    ), tallied AS (
+      DELETE FROM count_tallies
+      -- What the batch leaves after count_changes' rows: a fold takes at most \`batch\` rows in all.
+      WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_tallies WHERE (SELECT mine FROM turn)
+                             LIMIT GREATEST(${batch}::int - (SELECT count(*) FROM taken), 0)))
+      RETURNING version_id, node_id, from_bucket, to_bucket, n, at
     ), outcomes AS (
       SELECT run_id, at, CASE to_bucket WHEN 'outcome:replied' THEN 'replied' WHEN 'outcome:clicked' THEN 'clicked' ELSE 'converted' END AS outcome
       FROM taken WHERE node_id = '' AND to_bucket IN ('outcome:replied', 'outcome:clicked', 'converted')
@@ -82,6 +89,10 @@ export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResul
       UNION ALL
       SELECT version_id, node_id, from_bucket, at, -1 FROM taken WHERE from_bucket IS NOT NULL
       UNION ALL
+      SELECT version_id, node_id, to_bucket, at, n FROM tallied WHERE to_bucket IS NOT NULL
+      UNION ALL
+      SELECT version_id, node_id, from_bucket, at, -n FROM tallied WHERE from_bucket IS NOT NULL
+      UNION ALL
       SELECT p.version_id, p.node_id, 'path:' || p.path || ':' || o.outcome, o.at, 1 FROM outcomes o JOIN passed p ON p.run_id = o.run_id
     ), summed AS (
       SELECT version_id, node_id, bucket, (at AT TIME ZONE 'UTC')::date AS day, sum(n)::bigint AS n FROM moves GROUP BY 1, 2, 3, 4
@@ -93,8 +104,8 @@ export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResul
       ON CONFLICT (version_id, node_id, bucket, day) DO UPDATE SET n = journey_counts.n + excluded.n
       RETURNING 1
     )
-    SELECT (SELECT count(*)::int FROM taken) AS folded,
-           (SELECT (extract(epoch FROM now() - min(at)) * 1000)::float8 FROM taken) AS "oldestAgeMs",
+    SELECT (SELECT count(*)::int FROM taken) + (SELECT count(*)::int FROM tallied) AS folded,
+           (SELECT (extract(epoch FROM now() - min(at)) * 1000)::float8 FROM (SELECT at FROM taken UNION ALL SELECT at FROM tallied) a) AS "oldestAgeMs",
            (SELECT count(*)::int FROM added) AS added`;
   const r = rows[0];
   return { folded: r?.folded ?? 0, oldestAgeMs: r?.oldestAgeMs ?? null };
@@ -102,6 +113,7 @@ export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResul
 
 /** Changes waiting to be folded, counted up to `upTo` (a backlog larger than that is said as `upTo`). */
 export async function countChangesPending(tx: Tx, upTo: number): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM count_changes LIMIT ${upTo}) c`;
-  return rows[0]?.n ?? 0;
+  const rows = await tx.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM ((SELECT 1 FROM count_changes LIMIT ${upTo}) UNION ALL (SELECT 1 FROM count_tallies LIMIT ${upTo})) c`;
+  return Math.min(rows[0]?.n ?? 0, upTo);
 }

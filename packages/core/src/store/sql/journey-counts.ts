@@ -2,7 +2,7 @@ import type { Db, Tx } from "@holdfast/db";
 
 /**
  * Journey counts (issue 43): how many runs are at each step of an automation now, passed through it, failed, are held
- * or cancelled there, took each edge. journey_counts holds the count_changes the sweeper folded (store/sql/count-changes.ts);
+ * or cancelled there, took each edge. journey_counts holds the count_changes and count_tallies the sweeper folded (store/sql/count-changes.ts);
  * a read sums them and the changes not folded yet in one statement, so it sees one snapshot: exact at every instant,
  * whatever the fold does meanwhile. It reads O(nodes x buckets x days) rows and never the runs.
  */
@@ -40,16 +40,20 @@ export async function journeyCountsRead(
       SELECT CASE WHEN ${q.sinceHours}::int IS NULL THEN NULL
                   ELSE ((now() - make_interval(hours => ${q.sinceHours}::int)) AT TIME ZONE 'UTC')::date END AS day
     ), pending AS (
-      SELECT c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.at FROM count_changes c
+      SELECT c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.at, 1 AS n FROM count_changes c
       WHERE c.version_id IN (SELECT id FROM v) AND c.org_id = ${q.orgId}
         AND (${q.versionId}::text IS NULL OR c.version_id = ${q.versionId}::text OR c.node_id = '')
+      UNION ALL
+      SELECT t.version_id, t.node_id, t.from_bucket, t.to_bucket, t.at, t.n FROM count_tallies t
+      WHERE t.version_id IN (SELECT id FROM v) AND t.org_id = ${q.orgId}
+        AND (${q.versionId}::text IS NULL OR t.version_id = ${q.versionId}::text OR t.node_id = '')
     ), counted AS (
       SELECT version_id, node_id, bucket, day, n FROM journey_counts
       WHERE org_id = ${q.orgId} AND automation_id = ${q.automationId}
         AND (${q.versionId}::text IS NULL OR version_id = ${q.versionId}::text OR node_id = '')
       UNION ALL
       SELECT p.version_id, p.node_id, b.bucket, (p.at AT TIME ZONE 'UTC')::date, b.n
-      FROM pending p CROSS JOIN LATERAL (VALUES (p.to_bucket, 1), (p.from_bucket, -1)) AS b(bucket, n)
+      FROM pending p CROSS JOIN LATERAL (VALUES (p.to_bucket, p.n), (p.from_bucket, -p.n)) AS b(bucket, n)
       WHERE b.bucket IS NOT NULL
     )
     SELECT c.version_id AS "versionId", c.node_id AS "nodeId", c.bucket, sum(c.n)::float8 AS n, NULL::timestamptz AS at
@@ -64,7 +68,7 @@ export async function journeyCountsRead(
                     WHEN c.bucket IN ('completed', 'failed', 'cancelled', 'converted', 'moved_out') THEN -c.n ELSE 0 END)::float8, NULL
     FROM counted c WHERE c.node_id = '' GROUP BY 1
     UNION ALL
-    SELECT '', '', '#pending', count(*)::float8, min(at) FROM pending
+    SELECT '', '', '#pending', COALESCE(sum(n), 0)::float8, min(at) FROM pending
     UNION ALL
     SELECT '', '', '#now', 0, now()`;
   let pending = 0;

@@ -137,7 +137,7 @@ export async function stepsSettleManyIfToken(
   const order = requests.map((r, i) => ({ r, i })).sort((x, y) => (x.r.step.runId < y.r.step.runId ? -1 : x.r.step.runId > y.r.step.runId ? 1 : x.i - y.i));
   const { rows } = await sql.query<{ result: { answers: (RawSettle & { taken?: RawClaim })[]; looked: boolean; taken: number; more: boolean } }>({
     name: "holdfast_step_settle_many",
-    text: "SELECT holdfast_step_settle_many($1::jsonb, $2::jsonb) AS result",
+    text: "SELECT holdfast_step_settle_many($1::jsonb, $2::jsonb, true) AS result",
     values: [
       JSON.stringify(order.map(({ r }) => ({ ...settleArguments(r), ...(take && r.take ? { take: true } : {}) }))),
       take ? JSON.stringify(take) : null,

@@ -18,7 +18,7 @@ export interface FiredAndWalked extends FiredTimer {
 export function timersFireWalk(tx: Tx, ids: string[], wakes: number[] | null, by: string, plans: string): Promise<FiredAndWalked[]> {
   return tx.$queryRaw<FiredAndWalked[]>`
     SELECT "timerId", wake, "orgId", "runId", "stepId", "latenessMs", "versionId", "nodeId", walked
-    FROM holdfast_timers_fire_walk(${ids}::text[], ${wakes}::int[], ${by}, ${plans}::jsonb)`;
+    FROM holdfast_timers_fire_walk(${ids}::text[], ${wakes}::int[], ${by}, ${plans}::jsonb, true)`;
 }
 
 /**
@@ -37,7 +37,7 @@ export async function timersSweepFireWalk(
   const rows = await tx.$queryRaw<{ rest: FiredAndWalked[] | null; fired: SweepBatch["fired"] | null }[]>`
     WITH f AS MATERIALIZED (
       SELECT "timerId", wake, "orgId", "runId", "stepId", "latenessMs", "versionId", "nodeId", walked
-      FROM holdfast_timers_fire_walk(${dueFairlyPick(pick.orgs, pick.perOrg, pick.total)}, NULL, ${by}, ${plans}::jsonb)
+      FROM holdfast_timers_fire_walk(${dueFairlyPick(pick.orgs, pick.perOrg, pick.total)}, NULL, ${by}, ${plans}::jsonb, true)
     ), o AS MATERIALIZED (
       SELECT "orgId", count(*)::int AS count, max("latenessMs") AS "maxLatenessMs" FROM f GROUP BY "orgId"
     ), served AS (

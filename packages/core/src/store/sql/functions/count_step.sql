@@ -2,19 +2,23 @@
 -- bucket to the new one at the step's node, in the transaction that changed the step. Test runs count nothing.
 -- A step closed because its run converted (runs.goal_met is set before the walk closes the steps, and a run with
 -- goal_met only ever ends converted) counts 'converted', not 'cancelled': nothing went wrong there.
--- The change names no run (NULL run_id): the fold needs a run only for edges and outcomes (20261211100000_count_changes_step_rows).
+-- The change names no run (20261211100000_count_changes_step_rows), and a settle batch or a set of timers fired sums
+-- it with its neighbours' (holdfast_count_step_change, count_tally.sql).
 -- History (prisma/migrations, never edited): 20261207100000_journey_counts.
 CREATE OR REPLACE FUNCTION holdfast_count_step() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  c record;
 BEGIN
-  INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-  SELECT NEW.org_id, r.version_id, NULL, NEW.node_id,
-         CASE WHEN TG_OP = 'UPDATE' THEN b.old_bucket END, b.new_bucket
-  FROM runs r
-  CROSS JOIN LATERAL (
-    SELECT CASE WHEN OLD.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(OLD.status) END,
-           CASE WHEN NEW.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(NEW.status) END
-  ) AS b(old_bucket, new_bucket)
-  WHERE r.id = NEW.run_id AND NOT r.test;
+  SELECT r.version_id,
+         CASE WHEN TG_OP = 'UPDATE' THEN
+           CASE WHEN OLD.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(OLD.status) END
+         END AS old_bucket,
+         CASE WHEN NEW.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(NEW.status) END AS new_bucket
+  INTO c
+  FROM runs r WHERE r.id = NEW.run_id AND NOT r.test;
+  IF FOUND THEN
+    PERFORM holdfast_count_step_change(NEW.org_id, c.version_id, NEW.node_id, c.old_bucket, c.new_bucket);
+  END IF;
   RETURN NULL;
 END;
 $$;

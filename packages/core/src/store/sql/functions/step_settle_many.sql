@@ -17,8 +17,13 @@
 -- items sorted by run, so two batches lock their runs in one order; any other error fails the whole batch (nothing
 -- of it committed, the take's rows included) and the caller settles its items one by one. Called by store/sql/steps.ts
 -- (stepsSettleManyIfToken).
--- History (prisma/migrations, never edited): 20261203170000_settle_takes (the second argument).
-CREATE OR REPLACE FUNCTION holdfast_step_settle_many(p_items jsonb, p_take jsonb)
+-- With p_tally, the journey count changes of the batch's steps are written summed, one count_tallies row per version,
+-- node and move (holdfast_count_tally_start, count_tally.sql): a batch of one automation's steps writes a few rows
+-- where it wrote two or three a step. A previous release calls it without (its sweeper does not fold count_tallies).
+-- History (prisma/migrations, never edited): 20261203170000_settle_takes (the second argument); the third since
+-- 20261213100000_count_tallies. The two-argument signature stays for a previous release's processes during an upgrade
+-- (without a tally; at the end of this file).
+CREATE OR REPLACE FUNCTION holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean)
  RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
@@ -34,6 +39,9 @@ DECLARE
   step jsonb;
   k integer := 0;
 BEGIN
+  IF p_tally THEN
+    PERFORM holdfast_count_tally_start();
+  END IF;
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
     i := i + 1;
     BEGIN
@@ -50,6 +58,10 @@ BEGIN
       takers := takers || i;
     END IF;
   END LOOP;
+  IF p_tally THEN
+    -- The take below claims steps (ready to running: the same bucket, no change); any change it made would be its own row.
+    PERFORM holdfast_count_tally_flush();
+  END IF;
   IF p_take IS NULL OR cardinality(takers) = 0 THEN
     RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', false, 'taken', 0, 'more', false);
   END IF;
@@ -62,4 +74,12 @@ BEGIN
   END LOOP;
   RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', true, 'taken', took->'taken', 'more', took->'more');
 END;
+$function$;
+-- A previous release's call (before 20261213100000_count_tallies): the batch without a tally, its steps' changes one
+-- count_changes row each, which that release's sweeper folds.
+CREATE OR REPLACE FUNCTION holdfast_step_settle_many(p_items jsonb, p_take jsonb)
+ RETURNS jsonb
+ LANGUAGE sql
+AS $function$
+  SELECT holdfast_step_settle_many(p_items, p_take, false);
 $function$;

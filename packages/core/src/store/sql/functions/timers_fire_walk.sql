@@ -21,13 +21,20 @@
 -- which gives a run another transaction holds a run.wake.
 -- Returns one row per fired timer: its id, wake, organisation, run, step, lateness, the run's version and the wait's
 -- node, and walked: 'completed' or 'running' when the plan was applied here, NULL otherwise.
+-- With p_tally, the steps' journey count changes (the waits settled, the next steps inserted) are written summed, one
+-- count_tallies row per version, node and move (count_tally.sql); the edges keep their run, for the splits' paths.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
-CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb)
+-- History: p_tally since 20261213100000_count_tallies. The four-argument signature stays for a previous release's
+-- processes during an upgrade (without a tally; at the end of this file).
+CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean)
  RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
  LANGUAGE plpgsql
 AS $function$
 #variable_conflict use_column
 BEGIN
+  IF p_tally THEN
+    PERFORM holdfast_count_tally_start();
+  END IF;
   -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
   RETURN QUERY
   -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
@@ -126,5 +133,16 @@ BEGIN
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
   FROM facts x
   ORDER BY x.run_id, x.id;
+  -- The statement's row triggers have fired: what they collected is written now, in this transaction.
+  IF p_tally THEN
+    PERFORM holdfast_count_tally_flush();
+  END IF;
 END;
+$function$;
+-- A previous release's call (before 20261213100000_count_tallies): the batch without a tally.
+CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb)
+ RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
+ LANGUAGE sql
+AS $function$
+  SELECT * FROM holdfast_timers_fire_walk(p_ids, p_wakes, p_by, p_plans, false);
 $function$;
