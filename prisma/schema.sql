@@ -150,6 +150,23 @@ CREATE FUNCTION public.holdfast_count_bucket(p_status text) RETURNS text
                        WHEN 'parked' THEN 'held' WHEN 'done' THEN 'passed' ELSE p_status END
 $$;
 
+CREATE FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  kept text := current_setting('holdfast.count_tally', true);
+BEGIN
+  IF left(kept, 1) = '[' THEN
+    PERFORM set_config('holdfast.count_tally',
+                       kept || CASE WHEN kept = '[' THEN '' ELSE ',' END || jsonb_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text,
+                       true);
+  ELSE
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
+  END IF;
+END;
+$$;
+
 CREATE FUNCTION public.holdfast_count_run() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -194,26 +211,9 @@ BEGIN
   INTO c
   FROM runs r WHERE r.id = NEW.run_id AND NOT r.test;
   IF FOUND THEN
-    PERFORM holdfast_count_step_change(NEW.org_id, c.version_id, NEW.node_id, c.old_bucket, c.new_bucket);
+    PERFORM holdfast_count_change(NEW.org_id, c.version_id, NEW.node_id, c.old_bucket, c.new_bucket);
   END IF;
   RETURN NULL;
-END;
-$$;
-
-CREATE FUNCTION public.holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-  kept text := current_setting('holdfast.count_tally', true);
-BEGIN
-  IF left(kept, 1) = '[' THEN
-    PERFORM set_config('holdfast.count_tally',
-                       kept || CASE WHEN kept = '[' THEN '' ELSE ',' END || jsonb_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text,
-                       true);
-  ELSE
-    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-    VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
-  END IF;
 END;
 $$;
 
@@ -228,8 +228,8 @@ BEGIN
   END IF;
   SELECT r.version_id INTO v FROM runs r WHERE r.id = NEW.run_id AND NOT r.test;
   IF FOUND THEN
-    PERFORM holdfast_count_step_change(NEW.org_id, v, OLD.node_id, holdfast_count_bucket(NEW.status), NULL);
-    PERFORM holdfast_count_step_change(NEW.org_id, v, NEW.node_id, NULL, holdfast_count_bucket(NEW.status));
+    PERFORM holdfast_count_change(NEW.org_id, v, OLD.node_id, holdfast_count_bucket(NEW.status), NULL);
+    PERFORM holdfast_count_change(NEW.org_id, v, NEW.node_id, NULL, holdfast_count_bucket(NEW.status));
   END IF;
   RETURN NULL;
 END;
@@ -427,6 +427,7 @@ CREATE FUNCTION public.holdfast_rows_insert(p_org_id text, p_run_id text, p_rows
 DECLARE
   wanted int;
   written int;
+  version text;
 BEGIN
   -- Empty lists insert nothing (the outbox's NOTIFY trigger fires per statement, even for none).
   wanted := jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb));
@@ -479,10 +480,18 @@ BEGIN
     END IF;
   END IF;
   IF jsonb_array_length(COALESCE(p_rows->'edges', '[]'::jsonb)) > 0 THEN
-    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
-    SELECT p_org_id, r.version_id, p_run_id, e."nodeId", e.bucket
-    FROM runs r, jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text)
-    WHERE r.id = p_run_id AND r.org_id = p_org_id AND NOT r.test;
+    SELECT r.version_id INTO version FROM runs r WHERE r.id = p_run_id AND r.org_id = p_org_id AND NOT r.test;
+    IF FOUND THEN
+      -- An edge that leaves a split names the run (absent "run": a previous release's edge, which named it).
+      INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+      SELECT p_org_id, version, p_run_id, e."nodeId", e.bucket
+      FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
+      WHERE e.run IS NOT FALSE;
+      -- Any other: no run, summed with its neighbours' when the transaction collects (count_tally.sql).
+      PERFORM holdfast_count_change(p_org_id, version, e."nodeId", NULL, e.bucket)
+      FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
+      WHERE e.run IS FALSE;
+    END IF;
   END IF;
 END;
 $$;
@@ -1088,11 +1097,21 @@ BEGIN
     SELECT p.org_id, p.run_id, 'step.ready',
            jsonb_build_object('orgId', p.org_id, 'runId', p.run_id, 'stepId', p.next_id, 'lane', p.plan -> 'next' ->> 'lane')
     FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
-  ), edges AS (
+  ), edges AS MATERIALIZED (
+    SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket, e.run IS NOT FALSE AS named, e.n
+    FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text, run boolean)) WITH ORDINALITY AS e("nodeId", bucket, run, n)
+  ), edges_named AS (
+    -- An edge that leaves a split names its run (a plan learnt by a previous release has no "run": named).
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
-    SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket
-    FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text)) WITH ORDINALITY AS e("nodeId", bucket, n)
-    ORDER BY p.run_id, e.n
+    SELECT e.org_id, e.version_id, e.run_id, e."nodeId", e.bucket FROM edges e WHERE e.named ORDER BY e.run_id, e.n
+  ), edges_summed AS (
+    -- Any other: no run; summed when the batch tallies (one row per version, node and edge), else a row each.
+    INSERT INTO count_tallies (org_id, version_id, node_id, to_bucket, n)
+    SELECT e.org_id, e.version_id, e."nodeId", e.bucket, count(*) FROM edges e WHERE NOT e.named AND p_tally
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ), edges_unsummed AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+    SELECT e.org_id, e.version_id, NULL, e."nodeId", e.bucket FROM edges e WHERE NOT e.named AND NOT p_tally ORDER BY e.run_id, e.n
   )
   SELECT x.id, x.wake, x.org_id, x.run_id, x.step_id, x.lateness_ms::float8, x.version_id, x.node_id,
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
@@ -2565,6 +2584,9 @@ GRANT ALL ON FUNCTION public.holdfast_contact_resolve(p_org_id text, p_email tex
 GRANT ALL ON FUNCTION public.holdfast_count_bucket(p_status text) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_bucket(p_status text) TO holdfast_worker;
 
+GRANT ALL ON FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) TO holdfast_worker;
+
 GRANT ALL ON FUNCTION public.holdfast_count_run() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_run() TO holdfast_worker;
 
@@ -2573,9 +2595,6 @@ GRANT ALL ON FUNCTION public.holdfast_count_run_version() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_worker;
-
-GRANT ALL ON FUNCTION public.holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_worker;

@@ -74,16 +74,18 @@ describe("a plan as one statement's rows", () => {
     expect(rows?.outbox).toHaveLength(2);
   });
 
-  it("counts each edge the walk took, in order, at its from node; the rows name no run (the caller's is the only one)", () => {
+  it("counts each edge the walk took, in order, at its from node; the rows name no run (the caller's is the only one), and say whether to keep it (a split's edge)", () => {
     const edges: Command[] = [
       { type: "take_edge", from: "a", label: null, to: "ok" },
       { type: "record", event: "branch.evaluated", nodeId: "ok", data: { result: true } },
-      { type: "take_edge", from: "ok", label: "true", to: "call" },
+      { type: "take_edge", from: "ok", label: "true", to: "pick" },
+      { type: "take_edge", from: "pick", label: "A", to: "call", split: true },
       call,
     ];
     expect(statementRows(prepare(edges, at), effectKinds())?.edges).toEqual([
-      { nodeId: "a", bucket: "edge::ok" },
-      { nodeId: "ok", bucket: "edge:true:call" },
+      { nodeId: "a", bucket: "edge::ok", run: false },
+      { nodeId: "ok", bucket: "edge:true:pick", run: false },
+      { nodeId: "pick", bucket: "edge:A:call", run: true },
     ]);
     expect(statementRows(prepare(walk, at), effectKinds())?.edges).toEqual([]);
   });

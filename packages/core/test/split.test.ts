@@ -117,7 +117,8 @@ describe("the walk at an A/B split", () => {
       expect(commands.slice(1)).toEqual([
         { type: "take_edge", from: "t", label: null, to: "pick" },
         { type: "record", event: "split.chosen", nodeId: "pick", data: { path } },
-        { type: "take_edge", from: "pick", label: path, to: next },
+        // Out of the split: its count names the run (the path a later reply or click is counted on).
+        { type: "take_edge", from: "pick", label: path, to: next, split: true },
         expect.objectContaining({ type: "schedule_step", nodeId: next }),
       ]);
       // A repeated delivery, a retry's re-walk or a wake-up with the same input: the same commands.

@@ -244,7 +244,10 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     const cache = taught();
     const [run, other] = [await waiting("end"), await waiting("step")];
     const [wait] = await rows("SELECT id FROM steps WHERE run_id = $1", [run.runId]);
-    const [before] = await rows("SELECT seq, (SELECT count(*)::int FROM count_changes WHERE run_id = $1 AND to_bucket LIKE 'edge:%') AS edges FROM runs WHERE id = $1", [run.runId]);
+    // The edges counted at each run's version (no run named: a wait is no split; no tally: the four-argument call).
+    const edgesOf = "SELECT (SELECT count(*)::int FROM count_changes c WHERE c.version_id = r.version_id AND c.to_bucket LIKE 'edge:%') AS edges FROM runs r WHERE r.id = $1";
+    const [edgesBefore, otherEdgesBefore] = [(await rows(edgesOf, [run.runId]))[0].edges, (await rows(edgesOf, [other.runId]))[0].edges];
+    const [before] = await rows("SELECT seq FROM runs WHERE id = $1", [run.runId]);
     const fired = await behindItsSnapshot(
       run.timerId,
       async (q) => {
@@ -265,7 +268,8 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     expect(await rows("SELECT status, seq FROM runs WHERE id = $1", [run.runId])).toEqual([{ status: "running", seq: before.seq }]);
     expect(await rows("SELECT type FROM run_events WHERE run_id = $1 AND type IN ('run.completed', 'step.scheduled')", [run.runId])).toEqual([]);
     // No edge counted from the wait (the journey counts' edge rows; the step rows' own come from their trigger).
-    expect(await rows("SELECT count(*)::int AS n FROM count_changes WHERE run_id = $1 AND to_bucket LIKE 'edge:%'", [run.runId])).toEqual([{ n: before.edges }]);
+    expect(await rows(edgesOf, [run.runId])).toEqual([{ edges: edgesBefore }]);
+    expect(await rows(edgesOf, [other.runId])).toEqual([{ edges: otherEdgesBefore + 1 }]);
     // The wait is as the other writer left it: not settled again by the firing.
     expect(await rows("SELECT status, COALESCE(output ? 'firedAt', false) AS fired FROM steps WHERE run_id = $1", [run.runId])).toEqual([{ status: "done", fired: false }]);
     expect(await rows("SELECT fired_at IS NOT NULL AS fired FROM timers WHERE id = $1", [run.timerId])).toEqual([{ fired: true }]);
@@ -278,6 +282,7 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
   it("keeps a step already at the next step's (run, node, iteration) and fires the rest of the batch: that run goes to the walk", async () => {
     const cache = taught();
     const [clash, fine] = [await waiting("step"), await waiting("step")];
+    await rows("DELETE FROM count_tallies; DELETE FROM count_changes WHERE run_id IS NULL");
     const { fired, walks } = await behindItsSnapshot(
       clash.timerId,
       async (q) => {
@@ -299,9 +304,12 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     ]);
     expect(await rows("SELECT type FROM run_events WHERE run_id = $1 ORDER BY id", [clash.runId])).not.toContainEqual({ type: "step.scheduled" });
     expect(await rows("SELECT topic FROM outbox WHERE run_id = $1 AND topic = 'step.ready'", [clash.runId])).toEqual([]);
-    const edgesFromWait = "SELECT count(*)::int AS n FROM count_changes WHERE run_id = $1 AND node_id = 'w' AND to_bucket LIKE 'edge:%'";
-    expect(await rows(edgesFromWait, [clash.runId])).toEqual([{ n: 0 }]);
-    expect(await rows(edgesFromWait, [fine.runId])).toEqual([{ n: 1 }]);
+    // The edge out of the wait is counted once, for `fine` (summed, no run: it leaves no split); the clash's dropped plan
+    // and its walk, which kept the step already there, count none.
+    expect(
+      await rows(`SELECT (SELECT COALESCE(sum(n), 0)::int FROM count_tallies WHERE node_id = 'w' AND to_bucket LIKE 'edge:%') AS summed,
+                         (SELECT count(*)::int FROM count_changes WHERE node_id = 'w' AND to_bucket LIKE 'edge:%') AS rows`),
+    ).toEqual([{ summed: 1, rows: 0 }]);
     expect(await rows("SELECT node_id, status FROM steps WHERE run_id = $1 ORDER BY created_at", [fine.runId])).toEqual([
       { node_id: "w", status: "done" },
       { node_id: "call", status: "ready" },

@@ -34,8 +34,11 @@ export type Command =
   | { type: "close_approval"; stepId: string; status: "escalated" | "expired" | Decision }
   | { type: "mark_advanced"; stepId: string }
   | { type: "record"; event: string; nodeId?: string; data?: Record<string, unknown> }
-  /** The walk went along this edge (counted on the canvas: journey counts' 'edge:<label>:<to>' at `from`). */
-  | { type: "take_edge"; from: string; label: string | null; to: string }
+  /**
+   * The walk went along this edge (counted on the canvas: journey counts' 'edge:<label>:<to>' at `from`). `split`: it
+   * leaves an A/B split, so its count names the run (the path a run took is what a later reply or click counts on).
+   */
+  | { type: "take_edge"; from: string; label: string | null; to: string; split?: true }
   | { type: "complete_run"; nodeId: string }
   | { type: "fail_run"; reason: string; nodeId?: string; budget?: "steps" | "age"; stepIds?: string[] }
   | { type: "cancel_run"; stepIds: string[] }
@@ -163,7 +166,8 @@ function walkFrom(graph: Graph, run: RunState, fromId: string, earlier: Command[
   for (let hops = 0; hops < maxInlineHops; hops++) {
     if (edge === undefined) return [...commands, { type: "fail_run", reason: `node ${fromId} has no way forward` }];
     const current = edge.to;
-    commands.push({ type: "take_edge", from: edge.from, label: edge.label ?? null, to: edge.to });
+    const split = graph.nodes.find((n) => n.id === edge?.from)?.kind === "split";
+    commands.push({ type: "take_edge", from: edge.from, label: edge.label ?? null, to: edge.to, ...(split ? { split: true as const } : {}) });
     const node = graph.nodes.find((n) => n.id === current);
     if (!node) return [...commands, { type: "fail_run", reason: `edge leads to missing node ${current}` }];
     switch (node.kind) {

@@ -112,9 +112,12 @@ export function scheduleStep(c: ScheduleCommand, at: RowContext, claimed = false
   return { step, events: [scheduled], outbox: [stepReady(step)], waitsFor: null };
 }
 
-/** An edge the walk took as its journey count: one run into 'edge:<label or ''>:<to>' at the edge's from node. */
+/**
+ * An edge the walk took as its journey count: one run into 'edge:<label or ''>:<to>' at the edge's from node, naming
+ * the run only when the edge leaves a split.
+ */
 export function edgeCount(c: Extract<Command, { type: "take_edge" }>): EdgeCount {
-  return { nodeId: c.from, bucket: `edge:${c.label ?? ""}:${c.to}` };
+  return { nodeId: c.from, bucket: `edge:${c.label ?? ""}:${c.to}`, run: c.split === true };
 }
 
 /** The walk's commands as rows, in order. */

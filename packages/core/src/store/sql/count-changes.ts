@@ -10,15 +10,15 @@ import type { EdgeCount } from "./plan-rows";
 
 /**
  * The edges the engine's walks took (run/apply/apply.ts), for runs locked in `tx`: one INSERT for all of them, with
- * each run's version, none for a test run.
+ * each run's version, none for a test run; the run named only for an edge that leaves a split (EdgeCount.run).
  */
 export async function countChangesInsertEdges(tx: Tx, rows: (EdgeCount & { orgId: string; runId: string })[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.$executeRaw`
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
-    SELECT r.org_id, r.version_id, r.id, e.node_id, e.bucket
+    SELECT r.org_id, r.version_id, CASE WHEN e.run THEN r.id END, e.node_id, e.bucket
     FROM unnest(${rows.map((r) => r.orgId)}::text[], ${rows.map((r) => r.runId)}::text[], ${rows.map((r) => r.nodeId)}::text[],
-                ${rows.map((r) => r.bucket)}::text[]) WITH ORDINALITY AS e(org_id, run_id, node_id, bucket, n)
+                ${rows.map((r) => r.bucket)}::text[], ${rows.map((r) => r.run)}::boolean[]) WITH ORDINALITY AS e(org_id, run_id, node_id, bucket, run, n)
     JOIN runs r ON r.id = e.run_id AND r.org_id = e.org_id AND NOT r.test
     ORDER BY e.n`;
 }
@@ -65,7 +65,8 @@ export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResul
       FROM taken WHERE node_id = '' AND to_bucket IN ('outcome:replied', 'outcome:clicked', 'converted')
     ), edges AS (
       -- Edges of this fold, and (only for runs with an outcome here) edges still pending: those may leave a split.
-      SELECT org_id, run_id, version_id, node_id, to_bucket FROM taken WHERE to_bucket LIKE 'edge:%'
+      -- An edge that names no run leaves no split (EdgeCount.run in store/sql/plan-rows.ts).
+      SELECT org_id, run_id, version_id, node_id, to_bucket FROM taken WHERE to_bucket LIKE 'edge:%' AND run_id IS NOT NULL
       UNION
       SELECT c.org_id, c.run_id, c.version_id, c.node_id, c.to_bucket FROM count_changes c
       WHERE EXISTS (SELECT 1 FROM outcomes) AND c.run_id IN (SELECT run_id FROM outcomes) AND c.to_bucket LIKE 'edge:%'

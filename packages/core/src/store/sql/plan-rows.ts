@@ -39,4 +39,10 @@ export interface StepInsert extends NewStep {
 export interface EdgeCount {
   nodeId: string;
   bucket: string;
+  /**
+   * The count names its run: only an edge that leaves a split, whose path the fold remembers for the run's later
+   * reply, click or conversion (run_split_paths). Any other edge is counted without it, summed with its neighbours'
+   * in a settle batch or a set of timers fired (count_tallies).
+   */
+  run: boolean;
 }

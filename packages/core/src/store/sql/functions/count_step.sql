@@ -3,7 +3,7 @@
 -- A step closed because its run converted (runs.goal_met is set before the walk closes the steps, and a run with
 -- goal_met only ever ends converted) counts 'converted', not 'cancelled': nothing went wrong there.
 -- The change names no run (20261211100000_count_changes_step_rows), and a settle batch or a set of timers fired sums
--- it with its neighbours' (holdfast_count_step_change, count_tally.sql).
+-- it with its neighbours' (holdfast_count_change, count_tally.sql).
 -- History (prisma/migrations, never edited): 20261207100000_journey_counts.
 CREATE OR REPLACE FUNCTION holdfast_count_step() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -17,7 +17,7 @@ BEGIN
   INTO c
   FROM runs r WHERE r.id = NEW.run_id AND NOT r.test;
   IF FOUND THEN
-    PERFORM holdfast_count_step_change(NEW.org_id, c.version_id, NEW.node_id, c.old_bucket, c.new_bucket);
+    PERFORM holdfast_count_change(NEW.org_id, c.version_id, NEW.node_id, c.old_bucket, c.new_bucket);
   END IF;
   RETURN NULL;
 END;

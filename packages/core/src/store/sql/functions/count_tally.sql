@@ -6,13 +6,13 @@
 -- holdfast_count_tally_flush(): writes what was kept as count_tallies rows, one per organisation, version, node and
 -- move with its number of runs, and ends the collecting. The caller that starts collecting must flush before it
 -- returns: a change still kept at commit is lost.
--- holdfast_count_step_change(): one change of a step's run, collected when collecting, else one count_changes row.
+-- holdfast_count_change(): one change of a step's run, collected when collecting, else one count_changes row.
 -- History: new in 20261213100000_count_tallies (issue 47).
 CREATE OR REPLACE FUNCTION holdfast_count_tally_start() RETURNS void LANGUAGE sql AS $$
   SELECT set_config('holdfast.count_tally', '[', true);
 $$;
 
-CREATE OR REPLACE FUNCTION holdfast_count_step_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text)
+CREATE OR REPLACE FUNCTION holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$

@@ -11,8 +11,9 @@
 -- ever writes rows of its own run; a row naming another is a defect of the caller, never a cross-tenant write (the
 -- settle then records its step's outcome without the walk and leaves the run to the engine: store/sql/steps.ts).
 -- Edges ('edges': the walk's take_edge commands as journey count changes, run/apply/rows.ts edgeCount) name no run:
--- they are written for p_run_id alone, with its version, and only when that run is of p_org_id and not a test run,
--- in one INSERT whatever their number (count_changes, 20261207100000_journey_counts).
+-- they are written for p_run_id alone, with its version, and only when that run is of p_org_id and not a test run
+-- (count_changes, 20261207100000_journey_counts). An edge that leaves a split ("run": true) keeps p_run_id on its row;
+-- any other is a change without a run (holdfast_count_change: summed in a settle batch, 20261213100000_count_tallies).
 -- History: new in 20261201121000_one_applier; p_org_id and p_run_id since 2026-12-02 (issue 19). The one-argument
 -- signature is dropped here, not by a migration: the function files are applied in one transaction after the
 -- migrations, so the old signature goes in the same commit as its callers' new bodies (run_start.sql,
@@ -25,6 +26,7 @@ AS $function$
 DECLARE
   wanted int;
   written int;
+  version text;
 BEGIN
   -- Empty lists insert nothing (the outbox's NOTIFY trigger fires per statement, even for none).
   wanted := jsonb_array_length(COALESCE(p_rows->'steps', '[]'::jsonb));
@@ -77,10 +79,18 @@ BEGIN
     END IF;
   END IF;
   IF jsonb_array_length(COALESCE(p_rows->'edges', '[]'::jsonb)) > 0 THEN
-    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
-    SELECT p_org_id, r.version_id, p_run_id, e."nodeId", e.bucket
-    FROM runs r, jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text)
-    WHERE r.id = p_run_id AND r.org_id = p_org_id AND NOT r.test;
+    SELECT r.version_id INTO version FROM runs r WHERE r.id = p_run_id AND r.org_id = p_org_id AND NOT r.test;
+    IF FOUND THEN
+      -- An edge that leaves a split names the run (absent "run": a previous release's edge, which named it).
+      INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+      SELECT p_org_id, version, p_run_id, e."nodeId", e.bucket
+      FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
+      WHERE e.run IS NOT FALSE;
+      -- Any other: no run, summed with its neighbours' when the transaction collects (count_tally.sql).
+      PERFORM holdfast_count_change(p_org_id, version, e."nodeId", NULL, e.bucket)
+      FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
+      WHERE e.run IS FALSE;
+    END IF;
   END IF;
 END;
 $function$;

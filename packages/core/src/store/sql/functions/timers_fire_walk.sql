@@ -12,7 +12,8 @@
 -- its wait step still waiting, and no other step open or settled and not walked on. Then, in this statement, the wait
 -- step is marked walked on, the next step is inserted ready (iteration: one more than the node's last) with its
 -- `step.scheduled` row and its `step.ready` wake-up, or the run completes with its `run.completed` row; the edges
--- taken are counted (count_changes) and the run's seq moves on; the same rows the applier writes
+-- taken are counted (count_changes, or count_tallies; a plan's edges never leave a split, so they name no run) and the
+-- run's seq moves on; the same rows the applier writes
 -- (run/apply/apply.ts applyPlans; packages/core/test/timers-fire-walk.test.ts compares them). The plan is applied only
 -- where this statement settled the wait (a wait another writer settled after the statement's snapshot is left alone),
 -- and, for a next step, only where the step went in: one already at its (run, node, iteration) is kept, as the applier
@@ -22,7 +23,7 @@
 -- Returns one row per fired timer: its id, wake, organisation, run, step, lateness, the run's version and the wait's
 -- node, and walked: 'completed' or 'running' when the plan was applied here, NULL otherwise.
 -- With p_tally, the steps' journey count changes (the waits settled, the next steps inserted) are written summed, one
--- count_tallies row per version, node and move (count_tally.sql); the edges keep their run, for the splits' paths.
+-- count_tallies row per version, node and move (count_tally.sql), and so are the edges that name no run.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
 -- History: p_tally since 20261213100000_count_tallies. The four-argument signature stays for a previous release's
 -- processes during an upgrade (without a tally; at the end of this file).
@@ -123,11 +124,21 @@ BEGIN
     SELECT p.org_id, p.run_id, 'step.ready',
            jsonb_build_object('orgId', p.org_id, 'runId', p.run_id, 'stepId', p.next_id, 'lane', p.plan -> 'next' ->> 'lane')
     FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
-  ), edges AS (
+  ), edges AS MATERIALIZED (
+    SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket, e.run IS NOT FALSE AS named, e.n
+    FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text, run boolean)) WITH ORDINALITY AS e("nodeId", bucket, run, n)
+  ), edges_named AS (
+    -- An edge that leaves a split names its run (a plan learnt by a previous release has no "run": named).
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
-    SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket
-    FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text)) WITH ORDINALITY AS e("nodeId", bucket, n)
-    ORDER BY p.run_id, e.n
+    SELECT e.org_id, e.version_id, e.run_id, e."nodeId", e.bucket FROM edges e WHERE e.named ORDER BY e.run_id, e.n
+  ), edges_summed AS (
+    -- Any other: no run; summed when the batch tallies (one row per version, node and edge), else a row each.
+    INSERT INTO count_tallies (org_id, version_id, node_id, to_bucket, n)
+    SELECT e.org_id, e.version_id, e."nodeId", e.bucket, count(*) FROM edges e WHERE NOT e.named AND p_tally
+    GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+  ), edges_unsummed AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+    SELECT e.org_id, e.version_id, NULL, e."nodeId", e.bucket FROM edges e WHERE NOT e.named AND NOT p_tally ORDER BY e.run_id, e.n
   )
   SELECT x.id, x.wake, x.org_id, x.run_id, x.step_id, x.lateness_ms::float8, x.version_id, x.node_id,
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
