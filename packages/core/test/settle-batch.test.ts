@@ -123,26 +123,30 @@ describe("a batch's journey counts", () => {
   });
 
   it("are collected in the transaction: a rolled-back subtransaction's changes go with it, and the flush ends the collecting", async () => {
-    const [a, b] = await Promise.all([claimedStep(), claimedStep()]);
+    // More changes than one chunk of the collected list holds (32), and a rollback across a chunk's end.
+    const steps: ClaimedStep[] = [];
+    for (let i = 0; i < 75; i++) steps.push(await claimedStep());
+    const [a, kept, undone] = [steps[0] as ClaimedStep, steps.slice(1, 31), steps.slice(31)];
     await t.sql.query("DELETE FROM count_tallies; DELETE FROM count_changes");
     const client = await t.sql.connect();
     try {
       await client.query("BEGIN");
       await client.query("SELECT holdfast_count_tally_start()");
+      await client.query("UPDATE steps SET status = 'done', owner = NULL, lease_until = NULL WHERE id = ANY($1)", [kept.map((s) => s.id)]);
       await client.query("SAVEPOINT item");
-      await client.query("UPDATE steps SET status = 'failed', owner = NULL, lease_until = NULL WHERE id = $1", [a.id]);
+      await client.query("UPDATE steps SET status = 'failed', owner = NULL, lease_until = NULL WHERE id = ANY($1)", [undone.map((s) => s.id)]);
       await client.query("ROLLBACK TO SAVEPOINT item");
-      await client.query("UPDATE steps SET status = 'done', owner = NULL, lease_until = NULL WHERE id = $1", [b.id]);
+      await client.query("UPDATE steps SET status = 'done', owner = NULL, lease_until = NULL WHERE id = ANY($1)", [undone.slice(0, 10).map((s) => s.id)]);
       await client.query("SELECT holdfast_count_tally_flush()");
-      expect((await client.query("SELECT current_setting('holdfast.count_tally') AS kept")).rows).toEqual([{ kept: "" }]);
+      expect((await client.query("SELECT current_setting('holdfast.count_tally') AS state")).rows).toEqual([{ state: "" }]);
       // After the flush a change is a row of its own again.
       await client.query("UPDATE steps SET status = 'failed', owner = NULL, lease_until = NULL WHERE id = $1", [a.id]);
       await client.query("COMMIT");
     } finally {
       client.release();
     }
-    const [{ node_id: node }] = await rows("SELECT node_id FROM steps WHERE id = $1", [b.id]);
-    expect(await counted()).toEqual({ tallies: [{ node_id: node, from_bucket: "now", to_bucket: "passed", n: 1 }], stepRows: 1 });
+    const [{ node_id: node }] = await rows("SELECT node_id FROM steps WHERE id = $1", [a.id]);
+    expect(await counted()).toEqual({ tallies: [{ node_id: node, from_bucket: "now", to_bucket: "passed", n: 40 }], stepRows: 1 });
   });
 });
 
