@@ -912,6 +912,7 @@ DECLARE
   step jsonb;
   k integer := 0;
 BEGIN
+  p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
@@ -1011,17 +1012,12 @@ BEGIN
   EXECUTE format('CREATE POLICY worker_all ON %s TO holdfast_worker USING (true) WITH CHECK (true)', t);
 END $$;
 
-CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
-    LANGUAGE sql
-    AS $$
-  SELECT * FROM holdfast_timers_fire_walk(p_ids, p_wakes, p_by, p_plans, false);
-$$;
-
 CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
     LANGUAGE plpgsql
     AS $$
 #variable_conflict use_column
 BEGIN
+  p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
@@ -2694,9 +2690,6 @@ GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit inte
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_worker;
 
 REVOKE ALL ON FUNCTION public.holdfast_tenant_table(t regclass) FROM PUBLIC;
-
-GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) TO holdfast_worker;

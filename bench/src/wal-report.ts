@@ -2,7 +2,7 @@ import type { WalGroup } from "./measure/wal-detail";
 import { fmt } from "./report";
 import type { RaceResult } from "./result";
 
-const top = 40;
+const top = 8;
 
 function groupLines(title: string, groups: WalGroup[], steps: number): string[] {
   const shown = groups.slice(0, top);

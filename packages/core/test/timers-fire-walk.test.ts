@@ -244,7 +244,7 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     const cache = taught();
     const [run, other] = [await waiting("end"), await waiting("step")];
     const [wait] = await rows("SELECT id FROM steps WHERE run_id = $1", [run.runId]);
-    // The edges counted at each run's version (no run named: a wait is no split; no tally: the four-argument call).
+    // The edges counted at each run's version (no run named: a wait is no split; a row each: called without a tally).
     const edgesOf = "SELECT (SELECT count(*)::int FROM count_changes c WHERE c.version_id = r.version_id AND c.to_bucket LIKE 'edge:%') AS edges FROM runs r WHERE r.id = $1";
     const [edgesBefore, otherEdgesBefore] = [(await rows(edgesOf, [run.runId]))[0].edges, (await rows(edgesOf, [other.runId]))[0].edges];
     const [before] = await rows("SELECT seq FROM runs WHERE id = $1", [run.runId]);
@@ -255,7 +255,7 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
       },
       async () =>
         (
-          await t.sql.query('SELECT "runId", walked FROM holdfast_timers_fire_walk($1::text[], $2::int[], $3, $4::jsonb)', [
+          await t.sql.query('SELECT "runId", walked FROM holdfast_timers_fire_walk($1::text[], $2::int[], $3, $4::jsonb, false)', [
             [run.timerId, other.timerId],
             [run.wake, other.wake],
             actor,

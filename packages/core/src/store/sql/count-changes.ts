@@ -26,6 +26,8 @@ export async function countChangesInsertEdges(tx: Tx, rows: (EdgeCount & { orgId
 export interface FoldResult {
   /** Rows folded (deleted from count_changes and count_tallies, and added to journey_counts); a tally is many changes. */
   folded: number;
+  /** Either table had more than this fold took: fold again at once. */
+  full: boolean;
   /** The oldest folded change's age (ms, by the database clock); null when nothing was folded. */
   oldestAgeMs: number | null;
 }
@@ -34,7 +36,8 @@ export interface FoldResult {
 const foldLockSpace = 46;
 
 /**
- * The fold, in one statement: deletes up to `batch` changes (a fold that dies rolls back with its deletes) and adds
+ * The fold, in one statement: deletes up to `batch` rows (up to half of them count_tallies', the rest count_changes';
+ * a fold that dies rolls back with its deletes) and adds
  * them to journey_counts per version, node, bucket and UTC day (ON CONFLICT DO UPDATE n = n + excluded.n, in key
  * order so two folds never deadlock). Deleting and adding in one statement is what counts each change exactly once; a read sums journey_counts and count_changes in one snapshot.
  * One fold at a time: a fold that finds another folding (its transaction-scoped advisory lock taken) folds nothing
@@ -47,19 +50,21 @@ const foldLockSpace = 46;
  * split edges not folded yet (written in the same transaction as a conversion, say).
  */
 export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResult> {
-  const rows = await tx.$queryRaw<{ folded: number; oldestAgeMs: number | null }[]>`
+  const tallyShare = Math.max(1, Math.floor(batch / 2));
+  const rows = await tx.$queryRaw<{ folded: number; full: boolean; oldestAgeMs: number | null }[]>`
     WITH turn AS (
       SELECT pg_try_advisory_xact_lock(${foldLockSpace}::int, 0) AS mine
-    ), taken AS (
-      DELETE FROM count_changes
-      WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_changes WHERE (SELECT mine FROM turn) LIMIT ${batch}))
-      RETURNING org_id, version_id, run_id, node_id, from_bucket, to_bucket, at
     ), tallied AS (
+      -- Up to half the batch of summed rows first, so a backlog of one table never holds up the other's.
       DELETE FROM count_tallies
-      -- What the batch leaves after count_changes' rows: a fold takes at most \`batch\` rows in all.
-      WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_tallies WHERE (SELECT mine FROM turn)
-                             LIMIT GREATEST(${batch}::int - (SELECT count(*) FROM taken), 0)))
+      WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_tallies WHERE (SELECT mine FROM turn) LIMIT ${tallyShare}))
       RETURNING version_id, node_id, from_bucket, to_bucket, n, at
+    ), taken AS (
+      -- The rest of the batch: a fold takes at most \`batch\` rows in all.
+      DELETE FROM count_changes
+      WHERE ctid = ANY(ARRAY(SELECT ctid FROM count_changes WHERE (SELECT mine FROM turn)
+                             LIMIT GREATEST(${batch}::int - (SELECT count(*) FROM tallied), 0)))
+      RETURNING org_id, version_id, run_id, node_id, from_bucket, to_bucket, at
     ), outcomes AS (
       SELECT run_id, at, CASE to_bucket WHEN 'outcome:replied' THEN 'replied' WHEN 'outcome:clicked' THEN 'clicked' ELSE 'converted' END AS outcome
       FROM taken WHERE node_id = '' AND to_bucket IN ('outcome:replied', 'outcome:clicked', 'converted')
@@ -106,13 +111,14 @@ export async function countChangesFold(tx: Tx, batch: number): Promise<FoldResul
       RETURNING 1
     )
     SELECT (SELECT count(*)::int FROM taken) + (SELECT count(*)::int FROM tallied) AS folded,
+           (SELECT count(*) FROM tallied) >= ${tallyShare} OR (SELECT count(*) FROM taken) + (SELECT count(*) FROM tallied) >= ${batch} AS full,
            (SELECT (extract(epoch FROM now() - min(at)) * 1000)::float8 FROM (SELECT at FROM taken UNION ALL SELECT at FROM tallied) a) AS "oldestAgeMs",
            (SELECT count(*)::int FROM added) AS added`;
   const r = rows[0];
-  return { folded: r?.folded ?? 0, oldestAgeMs: r?.oldestAgeMs ?? null };
+  return { folded: r?.folded ?? 0, full: r?.full ?? false, oldestAgeMs: r?.oldestAgeMs ?? null };
 }
 
-/** Changes waiting to be folded, counted up to `upTo` (a backlog larger than that is said as `upTo`). */
+/** Rows waiting to be folded (a tally row is many changes), counted up to `upTo` (a larger backlog is said as `upTo`). */
 export async function countChangesPending(tx: Tx, upTo: number): Promise<number> {
   const rows = await tx.$queryRaw<{ n: number }[]>`
     SELECT count(*)::int AS n FROM ((SELECT 1 FROM count_changes LIMIT ${upTo}) UNION ALL (SELECT 1 FROM count_tallies LIMIT ${upTo})) c`;

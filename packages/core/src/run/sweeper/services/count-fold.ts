@@ -3,9 +3,11 @@ import { countChangesFold, countChangesPending } from "../../../store/sql/count-
 import { defaultBatch, defaultIntervalMs, defineService, setting, sweepSharedEnv } from "../service";
 
 export interface CountFoldResult {
-  /** Journey count changes folded into journey_counts. */
+  /** Rows of journey count changes folded into journey_counts (a count_tallies row sums many changes). */
   folded: number;
-  /** How far behind the fold is after this pass: changes still waiting (counted up to 100,000). */
+  /** Either table had more than this pass took. */
+  full: boolean;
+  /** How far behind the fold is after this pass: rows still waiting (counted up to 100,000). */
   pending: number;
   /** The oldest change this pass folded, its age (ms); null when it folded none. */
   oldestAgeMs: number | null;
@@ -37,7 +39,7 @@ export const countFold = defineService({
     const fold = await countChangesFold(tx, s.batch);
     return { ...fold, pending: await countChangesPending(tx, pendingUpTo) };
   },
-  full: (r, s) => r.folded >= s.batch,
+  full: (r) => r.full,
   report(r, log) {
     if (r.folded) log.debug({ countsFolded: r.folded, countsPending: r.pending, oldestChangeAgeMs: r.oldestAgeMs }, "folded journey count changes");
   },

@@ -39,6 +39,7 @@ DECLARE
   step jsonb;
   k integer := 0;
 BEGIN
+  p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;

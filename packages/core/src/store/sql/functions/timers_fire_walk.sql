@@ -25,14 +25,16 @@
 -- With p_tally, the steps' journey count changes (the waits settled, the next steps inserted) are written summed, one
 -- count_tallies row per version, node and move (count_tally.sql), and so are the edges that name no run.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
--- History: p_tally since 20261213100000_count_tallies. The four-argument signature stays for a previous release's
--- processes during an upgrade (without a tally; at the end of this file).
+-- History: p_tally since 20261213100000_count_tallies (no release had the four-argument form, which is dropped here;
+-- NULL is taken as false).
+DROP FUNCTION IF EXISTS holdfast_timers_fire_walk(text[], integer[], text, jsonb);
 CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean)
  RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
  LANGUAGE plpgsql
 AS $function$
 #variable_conflict use_column
 BEGIN
+  p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
@@ -149,11 +151,4 @@ BEGIN
     PERFORM holdfast_count_tally_flush();
   END IF;
 END;
-$function$;
--- A previous release's call (before 20261213100000_count_tallies): the batch without a tally.
-CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb)
- RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
- LANGUAGE sql
-AS $function$
-  SELECT * FROM holdfast_timers_fire_walk(p_ids, p_wakes, p_by, p_plans, false);
 $function$;
