@@ -154,26 +154,21 @@ CREATE FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  state text := current_setting('holdfast.count_tally', true);
-  chunk integer;
-  kept integer;
-  name text;
+  chunk text := current_setting('holdfast.count_tally', true);
+  kept text;
 BEGIN
-  IF state IS NULL OR state = '' THEN
+  IF chunk IS NULL OR chunk = '' THEN
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
     VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
     RETURN;
   END IF;
-  chunk := split_part(state, ':', 1)::integer;
-  kept := split_part(state, ':', 2)::integer;
-  IF kept >= 32 THEN
-    chunk := chunk + 1;
-    kept := 0;
-    PERFORM set_config('holdfast.count_tally_' || chunk, '', true);
+  kept := current_setting('holdfast.count_tally_' || chunk);
+  IF octet_length(kept) >= 4096 THEN
+    chunk := (chunk::integer + 1)::text;
+    kept := '';
+    PERFORM set_config('holdfast.count_tally', chunk, true);
   END IF;
-  name := 'holdfast.count_tally_' || chunk;
-  PERFORM set_config(name, current_setting(name) || ',' || jsonb_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text, true);
-  PERFORM set_config('holdfast.count_tally', chunk || ':' || (kept + 1), true);
+  PERFORM set_config('holdfast.count_tally_' || chunk, kept || ',' || json_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text, true);
 END;
 $$;
 
@@ -249,14 +244,14 @@ CREATE FUNCTION public.holdfast_count_tally_flush() RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  state text := current_setting('holdfast.count_tally', true);
+  chunk text := current_setting('holdfast.count_tally', true);
   kept text;
 BEGIN
-  IF state IS NULL OR state = '' THEN
+  IF chunk IS NULL OR chunk = '' THEN
     RETURN;
   END IF;
   SELECT string_agg(current_setting('holdfast.count_tally_' || i), '' ORDER BY i) INTO kept
-  FROM generate_series(0, split_part(state, ':', 1)::integer) AS i;
+  FROM generate_series(0, chunk::integer) AS i;
   PERFORM set_config('holdfast.count_tally', '', true);
   IF kept <> '' THEN
     -- In key order, as the fold adds them.
@@ -272,7 +267,7 @@ $$;
 CREATE FUNCTION public.holdfast_count_tally_start() RETURNS void
     LANGUAGE sql
     AS $$
-  SELECT set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0:0', true);
+  SELECT set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0', true);
 $$;
 
 CREATE FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) RETURNS jsonb

@@ -123,7 +123,7 @@ describe("a batch's journey counts", () => {
   });
 
   it("are collected in the transaction: a rolled-back subtransaction's changes go with it, and the flush ends the collecting", async () => {
-    // More changes than one chunk of the collected list holds (32), and a rollback across a chunk's end.
+    // More changes than one chunk of the collected list holds (about 4 kB: 40 of these), and a rollback across a chunk's end.
     const steps: ClaimedStep[] = [];
     for (let i = 0; i < 75; i++) steps.push(await claimedStep());
     const [a, kept, undone] = [steps[0] as ClaimedStep, steps.slice(1, 31), steps.slice(31)];
