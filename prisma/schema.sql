@@ -498,7 +498,7 @@ BEGIN
       SELECT p_org_id, version, p_run_id, e."nodeId", e.bucket
       FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
       WHERE e.run IS NOT FALSE;
-      -- Any other: no run, summed with its neighbours' when the transaction collects (count_tally.sql).
+      -- Any other: no run, summed with its neighbours' when the transaction collects (count_tally_start.sql).
       PERFORM holdfast_count_change(p_org_id, version, e."nodeId", NULL, e.bucket)
       FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
       WHERE e.run IS FALSE;
@@ -886,13 +886,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) RETURNS jsonb
-    LANGUAGE sql
-    AS $$
-  SELECT holdfast_step_settle_many(p_items, p_take, false);
-$$;
-
-CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean) RETURNS jsonb
+CREATE FUNCTION public.holdfast_step_settle_batch(p_items jsonb, p_take jsonb, p_tally boolean) RETURNS jsonb
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -943,6 +937,12 @@ BEGIN
   END LOOP;
   RETURN jsonb_build_object('answers', to_jsonb(answers), 'looked', true, 'taken', took->'taken', 'more', took->'more');
 END;
+$$;
+
+CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) RETURNS jsonb
+    LANGUAGE sql
+    AS $$
+  SELECT holdfast_step_settle_batch(p_items, p_take, false);
 $$;
 
 CREATE FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) RETURNS jsonb
@@ -2675,11 +2675,11 @@ GRANT ALL ON FUNCTION public.holdfast_step_claim(p_step_id text, p_worker text, 
 GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle(p_step_id text, p_token integer, p_worker text, p_status text, p_output jsonb, p_error jsonb, p_delay_ms double precision, p_event text, p_event_data jsonb, p_run_seq bigint, p_rows jsonb, p_retry jsonb, p_effect jsonb) TO holdfast_worker;
 
+GRANT ALL ON FUNCTION public.holdfast_step_settle_batch(p_items jsonb, p_take jsonb, p_tally boolean) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_settle_batch(p_items jsonb, p_take jsonb, p_tally boolean) TO holdfast_worker;
+
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_worker;
-
-GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb, p_tally boolean) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_worker;

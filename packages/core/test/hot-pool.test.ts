@@ -13,7 +13,7 @@ import { GraphCache } from "../src/versions/graph-cache";
 let t: TestDatabase;
 const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
 const warm = (c: Parameters<typeof stepsWarm>[0]) => stepsWarm(c, "io", "w-warm", 30_000, effectKinds());
-const hotStatements = ["holdfast_step_claim", "holdfast_step_heartbeat", "holdfast_step_settle_many", "holdfast_steps_take_ready"];
+const hotStatements = ["holdfast_step_claim", "holdfast_step_heartbeat", "holdfast_step_settle_batch", "holdfast_steps_take_ready"];
 
 beforeAll(async () => {
   t = await createTestDatabase();

@@ -6,7 +6,7 @@ import type { ReadyDemand } from "./ready-demand";
 /**
  * Group commit for a lane worker's settles. A settle that finds no batch in flight goes at once, alone (no added
  * latency when the worker is quiet); settles that arrive while a batch is in flight wait for it and then go together,
- * up to `max` in one statement and one commit (holdfast_step_settle_many). Fencing stays per step: a stale attempt in
+ * up to `max` in one statement and one commit (holdfast_step_settle_batch). Fencing stays per step: a stale attempt in
  * a batch answers `changed: false` alone. If a batch fails as a whole (nothing of it committed: a deadlock, a lost
  * connection), each of its settles is tried alone, so one bad item never costs its neighbours their settle. A park
  * (a step that waits for a person or a connection) always settles alone: it locks what it waits for first.

@@ -5,7 +5,7 @@ import type { EdgeCount } from "./plan-rows";
  * count_changes: journey counts' changes, append-only, each written in the transaction of the change it counts (the
  * triggers on steps and runs, the walk's edges here and in holdfast_rows_insert), folded into journey_counts by the
  * sweeper (run/sweeper/services/count-fold.ts). count_tallies: the steps' changes of a settle batch or a set of timers
- * fired, summed in their transaction (one row, n runs: functions/count_tally.sql), folded and read with them.
+ * fired, summed in their transaction (one row, n runs: functions/count_tally_start.sql), folded and read with them.
  */
 
 /**

@@ -110,7 +110,7 @@ export async function stepsSettleIfToken(sql: Sql, r: SettleRequest): Promise<Se
 }
 
 /**
- * A settle batch's take (holdfast_step_settle_many's second argument): the lane's due first steps claimed for the
+ * A settle batch's take (holdfast_step_settle_batch's second argument): the lane's due first steps claimed for the
  * slots the batch frees, in the batch's commit.
  */
 export interface TakeAfterSettle {
@@ -121,7 +121,7 @@ export interface TakeAfterSettle {
 }
 
 /**
- * Group commit: settles many steps in one statement and one commit (holdfast_step_settle_many), each fenced by its
+ * Group commit: settles many steps in one statement and one commit (holdfast_step_settle_batch), each fenced by its
  * own attempt exactly as stepsSettleIfToken would: a stale one answers `changed: false` and its neighbours settle.
  * The items go sorted by run, so concurrent batches lock runs in one order. Answers come back in the requests' order.
  * With `take`, each request that asked to (`take: true`), settled and claimed no next step may come back with a first
@@ -136,8 +136,8 @@ export async function stepsSettleManyIfToken(
 ): Promise<{ results: SettleResult[]; looked: boolean; taken: number; more: boolean }> {
   const order = requests.map((r, i) => ({ r, i })).sort((x, y) => (x.r.step.runId < y.r.step.runId ? -1 : x.r.step.runId > y.r.step.runId ? 1 : x.i - y.i));
   const { rows } = await sql.query<{ result: { answers: (RawSettle & { taken?: RawClaim })[]; looked: boolean; taken: number; more: boolean } }>({
-    name: "holdfast_step_settle_many",
-    text: "SELECT holdfast_step_settle_many($1::jsonb, $2::jsonb, true) AS result",
+    name: "holdfast_step_settle_batch",
+    text: "SELECT holdfast_step_settle_batch($1::jsonb, $2::jsonb, true) AS result",
     values: [
       JSON.stringify(order.map(({ r }) => ({ ...settleArguments(r), ...(take && r.take ? { take: true } : {}) }))),
       take ? JSON.stringify(take) : null,
@@ -154,7 +154,7 @@ export async function stepsSettleManyIfToken(
   return { results, looked: result?.looked ?? false, taken: result?.taken ?? 0, more: result?.more ?? false };
 }
 
-/** A settle's arguments by name (holdfast_step_settle's, in order; holdfast_step_settle_many's items). */
+/** A settle's arguments by name (holdfast_step_settle's, in order; holdfast_step_settle_batch's items). */
 function settleArguments(r: SettleRequest) {
   const eventData =
     r.event?.data ?? (r.status === "done" ? null : { ...(r.error ?? {}), ...(r.status === "ready" ? { delayMs: Math.round(r.delayMs ?? 0) } : {}) });

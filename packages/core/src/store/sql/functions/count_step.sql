@@ -3,7 +3,7 @@
 -- A step closed because its run converted (runs.goal_met is set before the walk closes the steps, and a run with
 -- goal_met only ever ends converted) counts 'converted', not 'cancelled': nothing went wrong there.
 -- The change names no run (20261211100000_count_changes_step_rows), and a settle batch or a set of timers fired sums
--- it with its neighbours' (holdfast_count_change, count_tally.sql).
+-- it with its neighbours' (holdfast_count_change, count_tally_start.sql).
 -- History (prisma/migrations, never edited): 20261207100000_journey_counts.
 CREATE OR REPLACE FUNCTION holdfast_count_step() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

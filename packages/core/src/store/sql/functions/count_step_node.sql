@@ -1,7 +1,7 @@
 -- Trigger on steps (AFTER UPDATE OF node_id when it changes: a migration's renamed step): an open step's 'now' or
 -- 'held' moves from the old node id to the new one. Test runs count nothing.
 -- The change names no run (20261211100000_count_changes_step_rows); collected with its neighbours' when the
--- transaction collects (holdfast_count_change, count_tally.sql).
+-- transaction collects (holdfast_count_change, count_tally_start.sql).
 -- History (prisma/migrations, never edited): 20261207105000_journey_count_paths.
 CREATE OR REPLACE FUNCTION holdfast_count_step_node() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE

@@ -86,7 +86,7 @@ BEGIN
       SELECT p_org_id, version, p_run_id, e."nodeId", e.bucket
       FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
       WHERE e.run IS NOT FALSE;
-      -- Any other: no run, summed with its neighbours' when the transaction collects (count_tally.sql).
+      -- Any other: no run, summed with its neighbours' when the transaction collects (count_tally_start.sql).
       PERFORM holdfast_count_change(p_org_id, version, e."nodeId", NULL, e.bucket)
       FROM jsonb_to_recordset(p_rows->'edges') AS e("nodeId" text, bucket text, run boolean)
       WHERE e.run IS FALSE;

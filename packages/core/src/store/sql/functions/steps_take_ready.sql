@@ -6,11 +6,11 @@
 -- take that would find nothing is a transaction for nothing)}; a row whose step cannot be claimed (not due yet,
 -- leased elsewhere, its run finished or cancelling) is marked sent and left out: the step's own row decides, and the
 -- sweeper re-wakes a ready step nobody claimed. The steps are claimed in run order, as batched settles lock runs.
--- p_skip_busy_runs: the caller holds run locks already (a settle batch, holdfast_step_settle_many, takes after its
+-- p_skip_busy_runs: the caller holds run locks already (a settle batch, holdfast_step_settle_batch, takes after its
 -- settles): a row whose run another transaction holds is not waited for but left unsent, for another take or the
 -- relay, and counts as "more" (its run's lock would otherwise be taken out of order: two batches could each wait for
 -- a run the other settled). Called by store/sql/steps.ts (stepsTakeReady) from run/steps/ready-listener.ts, and by
--- holdfast_step_settle_many.
+-- holdfast_step_settle_batch.
 -- History (prisma/migrations, never edited): 20261203183000_take_skip_busy_runs (the sixth argument).
 CREATE OR REPLACE FUNCTION holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean)
  RETURNS jsonb

@@ -23,7 +23,7 @@
 -- Returns one row per fired timer: its id, wake, organisation, run, step, lateness, the run's version and the wait's
 -- node, and walked: 'completed' or 'running' when the plan was applied here, NULL otherwise.
 -- With p_tally, the steps' journey count changes (the waits settled, the next steps inserted) are written summed, one
--- count_tallies row per version, node and move (count_tally.sql), and so are the edges that name no run.
+-- count_tallies row per version, node and move (count_tally_start.sql), and so are the edges that name no run.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
 -- History: p_tally since 20261213100000_count_tallies (no release had the four-argument form, which is dropped here;
 -- NULL is taken as false).
