@@ -39,7 +39,7 @@ const foldLockSpace = 46;
  * The fold, in one statement: deletes up to `batch` rows (up to half of them count_tallies', the rest count_changes';
  * a fold that dies rolls back with its deletes) and adds
  * them to journey_counts per version, node, bucket and UTC day (ON CONFLICT DO UPDATE n = n + excluded.n, in key
- * order so two folds never deadlock). Deleting and adding in one statement is what counts each change exactly once; a read sums journey_counts and count_changes in one snapshot.
+ * order so two folds never deadlock). Deleting and adding in one statement is what counts each change exactly once; a read sums journey_counts, count_changes and count_tallies in one snapshot.
  * One fold at a time: a fold that finds another folding (its transaction-scoped advisory lock taken) folds nothing
  * and comes back at its next pass. The rows are deleted without locking them first (FOR UPDATE logs a lock record a
  * row, as much WAL as the delete): a fold of an older release, which locks its rows SKIP LOCKED, and this one may
