@@ -95,6 +95,8 @@ describe("claim, heartbeat, settle: fenced by the attempt", () => {
     expect(events).toEqual([
       { type: "step.scheduled", attempt: null, worker: "start" },
       { type: "step.claimed", attempt: 1, worker: "worker-a" },
+      // The takeover says why attempt 2 started: attempt 1's lease lapsed (no sweeper needed to notice).
+      { type: "step.lease_expired", attempt: 1, worker: "worker-b" },
       { type: "step.claimed", attempt: 2, worker: "worker-b" },
       { type: "step.succeeded", attempt: 2, worker: "worker-b" },
     ]);

@@ -1,5 +1,6 @@
 -- Claims a step for one attempt: the fenced UPDATE (no live lease elsewhere, due, not settled, run neither finished
--- nor cancelling nor past its age budget), its timeline row, the outbox row's fulfilment (p_outbox_id) and, for an
+-- nor cancelling nor past its age budget), its timeline row (and step.lease_expired before it when the claim takes
+-- over an attempt whose lease lapsed), the outbox row's fulfilment (p_outbox_id) and, for an
 -- effect kind (p_effect_kinds), the effect's claim (holdfast_effect_claim). Returns null when the step cannot be
 -- claimed, else the step, its run's version, input, seq and budgets and the run's steps (holdfast_run_steps), so a
 -- worker's own walk (local dispatch) sees what the engine's would. PL/pgSQL keeps its plans per connection: the
@@ -31,11 +32,21 @@ BEGIN
   END IF;
   UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
                    lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
-  WHERE id = p_step_id AND status IN ('ready', 'running')
-    AND (lease_until IS NULL OR lease_until < now()) AND available_at <= now()
+  WHERE id = p_step_id AND status = 'ready' AND available_at <= now()
   RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
   IF NOT FOUND THEN
-    RETURN NULL;
+    -- A takeover: the step's last attempt still runs under a lease that lapsed (its worker died or hung) and the
+    -- sweeper has not handed it on yet. The timeline says so here, as the sweeper's rescue does
+    -- (store/sql/steps-sweep.ts), so every attempt after the first has its reason.
+    UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
+                     lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
+    WHERE id = p_step_id AND status = 'running' AND lease_until < now() AND available_at <= now()
+    RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
+    IF NOT FOUND THEN
+      RETURN NULL;
+    END IF;
+    INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+    VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt - 1, 'step.lease_expired', s.lane, p_worker);
   END IF;
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
   VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt, 'step.claimed', s.lane, p_worker);
