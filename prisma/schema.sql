@@ -698,11 +698,21 @@ BEGIN
   END IF;
   UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
                    lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
-  WHERE id = p_step_id AND status IN ('ready', 'running')
-    AND (lease_until IS NULL OR lease_until < now()) AND available_at <= now()
+  WHERE id = p_step_id AND status = 'ready' AND available_at <= now()
   RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
   IF NOT FOUND THEN
-    RETURN NULL;
+    -- A takeover: the step's last attempt still runs under a lease that lapsed (its worker died or hung) and the
+    -- sweeper has not handed it on yet. The timeline says so here, as the sweeper's rescue does
+    -- (store/sql/steps-sweep.ts), so every attempt after the first has its reason.
+    UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
+                     lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
+    WHERE id = p_step_id AND status = 'running' AND lease_until < now() AND available_at <= now()
+    RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
+    IF NOT FOUND THEN
+      RETURN NULL;
+    END IF;
+    INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+    VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt - 1, 'step.lease_expired', s.lane, p_worker);
   END IF;
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
   VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt, 'step.claimed', s.lane, p_worker);
@@ -2193,7 +2203,7 @@ CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps FOR EACH ROW EXEC
 
 CREATE TRIGGER steps_count_node AFTER UPDATE OF node_id ON public.steps FOR EACH ROW WHEN ((old.node_id IS DISTINCT FROM new.node_id)) EXECUTE FUNCTION public.holdfast_count_step_node();
 
-CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN ((public.holdfast_count_bucket(old.status) IS DISTINCT FROM public.holdfast_count_bucket(new.status))) EXECUTE FUNCTION public.holdfast_count_step();
+CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT ((old.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])) AND (new.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])))))) EXECUTE FUNCTION public.holdfast_count_step();
 
 ALTER TABLE ONLY public.approval_edits
     ADD CONSTRAINT approval_edits_approval_fkey FOREIGN KEY (org_id, approval_id) REFERENCES public.approvals(org_id, id) ON DELETE CASCADE;
