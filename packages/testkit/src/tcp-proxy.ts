@@ -34,7 +34,7 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
   let server: Server | undefined;
   let port = 0;
 
-  const listen = () =>
+  const listen = (at: number) =>
     new Promise<void>((resolve, reject) => {
       const s = createServer((client) => {
         const upstream = new Socket();
@@ -63,14 +63,25 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
         upstream.pipe(client);
       });
       s.once("error", reject);
-      s.listen(port, "127.0.0.1", () => {
+      s.listen(at, "127.0.0.1", () => {
         s.off("error", reject);
         port = (s.address() as { port: number }).port;
         server = s;
         resolve();
       });
     });
-  await listen();
+  // The port is taken below the kernel's ephemeral range (Linux: 32768 and up), from which every other listener of
+  // port 0 gets its own: restore() listens on it again after a cut, and a port of that range could have been handed
+  // to another test's server meanwhile (EADDRINUSE).
+  for (let tries = 0; ; tries++) {
+    const at = tries < 20 ? 20_000 + Math.floor(Math.random() * 12_000) : 0;
+    try {
+      await listen(at);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE" || at === 0) throw error;
+    }
+  }
 
   return {
     get port() {
@@ -92,7 +103,7 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
       await closed;
     },
     async restore() {
-      if (!server) await listen();
+      if (!server) await listen(port);
     },
     switchTo(next, options) {
       target = next;
