@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { defineConfig } from "vitest/config";
-import LongestFirst from "./packages/testkit/src/sequencer";
 
 // Tests never use a key written in the source: each `vitest run` makes its own, inherited by every worker and every
 // process the tests spawn (a test that checks key handling sets its own).
@@ -21,8 +20,6 @@ export default defineConfig({
     pool: "forks",
     // Two cores: two files at a time. Each file has its own database and Redis prefix.
     maxWorkers: 2,
-    // The longest files start first, so that both workers end together (packages/testkit/src/sequencer.ts).
-    sequence: { sequencer: LongestFirst },
     testTimeout: 120_000,
     hookTimeout: 240_000,
     // expect.poll is "eventually": one second (vitest's default) is too short for a page on a machine loaded by CI.
