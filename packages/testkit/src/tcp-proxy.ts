@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer, type Server, Socket } from "node:net";
 
 /**
@@ -70,11 +71,12 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
         resolve();
       });
     });
-  // The port is taken below the kernel's ephemeral range (Linux: 32768 and up), from which every other listener of
-  // port 0 gets its own: restore() listens on it again after a cut, and a port of that range could have been handed
-  // to another test's server meanwhile (EADDRINUSE).
+  // The port is taken below the kernel's ephemeral range, from which every listener of port 0 gets its own:
+  // restore() listens on it again after a cut, and a port of that range could have been handed to another test's
+  // server meanwhile (EADDRINUSE). Random within 12,000 ports under the range, so two proxies rarely meet.
+  const below = ephemeralLow() - 1;
   for (let tries = 0; ; tries++) {
-    const at = tries < 20 ? 20_000 + Math.floor(Math.random() * 12_000) : 0;
+    const at = tries < 20 && below > 13_024 ? below - Math.floor(Math.random() * 12_000) : 0;
     try {
       await listen(at);
       break;
@@ -135,4 +137,13 @@ export async function startTcpProxy(first: { host: string; port: number }): Prom
       if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
     },
   };
+}
+
+/** The first port of the kernel's ephemeral range (Linux's ip_local_port_range; its default, 32768, elsewhere). */
+function ephemeralLow(): number {
+  try {
+    return Number.parseInt(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0] ?? "", 10) || 32_768;
+  } catch {
+    return 32_768;
+  }
 }

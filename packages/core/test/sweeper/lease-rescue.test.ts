@@ -43,6 +43,35 @@ describe("lease-rescue", () => {
     expect(await leaseRescue.make({ batch: 10 }).runOnce(bed.ctx)).toEqual({ reclaimed: 0, steps: [] });
   });
 
+  it("a claim that waited for a rescue's commit claims the step the rescue made ready: one step.lease_expired, the sweeper's", async () => {
+    const dead = await lapsed();
+    // The rescue's change, not committed yet (as stepsReclaimExpired writes it).
+    const sweeper = await bed.t.sql.connect();
+    try {
+      await sweeper.query("BEGIN");
+      await sweeper.query("UPDATE steps SET status = 'ready', owner = NULL, lease_until = NULL, available_at = now() WHERE id = $1", [dead.stepId]);
+      await sweeper.query(
+        "INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker) SELECT org_id, run_id, id, node_id, attempt, 'step.lease_expired', lane, 'sweeper' FROM steps WHERE id = $1",
+        [dead.stepId],
+      );
+      // The claim sees the step running under a lapsed lease and waits for the rescue's row lock in its takeover.
+      const claim = stepsClaimIfLeaseFree(bed.t.sql, dead.stepId, "next-worker", 30_000, effectKinds());
+      await expect
+        .poll(async () => (await bed.rows("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"))[0]?.n)
+        .toBe(1);
+      await sweeper.query("COMMIT");
+      expect((await claim)?.attempt).toBe(2);
+    } finally {
+      sweeper.release();
+    }
+    expect(await bed.rows("SELECT status, owner FROM steps WHERE id = $1", [dead.stepId])).toEqual([{ status: "running", owner: "next-worker" }]);
+    expect(await bed.rows("SELECT type, attempt, worker FROM run_events WHERE step_id = $1 AND type IN ('step.lease_expired', 'step.claimed') ORDER BY id", [dead.stepId])).toEqual([
+      { type: "step.claimed", attempt: 1, worker: "dead-worker" },
+      { type: "step.lease_expired", attempt: 1, worker: "sweeper" },
+      { type: "step.claimed", attempt: 2, worker: "next-worker" },
+    ]);
+  });
+
   it("takes at most a batch and says when it was full", async () => {
     await bed.rows("UPDATE steps SET status = 'cancelled', owner = NULL, lease_until = NULL WHERE status IN ('ready', 'running')");
     for (let i = 0; i < 3; i++) await lapsed();

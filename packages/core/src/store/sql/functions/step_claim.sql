@@ -30,11 +30,15 @@ BEGIN
   IF NOT FOUND THEN
     RETURN NULL;
   END IF;
-  UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
-                   lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
-  WHERE id = p_step_id AND status = 'ready' AND available_at <= now()
-  RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
-  IF NOT FOUND THEN
+  FOR pass IN 1..2 LOOP
+    UPDATE steps SET status = 'running', owner = p_worker, attempt = attempt + 1,
+                     lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
+    WHERE id = p_step_id AND status = 'ready' AND available_at <= now()
+    RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
+    EXIT WHEN FOUND;
+    IF pass = 2 THEN
+      RETURN NULL;
+    END IF;
     -- A takeover: the step's last attempt still runs under a lease that lapsed (its worker died or hung) and the
     -- sweeper has not handed it on yet. The timeline says so here, as the sweeper's rescue does
     -- (store/sql/steps-sweep.ts), so every attempt after the first has its reason.
@@ -42,12 +46,14 @@ BEGIN
                      lease_until = now() + make_interval(secs => p_lease_ms / 1000), updated_at = now()
     WHERE id = p_step_id AND status = 'running' AND lease_until < now() AND available_at <= now()
     RETURNING id, org_id, run_id, node_id, iteration, kind, lane, attempt, max_attempts, deferrals INTO s;
-    IF NOT FOUND THEN
-      RETURN NULL;
+    IF FOUND THEN
+      INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
+      VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt - 1, 'step.lease_expired', s.lane, p_worker);
+      EXIT;
     END IF;
-    INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
-    VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt - 1, 'step.lease_expired', s.lane, p_worker);
-  END IF;
+    -- Not running under a lapsed lease either. The sweeper's rescue may have made the step ready while the takeover
+    -- waited for its row (the first look saw it running, before that commit): the ready claim once more.
+  END LOOP;
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker)
   VALUES (s.org_id, s.run_id, s.id, s.node_id, s.attempt, 'step.claimed', s.lane, p_worker);
   IF s.kind = ANY(p_effect_kinds) THEN
