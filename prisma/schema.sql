@@ -916,21 +916,35 @@ DECLARE
   took jsonb;
   step jsonb;
   k integer := 0;
+  set_answers jsonb;
 BEGIN
   p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
+  -- The items that ended their step with the walk their worker made (the common case at peak: a chain's steps) are
+  -- settled as sets by holdfast_step_settle_set (step_settle_set.sql); when one of them cannot be (HF007), nothing of
+  -- that attempt is kept and every item is settled one by one below, as is every item it left.
+  IF jsonb_array_length(p_items) > 0 THEN
+    BEGIN
+      set_answers := holdfast_step_settle_set(p_items);
+    EXCEPTION WHEN SQLSTATE 'HF007' THEN
+      set_answers := NULL;
+    END;
+  END IF;
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
     i := i + 1;
-    BEGIN
-      answer := holdfast_step_settle(
-        item->>'stepId', (item->>'token')::int, item->>'worker', item->>'status', item->'output', item->'error',
-        COALESCE((item->>'delayMs')::float8, 0), item->>'event', item->'eventData', (item->>'runSeq')::bigint,
-        item->'rows', item->'retry', item->'effect');
-    EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
-      answer := '{"changed": false}'::jsonb;
-    END;
+    answer := set_answers->(i::text);
+    IF answer IS NULL THEN
+      BEGIN
+        answer := holdfast_step_settle(
+          item->>'stepId', (item->>'token')::int, item->>'worker', item->>'status', item->'output', item->'error',
+          COALESCE((item->>'delayMs')::float8, 0), item->>'event', item->'eventData', (item->>'runSeq')::bigint,
+          item->'rows', item->'retry', item->'effect');
+      EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
+        answer := '{"changed": false}'::jsonb;
+      END;
+    END IF;
     answer := COALESCE(answer, '{"changed": false}'::jsonb);
     answers := answers || answer;
     IF (item->>'take')::boolean AND (answer->>'changed')::boolean AND jsonb_typeof(answer->'claimed') IS DISTINCT FROM 'object' THEN
@@ -959,6 +973,208 @@ CREATE FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) RE
     LANGUAGE sql
     AS $$
   SELECT holdfast_step_settle_batch(p_items, p_take, false);
+$$;
+
+CREATE FUNCTION public.holdfast_step_settle_set(p_items jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  wanted integer;
+  got integer;
+  ran jsonb;
+  settled integer;
+  effects_wanted integer;
+  effects_got integer;
+  steps_wanted integer;
+  steps_got integer;
+  events_wanted integer;
+  events_got integer;
+  outbox_wanted integer;
+  outbox_got integer;
+  claims_wanted integer;
+  claims_got integer;
+  effects_shared integer;
+  answers jsonb;
+BEGIN
+  -- 1. Each item's run: seq + 1 and, when its walk ended it, its end. The update is the run's lock.
+  WITH a AS (
+    SELECT i.n, i.v, s.run_id, s.org_id, count(*) OVER (PARTITION BY s.run_id) AS of_run
+    FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
+    JOIN steps s ON s.id = i.v->>'stepId'
+  ), f AS (
+    SELECT a.n, a.v, a.run_id, a.org_id FROM a
+    WHERE a.of_run = 1 AND a.v->>'status' IN ('done', 'failed') AND jsonb_typeof(a.v->'rows') = 'object'
+      AND a.v->>'runSeq' IS NOT NULL AND (a.v->'effect' IS NULL OR jsonb_typeof(a.v->'effect') = 'object')
+  ), u AS (
+    UPDATE runs r SET
+      seq = r.seq + 1,
+      updated_at = CASE WHEN f.v->'rows'->'finish'->>'status' IS NULL THEN r.updated_at ELSE now() END,
+      status = COALESCE(f.v->'rows'->'finish'->>'status', r.status),
+      error = CASE WHEN jsonb_typeof(f.v->'rows'->'finish') = 'object' THEN f.v->'rows'->'finish'->'error' ELSE r.error END,
+      finished_at = CASE WHEN f.v->'rows'->'finish'->>'status' IS NULL THEN r.finished_at ELSE now() END
+    FROM f
+    WHERE r.id = f.run_id AND r.org_id = f.org_id AND r.seq = (f.v->>'runSeq')::bigint AND r.status = 'running'
+      AND r.cancel_requested_at IS NULL AND r.held_at IS NULL
+    RETURNING f.n, r.id, r.org_id, r.seq, r.version_id, r.test, r.max_steps, COALESCE(r.expires_at <= now(), false) AS expired,
+              CASE WHEN jsonb_typeof(f.v->'rows'->'claim') = 'object' THEN r.input END AS input
+  )
+  SELECT (SELECT count(*) FROM f), count(*), COALESCE(jsonb_object_agg(u.n::text, jsonb_build_object(
+           'runId', u.id, 'orgId', u.org_id, 'seq', u.seq::text, 'versionId', u.version_id, 'test', u.test,
+           'maxSteps', u.max_steps, 'expired', u.expired, 'input', u.input)), '{}'::jsonb)
+  INTO wanted, got, ran FROM u;
+  IF wanted = 0 THEN
+    RETURN '{}'::jsonb;
+  END IF;
+  IF got <> wanted THEN
+    RAISE EXCEPTION 'a run of the batch was not moved on by its walk' USING ERRCODE = 'HF007';
+  END IF;
+
+  -- 2. The steps' outcomes, their effects' answers, the settles' timeline rows and the walks' rows, in one statement.
+  -- Its sub-statements run in no set order: each table is written by one of them, and the timeline's rows by one
+  -- INSERT in each run's order (the settle's row, then its walk's).
+  WITH f AS (
+    SELECT i.n, i.v FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n) WHERE ran ? (i.n::text)
+  ), st AS (
+    UPDATE steps s SET
+      status = f.v->>'status',
+      output = CASE WHEN f.v->>'status' = 'done' THEN f.v->'output' ELSE s.output END,
+      error = CASE WHEN f.v->>'status' = 'done' THEN NULL ELSE f.v->'error' END,
+      settled_at = now(),
+      advanced_at = now(),
+      deferrals = s.deferrals + CASE WHEN f.v->>'event' = 'step.deferred' THEN 1 ELSE 0 END,
+      owner = NULL, lease_until = NULL, updated_at = now()
+    FROM f
+    WHERE s.id = f.v->>'stepId' AND s.attempt = (f.v->>'token')::int AND s.status = 'running'
+      -- The run step 1 moved on (the step's run, as its org; a walk's rows are kept to them below).
+      AND s.run_id = ran->(f.n::text)->>'runId'
+    RETURNING f.n, f.v, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
+  ), eff AS (
+    UPDATE effects e SET status = 'settled', result = st.v->'effect'->'result',
+                         error = CASE WHEN jsonb_typeof(st.v->'effect'->'error') = 'null' THEN NULL ELSE st.v->'effect'->'error' END,
+                         owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now()
+    FROM st
+    WHERE jsonb_typeof(st.v->'effect') = 'object' AND (st.v->'effect'->>'release')::boolean IS NOT TRUE
+      AND e.org_id = st.v->'effect'->>'orgId' AND e.key = st.v->'effect'->>'key' AND e.owner = st.v->'effect'->>'owner'
+      AND e.status = 'in_flight'
+    RETURNING 1
+  ), released AS (
+    DELETE FROM effects e USING st
+    WHERE (st.v->'effect'->>'release')::boolean IS TRUE
+      AND e.org_id = st.v->'effect'->>'orgId' AND e.key = st.v->'effect'->>'key' AND e.owner = st.v->'effect'->>'owner'
+      AND e.status = 'in_flight' AND e.attempts = 1
+    RETURNING 1
+  ), new_steps AS (
+    INSERT INTO steps (id, org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until)
+    SELECT x.id, x."orgId", x."runId", x."nodeId", x.iteration, x.kind, x.lane, x."maxAttempts", x.status, x.owner,
+           COALESCE(x.attempt, 0), now() + make_interval(secs => x."leaseMs" / 1000)
+    FROM st CROSS JOIN LATERAL jsonb_to_recordset(COALESCE(st.v->'rows'->'steps', '[]'::jsonb))
+      AS x(id text, "orgId" text, "runId" text, "nodeId" text, iteration int, kind text, lane text, "maxAttempts" int,
+           status text, owner text, attempt int, "leaseMs" float8)
+    WHERE x."orgId" = st.org_id AND x."runId" = st.run_id
+    RETURNING 1
+  ), events AS (
+    INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
+    SELECT a.org_id, a.run_id, a.step_id, a.node_id, a.attempt, a.type, a.lane, a.worker, a.data
+    FROM (
+      -- The settle's own row; data.chained names the step its walk claimed for this worker (step_settle.sql).
+      SELECT st.n, 0::bigint AS k, st.org_id, st.run_id, st.v->>'stepId' AS step_id, st.node_id, st.attempt,
+             st.v->>'event' AS type, st.lane, st.v->>'worker' AS worker,
+             CASE WHEN jsonb_typeof(st.v->'rows'->'claim') = 'object'
+                       AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(st.v->'rows'->'events', '[]'::jsonb)) e
+                                       WHERE e->>'type' = 'step.claimed' AND e->>'stepId' = st.v->'rows'->'claim'->>'stepId')
+                  THEN COALESCE(st.v->'eventData', '{}'::jsonb)
+                       || jsonb_build_object('chained', jsonb_build_object('stepId', st.v->'rows'->'claim'->'stepId',
+                                                                          'nodeId', st.v->'rows'->'claim'->'nodeId',
+                                                                          'iteration', st.v->'rows'->'claim'->'iteration'))
+                  ELSE st.v->'eventData' END AS data
+      FROM st
+      UNION ALL
+      SELECT st.n, e.k, e."orgId", e."runId", e."stepId", e."nodeId", e.attempt, e.type, e.lane, e.worker, e.data
+      FROM st CROSS JOIN LATERAL ROWS FROM (jsonb_to_recordset(COALESCE(st.v->'rows'->'events', '[]'::jsonb))
+             AS ("orgId" text, "runId" text, "stepId" text, "nodeId" text, attempt int, type text, lane text, worker text, data jsonb))
+           WITH ORDINALITY AS e("orgId", "runId", "stepId", "nodeId", attempt, type, lane, worker, data, k)
+      WHERE e."orgId" = st.org_id AND e."runId" = st.run_id
+    ) a
+    ORDER BY a.n, a.k
+    RETURNING 1
+  ), boxed AS (
+    INSERT INTO outbox (org_id, run_id, topic, payload, available_at)
+    SELECT o."orgId", o."runId", o.topic, o.payload, now() + make_interval(secs => COALESCE(o."delayMs", 0) / 1000)
+    FROM st CROSS JOIN LATERAL ROWS FROM (jsonb_to_recordset(COALESCE(st.v->'rows'->'outbox', '[]'::jsonb))
+           AS ("orgId" text, "runId" text, topic text, payload jsonb, "delayMs" float8))
+         WITH ORDINALITY AS o("orgId", "runId", topic, payload, "delayMs", k)
+    WHERE o."orgId" = st.org_id AND o."runId" = st.run_id
+      AND COALESCE(o.payload->>'orgId', st.org_id) = st.org_id AND COALESCE(o.payload->>'runId', st.run_id) = st.run_id
+      AND (o.payload->>'stepId' IS NULL
+           OR o.payload->>'stepId' IN (SELECT s->>'id' FROM jsonb_array_elements(COALESCE(st.v->'rows'->'steps', '[]'::jsonb)) s))
+    ORDER BY st.n, o.k
+    RETURNING 1
+  ), edges AS (
+    -- An edge that leaves a split keeps its run (holdfast_rows_insert); the others are summed below.
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, to_bucket)
+    SELECT st.org_id, ran->(st.n::text)->>'versionId', st.run_id, x."nodeId", x.bucket
+    FROM st CROSS JOIN LATERAL jsonb_to_recordset(COALESCE(st.v->'rows'->'edges', '[]'::jsonb)) AS x("nodeId" text, bucket text, run boolean)
+    WHERE x.run IS NOT FALSE AND ran->(st.n::text)->>'orgId' = st.org_id AND NOT (ran->(st.n::text)->>'test')::boolean
+    RETURNING 1
+  ), claims AS (
+    -- The effect key of a step the walk claimed for this worker (holdfast_effect_claim's insert, attempt 1).
+    INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
+    SELECT st.org_id, st.run_id, c.c->>'stepId', st.run_id || '/' || (c.c->>'nodeId') || '/' || (c.c->>'iteration')::int,
+           c.c->>'kind', 'in_flight', (c.c->>'stepId') || ':1', now() + make_interval(secs => (c.c->>'leaseMs')::float8 / 1000)
+    FROM st CROSS JOIN LATERAL (SELECT st.v->'rows'->'claim' AS c) c
+    WHERE jsonb_typeof(c.c) = 'object' AND (c.c->>'effect')::boolean
+      AND NOT EXISTS (SELECT 1 FROM effects e WHERE e.org_id = st.org_id
+                        AND e.key = st.run_id || '/' || (c.c->>'nodeId') || '/' || (c.c->>'iteration')::int)
+    RETURNING 1
+  )
+  SELECT (SELECT count(*) FROM st),
+         (SELECT count(*) FROM f WHERE jsonb_typeof(f.v->'effect') = 'object' AND (f.v->'effect'->>'release')::boolean IS NOT TRUE),
+         (SELECT count(*) FROM eff),
+         (SELECT COALESCE(sum(jsonb_array_length(COALESCE(f.v->'rows'->'steps', '[]'::jsonb))), 0) FROM f),
+         (SELECT count(*) FROM new_steps),
+         (SELECT count(*) + COALESCE(sum(jsonb_array_length(COALESCE(f.v->'rows'->'events', '[]'::jsonb))), 0) FROM f),
+         (SELECT count(*) FROM events),
+         (SELECT COALESCE(sum(jsonb_array_length(COALESCE(f.v->'rows'->'outbox', '[]'::jsonb))), 0) FROM f),
+         (SELECT count(*) FROM boxed),
+         (SELECT count(*) FROM f WHERE jsonb_typeof(f.v->'rows'->'claim') = 'object' AND (f.v->'rows'->'claim'->>'effect')::boolean),
+         (SELECT count(*) FROM claims),
+         -- Two items that name one effect: alone, the second is refused (HF002); here both would count as answered.
+         (SELECT count(DISTINCT jsonb_build_array(f.v->'effect'->>'orgId', f.v->'effect'->>'key')) - count(*)
+          FROM f WHERE jsonb_typeof(f.v->'effect') = 'object')
+  INTO settled, effects_wanted, effects_got, steps_wanted, steps_got, events_wanted, events_got, outbox_wanted, outbox_got,
+       claims_wanted, claims_got, effects_shared;
+  IF settled <> wanted OR effects_got <> effects_wanted OR effects_shared <> 0 OR steps_got <> steps_wanted
+     OR events_got <> events_wanted OR outbox_got <> outbox_wanted OR claims_got <> claims_wanted THEN
+    RAISE EXCEPTION 'an item of the batch cannot be settled with the others' USING ERRCODE = 'HF007';
+  END IF;
+  -- A step the walk claims must be one it inserted (holdfast_rows_insert's check).
+  IF EXISTS (SELECT 1 FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
+             WHERE ran ? (i.n::text) AND jsonb_typeof(i.v->'rows'->'claim') = 'object'
+               AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(i.v->'rows'->'steps', '[]'::jsonb)) s
+                               WHERE s->>'id' = i.v->'rows'->'claim'->>'stepId')) THEN
+    RAISE EXCEPTION 'a claimed step is not one its walk inserted' USING ERRCODE = 'HF007';
+  END IF;
+
+  -- 3. The journey count changes of edges that name no run, summed with the batch's (holdfast_count_change).
+  PERFORM holdfast_count_change(ran->(i.n::text)->>'orgId', ran->(i.n::text)->>'versionId', x."nodeId", NULL, x.bucket)
+  FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
+  CROSS JOIN LATERAL jsonb_to_recordset(COALESCE(i.v->'rows'->'edges', '[]'::jsonb)) AS x("nodeId" text, bucket text, run boolean)
+  WHERE ran ? (i.n::text) AND x.run IS FALSE AND NOT (ran->(i.n::text)->>'test')::boolean;
+
+  -- 4. The answers; a claimed step's run as its inline walk will see it (read after every write above).
+  SELECT jsonb_object_agg(i.n::text, jsonb_build_object('changed', true, 'advanced', true, 'claimed',
+           CASE WHEN jsonb_typeof(i.v->'rows'->'claim') = 'object' THEN jsonb_build_object(
+             'versionId', r->'versionId', 'maxSteps', r->'maxSteps', 'expired', r->'expired', 'input', r->'input',
+             'runSeq', r->'seq', 'test', r->'test',
+             'effect', CASE WHEN (i.v->'rows'->'claim'->>'effect')::boolean THEN '{"claimed": true}'::jsonb END,
+             'runSteps', CASE WHEN (i.v->'rows'->'claim'->>'runStepsKnown')::boolean IS TRUE THEN NULL
+                              ELSE holdfast_run_steps(r->>'runId') END) END))
+  INTO answers
+  FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
+  CROSS JOIN LATERAL (SELECT ran->(i.n::text) AS r) x
+  WHERE ran ? (i.n::text);
+  RETURN answers;
+END;
 $$;
 
 CREATE FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) RETURNS jsonb
@@ -2696,6 +2912,9 @@ GRANT ALL ON FUNCTION public.holdfast_step_settle_batch(p_items jsonb, p_take js
 
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_step_settle_many(p_items jsonb, p_take jsonb) TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_step_settle_set(p_items jsonb) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_step_settle_set(p_items jsonb) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_steps_take_ready(p_lane text, p_limit integer, p_worker text, p_lease_ms double precision, p_effect_kinds text[], p_skip_busy_runs boolean) TO holdfast_worker;

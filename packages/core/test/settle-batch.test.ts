@@ -11,6 +11,9 @@ import { ReadyDemand } from "../src/run/steps/ready-demand";
 import { SettleBatcher } from "../src/run/steps/settle-batch";
 import { Slots } from "../src/run/steps/slots";
 import { GraphCache } from "../src/versions/graph-cache";
+import { walkOnAfterSettle } from "../src/run/steps/walk-on";
+import { stepReady } from "../src/run/apply/rows";
+import { stepsSettleIfToken } from "../src/store/sql/steps-settle";
 
 // Group commit of settles: many steps of many runs in one statement and one commit, each fenced by its own attempt.
 
@@ -98,6 +101,126 @@ describe("settles of many runs in one statement", () => {
     const { results } = await stepsSettleManyIfToken(t.sql, steps.map((s, i) => done(s, { i })));
     expect(results.every((r) => r.changed)).toBe(true);
     for (const [i, s] of steps.entries()) expect(await rows("SELECT output FROM steps WHERE id = $1", [s.id])).toEqual([{ output: { i } }]);
+  });
+});
+
+describe("walked settles as sets (holdfast_step_settle_set)", () => {
+  /** A first step claimed and its settle with the walk its worker makes: the next step claimed for it (local dispatch). */
+  async function walked(i: number, last = false): Promise<RunSettleRequest & { step: ClaimedStep }> {
+    let step = await claimedStep();
+    if (last) {
+      // The run's second (last) step: its walk ends the run.
+      const [first] = (await stepsSettleManyIfToken(t.sql, [await walked(i)])).results;
+      if (!first?.changed || !first.claimed) throw new Error("no chained step");
+      step = first.claimed;
+    }
+    const graph = await graphs.get(t.db, step.orgId, step.versionId);
+    const own = { status: "done" as const, output: { i }, error: null };
+    const advance = walkOnAfterSettle(graph, step, own, "w1", { lane: "io", leaseMs: 30_000 });
+    if (!advance) throw new Error("no walk");
+    return { step, worker: "w1", status: "done", output: own.output, advance, ...(step.effect?.claimed ? { effect: { orgId: step.orgId, key: `${step.runId}/${step.nodeId}/${step.iteration}`, owner: `${step.id}:${step.attempt}`, result: { ok: i }, error: null } } : {}) };
+  }
+  /** Names a run's ids by position (ids differ from run to run): the run, its steps in order, its start key. */
+  async function naming(runId: string) {
+    const ids = (await rows("SELECT id FROM steps WHERE run_id = $1 ORDER BY created_at, id", [runId])).map((s) => s.id as string);
+    const name = (text: string) =>
+      text
+        .replaceAll(runId, "RUN")
+        .replace(/stp_[0-9A-Za-z_-]+/g, (id) => `STEP${ids.indexOf(id)}`)
+        .replace(/:wh:evt_\d+/g, ":wh:EVT");
+    return (v: unknown) => JSON.parse(name(JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x))));
+  }
+  /** What a settle wrote, named by position. */
+  async function written(runIds: string[]) {
+    const out = [];
+    for (const runId of runIds) {
+      const named = await naming(runId);
+      const steps = await rows(
+        `SELECT node_id, iteration, status, attempt, owner, output, error, lease_until IS NOT NULL AS leased, advanced_at IS NOT NULL AS advanced,
+                settled_at IS NOT NULL AS settled, available_at <= now() AS available, deferrals FROM steps WHERE run_id = $1 ORDER BY created_at, id`,
+        [runId],
+      );
+      out.push({
+        run: await rows("SELECT status, seq::int AS seq, error, finished_at IS NOT NULL AS finished FROM runs WHERE id = $1", [runId]),
+        steps,
+        events: named(await rows("SELECT step_id, node_id, attempt, type, lane, worker, data FROM run_events WHERE run_id = $1 ORDER BY id", [runId])),
+        outbox: named(await rows("SELECT topic, payload, sent_at IS NULL AS unsent FROM outbox WHERE run_id = $1 ORDER BY id", [runId])),
+        effects: named(await rows(`SELECT key, step_id, kind, status, owner, result, error, attempts, lease_until IS NOT NULL AS leased, settled_at IS NOT NULL AS settled
+                  FROM effects WHERE run_id = $1 ORDER BY key`, [runId])),
+      });
+    }
+    // The journey counts' moves, summed (a batch writes them summed in count_tallies, a settle alone a row each).
+    const moves = await rows(
+      `SELECT node_id, from_bucket, to_bucket, sum(n)::int AS n FROM (
+         SELECT node_id, from_bucket, to_bucket, n FROM count_tallies UNION ALL SELECT node_id, from_bucket, to_bucket, 1 FROM count_changes) m
+       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    );
+    return { runs: out, moves };
+  }
+  const xmins = async (ids: string[]) => new Set((await rows("SELECT xmin::text AS x FROM steps WHERE id = ANY($1)", [ids])).map((r) => r.x));
+
+  it("writes, for chains that go on and chains that end, exactly the rows each settled alone writes, in one subtransaction", async () => {
+    const make = async () => [await walked(1), await walked(2), await walked(3, true), await walked(4, true)];
+    const alone = await make();
+    const together = await make();
+    await t.sql.query("DELETE FROM count_tallies; DELETE FROM count_changes");
+    const answeredAlone = [];
+    for (const r of alone) answeredAlone.push(await stepsSettleIfToken(t.sql, r));
+    const wroteAlone = await written(alone.map((r) => r.step.runId));
+    await t.sql.query("DELETE FROM count_tallies; DELETE FROM count_changes");
+    const { results } = await stepsSettleManyIfToken(t.sql, together);
+    expect(results.map((r) => [r.changed, r.changed && r.advanced, r.changed && r.claimed !== null])).toEqual([
+      [true, true, true],
+      [true, true, true],
+      [true, true, false],
+      [true, true, false],
+    ]);
+    expect(await written(together.map((r) => r.step.runId))).toEqual(wroteAlone);
+    // The answers too: a chained step comes back claimed as a settle alone returns it (its effect key taken, the run
+    // as its walk sees it: version, input, seq, steps), each run's own input.
+    const answers = async (list: typeof results, requests: typeof alone) =>
+      Promise.all(
+        list.map(async (a, k) => {
+          const runId = requests[k]?.step.runId as string;
+          const [{ input }] = await rows("SELECT input FROM runs WHERE id = $1", [runId]);
+          if (a.changed && a.claimed) expect(a.claimed.input).toEqual(input);
+          return (await naming(runId))(a.changed && a.claimed ? { ...a, claimed: { ...a.claimed, input: "INPUT" } } : a);
+        }),
+      );
+    expect(await answers(results, together)).toEqual(await answers(answeredAlone, alone));
+    // Settled as one set: every step of the batch written by one (sub)transaction; alone, each by its own.
+    expect((await xmins(together.map((r) => r.step.id))).size).toBe(1);
+  });
+
+  it("settles every item one by one when one of them cannot go with the others, and a mixed batch both ways", async () => {
+    // A walked settle whose attempt was taken over: the set's fence check fails, nothing of the set is kept, and the
+    // items go one by one (the stale one changes nothing, its run's seq as before; its neighbour settles).
+    const stale = await walked(7);
+    await takeOver(stale.step);
+    const { results } = await stepsSettleManyIfToken(t.sql, [await walked(8), stale]);
+    expect(results.map((r) => r.changed)).toEqual([true, false]);
+    expect(await rows("SELECT status, seq::text AS seq FROM runs WHERE id = $1", [stale.step.runId])).toEqual([{ status: "running", seq: String(stale.step.runSeq) }]);
+    // A walked settle whose run is being cancelled: its walk does not apply (alone: the step settles, the engine is
+    // woken to finish the cancellation), so the set is not kept and both go one by one.
+    const going = await walked(11);
+    const cancelling = await walked(12);
+    await t.sql.query("UPDATE runs SET cancel_requested_at = now() WHERE id = $1", [cancelling.step.runId]);
+    const both = (await stepsSettleManyIfToken(t.sql, [going, cancelling])).results;
+    expect(both.map((r) => [r.changed, r.changed && r.advanced])).toEqual([
+      [true, true],
+      [true, false],
+    ]);
+    expect(await rows("SELECT payload->>'reason' AS reason FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [cancelling.step.runId])).toEqual([{ reason: "step_settled" }]);
+    expect((await xmins([going.step.id, cancelling.step.id])).size).toBe(2);
+    // A retry (back to ready) beside walked settles: the walked ones as a set, the retry alone.
+    const a = await walked(9);
+    const b = await walked(10);
+    const retry = await claimedStep();
+    const mixed = await stepsSettleManyIfToken(t.sql, [a, { step: retry, worker: "w1", status: "ready", delayMs: 1000, error: { code: "http_503" }, retry: stepReady(retry, 1000) }, b]);
+    expect(mixed.results.map((r) => r.changed)).toEqual([true, true, true]);
+    expect(await rows("SELECT status FROM steps WHERE id = $1", [retry.id])).toEqual([{ status: "ready" }]);
+    expect((await xmins([a.step.id, b.step.id])).size).toBe(1);
+    expect((await xmins([a.step.id, retry.id])).size).toBe(2);
   });
 });
 

@@ -38,21 +38,35 @@ DECLARE
   took jsonb;
   step jsonb;
   k integer := 0;
+  set_answers jsonb;
 BEGIN
   p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
+  -- The items that ended their step with the walk their worker made (the common case at peak: a chain's steps) are
+  -- settled as sets by holdfast_step_settle_set (step_settle_set.sql); when one of them cannot be (HF007), nothing of
+  -- that attempt is kept and every item is settled one by one below, as is every item it left.
+  IF jsonb_array_length(p_items) > 0 THEN
+    BEGIN
+      set_answers := holdfast_step_settle_set(p_items);
+    EXCEPTION WHEN SQLSTATE 'HF007' THEN
+      set_answers := NULL;
+    END;
+  END IF;
   FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY ORDER BY ordinality LOOP
     i := i + 1;
-    BEGIN
-      answer := holdfast_step_settle(
-        item->>'stepId', (item->>'token')::int, item->>'worker', item->>'status', item->'output', item->'error',
-        COALESCE((item->>'delayMs')::float8, 0), item->>'event', item->'eventData', (item->>'runSeq')::bigint,
-        item->'rows', item->'retry', item->'effect');
-    EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
-      answer := '{"changed": false}'::jsonb;
-    END;
+    answer := set_answers->(i::text);
+    IF answer IS NULL THEN
+      BEGIN
+        answer := holdfast_step_settle(
+          item->>'stepId', (item->>'token')::int, item->>'worker', item->>'status', item->'output', item->'error',
+          COALESCE((item->>'delayMs')::float8, 0), item->>'event', item->'eventData', (item->>'runSeq')::bigint,
+          item->'rows', item->'retry', item->'effect');
+      EXCEPTION WHEN SQLSTATE 'HF002' OR SQLSTATE 'HF003' THEN
+        answer := '{"changed": false}'::jsonb;
+      END;
+    END IF;
     answer := COALESCE(answer, '{"changed": false}'::jsonb);
     answers := answers || answer;
     IF (item->>'take')::boolean AND (answer->>'changed')::boolean AND jsonb_typeof(answer->'claimed') IS DISTINCT FROM 'object' THEN
