@@ -212,6 +212,25 @@ describe("walked settles as sets (holdfast_step_settle_set)", () => {
     ]);
     expect(await rows("SELECT payload->>'reason' AS reason FROM outbox WHERE run_id = $1 AND topic = 'run.wake'", [cancelling.step.runId])).toEqual([{ reason: "step_settled" }]);
     expect((await xmins([going.step.id, cancelling.step.id])).size).toBe(2);
+    // An effect answer whose owner is not the effect's (taken over by a newer attempt): alone, refused (HF002); here the
+    // set is not kept, and one by one that item changes nothing while its neighbour settles.
+    const fine = await walked(13);
+    const takenOver = await walked(14);
+    const foreignOwner = { ...takenOver, effect: { ...(takenOver.effect as NonNullable<RunSettleRequest["effect"]>), owner: "stp_other:9" } };
+    expect((await stepsSettleManyIfToken(t.sql, [fine, foreignOwner])).results.map((r) => r.changed)).toEqual([true, false]);
+    // A walk whose rows name another run: never written by the set (it is refused as it would be alone, HF005, and
+    // nothing of the batch commits: its caller settles each alone and the engine walks that run).
+    const own = await walked(15);
+    const other = await walked(16);
+    const foreign = await walked(17);
+    const advance = foreign.advance as NonNullable<RunSettleRequest["advance"]>;
+    const stray = { orgId: foreign.step.orgId, runId: other.step.runId, type: "run.completed" };
+    const naming = { ...foreign, advance: { ...advance, rows: { ...advance.rows, events: [...advance.rows.events, stray] } } };
+    const otherEvents = async () => (await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1", [other.step.runId]))[0]?.n;
+    const before = await otherEvents();
+    await expect(stepsSettleManyIfToken(t.sql, [own, naming])).rejects.toMatchObject({ code: "HF005" });
+    expect((await rows("SELECT status FROM steps WHERE id = ANY($1)", [[own.step.id, foreign.step.id]])).map((r) => r.status)).toEqual(["running", "running"]);
+    expect(await otherEvents()).toBe(before);
     // A retry (back to ready) beside walked settles: the walked ones as a set, the retry alone.
     const a = await walked(9);
     const b = await walked(10);

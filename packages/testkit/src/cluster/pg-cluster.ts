@@ -118,13 +118,25 @@ export async function startPgCluster(dir: string, options: PgClusterOptions = {}
     log(`patroni up: leader ${nodes[0]!.name} :${nodes[0]!.pgPort}, sync standby ${nodes[1]!.name} :${nodes[1]!.pgPort}`);
     others.push(startHaproxy(dir, haproxyPort, nodes));
     const rw = `postgresql://postgres@127.0.0.1:${haproxyPort}/postgres`;
-    await pollUntil("a connection through HAProxy", 20_000, async () => {
+    // HAProxy starts with every server up until its checks mark one down (2 failed checks, 500 ms apart), and deals
+    // connections to them in turn: until then one in two reaches the standby (a write is refused, a database just
+    // created is not there yet). Ready when six connections in a row, each new, reach a primary that takes a write.
+    let inRow = 0;
+    await pollUntil("six connections in a row through HAProxy to the primary", 20_000, async () => {
       const c = new pg.Client({ connectionString: rw, connectionTimeoutMillis: 1_000 });
       c.on("error", () => {});
-      await c.connect();
-      await c.query("CREATE TABLE IF NOT EXISTS hf_failover_probe (at timestamptz NOT NULL)").finally(() => c.end().catch(() => undefined));
-      return true;
-    });
+      try {
+        await c.connect();
+        await c.query("CREATE TABLE IF NOT EXISTS hf_failover_probe (at timestamptz NOT NULL)");
+        inRow++;
+      } catch (error) {
+        inRow = 0;
+        throw error;
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+      return inRow >= 6;
+    }, 100);
     log(`haproxy up on :${haproxyPort}`);
     // Transaction pooling in front of HAProxy; a failed login (no primary yet) is retried after 1 s, not 15.
     bouncer = await startPgBouncer(join(dir, "pgbouncer"), {
