@@ -998,13 +998,17 @@ DECLARE
 BEGIN
   -- 1. Each item's run: seq + 1 and, when its walk ended it, its end. The update is the run's lock.
   WITH a AS (
-    SELECT i.n, i.v, s.run_id, s.org_id, count(*) OVER (PARTITION BY s.run_id) AS of_run
+    SELECT i.n, i.v, s.run_id, s.org_id,
+           count(*) OVER (PARTITION BY s.run_id) = 1
+             AND i.v->>'status' IN ('done', 'failed') AND jsonb_typeof(i.v->'rows') = 'object' AND i.v->>'runSeq' IS NOT NULL
+             AND (i.v->'effect' IS NULL OR jsonb_typeof(i.v->'effect') = 'object') AS walked
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
     JOIN steps s ON s.id = i.v->>'stepId'
   ), f AS (
+    -- The walked items before the batch's first other one: the caller sorts the items by run, so the set's runs are
+    -- locked before those the items after it lock one by one, and two batches lock runs in one order.
     SELECT a.n, a.v, a.run_id, a.org_id FROM a
-    WHERE a.of_run = 1 AND a.v->>'status' IN ('done', 'failed') AND jsonb_typeof(a.v->'rows') = 'object'
-      AND a.v->>'runSeq' IS NOT NULL AND (a.v->'effect' IS NULL OR jsonb_typeof(a.v->'effect') = 'object')
+    WHERE a.walked AND a.n < COALESCE((SELECT min(b.n) FROM a b WHERE NOT b.walked), 9223372036854775807)
   ), u AS (
     UPDATE runs r SET
       seq = r.seq + 1,
@@ -1138,9 +1142,12 @@ BEGIN
          (SELECT count(*) FROM boxed),
          (SELECT count(*) FROM f WHERE jsonb_typeof(f.v->'rows'->'claim') = 'object' AND (f.v->'rows'->'claim'->>'effect')::boolean),
          (SELECT count(*) FROM claims),
-         -- Two items that name one effect: alone, the second is refused (HF002); here both would count as answered.
-         (SELECT count(DISTINCT jsonb_build_array(f.v->'effect'->>'orgId', f.v->'effect'->>'key')) - count(*)
-          FROM f WHERE jsonb_typeof(f.v->'effect') = 'object')
+         -- An effect another item of the batch names too: alone, one of them is refused (HF002), in the batch's order.
+         (SELECT count(*) FROM f
+          JOIN jsonb_array_elements(p_items) WITH ORDINALITY AS o(v, n)
+            ON o.n <> f.n AND jsonb_typeof(o.v->'effect') = 'object'
+           AND o.v->'effect'->>'orgId' = f.v->'effect'->>'orgId' AND o.v->'effect'->>'key' = f.v->'effect'->>'key'
+          WHERE jsonb_typeof(f.v->'effect') = 'object')
   INTO settled, effects_wanted, effects_got, steps_wanted, steps_got, events_wanted, events_got, outbox_wanted, outbox_got,
        claims_wanted, claims_got, effects_shared;
   IF settled <> wanted OR effects_got <> effects_wanted OR effects_shared <> 0 OR steps_got <> steps_wanted

@@ -231,15 +231,30 @@ describe("walked settles as sets (holdfast_step_settle_set)", () => {
     await expect(stepsSettleManyIfToken(t.sql, [own, naming])).rejects.toMatchObject({ code: "HF005" });
     expect((await rows("SELECT status FROM steps WHERE id = ANY($1)", [[own.step.id, foreign.step.id]])).map((r) => r.status)).toEqual(["running", "running"]);
     expect(await otherEvents()).toBe(before);
-    // A retry (back to ready) beside walked settles: the walked ones as a set, the retry alone.
+    // A retry (back to ready) beside walked settles. The batch goes in its runs' order (run ids grow with time): the
+    // walked ones before the retry as a set, the retry alone after them; a walked one after the retry alone too, so the
+    // set's runs are always locked before the others' and two batches lock runs in one order.
+    const retrying = async () => {
+      const step = await claimedStep();
+      return { step, worker: "w1", status: "ready" as const, delayMs: 1000, error: { code: "http_503" }, retry: stepReady(step, 1000) };
+    };
+    const early = await retrying();
     const a = await walked(9);
     const b = await walked(10);
-    const retry = await claimedStep();
-    const mixed = await stepsSettleManyIfToken(t.sql, [a, { step: retry, worker: "w1", status: "ready", delayMs: 1000, error: { code: "http_503" }, retry: stepReady(retry, 1000) }, b]);
-    expect(mixed.results.map((r) => r.changed)).toEqual([true, true, true]);
-    expect(await rows("SELECT status FROM steps WHERE id = $1", [retry.id])).toEqual([{ status: "ready" }]);
-    expect((await xmins([a.step.id, b.step.id])).size).toBe(1);
-    expect((await xmins([a.step.id, retry.id])).size).toBe(2);
+    const late = await retrying();
+    const c = await walked(11);
+    const mixed = await stepsSettleManyIfToken(t.sql, [c, late, b, early, a]);
+    expect(mixed.results.map((r) => r.changed)).toEqual([true, true, true, true, true]);
+    expect(await rows("SELECT status FROM steps WHERE id = ANY($1)", [[early.step.id, late.step.id]])).toEqual([{ status: "ready" }, { status: "ready" }]);
+    // early sorts first: nothing before it is walked, so every item goes alone.
+    expect((await xmins([a.step.id, b.step.id, c.step.id, early.step.id, late.step.id])).size).toBe(5);
+    const [d, e] = [await walked(12), await walked(13)];
+    const last = await retrying();
+    const f = await walked(14);
+    await stepsSettleManyIfToken(t.sql, [f, last, e, d]);
+    // d and e (before the retry) as one set; the retry and f (after it) each alone.
+    expect((await xmins([d.step.id, e.step.id])).size).toBe(1);
+    expect((await xmins([d.step.id, last.step.id, f.step.id])).size).toBe(3);
   });
 });
 

@@ -10,10 +10,12 @@
 -- not running, being cancelled, held), its step's attempt stale, its effect taken over (or named by another item), its
 -- walk naming another run, or its claimed step's effect key already taken, it raises HF007 and the caller (in a
 -- subtransaction) settles every item one by one instead, which answers each case. Items of a run with another item in
--- the batch are left to the caller (one by one, in the batch's order), so each run's timeline keeps the items' order.
--- The set's runs are locked first (the engine's and cancel's order), by one UPDATE: two batches that share two runs
--- may lock them in other orders, which PostgreSQL's deadlock check ends by failing one batch, whose caller then
--- settles its items one by one (store/sql/steps-settle.ts).
+-- the batch are left to the caller (one by one, in the batch's order), so each run's timeline keeps the items' order;
+-- so is every item after the batch's first one the set does not take, so the set's runs (the items come sorted by
+-- run) are locked before the others'. The set's runs are locked first (the engine's and cancel's order), by one
+-- UPDATE, in the order its plan visits them: two batches that share two of them may lock them in other orders, which
+-- PostgreSQL's deadlock check ends by failing one batch, whose caller then settles its items one by one
+-- (store/sql/steps-settle.ts).
 -- Returns {"<ordinal in p_items>": the item's answer, as holdfast_step_settle's} for the items it settled ({} for
 -- none). Called by holdfast_step_settle_batch only.
 -- History: new on 2026-12-06 (issue 47: a chained settle's statements, each preparing its table's checks, index
@@ -42,13 +44,17 @@ DECLARE
 BEGIN
   -- 1. Each item's run: seq + 1 and, when its walk ended it, its end. The update is the run's lock.
   WITH a AS (
-    SELECT i.n, i.v, s.run_id, s.org_id, count(*) OVER (PARTITION BY s.run_id) AS of_run
+    SELECT i.n, i.v, s.run_id, s.org_id,
+           count(*) OVER (PARTITION BY s.run_id) = 1
+             AND i.v->>'status' IN ('done', 'failed') AND jsonb_typeof(i.v->'rows') = 'object' AND i.v->>'runSeq' IS NOT NULL
+             AND (i.v->'effect' IS NULL OR jsonb_typeof(i.v->'effect') = 'object') AS walked
     FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
     JOIN steps s ON s.id = i.v->>'stepId'
   ), f AS (
+    -- The walked items before the batch's first other one: the caller sorts the items by run, so the set's runs are
+    -- locked before those the items after it lock one by one, and two batches lock runs in one order.
     SELECT a.n, a.v, a.run_id, a.org_id FROM a
-    WHERE a.of_run = 1 AND a.v->>'status' IN ('done', 'failed') AND jsonb_typeof(a.v->'rows') = 'object'
-      AND a.v->>'runSeq' IS NOT NULL AND (a.v->'effect' IS NULL OR jsonb_typeof(a.v->'effect') = 'object')
+    WHERE a.walked AND a.n < COALESCE((SELECT min(b.n) FROM a b WHERE NOT b.walked), 9223372036854775807)
   ), u AS (
     UPDATE runs r SET
       seq = r.seq + 1,
@@ -182,9 +188,12 @@ BEGIN
          (SELECT count(*) FROM boxed),
          (SELECT count(*) FROM f WHERE jsonb_typeof(f.v->'rows'->'claim') = 'object' AND (f.v->'rows'->'claim'->>'effect')::boolean),
          (SELECT count(*) FROM claims),
-         -- Two items that name one effect: alone, the second is refused (HF002); here both would count as answered.
-         (SELECT count(DISTINCT jsonb_build_array(f.v->'effect'->>'orgId', f.v->'effect'->>'key')) - count(*)
-          FROM f WHERE jsonb_typeof(f.v->'effect') = 'object')
+         -- An effect another item of the batch names too: alone, one of them is refused (HF002), in the batch's order.
+         (SELECT count(*) FROM f
+          JOIN jsonb_array_elements(p_items) WITH ORDINALITY AS o(v, n)
+            ON o.n <> f.n AND jsonb_typeof(o.v->'effect') = 'object'
+           AND o.v->'effect'->>'orgId' = f.v->'effect'->>'orgId' AND o.v->'effect'->>'key' = f.v->'effect'->>'key'
+          WHERE jsonb_typeof(f.v->'effect') = 'object')
   INTO settled, effects_wanted, effects_got, steps_wanted, steps_got, events_wanted, events_got, outbox_wanted, outbox_got,
        claims_wanted, claims_got, effects_shared;
   IF settled <> wanted OR effects_got <> effects_wanted OR effects_shared <> 0 OR steps_got <> steps_wanted
