@@ -183,9 +183,15 @@ export async function startRedisCluster(dir: string, options: RedisClusterOption
   try {
     await Promise.all(ports.map(launch));
     await run("redis-cli", ["--cluster", "create", ...ports.map((p) => `${host}:${p}`), "--cluster-replicas", "1", "--cluster-yes"], { timeout: 30_000 });
-    await until("cluster_state:ok on all six nodes", 30_000, async () => {
+    // cluster_state:ok comes before every node has heard which node replicates which: wait for that too, or a
+    // failover started early finds no replica of its victim.
+    await until("cluster_state:ok on all six nodes, each seeing three masters with a replica each", 30_000, async () => {
       for (const p of ports) {
-        if (!(await clusterOk(p)) || (await nodesSeenBy(p)).length < 6) return false;
+        if (!(await clusterOk(p))) return false;
+        const view = await nodesSeenBy(p);
+        const holders = view.filter((n) => n.master && n.slots);
+        if (view.length < 6 || holders.length !== 3) return false;
+        if (!holders.every((m) => view.some((n) => !n.master && n.masterId === m.id))) return false;
       }
       return true;
     });
@@ -204,9 +210,18 @@ export async function startRedisCluster(dir: string, options: RedisClusterOption
     seed = (seed * 1103515245 + 12345) % 2 ** 31;
     const victim = port ?? current[seed % current.length]!;
     if (!current.includes(victim)) throw new Error(`Redis Cluster: ${victim} is not a master now (masters: ${current.join(", ")}).`);
-    const view = await nodesSeenBy(victim);
-    const victimId = view.find((n) => n.port === victim)!.id;
-    const replicas = view.filter((n) => n.masterId === victimId).map((n) => n.port);
+    // Its replicas as the victim and the other nodes see them (a node that answers slowly is asked again).
+    let replicas: number[] = [];
+    await until(`the replicas of ${victim} known`, 10_000, async () => {
+      const found = new Set<number>();
+      for (const p of alive()) {
+        const view = await nodesSeenBy(p);
+        const victimId = view.find((n) => n.port === victim)?.id;
+        for (const n of view) if (victimId && n.masterId === victimId && !n.master) found.add(n.port);
+      }
+      replicas = [...found];
+      return replicas.length > 0;
+    });
     const started = Date.now();
     procs.get(victim)!.kill("SIGKILL");
     procs.delete(victim);
