@@ -578,6 +578,7 @@ $$;
 CREATE FUNCTION public.holdfast_run_steps(p_run_id text) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
     AS $$
 BEGIN
   RETURN (
@@ -977,6 +978,9 @@ $$;
 
 CREATE FUNCTION public.holdfast_step_settle_set(p_items jsonb) RETURNS jsonb
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
+    SET enable_hashjoin TO 'off'
+    SET enable_mergejoin TO 'off'
     AS $$
 DECLARE
   wanted integer;

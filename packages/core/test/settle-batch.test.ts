@@ -1,4 +1,4 @@
-import { createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
+import { connectAs, createTestDatabase, httpChainGraph, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceRun } from "../src/run/engine/advance";
 import { effectKinds } from "../src/versions/kinds/registry";
@@ -190,6 +190,36 @@ describe("walked settles as sets (holdfast_step_settle_set)", () => {
     expect(await answers(results, together)).toEqual(await answers(answeredAlone, alone));
     // Settled as one set: every step of the batch written by one (sub)transaction; alone, each by its own.
     expect((await xmins(together.map((r) => r.step.id))).size).toBe(1);
+  });
+
+  it("finds its rows by key, never by reading a whole table, however small the tables look to the planner", async () => {
+    // The set's statements join the batch's items to steps, effects and runs. On tables that are (or, by their
+    // statistics, seem) small, reading the whole table and joining by hash looks cheaper than a probe a row, and the
+    // connection keeps a plan made so while the table grows: every batch then read every row (issue 47: a fresh
+    // database's race). This database's tables hold a few dozen rows, analyzed. On a new connection (no plan kept from
+    // before, no scan counted yet), in one transaction, the statistics of that transaction count the scans it made.
+    const admin = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+    await admin.query("ANALYZE steps, effects, runs");
+    await admin.end();
+    const batch = [await walked(21), await walked(22), await walked(23, true)];
+    const client = await connectAs(t.url, "holdfast_worker");
+    try {
+      await client.query("BEGIN");
+      const { results } = await stepsSettleManyIfToken(client, batch);
+      expect(results.map((r) => r.changed)).toEqual([true, true, true]);
+      const scans = await client.query<{ relname: string; seq_scan: string }>(
+        "SELECT relname, seq_scan::text FROM pg_stat_xact_user_tables WHERE relname IN ('steps', 'effects', 'runs') ORDER BY relname",
+      );
+      await client.query("COMMIT");
+      expect(scans.rows).toEqual([
+        { relname: "effects", seq_scan: "0" },
+        { relname: "runs", seq_scan: "0" },
+        { relname: "steps", seq_scan: "0" },
+      ]);
+    } finally {
+      await client.end();
+    }
+    expect((await xmins(batch.map((r) => r.step.id))).size).toBe(1);
   });
 
   it("settles every item one by one when one of them cannot go with the others, and a mixed batch both ways", async () => {

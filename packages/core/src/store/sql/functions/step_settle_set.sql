@@ -18,11 +18,18 @@
 -- (store/sql/steps-settle.ts).
 -- Returns {"<ordinal in p_items>": the item's answer, as holdfast_step_settle's} for the items it settled ({} for
 -- none). Called by holdfast_step_settle_batch only.
+-- Planned without sequential scans, hash joins or merge joins: every row it reads is found by its key, a probe an
+-- item, at any table size. A plan the connection made while steps and effects were small (a new deployment's first
+-- seconds, or statistics from then) joined the items to a scan of the whole table, and the connection kept it while the
+-- tables grew: every batch read every step (a quick race's lane worker spent 15-30% more PostgreSQL CPU a step).
 -- History: new on 2026-12-06 (issue 47: a chained settle's statements, each preparing its table's checks, index
 -- predicates and triggers again, were most of a step's PostgreSQL CPU).
 CREATE OR REPLACE FUNCTION holdfast_step_settle_set(p_items jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
+ SET enable_seqscan = off
+ SET enable_hashjoin = off
+ SET enable_mergejoin = off
 AS $function$
 DECLARE
   wanted integer;
