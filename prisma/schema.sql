@@ -1052,7 +1052,10 @@ BEGIN
       deferrals = s.deferrals + CASE WHEN f.v->>'event' = 'step.deferred' THEN 1 ELSE 0 END,
       owner = NULL, lease_until = NULL, updated_at = now()
     FROM f
-    WHERE s.id = f.v->>'stepId' AND s.attempt = (f.v->>'token')::int AND s.status = 'running'
+    -- Running, said by its owner (steps_lease_check: a step has an owner exactly while it runs): a condition on status
+    -- let the planner read every running step through the open steps' index and match each to the items, at every
+    -- batch; by owner, which no index holds, each step is found by its key.
+    WHERE s.id = f.v->>'stepId' AND s.attempt = (f.v->>'token')::int AND s.owner IS NOT NULL
       -- The run step 1 moved on (the step's run, as its org; a walk's rows are kept to them below).
       AND s.run_id = ran->(f.n::text)->>'runId'
     RETURNING f.n, f.v, s.org_id, s.run_id, s.node_id, s.attempt, s.lane
