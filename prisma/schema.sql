@@ -1255,6 +1255,7 @@ END $$;
 
 CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
     LANGUAGE plpgsql
+    SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
 BEGIN

@@ -1,5 +1,5 @@
 import { inTx } from "@holdfast/db";
-import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { connectAs, createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceMany, advanceRun } from "../src/run/engine/advance";
 import { fireAndWalkSet } from "../src/run/engine/fire-set";
@@ -213,6 +213,35 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     expect([...first.walks.values()].map((w) => w.status)).toEqual(["completed"]);
     const next = await bySet(cache, [await waiting("end"), await waiting("branch")]);
     expect(next.fired.map((f) => f.versionId === versions.end ? f.walked : `branch ${f.walked}`).sort()).toEqual(["branch null", "completed"]);
+  });
+
+  it("finds its rows by key, never by reading a whole table, however small the tables look to the planner", async () => {
+    // Joined to a batch of fired timers, a scan of all steps by hash can look cheaper than a probe a timer (with 20,000
+    // steps and true statistics the planner chose it). On a new connection, in one transaction (rolled back), the
+    // statistics of that transaction count the scans the statement made; this database's tables are small and analyzed.
+    const admin = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
+    await admin.query("ANALYZE steps, runs, timers");
+    await admin.end();
+    const dues = [await waiting("end"), await waiting("step"), await waiting("branch", { plan: "pro" })];
+    const client = await connectAs(t.url, "holdfast_worker");
+    try {
+      await client.query("BEGIN");
+      const fired = await client.query("SELECT * FROM holdfast_timers_fire_walk($1::text[], $2::int[], $3, '{}'::jsonb, true)", [
+        dues.map((d) => d.timerId),
+        dues.map((d) => d.wake),
+        actor,
+      ]);
+      expect(fired.rows).toHaveLength(3);
+      const scans = await client.query("SELECT relname, seq_scan::text FROM pg_stat_xact_user_tables WHERE relname IN ('steps', 'runs', 'timers') ORDER BY relname");
+      expect(scans.rows).toEqual([
+        { relname: "runs", seq_scan: "0" },
+        { relname: "steps", seq_scan: "0" },
+        { relname: "timers", seq_scan: "0" },
+      ]);
+    } finally {
+      await client.query("ROLLBACK").catch(() => {});
+      await client.end();
+    }
   });
 
   it("fires a timer once: not again, not at an old wake number, not before it is due, and nothing when its transaction fails", async () => {

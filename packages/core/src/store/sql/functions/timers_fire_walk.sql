@@ -25,12 +25,16 @@
 -- With p_tally, the steps' journey count changes (the waits settled, the next steps inserted) are written summed, one
 -- count_tallies row per version, node and move (count_tally_start.sql), and so are the edges that name no run.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
+-- Planned without sequential scans: every row it reads is found by its key. With 20,000 steps and true statistics the
+-- planner judged a scan of all of them, joined by hash, cheaper than a batch's 500 probes, and read steps whole twice a
+-- batch; at 100,000 it chose the probes (the spike bench: the same timers/s and CPU either way).
 -- History: p_tally since 20261213100000_count_tallies (no release had the four-argument form, which is dropped here;
 -- NULL is taken as false).
 DROP FUNCTION IF EXISTS holdfast_timers_fire_walk(text[], integer[], text, jsonb);
 CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean)
  RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
  LANGUAGE plpgsql
+ SET enable_seqscan = off
 AS $function$
 #variable_conflict use_column
 BEGIN
