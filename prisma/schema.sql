@@ -1021,7 +1021,9 @@ BEGIN
       error = CASE WHEN jsonb_typeof(f.v->'rows'->'finish') = 'object' THEN f.v->'rows'->'finish'->'error' ELSE r.error END,
       finished_at = CASE WHEN f.v->'rows'->'finish'->>'status' IS NULL THEN r.finished_at ELSE now() END
     FROM f
-    WHERE r.id = f.run_id AND r.org_id = f.org_id AND r.seq = (f.v->>'runSeq')::bigint AND r.status = 'running'
+    -- Running, said by its finish (runs_finished_check: no finished_at exactly while it runs), for the reason the steps
+    -- UPDATE below says by owner: no index holds it, so each run is found by its key.
+    WHERE r.id = f.run_id AND r.org_id = f.org_id AND r.seq = (f.v->>'runSeq')::bigint AND r.finished_at IS NULL
       AND r.cancel_requested_at IS NULL AND r.held_at IS NULL
     RETURNING f.n, r.id, r.org_id, r.seq, r.version_id, r.test, r.max_steps, COALESCE(r.expires_at <= now(), false) AS expired,
               CASE WHEN jsonb_typeof(f.v->'rows'->'claim') = 'object' THEN r.input END AS input

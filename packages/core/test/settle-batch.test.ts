@@ -207,14 +207,14 @@ describe("walked settles as sets (holdfast_step_settle_set)", () => {
       await client.query("BEGIN");
       const { results } = await stepsSettleManyIfToken(client, batch);
       expect(results.map((r) => r.changed)).toEqual([true, true, true]);
-      const scans = await client.query<{ relname: string; seq_scan: string }>(
-        "SELECT relname, seq_scan::text FROM pg_stat_xact_user_tables WHERE relname IN ('steps', 'effects', 'runs') ORDER BY relname",
+      const scans = await client.query<{ relname: string; seq_scan: string; probed: boolean }>(
+        "SELECT relname, seq_scan::text, idx_scan > 0 AS probed FROM pg_stat_xact_user_tables WHERE relname IN ('steps', 'effects', 'runs') ORDER BY relname",
       );
       await client.query("COMMIT");
       expect(scans.rows).toEqual([
-        { relname: "effects", seq_scan: "0" },
-        { relname: "runs", seq_scan: "0" },
-        { relname: "steps", seq_scan: "0" },
+        { relname: "effects", seq_scan: "0", probed: true },
+        { relname: "runs", seq_scan: "0", probed: true },
+        { relname: "steps", seq_scan: "0", probed: true },
       ]);
     } finally {
       await client.end();

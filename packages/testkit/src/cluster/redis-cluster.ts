@@ -77,7 +77,7 @@ function parseNodesReply(text: string): NodeLine[] {
 
 /** Asks one node a question on a short-lived connection; undefined when the node does not answer. */
 async function ask(port: number, ...command: [string, ...string[]]): Promise<string | undefined> {
-  const r = new Redis({ host, port, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1_000 });
+  const r = new Redis({ host, port, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000 });
   r.on("error", () => {});
   try {
     await r.connect();
@@ -217,7 +217,7 @@ export async function startRedisCluster(dir: string, options: RedisClusterOption
       for (const p of alive()) {
         const view = await nodesSeenBy(p);
         const victimId = view.find((n) => n.port === victim)?.id;
-        for (const n of view) if (victimId && n.masterId === victimId && !n.master) found.add(n.port);
+        for (const n of view) if (victimId && n.masterId === victimId && !n.master && !n.failed && alive().includes(n.port)) found.add(n.port);
       }
       replicas = [...found];
       return replicas.length > 0;
