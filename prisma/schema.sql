@@ -834,9 +834,10 @@ BEGIN
     END IF;
   END IF;
 
-  -- A walk that claims its next step for this worker (local dispatch) says so in this row, data.chained {stepId,
-  -- nodeId, iteration}: the chained step's claim is this commit's, by this worker, attempt 1, on this lane, so it
-  -- needs no row of its own (the timeline's reader shows it as that step's step.claimed: runEventsForRun). A worker
+  -- A walk that claims its next step for this worker (local dispatch) says so in this row, data.chained {nodeId,
+  -- iteration} (the step's id is its run's step at that node and iteration: 48 bytes a step fewer than naming it):
+  -- the chained step's claim is this commit's, by this worker, attempt 1, on this lane, so it needs no row of its own
+  -- (the timeline's reader shows it as that step's step.claimed: runEventsForRun). A worker
   -- of an earlier release still sends the claim's own step.claimed row in p_rows: then this row says nothing more.
   INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
   VALUES (s.org_id, s.run_id, p_step_id, s.node_id, s.attempt, p_event, s.lane, p_worker,
@@ -844,8 +845,7 @@ BEGIN
                     AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(p_rows->'events', '[]'::jsonb)) e
                                     WHERE e->>'type' = 'step.claimed' AND e->>'stepId' = p_rows->'claim'->>'stepId')
                THEN COALESCE(p_event_data, '{}'::jsonb)
-                    || jsonb_build_object('chained', jsonb_build_object('stepId', p_rows->'claim'->'stepId', 'nodeId', p_rows->'claim'->'nodeId',
-                                                                     'iteration', p_rows->'claim'->'iteration'))
+                    || jsonb_build_object('chained', jsonb_build_object('nodeId', p_rows->'claim'->'nodeId', 'iteration', p_rows->'claim'->'iteration'))
                ELSE p_event_data END);
 
   IF p_status = 'parked' THEN
@@ -1089,15 +1089,14 @@ BEGIN
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
     SELECT a.org_id, a.run_id, a.step_id, a.node_id, a.attempt, a.type, a.lane, a.worker, a.data
     FROM (
-      -- The settle's own row; data.chained names the step its walk claimed for this worker (step_settle.sql).
+      -- The settle's own row; data.chained names the node and iteration of the step its walk claimed for this worker (step_settle.sql).
       SELECT st.n, 0::bigint AS k, st.org_id, st.run_id, st.v->>'stepId' AS step_id, st.node_id, st.attempt,
              st.v->>'event' AS type, st.lane, st.v->>'worker' AS worker,
              CASE WHEN jsonb_typeof(st.v->'rows'->'claim') = 'object'
                        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(st.v->'rows'->'events', '[]'::jsonb)) e
                                        WHERE e->>'type' = 'step.claimed' AND e->>'stepId' = st.v->'rows'->'claim'->>'stepId')
                   THEN COALESCE(st.v->'eventData', '{}'::jsonb)
-                       || jsonb_build_object('chained', jsonb_build_object('stepId', st.v->'rows'->'claim'->'stepId',
-                                                                          'nodeId', st.v->'rows'->'claim'->'nodeId',
+                       || jsonb_build_object('chained', jsonb_build_object('nodeId', st.v->'rows'->'claim'->'nodeId',
                                                                           'iteration', st.v->'rows'->'claim'->'iteration'))
                   ELSE st.v->'eventData' END AS data
       FROM st

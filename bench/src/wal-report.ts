@@ -2,7 +2,7 @@ import type { WalGroup } from "./measure/wal-detail";
 import { fmt } from "./report";
 import type { RaceResult } from "./result";
 
-const top = 8;
+const top = Number(process.env.BENCH_WAL_TOP ?? 10);
 
 function groupLines(title: string, groups: WalGroup[], steps: number): string[] {
   const shown = groups.slice(0, top);
@@ -35,6 +35,7 @@ export function walByRelationLines(rows: RaceResult[]): string[] {
     );
     lines.push(...groupLines("by relation (a record goes to its first block's)", d.byRelation, steps));
     lines.push(...groupLines("by record type", d.byRecord, steps));
+    if (d.byRelationRecord) lines.push(...groupLines("by relation and record type", d.byRelationRecord, steps));
   }
   return lines;
 }

@@ -19,6 +19,8 @@ export interface WalGroup {
 export interface WalDetail {
   byRecord: WalGroup[];
   byRelation: WalGroup[];
+  /** Both at once ("steps Heap/UPDATE"): which table's which writes (absent in results from before it was measured). */
+  byRelationRecord?: WalGroup[];
 }
 
 // A record is attributed to the relation of its first block reference (blkref #0): a heap update's old and new pages,
@@ -99,5 +101,9 @@ export async function walDetail(
     if (Number(r.dbo) !== oid) return "(another database's block)";
     return names.get(`${r.spc}/${r.node}`) ?? `(file node ${r.node}, gone by the end)`;
   };
-  return { byRecord: group(rows, (r) => `${r.rm}/${r.rt}`), byRelation: group(rows, relation) };
+  return {
+    byRecord: group(rows, (r) => `${r.rm}/${r.rt}`),
+    byRelation: group(rows, relation),
+    byRelationRecord: group(rows, (r) => `${relation(r)} ${r.rm}/${r.rt}`),
+  };
 }

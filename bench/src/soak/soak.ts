@@ -315,6 +315,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       if (Date.now() > deadline) {
         log(`soak: not drained ${o.drainSeconds} s after the last fault: ${rows[0].moving} runs still moving, ${rows[0].owed} Slack posts or updates owed, ${load.deliveries.length - acked} deliveries unacknowledged`);
         for (const line of await stuckRuns(check, d.automationId)) log(`  ${line}`);
+        if (rows[0].owed > 0) for (const line of await owedNotifications(check)) log(`  ${line}`);
         break;
       }
       await sleep(500);
@@ -392,6 +393,31 @@ async function stuckRuns(check: pg.Client, automationId: string): Promise<string
     )
     .catch((e: Error) => ({ rows: [{ id: "?", status: "?", steps: `could not read: ${e.message}` }] }));
   return rows.map((r) => `run ${r.id} ${r.status}: ${r.steps}`);
+}
+
+/**
+ * Where the Slack posts and updates still owed stand, grouped: whether the human lane's worker tried them (and how
+ * long ago), what it last met, and their wake-ups in the outbox (none unsent: the relay published them; unsent: the
+ * relay has not). Tells a stalled relay, a consumer that stopped taking jobs and a sweeper that stopped re-waking apart.
+ */
+async function owedNotifications(check: pg.Client): Promise<string[]> {
+  const { rows } = await check
+    .query(
+      `SELECT a.notify_state AS state, a.status,
+              CASE WHEN a.notify_attempted_at IS NULL THEN 'never tried'
+                   ELSE 'tried ' || (extract(epoch FROM now() - a.notify_attempted_at)::int / 30 * 30) || '+ s ago' END AS tried,
+              coalesce(left(a.notify_error, 80), '-') AS error,
+              count(*)::int AS n,
+              sum((SELECT count(*) FROM outbox o WHERE o.topic = 'approval.notify' AND o.payload->>'approvalId' = a.id AND o.sent_at IS NULL))::int AS unsent,
+              sum((SELECT count(*) FROM outbox o WHERE o.topic = 'approval.notify' AND o.payload->>'approvalId' = a.id AND o.sent_at IS NOT NULL))::int AS sent,
+              max(extract(epoch FROM now() - a.updated_at))::int AS oldest
+       FROM approvals a WHERE a.notify_state IN ('post', 'update')
+       GROUP BY 1, 2, 3, 4 ORDER BY n DESC LIMIT 12`,
+    )
+    .catch((e: Error) => ({ rows: [{ state: "?", status: "?", tried: "?", error: `could not read: ${e.message}`, n: 0, unsent: 0, sent: 0, oldest: 0 }] }));
+  return rows.map(
+    (r) => `owed ${r.state} (approval ${r.status}), ${r.tried}, last error ${r.error}: ${r.n} approvals (oldest ${r.oldest} s), wake-ups ${r.sent} published, ${r.unsent} not yet`,
+  );
 }
 
 function tally(items: string[]): Record<string, number> {

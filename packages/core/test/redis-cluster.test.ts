@@ -88,6 +88,48 @@ describe("BullMQ on a Redis Cluster", () => {
     }
   }, 60_000);
 
+  it("a consumer goes on taking its queue's jobs after the master of the queue's slot died", async () => {
+    const queue = queueNames.lane("human");
+    const failoverPrefix = `${prefix}_failover`;
+    const seen: string[] = [];
+    const consumer = createConsumer({ redis: target, prefix: failoverPrefix, onError: () => undefined }, queue, async (job) => void seen.push(job.id ?? ""), {
+      concurrency: 2,
+    });
+    await consumer.waitUntilReady();
+    const publisher = createPublisher({ redis: target, prefix: failoverPrefix, onError: () => undefined });
+    const admin = createRedis(target);
+    admin.on("error", () => undefined);
+    try {
+      await publisher.publish(queue, "t", {}, { jobId: "before" });
+      await until("the job before the failover consumed", () => seen.includes("before"));
+      // The master that holds the queue's slot: the consumer's blocking wait and its job fetches go there.
+      const slot = (await admin.cluster("KEYSLOT", `${failoverPrefix}:${queue}:wait`)) as number;
+      const ranges = await admin.cluster("SLOTS");
+      const owner = ranges.find(([from, to]) => from <= slot && slot <= to)?.[2]?.[1];
+      expect(owner).toBeDefined();
+      // Idle, so the consumer is blocked on that master when it dies.
+      await new Promise((r) => setTimeout(r, 500));
+      const killed = await cluster.killMaster(owner);
+      console.log(`consumer failover test: master ${killed.port} of slot ${slot} killed, failover ${killed.failoverMs} ms`);
+      // The publisher fails fast while its client learns the new master; the job goes in once it has.
+      for (let tries = 0; ; tries++) {
+        try {
+          await publisher.publish(queue, "t", {}, { jobId: "after" });
+          break;
+        } catch (error) {
+          if (tries > 100) throw error;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      await until("the job published after the failover consumed", () => seen.includes("after"), 30_000);
+      await cluster.restartNode(killed.port);
+    } finally {
+      admin.disconnect();
+      await publisher.close();
+      await consumer.close();
+    }
+  }, 120_000);
+
   it("delivers wake-ups from a publisher on the cluster, and again after the subscriber's node died", async () => {
     const woken: (string | null)[] = [];
     // The subscriber connects to the first seed node: make it a master and kill it.

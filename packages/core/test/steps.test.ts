@@ -322,7 +322,7 @@ describe("local dispatch", () => {
     expect(types.slice(-3)).toEqual(["step.succeeded", "step.succeeded", "run.completed"]);
     const [chained] = await rows("SELECT id FROM steps WHERE run_id = $1 AND id <> $2", [runId, stepId]);
     expect(await rows("SELECT step_id AS \"stepId\", data FROM run_events WHERE run_id = $1 AND type = 'step.succeeded' ORDER BY id LIMIT 1", [runId])).toEqual([
-      { stepId, data: { chained: { stepId: chained?.id, nodeId: expect.any(String), iteration: 1 } } },
+      { stepId, data: { chained: { nodeId: expect.any(String), iteration: 1 } } },
     ]);
     const timeline = (await runEventsForRun(t.db, (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0]?.org_id, runId)).slice(-4);
     expect(timeline.slice(0, 3).map((e) => [e.type, e.stepId, e.attempt, e.worker, e.data])).toEqual([
@@ -331,6 +331,23 @@ describe("local dispatch", () => {
       ["step.succeeded", chained?.id, 1, "w1", null],
     ]);
     expect(timeline[3]?.type).toBe("run.completed");
+    // A row that names the step itself (as older rows do) reads the same; one whose step is no longer kept shows its
+    // claim without an id.
+    const orgId = (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0]?.org_id;
+    await rows("UPDATE run_events SET data = jsonb_build_object('chained', jsonb_build_object('stepId', $2::text, 'nodeId', data->'chained'->'nodeId', 'iteration', 1)) WHERE run_id = $1 AND data ? 'chained'", [runId, chained?.id]);
+    expect((await runEventsForRun(t.db, orgId, runId)).slice(-4).map((e) => [e.type, e.stepId])).toEqual([
+      ["step.succeeded", stepId],
+      ["step.claimed", chained?.id],
+      ["step.succeeded", chained?.id],
+      ["run.completed", null],
+    ]);
+    await rows("UPDATE run_events SET data = jsonb_build_object('chained', jsonb_build_object('nodeId', 'removed', 'iteration', 1)) WHERE run_id = $1 AND data ? 'chained'", [runId]);
+    expect((await runEventsForRun(t.db, orgId, runId)).slice(-4).map((e) => [e.type, e.stepId, e.nodeId])).toEqual([
+      ["step.succeeded", stepId, expect.any(String)],
+      ["step.claimed", null, "removed"],
+      ["step.succeeded", chained?.id, expect.any(String)],
+      ["run.completed", null, "finish"],
+    ]);
   });
 });
 

@@ -40,14 +40,23 @@ export interface TimelineEntry {
 
 /** A run's timeline, oldest first, each chained step's claim shown as its own step.claimed (withChainedClaims). */
 export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Promise<TimelineEntry[]> {
+  // A settle's data.chained names its claimed step by node and iteration; the step's id is read from the run's steps
+  // (older rows name it themselves; a step no longer kept reads as null).
   const rows = await tx.$queryRaw<(TimelineEntry & { atMicros: string })[]>`
-    SELECT id, at, (extract(epoch FROM at) * 1000000)::bigint::text AS "atMicros", type, step_id AS "stepId", node_id AS "nodeId",
-           attempt, lane, worker, data
-    FROM run_events WHERE org_id = ${orgId} AND run_id = ${runId} ORDER BY id`;
+    SELECT e.id, e.at, (extract(epoch FROM e.at) * 1000000)::bigint::text AS "atMicros", e.type, e.step_id AS "stepId",
+           e.node_id AS "nodeId", e.attempt, e.lane, e.worker,
+           CASE WHEN jsonb_typeof(e.data->'chained') = 'object' AND NOT e.data->'chained' ? 'stepId'
+                THEN jsonb_set(e.data, '{chained,stepId}', COALESCE(to_jsonb(
+                       (SELECT s.id FROM steps s
+                        WHERE s.run_id = e.run_id AND s.org_id = e.org_id AND s.node_id = e.data->'chained'->>'nodeId'
+                          AND jsonb_typeof(e.data->'chained'->'iteration') = 'number'
+                          AND s.iteration = (e.data->'chained'->>'iteration')::int)), 'null'::jsonb))
+                ELSE e.data END AS data
+    FROM run_events e WHERE e.org_id = ${orgId} AND e.run_id = ${runId} ORDER BY e.id`;
   return withChainedClaims(rows).map(({ atMicros: _, ...entry }) => entry);
 }
 
-const chainedClaim = z.object({ stepId: z.string(), nodeId: z.string(), iteration: z.number().int() });
+const chainedClaim = z.object({ stepId: z.string().nullable(), nodeId: z.string(), iteration: z.number().int() });
 /** The settle rows holdfast_step_settle writes data.chained into (a walk goes on after a step done or failed). */
 const settleTypes = new Set(["step.succeeded", "step.failed", "step.skipped"]);
 

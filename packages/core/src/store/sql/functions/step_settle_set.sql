@@ -138,15 +138,14 @@ BEGIN
     INSERT INTO run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data)
     SELECT a.org_id, a.run_id, a.step_id, a.node_id, a.attempt, a.type, a.lane, a.worker, a.data
     FROM (
-      -- The settle's own row; data.chained names the step its walk claimed for this worker (step_settle.sql).
+      -- The settle's own row; data.chained names the node and iteration of the step its walk claimed for this worker (step_settle.sql).
       SELECT st.n, 0::bigint AS k, st.org_id, st.run_id, st.v->>'stepId' AS step_id, st.node_id, st.attempt,
              st.v->>'event' AS type, st.lane, st.v->>'worker' AS worker,
              CASE WHEN jsonb_typeof(st.v->'rows'->'claim') = 'object'
                        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(st.v->'rows'->'events', '[]'::jsonb)) e
                                        WHERE e->>'type' = 'step.claimed' AND e->>'stepId' = st.v->'rows'->'claim'->>'stepId')
                   THEN COALESCE(st.v->'eventData', '{}'::jsonb)
-                       || jsonb_build_object('chained', jsonb_build_object('stepId', st.v->'rows'->'claim'->'stepId',
-                                                                          'nodeId', st.v->'rows'->'claim'->'nodeId',
+                       || jsonb_build_object('chained', jsonb_build_object('nodeId', st.v->'rows'->'claim'->'nodeId',
                                                                           'iteration', st.v->'rows'->'claim'->'iteration'))
                   ELSE st.v->'eventData' END AS data
       FROM st
