@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hasUnstorableText } from "../src/base/json";
+import { hasUnstorableText, storable } from "../src/base/json";
 import { jsonShapeProblem, parseFormBounded, payloadLimits } from "../src/base/bodies";
 import { triggerPayload } from "../src/run/start/payload";
 
@@ -51,5 +51,14 @@ describe("trigger payloads", () => {
     expect(hasUnstorableText(v)).toBe(false);
     expect(hasUnstorableText({ a: [{ b: "x\u0000" }] })).toBe(true);
     expect(hasUnstorableText({ ["\uD800"]: 1 })).toBe(true);
+  });
+
+  it("cleans a provider's answer for jsonb only where it must, and gives a clean one back as it is", () => {
+    const clean = { status: 200, body: { ok: true, items: ["a", 1, null] } };
+    expect(storable(clean)).toBe(clean);
+    const dirty = { status: 200, body: { text: "a\u0000b", ["k\uD800"]: ["\uDC00x"] } };
+    expect(storable(dirty)).toEqual({ status: 200, body: { text: "a\uFFFDb", ["k\uFFFD"]: ["\uFFFDx"] } });
+    expect(dirty.body.text).toBe("a\u0000b");
+    expect(storable("x\u0000")).toBe("x\uFFFD");
   });
 });

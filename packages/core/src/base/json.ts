@@ -26,11 +26,19 @@ export function hasUnstorableText(value: unknown): boolean {
   return false;
 }
 
+/**
+ * The value with every U+0000 and unpaired surrogate replaced by U+FFFD. A value with none (nearly every answer) is
+ * given back as it is, after one read-only walk: cleaning copies the whole value.
+ */
 export function storable<T>(value: T): T {
+  return hasUnstorableText(value) ? cleaned(value) : value;
+}
+
+function cleaned<T>(value: T): T {
   if (typeof value === "string") return value.replace(nul, "\uFFFD").toWellFormed() as T;
-  if (Array.isArray(value)) return value.map(storable) as T;
+  if (Array.isArray(value)) return value.map(cleaned) as T;
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storable(v)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [cleaned(k), cleaned(v)])) as T;
   }
   return value;
 }

@@ -1,3 +1,4 @@
+import { randomFillSync } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
 import type { LaneName } from "../../base/catalog";
 import { isStepKind, kindOf } from "../../versions/kinds/registry";
@@ -63,8 +64,35 @@ export interface RowContext {
  * the WAL and read from disk (docs/performance.md, "Cost as data grows"). Rows inserted without an id (timers) get a
  * UUID version 7 too, from the database's holdfast_ordered_id. Ids are names, not secrets (docs/security.md).
  */
-export const newStepId = (): string => `stp_${uuidv7().replaceAll("-", "")}`;
-export const newRunId = (): string => `run_${uuidv7().replaceAll("-", "")}`;
+export const newStepId = (): string => `stp_${orderedUuid().replaceAll("-", "")}`;
+export const newRunId = (): string => `run_${orderedUuid().replaceAll("-", "")}`;
+
+/**
+ * uuid's v7 with its random bytes cut from a pool filled 4 KiB at a time: the library asks the system for 16 bytes
+ * at each id (`crypto.getRandomValues`, about 5 us of CPU each here, against 0.2 us for node's pooled randomUUID).
+ * The clock and the counter are kept here as uuid keeps them when it draws its own bytes (its updateV7State): a new
+ * millisecond starts the counter at random, the same millisecond counts on, a full counter borrows the next one.
+ */
+const randomPool = new Uint8Array(4096);
+let poolAt = randomPool.length;
+const v7State = { msecs: Number.NEGATIVE_INFINITY, seq: 0 };
+function orderedUuid(): string {
+  if (poolAt + 16 > randomPool.length) {
+    randomFillSync(randomPool);
+    poolAt = 0;
+  }
+  const random = randomPool.subarray(poolAt, (poolAt += 16));
+  const now = Date.now();
+  if (now > v7State.msecs) {
+    // 31 random bits, as uuid's v7Sequence: room to count on within the millisecond.
+    v7State.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+    v7State.msecs = now;
+  } else {
+    v7State.seq = (v7State.seq + 1) | 0;
+    if (v7State.seq === 0) v7State.msecs++;
+  }
+  return uuidv7({ random, msecs: v7State.msecs, seq: v7State.seq });
+}
 
 /** The one `step.ready` wake-up: a lane worker's queue message for a step (a new step, a retry, a resume). */
 export function stepReady(step: { orgId: string; runId: string; id: string; lane: LaneName }, delayMs?: number): OutboxRow {
