@@ -37,7 +37,7 @@ export async function measureLimit(meter: Meter, url: string, dbName: string, se
   // never share a step, and its writes spread over as many rows as one client's do with a step a commit.
   const block = (r: string, n: string) => `UPDATE pb_steps SET status = 'done', output = '{"status": 200, "body": {"ok": true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now(), advanced_at = now() WHERE id = 'stp_' || ${r};
 UPDATE pb_effects SET status = 'settled', result = '{"status": 200, "body": {"ok": true}}', owner = NULL, lease_until = NULL, settled_at = now(), updated_at = now() WHERE org_id = 'org' AND key = 'k_' || ${r};
-INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data) VALUES ('org', 'run_' || ${r}, 'stp_' || ${r}, 's1', 1, 'step.succeeded', 'io', 'w', '{"chained": {"stepId": "stp_01a2486dacbf7791a9dcfc54e04a100d", "nodeId": "s2", "iteration": 1}}');
+INSERT INTO pb_run_events (org_id, run_id, step_id, node_id, attempt, type, lane, worker, data) VALUES ('org', 'run_' || ${r}, 'stp_' || ${r}, 's1', 1, 'step.succeeded', 'io', 'w', '{"chained": {"nodeId": "s2", "iteration": 1}}');
 UPDATE pb_runs SET seq = seq + 1 WHERE id = 'run_' || ${r};
 INSERT INTO pb_steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status, owner, attempt, lease_until) VALUES ('org', 'run_' || ${r}, 's1', ${n}, 'http_request', 'io', 8, 'running', 'w', 1, now() + interval '30 seconds');
 INSERT INTO pb_effects (org_id, run_id, step_id, key, kind, status, owner, lease_until) VALUES ('org', 'run_' || ${r}, 'stp_x', 'k_' || ${r} || '_' || ${n}, 'http_request', 'in_flight', 'w', now() + interval '30 seconds') ON CONFLICT DO NOTHING;

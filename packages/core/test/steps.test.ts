@@ -18,7 +18,8 @@ import type { PlanRows } from "../src/store/sql/plan-rows";
 import { effectKinds } from "../src/versions/kinds/registry";
 import { stepsAfterSettle } from "../src/run/apply/inline";
 import { walkOnAfterSettle } from "../src/run/steps/walk-on";
-import { runEventsForRun } from "../src/store/sql/run-events";
+import { runEventsForRun, runEventsRenameChained } from "../src/store/sql/run-events";
+import { stepsRenameNode } from "../src/store/sql/steps";
 
 let t: TestDatabase;
 let target: HttpTarget;
@@ -331,9 +332,26 @@ describe("local dispatch", () => {
       ["step.succeeded", chained?.id, 1, "w1", null],
     ]);
     expect(timeline[3]?.type).toBe("run.completed");
+    const orgId = (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0]?.org_id;
+    // A migration renames the claimed step's node (migrate.ts: stepsRenameNode, then runEventsRenameChained), and the
+    // new version has a node by the old name with a step at the same iteration: the claim stays the renamed step's.
+    const oldNode = (await rows("SELECT node_id FROM steps WHERE id = $1", [chained?.id]))[0]?.node_id as string;
+    await t.db.$transaction(async (tx) => {
+      await stepsRenameNode(tx, orgId, runId, oldNode, "renamed");
+      expect(await runEventsRenameChained(tx, orgId, runId, oldNode, "renamed")).toBe(1);
+    });
+    await rows(
+      "INSERT INTO steps (org_id, run_id, node_id, iteration, kind, lane, max_attempts, status) SELECT org_id, run_id, $2, 1, kind, lane, 1, 'cancelled' FROM steps WHERE id = $1",
+      [chained?.id, oldNode],
+    );
+    expect((await runEventsForRun(t.db, orgId, runId)).slice(-4).map((e) => [e.type, e.stepId])).toEqual([
+      ["step.succeeded", stepId],
+      ["step.claimed", chained?.id],
+      ["step.succeeded", chained?.id],
+      ["run.completed", null],
+    ]);
     // A row that names the step itself (as older rows do) reads the same; one whose step is no longer kept shows its
     // claim without an id.
-    const orgId = (await rows("SELECT org_id FROM runs WHERE id = $1", [runId]))[0]?.org_id;
     await rows("UPDATE run_events SET data = jsonb_build_object('chained', jsonb_build_object('stepId', $2::text, 'nodeId', data->'chained'->'nodeId', 'iteration', 1)) WHERE run_id = $1 AND data ? 'chained'", [runId, chained?.id]);
     expect((await runEventsForRun(t.db, orgId, runId)).slice(-4).map((e) => [e.type, e.stepId])).toEqual([
       ["step.succeeded", stepId],

@@ -4,7 +4,7 @@ import { applyPlan } from "../apply/apply";
 import { HoldfastError, NotFoundError } from "../../base/errors";
 import { approvalsCancelPendingForMigration, approvalsRenameNode } from "../../store/sql/approvals";
 import { automationVersionsPublishedPair } from "../../store/sql/automation-versions";
-import { runEventsInsert } from "../../store/sql/run-events";
+import { runEventsInsert, runEventsRenameChained } from "../../store/sql/run-events";
 import { runMigrationsInsert, runMigrationsRecordApply } from "../../store/sql/run-migrations";
 import {
   type RunRow,
@@ -218,6 +218,7 @@ async function migrateOne(
   for (const [oldId, newId] of Object.entries(input.mapping)) {
     if (oldId === newId || !steps.some((s) => s.nodeId === oldId)) continue;
     await stepsRenameNode(tx, orgId, runId, oldId, newId);
+    await runEventsRenameChained(tx, orgId, runId, oldId, newId);
     await approvalsRenameNode(tx, orgId, runId, oldId, newId);
   }
   if (landing.action === "move") {

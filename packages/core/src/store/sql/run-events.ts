@@ -41,7 +41,8 @@ export interface TimelineEntry {
 /** A run's timeline, oldest first, each chained step's claim shown as its own step.claimed (withChainedClaims). */
 export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Promise<TimelineEntry[]> {
   // A settle's data.chained names its claimed step by node and iteration; the step's id is read from the run's steps
-  // (older rows name it themselves; a step no longer kept reads as null).
+  // (older rows name it themselves; a step no longer kept reads as null). A migration that renames the step's node
+  // renames the reference too (runEventsRenameChained). Compared as numeric: a value no integer reads as no step.
   const rows = await tx.$queryRaw<(TimelineEntry & { atMicros: string })[]>`
     SELECT e.id, e.at, (extract(epoch FROM e.at) * 1000000)::bigint::text AS "atMicros", e.type, e.step_id AS "stepId",
            e.node_id AS "nodeId", e.attempt, e.lane, e.worker,
@@ -50,10 +51,22 @@ export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Pro
                        (SELECT s.id FROM steps s
                         WHERE s.run_id = e.run_id AND s.org_id = e.org_id AND s.node_id = e.data->'chained'->>'nodeId'
                           AND jsonb_typeof(e.data->'chained'->'iteration') = 'number'
-                          AND s.iteration = (e.data->'chained'->>'iteration')::int)), 'null'::jsonb))
+                          AND s.iteration = (e.data->'chained'->>'iteration')::numeric)), 'null'::jsonb))
                 ELSE e.data END AS data
     FROM run_events e WHERE e.org_id = ${orgId} AND e.run_id = ${runId} ORDER BY e.id`;
   return withChainedClaims(rows).map(({ atMicros: _, ...entry }) => entry);
+}
+
+/**
+ * A migration renamed a step's node in this run (stepsRenameNode): the settle rows whose data.chained names a step at
+ * that node by its node follow it, so the timeline still finds the step each claimed, and a node of the new version
+ * that takes the old name is never mistaken for it. The rows' own node_id stays what it was when they were written.
+ */
+export function runEventsRenameChained(tx: Tx, orgId: string, runId: string, fromNodeId: string, toNodeId: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE run_events SET data = jsonb_set(data, '{chained,nodeId}', to_jsonb(${toNodeId}::text))
+    WHERE org_id = ${orgId} AND run_id = ${runId} AND jsonb_typeof(data->'chained') = 'object' AND NOT data->'chained' ? 'stepId'
+      AND data->'chained'->>'nodeId' = ${fromNodeId}`;
 }
 
 const chainedClaim = z.object({ stepId: z.string().nullable(), nodeId: z.string(), iteration: z.number().int() });
