@@ -71,9 +71,17 @@ export function startDaemon(name: string, command: string, args: string[], optio
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
-  child.on("error", (e) => out.write(`[${name}] failed to start: ${e.message}\n`));
+  // Both streams into one file, which ends once the child and both its streams are closed ('close'): piped with their
+  // default end, the first stream to end (stdout, when the server is killed) ended the file while the other still had
+  // output to write, and the write after the end was an 'error' event nobody heard, which ended the test process.
+  child.stdout?.pipe(out, { end: false });
+  child.stderr?.pipe(out, { end: false });
+  child.once("close", () => out.end());
+  // A log that cannot be written (the folder removed under it) loses lines, never the test process.
+  out.on("error", () => undefined);
+  child.on("error", (e) => {
+    if (!out.writableEnded) out.write(`[${name}] failed to start: ${e.message}\n`);
+  });
   // The test process must be free to exit while this runs; stop() ends it.
   child.unref();
   const alive = () => child.exitCode === null && child.signalCode === null;
