@@ -148,6 +148,20 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     o.onStall?.(result);
   }, maxSeconds * 1000);
   watchdog.unref();
+  // An error no code of the soak's hears (an 'error' event without a listener, in a harness stream or client) would end
+  // this process with the deployment it started still running, each of its processes on a CI machine's cores until
+  // the machine stops. It ends the soak as a stall does instead: the deployment stopped, the result printed.
+  const crashed = async (error: unknown) => {
+    clearTimeout(watchdog);
+    result.error = `the soak itself failed while ${stage}: ${(error as Error)?.stack ?? String(error)}`;
+    log(`soak: ${result.error}`);
+    keepLogs(dir, fleet, retired);
+    await Promise.race([cleanup(), sleep(30_000)]);
+    result.timing.totalSeconds = (Date.now() - started) / 1000;
+    if (o.onStall) o.onStall(result);
+    else process.exit(1);
+  };
+  process.once("uncaughtException", crashed);
   try {
     // Infrastructure of our own: restarting it disturbs no one else's tests.
     const [web1, web2, mailInPort] = [await freePort(), await freePort(), await freePort()];
@@ -358,6 +372,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     result.error = (error as Error).stack ?? String(error);
     log(`soak failed: ${result.error}`);
   } finally {
+    process.off("uncaughtException", crashed);
     stage = "stopping the deployment";
     keepLogs(dir, fleet, retired);
     await cleanup();
