@@ -2,7 +2,8 @@ import type { WalGroup } from "./measure/wal-detail";
 import { fmt } from "./report";
 import type { RaceResult } from "./result";
 
-const top = Number(process.env.BENCH_WAL_TOP ?? 10);
+/** Lines a grouping (BENCH_WAL_TOP, a whole number; 10 otherwise). */
+const top = /^[1-9]\d*$/.test(process.env.BENCH_WAL_TOP ?? "") ? Number(process.env.BENCH_WAL_TOP) : 10;
 
 function groupLines(title: string, groups: WalGroup[], steps: number): string[] {
   const shown = groups.slice(0, top);

@@ -38,6 +38,9 @@ export interface TimelineEntry {
   data: Record<string, unknown> | null;
 }
 
+/** A settle row's data.chained that names its claimed step by node and iteration, not by id (older rows): `data` is the column's expression. */
+const chainedByNode = (data: "data" | "e.data") => Prisma.raw(`jsonb_typeof(${data}->'chained') = 'object' AND NOT ${data}->'chained' ? 'stepId'`);
+
 /** A run's timeline, oldest first, each chained step's claim shown as its own step.claimed (withChainedClaims). */
 export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Promise<TimelineEntry[]> {
   // A settle's data.chained names its claimed step by node and iteration; the step's id is read from the run's steps
@@ -46,7 +49,7 @@ export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Pro
   const rows = await tx.$queryRaw<(TimelineEntry & { atMicros: string })[]>`
     SELECT e.id, e.at, (extract(epoch FROM e.at) * 1000000)::bigint::text AS "atMicros", e.type, e.step_id AS "stepId",
            e.node_id AS "nodeId", e.attempt, e.lane, e.worker,
-           CASE WHEN jsonb_typeof(e.data->'chained') = 'object' AND NOT e.data->'chained' ? 'stepId'
+           CASE WHEN ${chainedByNode("e.data")}
                 THEN jsonb_set(e.data, '{chained,stepId}', COALESCE(to_jsonb(
                        (SELECT s.id FROM steps s
                         WHERE s.run_id = e.run_id AND s.org_id = e.org_id AND s.node_id = e.data->'chained'->>'nodeId'
@@ -65,8 +68,7 @@ export async function runEventsForRun(tx: Tx, orgId: string, runId: string): Pro
 export function runEventsRenameChained(tx: Tx, orgId: string, runId: string, fromNodeId: string, toNodeId: string): Promise<number> {
   return tx.$executeRaw`
     UPDATE run_events SET data = jsonb_set(data, '{chained,nodeId}', to_jsonb(${toNodeId}::text))
-    WHERE org_id = ${orgId} AND run_id = ${runId} AND jsonb_typeof(data->'chained') = 'object' AND NOT data->'chained' ? 'stepId'
-      AND data->'chained'->>'nodeId' = ${fromNodeId}`;
+    WHERE org_id = ${orgId} AND run_id = ${runId} AND ${chainedByNode("data")} AND data->'chained'->>'nodeId' = ${fromNodeId}`;
 }
 
 const chainedClaim = z.object({ stepId: z.string().nullable(), nodeId: z.string(), iteration: z.number().int() });
