@@ -12,27 +12,42 @@
 --   CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "steps_id_org_id_key" ON "steps" ("id", "org_id");
 -- Dropping and adding the foreign keys locks steps and the three tables exclusively for a moment. The engine takes
 -- them in both orders (a settle writes a step, then its timer; a timer's firing writes the timer, then its step), so
--- a migration holding one while it waits for another would deadlock with it. The four locks are taken together or
--- not at all: each try waits at most 50 ms a table (well under deadlock_timeout), gives back what it took, and tries
--- again a moment later, for up to 10 s (then it fails: run it again at a quieter moment, or with the lane workers
--- stopped). The keys come back NOT VALID (new rows are checked at once); the next migration validates the existing
+-- the four locks are taken together or not at all, in tries (GitLab's "lock retries"): a try waits at most its own
+-- time for them, gives back what it took when that runs out, and lets the engine's writes through for twice that
+-- time before the next. The first tries wait 50 ms (well under deadlock_timeout, so they never deadlock); each waits
+-- a quarter longer than the one before, up to 2 s, for a machine so loaded that no 50 ms passes without an engine
+-- transaction open on one of the four (a try past deadlock_timeout that does close a cycle with the engine ends one
+-- of the two with a deadlock error: this one tries again, the engine's transaction is retried as any deadlock is; it
+-- also makes PostgreSQL cancel an autovacuum of one of the four that stands in the way). After 60 s of tries it
+-- fails and names the sessions that held the locks: run it again at a quieter moment, or with the lane workers
+-- stopped. The keys come back NOT VALID (new rows are checked at once); the next migration validates the existing
 -- rows without blocking writes (20261212100100_steps_keys_validate).
 -- contract: approvals_step_fkey, signals_step_fkey, timers_step_id_fkey, steps_org_id_key, steps_pkey
--- reviewed do-block: the first takes the four locks (nothing else); the second refuses to go on unless steps_id_org_id_key is a valid unique index of steps (id, org_id). Neither writes.
+-- reviewed do-block: the first takes the four locks (nothing else; on failure it reads pg_locks and pg_stat_activity for its message); the second refuses to go on unless steps_id_org_id_key is a valid unique index of steps (id, org_id). Neither writes.
 DO $$
 DECLARE
-  deadline timestamptz := clock_timestamp() + interval '10 seconds';
+  deadline timestamptz := clock_timestamp() + interval '60 seconds';
+  wait_ms int := 50;
+  holders text;
 BEGIN
   LOOP
     BEGIN
-      SET LOCAL lock_timeout = '50ms';
+      PERFORM set_config('lock_timeout', wait_ms || 'ms', true);
       LOCK TABLE "steps", "approvals", "signals", "timers" IN ACCESS EXCLUSIVE MODE;
       EXIT;
-    EXCEPTION WHEN lock_not_available THEN
+    EXCEPTION WHEN lock_not_available OR deadlock_detected THEN
       IF clock_timestamp() > deadline THEN
-        RAISE EXCEPTION 'steps, approvals, signals and timers stayed busy for 10 s (the engine''s writes, or an autovacuum of one of them): run holdfast migrate again at a quieter moment, or with the lane workers stopped';
+        SELECT string_agg(DISTINCT format('%s (pid %s, %s, its transaction open %s s)',
+                 coalesce(nullif(a.application_name, ''), a.backend_type), a.pid, coalesce(a.state, 'no state'),
+                 coalesce(round(extract(epoch FROM clock_timestamp() - a.xact_start)::numeric, 1)::text, '?')), '; ')
+          INTO holders
+          FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND l.relation IN ('steps'::regclass, 'approvals'::regclass, 'signals'::regclass, 'timers'::regclass);
+        RAISE EXCEPTION 'steps, approvals, signals and timers stayed busy for 60 s of tries (held now by: %): run holdfast migrate again at a quieter moment, or with the lane workers stopped', coalesce(holders, 'no session');
       END IF;
-      PERFORM pg_sleep(0.02 + random() * 0.05);
+      PERFORM pg_sleep(greatest(0.1, 2 * wait_ms / 1000.0) * (0.75 + random() * 0.5));
+      wait_ms := least(wait_ms * 5 / 4, 2000);
     END;
   END LOOP;
 END $$;
