@@ -3,7 +3,7 @@ import { databasePing } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
 import { advanceRun, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
-import { checkRedis, createConsumer, DelayedError, queueNames } from "@holdfast/queue";
+import { checkRedis, createConsumer, DelayedError, queueNames, stuckConsumerMessage } from "@holdfast/queue";
 import { env } from "./env";
 
 const log = createLogger("engine", env.LOG_LEVEL);
@@ -108,7 +108,10 @@ if (!redis) {
       }
       return result;
     },
-    { concurrency: env.ENGINE_CONCURRENCY },
+    {
+      concurrency: env.ENGINE_CONCURRENCY,
+      onReplaced: (seen) => log.warn(seen, stuckConsumerMessage(seen)),
+    },
   );
   // A wake-up that failed for a lost connection is dropped quietly: the sweeper re-wakes the run once it is back.
   consumer.on("failed", (job, error) => {

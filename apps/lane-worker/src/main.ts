@@ -4,7 +4,7 @@ import { GraphCache } from "@holdfast/core/versions";
 import { notifyApproval } from "@holdfast/core/people";
 import { onShutdown, pollOutbox, ReadyDemand, redisTargetAtStart, requireSecretKey, Slots, StepRunner, takeReadySteps, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb, createListenClient, createPool, openPool } from "@holdfast/db";
-import { checkRedis, createConsumer, DelayedError, queueNames, subscribeReady } from "@holdfast/queue";
+import { checkRedis, createConsumer, DelayedError, queueNames, stuckConsumerMessage, subscribeReady } from "@holdfast/queue";
 import { env, lane } from "./env";
 
 const log = createLogger(`lane-worker:${lane.name}`, env.LOG_LEVEL);
@@ -140,7 +140,11 @@ if (!redis) {
       }
       return result.kind;
     },
-    { concurrency: lane.concurrency, lockDurationMs: Math.max(60_000, lane.leaseMs * 2) },
+    {
+      concurrency: lane.concurrency,
+      lockDurationMs: Math.max(60_000, lane.leaseMs * 2),
+      onReplaced: (seen) => log.warn(seen, stuckConsumerMessage(seen)),
+    },
   );
   consumer.on("failed", (job, error) => {
     // A step whose claim or settle failed for a lost connection: its lease lapses and the sweeper hands it on.

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { repoRoot } from "@holdfast/testkit/procs";
+import { queueJobCounts, queueNames, redisTargetOf } from "@holdfast/queue";
 import pg from "pg";
 import { checkInvariants, type Figures, type Invariant } from "./checks";
 import { type FleetConfig, fleetSpecs, type Member, ownExits, queueFaultPreload, startMember, stopFleet } from "./fleet";
@@ -329,7 +330,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       if (Date.now() > deadline) {
         log(`soak: not drained ${o.drainSeconds} s after the last fault: ${rows[0].moving} runs still moving, ${rows[0].owed} Slack posts or updates owed, ${load.deliveries.length - acked} deliveries unacknowledged`);
         for (const line of await stuckRuns(check, d.automationId)) log(`  ${line}`);
-        if (rows[0].owed > 0) for (const line of await owedNotifications(check)) log(`  ${line}`);
+        if (rows[0].owed > 0) {
+          for (const line of await owedNotifications(check)) log(`  ${line}`);
+          // The human lane's queue: jobs waiting with none active is a consumer that stopped taking; active ones
+          // that stay are processors that never returned.
+          const target = redisTargetOf({ REDIS_URL: services.redisUrl, REDIS_CLUSTER_NODES: services.envFor?.("lane-worker", "lane-human-1").REDIS_CLUSTER_NODES });
+          const counts = await queueJobCounts({ redis: target, prefix: env.QUEUE_PREFIX as string }, queueNames.lane("human")).catch((e: Error) => ({ error: e.message }));
+          log(`  the human lane's queue: ${JSON.stringify(counts)}`);
+        }
         break;
       }
       await sleep(500);

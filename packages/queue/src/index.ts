@@ -194,29 +194,160 @@ export interface ConsumerOptions {
   concurrency: number;
   /** How long BullMQ keeps a job locked before another consumer may take it (not the step lease). */
   lockDurationMs?: number;
+  /** How often the watch looks for a stuck fetch loop (below). Default 10 s; 0 turns it off. */
+  watchEveryMs?: number;
+  /** How long jobs may wait with a slot free and nothing taken before the worker is replaced. Default 30 s. */
+  stuckAfterMs?: number;
+  /** Told each time the watch replaced the worker, with what it saw (for the process's log). */
+  onReplaced?: (seen: StuckConsumer) => void;
 }
 
-export type Consumer = Worker;
+/** What the consumer's watch saw when it replaced a worker that had stopped taking jobs. */
+export interface StuckConsumer {
+  queue: string;
+  /** Jobs waiting in the queue (waiting and prioritized). */
+  waiting: number;
+  /** This process's jobs in progress, and its concurrency. */
+  inProgress: number;
+  concurrency: number;
+  /** Since the last job this process started or finished. */
+  idleMs: number;
+  /** BullMQ's own view of the worker it replaced. */
+  running: boolean;
+  paused: boolean;
+  /** Workers replaced so far in this process's consumer, this one included. */
+  replacements: number;
+}
+
+/** A queue's jobs by state (waiting, active, delayed, ...), read once on a connection of its own (diagnostics). */
+export async function queueJobCounts(config: QueueConfig, queue: string): Promise<Record<string, number>> {
+  const q = new Queue(queue, { connection: redisConnection(config.redis, { failFast: true }), prefix: config.prefix });
+  q.on("error", () => undefined);
+  try {
+    return await q.getJobCounts("wait", "prioritized", "active", "delayed", "failed", "completed");
+  } finally {
+    await q.close();
+  }
+}
+
+/** The log line for a replaced worker. */
+export function stuckConsumerMessage(seen: StuckConsumer): string {
+  return `the ${seen.queue} queue's consumer took no job for ${Math.round(seen.idleMs / 1000)} s while ${seen.waiting} waited with a slot free: replaced it with a new one (replacement ${seen.replacements} in this process)`;
+}
+
+type FailedListener = (job: Job | undefined, error: Error) => void;
+
+export interface Consumer {
+  on(event: "failed", listener: FailedListener): void;
+  waitUntilReady(): Promise<void>;
+  close(): Promise<void>;
+  /** Workers the watch replaced so far. */
+  readonly replacements: number;
+  /** The BullMQ worker taking jobs now (for inspection; it changes when the watch replaces it). */
+  readonly worker: Worker;
+}
+
+/**
+ * A BullMQ worker on `queue`, with a watch for the way BullMQ workers are known to get stuck after a Redis failover
+ * or reconnect (taskforcesh/bullmq#648, #2466, #3088): the worker says it runs, jobs wait, and it takes none. Every
+ * `watchEveryMs` the watch reads the queue's waiting count (one round trip); when jobs have waited with a slot of
+ * this process free and no job started or finished here for `stuckAfterMs`, it replaces the worker with a new one
+ * (new connections, its listeners moved over) and says so. Nothing is lost either way: a job the old worker held
+ * runs on (its processor is not interrupted) or, unfinished, comes back as stalled after its lock, and every
+ * consumer re-checks the database, which a repeat finds done.
+ */
+export function createConsumer(config: QueueConfig, queue: string, handler: Processor, options: ConsumerOptions): Consumer {
+  let inProgress = 0;
+  let lastProgress = Date.now();
+  const tracked: Processor = async (job, token, signal) => {
+    inProgress++;
+    lastProgress = Date.now();
+    try {
+      return await handler(job, token, signal);
+    } finally {
+      inProgress--;
+      lastProgress = Date.now();
+    }
+  };
+  const failedListeners: FailedListener[] = [];
+  const newWorker = () => {
+    const w = new Worker(queue, tracked, {
+      connection: redisConnection(config.redis),
+      prefix: config.prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs ?? 60_000,
+      // Wake-ups are cheap to drop: the sweeper is the backstop, so a stalled job is not retried forever.
+      maxStalledCount: 2,
+    });
+    if (config.onError) w.on("error", config.onError);
+    for (const listener of failedListeners) w.on("failed", listener);
+    return w;
+  };
+  let worker = newWorker();
+  let replacements = 0;
+  let closing = false;
+  const every = options.watchEveryMs ?? 10_000;
+  const stuckAfter = options.stuckAfterMs ?? 30_000;
+  // Counts only (no blocking commands): a connection of its own, failing fast while Redis is away.
+  const counts = every > 0 ? new Queue(queue, { connection: redisConnection(config.redis, { failFast: true }), prefix: config.prefix }) : null;
+  if (counts && config.onError) counts.on("error", config.onError);
+  let checking = false;
+  const watch =
+    counts &&
+    setInterval(async () => {
+      if (closing || checking || inProgress >= options.concurrency || Date.now() - lastProgress < stuckAfter) return;
+      checking = true;
+      try {
+        const c = await counts.getJobCounts("wait", "prioritized");
+        const waiting = (c.wait ?? 0) + (c.prioritized ?? 0);
+        if (closing || waiting === 0 || inProgress >= options.concurrency || Date.now() - lastProgress < stuckAfter) return;
+        const old = worker;
+        replacements++;
+        const seen: StuckConsumer = {
+          queue,
+          waiting,
+          inProgress,
+          concurrency: options.concurrency,
+          idleMs: Date.now() - lastProgress,
+          running: old.isRunning(),
+          paused: old.isPaused(),
+          replacements,
+        };
+        lastProgress = Date.now();
+        worker = newWorker();
+        options.onReplaced?.(seen);
+        // Not awaited: a stuck worker's close may wait on the very thing it is stuck on.
+        old.close(true).catch(() => undefined);
+      } catch {
+        // Redis away: the outage watch says so; the next check tries again.
+      } finally {
+        checking = false;
+      }
+    }, every);
+  watch?.unref();
+  return {
+    on(event, listener) {
+      failedListeners.push(listener);
+      worker.on(event, listener);
+    },
+    waitUntilReady: () => worker.waitUntilReady().then(() => undefined),
+    async close() {
+      closing = true;
+      if (watch) clearInterval(watch);
+      await worker.close();
+      await counts?.close();
+    },
+    get replacements() {
+      return replacements;
+    },
+    get worker() {
+      return worker;
+    },
+  };
+}
+
 export { DelayedError };
 export type { Job };
-
-export function createConsumer(
-  config: QueueConfig,
-  queue: string,
-  handler: Processor,
-  options: ConsumerOptions,
-): Consumer {
-  const worker = new Worker(queue, handler, {
-    connection: redisConnection(config.redis),
-    prefix: config.prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs ?? 60_000,
-    // Wake-ups are cheap to drop: the sweeper is the backstop, so a stalled job is not retried forever.
-    maxStalledCount: 2,
-  });
-  if (config.onError) worker.on("error", config.onError);
-  return worker;
-}
 
 export { queueNames } from "./names";
 export { createRedis, describeRedisTarget, parseClusterNodes, type RedisClient, type RedisTarget, redisTargetOf } from "./connection";
