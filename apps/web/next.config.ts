@@ -13,6 +13,9 @@ const config: NextConfig = {
     // The proxy (src/proxy.ts: the pages' CSP) makes Next copy a page request's body to let both read it: no more
     // than a server action may post.
     proxyClientMaxBodySize: "64kb",
+    // Turbopack's build cache (.next/cache) speeds up the next build on the same machine; CI builds once on a fresh
+    // clone and throws it away, so there it is not written (about 18 s of a 80 s build on two cores).
+    turbopackFileSystemCacheForBuild: !process.env.CI,
   },
   // Every answer (src/server/security-headers.ts says which and why).
   headers: async () => [{ source: "/:path*", headers: Object.entries(securityHeaders).map(([key, value]) => ({ key, value })) }],
