@@ -1,4 +1,4 @@
-import { createConsumer, createPublisher, type StuckConsumer } from "@holdfast/queue";
+import { consumerConnectionName, createConsumer, createPublisher, createRedis, type StuckConsumer } from "@holdfast/queue";
 import { createTestPrefix, testRedisUrl } from "@holdfast/testkit";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -11,6 +11,18 @@ import { afterAll, describe, expect, it } from "vitest";
  */
 const prefix = createTestPrefix();
 afterAll(() => prefix.clear());
+
+/** Connections open on the test Redis under a consumer of `queue`'s name. */
+async function openConnections(queue: string): Promise<number> {
+  const redis = createRedis(testRedisUrl);
+  try {
+    return String(await redis.client("LIST"))
+      .split("\n")
+      .filter((line) => line.includes(` name=${consumerConnectionName(queue)} `)).length;
+  } finally {
+    redis.disconnect();
+  }
+}
 
 async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
   for (const end = Date.now() + timeoutMs; !check(); await new Promise((r) => setTimeout(r, 50))) {
@@ -34,6 +46,12 @@ describe("a queue consumer's watch", () => {
       await consumer.waitUntilReady();
       await publisher.publish(queue, "t", {}, { jobId: "first" });
       await until("the first job", () => seen.includes("first"));
+      // Idle longer than the stuck time, then a job: a healthy worker takes it and is not replaced.
+      await new Promise((r) => setTimeout(r, 1_500));
+      await publisher.publish(queue, "t", {}, { jobId: "after-idle" });
+      await until("the job after the idle time", () => seen.includes("after-idle"));
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(consumer.replacements).toBe(0);
       const stuck = consumer.worker;
       // A worker that takes nothing though it has room: what a failover left behind, in BullMQ's own terms.
       await stuck.pause(true);
@@ -46,14 +64,20 @@ describe("a queue consumer's watch", () => {
       expect(replaced[0]).toMatchObject({ queue, inProgress: 0, concurrency: 2, paused: true, replacements: 1 });
       // One or both (the paused worker may have fetched one as it paused).
       expect(replaced[0]?.waiting).toBeGreaterThanOrEqual(1);
-      expect(replaced[0]?.idleMs).toBeGreaterThanOrEqual(1_000);
+      expect(replaced[0]?.stuckMs).toBeGreaterThanOrEqual(1_000);
       // Taking jobs again, it stays: nothing more is replaced.
       await new Promise((r) => setTimeout(r, 1_500));
       expect(consumer.replacements).toBe(1);
+      // The new worker's connections and the watch's are open (the name is what the check below looks for).
+      expect(await openConnections(queue)).toBeGreaterThanOrEqual(2);
     } finally {
       await publisher.close();
       await consumer.close();
     }
+    // Every connection it opened is closed once it is, the replaced worker's too.
+    let open = -1;
+    for (const end = Date.now() + 10_000; open !== 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) open = await openConnections(queue);
+    expect(open).toBe(0);
   }, 60_000);
 
   it("leaves a worker alone whose slots are all busy with slow jobs while others wait", async () => {

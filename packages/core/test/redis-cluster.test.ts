@@ -92,8 +92,10 @@ describe("BullMQ on a Redis Cluster", () => {
     const queue = queueNames.lane("human");
     const failoverPrefix = `${prefix}_failover`;
     const seen: string[] = [];
+    // The watch off: this is BullMQ's own recovery (the watch is e2e'd in queue-consumer-watch.test.ts).
     const consumer = createConsumer({ redis: target, prefix: failoverPrefix, onError: () => undefined }, queue, async (job) => void seen.push(job.id ?? ""), {
       concurrency: 2,
+      watchEveryMs: 0,
     });
     await consumer.waitUntilReady();
     const publisher = createPublisher({ redis: target, prefix: failoverPrefix, onError: () => undefined });

@@ -19,7 +19,10 @@ export interface QueueConfig {
   onError?: (error: Error) => void;
 }
 
-export function redisConnection(target: RedisTarget, options: { failFast?: boolean } = {}): RedisClient {
+export function redisConnection(
+  target: RedisTarget,
+  options: { failFast?: boolean; commandTimeoutMs?: number; name?: string } = {},
+): RedisClient {
   // BullMQ's blocking commands need maxRetriesPerRequest: null. A publisher fails fast instead of queueing commands
   // while Redis is away: the relay's batch then rolls back at once rather than holding its rows until Redis is back.
   return createRedis(target, {
@@ -27,6 +30,8 @@ export function redisConnection(target: RedisTarget, options: { failFast?: boole
     enableOfflineQueue: !options.failFast,
     enableReadyCheck: true,
     lazyConnect: false,
+    ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
+    ...(options.name ? { connectionName: options.name } : {}),
   });
 }
 
@@ -205,13 +210,13 @@ export interface ConsumerOptions {
 /** What the consumer's watch saw when it replaced a worker that had stopped taking jobs. */
 export interface StuckConsumer {
   queue: string;
-  /** Jobs waiting in the queue (waiting and prioritized). */
+  /** Jobs waiting in the queue (waiting and prioritized) at the last check. */
   waiting: number;
+  /** How long the watch has seen jobs waiting, a slot of this process free and nothing started or finished here. */
+  stuckMs: number;
   /** This process's jobs in progress, and its concurrency. */
   inProgress: number;
   concurrency: number;
-  /** Since the last job this process started or finished. */
-  idleMs: number;
   /** BullMQ's own view of the worker it replaced. */
   running: boolean;
   paused: boolean;
@@ -219,20 +224,23 @@ export interface StuckConsumer {
   replacements: number;
 }
 
+/** The log line for a replaced worker. */
+export function stuckConsumerMessage(seen: StuckConsumer): string {
+  return `the ${seen.queue} queue's consumer took no job for ${Math.round(seen.stuckMs / 1000)} s while jobs waited (${seen.waiting} now) with a slot free: replaced it with a new one (replacement ${seen.replacements} in this process)`;
+}
+
 /** A queue's jobs by state (waiting, active, delayed, ...), read once on a connection of its own (diagnostics). */
 export async function queueJobCounts(config: QueueConfig, queue: string): Promise<Record<string, number>> {
-  const q = new Queue(queue, { connection: redisConnection(config.redis, { failFast: true }), prefix: config.prefix });
+  const connection = redisConnection(config.redis, { failFast: true, commandTimeoutMs: 5_000 });
+  connection.on("error", () => undefined);
+  const q = new Queue(queue, { connection, prefix: config.prefix });
   q.on("error", () => undefined);
   try {
     return await q.getJobCounts("wait", "prioritized", "active", "delayed", "failed", "completed");
   } finally {
-    await q.close();
+    await q.close().catch(() => undefined);
+    connection.disconnect();
   }
-}
-
-/** The log line for a replaced worker. */
-export function stuckConsumerMessage(seen: StuckConsumer): string {
-  return `the ${seen.queue} queue's consumer took no job for ${Math.round(seen.idleMs / 1000)} s while ${seen.waiting} waited with a slot free: replaced it with a new one (replacement ${seen.replacements} in this process)`;
 }
 
 type FailedListener = (job: Job | undefined, error: Error) => void;
@@ -240,6 +248,7 @@ type FailedListener = (job: Job | undefined, error: Error) => void;
 export interface Consumer {
   on(event: "failed", listener: FailedListener): void;
   waitUntilReady(): Promise<void>;
+  /** Stops taking jobs, waits for the jobs in hand, and closes every connection (the replaced workers' too). */
   close(): Promise<void>;
   /** Workers the watch replaced so far. */
   readonly replacements: number;
@@ -247,14 +256,18 @@ export interface Consumer {
   readonly worker: Worker;
 }
 
+/** The name of every Redis connection a consumer of `queue` opens itself (CLIENT LIST shows it). */
+export const consumerConnectionName = (queue: string) => `holdfast-consumer-${queue.replace(/[^\w-]/g, "")}`;
+
 /**
  * A BullMQ worker on `queue`, with a watch for the way BullMQ workers are known to get stuck after a Redis failover
  * or reconnect (taskforcesh/bullmq#648, #2466, #3088): the worker says it runs, jobs wait, and it takes none. Every
- * `watchEveryMs` the watch reads the queue's waiting count (one round trip); when jobs have waited with a slot of
- * this process free and no job started or finished here for `stuckAfterMs`, it replaces the worker with a new one
- * (new connections, its listeners moved over) and says so. Nothing is lost either way: a job the old worker held
- * runs on (its processor is not interrupted) or, unfinished, comes back as stalled after its lock, and every
- * consumer re-checks the database, which a repeat finds done.
+ * `watchEveryMs` the watch reads the queue's waiting count (one round trip, 5 s at most). When it has seen jobs
+ * waiting, a slot of this process free and no job started or finished here, check after check for `stuckAfterMs`
+ * (longer than BullMQ's own 15 s pause before fetching again after a connection error), it starts a new worker
+ * (new connections, the listeners moved over) and closes the old one without force: a job the old one holds runs to
+ * its end and is acknowledged, and its connection is closed after. Every consumer re-checks the database, so a job
+ * taken twice in the hand-over is a no-op the second time.
  */
 export function createConsumer(config: QueueConfig, queue: string, handler: Processor, options: ConsumerOptions): Consumer {
   let inProgress = 0;
@@ -269,10 +282,13 @@ export function createConsumer(config: QueueConfig, queue: string, handler: Proc
       lastProgress = Date.now();
     }
   };
+  const name = consumerConnectionName(queue);
   const failedListeners: FailedListener[] = [];
   const newWorker = () => {
+    const connection = redisConnection(config.redis, { name });
+    // BullMQ leaves a connection it was given open when it closes: each worker's is disconnected after it.
     const w = new Worker(queue, tracked, {
-      connection: redisConnection(config.redis),
+      connection,
       prefix: config.prefix,
       concurrency: options.concurrency,
       lockDuration: options.lockDurationMs ?? 60_000,
@@ -281,45 +297,72 @@ export function createConsumer(config: QueueConfig, queue: string, handler: Proc
     });
     if (config.onError) w.on("error", config.onError);
     for (const listener of failedListeners) w.on("failed", listener);
-    return w;
+    return { worker: w, connection };
   };
-  let worker = newWorker();
+  let current = newWorker();
+  const retiring = new Set<Promise<void>>();
+  const retire = (old: { worker: Worker; connection: RedisClient }) => {
+    // Without force: the jobs it holds finish and are acknowledged. A worker stuck in its close is let go after the
+    // lock time (its jobs then come back as stalled, as after a crash).
+    const closed = Promise.race([old.worker.close().catch(() => undefined), new Promise((r) => setTimeout(r, options.lockDurationMs ?? 60_000).unref())]).then(() => {
+      old.connection.disconnect();
+      retiring.delete(closed);
+    });
+    retiring.add(closed);
+  };
   let replacements = 0;
   let closing = false;
   const every = options.watchEveryMs ?? 10_000;
   const stuckAfter = options.stuckAfterMs ?? 30_000;
-  // Counts only (no blocking commands): a connection of its own, failing fast while Redis is away.
-  const counts = every > 0 ? new Queue(queue, { connection: redisConnection(config.redis, { failFast: true }), prefix: config.prefix }) : null;
+  // Counts only (no blocking commands): a connection of its own, failing fast while Redis is away, 5 s at most a call.
+  const countsConnection = every > 0 ? redisConnection(config.redis, { failFast: true, commandTimeoutMs: 5_000, name }) : null;
+  const counts = countsConnection ? new Queue(queue, { connection: countsConnection, prefix: config.prefix }) : null;
   if (counts && config.onError) counts.on("error", config.onError);
+  if (countsConnection) countsConnection.on("error", config.onError ?? (() => undefined));
+  /** Since when the watch has seen jobs waiting with a slot free and no progress (null: not now). */
+  let waitingSince: number | null = null;
   let checking = false;
   const watch =
     counts &&
     setInterval(async () => {
-      if (closing || checking || inProgress >= options.concurrency || Date.now() - lastProgress < stuckAfter) return;
+      if (closing || checking) return;
       checking = true;
+      const checkedAt = Date.now();
       try {
         const c = await counts.getJobCounts("wait", "prioritized");
         const waiting = (c.wait ?? 0) + (c.prioritized ?? 0);
-        if (closing || waiting === 0 || inProgress >= options.concurrency || Date.now() - lastProgress < stuckAfter) return;
-        const old = worker;
+        const now = Date.now();
+        if (closing || waiting === 0 || inProgress >= options.concurrency || lastProgress >= checkedAt) {
+          waitingSince = null;
+          return;
+        }
+        // Counted from a check that saw jobs waiting after the last job this process started or finished.
+        if (waitingSince === null || lastProgress > waitingSince) waitingSince = checkedAt;
+        if (now - waitingSince < stuckAfter) return;
+        const old = current;
         replacements++;
         const seen: StuckConsumer = {
           queue,
           waiting,
+          stuckMs: now - waitingSince,
           inProgress,
           concurrency: options.concurrency,
-          idleMs: Date.now() - lastProgress,
-          running: old.isRunning(),
-          paused: old.isPaused(),
+          running: old.worker.isRunning(),
+          paused: old.worker.isPaused(),
           replacements,
         };
-        lastProgress = Date.now();
-        worker = newWorker();
-        options.onReplaced?.(seen);
-        // Not awaited: a stuck worker's close may wait on the very thing it is stuck on.
-        old.close(true).catch(() => undefined);
+        waitingSince = null;
+        lastProgress = now;
+        current = newWorker();
+        retire(old);
+        try {
+          options.onReplaced?.(seen);
+        } catch {
+          // A log line that failed changes nothing here.
+        }
       } catch {
-        // Redis away: the outage watch says so; the next check tries again.
+        // Redis away or slow: the outage watch says so; the watch starts counting again once it answers.
+        waitingSince = null;
       } finally {
         checking = false;
       }
@@ -328,20 +371,23 @@ export function createConsumer(config: QueueConfig, queue: string, handler: Proc
   return {
     on(event, listener) {
       failedListeners.push(listener);
-      worker.on(event, listener);
+      current.worker.on(event, listener);
     },
-    waitUntilReady: () => worker.waitUntilReady().then(() => undefined),
+    waitUntilReady: () => current.worker.waitUntilReady().then(() => undefined),
     async close() {
       closing = true;
       if (watch) clearInterval(watch);
-      await worker.close();
-      await counts?.close();
+      await current.worker.close();
+      current.connection.disconnect();
+      await Promise.all(retiring);
+      await counts?.close().catch(() => undefined);
+      countsConnection?.disconnect();
     },
     get replacements() {
       return replacements;
     },
     get worker() {
-      return worker;
+      return current.worker;
     },
   };
 }

@@ -18,7 +18,8 @@
 -- a quarter longer than the one before, up to 2 s, for a machine so loaded that no 50 ms passes without an engine
 -- transaction open on one of the four (a try past deadlock_timeout that does close a cycle with the engine ends one
 -- of the two with a deadlock error: this one tries again, the engine's transaction is retried as any deadlock is; it
--- also makes PostgreSQL cancel an autovacuum of one of the four that stands in the way). After 60 s of tries it
+-- also makes PostgreSQL cancel an autovacuum of one of the four that stands in the way, unless it is one preventing
+-- transaction ID wraparound, which runs to its end). After 60 s of tries it
 -- fails and names the sessions that held the locks: run it again at a quieter moment, or with the lane workers
 -- stopped. The keys come back NOT VALID (new rows are checked at once); the next migration validates the existing
 -- rows without blocking writes (20261212100100_steps_keys_validate).
