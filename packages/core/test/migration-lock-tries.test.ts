@@ -91,8 +91,8 @@ describe("the steps_one_key migration's lock tries", () => {
     const holder = await session("holdfast-lane-worker-stuck");
     await holder.query("BEGIN");
     await holder.query("LOCK TABLE signals IN ROW EXCLUSIVE MODE");
-    // The block's 60 s made 2 s, so the test does not wait a minute; the rest of the block is the migration's own.
-    const short = lockBlock.replace("interval '60 seconds'", "interval '2 seconds'");
+    // The block's 120 s made 2 s, so the test does not wait two minutes; the rest of the block is the migration's own.
+    const short = lockBlock.replace("interval '120 seconds'", "interval '2 seconds'");
     expect(short).not.toBe(lockBlock);
     const result = await takeLocks(short);
     await holder.query("ROLLBACK");

@@ -19,7 +19,7 @@
 -- transaction open on one of the four (a try past deadlock_timeout that does close a cycle with the engine ends one
 -- of the two with a deadlock error: this one tries again, the engine's transaction is retried as any deadlock is; it
 -- also makes PostgreSQL cancel an autovacuum of one of the four that stands in the way, unless it is one preventing
--- transaction ID wraparound, which runs to its end). After 60 s of tries it
+-- transaction ID wraparound, which runs to its end). After 120 s of tries it
 -- fails and names the sessions that held the locks: run it again at a quieter moment, or with the lane workers
 -- stopped. The keys come back NOT VALID (new rows are checked at once); the next migration validates the existing
 -- rows without blocking writes (20261212100100_steps_keys_validate).
@@ -27,7 +27,7 @@
 -- reviewed do-block: the first takes the four locks (nothing else; on failure it reads pg_locks and pg_stat_activity for its message); the second refuses to go on unless steps_id_org_id_key is a valid unique index of steps (id, org_id). Neither writes.
 DO $$
 DECLARE
-  deadline timestamptz := clock_timestamp() + interval '60 seconds';
+  deadline timestamptz := clock_timestamp() + interval '120 seconds';
   wait_ms int := 50;
   holders text;
 BEGIN
@@ -45,7 +45,7 @@ BEGIN
           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
           WHERE l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
             AND l.relation IN ('steps'::regclass, 'approvals'::regclass, 'signals'::regclass, 'timers'::regclass);
-        RAISE EXCEPTION 'steps, approvals, signals and timers stayed busy for 60 s of tries (held now by: %): run holdfast migrate again at a quieter moment, or with the lane workers stopped', coalesce(holders, 'no session');
+        RAISE EXCEPTION 'steps, approvals, signals and timers stayed busy for 120 s of tries (held now by: %): run holdfast migrate again at a quieter moment, or with the lane workers stopped', coalesce(holders, 'no session');
       END IF;
       PERFORM pg_sleep(greatest(0.1, 2 * wait_ms / 1000.0) * (0.75 + random() * 0.5));
       wait_ms := least(wait_ms * 5 / 4, 2000);
