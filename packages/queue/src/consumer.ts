@@ -37,17 +37,31 @@ export function stuckConsumerMessage(seen: StuckConsumer): string {
   return `the ${seen.queue} queue's consumer took no job for ${Math.round(seen.stuckMs / 1000)} s while jobs waited (${seen.waiting} now) with a slot free: replaced it with a new one (replacement ${seen.replacements} in this process)`;
 }
 
-/** A queue's jobs by state (waiting, active, delayed, ...), read once on a connection of its own (diagnostics). */
-export async function queueJobCounts(config: QueueConfig, queue: string): Promise<Record<string, number>> {
-  const connection = redisConnection(config.redis, { failFast: true, commandTimeoutMs: 5_000 });
-  connection.on("error", () => undefined);
+/**
+ * A queue's counts, read on a connection of its own that never blocks: failing fast while Redis is away, 5 s at most a
+ * call. `close` disconnects it (BullMQ leaves a connection it was given open).
+ */
+function countsReader(config: QueueConfig, queue: string, name?: string): { queue: Queue; close(): Promise<void> } {
+  const connection = redisConnection(config.redis, { failFast: true, commandTimeoutMs: 5_000, ...(name ? { name } : {}) });
+  connection.on("error", config.onError ?? (() => undefined));
   const q = new Queue(queue, { connection, prefix: config.prefix });
-  q.on("error", () => undefined);
+  q.on("error", config.onError ?? (() => undefined));
+  return {
+    queue: q,
+    async close() {
+      await q.close().catch(() => undefined);
+      connection.disconnect();
+    },
+  };
+}
+
+/** A queue's jobs by state (waiting, active, delayed, ...), read once (diagnostics). */
+export async function queueJobCounts(config: QueueConfig, queue: string): Promise<Record<string, number>> {
+  const reader = countsReader({ ...config, onError: () => undefined }, queue);
   try {
-    return await q.getJobCounts("wait", "prioritized", "active", "delayed", "failed", "completed");
+    return await reader.queue.getJobCounts("wait", "prioritized", "active", "delayed", "failed", "completed");
   } finally {
-    await q.close().catch(() => undefined);
-    connection.disconnect();
+    await reader.close();
   }
 }
 
@@ -174,18 +188,14 @@ function watchConsumer(
   const every = options.watchEveryMs ?? 10_000;
   if (every <= 0) return { stop: async () => undefined };
   const stuckAfter = options.stuckAfterMs ?? 30_000;
-  // Counts only (no blocking commands): a connection of its own, failing fast while Redis is away, 5 s at most a call.
-  const connection = redisConnection(config.redis, { failFast: true, commandTimeoutMs: 5_000, name: consumerConnectionName(queue) });
-  connection.on("error", config.onError ?? (() => undefined));
-  const counts = new Queue(queue, { connection, prefix: config.prefix });
-  if (config.onError) counts.on("error", config.onError);
+  const reader = countsReader(config, queue, consumerConnectionName(queue));
   let stopped = false;
   let checking = false;
   /** The first check since the last progress that saw jobs waiting with a slot free (null: not now). */
   let waitingSince: number | null = null;
   const check = async () => {
     const checkedAt = Date.now();
-    const c = await counts.getJobCounts("wait", "prioritized");
+    const c = await reader.queue.getJobCounts("wait", "prioritized");
     const waiting = (c.wait ?? 0) + (c.prioritized ?? 0);
     if (stopped || waiting === 0 || progress.inProgress >= options.concurrency || progress.last >= checkedAt) {
       waitingSince = null;
@@ -220,8 +230,7 @@ function watchConsumer(
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await counts.close().catch(() => undefined);
-      connection.disconnect();
+      await reader.close();
     },
   };
 }
