@@ -61,7 +61,10 @@ async function startTestRun(automationId: string): Promise<string> {
   await page.locator('.react-flow__node[data-id="trigger"]').click();
   const before = (await q("SELECT count(*)::int AS n FROM runs WHERE org_id = $1 AND automation_id = $2 AND test", [orgId, automationId]))[0].n as number;
   await page.getByRole("button", { name: "Test run", exact: true }).click();
-  await page.locator("text=Test run started").waitFor();
+  // Its answer: "Test run started", or the refusal in words (named in the failure, not a bare timeout).
+  const answer = page.locator(".test-run-starter").locator('[role="status"], .field-error').first();
+  await answer.waitFor({ timeout: 60_000 });
+  expect(await answer.textContent()).toContain("Test run started");
   await waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE automation_id = $1 AND test", [automationId]))[0].n > before, 10_000, "the test run");
   return (await q("SELECT id FROM runs WHERE automation_id = $1 AND test ORDER BY created_at DESC LIMIT 1", [automationId]))[0].id as string;
 }

@@ -2,7 +2,7 @@
 
 import { zodResolver } from "@hookform/resolvers/zod";
 import { type FieldSpec, fieldValue, friendlyIssue, type KindModule } from "@holdfast/core/kinds";
-import { type ComponentType, useEffect } from "react";
+import { type ComponentType, useEffect, useLayoutEffect, useRef } from "react";
 import { type Control, Controller, type FieldValues, get, useForm, useWatch } from "react-hook-form";
 import { WaitRuleWidget } from "./wait-rule";
 import {
@@ -90,13 +90,19 @@ export function StepForm({
   useEffect(() => {
     void form.trigger();
   }, [form]);
+  // One subscription for the form's life, calling the newest onChange: re-subscribing on each render would leave a
+  // moment between the old subscription's end and the new one's start in which a widget's change reaches no one.
+  const onChangeRef = useRef(onChange);
+  useLayoutEffect(() => {
+    onChangeRef.current = onChange;
+  });
   useEffect(() => {
     const sub = form.watch((values) => {
-      onChange(cleanConfig(values));
+      onChangeRef.current(cleanConfig(values));
       void form.trigger();
     });
     return () => sub.unsubscribe();
-  }, [form, onChange]);
+  }, [form]);
 
   const basic = module.fields.filter((f) => !f.advanced);
   const advanced = module.fields.filter((f) => f.advanced);

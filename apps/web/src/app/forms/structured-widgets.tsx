@@ -1,7 +1,7 @@
 "use client";
 
 import { type Condition, type FieldSpec, opWords, type weekdayNames } from "@holdfast/core/kinds";
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { TemplateWidget, type WidgetProps } from "./widgets";
 
 /** The widgets for values with structure: a branch's comparison, key-value pairs, and JSON under Advanced. */
@@ -62,12 +62,15 @@ export function ConditionWidget({ field, id, value, onChange, ctx, invalid }: Wi
 export function KeyValuesWidget({ field, id, value, onChange, ctx, invalid }: WidgetProps<Record<string, string> | undefined>) {
   const w = field.widget as Extract<FieldSpec["widget"], { type: "key-values" }>;
   const [rows, setRows] = useState<[string, string][]>(() => Object.entries(value ?? {}));
-  // Rows are kept as typed (a half-typed key may collide); the value is the rows with a key.
-  useEffect(() => {
-    const next = Object.fromEntries(rows.filter(([k]) => k.trim() !== ""));
-    if (JSON.stringify(next) !== JSON.stringify(value ?? {})) onChange(next);
-  }, [rows, onChange, value]);
-  const edit = (i: number, at: 0 | 1, text: string) => setRows(rows.map((r, j) => (j === i ? (at === 0 ? [text, r[1]] : [r[0], text]) : r)));
+  // Rows are kept as typed (a half-typed key may collide); the value is the rows with a key. Each edit hands the form
+  // its new value in the same event, never later from an effect (an edit made just before another step is selected
+  // must reach the draft).
+  const change = (next: [string, string][]) => {
+    setRows(next);
+    const out = Object.fromEntries(next.filter(([k]) => k.trim() !== ""));
+    if (JSON.stringify(out) !== JSON.stringify(value ?? {})) onChange(out);
+  };
+  const edit = (i: number, at: 0 | 1, text: string) => change(rows.map((r, j) => (j === i ? (at === 0 ? [text, r[1]] : [r[0], text]) : r)));
   return (
     <div id={id} className="key-values" aria-invalid={invalid}>
       {rows.map(([k, v], i) => (
@@ -89,14 +92,14 @@ export function KeyValuesWidget({ field, id, value, onChange, ctx, invalid }: Wi
             <input aria-label={w.valueLabel ?? "Value"} name={`${field.name}.${i}.value`} placeholder={w.valueLabel ?? "Value"} value={v} disabled={!ctx.canEdit} onChange={(e) => edit(i, 1, e.target.value)} />
           )}
           {ctx.canEdit && (
-            <button type="button" className="small" aria-label={`remove ${k || "row"}`} onClick={() => setRows(rows.filter((_, j) => j !== i))}>
+            <button type="button" className="small" aria-label={`remove ${k || "row"}`} onClick={() => change(rows.filter((_, j) => j !== i))}>
               Remove
             </button>
           )}
         </div>
       ))}
       {ctx.canEdit && (
-        <button type="button" className="small" onClick={() => setRows([...rows, ["", ""]])}>
+        <button type="button" className="small" onClick={() => change([...rows, ["", ""]])}>
           + Add {w.keyLabel?.toLowerCase() ?? "row"}
         </button>
       )}
