@@ -54,6 +54,8 @@ export interface Burst {
   seconds: number;
   perSec: number;
   latencyMs: Quantiles | null;
+  /** The open loop's slowest deliveries: when each was sent (ms from the row's start) and how long it took. */
+  slowest?: { sentMs: number; ms: number }[];
 }
 
 /** Closed loop: `concurrency` senders, each sending its next delivery when the last was answered, `total` in all. */
@@ -81,18 +83,22 @@ export async function openLoop(s: Sender, rate: number, seconds: number, from: n
   const statuses: number[] = [];
   const began = performance.now();
   const pending: Promise<void>[] = [];
+  const sent: { sentMs: number; ms: number }[] = [];
   for (let i = 0; i < total; i++) {
     const wait = began + (i * 1000) / rate - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const sentMs = performance.now() - began;
     pending.push(
       s.send(from + i).then((r) => {
         lat.push(r.ms);
         statuses.push(r.status);
+        sent.push({ sentMs, ms: r.ms });
       }),
     );
   }
   await Promise.all(pending);
-  return summary(statuses, lat, (performance.now() - began) / 1000);
+  const slowest = sent.sort((a, b) => b.ms - a.ms).slice(0, 12);
+  return { ...summary(statuses, lat, (performance.now() - began) / 1000), slowest };
 }
 
 function summary(statuses: number[], lat: number[], seconds: number): Burst {

@@ -112,6 +112,9 @@ export async function runIntake(o: { quick: boolean; targets?: Target[] }): Prom
     const barePeak = await measure("bare node:http, the same startRun, peak", bare.pid, () => closedLoop(toBare, deliveries, concurrency, (from += 1_000_000)));
     const half = webPeak.burst.perSec / 2;
     const webHalf = await measure(`web at half its peak (${fmt(half, 1)}/s, open loop)`, webPid, () => openLoop(toWeb, half, halfSeconds, (from += 1_000_000)));
+    // Where the slow ones were: at the row's start (new connections) or together mid-row (a stall).
+    const slow = webHalf.burst.slowest?.map((d) => `${fmt(d.sentMs)}:${fmt(d.ms)}`).join(" ");
+    if (slow) console.log(`  its slowest (sent at ms: took ms): ${slow}`);
     const ratio = (100 * webPeak.burst.perSec) / barePeak.burst.perSec;
     const p99 = webHalf.burst.latencyMs?.p99 ?? Number.NaN;
     console.log(`intake, web / bare deliveries/s: ${fmt(webPeak.burst.perSec)}/${fmt(barePeak.burst.perSec)} = ${fmt(ratio, 1)}% (target >= 70%: ${ratio >= 70 ? "met" : "not met"})`);

@@ -29,6 +29,11 @@ export interface DbOptions {
    * scope.ts); callers change nothing else. Default "session".
    */
   poolMode?: PoolMode;
+  /**
+   * Keep every connection the pool opened (pg-pool closes those above `min` after 10 s idle): a burst after a quiet
+   * spell then finds its connections open, with their statements planned, instead of opening them all at once.
+   */
+  keepOpen?: boolean;
 }
 
 /**
@@ -53,7 +58,8 @@ const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as co
 const listenConnectTimeoutMs = 10_000;
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
-  const config = { connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? "holdfast", ...keepAlive };
+  const max = options.poolSize ?? 10;
+  const config = { connectionString, max, ...(options.keepOpen ? { min: max } : {}), application_name: options.applicationName ?? "holdfast", ...keepAlive };
   const onError = options.onConnectionError;
   const pool = options.scope ? new ScopedPool(config, options.scope, options.poolMode) : new pg.Pool({ ...config, ...poolModeConfig(options.poolMode) });
   // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process; Prisma adds
@@ -94,10 +100,8 @@ export interface Sql {
   query<R = Record<string, unknown>>(statement: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: R[] }>;
 }
 
-export function createPool(connectionString: string, options: DbOptions & { keepOpen?: boolean } = {}): pg.Pool & Sql {
+export function createPool(connectionString: string, options: DbOptions = {}): pg.Pool & Sql {
   const max = options.poolSize ?? 10;
-  // keepOpen: no idle connection is closed (pg-pool closes those above `min` after 10 s idle), so a step after a quiet
-  // spell does not wait for a new connection and its first statements' planning.
   const pool = new pg.Pool({
     connectionString,
     max,

@@ -66,6 +66,8 @@ export const db: Db =
     // Through PgBouncer's transaction mode the scope is set per transaction, never on the session (packages/db/src/scope.ts).
     poolMode: env.DATABASE_POOL_MODE,
     onConnectionError: (error) => outages.report(error),
+    // A provider's burst after a quiet spell: its connections are open (docs/performance.md, "Intake").
+    keepOpen: true,
   });
 if (serverCopy) cache.holdfastHookDb = db;
 else cache.holdfastWebDb = db;
