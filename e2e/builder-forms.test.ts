@@ -253,6 +253,12 @@ describe("a marketer builds Maya's automation with forms only", () => {
 
     // The outputs the palette did not wire, from the panel's "Then": rejected -> end, timeout -> crm.
     await selectStep(page, "approval");
+    // The CRM field typed just before another step was selected reached the saved draft.
+    const savedCrmFields = async () => {
+      const [draft] = await q("SELECT graph FROM automation_drafts WHERE automation_id = $1", [automationId]);
+      return draft?.graph.nodes.find((n: { id: string }) => n.id === "crm_upsert")?.config?.fields;
+    };
+    await expect.poll(savedCrmFields).toEqual({ email: "{{contact.email}}", last_outcome: "{{steps.wait_for_reply.output.outcome}}" });
     await page.selectOption('select[name="output-rejected"]', "end");
     await selectStep(page, "wait_for_reply");
     await page.selectOption('select[name="output-timeout"]', "crm_upsert");

@@ -87,8 +87,9 @@ export async function runIntake(o: { quick: boolean; targets?: Target[] }): Prom
   const rows: IntakeRow[] = [];
   let from = 0;
   const measure = async (name: string, pid: number | undefined, work: () => Promise<Burst>) => {
-    // No stand-in ANALYZE inside a row: the tables were analyzed after the warm-up (below), and a whole-database ANALYZE
-    // at full speed mid-row stalled every delivery in flight for 0.3-1.3 s (autovacuum analyzes a table at a time, throttled).
+    // No stand-in ANALYZE inside a row: the tables were analyzed after the warm-up (below). The meter's whole-database
+    // ANALYZE at full speed, 2 s into the half-peak row, came with stalls of 0.3-1.3 s there in three runs of five
+    // (autovacuum analyzes a table at a time, throttled).
     const window = await meter.begin(dbName, [], { wal: false, analyze: false });
     const cpu0 = treeCpu(pid);
     const load = loadAverage();

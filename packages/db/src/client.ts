@@ -31,7 +31,9 @@ export interface DbOptions {
   poolMode?: PoolMode;
   /**
    * Keep every connection the pool opened (pg-pool closes those above `min` after 10 s idle): a burst after a quiet
-   * spell then finds its connections open, with their statements planned, instead of opening them all at once.
+   * spell then finds its connections open, with their statements planned, instead of opening them all at once. Each
+   * is still replaced after `keptLifetimeSeconds`, so none stays for ever on a server that changed under it (a
+   * failover that did not cut the sessions can leave a connection on a demoted, read-only node).
    */
   keepOpen?: boolean;
 }
@@ -56,10 +58,14 @@ const keepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as co
  * connection, which is Prisma's maxWait's job.
  */
 const listenConnectTimeoutMs = 10_000;
+/** How long a kept connection lives (`keepOpen`): replaced when idle after this, as HikariCP's maxLifetime does. */
+const keptLifetimeSeconds = 1_800;
+/** pg-pool's settings for `keepOpen`: none closed for being idle, each replaced after its lifetime. */
+const kept = (keepOpen: boolean | undefined, max: number) => (keepOpen ? { min: max, maxLifetimeSeconds: keptLifetimeSeconds } : {});
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
   const max = options.poolSize ?? 10;
-  const config = { connectionString, max, ...(options.keepOpen ? { min: max } : {}), application_name: options.applicationName ?? "holdfast", ...keepAlive };
+  const config = { connectionString, max, ...kept(options.keepOpen, max), application_name: options.applicationName ?? "holdfast", ...keepAlive };
   const onError = options.onConnectionError;
   const pool = options.scope ? new ScopedPool(config, options.scope, options.poolMode) : new pg.Pool({ ...config, ...poolModeConfig(options.poolMode) });
   // An idle client's error is emitted on the pool, and an 'error' event with no listener ends the process; Prisma adds
@@ -105,7 +111,7 @@ export function createPool(connectionString: string, options: DbOptions = {}): p
   const pool = new pg.Pool({
     connectionString,
     max,
-    ...(options.keepOpen ? { min: max } : {}),
+    ...kept(options.keepOpen, max),
     application_name: options.applicationName ?? "holdfast",
     ...poolModeConfig(options.poolMode),
     ...keepAlive,

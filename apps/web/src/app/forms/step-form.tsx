@@ -96,7 +96,8 @@ export function StepForm({
   useLayoutEffect(() => {
     onChangeRef.current = onChange;
   });
-  useEffect(() => {
+  // Subscribed in the layout phase: the form hears a change from its first paint on.
+  useLayoutEffect(() => {
     const sub = form.watch((values) => {
       onChangeRef.current(cleanConfig(values));
       void form.trigger();
