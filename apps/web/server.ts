@@ -44,6 +44,10 @@ const server = createServer((req, res) => {
   if (hook) void serveHook(req, res, hook);
   else void handle(req, res);
 });
+// An idle kept-alive connection stays open 65 s (Node's default is 5 s): longer than a load balancer's usual 60 s idle
+// timeout, so it never reuses a connection this server has just closed (a 502), and a provider's next burst finds its
+// connections open. The time allowed for a request's headers stays Node's 60 s.
+server.keepAliveTimeout = 65_000;
 server.on("error", fatal); // the port taken or not ours to bind: nothing would ever be served
 server.listen(port, hostname, () => console.log(`holdfast web on http://${hostname ?? "localhost"}:${port}`));
 
