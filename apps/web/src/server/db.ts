@@ -34,9 +34,10 @@ async function requestScope(): Promise<DbScope> {
 // In production two copies of this module run in the web process: Next's bundle's, and the web server's (server.ts,
 // bundled apart for the trigger routes; its bundle defines __HOLDFAST_SERVER_BUNDLE__, scripts/build.mjs). They share
 // the outage watch and the Redis publisher, but each keeps its own database client and pool (up to DB_POOL_SIZE
-// connections each, opened as needed and then kept, so each holds the most it has needed): one copy's Prisma client cannot run the other copy's queries, and only Next's
-// copy can read a request's session cookie (next/headers reads Next's own request context; the web server's copy
-// serves trigger deliveries, whose scope is explicit, and finds no session: the empty scope).
+// connections each, opened as needed and then kept, so each holds the most it has needed): one copy's Prisma client
+// cannot run the other copy's queries, and only Next's copy can read a request's session cookie (next/headers reads
+// Next's own request context; the web server's copy serves trigger deliveries, whose scope is explicit, and finds no
+// session: the empty scope).
 const cache = globalThis as typeof globalThis & {
   holdfastWebDb?: Db;
   holdfastHookDb?: Db;
