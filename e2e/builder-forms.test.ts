@@ -249,6 +249,8 @@ describe("a marketer builds Maya's automation with forms only", () => {
     await stepField(page, "fields").getByRole("button", { name: /Add crm field/ }).click();
     await stepField(page, "fields").locator('input[name="fields.1.key"]').fill("last_outcome");
     await pickVariableIn(page, stepField(page, "fields").locator(".row-inline").nth(1), "steps.wait_for_reply.output.outcome");
+    // The name shows whole in the drawer: its input is wide enough for the text typed in it.
+    expect(await stepField(page, "fields").locator('input[name="fields.1.key"]').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
     await shot(page, "10-crm-form");
 
     // The outputs the palette did not wire, from the panel's "Then": rejected -> end, timeout -> crm.
