@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { benchNoopKind, preloadArgs } from "./kinds/bench-noop";
 import type { Meter } from "./measure/meter";
+import { startFinishPoller } from "./finish-client";
 import type { NoopServer } from "./noop-client";
 import { type RaceResult, quantiles } from "./result";
 
@@ -128,10 +129,13 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       return (await poll.query<T>({ name, text, values })).rows;
     };
 
+    // The closed loop's completion poll runs in a process of its own: the harness's, not the engine's (finish-poller.ts).
+    const finishes = s.rate ? undefined : await startFinishPoller(env.url);
     const window = await env.meter.begin(env.dbName, [
       ...apps.map((a) => ({ name: a.name, pid: () => a.pid() })),
       { name: "driver (starts runs)", pid: () => process.pid },
       { name: "noop-server", pid: () => env.noop.pid },
+      ...(finishes ? [{ name: "completion poller", pid: () => finishes.pid }] : []),
     ], { analyze: !s.analyzed });
     // When each start call returned: the wall clock, epoch ms, the machine's clock as the database's now() is (not the
     // monotonic clock, which drifts from the wall clock over a long bench).
@@ -180,38 +184,35 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         if (Date.now() > deadline) throw new Error(`${s.label}: ${row?.open} runs still running`);
         await new Promise((r) => setTimeout(r, 50));
       }
-    } else {
-      // Closed loop: `inFlight` loops, each starting a run and waiting for it to finish (one poll for all of them).
-      const waiting = new Map<string, () => void>();
+    } else if (finishes) {
+      // Closed loop: `inFlight` loops, each starting a run and waiting for the poller to see it finish.
       let active = true;
-      const poller = (async () => {
+      const watchdog = (async () => {
         while (active) {
-          if (waiting.size) {
-            const rows = await query<{ id: string }>("bench_finished", "SELECT id FROM runs WHERE id = ANY($1) AND status <> 'running'", [[...waiting.keys()]]);
-            for (const r of rows) {
-              waiting.get(r.id)?.();
-              waiting.delete(r.id);
-            }
-            failIfDead();
-            if (Date.now() > deadline) throw new Error(`${s.label}: ${waiting.size} runs still running`);
-          }
-          await new Promise((r) => setTimeout(r, 5));
+          failIfDead();
+          if (Date.now() > deadline) throw new Error(`${s.label}: runs still running after 5 minutes`);
+          await new Promise((r) => setTimeout(r, 200));
         }
       })();
       let next = 0;
-      await Promise.race([
-        poller,
-        Promise.all(
-          Array.from({ length: s.inFlight }, async () => {
-            while (next < s.runs) {
-              const id = await start(next++);
-              await new Promise<void>((resolve) => waiting.set(id, resolve));
-            }
-          }),
-        ),
-      ]);
-      active = false;
-      await poller;
+      try {
+        await Promise.race([
+          watchdog,
+          finishes.failed,
+          Promise.all(
+            Array.from({ length: s.inFlight }, async () => {
+              while (next < s.runs) await finishes.finished(await start(next++));
+            }),
+          ),
+        ]);
+      } catch (error) {
+        finishes.kill();
+        throw error;
+      } finally {
+        active = false;
+      }
+      await watchdog;
+      polls += await finishes.stop();
     }
     await window.done();
     await Promise.all(apps.map((a) => a.stop()));
