@@ -153,22 +153,13 @@ $$;
 CREATE FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) RETURNS void
     LANGUAGE plpgsql
     AS $$
-DECLARE
-  chunk text := current_setting('holdfast.count_tally', true);
-  kept text;
 BEGIN
-  IF chunk IS NULL OR chunk = '' THEN
+  IF COALESCE(current_setting('holdfast.count_tally', true), '') = '' THEN
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
     VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
-    RETURN;
+  ELSE
+    PERFORM holdfast_count_tally_add(p_org_id, p_version_id, p_node_id, p_from, p_to, 1);
   END IF;
-  kept := current_setting('holdfast.count_tally_' || chunk);
-  IF octet_length(kept) >= 4096 THEN
-    chunk := (chunk::integer + 1)::text;
-    kept := '';
-    PERFORM set_config('holdfast.count_tally', chunk, true);
-  END IF;
-  PERFORM set_config('holdfast.count_tally_' || chunk, kept || ',' || json_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text, true);
 END;
 $$;
 
@@ -240,6 +231,81 @@ BEGIN
 END;
 $$;
 
+CREATE FUNCTION public.holdfast_count_steps_inserted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  collecting boolean := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  c record;
+BEGIN
+  -- In key order, as the fold adds them.
+  FOR c IN
+    SELECT s.org_id, r.version_id, s.node_id,
+           CASE WHEN s.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(s.status) END AS bucket,
+           count(*)::integer AS n
+    FROM inserted s JOIN runs r ON r.id = s.run_id AND NOT r.test
+    GROUP BY 1, 2, 3, 4
+    ORDER BY 1, 2, 3, 4
+  LOOP
+    IF collecting THEN
+      PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n);
+    ELSE
+      INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+      VALUES (c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n);
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_steps_updated() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  collecting boolean := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  c record;
+BEGIN
+  -- In key order, as the fold adds them.
+  FOR c IN
+    SELECT n.org_id, r.version_id, n.node_id,
+           CASE WHEN o.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(o.status) END AS from_bucket,
+           CASE WHEN n.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(n.status) END AS to_bucket,
+           count(*)::integer AS n
+    FROM before_rows o
+    JOIN after_rows n ON n.id = o.id AND n.org_id = o.org_id
+    JOIN runs r ON r.id = n.run_id AND NOT r.test
+    WHERE o.status IS DISTINCT FROM n.status
+      AND NOT (o.status IN ('ready', 'running', 'waiting') AND n.status IN ('ready', 'running', 'waiting'))
+    GROUP BY 1, 2, 3, 4, 5
+    ORDER BY 1, 2, 3, 4, 5
+  LOOP
+    IF collecting THEN
+      PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n);
+    ELSE
+      INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+      VALUES (c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n);
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  chunk text := current_setting('holdfast.count_tally');
+  kept text := current_setting('holdfast.count_tally_' || chunk);
+BEGIN
+  IF octet_length(kept) >= 4096 THEN
+    chunk := (chunk::integer + 1)::text;
+    kept := '';
+    PERFORM set_config('holdfast.count_tally', chunk, true);
+  END IF;
+  PERFORM set_config('holdfast.count_tally_' || chunk, kept || ',' || json_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to, p_n)::text, true);
+END;
+$$;
+
 CREATE FUNCTION public.holdfast_count_tally_flush() RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -256,7 +322,7 @@ BEGIN
   IF kept <> '' THEN
     -- In key order, as the fold adds them.
     INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, count(*)
+    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, sum(COALESCE((c->>5)::integer, 1))
     FROM jsonb_array_elements(('[' || ltrim(kept, ',') || ']')::jsonb) AS c
     GROUP BY 1, 2, 3, 4, 5
     ORDER BY 1, 2, 3, 4, 5;
@@ -2437,11 +2503,11 @@ CREATE TRIGGER runs_count_status AFTER UPDATE OF status ON public.runs FOR EACH 
 
 CREATE TRIGGER runs_count_version AFTER UPDATE OF version_id ON public.runs FOR EACH ROW WHEN ((old.version_id IS DISTINCT FROM new.version_id)) EXECUTE FUNCTION public.holdfast_count_run_version();
 
-CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps FOR EACH ROW EXECUTE FUNCTION public.holdfast_count_step();
+CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_count_steps_inserted();
 
 CREATE TRIGGER steps_count_node AFTER UPDATE OF node_id ON public.steps FOR EACH ROW WHEN ((old.node_id IS DISTINCT FROM new.node_id)) EXECUTE FUNCTION public.holdfast_count_step_node();
 
-CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT ((old.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])) AND (new.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])))))) EXECUTE FUNCTION public.holdfast_count_step();
+CREATE TRIGGER steps_count_status AFTER UPDATE ON public.steps REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_count_steps_updated();
 
 ALTER TABLE ONLY public.approval_edits
     ADD CONSTRAINT approval_edits_approval_fkey FOREIGN KEY (org_id, approval_id) REFERENCES public.approvals(org_id, id) ON DELETE CASCADE;
@@ -2854,6 +2920,15 @@ GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_worker;
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_worker;
 
+GRANT ALL ON FUNCTION public.holdfast_count_steps_inserted() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_steps_inserted() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_steps_updated() TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_steps_updated() TO holdfast_worker;
+
+GRANT ALL ON FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer) TO holdfast_web;
+GRANT ALL ON FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer) TO holdfast_worker;
+
 GRANT ALL ON FUNCTION public.holdfast_count_tally_flush() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_tally_flush() TO holdfast_worker;
 
@@ -2982,7 +3057,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_worker;
 GRANT SELECT,INSERT,DELETE ON TABLE public.count_changes TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.count_changes TO holdfast_worker;
 
-GRANT SELECT ON TABLE public.count_tallies TO holdfast_web;
+GRANT SELECT,INSERT ON TABLE public.count_tallies TO holdfast_web;
 GRANT SELECT,INSERT,DELETE ON TABLE public.count_tallies TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_web;

@@ -212,9 +212,10 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         active = false;
       }
       await watchdog;
-      polls += await finishes.stop();
     }
     await window.done();
+    // After the window's last sample, so the poller is measured to the end.
+    if (finishes) polls += await finishes.stop();
     await Promise.all(apps.map((a) => a.stop()));
     await db.$disconnect();
     const measured = await window.end();

@@ -1,0 +1,128 @@
+-- Journey counts' step changes counted a statement at a time (issue 47, CPU a step). The triggers steps_count_insert
+-- and steps_count_status ran holdfast_count_step once per row: a PL/pgSQL call and a look-up of the step's run, and, in
+-- a settle batch, the change appended to a transaction-local setting until the batch's flush; twice for every step
+-- (its insert, its settle). A settle batch writes its steps in a statement or two, so the same counting once per
+-- statement over its rows (transition tables) reads each run once and keeps or writes each move once, with how many
+-- runs made it (holdfast_count_tally_add; the flush sums them).
+-- What is counted does not change: the buckets, test runs, 'converted' (count_steps_inserted.sql,
+-- count_steps_updated.sql), so a previous release's writes are counted as before. A trigger with transition tables
+-- names no columns: every UPDATE of steps fires the new one, and one that moves no bucket writes nothing.
+-- Outside a batch a step's change is now a count_tallies row, the web's too (a cancel, an approval decided): the web
+-- may insert there as it inserts count_changes rows. A previous release's web reads count_changes and journey_counts
+-- only: it shows such a change once this release's sweeper has folded it (every 2 s by default), as it already did for
+-- this release's settle batches (20261213100000_count_tallies).
+-- holdfast_count_step stays (a previous release's function; no trigger calls it) until no release names it.
+-- The functions are defined here as well as in their files: the triggers call them from this migration's commit on.
+-- contract: steps_count_insert, steps_count_status
+SET LOCAL lock_timeout = '10s';
+
+CREATE OR REPLACE FUNCTION holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  chunk text := current_setting('holdfast.count_tally');
+  kept text := current_setting('holdfast.count_tally_' || chunk);
+BEGIN
+  IF octet_length(kept) >= 4096 THEN
+    chunk := (chunk::integer + 1)::text;
+    kept := '';
+    PERFORM set_config('holdfast.count_tally', chunk, true);
+  END IF;
+  PERFORM set_config('holdfast.count_tally_' || chunk, kept || ',' || json_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to, p_n)::text, true);
+END;
+$function$;
+CREATE OR REPLACE FUNCTION holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF COALESCE(current_setting('holdfast.count_tally', true), '') = '' THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
+  ELSE
+    PERFORM holdfast_count_tally_add(p_org_id, p_version_id, p_node_id, p_from, p_to, 1);
+  END IF;
+END;
+$function$;
+CREATE OR REPLACE FUNCTION holdfast_count_tally_flush() RETURNS void LANGUAGE plpgsql AS $function$
+DECLARE
+  chunk text := current_setting('holdfast.count_tally', true);
+  kept text;
+BEGIN
+  IF chunk IS NULL OR chunk = '' THEN
+    RETURN;
+  END IF;
+  SELECT string_agg(current_setting('holdfast.count_tally_' || i), '' ORDER BY i) INTO kept
+  FROM generate_series(0, chunk::integer) AS i;
+  PERFORM set_config('holdfast.count_tally', '', true);
+  IF kept <> '' THEN
+    -- In key order, as the fold adds them.
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, sum(COALESCE((c->>5)::integer, 1))
+    FROM jsonb_array_elements(('[' || ltrim(kept, ',') || ']')::jsonb) AS c
+    GROUP BY 1, 2, 3, 4, 5
+    ORDER BY 1, 2, 3, 4, 5;
+  END IF;
+END;
+$function$;
+CREATE OR REPLACE FUNCTION holdfast_count_steps_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  collecting boolean := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  c record;
+BEGIN
+  -- In key order, as the fold adds them.
+  FOR c IN
+    SELECT s.org_id, r.version_id, s.node_id,
+           CASE WHEN s.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(s.status) END AS bucket,
+           count(*)::integer AS n
+    FROM inserted s JOIN runs r ON r.id = s.run_id AND NOT r.test
+    GROUP BY 1, 2, 3, 4
+    ORDER BY 1, 2, 3, 4
+  LOOP
+    IF collecting THEN
+      PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n);
+    ELSE
+      INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+      VALUES (c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n);
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END;
+$$;
+CREATE OR REPLACE FUNCTION holdfast_count_steps_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  collecting boolean := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  c record;
+BEGIN
+  -- In key order, as the fold adds them.
+  FOR c IN
+    SELECT n.org_id, r.version_id, n.node_id,
+           CASE WHEN o.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(o.status) END AS from_bucket,
+           CASE WHEN n.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(n.status) END AS to_bucket,
+           count(*)::integer AS n
+    FROM before_rows o
+    JOIN after_rows n ON n.id = o.id AND n.org_id = o.org_id
+    JOIN runs r ON r.id = n.run_id AND NOT r.test
+    WHERE o.status IS DISTINCT FROM n.status
+      AND NOT (o.status IN ('ready', 'running', 'waiting') AND n.status IN ('ready', 'running', 'waiting'))
+    GROUP BY 1, 2, 3, 4, 5
+    ORDER BY 1, 2, 3, 4, 5
+  LOOP
+    IF collecting THEN
+      PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n);
+    ELSE
+      INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+      VALUES (c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n);
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END;
+$$;
+
+GRANT INSERT ON TABLE "count_tallies" TO holdfast_web;
+
+CREATE OR REPLACE TRIGGER "steps_count_insert" AFTER INSERT ON "steps" REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION holdfast_count_steps_inserted();
+CREATE OR REPLACE TRIGGER "steps_count_status" AFTER UPDATE ON "steps" REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION holdfast_count_steps_updated();
