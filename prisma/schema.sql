@@ -234,26 +234,15 @@ $$;
 CREATE FUNCTION public.holdfast_count_steps_inserted() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-  collecting boolean := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
-  c record;
 BEGIN
   -- In key order, as the fold adds them.
-  FOR c IN
-    SELECT s.org_id, r.version_id, s.node_id,
-           CASE WHEN s.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(s.status) END AS bucket,
-           count(*)::integer AS n
-    FROM inserted s JOIN runs r ON r.id = s.run_id AND NOT r.test
-    GROUP BY 1, 2, 3, 4
-    ORDER BY 1, 2, 3, 4
-  LOOP
-    IF collecting THEN
-      PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n);
-    ELSE
-      INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-      VALUES (c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n);
-    END IF;
-  END LOOP;
+  PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n)
+  FROM (SELECT s.org_id, r.version_id, s.node_id,
+               CASE WHEN s.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(s.status) END AS bucket,
+               count(*)::integer AS n
+        FROM inserted s JOIN runs r ON r.id = s.run_id AND NOT r.test
+        GROUP BY 1, 2, 3, 4
+        ORDER BY 1, 2, 3, 4) c;
   RETURN NULL;
 END;
 $$;
@@ -261,31 +250,20 @@ $$;
 CREATE FUNCTION public.holdfast_count_steps_updated() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-  collecting boolean := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
-  c record;
 BEGIN
   -- In key order, as the fold adds them.
-  FOR c IN
-    SELECT n.org_id, r.version_id, n.node_id,
-           CASE WHEN o.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(o.status) END AS from_bucket,
-           CASE WHEN n.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(n.status) END AS to_bucket,
-           count(*)::integer AS n
-    FROM before_rows o
-    JOIN after_rows n ON n.id = o.id AND n.org_id = o.org_id
-    JOIN runs r ON r.id = n.run_id AND NOT r.test
-    WHERE o.status IS DISTINCT FROM n.status
-      AND NOT (o.status IN ('ready', 'running', 'waiting') AND n.status IN ('ready', 'running', 'waiting'))
-    GROUP BY 1, 2, 3, 4, 5
-    ORDER BY 1, 2, 3, 4, 5
-  LOOP
-    IF collecting THEN
-      PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n);
-    ELSE
-      INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-      VALUES (c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n);
-    END IF;
-  END LOOP;
+  PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n)
+  FROM (SELECT n.org_id, r.version_id, n.node_id,
+               CASE WHEN o.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(o.status) END AS from_bucket,
+               CASE WHEN n.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(n.status) END AS to_bucket,
+               count(*)::integer AS n
+        FROM before_rows o
+        JOIN after_rows n ON n.id = o.id AND n.org_id = o.org_id
+        JOIN runs r ON r.id = n.run_id AND NOT r.test
+        WHERE o.status IS DISTINCT FROM n.status
+          AND NOT (o.status IN ('ready', 'running', 'waiting') AND n.status IN ('ready', 'running', 'waiting'))
+        GROUP BY 1, 2, 3, 4, 5
+        ORDER BY 1, 2, 3, 4, 5) c;
   RETURN NULL;
 END;
 $$;
@@ -294,9 +272,15 @@ CREATE FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text
     LANGUAGE plpgsql
     AS $$
 DECLARE
-  chunk text := current_setting('holdfast.count_tally');
-  kept text := current_setting('holdfast.count_tally_' || chunk);
+  chunk text := current_setting('holdfast.count_tally', true);
+  kept text;
 BEGIN
+  IF chunk IS NULL OR chunk = '' THEN
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    VALUES (p_org_id, p_version_id, p_node_id, p_from, p_to, p_n);
+    RETURN;
+  END IF;
+  kept := current_setting('holdfast.count_tally_' || chunk);
   IF octet_length(kept) >= 4096 THEN
     chunk := (chunk::integer + 1)::text;
     kept := '';
