@@ -154,12 +154,7 @@ CREATE FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p
     LANGUAGE plpgsql
     AS $$
 BEGIN
-  IF COALESCE(current_setting('holdfast.count_tally', true), '') = '' THEN
-    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-    VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
-  ELSE
-    PERFORM holdfast_count_tally_add(p_org_id, p_version_id, p_node_id, p_from, p_to, 1);
-  END IF;
+  PERFORM holdfast_count_tally_add(p_org_id, p_version_id, p_node_id, p_from, p_to, 1);
 END;
 $$;
 
@@ -251,17 +246,24 @@ CREATE FUNCTION public.holdfast_count_steps_updated() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
+  IF NOT EXISTS (SELECT 1 FROM after_rows WHERE status NOT IN ('ready', 'running', 'waiting'))
+     AND NOT EXISTS (SELECT 1 FROM before_rows WHERE status NOT IN ('ready', 'running', 'waiting')) THEN
+    RETURN NULL;
+  END IF;
   -- In key order, as the fold adds them.
   PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n)
-  FROM (SELECT n.org_id, r.version_id, n.node_id,
-               CASE WHEN o.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(o.status) END AS from_bucket,
-               CASE WHEN n.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(n.status) END AS to_bucket,
+  FROM (SELECT p.org_id, r.version_id, p.node_id,
+               CASE WHEN p.old_status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(p.old_status) END AS from_bucket,
+               CASE WHEN p.new_status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(p.new_status) END AS to_bucket,
                count(*)::integer AS n
-        FROM before_rows o
-        JOIN after_rows n ON n.id = o.id AND n.org_id = o.org_id
-        JOIN runs r ON r.id = n.run_id AND NOT r.test
-        WHERE o.status IS DISTINCT FROM n.status
-          AND NOT (o.status IN ('ready', 'running', 'waiting') AND n.status IN ('ready', 'running', 'waiting'))
+        FROM unnest((SELECT array_agg(o.status ORDER BY o.id, o.org_id) FROM before_rows o),
+                    (SELECT array_agg(s.status ORDER BY s.id, s.org_id) FROM after_rows s),
+                    (SELECT array_agg(s.org_id ORDER BY s.id, s.org_id) FROM after_rows s),
+                    (SELECT array_agg(s.run_id ORDER BY s.id, s.org_id) FROM after_rows s),
+                    (SELECT array_agg(s.node_id ORDER BY s.id, s.org_id) FROM after_rows s)) AS p(old_status, new_status, org_id, run_id, node_id)
+        JOIN runs r ON r.id = p.run_id AND NOT r.test
+        WHERE p.old_status IS DISTINCT FROM p.new_status
+          AND NOT (p.old_status IN ('ready', 'running', 'waiting') AND p.new_status IN ('ready', 'running', 'waiting'))
         GROUP BY 1, 2, 3, 4, 5
         ORDER BY 1, 2, 3, 4, 5) c;
   RETURN NULL;
@@ -276,8 +278,8 @@ DECLARE
   kept text;
 BEGIN
   IF chunk IS NULL OR chunk = '' THEN
-    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-    VALUES (p_org_id, p_version_id, p_node_id, p_from, p_to, p_n);
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT p_org_id, p_version_id, NULL, p_node_id, p_from, p_to FROM generate_series(1, p_n);
     RETURN;
   END IF;
   kept := current_setting('holdfast.count_tally_' || chunk);
@@ -3041,7 +3043,7 @@ GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.contacts TO holdfast_worker;
 GRANT SELECT,INSERT,DELETE ON TABLE public.count_changes TO holdfast_web;
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.count_changes TO holdfast_worker;
 
-GRANT SELECT,INSERT ON TABLE public.count_tallies TO holdfast_web;
+GRANT SELECT ON TABLE public.count_tallies TO holdfast_web;
 GRANT SELECT,INSERT,DELETE ON TABLE public.count_tallies TO holdfast_worker;
 
 GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE public.deployment_settings TO holdfast_web;

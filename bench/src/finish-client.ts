@@ -24,24 +24,26 @@ export async function startFinishPoller(url: string): Promise<FinishPoller> {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const waiting = new Map<string, () => void>();
+  let ready: (() => void) | undefined;
   let stopped: ((polls: number) => void) | undefined;
+  let exited = false;
   const failed = new Promise<never>((_, reject) => {
     child.on("exit", (code) => {
-      if (!stopped) reject(new Error(`the completion poller exited (${code})`));
+      exited = true;
+      reject(new Error(`the completion poller exited (${code})`));
     });
   });
-  failed.catch(() => {}); // observed by the caller's race
-  child.on("message", (m: { done?: string[]; polls?: number }) => {
+  failed.catch(() => {}); // observed by the caller's race, by start and by stop
+  child.on("message", (m: { ready?: true; done?: string[]; polls?: number }) => {
+    if (m.ready) ready?.();
     for (const id of m.done ?? []) {
       waiting.get(id)?.();
       waiting.delete(id);
     }
     if (m.polls !== undefined) stopped?.(m.polls);
   });
-  await new Promise<void>((resolve, reject) => {
-    child.once("spawn", resolve);
-    child.once("error", reject);
-  });
+  // Connected before the row's window opens: its start-up is not the row's.
+  await Promise.race([new Promise<void>((resolve) => (ready = resolve)), failed]);
   return {
     pid: child.pid,
     failed,
@@ -51,13 +53,16 @@ export async function startFinishPoller(url: string): Promise<FinishPoller> {
         child.send({ watch: runId });
       }),
     kill: () => {
-      stopped ??= () => {};
-      child.kill();
+      if (!exited) child.kill();
     },
+    // Its polls, once it has answered; an exit before that fails the row.
     stop: () =>
-      new Promise<number>((resolve) => {
-        stopped = resolve;
-        child.send({ stop: true });
-      }),
+      Promise.race([
+        new Promise<number>((resolve) => {
+          stopped = resolve;
+          child.send({ stop: true });
+        }),
+        failed,
+      ]),
   };
 }

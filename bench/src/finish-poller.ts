@@ -9,6 +9,10 @@ if (!url || !process.send) throw new Error("finish-poller: run by finish-client.
 const send = process.send.bind(process);
 
 const client = new pg.Client({ connectionString: url, application_name: "holdfast-bench-poll" });
+client.on("error", (error) => {
+  console.error(`finish-poller: ${error.message}`);
+  process.exit(1); // the driver's row fails on the exit
+});
 await client.connect();
 const watching = new Set<string>();
 let polls = 0;
@@ -19,6 +23,7 @@ process.on("message", (m: { watch?: string; stop?: true }) => {
   if (m.watch) watching.add(m.watch);
   if (m.stop) stopping = true;
 });
+send({ ready: true }); // connected: the driver starts the row's window after this
 
 while (!stopping) {
   if (watching.size) {

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { benchNoopKind, preloadArgs } from "./kinds/bench-noop";
 import type { Meter } from "./measure/meter";
-import { startFinishPoller } from "./finish-client";
+import { type FinishPoller, startFinishPoller } from "./finish-client";
 import type { NoopServer } from "./noop-client";
 import { type RaceResult, quantiles } from "./result";
 
@@ -100,11 +100,13 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
   const apps = spawnApps(s, env);
   // The webhook route's way of telling lane workers of first steps (apps/web/src/server/db.ts wakePublisher).
   const wake = s.sweepOnly || s.startsNotify ? undefined : createWakePublisher({ redis: env.redisUrl, prefix: env.redisPrefix });
+  let poller: FinishPoller | undefined;
   try {
     if (wake && !(await wake.whenConnected(10_000))) throw new Error(`${s.label}: Redis did not answer`);
     return await measureRow();
   } catch (error) {
     // A failed row leaves nothing running into the next one (whose database is made again under the same name).
+    poller?.kill();
     await Promise.all(apps.map((a) => a.stop()));
     await db.$disconnect().catch(() => {});
     throw error;
@@ -131,6 +133,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
 
     // The closed loop's completion poll runs in a process of its own: the harness's, not the engine's (finish-poller.ts).
     const finishes = s.rate ? undefined : await startFinishPoller(env.url);
+    poller = finishes;
     const window = await env.meter.begin(env.dbName, [
       ...apps.map((a) => ({ name: a.name, pid: () => a.pid() })),
       { name: "driver (starts runs)", pid: () => process.pid },
@@ -205,9 +208,6 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
             }),
           ),
         ]);
-      } catch (error) {
-        finishes.kill();
-        throw error;
       } finally {
         active = false;
       }

@@ -22,11 +22,11 @@ it("steps_count_status counts a step exactly when holdfast_count_bucket of the o
   ).rows as [{ check: string; trigger: string }];
   const statuses = [...check.matchAll(/'([a-z_]+)'::text/g)].map((m) => m[1] as string);
   expect(statuses).toEqual(expect.arrayContaining(["ready", "running", "waiting", "parked", "done", "failed", "cancelled"]));
-  // The old row is `o`, the new one `n` (before_rows, after_rows).
-  const where = /WHERE (.*?)\n\s*GROUP BY/s.exec(trigger)?.[1];
+  // A step's old and new status, paired (p.old_status, p.new_status).
+  const where = /WHERE (p\..*?)\n\s*GROUP BY/s.exec(trigger)?.[1];
   expect(where, trigger).toBeTruthy();
-  const condition = (where as string).replaceAll(/\bo\.status\b/g, "a").replaceAll(/\bn\.status\b/g, "b");
-  expect(condition, "the condition reads only the two statuses").not.toMatch(/\b[on]\./);
+  const condition = (where as string).replaceAll(/\bp\.old_status\b/g, "a").replaceAll(/\bp\.new_status\b/g, "b");
+  expect(condition, "the condition reads only the two statuses").not.toMatch(/\bp\./);
   const { rows } = await t.sql.query(
     `SELECT a, b, COALESCE(${condition}, false) AS fires, holdfast_count_bucket(a) IS DISTINCT FROM holdfast_count_bucket(b) AS differs
      FROM unnest($1::text[]) a CROSS JOIN unnest($1::text[]) b`,

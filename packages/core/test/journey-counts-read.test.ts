@@ -42,8 +42,7 @@ describe("journeyCounts, read before any fold", () => {
     });
     // Move a few steps by hand, as a worker's settle would (the triggers count any change of status).
     await t.sql.query(`UPDATE steps SET status = 'parked' WHERE run_id = $1`, [runIds[0]]);
-    await t.sql.query(`UPDATE steps SET status = 'done', settled_at = now() WHERE run_id = $1`, [runIds[1]]);
-    await t.sql.query(`UPDATE steps SET status = 'done', settled_at = now() WHERE run_id = $1`, [runIds[2]]);
+    await t.sql.query(`UPDATE steps SET status = 'done', settled_at = now() WHERE run_id = ANY($1::text[])`, [[runIds[1], runIds[2]]]);
     await t.sql.query(`UPDATE steps SET status = 'failed', settled_at = now() WHERE run_id = $1`, [runIds[3]]);
     await t.sql.query(`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = $1`, [runIds[3]]);
 
@@ -63,11 +62,10 @@ describe("journeyCounts, read before any fold", () => {
     // As the database's owner: no statement of the product updates a change.
     const owner = await connectAs(t.adminUrl, new URL(t.adminUrl).username);
     await owner.query(`UPDATE count_changes SET at = at - interval '3 days' WHERE run_id = $1`, [runIds[1]]);
-    // A step's changes name no run: each statement's is a count_tallies row (20261215100000_count_steps_as_sets); one
-    // of the two 'passed' at call, alike.
+    // A step's changes name no run (20261211100000_count_changes_step_rows): one of the two 'passed' at call, alike.
     await owner.query(
-      `UPDATE count_tallies SET at = at - interval '3 days'
-       WHERE ctid = (SELECT ctid FROM count_tallies WHERE node_id = 'call' AND to_bucket = 'passed' AND n = 1 LIMIT 1)`,
+      `UPDATE count_changes SET at = at - interval '3 days'
+       WHERE ctid = (SELECT ctid FROM count_changes WHERE run_id IS NULL AND node_id = 'call' AND to_bucket = 'passed' LIMIT 1)`,
     );
     await owner.end();
     const day = await counts("24h");

@@ -3,10 +3,9 @@ import type { EdgeCount } from "./plan-rows";
 
 /**
  * count_changes: journey counts' changes, append-only, each written in the transaction of the change it counts (the
- * trigger on runs, the walk's edges here and in holdfast_rows_insert), folded into journey_counts by the sweeper
- * (run/sweeper/services/count-fold.ts). count_tallies: changes summed (one row, n runs), folded and read with them:
- * the steps' own, a statement at a time (their triggers: functions/count_steps_inserted.sql, count_steps_updated.sql),
- * and a settle batch's or a set of timers' edges (functions/count_tally_start.sql).
+ * triggers on steps and runs, the walk's edges here and in holdfast_rows_insert), folded into journey_counts by the
+ * sweeper (run/sweeper/services/count-fold.ts). count_tallies: the steps' changes of a settle batch or a set of timers
+ * fired, summed in their transaction (one row, n runs: functions/count_tally_start.sql), folded and read with them.
  */
 
 /**

@@ -1,7 +1,7 @@
 -- Trigger on steps (AFTER INSERT, once per statement; its rows in the transition table `inserted`): each new step's run
 -- enters the step's bucket at its node. The statement's changes are summed per organisation, version, node and bucket
--- (n runs) and written or kept by holdfast_count_tally_add: count_tallies rows in the transaction that wrote the steps,
--- or, while it collects (a settle batch, a set of timers fired: count_tally_start.sql), kept for the batch's flush.
+-- (n runs) and handed to holdfast_count_tally_add: kept for the batch's flush while the transaction collects (a settle
+-- batch, a set of timers fired: count_tally_start.sql), else count_changes rows in the transaction that wrote the steps.
 -- Test runs count nothing. A step closed because its run converted (runs.goal_met is set before the walk closes the
 -- steps, and a run with goal_met only ever ends converted) counts 'converted', not 'cancelled': nothing went wrong there.
 -- History: new in 20261215100000_count_steps_as_sets (issue 47, CPU a step), in place of holdfast_count_step as a row
