@@ -153,8 +153,22 @@ $$;
 CREATE FUNCTION public.holdfast_count_change(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text) RETURNS void
     LANGUAGE plpgsql
     AS $$
+DECLARE
+  chunk text := current_setting('holdfast.count_tally', true);
+  kept text;
 BEGIN
-  PERFORM holdfast_count_tally_add(p_org_id, p_version_id, p_node_id, p_from, p_to, 1);
+  IF chunk IS NULL OR chunk = '' THEN
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    VALUES (p_org_id, p_version_id, NULL, p_node_id, p_from, p_to);
+    RETURN;
+  END IF;
+  kept := current_setting('holdfast.count_tally_' || chunk);
+  IF octet_length(kept) >= 4096 THEN
+    chunk := (chunk::integer + 1)::text;
+    kept := '';
+    PERFORM set_config('holdfast.count_tally', chunk, true);
+  END IF;
+  PERFORM set_config('holdfast.count_tally_' || chunk, kept || ',' || json_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to)::text, true);
 END;
 $$;
 
@@ -226,72 +240,6 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION public.holdfast_count_steps_inserted() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-  -- In key order, as the fold adds them.
-  PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, NULL, c.bucket, c.n)
-  FROM (SELECT s.org_id, r.version_id, s.node_id,
-               CASE WHEN s.status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(s.status) END AS bucket,
-               count(*)::integer AS n
-        FROM inserted s JOIN runs r ON r.id = s.run_id AND NOT r.test
-        GROUP BY 1, 2, 3, 4
-        ORDER BY 1, 2, 3, 4) c;
-  RETURN NULL;
-END;
-$$;
-
-CREATE FUNCTION public.holdfast_count_steps_updated() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM after_rows WHERE status NOT IN ('ready', 'running', 'waiting'))
-     AND NOT EXISTS (SELECT 1 FROM before_rows WHERE status NOT IN ('ready', 'running', 'waiting')) THEN
-    RETURN NULL;
-  END IF;
-  -- In key order, as the fold adds them.
-  PERFORM holdfast_count_tally_add(c.org_id, c.version_id, c.node_id, c.from_bucket, c.to_bucket, c.n)
-  FROM (SELECT p.org_id, r.version_id, p.node_id,
-               CASE WHEN p.old_status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(p.old_status) END AS from_bucket,
-               CASE WHEN p.new_status = 'cancelled' AND r.goal_met IS NOT NULL THEN 'converted' ELSE holdfast_count_bucket(p.new_status) END AS to_bucket,
-               count(*)::integer AS n
-        FROM unnest((SELECT array_agg(o.status ORDER BY o.id, o.org_id) FROM before_rows o),
-                    (SELECT array_agg(s.status ORDER BY s.id, s.org_id) FROM after_rows s),
-                    (SELECT array_agg(s.org_id ORDER BY s.id, s.org_id) FROM after_rows s),
-                    (SELECT array_agg(s.run_id ORDER BY s.id, s.org_id) FROM after_rows s),
-                    (SELECT array_agg(s.node_id ORDER BY s.id, s.org_id) FROM after_rows s)) AS p(old_status, new_status, org_id, run_id, node_id)
-        JOIN runs r ON r.id = p.run_id AND NOT r.test
-        WHERE p.old_status IS DISTINCT FROM p.new_status
-          AND NOT (p.old_status IN ('ready', 'running', 'waiting') AND p.new_status IN ('ready', 'running', 'waiting'))
-        GROUP BY 1, 2, 3, 4, 5
-        ORDER BY 1, 2, 3, 4, 5) c;
-  RETURN NULL;
-END;
-$$;
-
-CREATE FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-  chunk text := current_setting('holdfast.count_tally', true);
-  kept text;
-BEGIN
-  IF chunk IS NULL OR chunk = '' THEN
-    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-    SELECT p_org_id, p_version_id, NULL, p_node_id, p_from, p_to FROM generate_series(1, p_n);
-    RETURN;
-  END IF;
-  kept := current_setting('holdfast.count_tally_' || chunk);
-  IF octet_length(kept) >= 4096 THEN
-    chunk := (chunk::integer + 1)::text;
-    kept := '';
-    PERFORM set_config('holdfast.count_tally', chunk, true);
-  END IF;
-  PERFORM set_config('holdfast.count_tally_' || chunk, kept || ',' || json_build_array(p_org_id, p_version_id, p_node_id, p_from, p_to, p_n)::text, true);
-END;
-$$;
-
 CREATE FUNCTION public.holdfast_count_tally_flush() RETURNS void
     LANGUAGE plpgsql
     AS $$
@@ -308,7 +256,7 @@ BEGIN
   IF kept <> '' THEN
     -- In key order, as the fold adds them.
     INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, sum(COALESCE((c->>5)::integer, 1))
+    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, count(*)
     FROM jsonb_array_elements(('[' || ltrim(kept, ',') || ']')::jsonb) AS c
     GROUP BY 1, 2, 3, 4, 5
     ORDER BY 1, 2, 3, 4, 5;
@@ -2489,11 +2437,11 @@ CREATE TRIGGER runs_count_status AFTER UPDATE OF status ON public.runs FOR EACH 
 
 CREATE TRIGGER runs_count_version AFTER UPDATE OF version_id ON public.runs FOR EACH ROW WHEN ((old.version_id IS DISTINCT FROM new.version_id)) EXECUTE FUNCTION public.holdfast_count_run_version();
 
-CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_count_steps_inserted();
+CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps FOR EACH ROW EXECUTE FUNCTION public.holdfast_count_step();
 
 CREATE TRIGGER steps_count_node AFTER UPDATE OF node_id ON public.steps FOR EACH ROW WHEN ((old.node_id IS DISTINCT FROM new.node_id)) EXECUTE FUNCTION public.holdfast_count_step_node();
 
-CREATE TRIGGER steps_count_status AFTER UPDATE ON public.steps REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT EXECUTE FUNCTION public.holdfast_count_steps_updated();
+CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT ((old.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])) AND (new.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])))))) EXECUTE FUNCTION public.holdfast_count_step();
 
 ALTER TABLE ONLY public.approval_edits
     ADD CONSTRAINT approval_edits_approval_fkey FOREIGN KEY (org_id, approval_id) REFERENCES public.approvals(org_id, id) ON DELETE CASCADE;
@@ -2905,15 +2853,6 @@ GRANT ALL ON FUNCTION public.holdfast_count_step() TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_step_node() TO holdfast_worker;
-
-GRANT ALL ON FUNCTION public.holdfast_count_steps_inserted() TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_count_steps_inserted() TO holdfast_worker;
-
-GRANT ALL ON FUNCTION public.holdfast_count_steps_updated() TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_count_steps_updated() TO holdfast_worker;
-
-GRANT ALL ON FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer) TO holdfast_web;
-GRANT ALL ON FUNCTION public.holdfast_count_tally_add(p_org_id text, p_version_id text, p_node_id text, p_from text, p_to text, p_n integer) TO holdfast_worker;
 
 GRANT ALL ON FUNCTION public.holdfast_count_tally_flush() TO holdfast_web;
 GRANT ALL ON FUNCTION public.holdfast_count_tally_flush() TO holdfast_worker;

@@ -1,9 +1,5 @@
--- No trigger calls this since 20261215100000_count_steps_as_sets: steps are counted a statement at a time
--- (count_steps_inserted.sql, count_steps_updated.sql). It stays while a previous release defines it (expand/contract),
--- and goes in a later migration.
--- It was the trigger on steps (AFTER INSERT, AFTER UPDATE OF status when the bucket changes), once per row: the step's
--- run moves from the old bucket to the new one at the step's node, in the transaction that changed the step. Test runs
--- count nothing.
+-- Trigger on steps (AFTER INSERT, AFTER UPDATE OF status when the bucket changes): the step's run moves from the old
+-- bucket to the new one at the step's node, in the transaction that changed the step. Test runs count nothing.
 -- A step closed because its run converted (runs.goal_met is set before the walk closes the steps, and a run with
 -- goal_met only ever ends converted) counts 'converted', not 'cancelled': nothing went wrong there.
 -- The change names no run (20261211100000_count_changes_step_rows), and a settle batch or a set of timers fired sums

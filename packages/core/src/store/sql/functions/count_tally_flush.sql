@@ -15,7 +15,7 @@ BEGIN
   IF kept <> '' THEN
     -- In key order, as the fold adds them.
     INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, sum(COALESCE((c->>5)::integer, 1))
+    SELECT c->>0, c->>1, c->>2, c->>3, c->>4, count(*)
     FROM jsonb_array_elements(('[' || ltrim(kept, ',') || ']')::jsonb) AS c
     GROUP BY 1, 2, 3, 4, 5
     ORDER BY 1, 2, 3, 4, 5;

@@ -1,6 +1,6 @@
--- Journey counts' changes that name no run (a step's, summed by its statement's trigger: count_steps_inserted.sql,
--- count_steps_updated.sql; a step moved to another node: holdfast_count_step_node; an edge that leaves no split:
--- holdfast_rows_insert), written now or summed at the end of the transaction's batch (20261213100000_count_tallies).
+-- Journey counts' changes that name no run (a step's: holdfast_count_step, holdfast_count_step_node; an edge that
+-- leaves no split: holdfast_rows_insert), written now or summed at the end of the transaction's batch
+-- (20261213100000_count_tallies).
 -- holdfast_count_tally_start(): from here to holdfast_count_tally_flush(), in this transaction, such a change is kept
 -- in transaction-local settings instead of a row of its own: holdfast.count_tally is the number of the chunk being
 -- filled, and holdfast.count_tally_<chunk> holds changes as JSON arrays, about 4 kB of them (a list cut in chunks, so
@@ -9,10 +9,8 @@
 -- holdfast_count_tally_flush(): writes what was kept as count_tallies rows, one per organisation, version, node and
 -- move with its number of runs, and ends the collecting. The caller that starts collecting must flush before it
 -- returns: a change still kept at commit is lost.
--- holdfast_count_change(): one change that names no run: kept when collecting, else one count_changes row. The steps'
--- statement triggers keep their statement's changes summed when collecting, else write them as count_tallies rows.
--- holdfast_count_tally_add(): keeps a change of n runs (the chunks).
--- This file: holdfast_count_tally_start; the others are in their own files.
+-- holdfast_count_change(): one change that names no run: kept when collecting, else one count_changes row.
+-- This file: holdfast_count_tally_start; holdfast_count_change and holdfast_count_tally_flush are in their own files.
 -- History: new in 20261213100000_count_tallies (issue 47).
 CREATE OR REPLACE FUNCTION holdfast_count_tally_start() RETURNS void LANGUAGE sql AS $$
   SELECT set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0', true);
