@@ -59,6 +59,8 @@ export function startHumans(o: HumanOptions): Humans {
   const decided = new Set<string>();
   const firstSeen = new Map<string, number>();
   const refusedEarly = new Map<string, number>();
+  /** Inbox decisions the web answered "Something went wrong ... Try again": tried again, as its message asks. */
+  const failedTries = new Map<string, number>();
   let lastFullLook = 0;
 
   // Slack messages arrive in order and are only changed in place (an update takes the buttons away), so new ones are
@@ -180,6 +182,11 @@ export function startHumans(o: HumanOptions): Humans {
         figures.decided++;
       } else if (res.status >= 300 && res.status < 400 && /^error=Not recorded: Holdfast is busy/.test(outcome)) {
         // Not saved while the database was away: the approver clicks again on the next round, as a person would.
+      } else if (res.status >= 300 && res.status < 400 && /^error=Not recorded: Something went wrong/.test(outcome) && (failedTries.get(approvalId) ?? 0) < 3) {
+        // "nothing was changed. Try again": the approver does, on the next round, up to three times; the report
+        // still lists the answer (an internal error is a finding even when the next click lands).
+        failedTries.set(approvalId, (failedTries.get(approvalId) ?? 0) + 1);
+        figures.refusals.push(`inbox decision on ${approvalId} (tried again): ${outcome.slice(0, 200)}`);
       } else if (res.status >= 300 && res.status < 400) {
         figures.refusals.push(`inbox decision on ${approvalId}: ${outcome.slice(0, 200)}`);
         decided.add(approvalId);
