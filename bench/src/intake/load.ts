@@ -1,5 +1,6 @@
 import { signPayload } from "@holdfast/core/run";
 import { Agent, request } from "node:http";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { quantiles, type Quantiles } from "../result";
 
 /** Signed deliveries (Standard Webhooks headers, as a provider sends them) to one trigger URL over keep-alive connections. */
@@ -56,6 +57,11 @@ export interface Burst {
   latencyMs: Quantiles | null;
   /** The open loop's slowest deliveries: when each was sent (ms from the row's start) and how long it took. */
   slowest?: { sentMs: number; ms: number }[];
+  /**
+   * The open loop's own delays, to tell a stall of the server from one of the bench: its latest send behind the
+   * schedule (ms, and when), and the longest its event loop was held (ms; a held loop also reads answers late).
+   */
+  sender?: { lateMs: number; lateAtMs: number; loopDelayMaxMs: number };
 }
 
 /** Closed loop: `concurrency` senders, each sending its next delivery when the last was answered, `total` in all. */
@@ -84,10 +90,14 @@ export async function openLoop(s: Sender, rate: number, seconds: number, from: n
   const began = performance.now();
   const pending: Promise<void>[] = [];
   const sent: { sentMs: number; ms: number }[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  let late = { lateMs: 0, lateAtMs: 0 };
   for (let i = 0; i < total; i++) {
     const wait = began + (i * 1000) / rate - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const sentMs = performance.now() - began;
+    if (sentMs - (i * 1000) / rate > late.lateMs) late = { lateMs: sentMs - (i * 1000) / rate, lateAtMs: sentMs };
     pending.push(
       s.send(from + i).then((r) => {
         lat.push(r.ms);
@@ -97,8 +107,9 @@ export async function openLoop(s: Sender, rate: number, seconds: number, from: n
     );
   }
   await Promise.all(pending);
+  loop.disable();
   const slowest = sent.sort((a, b) => b.ms - a.ms).slice(0, 12);
-  return { ...summary(statuses, lat, (performance.now() - began) / 1000), slowest };
+  return { ...summary(statuses, lat, (performance.now() - began) / 1000), slowest, sender: { ...late, loopDelayMaxMs: loop.max / 1e6 } };
 }
 
 function summary(statuses: number[], lat: number[], seconds: number): Burst {

@@ -119,6 +119,9 @@ export async function runIntake(o: { quick: boolean; targets?: Target[] }): Prom
     // Where the slow ones were: at the row's start (new connections) or together mid-row (a stall).
     const slow = webHalf.burst.slowest?.map((d) => `${fmt(d.sentMs)}:${fmt(d.ms)}`).join(" ");
     if (slow) console.log(`  its slowest (sent at ms: took ms): ${slow}`);
+    // A stall the bench's own process had (its sends late, its answers read late) is not the web's.
+    const own = webHalf.burst.sender;
+    if (own) console.log(`  the bench's sender: latest send ${fmt(own.lateMs, 1)} ms behind its schedule (at ${fmt(own.lateAtMs)} ms), its event loop held at most ${fmt(own.loopDelayMaxMs, 1)} ms`);
     const ratio = (100 * webPeak.burst.perSec) / barePeak.burst.perSec;
     const p99 = webHalf.burst.latencyMs?.p99 ?? Number.NaN;
     console.log(`intake, web / bare deliveries/s: ${fmt(webPeak.burst.perSec)}/${fmt(barePeak.burst.perSec)} = ${fmt(ratio, 1)}% (target >= 70%: ${ratio >= 70 ? "met" : "not met"})`);
