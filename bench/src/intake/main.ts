@@ -3,7 +3,7 @@
 // bare node:http server calling the same start (bare-server.ts) in the same run. See docs/performance.md.
 import { triggerSettings } from "@holdfast/core/versions";
 import { createDb } from "@holdfast/db";
-import { createTestPrefix, startWeb } from "@holdfast/testkit";
+import { createTestPrefix, startWeb, webNodeFlags } from "@holdfast/testkit";
 import { repoRoot } from "@holdfast/testkit/procs";
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
@@ -172,7 +172,8 @@ function pidOnPort(port: number): number | undefined {
 }
 
 async function startBare(env: Record<string, string | undefined>): Promise<{ port: number; pid: number | undefined; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--no-deprecation", "--import", "tsx", join(here, "bare-server.ts")], {
+  // The web's own Node flags (its garbage collector on the request thread), so the two servers differ in the route only.
+  const child = spawn(process.execPath, [...webNodeFlags(), "--no-deprecation", "--import", "tsx", join(here, "bare-server.ts")], {
     env: { ...process.env, ...env, INTAKE_ORG: "bench", INTAKE_AUTOMATION: "intake" },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,6 +1,7 @@
 import { appEntry } from "./app-entry";
 import { testRedisUrl } from "./redis";
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -205,4 +206,18 @@ export async function startUntilKilled(
     options.what,
   );
   return runIds;
+}
+
+/**
+ * The Node flags the web's `start` script gives its server (apps/web/package.json: the image and `pnpm start` run it),
+ * so a test or a bench serves the web as production does: the options before `dist/server.mjs`. All but
+ * `--enable-source-maps`: with it, the first error's stack loads the server bundle's source map (about 30 MB, +75-80
+ * MB of memory once), which e2e/security-web.test.ts's flat-memory check under 100 MB bodies would count.
+ */
+export function webNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(repoRoot, "apps/web/package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+  // `node`, options of one word each (`--flag` or `--flag=value`), then the server: any other shape is refused, not guessed.
+  const m = /^node((?:\s+--[\w-]+(?:=\S+)?)*)\s+dist\/server\.mjs(?:\s|$)/.exec(start.trim());
+  if (!m) throw new Error(`apps/web/package.json's start script is not "node [--option ...] dist/server.mjs ...": ${start}`);
+  return (m[1] ?? "").split(/\s+/).filter((w) => w !== "" && w !== "--enable-source-maps");
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { sessionCookie, signIn } from "@holdfast/core/people";
@@ -7,21 +7,9 @@ import type { Db } from "@holdfast/db";
 import { inject } from "vitest";
 import { openBrowsers } from "./open-browsers";
 import { attachPageAudit, type PageAuditOptions } from "./page-audit";
-import { repoRoot, waitFor } from "./procs";
+import { repoRoot, waitFor, webNodeFlags } from "./procs";
 
 const webDir = join(repoRoot, "apps/web");
-
-/**
- * The Node flags the web's `start` script gives its server (apps/web/package.json: the image and `pnpm start` run it),
- * so a test or a bench serves the web as production does: the options before `dist/server.mjs`. All but
- * `--enable-source-maps`: with it, the first error's stack loads the server bundle's source map (about 30 MB, +75-80
- * MB of memory once), which e2e/security-web.test.ts's flat-memory check under 100 MB bodies would count.
- */
-export function webNodeFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(webDir, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
-  const words = start.split(/\s+/);
-  return words.slice(words.indexOf("node") + 1, words.indexOf("dist/server.mjs")).filter((w) => w.startsWith("--") && w !== "--enable-source-maps");
-}
 
 export const freePort = () =>
   new Promise<number>((resolve) => {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { repoRoot } from "@holdfast/testkit/procs";
+import { repoRoot, webNodeFlags } from "@holdfast/testkit/procs";
 import { run, sleep } from "./exec";
 import type { Supervised } from "./supervised";
 
@@ -54,7 +54,8 @@ export function superviseWeb(label: string, dir: string, port: number, env: Reco
   const exits: Supervised["exits"] = [];
   const start = () => {
     const own = join(dir, "dist/server.mjs");
-    const args = existsSync(own) ? [own, dir] : [next, "start", dir];
+    // Its own server with the web's Node flags (this checkout's start script), or `next start` for an older release.
+    const args = existsSync(own) ? [...webNodeFlags(), own, dir] : [next, "start", dir];
     const proc = spawn(process.execPath, [...args, "-p", String(port), "-H", "127.0.0.1"], {
       cwd: dir,
       env: { ...process.env, ...env, PORT: String(port), NEXT_TELEMETRY_DISABLED: "1" },
