@@ -3,8 +3,8 @@
 // bare node:http server calling the same start (bare-server.ts) in the same run. See docs/performance.md.
 import { triggerSettings } from "@holdfast/core/versions";
 import { createDb } from "@holdfast/db";
-import { createTestPrefix, startWeb, webNodeFlags } from "@holdfast/testkit";
-import { repoRoot } from "@holdfast/testkit/procs";
+import { createTestPrefix, startWeb } from "@holdfast/testkit";
+import { repoRoot, webNodeFlags } from "@holdfast/testkit/procs";
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { cpus } from "node:os";
