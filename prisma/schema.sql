@@ -999,6 +999,7 @@ DECLARE
   claims_got integer;
   effects_shared integer;
   answers jsonb;
+  summed boolean;
 BEGIN
   -- 1. Each item's run: seq + 1 and, when its walk ended it, its end. The update is the run's lock.
   WITH a AS (
@@ -1041,7 +1042,11 @@ BEGIN
 
   -- 2. The steps' outcomes, their effects' answers, the settles' timeline rows and the walks' rows, in one statement.
   -- Its sub-statements run in no set order: each table is written by one of them, and the timeline's rows by one
-  -- INSERT in each run's order (the settle's row, then its walk's).
+  -- INSERT in each run's order (the settle's row, then its walk's). The steps' journey count changes are made by the
+  -- statement too, summed (`moves`): the count triggers stand aside while holdfast.count_by_statement is on
+  -- (20261215100000_count_by_statement).
+  summed := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  PERFORM set_config('holdfast.count_by_statement', 'on', true);
   WITH f AS (
     SELECT i.n, i.v FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n) WHERE ran ? (i.n::text)
   ), st AS (
@@ -1128,6 +1133,31 @@ BEGIN
     FROM st CROSS JOIN LATERAL jsonb_to_recordset(COALESCE(st.v->'rows'->'edges', '[]'::jsonb)) AS x("nodeId" text, bucket text, run boolean)
     WHERE x.run IS NOT FALSE AND ran->(st.n::text)->>'orgId' = st.org_id AND NOT (ran->(st.n::text)->>'test')::boolean
     RETURNING 1
+  ), moves AS MATERIALIZED (
+    -- The journey count changes of the steps written above, each as holdfast_count_step makes it for a row (test runs
+    -- count nothing): a settled step leaves "now" (it was running) for its outcome's bucket, and each step the walk
+    -- inserted enters its status's. The walk's steps are counted as given: a statement that did not insert every one
+    -- raises HF007 below, and none of this is kept.
+    SELECT st.org_id, ran->(st.n::text)->>'versionId' AS version_id, m.node_id, m.from_bucket, m.to_bucket
+    FROM st CROSS JOIN LATERAL (
+      SELECT st.node_id, 'now'::text AS from_bucket, holdfast_count_bucket(st.v->>'status') AS to_bucket
+      UNION ALL
+      SELECT x."nodeId", NULL,
+             CASE WHEN x.status = 'cancelled' AND EXISTS (SELECT 1 FROM runs r WHERE r.id = st.run_id AND r.goal_met IS NOT NULL)
+                  THEN 'converted' ELSE holdfast_count_bucket(x.status) END
+      FROM jsonb_to_recordset(COALESCE(st.v->'rows'->'steps', '[]'::jsonb)) AS x("orgId" text, "runId" text, "nodeId" text, status text)
+      WHERE x."orgId" = st.org_id AND x."runId" = st.run_id
+    ) m
+    WHERE NOT (ran->(st.n::text)->>'test')::boolean
+  ), moves_summed AS (
+    -- Summed while the transaction collects (holdfast_count_tally_start), else a count_changes row each, as
+    -- holdfast_count_change writes them.
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE summed
+    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ), moves_unsummed AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT m.org_id, m.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket FROM moves m WHERE NOT summed
   ), claims AS (
     -- The effect key of a step the walk claimed for this worker (holdfast_effect_claim's insert, attempt 1).
     INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
@@ -1158,6 +1188,7 @@ BEGIN
           WHERE jsonb_typeof(f.v->'effect') = 'object')
   INTO settled, effects_wanted, effects_got, steps_wanted, steps_got, events_wanted, events_got, outbox_wanted, outbox_got,
        claims_wanted, claims_got, effects_shared;
+  PERFORM set_config('holdfast.count_by_statement', '', true);
   IF settled <> wanted OR effects_got <> effects_wanted OR effects_shared <> 0 OR steps_got <> steps_wanted
      OR events_got <> events_wanted OR outbox_got <> outbox_wanted OR claims_got <> claims_wanted THEN
     RAISE EXCEPTION 'an item of the batch cannot be settled with the others' USING ERRCODE = 'HF007';
@@ -1259,11 +1290,15 @@ CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[]
     SET enable_seqscan TO 'off'
     AS $$
 #variable_conflict use_column
+DECLARE
+  summed boolean;
 BEGIN
   p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
+  summed := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  PERFORM set_config('holdfast.count_by_statement', 'on', true);
   -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
   RETURN QUERY
   -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
@@ -1352,6 +1387,21 @@ BEGIN
     SELECT p.org_id, p.run_id, 'step.ready',
            jsonb_build_object('orgId', p.org_id, 'runId', p.run_id, 'stepId', p.next_id, 'lane', p.plan -> 'next' ->> 'lane')
     FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
+  ), moves AS MATERIALIZED (
+    -- The steps' journey count changes, each as holdfast_count_step makes it for a row (test runs count nothing): a
+    -- wait settled here leaves "now" for "passed" (its run read by key: one this statement did not lock has no facts
+    -- of its run), and a next step that went in enters "now".
+    SELECT x.org_id, r.version_id, x.node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
+    FROM settled x JOIN runs r ON r.id = x.run_id AND NOT r.test
+    UNION ALL
+    SELECT p.org_id, p.version_id, p.next_node, NULL, 'now' FROM applied p WHERE p.next_id IS NOT NULL
+  ), moves_summed AS (
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE summed
+    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ), moves_unsummed AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT m.org_id, m.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket FROM moves m WHERE NOT summed
   ), edges AS MATERIALIZED (
     SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket, e.run IS NOT FALSE AS named, e.n
     FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text, run boolean)) WITH ORDINALITY AS e("nodeId", bucket, run, n)
@@ -1372,6 +1422,7 @@ BEGIN
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
   FROM facts x
   ORDER BY x.run_id, x.id;
+  PERFORM set_config('holdfast.count_by_statement', '', true);
   -- The statement's row triggers have fired: what they collected is written now, in this transaction.
   IF p_tally THEN
     PERFORM holdfast_count_tally_flush();
@@ -2437,11 +2488,11 @@ CREATE TRIGGER runs_count_status AFTER UPDATE OF status ON public.runs FOR EACH 
 
 CREATE TRIGGER runs_count_version AFTER UPDATE OF version_id ON public.runs FOR EACH ROW WHEN ((old.version_id IS DISTINCT FROM new.version_id)) EXECUTE FUNCTION public.holdfast_count_run_version();
 
-CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps FOR EACH ROW EXECUTE FUNCTION public.holdfast_count_step();
+CREATE TRIGGER steps_count_insert AFTER INSERT ON public.steps FOR EACH ROW WHEN ((current_setting('holdfast.count_by_statement'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION public.holdfast_count_step();
 
 CREATE TRIGGER steps_count_node AFTER UPDATE OF node_id ON public.steps FOR EACH ROW WHEN ((old.node_id IS DISTINCT FROM new.node_id)) EXECUTE FUNCTION public.holdfast_count_step_node();
 
-CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT ((old.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])) AND (new.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])))))) EXECUTE FUNCTION public.holdfast_count_step();
+CREATE TRIGGER steps_count_status AFTER UPDATE OF status ON public.steps FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (NOT ((old.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])) AND (new.status = ANY (ARRAY['ready'::text, 'running'::text, 'waiting'::text])))) AND (current_setting('holdfast.count_by_statement'::text, true) IS DISTINCT FROM 'on'::text))) EXECUTE FUNCTION public.holdfast_count_step();
 
 ALTER TABLE ONLY public.approval_edits
     ADD CONSTRAINT approval_edits_approval_fkey FOREIGN KEY (org_id, approval_id) REFERENCES public.approvals(org_id, id) ON DELETE CASCADE;

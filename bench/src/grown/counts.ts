@@ -94,9 +94,13 @@ const countTriggers = [
   ["runs", "runs_count_status"],
 ] as const;
 
+/** The set writers that count their own steps' changes (20261215100000_count_by_statement), in their `moves` CTEs. */
+const countingSets = ["step_settle_set.sql", "timers_fire_walk.sql"] as const;
+
 /**
- * The counts off, for the "without" rows: the triggers that write step and run changes disabled, and
- * holdfast_rows_insert without its edges' INSERT (the body before issue 43). `on` puts the live body back.
+ * The counts off, for the "without" rows: the triggers that write step and run changes disabled,
+ * holdfast_rows_insert without its edges' INSERT (the body before issue 43), and the set writers' own step changes
+ * not written. `on` puts the live bodies back.
  */
 export async function setCounts(sql: pg.Client, on: boolean): Promise<void> {
   const live = readFileSync(join(functionsDir, "rows_insert.sql"), "utf8");
@@ -104,4 +108,10 @@ export async function setCounts(sql: pg.Client, on: boolean): Promise<void> {
   if (!edges.test(live)) throw new Error("rows_insert.sql: the edges' INSERT was not found");
   for (const [table, trigger] of countTriggers) await sql.query(`ALTER TABLE ${table} ${on ? "ENABLE" : "DISABLE"} TRIGGER ${trigger}`);
   await sql.query(on ? live : live.replace(edges, ""));
+  for (const file of countingSets) {
+    const body = readFileSync(join(functionsDir, file), "utf8");
+    const writes = /FROM moves m WHERE (NOT )?summed/g;
+    if ((body.match(writes) ?? []).length !== 2) throw new Error(`${file}: the two writes of its moves were not found`);
+    await sql.query(on ? body : body.replace(writes, "FROM moves m WHERE false"));
+  }
 }

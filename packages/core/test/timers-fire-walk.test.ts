@@ -192,6 +192,7 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     try {
       await holder.query("BEGIN");
       await holder.query("SELECT id FROM runs WHERE id = $1 FOR UPDATE", [run.runId]);
+      await rows("DELETE FROM count_tallies; DELETE FROM count_changes WHERE run_id IS NULL");
       const { fired } = await bySet(taught(), [run]);
       expect(fired.map((f) => [f.runId, f.walked])).toEqual([[run.runId, null]]);
     } finally {
@@ -204,6 +205,11 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     expect(await rows("SELECT node_id, status, advanced_at IS NULL AS unwalked FROM steps WHERE run_id = $1 ORDER BY created_at", [run.runId])).toEqual([
       { node_id: "w", status: "done", unwalked: true },
     ]);
+    // The wait it settled is counted, though the statement did not lock (nor read through the lock) its run.
+    expect(
+      await rows(`SELECT node_id, from_bucket, to_bucket, n FROM count_tallies
+                  UNION ALL SELECT node_id, from_bucket, to_bucket, 1 FROM count_changes WHERE run_id IS NULL`),
+    ).toEqual([{ node_id: "w", from_bucket: "now", to_bucket: "passed", n: 1 }]);
   });
 
   it("learns a version's walk from the first batch that meets it, which it walks the usual way", async () => {

@@ -5,7 +5,8 @@
 -- run's timeline: the run moved on by its walk (seq + 1, and its end), the step's outcome fenced by its attempt, its
 -- effect's answer fenced by the effect's owner, the settle's timeline row, the walk's rows (holdfast_rows_insert's:
 -- steps, timeline, outbox, journey count changes, each naming the item's run and organisation), and the effect key of
--- a step the walk claimed for the worker.
+-- a step the walk claimed for the worker. The steps' journey count changes are made by the statement that writes the
+-- steps, summed, where the count triggers make one a row (20261215100000_count_by_statement).
 -- It decides nothing for an item it cannot settle exactly so: when any of them has its run not moved on (another seq,
 -- not running, being cancelled, held), its step's attempt stale, its effect taken over (or named by another item), its
 -- walk naming another run, or its claimed step's effect key already taken, it raises HF007 and the caller (in a
@@ -48,6 +49,7 @@ DECLARE
   claims_got integer;
   effects_shared integer;
   answers jsonb;
+  summed boolean;
 BEGIN
   -- 1. Each item's run: seq + 1 and, when its walk ended it, its end. The update is the run's lock.
   WITH a AS (
@@ -90,7 +92,11 @@ BEGIN
 
   -- 2. The steps' outcomes, their effects' answers, the settles' timeline rows and the walks' rows, in one statement.
   -- Its sub-statements run in no set order: each table is written by one of them, and the timeline's rows by one
-  -- INSERT in each run's order (the settle's row, then its walk's).
+  -- INSERT in each run's order (the settle's row, then its walk's). The steps' journey count changes are made by the
+  -- statement too, summed (`moves`): the count triggers stand aside while holdfast.count_by_statement is on
+  -- (20261215100000_count_by_statement).
+  summed := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  PERFORM set_config('holdfast.count_by_statement', 'on', true);
   WITH f AS (
     SELECT i.n, i.v FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n) WHERE ran ? (i.n::text)
   ), st AS (
@@ -177,6 +183,31 @@ BEGIN
     FROM st CROSS JOIN LATERAL jsonb_to_recordset(COALESCE(st.v->'rows'->'edges', '[]'::jsonb)) AS x("nodeId" text, bucket text, run boolean)
     WHERE x.run IS NOT FALSE AND ran->(st.n::text)->>'orgId' = st.org_id AND NOT (ran->(st.n::text)->>'test')::boolean
     RETURNING 1
+  ), moves AS MATERIALIZED (
+    -- The journey count changes of the steps written above, each as holdfast_count_step makes it for a row (test runs
+    -- count nothing): a settled step leaves "now" (it was running) for its outcome's bucket, and each step the walk
+    -- inserted enters its status's. The walk's steps are counted as given: a statement that did not insert every one
+    -- raises HF007 below, and none of this is kept.
+    SELECT st.org_id, ran->(st.n::text)->>'versionId' AS version_id, m.node_id, m.from_bucket, m.to_bucket
+    FROM st CROSS JOIN LATERAL (
+      SELECT st.node_id, 'now'::text AS from_bucket, holdfast_count_bucket(st.v->>'status') AS to_bucket
+      UNION ALL
+      SELECT x."nodeId", NULL,
+             CASE WHEN x.status = 'cancelled' AND EXISTS (SELECT 1 FROM runs r WHERE r.id = st.run_id AND r.goal_met IS NOT NULL)
+                  THEN 'converted' ELSE holdfast_count_bucket(x.status) END
+      FROM jsonb_to_recordset(COALESCE(st.v->'rows'->'steps', '[]'::jsonb)) AS x("orgId" text, "runId" text, "nodeId" text, status text)
+      WHERE x."orgId" = st.org_id AND x."runId" = st.run_id
+    ) m
+    WHERE NOT (ran->(st.n::text)->>'test')::boolean
+  ), moves_summed AS (
+    -- Summed while the transaction collects (holdfast_count_tally_start), else a count_changes row each, as
+    -- holdfast_count_change writes them.
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE summed
+    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ), moves_unsummed AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT m.org_id, m.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket FROM moves m WHERE NOT summed
   ), claims AS (
     -- The effect key of a step the walk claimed for this worker (holdfast_effect_claim's insert, attempt 1).
     INSERT INTO effects (org_id, run_id, step_id, key, kind, status, owner, lease_until)
@@ -207,6 +238,7 @@ BEGIN
           WHERE jsonb_typeof(f.v->'effect') = 'object')
   INTO settled, effects_wanted, effects_got, steps_wanted, steps_got, events_wanted, events_got, outbox_wanted, outbox_got,
        claims_wanted, claims_got, effects_shared;
+  PERFORM set_config('holdfast.count_by_statement', '', true);
   IF settled <> wanted OR effects_got <> effects_wanted OR effects_shared <> 0 OR steps_got <> steps_wanted
      OR events_got <> events_wanted OR outbox_got <> outbox_wanted OR claims_got <> claims_wanted THEN
     RAISE EXCEPTION 'an item of the batch cannot be settled with the others' USING ERRCODE = 'HF007';

@@ -22,8 +22,10 @@
 -- which gives a run another transaction holds a run.wake.
 -- Returns one row per fired timer: its id, wake, organisation, run, step, lateness, the run's version and the wait's
 -- node, and walked: 'completed' or 'running' when the plan was applied here, NULL otherwise.
--- With p_tally, the steps' journey count changes (the waits settled, the next steps inserted) are written summed, one
--- count_tallies row per version, node and move (count_tally_start.sql), and so are the edges that name no run.
+-- The steps' journey count changes (the waits settled, the next steps inserted) are made by the statement, where the
+-- count triggers make one a row (they stand aside while holdfast.count_by_statement is on:
+-- 20261215100000_count_by_statement). With p_tally they are written summed, one count_tallies row per version, node
+-- and move (count_tally_start.sql), and so are the edges that name no run.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
 -- Planned without sequential scans: every row it reads is found by its key. With 20,000 steps and true statistics the
 -- planner judged a scan of all of them, joined by hash, cheaper than a batch's 500 probes, and read steps whole twice a
@@ -37,11 +39,15 @@ CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integ
  SET enable_seqscan = off
 AS $function$
 #variable_conflict use_column
+DECLARE
+  summed boolean;
 BEGIN
   p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
+  summed := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
+  PERFORM set_config('holdfast.count_by_statement', 'on', true);
   -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
   RETURN QUERY
   -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
@@ -130,6 +136,21 @@ BEGIN
     SELECT p.org_id, p.run_id, 'step.ready',
            jsonb_build_object('orgId', p.org_id, 'runId', p.run_id, 'stepId', p.next_id, 'lane', p.plan -> 'next' ->> 'lane')
     FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
+  ), moves AS MATERIALIZED (
+    -- The steps' journey count changes, each as holdfast_count_step makes it for a row (test runs count nothing): a
+    -- wait settled here leaves "now" for "passed" (its run read by key: one this statement did not lock has no facts
+    -- of its run), and a next step that went in enters "now".
+    SELECT x.org_id, r.version_id, x.node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
+    FROM settled x JOIN runs r ON r.id = x.run_id AND NOT r.test
+    UNION ALL
+    SELECT p.org_id, p.version_id, p.next_node, NULL, 'now' FROM applied p WHERE p.next_id IS NOT NULL
+  ), moves_summed AS (
+    INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
+    SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE summed
+    GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
+  ), moves_unsummed AS (
+    INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
+    SELECT m.org_id, m.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket FROM moves m WHERE NOT summed
   ), edges AS MATERIALIZED (
     SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket, e.run IS NOT FALSE AS named, e.n
     FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text, run boolean)) WITH ORDINALITY AS e("nodeId", bucket, run, n)
@@ -150,6 +171,7 @@ BEGIN
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
   FROM facts x
   ORDER BY x.run_id, x.id;
+  PERFORM set_config('holdfast.count_by_statement', '', true);
   -- The statement's row triggers have fired: what they collected is written now, in this transaction.
   IF p_tally THEN
     PERFORM holdfast_count_tally_flush();
