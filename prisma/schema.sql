@@ -1311,7 +1311,7 @@ BEGIN
       AND (p_wakes IS NULL OR (t.id, t.wake) IN (SELECT * FROM unnest(p_ids, p_wakes)))
     RETURNING t.id, t.wake, t.org_id, t.run_id, t.step_id, t.due_at, t.lateness_ms
   ), facts AS MATERIALIZED (
-    SELECT f.*, s.node_id, s.kind AS step_kind, s.status = 'waiting' AS was_waiting, r.version_id, r.plan,
+    SELECT f.*, s.node_id, s.kind AS step_kind, s.status = 'waiting' AS was_waiting, r.version_id, r.test, r.plan,
            r.applies AND s.status = 'waiting' AND jsonb_typeof(r.plan) = 'object'
              AND (jsonb_typeof(r.plan -> 'next') = 'object' OR jsonb_typeof(r.plan -> 'end') = 'string')
              -- No other step open or settled and not walked on, and under the step budget: one read of the run's steps.
@@ -1323,7 +1323,7 @@ BEGIN
     LEFT JOIN steps s ON s.id = f.step_id
     -- The run, locked here without waiting: one another transaction holds is walked by the caller's path (a run.wake).
     LEFT JOIN LATERAL (
-      SELECT r.version_id, p_plans -> (r.version_id || ' ' || s.node_id) AS plan, r.max_steps,
+      SELECT r.version_id, r.test, p_plans -> (r.version_id || ' ' || s.node_id) AS plan, r.max_steps,
              r.org_id = f.org_id AND r.status = 'running' AND r.cancel_requested_at IS NULL AND r.held_at IS NULL
                AND NOT COALESCE(r.expires_at <= now(), false) AND NOT r.test AS applies
       FROM runs r WHERE r.id = f.run_id FOR UPDATE SKIP LOCKED
@@ -1389,10 +1389,13 @@ BEGIN
     FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
   ), moves AS MATERIALIZED (
     -- The steps' journey count changes, each as holdfast_count_step makes it for a row (test runs count nothing): a
-    -- wait settled here leaves "now" for "passed" (its run read by key: one this statement did not lock has no facts
-    -- of its run), and a next step that went in enters "now".
-    SELECT x.org_id, r.version_id, x.node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
-    FROM settled x JOIN runs r ON r.id = x.run_id AND NOT r.test
+    -- wait settled here leaves "now" for "passed", and a next step that went in enters "now". A run this statement did
+    -- not lock (another transaction holds it) has no facts here: it is read by key.
+    SELECT x.org_id, x.version_id, x.node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
+    FROM settled x WHERE x.version_id IS NOT NULL AND NOT x.test
+    UNION ALL
+    SELECT x.org_id, r.version_id, x.node_id, 'now', 'passed'
+    FROM settled x JOIN runs r ON r.id = x.run_id AND NOT r.test WHERE x.version_id IS NULL
     UNION ALL
     SELECT p.org_id, p.version_id, p.next_node, NULL, 'now' FROM applied p WHERE p.next_id IS NOT NULL
   ), moves_summed AS (

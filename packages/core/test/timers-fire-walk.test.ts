@@ -212,6 +212,19 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     ).toEqual([{ node_id: "w", from_bucket: "now", to_bucket: "passed", n: 1 }]);
   });
 
+  it("counts nothing of a test run: neither its wait settled here nor the step its walk inserts", async () => {
+    const run = await waiting("step");
+    await rows("UPDATE runs SET test = true WHERE id = $1", [run.runId]);
+    await rows("DELETE FROM count_tallies; DELETE FROM count_changes WHERE run_id IS NULL");
+    const { fired } = await bySet(taught(), [run]);
+    expect(fired.map((f) => f.runId)).toEqual([run.runId]);
+    expect(await rows("SELECT node_id, status FROM steps WHERE run_id = $1 ORDER BY created_at", [run.runId])).toEqual([
+      { node_id: "w", status: "done" },
+      { node_id: "call", status: "ready" },
+    ]);
+    expect(await rows("SELECT node_id FROM count_tallies UNION ALL SELECT node_id FROM count_changes WHERE run_id IS NULL")).toEqual([]);
+  });
+
   it("learns a version's walk from the first batch that meets it, which it walks the usual way", async () => {
     const cache = new GraphCache();
     const first = await bySet(cache, [await waiting("end")]);
