@@ -250,6 +250,11 @@ BEGIN
   IF chunk IS NULL OR chunk = '' THEN
     RETURN;
   END IF;
+  -- Nothing collected (a settle batch whose set counted its own): no read of the chunks.
+  IF chunk = '0' AND current_setting('holdfast.count_tally_0') = '' THEN
+    PERFORM set_config('holdfast.count_tally', '', true);
+    RETURN;
+  END IF;
   SELECT string_agg(current_setting('holdfast.count_tally_' || i), '' ORDER BY i) INTO kept
   FROM generate_series(0, chunk::integer) AS i;
   PERFORM set_config('holdfast.count_tally', '', true);
@@ -265,9 +270,11 @@ END;
 $$;
 
 CREATE FUNCTION public.holdfast_count_tally_start() RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
     AS $$
-  SELECT set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0', true);
+BEGIN
+  PERFORM set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0', true);
+END;
 $$;
 
 CREATE FUNCTION public.holdfast_effect_claim(p_org_id text, p_run_id text, p_step_id text, p_node_id text, p_iteration integer, p_kind text, p_attempt integer, p_lease_ms double precision) RETURNS jsonb
@@ -1042,8 +1049,8 @@ BEGIN
 
   -- 2. The steps' outcomes, their effects' answers, the settles' timeline rows and the walks' rows, in one statement.
   -- Its sub-statements run in no set order: each table is written by one of them, and the timeline's rows by one
-  -- INSERT in each run's order (the settle's row, then its walk's). The steps' journey count changes are made by the
-  -- statement too, summed (`moves`): the count triggers stand aside while holdfast.count_by_statement is on
+  -- INSERT in each run's order (the settle's row, then its walk's). The journey count changes that name no run are
+  -- made by the statement too (`moves`): the step count triggers stand aside while holdfast.count_by_statement is on
   -- (20261215100000_count_by_statement).
   summed := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
   PERFORM set_config('holdfast.count_by_statement', 'on', true);
@@ -1134,10 +1141,11 @@ BEGIN
     WHERE x.run IS NOT FALSE AND ran->(st.n::text)->>'orgId' = st.org_id AND NOT (ran->(st.n::text)->>'test')::boolean
     RETURNING 1
   ), moves AS MATERIALIZED (
-    -- The journey count changes of the steps written above, each as holdfast_count_step makes it for a row (test runs
-    -- count nothing): a settled step leaves "now" (it was running) for its outcome's bucket, and each step the walk
-    -- inserted enters its status's. The walk's steps are counted as given: a statement that did not insert every one
-    -- raises HF007 below, and none of this is kept.
+    -- The journey count changes that name no run (test runs count nothing): the steps written above, each as
+    -- holdfast_count_step makes it for a row (a settled step leaves "now", it was running, for its outcome's bucket;
+    -- each step the walk inserted enters its status's), and the edges the walks took that leave no split (the ones
+    -- holdfast_rows_insert gives holdfast_count_change). The walk's steps are counted as given: a statement that did
+    -- not insert every one raises HF007 below, and none of this is kept.
     SELECT st.org_id, ran->(st.n::text)->>'versionId' AS version_id, m.node_id, m.from_bucket, m.to_bucket
     FROM st CROSS JOIN LATERAL (
       SELECT st.node_id, 'now'::text AS from_bucket, holdfast_count_bucket(st.v->>'status') AS to_bucket
@@ -1147,6 +1155,10 @@ BEGIN
                   THEN 'converted' ELSE holdfast_count_bucket(x.status) END
       FROM jsonb_to_recordset(COALESCE(st.v->'rows'->'steps', '[]'::jsonb)) AS x("orgId" text, "runId" text, "nodeId" text, status text)
       WHERE x."orgId" = st.org_id AND x."runId" = st.run_id
+      UNION ALL
+      SELECT x."nodeId", NULL, x.bucket
+      FROM jsonb_to_recordset(COALESCE(st.v->'rows'->'edges', '[]'::jsonb)) AS x("nodeId" text, bucket text, run boolean)
+      WHERE x.run IS FALSE
     ) m
     WHERE NOT (ran->(st.n::text)->>'test')::boolean
   ), moves_summed AS (
@@ -1201,13 +1213,7 @@ BEGIN
     RAISE EXCEPTION 'a claimed step is not one its walk inserted' USING ERRCODE = 'HF007';
   END IF;
 
-  -- 3. The journey count changes of edges that name no run, summed with the batch's (holdfast_count_change).
-  PERFORM holdfast_count_change(ran->(i.n::text)->>'orgId', ran->(i.n::text)->>'versionId', x."nodeId", NULL, x.bucket)
-  FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(v, n)
-  CROSS JOIN LATERAL jsonb_to_recordset(COALESCE(i.v->'rows'->'edges', '[]'::jsonb)) AS x("nodeId" text, bucket text, run boolean)
-  WHERE ran ? (i.n::text) AND x.run IS FALSE AND NOT (ran->(i.n::text)->>'test')::boolean;
-
-  -- 4. The answers; a claimed step's run as its inline walk will see it (read after every write above).
+  -- 3. The answers; a claimed step's run as its inline walk will see it (read after every write above).
   SELECT jsonb_object_agg(i.n::text, jsonb_build_object('changed', true, 'advanced', true, 'claimed',
            CASE WHEN jsonb_typeof(i.v->'rows'->'claim') = 'object' THEN jsonb_build_object(
              'versionId', r->'versionId', 'maxSteps', r->'maxSteps', 'expired', r->'expired', 'input', r->'input',

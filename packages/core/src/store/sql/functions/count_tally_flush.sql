@@ -9,6 +9,11 @@ BEGIN
   IF chunk IS NULL OR chunk = '' THEN
     RETURN;
   END IF;
+  -- Nothing collected (a settle batch whose set counted its own): no read of the chunks.
+  IF chunk = '0' AND current_setting('holdfast.count_tally_0') = '' THEN
+    PERFORM set_config('holdfast.count_tally', '', true);
+    RETURN;
+  END IF;
   SELECT string_agg(current_setting('holdfast.count_tally_' || i), '' ORDER BY i) INTO kept
   FROM generate_series(0, chunk::integer) AS i;
   PERFORM set_config('holdfast.count_tally', '', true);

@@ -12,6 +12,10 @@
 -- holdfast_count_change(): one change that names no run: kept when collecting, else one count_changes row.
 -- This file: holdfast_count_tally_start; holdfast_count_change and holdfast_count_tally_flush are in their own files.
 -- History: new in 20261213100000_count_tallies (issue 47).
-CREATE OR REPLACE FUNCTION holdfast_count_tally_start() RETURNS void LANGUAGE sql AS $$
-  SELECT set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0', true);
-$$;
+-- PL/pgSQL, not SQL: a SQL function called on its own (PERFORM) is planned again at every call, a PL/pgSQL one once a
+-- session (a settle batch calls it every batch).
+CREATE OR REPLACE FUNCTION holdfast_count_tally_start() RETURNS void LANGUAGE plpgsql AS $function$
+BEGIN
+  PERFORM set_config('holdfast.count_tally_0', '', true), set_config('holdfast.count_tally', '0', true);
+END;
+$function$;
