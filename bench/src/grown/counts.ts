@@ -110,7 +110,7 @@ export async function setCounts(sql: pg.Client, on: boolean): Promise<void> {
   await sql.query(on ? live : live.replace(edges, ""));
   for (const file of countingSets) {
     const body = readFileSync(join(functionsDir, file), "utf8");
-    const writes = /FROM moves m WHERE (NOT )?summed/g;
+    const writes = /FROM moves m WHERE (NOT )?(summed|p_tally)\b/g;
     if ((body.match(writes) ?? []).length !== 2) throw new Error(`${file}: the two writes of its moves were not found`);
     await sql.query(on ? body : body.replace(writes, "FROM moves m WHERE false"));
   }

@@ -212,6 +212,58 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     ).toEqual([{ node_id: "w", from_bucket: "now", to_bucket: "passed", n: 1 }]);
   });
 
+  it("counts a wait at its run's version and node as they are when it settles, though a migration moved both after the statement began", async () => {
+    // Each (version, node, bucket)'s runs in the journey counts' pending changes: to minus from.
+    const net = async () =>
+      new Map(
+        (
+          await rows(`SELECT version_id || ' ' || node_id || ' ' || b AS k, sum(n)::int AS n FROM (
+                        SELECT version_id, node_id, to_bucket AS b, n FROM count_tallies WHERE to_bucket IS NOT NULL
+                        UNION ALL SELECT version_id, node_id, from_bucket, -n FROM count_tallies WHERE from_bucket IS NOT NULL
+                        UNION ALL SELECT version_id, node_id, to_bucket, 1 FROM count_changes WHERE to_bucket IS NOT NULL AND node_id <> ''
+                        UNION ALL SELECT version_id, node_id, from_bucket, -1 FROM count_changes WHERE from_bucket IS NOT NULL AND node_id <> '') m
+                      GROUP BY 1`)
+        ).map((r) => [r.k as string, r.n as number]),
+      );
+    const delta = (before: Map<string, number>, after: Map<string, number>) =>
+      Object.fromEntries([...after].map(([k, n]) => [k, n - (before.get(k) ?? 0)]).filter(([, d]) => d !== 0));
+    // The run held by a migration through the firing (the statement skips it), and held before its snapshot (locked).
+    for (const held of [true, false]) {
+      const run = await waiting("step");
+      const before = await net();
+      const holder = await t.sql.connect();
+      try {
+        await holder.query("BEGIN");
+        if (!held) await holder.query("SELECT id FROM timers WHERE id = $1 FOR UPDATE", [run.timerId]);
+        await holder.query("UPDATE steps SET node_id = 'w2' WHERE run_id = $1 AND node_id = 'w'", [run.runId]);
+        await holder.query("UPDATE runs SET version_id = $2 WHERE id = $1", [run.runId, versions.end]);
+        const firing = bySet(taught(), [run]);
+        firing.catch(() => {});
+        for (let i = 0; ; i++) {
+          const [w] = await rows(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+               AND wait_event_type = 'Lock' AND backend_type = 'client backend' AND state = 'active' AND query LIKE '%holdfast_timers_fire_walk%'`,
+          );
+          if (w.n > 0) break;
+          if (i > 200) throw new Error("the firing never waited for the migration");
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        await holder.query("COMMIT");
+        const { fired } = await firing;
+        expect(fired.map((f) => f.runId)).toEqual([run.runId]);
+      } finally {
+        await holder.query("ROLLBACK").catch(() => {});
+        holder.release();
+      }
+      expect(await rows("SELECT node_id, status FROM steps WHERE run_id = $1 AND node_id = 'w2'", [run.runId])).toEqual([{ node_id: "w2", status: "done" }]);
+      // The migration moved the waiting run from (step, w) to (end, w2); the firing moved it on from there.
+      const moved = delta(before, await net());
+      expect(moved[`${versions.step} w now`]).toBe(-1);
+      expect(moved[`${versions.end} w2 now`] ?? 0).toBe(0);
+      expect(moved[`${versions.end} w2 passed`]).toBe(1);
+    }
+  });
+
   it("counts nothing of a test run: neither its wait settled here nor the step its walk inserts", async () => {
     const run = await waiting("step");
     await rows("UPDATE runs SET test = true WHERE id = $1", [run.runId]);

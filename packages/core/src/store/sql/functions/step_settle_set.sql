@@ -51,6 +51,8 @@ DECLARE
   effects_shared integer;
   answers jsonb;
   summed boolean;
+  -- The setting as the caller left it, put back after statement 2.
+  prior text := current_setting('holdfast.count_by_statement', true);
 BEGIN
   -- 1. Each item's run: seq + 1 and, when its walk ended it, its end. The update is the run's lock.
   WITH a AS (
@@ -244,7 +246,7 @@ BEGIN
           WHERE jsonb_typeof(f.v->'effect') = 'object')
   INTO settled, effects_wanted, effects_got, steps_wanted, steps_got, events_wanted, events_got, outbox_wanted, outbox_got,
        claims_wanted, claims_got, effects_shared;
-  PERFORM set_config('holdfast.count_by_statement', '', true);
+  PERFORM set_config('holdfast.count_by_statement', COALESCE(prior, ''), true);
   IF settled <> wanted OR effects_got <> effects_wanted OR effects_shared <> 0 OR steps_got <> steps_wanted
      OR events_got <> events_wanted OR outbox_got <> outbox_wanted OR claims_got <> claims_wanted THEN
     RAISE EXCEPTION 'an item of the batch cannot be settled with the others' USING ERRCODE = 'HF007';

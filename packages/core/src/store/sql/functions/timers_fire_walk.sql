@@ -40,14 +40,14 @@ CREATE OR REPLACE FUNCTION holdfast_timers_fire_walk(p_ids text[], p_wakes integ
 AS $function$
 #variable_conflict use_column
 DECLARE
-  summed boolean;
+  -- The setting as the caller left it, put back after the statement.
+  prior text := current_setting('holdfast.count_by_statement', true);
 BEGIN
   p_tally := p_tally IS TRUE;
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
-  summed := COALESCE(current_setting('holdfast.count_tally', true), '') <> '';
-  PERFORM set_config('holdfast.count_by_statement', 'on', true);
+  PERFORM set_config('holdfast.count_by_statement', 'on', true), set_config('holdfast.count_unlocked', '[]', true);
   -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
   RETURN QUERY
   -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
@@ -87,7 +87,8 @@ BEGIN
                                 || jsonb_build_object('dueAt', x.due_at, 'firedAt', now(), 'latenessMs', x.lateness_ms)
                                 || CASE WHEN s.kind = 'wait_for_reply' THEN '{"outcome": "timeout"}'::jsonb ELSE '{}'::jsonb END
     FROM facts x WHERE s.id = x.step_id AND s.status = 'waiting'
-    RETURNING x.*
+    -- The wait's node as the update found it (a migration may have renamed it after the statement's snapshot).
+    RETURNING x.*, s.node_id AS settled_node
   ), plain AS MATERIALIZED (
     SELECT x.*, x.plan -> 'next' ->> 'nodeId' AS next_node,
            CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN holdfast_ordered_id('stp_') END AS next_id,
@@ -138,22 +139,25 @@ BEGIN
     FROM applied p WHERE p.next_id IS NOT NULL ORDER BY p.run_id
   ), moves AS MATERIALIZED (
     -- The steps' journey count changes, each as holdfast_count_step makes it for a row (test runs count nothing): a
-    -- wait settled here leaves "now" for "passed", and a next step that went in enters "now". A run this statement did
-    -- not lock (another transaction holds it) has no facts here: it is read by key.
-    SELECT x.org_id, x.version_id, x.node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
+    -- wait settled here leaves "now" for "passed" at its run's version (as its lock found the run) and its node (as
+    -- the update found the step), and a next step that went in enters "now". A wait whose run another transaction
+    -- held is counted after this statement (`unlocked`).
+    SELECT x.org_id, x.version_id, x.settled_node AS node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
     FROM settled x WHERE x.version_id IS NOT NULL AND NOT x.test
-    UNION ALL
-    SELECT x.org_id, r.version_id, x.node_id, 'now', 'passed'
-    FROM settled x JOIN runs r ON r.id = x.run_id AND NOT r.test WHERE x.version_id IS NULL
     UNION ALL
     SELECT p.org_id, p.version_id, p.next_node, NULL, 'now' FROM applied p WHERE p.next_id IS NOT NULL
   ), moves_summed AS (
     INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
-    SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE summed
+    SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE p_tally
     GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5
   ), moves_unsummed AS (
     INSERT INTO count_changes (org_id, version_id, run_id, node_id, from_bucket, to_bucket)
-    SELECT m.org_id, m.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket FROM moves m WHERE NOT summed
+    SELECT m.org_id, m.version_id, NULL, m.node_id, m.from_bucket, m.to_bucket FROM moves m WHERE NOT p_tally
+  ), unlocked AS MATERIALIZED (
+    -- The waits settled here whose run another transaction held: this statement read nothing of that run, and the
+    -- holder (a migration) may move it to another version before it lets go. Kept for the count after the statement.
+    SELECT set_config('holdfast.count_unlocked', COALESCE(jsonb_agg(x.step_id), '[]'::jsonb)::text, true) AS kept
+    FROM settled x WHERE x.version_id IS NULL
   ), edges AS MATERIALIZED (
     SELECT p.org_id, p.version_id, p.run_id, e."nodeId", e.bucket, e.run IS NOT FALSE AS named, e.n
     FROM applied p, ROWS FROM (jsonb_to_recordset(p.plan -> 'edges') AS ("nodeId" text, bucket text, run boolean)) WITH ORDINALITY AS e("nodeId", bucket, run, n)
@@ -173,8 +177,15 @@ BEGIN
   SELECT x.id, x.wake, x.org_id, x.run_id, x.step_id, x.lateness_ms::float8, x.version_id, x.node_id,
          CASE WHEN x.applies IS NOT TRUE OR x.id NOT IN (SELECT a.id FROM applied a) THEN NULL WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN 'running' ELSE 'completed' END
   FROM facts x
+  WHERE (SELECT u.kept FROM unlocked u) IS NOT NULL
   ORDER BY x.run_id, x.id;
-  PERFORM set_config('holdfast.count_by_statement', '', true);
+  PERFORM set_config('holdfast.count_by_statement', COALESCE(prior, ''), true);
+  -- The waits of `unlocked`, counted as holdfast_count_step counts a row, with their steps and runs as they are now (a
+  -- statement of its own: its snapshot sees what their runs' holders committed meanwhile).
+  PERFORM holdfast_count_change(s.org_id, r.version_id, s.node_id, 'now', 'passed')
+  FROM jsonb_array_elements_text(current_setting('holdfast.count_unlocked')::jsonb) AS u(step_id)
+  JOIN steps s ON s.id = u.step_id
+  JOIN runs r ON r.id = s.run_id AND NOT r.test;
   -- The statement's row triggers have fired: what they collected is written now, in this transaction.
   IF p_tally THEN
     PERFORM holdfast_count_tally_flush();
