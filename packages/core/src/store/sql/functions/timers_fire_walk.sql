@@ -80,9 +80,11 @@ BEGIN
   ), settled AS MATERIALIZED (
     -- The wait settles only if it is still waiting at its newest version (the UPDATE re-reads the row it waits for):
     -- `facts` read it in the statement's snapshot, taken before the run was locked, so another writer may have settled
-    -- it since. Only the waits settled here go on to `plain`.
+    -- it since. Only the waits settled here go on to `plain`, and only at the node their plan was looked up by: a run
+    -- the lock found moved on by a writer that committed after the snapshot (a migration: another version, the wait
+    -- renamed) has its plan keyed by its new version and the wait's old node, and is left to the caller's walk.
     UPDATE steps s SET status = 'done', settled_at = now(), updated_at = now(),
-                       advanced_at = CASE WHEN x.applies THEN now() ELSE s.advanced_at END,
+                       advanced_at = CASE WHEN x.applies AND s.node_id = x.node_id THEN now() ELSE s.advanced_at END,
                        output = COALESCE(s.output, '{}'::jsonb)
                                 || jsonb_build_object('dueAt', x.due_at, 'firedAt', now(), 'latenessMs', x.lateness_ms)
                                 || CASE WHEN s.kind = 'wait_for_reply' THEN '{"outcome": "timeout"}'::jsonb ELSE '{}'::jsonb END
@@ -95,7 +97,7 @@ BEGIN
            CASE WHEN jsonb_typeof(x.plan -> 'next') = 'object' THEN
              (SELECT COALESCE(max(i.iteration), 0) + 1 FROM steps i WHERE i.run_id = x.run_id AND i.node_id = x.plan -> 'next' ->> 'nodeId')
            END AS next_iteration
-    FROM settled x WHERE x.applies
+    FROM settled x WHERE x.applies AND x.settled_node = x.node_id
   ), next_steps AS MATERIALIZED (
     -- A step already at its (run, node, iteration) (the snapshot's count of iterations is as old as the snapshot) is
     -- not written over, and the batch goes on: that run's plan is dropped below and the caller walks it.
@@ -182,10 +184,12 @@ BEGIN
   PERFORM set_config('holdfast.count_by_statement', COALESCE(prior, ''), true);
   -- The waits of `unlocked`, counted as holdfast_count_step counts a row, with their steps and runs as they are now (a
   -- statement of its own: its snapshot sees what their runs' holders committed meanwhile).
-  PERFORM holdfast_count_change(s.org_id, r.version_id, s.node_id, 'now', 'passed')
-  FROM jsonb_array_elements_text(current_setting('holdfast.count_unlocked')::jsonb) AS u(step_id)
-  JOIN steps s ON s.id = u.step_id
-  JOIN runs r ON r.id = s.run_id AND NOT r.test;
+  IF current_setting('holdfast.count_unlocked') <> '[]' THEN
+    PERFORM holdfast_count_change(s.org_id, r.version_id, s.node_id, 'now', 'passed')
+    FROM jsonb_array_elements_text(current_setting('holdfast.count_unlocked')::jsonb) AS u(step_id)
+    JOIN steps s ON s.id = u.step_id
+    JOIN runs r ON r.id = s.run_id AND NOT r.test;
+  END IF;
   -- The statement's row triggers have fired: what they collected is written now, in this transaction.
   IF p_tally THEN
     PERFORM holdfast_count_tally_flush();
