@@ -2,7 +2,7 @@ import { createConnection } from "@holdfast/core/providers";
 import { organisationWithOwner, type SmtpTarget, screenshots, signedInPage, startSmtpTarget, startTestDeployment, type TestDeployment } from "@holdfast/testkit";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addStepAfter, canvasStep, pickVariable, selectStep, stepField, } from "./fixtures/editor";
+import { addStepAfter, canvasStep, pickVariable, saved, selectStep, stepField } from "./fixtures/editor";
 
 /**
  * Issue 41: a marketer builds the story's start with declared fields only, before any delivery. The trigger's form
@@ -30,9 +30,13 @@ beforeAll(async () => {
 afterAll(async () => d?.stop());
 
 
-/** Adds a declared field row and fills it: name, example, and what it is (its type follows a role that has one). */
+/**
+ * Adds a declared field row and fills it: name, example, and what it is (its type follows a role that has one). The
+ * last edit's save is answered first: its problems, shown or cleared above the button, would move it mid-click.
+ */
 async function declare(page: Page, row: number, name: string, example: string, role: string): Promise<void> {
   const table = stepField(page, "fields");
+  await saved(page);
   await table.getByRole("button", { name: "+ Add field" }).click();
   const nameInput = table.locator(`input[name="fields.${row}.name"]`);
   await nameInput.waitFor();
@@ -62,6 +66,7 @@ describe("declared fields and contact attributes", () => {
     expect(zonePlaceholder).toContain("Europe/Berlin");
     expect(zonePlaceholder).not.toContain("email");
     const table = stepField(page, "fields");
+    await saved(page);
     await table.getByRole("button", { name: "+ Add field" }).click();
     expect(await table.locator('input[name="fields.0.name"]').inputValue()).toBe("email");
     expect(await table.locator('select[name="fields.0.role"]').inputValue()).toBe("email");

@@ -1,6 +1,6 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import { reloadAfterWrite, useTRPC } from "../../../server/trpc/client";
 import { TriggerCredential, useCredentialActions } from "./trigger-credential";
 import { EmailSettings } from "./email-settings";
@@ -13,6 +13,27 @@ const duplicateWords = {
   signed:
     "A delivery sent again with the same webhook-id header is the same event: it gets the first run, nobody gets a second email. Without that header, the Event id field below tells deliveries apart.",
 } as const;
+
+/**
+ * Whether everything the trigger's panel shows has answered (or failed, which the panel then says): the panel waits
+ * for it and appears whole. Each part arriving on its own grew the panel above the trigger's form, and a click aimed
+ * at the form landed on whatever had moved under the pointer.
+ */
+export function useTriggerPanelLoaded(orgSlug: string, automationId: string, enabled: boolean): boolean {
+  const trpc = useTRPC();
+  const input = { orgSlug, automationId };
+  const queries = useQueries({
+    queries: [
+      trpc.triggers.get.queryOptions(input, { enabled }),
+      trpc.triggers.deliveries.queryOptions(input, { enabled }),
+      trpc.triggers.sample.queryOptions(input, { enabled }),
+      trpc.emails.summary.queryOptions(input, { enabled }),
+      trpc.quietHours.automation.queryOptions(input, { enabled }),
+      trpc.frequencyCap.automation.queryOptions(input, { enabled }),
+    ],
+  });
+  return !enabled || queries.every((q) => !q.isPending);
+}
 
 /**
  * The trigger's address and credential, in the trigger step's panel. Owners and editors see and rotate the signing

@@ -7,7 +7,7 @@ import { StepForm } from "../../../forms/step-form";
 import type { FormContext } from "../../../forms/widgets";
 import { kindInfo } from "../../kinds";
 import { EmailStepRates } from "../email-settings";
-import { TriggerSettings } from "../trigger-settings";
+import { TriggerSettings, useTriggerPanelLoaded } from "../trigger-settings";
 import type { FlowNode, PlacedProblem } from "./graph-model";
 import { SavedEmailPicker } from "./saved-email-picker";
 import { StepIdField } from "./step-id-field";
@@ -68,6 +68,8 @@ export function StepDrawer(props: {
   const { current, nodes, edges, canEdit, publishedIds, setNodes, setEdges } = props;
   const { configText, configError, setConfigError, formKey, editConfig, onFormChange, replaceConfig } = useStepConfig(current, setNodes);
   const module = kindInfo(current.data.kind);
+  const isTrigger = current.data.kind === "trigger";
+  const triggerLoaded = useTriggerPanelLoaded(props.orgSlug, props.automationId, isTrigger);
 
   return (
     // biome-ignore lint/a11y/noStaticElementInteractions: Escape returns to the canvas from anywhere in the drawer
@@ -89,30 +91,38 @@ export function StepDrawer(props: {
       <div className="panel-kind">
         {module?.icon} {module?.label ?? current.data.kind}
       </div>
-      {current.data.kind === "trigger" && (
-        <TriggerSettings orgSlug={props.orgSlug} automationId={props.automationId} canEdit={canEdit} steps={nodes.map((n) => ({ id: n.id, kind: n.data.kind }))} />
-      )}
-      {current.data.kind === "send_email" && (
-        <SavedEmailPicker orgSlug={props.orgSlug} canEdit={canEdit} config={(current.data.config ?? {}) as Record<string, never>} apply={replaceConfig} />
-      )}
-      {module ? (
-        <StepForm
-          key={`${current.id}:${props.formKey}:${formKey}`}
-          module={module as KindModule}
-          config={current.data.config}
-          onChange={onFormChange}
-          ctx={props.formCtx}
-          problems={props.placed.filter((p) => p.nodeId === current.id).map((p) => [p.field, p.message])}
-        />
+      {isTrigger && !triggerLoaded ? (
+        <p className="muted small" aria-busy="true">
+          Loading the trigger's settings…
+        </p>
       ) : (
-        <p className="field-error">There is no step kind "{current.data.kind}": change it under Advanced or delete the step.</p>
+        <>
+          {isTrigger && (
+            <TriggerSettings orgSlug={props.orgSlug} automationId={props.automationId} canEdit={canEdit} steps={nodes.map((n) => ({ id: n.id, kind: n.data.kind }))} />
+          )}
+          {current.data.kind === "send_email" && (
+            <SavedEmailPicker orgSlug={props.orgSlug} canEdit={canEdit} config={(current.data.config ?? {}) as Record<string, never>} apply={replaceConfig} />
+          )}
+          {module ? (
+            <StepForm
+              key={`${current.id}:${props.formKey}:${formKey}`}
+              module={module as KindModule}
+              config={current.data.config}
+              onChange={onFormChange}
+              ctx={props.formCtx}
+              problems={props.placed.filter((p) => p.nodeId === current.id).map((p) => [p.field, p.message])}
+            />
+          ) : (
+            <p className="field-error">There is no step kind "{current.data.kind}": change it under Advanced or delete the step.</p>
+          )}
+          <StepOutputs current={current} nodes={nodes} edges={edges} canEdit={canEdit} setEdges={setEdges} />
+          {current.data.kind === "send_email" && <EmailStepRates orgSlug={props.orgSlug} automationId={props.automationId} nodeId={current.id} />}
+          <details className="advanced-json">
+            <summary>Advanced: settings as JSON</summary>
+            <textarea name="node-config" rows={14} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />
+          </details>
+        </>
       )}
-      <StepOutputs current={current} nodes={nodes} edges={edges} canEdit={canEdit} setEdges={setEdges} />
-      {current.data.kind === "send_email" && <EmailStepRates orgSlug={props.orgSlug} automationId={props.automationId} nodeId={current.id} />}
-      <details className="advanced-json">
-        <summary>Advanced: settings as JSON</summary>
-        <textarea name="node-config" rows={14} value={configText} disabled={!canEdit} onChange={(e) => editConfig(e.target.value)} spellCheck={false} />
-      </details>
       {configError && (
         <p className="field-error" role="alert">
           {configError}
