@@ -28,6 +28,10 @@ export interface HoldfastScenario {
    * lost/duplicated and the per-step figures, but not in the latencies (run, first step, chained): the freshly
    * started processes' first seconds (first plans, on tables with no statistics until the stand-in ANALYZE 2 s in) are
    * not the steady state a rate is measured at. Their first-step latency is reported apart (`firstWarmupMs`).
+   * Closed loop: this many runs, `inFlight` at a time, in the same processes before the row's window opens, of an
+   * automation of their own (the same graph), so nothing of theirs is in the row's figures; the peers run as many
+   * (peers/protocol.ts). A freshly started process's first thousands of steps run before its compiler has optimised
+   * them: the row measures the steady state, not how fast each system warms up.
    */
   warmupRuns?: number;
   /** No Redis wake-ups: workers poll the database, the sweeper re-wakes. */
@@ -96,7 +100,11 @@ function spawnApps(s: HoldfastScenario, env: HoldfastEnv): AppProcess[] {
 export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promise<RaceResult> {
   const db: Db = createDb(env.url, { poolSize: 8, applicationName: "holdfast-start" });
   const slug = `${s.step}-${s.steps}-${Math.random().toString(36).slice(2, 8)}`;
-  await publishBenchAutomation(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph: chainGraph(s.step, s.steps, env.noop.url) });
+  const graph = chainGraph(s.step, s.steps, env.noop.url);
+  await publishBenchAutomation(db, { orgSlug: "bench", orgName: "Bench", automationSlug: slug, automationName: slug, graph });
+  const closedWarmup = s.rate ? 0 : (s.warmupRuns ?? 0);
+  const warmSlug = `${slug}-warm`;
+  if (closedWarmup > 0) await publishBenchAutomation(db, { orgSlug: "bench", orgName: "Bench", automationSlug: warmSlug, automationName: warmSlug, graph });
   const apps = spawnApps(s, env);
   // The webhook route's way of telling lane workers of first steps (apps/web/src/server/db.ts wakePublisher).
   const wake = s.sweepOnly || s.startsNotify ? undefined : createWakePublisher({ redis: env.redisUrl, prefix: env.redisPrefix });
@@ -114,11 +122,71 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     await wake?.close();
   }
 
+  /** Starts one run of the automation, as the webhook route does. */
+  async function startOne(automationSlug: string, i: number): Promise<string> {
+    const { runId } = await startRun(
+      db,
+      {
+        orgSlug: "bench",
+        automationSlug,
+        rawBody: "{}",
+        body: { id: `r${i}`, n: i },
+        headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
+        via: "bench",
+        auth: { kind: "operator" },
+      },
+      { ...(wake ? { wake } : {}), ...(s.startsReadTarget ? { keepTarget: false } : {}) },
+    );
+    return runId;
+  }
+
+  /** The closed loop's warm-up: its runs to their ends, through a poller of its own (its polls are not the row's). */
+  async function warmUp(): Promise<void> {
+    const finishes = await startFinishPoller(env.url);
+    poller = finishes;
+    let next = 0;
+    const deadline = Date.now() + 5 * 60_000;
+    let watch: ReturnType<typeof setInterval> | undefined;
+    const watchdog = new Promise<never>((_, reject) => {
+      watch = setInterval(() => {
+        const dead = apps.find((a) => a.exits.length > 0);
+        if (dead) reject(new Error(`${s.label}: ${dead.name} exited in the warm-up\n${dead.output().slice(-2000)}`));
+        else if (Date.now() > deadline) reject(new Error(`${s.label}: the warm-up's runs still running after 5 minutes`));
+      }, 200);
+    });
+    try {
+      await Promise.race([
+        finishes.failed,
+        watchdog,
+        Promise.all(
+          Array.from({ length: s.inFlight }, async () => {
+            while (next < closedWarmup) {
+              const i = next++;
+              await finishes.finished(await startOne(warmSlug, i));
+            }
+          }),
+        ),
+      ]);
+      // A warm-up run that failed would go unseen by the figures: the row stops instead.
+      const check = new pg.Client({ connectionString: env.url, application_name: "holdfast-bench-poll" });
+      await check.connect();
+      const { rows } = await check
+        .query<{ n: number }>("SELECT count(*)::int AS n FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1 AND r.status <> 'completed'", [warmSlug])
+        .finally(() => check.end());
+      if ((rows[0]?.n ?? 0) > 0) throw new Error(`${s.label}: ${rows[0]?.n} of the warm-up's ${closedWarmup} runs did not complete`);
+    } finally {
+      clearInterval(watch);
+      await finishes.stop().catch(() => 0);
+      poller = undefined;
+    }
+  }
+
   async function measureRow(): Promise<RaceResult> {
     // Each app compiles its TypeScript as it starts (tsx): under CI's parallel test files on a slow machine an engine
     // took more than a minute to say ready (fresh-clone CI at 9b4807e), though it came up.
     await Promise.all(apps.map((a) => a.waitForOutput(/ready/, 180_000)));
     await new Promise((r) => setTimeout(r, 500));
+    if (closedWarmup > 0) await warmUp();
     await env.noop.reset();
     const poll = new pg.Client({ connectionString: env.url, application_name: "holdfast-bench-poll" });
     await poll.connect();
@@ -144,19 +212,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     // monotonic clock, which drifts from the wall clock over a long bench).
     const returned = new Map<string, number>();
     const start = async (i: number) => {
-      const { runId } = await startRun(
-        db,
-        {
-          orgSlug: "bench",
-          automationSlug: slug,
-          rawBody: "{}",
-          body: { id: `r${i}`, n: i },
-          headers: { "webhook-id": null, "webhook-timestamp": null, "webhook-signature": null },
-          via: "bench",
-          auth: { kind: "operator" },
-        },
-        { ...(wake ? { wake } : {}), ...(s.startsReadTarget ? { keepTarget: false } : {}) },
-      );
+      const runId = await startOne(slug, i);
       returned.set(runId, Date.now());
       return runId;
     };

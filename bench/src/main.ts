@@ -1,4 +1,4 @@
-// pnpm bench [--quick] [--runs N] [--in-flight N] [--rounds N] [--profile DIR] [--skip-peers] [--only ROWS] [--half-rate R]: the race, Holdfast beside DBOS
+// pnpm bench [--quick] [--runs N] [--in-flight N] [--rounds N] [--row-warmup N] [--profile DIR] [--skip-peers] [--only ROWS] [--half-rate R]: the race, Holdfast beside DBOS
 // Transact and graphile-worker doing the same work per step, and the database's limit, all in this one run.
 // pnpm bench --spike [--quick] [--waits N] [--spreads 0,600] [--queue working|lost]: the 09:00 spike (spike/main.ts).
 // pnpm bench --grown [--quick] [--sizes 100000,1000000] [--retention-days 14]: cost as data grows (grown/main.ts).
@@ -45,6 +45,7 @@ const { values } = parseArgs({
     queue: { type: "string" },
     rounds: { type: "string" },
     "half-rate": { type: "string" },
+    "row-warmup": { type: "string" },
   },
 });
 const quick = values.quick;
@@ -89,6 +90,13 @@ if (!Number.isInteger(rounds) || rounds < 1) {
   process.exit(2);
 }
 const steps = 10;
+// Every closed-loop row, Holdfast's and the peers', starts with a warm-up of its own (runs/5, 5 with --quick; --row-warmup
+// N, 0 for none) in the processes it measures, before its window (HoldfastScenario.warmupRuns, peers/protocol.ts).
+const rowWarmup = values["row-warmup"] !== undefined ? Number(values["row-warmup"]) : quick ? 5 : Math.max(20, Math.round(runs / 5));
+if (!Number.isInteger(rowWarmup) || rowWarmup < 0) {
+  console.error(`--row-warmup takes a whole number from 0 (got "${values["row-warmup"]}")`);
+  process.exit(2);
+}
 const benchStart = Date.now();
 const dbName = process.env.BENCH_DATABASE ?? "holdfast_bench";
 const url = await freshDatabase(dbName);
@@ -102,7 +110,7 @@ const env = { url, dbName, redisUrl, redisPrefix: process.env.BENCH_REDIS_PREFIX
 console.log(
   `holdfast bench ${new Date().toISOString()}: ${cpus().length} cores, load average ${fmt(loadAverage(), 2)}, ` +
     `PostgreSQL synchronous_commit=${await setting(url, "synchronous_commit")}; ${runs} runs of ${steps} steps per row, ` +
-    `${inFlight} runs in flight${quick ? " (quick)" : ""}\n` +
+    `${inFlight} runs in flight${quick ? " (quick)" : ""}; every closed-loop row's processes first run ${rowWarmup} runs, not measured\n` +
     "  (a) http: every step the same HTTP POST to a no-op server in its own process (Holdfast: http_request through the effect ledger)\n" +
     "  (b) noop: every step a durable step with no outside call (Holdfast: the bench_noop step kind on the io lane)\n",
 );
@@ -137,8 +145,10 @@ const profile = values.profile ? { profileDir: values.profile } : {};
 // plans of the one before it, and each gets the meter's one ANALYZE at the same point of its row.
 const holdfastRow = async (spec: Parameters<typeof runHoldfast>[0], rowEnv: typeof env) => {
   await freshDatabase(dbName);
-  return runHoldfast(spec, rowEnv);
+  return runHoldfast(spec.rate ? spec : { ...spec, warmupRuns: rowWarmup }, rowEnv);
 };
+const peerRow = (system: "dbos" | "graphile", spec: { step: "http" | "noop"; runs: number; steps: number; inFlight: number }) =>
+  runPeer(system, { ...spec, warmupRuns: rowWarmup }, env);
 const peers = values["skip-peers"] ? [] : (["dbos", "graphile"] as const);
 // The main rows in rounds (3 unless --quick or --rounds): on a shared machine whose speed drifts by a quarter within
 // minutes, one row of each system says as much about the moment as about the system. Each round starts with another
@@ -153,7 +163,7 @@ if (!quick && !only) {
   const began = Date.now();
   for (const step of ["http", "noop"] as const) {
     for (const system of systems) {
-      const row = system === "holdfast" ? holdfastRow({ label: "warm-up", step, runs: warm, steps, inFlight, laneWorkers: 1 }, env) : runPeer(system, { step, runs: warm, steps, inFlight }, env);
+      const row = system === "holdfast" ? holdfastRow({ label: "warm-up", step, runs: warm, steps, inFlight, laneWorkers: 1 }, env) : peerRow(system, { step, runs: warm, steps, inFlight });
       await row.catch((error: Error) => console.log(`warm-up ${system} ${step} failed (the rounds go on): ${error.message.split("\n")[0]}`));
     }
   }
@@ -170,7 +180,7 @@ for (const step of ["http", "noop"] as const) {
           round,
         );
       } else {
-        await show(`${system} ${step}`, () => runPeer(system, { step, runs, steps, inFlight }, env), round);
+        await show(`${system} ${step}`, () => peerRow(system, { step, runs, steps, inFlight }), round);
       }
     }
     // The database's limit at the end of each http round (after every system's row, so none runs just after its

@@ -4,7 +4,7 @@ import { DBOS } from "@dbos-inc/dbos-sdk";
 import { httpCall } from "./http-call";
 import { closedLoop, executionCounter, peerEnv, quantile, report, told } from "./protocol";
 
-const { url, runs, steps, inFlight, step, target } = peerEnv;
+const { url, runs, steps, inFlight, step, target, warmup } = peerEnv;
 DBOS.setConfig({ name: "holdfast-bench", systemDatabaseUrl: url, systemDatabasePoolSize: 20, logLevel: "error" });
 
 const counter = executionCounter();
@@ -12,12 +12,13 @@ const firstStep = new Map<string, number>();
 const workflow = DBOS.registerWorkflow(
   async () => {
     const id = DBOS.workflowID as string;
+    const measured = !id.startsWith("warm-");
     let done = 0;
     for (let i = 0; i < steps; i++) {
       await DBOS.runStep(
         async () => {
-          if (i === 0) firstStep.set(id, performance.now());
-          counter.count(`${id}:${i}`);
+          if (i === 0 && measured) firstStep.set(id, performance.now());
+          if (measured) counter.count(`${id}:${i}`);
           if (step === "http") await httpCall(target, `${id}:${i}`);
           return 1;
         },
@@ -30,16 +31,22 @@ const workflow = DBOS.registerWorkflow(
   { name: "chain" },
 );
 await DBOS.launch();
+
+let completed = 0;
+const runOne = async (id: string) => {
+  const handle = await DBOS.startWorkflow(workflow, { workflowID: id })();
+  const startedAt = performance.now();
+  const done = (await handle.getResult()) === steps;
+  return { done, startedAt, firstStepAt: () => firstStep.get(id) };
+};
+await closedLoop(warmup, inFlight, (i) => runOne(`warm-${i}`));
 process.stdout.write("ready\n");
 await told("go");
 
-let completed = 0;
 const loop = await closedLoop(runs, inFlight, async (i) => {
-  const id = `bench-${i}`;
-  const handle = await DBOS.startWorkflow(workflow, { workflowID: id })();
-  const startedAt = performance.now();
-  if ((await handle.getResult()) === steps) completed++;
-  return { startedAt, firstStepAt: () => firstStep.get(id) };
+  const r = await runOne(`bench-${i}`);
+  if (r.done) completed++;
+  return r;
 });
 report({
   runs,

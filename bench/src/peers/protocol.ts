@@ -1,8 +1,9 @@
 import { createInterface } from "node:readline";
 
 /**
- * How a peer process and the bench talk: the peer says "ready" once launched, runs when told "go", prints its
- * result as one JSON line, and shuts down when told "stop" (the bench reads its CPU in between).
+ * How a peer process and the bench talk: the peer launches, runs its warm-up (PEER_WARMUP runs, not measured), says
+ * "ready", runs when told "go", prints its result as one JSON line, and shuts down when told "stop" (the bench reads
+ * its CPU in between).
  */
 export interface PeerResult {
   runs: number;
@@ -22,6 +23,8 @@ export const peerEnv = {
   runs: Number(process.env.PEER_RUNS ?? 100),
   steps: Number(process.env.PEER_STEPS ?? 10),
   inFlight: Number(process.env.PEER_IN_FLIGHT ?? 32),
+  /** Runs before "ready", in the same process and database, out of every figure and check: Holdfast's row does the same. */
+  warmup: Number(process.env.PEER_WARMUP ?? 0),
   step: (process.env.PEER_STEP ?? "noop") as "http" | "noop",
   target: process.env.PEER_TARGET_URL ?? "",
 };
