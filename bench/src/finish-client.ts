@@ -34,6 +34,8 @@ export async function startFinishPoller(url: string): Promise<FinishPoller> {
     });
   });
   failed.catch(() => {}); // observed by the caller's race, by start and by stop
+  // A message sent after the poller exited fails as an event, not a throw: the exit above already failed the row.
+  child.on("error", () => {});
   child.on("message", (m: { ready?: true; done?: string[]; polls?: number }) => {
     if (m.ready) ready?.();
     for (const id of m.done ?? []) {
@@ -50,7 +52,7 @@ export async function startFinishPoller(url: string): Promise<FinishPoller> {
     finished: (runId) =>
       new Promise<void>((resolve) => {
         waiting.set(runId, resolve);
-        child.send({ watch: runId });
+        if (!exited) child.send({ watch: runId });
       }),
     kill: () => {
       if (!exited) child.kill();
@@ -60,7 +62,7 @@ export async function startFinishPoller(url: string): Promise<FinishPoller> {
       Promise.race([
         new Promise<number>((resolve) => {
           stopped = resolve;
-          child.send({ stop: true });
+          if (!exited) child.send({ stop: true });
         }),
         failed,
       ]),

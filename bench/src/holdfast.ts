@@ -10,6 +10,7 @@ import { benchNoopKind, preloadArgs } from "./kinds/bench-noop";
 import type { Meter } from "./measure/meter";
 import { type FinishPoller, startFinishPoller } from "./finish-client";
 import type { NoopServer } from "./noop-client";
+import { warmupSettleMs } from "./peers/warmup";
 import { type RaceResult, quantiles } from "./result";
 
 export interface HoldfastScenario {
@@ -145,6 +146,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     const finishes = await startFinishPoller(env.url);
     poller = finishes;
     let next = 0;
+    let stopped = false;
     const deadline = Date.now() + 5 * 60_000;
     let watch: ReturnType<typeof setInterval> | undefined;
     const watchdog = new Promise<never>((_, reject) => {
@@ -160,7 +162,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         watchdog,
         Promise.all(
           Array.from({ length: s.inFlight }, async () => {
-            while (next < closedWarmup) {
+            while (next < closedWarmup && !stopped) {
               const i = next++;
               await finishes.finished(await startOne(warmSlug, i));
             }
@@ -174,7 +176,11 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         .query<{ n: number }>("SELECT count(*)::int AS n FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1 AND r.status <> 'completed'", [warmSlug])
         .finally(() => check.end());
       if ((rows[0]?.n ?? 0) > 0) throw new Error(`${s.label}: ${rows[0]?.n} of the warm-up's ${closedWarmup} runs did not complete`);
+      // What the warm-up left to do in the background (the sweeper's fold of its journey counts, every second) is
+      // done before the window opens; the peers wait as long after theirs (peers/protocol.ts).
+      await new Promise((r) => setTimeout(r, warmupSettleMs));
     } finally {
+      stopped = true;
       clearInterval(watch);
       await finishes.stop().catch(() => 0);
       poller = undefined;

@@ -2,9 +2,9 @@
 // A step is the same HTTP call as Holdfast's http_request (PEER_STEP=http) or nothing (noop). See protocol.ts.
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import { httpCall } from "./http-call";
-import { closedLoop, executionCounter, peerEnv, quantile, report, told } from "./protocol";
+import { closedLoop, executionCounter, peerEnv, quantile, report, told, warmUp } from "./protocol";
 
-const { url, runs, steps, inFlight, step, target, warmup } = peerEnv;
+const { url, runs, steps, inFlight, step, target } = peerEnv;
 DBOS.setConfig({ name: "holdfast-bench", systemDatabaseUrl: url, systemDatabasePoolSize: 20, logLevel: "error" });
 
 const counter = executionCounter();
@@ -39,7 +39,7 @@ const runOne = async (id: string) => {
   const done = (await handle.getResult()) === steps;
   return { done, startedAt, firstStepAt: () => firstStep.get(id) };
 };
-await closedLoop(warmup, inFlight, (i) => runOne(`warm-${i}`));
+await warmUp(async (i) => (await runOne(`warm-${i}`)).done);
 process.stdout.write("ready\n");
 await told("go");
 

@@ -1,4 +1,5 @@
 import { createInterface } from "node:readline";
+import { warmupSettleMs } from "./warmup";
 
 /**
  * How a peer process and the bench talk: the peer launches, runs its warm-up (PEER_WARMUP runs, not measured), says
@@ -78,4 +79,21 @@ export async function closedLoop(
 
 export function report(r: PeerResult): void {
   process.stdout.write(`${JSON.stringify(r)}\n`);
+}
+
+/**
+ * The warm-up (PEER_WARMUP runs, `inFlight` at a time, ids apart from the measured ones), then the settle pause every
+ * system waits. A warm-up run that did not complete ends the process with the reason: the bench fails the row.
+ */
+export async function warmUp(runOne: (i: number) => Promise<boolean>): Promise<void> {
+  let incomplete = 0;
+  await closedLoop(peerEnv.warmup, peerEnv.inFlight, async (i) => {
+    if (!(await runOne(i))) incomplete++;
+    return { startedAt: 0, firstStepAt: () => undefined };
+  });
+  if (incomplete > 0) {
+    process.stderr.write(`${incomplete} of the warm-up's ${peerEnv.warmup} runs did not complete\n`);
+    process.exit(1);
+  }
+  if (peerEnv.warmup > 0) await new Promise((r) => setTimeout(r, warmupSettleMs));
 }

@@ -6,6 +6,7 @@ import type { NoopServer } from "../noop-client";
 import { dropDatabase, freshDatabase } from "../pg";
 import type { RaceResult } from "../result";
 import type { PeerResult } from "./protocol";
+import { peerReadyTimeoutMs } from "./warmup";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const names = { dbos: "DBOS", graphile: "graphile-worker" } as const;
@@ -49,7 +50,13 @@ export async function runPeer(
     }
   };
   try {
-    await line((l) => l === "ready");
+    let readyTimer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      line((l) => l === "ready"),
+      new Promise<never>((_, reject) => {
+        readyTimer = setTimeout(() => reject(new Error(`${names[peer]} did not say ready (launch and warm-up) within ${peerReadyTimeoutMs / 60_000} minutes:\n${out.slice(-2000)}`)), peerReadyTimeoutMs);
+      }),
+    ]).finally(() => clearTimeout(readyTimer));
     await env.noop.reset();
     const window = await env.meter.begin(dbName, [
       { name: names[peer], pid: () => child.pid },

@@ -84,7 +84,13 @@ export function WindowFields({ draft, onChange, disabled, name }: { draft: Windo
 export function WindowPreview({ orgSlug, window }: { orgSlug: string; window: ReturnType<typeof windowOf> | null }) {
   const trpc = useTRPC();
   const preview = useQuery({ ...trpc.quietHours.preview.queryOptions({ orgSlug, window }), placeholderData: (previous) => previous });
-  if (!preview.data) return null;
+  // A line held for the sentence while it is read: the form below it does not move when it comes.
+  if (!preview.data)
+    return (
+      <p className="small muted" aria-busy="true">
+        Reading the hours…
+      </p>
+    );
   return (
     <p className={preview.data.ok ? "small" : "field-error"} data-quiet-preview={preview.data.ok ? "ok" : "error"} aria-live="polite">
       {preview.data.sentence}

@@ -32,7 +32,8 @@ export function useTriggerPanelLoaded(orgSlug: string, automationId: string, ena
       trpc.frequencyCap.automation.queryOptions(input, { enabled }),
     ],
   });
-  return !enabled || queries.every((q) => !q.isPending);
+  // A query paused while the browser is offline leaves its part to say so: the form stays usable.
+  return !enabled || queries.every((q) => !q.isPending || q.fetchStatus === "paused");
 }
 
 /**

@@ -7,10 +7,13 @@ export function focusDrawerSoon() {
   setTimeout(() => document.querySelector<HTMLElement>(".panel .step-drawer :is(input, select, textarea, button):not(:disabled)")?.focus(), 60);
 }
 
-/** A problem's field in the drawer, opened, scrolled to and focused once the drawer shows the step. */
+/**
+ * A problem's field in the drawer, opened, scrolled to and focused once the drawer shows the step: looked for from
+ * 350 ms on, again every 100 ms for 3 s (a trigger's form shows once its panel has loaded).
+ */
 export function focusProblemFieldSoon(nodeId: string, path: string) {
-  setTimeout(() => {
-    const field = path.split(".");
+  const field = path.split(".");
+  const look = (triesLeft: number) => {
     // The longest field name the problem's path starts with (approvers.users.0 -> approvers).
     for (let i = field.length; i > 0; i--) {
       const el = document.getElementById(fieldId(nodeId, field.slice(0, i).join(".")));
@@ -21,5 +24,7 @@ export function focusProblemFieldSoon(nodeId: string, path: string) {
         return;
       }
     }
-  }, 350);
+    if (triesLeft > 0) setTimeout(() => look(triesLeft - 1), 100);
+  };
+  setTimeout(() => look(30), 350);
 }
