@@ -10,7 +10,6 @@ import { benchNoopKind, preloadArgs } from "./kinds/bench-noop";
 import type { Meter } from "./measure/meter";
 import { type FinishPoller, startFinishPoller } from "./finish-client";
 import type { NoopServer } from "./noop-client";
-import { warmupSettleMs } from "./peers/warmup";
 import { type RaceResult, quantiles } from "./result";
 
 export interface HoldfastScenario {
@@ -35,6 +34,8 @@ export interface HoldfastScenario {
    * them: the row measures the steady state, not how fast each system warms up.
    */
   warmupRuns?: number;
+  /** Closed loop: the wait after the warm-up, before the window (peers/warmup.ts). */
+  warmupSettleMs?: number;
   /** No Redis wake-ups: workers poll the database, the sweeper re-wakes. */
   sweepOnly?: boolean;
   /** First steps through the relay and the queue only (LISTEN_DISPATCH=off, no relay grace): the before of issue 19 item 3. */
@@ -176,15 +177,15 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         .query<{ n: number }>("SELECT count(*)::int AS n FROM runs r JOIN automations a ON a.id = r.automation_id WHERE a.slug = $1 AND r.status <> 'completed'", [warmSlug])
         .finally(() => check.end());
       if ((rows[0]?.n ?? 0) > 0) throw new Error(`${s.label}: ${rows[0]?.n} of the warm-up's ${closedWarmup} runs did not complete`);
-      // What the warm-up left to do in the background (the sweeper's fold of its journey counts, every second) is
-      // done before the window opens; the peers wait as long after theirs (peers/protocol.ts).
-      await new Promise((r) => setTimeout(r, warmupSettleMs));
     } finally {
       stopped = true;
       clearInterval(watch);
       await finishes.stop().catch(() => 0);
       poller = undefined;
     }
+    // The backends' pending statistics flushed and the warm-up's background work done before the window opens; the
+    // peers wait as long after theirs (peers/warmup.ts).
+    await new Promise((r) => setTimeout(r, s.warmupSettleMs ?? 0));
   }
 
   async function measureRow(): Promise<RaceResult> {

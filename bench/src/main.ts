@@ -16,6 +16,7 @@ import { Meter } from "./measure/meter";
 import { loadAverage } from "./measure/proc";
 import { startNoop } from "./noop-client";
 import { runPeer } from "./peers/run";
+import { warmupSettleMs } from "./peers/warmup";
 import { dropDatabase, freshDatabase, setting } from "./pg";
 import { cpuLines, fmt, medianBy, raceHeader, raceRow, ratioLines } from "./report";
 import { perStep, type RaceResult } from "./result";
@@ -143,12 +144,13 @@ const show = async (label: string, row: () => Promise<RaceResult>, round?: numbe
 const profile = values.profile ? { profileDir: values.profile } : {};
 // Every row on a fresh database, as each peer row is (peers/run.ts): no row inherits the tables, statistics or cached
 // plans of the one before it, and each gets the meter's one ANALYZE at the same point of its row.
+const rowWarmupSettleMs = warmupSettleMs(quick);
 const holdfastRow = async (spec: Parameters<typeof runHoldfast>[0], rowEnv: typeof env) => {
   await freshDatabase(dbName);
-  return runHoldfast(spec.rate ? spec : { ...spec, warmupRuns: rowWarmup }, rowEnv);
+  return runHoldfast(spec.rate ? spec : { warmupRuns: rowWarmup, warmupSettleMs: rowWarmupSettleMs, ...spec }, rowEnv);
 };
-const peerRow = (system: "dbos" | "graphile", spec: { step: "http" | "noop"; runs: number; steps: number; inFlight: number }) =>
-  runPeer(system, { ...spec, warmupRuns: rowWarmup }, env);
+const peerRow = (system: "dbos" | "graphile", spec: { step: "http" | "noop"; runs: number; steps: number; inFlight: number; warmupRuns?: number }) =>
+  runPeer(system, { warmupRuns: rowWarmup, warmupSettleMs: rowWarmupSettleMs, ...spec }, env);
 const peers = values["skip-peers"] ? [] : (["dbos", "graphile"] as const);
 // The main rows in rounds (3 unless --quick or --rounds): on a shared machine whose speed drifts by a quarter within
 // minutes, one row of each system says as much about the moment as about the system. Each round starts with another
@@ -163,7 +165,8 @@ if (!quick && !only) {
   const began = Date.now();
   for (const step of ["http", "noop"] as const) {
     for (const system of systems) {
-      const row = system === "holdfast" ? holdfastRow({ label: "warm-up", step, runs: warm, steps, inFlight, laneWorkers: 1 }, env) : peerRow(system, { step, runs: warm, steps, inFlight });
+      // Itself a warm-up: none of its own.
+      const row = system === "holdfast" ? holdfastRow({ label: "warm-up", step, runs: warm, steps, inFlight, laneWorkers: 1, warmupRuns: 0 }, env) : peerRow(system, { step, runs: warm, steps, inFlight, warmupRuns: 0 });
       await row.catch((error: Error) => console.log(`warm-up ${system} ${step} failed (the rounds go on): ${error.message.split("\n")[0]}`));
     }
   }

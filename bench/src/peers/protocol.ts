@@ -1,5 +1,4 @@
 import { createInterface } from "node:readline";
-import { warmupSettleMs } from "./warmup";
 
 /**
  * How a peer process and the bench talk: the peer launches, runs its warm-up (PEER_WARMUP runs, not measured), says
@@ -26,6 +25,8 @@ export const peerEnv = {
   inFlight: Number(process.env.PEER_IN_FLIGHT ?? 32),
   /** Runs before "ready", in the same process and database, out of every figure and check: Holdfast's row does the same. */
   warmup: Number(process.env.PEER_WARMUP ?? 0),
+  /** The wait after the warm-up, before "ready" (warmup.ts). */
+  warmupSettleMs: Number(process.env.PEER_WARMUP_SETTLE_MS ?? 0),
   step: (process.env.PEER_STEP ?? "noop") as "http" | "noop",
   target: process.env.PEER_TARGET_URL ?? "",
 };
@@ -95,5 +96,5 @@ export async function warmUp(runOne: (i: number) => Promise<boolean>): Promise<v
     process.stderr.write(`${incomplete} of the warm-up's ${peerEnv.warmup} runs did not complete\n`);
     process.exit(1);
   }
-  if (peerEnv.warmup > 0) await new Promise((r) => setTimeout(r, warmupSettleMs));
+  if (peerEnv.warmup > 0) await new Promise((r) => setTimeout(r, peerEnv.warmupSettleMs));
 }

@@ -14,7 +14,7 @@ const names = { dbos: "DBOS", graphile: "graphile-worker" } as const;
 /** One peer in one scenario: its own fresh database and process, measured by the same meter as Holdfast. */
 export async function runPeer(
   peer: "dbos" | "graphile",
-  s: { step: "http" | "noop"; runs: number; steps: number; inFlight: number; warmupRuns?: number },
+  s: { step: "http" | "noop"; runs: number; steps: number; inFlight: number; warmupRuns?: number; warmupSettleMs?: number },
   env: { dbName: string; noop: NoopServer; meter: Meter },
 ): Promise<RaceResult> {
   const dbName = `${env.dbName}_${peer}`;
@@ -28,6 +28,7 @@ export async function runPeer(
       PEER_STEPS: String(s.steps),
       PEER_IN_FLIGHT: String(s.inFlight),
       PEER_WARMUP: String(s.warmupRuns ?? 0),
+      PEER_WARMUP_SETTLE_MS: String(s.warmupSettleMs ?? 0),
       PEER_STEP: s.step,
       PEER_TARGET_URL: env.noop.url,
     },
