@@ -142,34 +142,49 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
     return runId;
   }
 
+  /** Throws when one of the row's processes exited. */
+  function failIfDead(): void {
+    const dead = apps.find((a) => a.exits.length > 0);
+    if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
+  }
+
+  /**
+   * The closed loop: `inFlight` loops, each starting a run and waiting for the poller to see it finish, until `count`
+   * were started; fails when a process exits, the poller does, or after 5 minutes.
+   */
+  async function closedLoopRuns(count: number, finishes: FinishPoller, start: (i: number) => Promise<string>, what: string): Promise<void> {
+    const deadline = Date.now() + 5 * 60_000;
+    let active = true;
+    const watchdog = (async () => {
+      while (active) {
+        failIfDead();
+        if (Date.now() > deadline) throw new Error(`${s.label}: ${what} still running after 5 minutes`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    let next = 0;
+    try {
+      await Promise.race([
+        watchdog,
+        finishes.failed,
+        Promise.all(
+          Array.from({ length: s.inFlight }, async () => {
+            while (next < count && active) await finishes.finished(await start(next++));
+          }),
+        ),
+      ]);
+    } finally {
+      active = false;
+    }
+    await watchdog;
+  }
+
   /** The closed loop's warm-up: its runs to their ends, through a poller of its own (its polls are not the row's). */
   async function warmUp(): Promise<void> {
     const finishes = await startFinishPoller(env.url);
     poller = finishes;
-    let next = 0;
-    let stopped = false;
-    const deadline = Date.now() + 5 * 60_000;
-    let watch: ReturnType<typeof setInterval> | undefined;
-    const watchdog = new Promise<never>((_, reject) => {
-      watch = setInterval(() => {
-        const dead = apps.find((a) => a.exits.length > 0);
-        if (dead) reject(new Error(`${s.label}: ${dead.name} exited in the warm-up\n${dead.output().slice(-2000)}`));
-        else if (Date.now() > deadline) reject(new Error(`${s.label}: the warm-up's runs still running after 5 minutes`));
-      }, 200);
-    });
     try {
-      await Promise.race([
-        finishes.failed,
-        watchdog,
-        Promise.all(
-          Array.from({ length: s.inFlight }, async () => {
-            while (next < closedWarmup && !stopped) {
-              const i = next++;
-              await finishes.finished(await startOne(warmSlug, i));
-            }
-          }),
-        ),
-      ]);
+      await closedLoopRuns(closedWarmup, finishes, (i) => startOne(warmSlug, i), "the warm-up's runs");
       // A warm-up run that failed would go unseen by the figures: the row stops instead.
       const check = new pg.Client({ connectionString: env.url, application_name: "holdfast-bench-poll" });
       await check.connect();
@@ -178,8 +193,6 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
         .finally(() => check.end());
       if ((rows[0]?.n ?? 0) > 0) throw new Error(`${s.label}: ${rows[0]?.n} of the warm-up's ${closedWarmup} runs did not complete`);
     } finally {
-      stopped = true;
-      clearInterval(watch);
       await finishes.stop().catch(() => 0);
       poller = undefined;
     }
@@ -223,10 +236,6 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       returned.set(runId, Date.now());
       return runId;
     };
-    const failIfDead = () => {
-      const dead = apps.find((a) => a.exits.length > 0);
-      if (dead) throw new Error(`${s.label}: ${dead.name} exited\n${dead.output().slice(-2000)}`);
-    };
     const deadline = Date.now() + 5 * 60_000;
     const warmup = s.rate ? (s.warmupRuns ?? 0) : 0;
     const total = s.runs + warmup;
@@ -252,29 +261,7 @@ export async function runHoldfast(s: HoldfastScenario, env: HoldfastEnv): Promis
       }
     } else if (finishes) {
       // Closed loop: `inFlight` loops, each starting a run and waiting for the poller to see it finish.
-      let active = true;
-      const watchdog = (async () => {
-        while (active) {
-          failIfDead();
-          if (Date.now() > deadline) throw new Error(`${s.label}: runs still running after 5 minutes`);
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      })();
-      let next = 0;
-      try {
-        await Promise.race([
-          watchdog,
-          finishes.failed,
-          Promise.all(
-            Array.from({ length: s.inFlight }, async () => {
-              while (next < s.runs) await finishes.finished(await start(next++));
-            }),
-          ),
-        ]);
-      } finally {
-        active = false;
-      }
-      await watchdog;
+      await closedLoopRuns(s.runs, finishes, start, "runs");
     }
     await window.done();
     // After the window's last sample, so the poller is measured to the end.
