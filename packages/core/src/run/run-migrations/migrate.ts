@@ -21,7 +21,7 @@ import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced, stepsRen
 import { isStepKind, kindOf } from "../../versions/kinds/registry";
 import { type Graph, graphSchema } from "../../versions/graph";
 import type { GraphCache } from "../../versions/graph-cache";
-import { timersPending, timersReschedule, timersUnfiredForStep } from "../../store/sql/timers";
+import { timersLockUnfiredOfRun, timersPending, timersReschedule, timersUnfiredForStep } from "../../store/sql/timers";
 import { canonicalJson } from "../../base/json";
 import { instantFor } from "../../decide/timers/plan";
 import { planForRun, planStepAt } from "../../decide/walk/plan";
@@ -200,6 +200,8 @@ async function migrateOne(
 ): Promise<"migrated" | "cancelled" | "stayed" | "deferred" | "gone"> {
   const run = await runsLockForWalk(tx, orgId, runId);
   if (run?.status !== "running" || run.versionId !== v.fromId) return "gone"; // finished (or moved) meanwhile
+  // A timer firing now waits for this transaction (before its steps are read: a wait that settled first is seen).
+  await timersLockUnfiredOfRun(tx, orgId, runId);
   const steps = await stepsForRun(tx, orgId, runId);
   const from = positionOf(steps);
   const landing = landingFor(from, v.fromGraph, v.toGraph, input);

@@ -337,6 +337,16 @@ export async function timersOverdue(tx: Tx, graceSeconds: number): Promise<{ ove
   return rows[0] ?? { overdue: 0, oldestDueAt: null };
 }
 
+/**
+ * Locks a run's unfired timers (a migration, under its run's lock, before it reads the run's steps). Every firing
+ * updates its timer before its step (the timer set, a reply's signal), and the timer set does not wait for a run
+ * another transaction holds: without this lock, a wait could settle beside the migration and be counted on the
+ * version the migration is moving its run off. With it, the firing waits and sees the run as the migration left it.
+ */
+export async function timersLockUnfiredOfRun(tx: Tx, orgId: string, runId: string): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM timers WHERE org_id = ${orgId} AND run_id = ${runId} AND fired_at IS NULL ORDER BY id FOR UPDATE`;
+}
+
 /** The ids of a step's timers that have not fired. */
 export function timersUnfiredForStep(tx: Tx, stepId: string): Promise<{ id: string }[]> {
   return tx.$queryRaw<{ id: string }[]>`SELECT id FROM timers WHERE step_id = ${stepId} AND fired_at IS NULL`;
