@@ -74,18 +74,23 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
         ) : deliveries.data.length === 0 ? (
           <p className="muted small">No deliveries yet. Send one to the URL above; it shows up here within a few seconds.</p>
         ) : (
-          <table className="deliveries small">
-            <thead>
-              <tr>
-                <th title="Times are in your time zone">Delivery{zone ? ` (times in ${zone})` : ""}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.data.map((d) => (
-                <DeliveryRow key={d.id} d={d} canEdit={canEdit} choosing={chooseSample.isPending} takeAsSample={takeAsSample} />
-              ))}
-            </tbody>
-          </table>
+          // A region of its own that scrolls (focusable, so a keyboard scrolls it too): the list grows to its
+          // box and no further, so what is below it stays where it is when a delivery arrives.
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard
+          <section className="deliveries-scroll" aria-label="delivery list" tabIndex={0}>
+            <table className="deliveries small">
+              <thead>
+                <tr>
+                  <th title="Times are in your time zone">Delivery{zone ? ` (times in ${zone})` : ""}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {deliveries.data.map((d) => (
+                  <DeliveryRow key={d.id} d={d} canEdit={canEdit} choosing={chooseSample.isPending} takeAsSample={takeAsSample} />
+                ))}
+              </tbody>
+            </table>
+          </section>
         )}
         {chooseSample.error && <p className="field-error">{chooseSample.error.message}</p>}
         <p className="small muted">
