@@ -223,10 +223,11 @@ describe("the sample and Test run", () => {
       expect(await log.locator('tr[data-outcome="refused"] button').count()).toBe(0);
       // The list scrolls in its own box: deliveries arriving while the panel is open (it refreshes every 4 s) do not
       // move what is below it.
-      const box = log.locator('section[aria-label="delivery list"]');
+      const box = log.locator('section[aria-label="recent deliveries, scrollable"]');
       expect(await box.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
       const below = page.locator('section[aria-label="sample and test run"]');
       const yBefore = (await below.boundingBox())?.y;
+      expect(yBefore).toBeGreaterThan(0);
       await Promise.all([1, 2].map(() => post("acme/leads/not-the-token", "{}")));
       await expect.poll(() => log.locator("tr[data-delivery]").count(), { timeout: 15_000 }).toBe(7);
       expect((await below.boundingBox())?.y).toBe(yBefore);

@@ -15,7 +15,7 @@ import { scanCounts } from "./journey-counts-scan";
  * run's version as it reads it: the old one, while the migration has not committed. The migration had already moved
  * the waiting step's "now" to the new version, so the old version lost it twice and the new one kept a wait that had
  * passed. The migration now locks the run's unfired timers before it reads the run's steps: the firing waits for it
- * and counts the wait on the version the run is on by then. Here the migration is held open (a test trigger sleeps on
+ * and counts the wait on the version the run is on by then. Here the migration is held open (a test trigger sleeps 3 s on
  * its `run.migrated` row, written after the version changed) while the timer is fired.
  */
 let t: TestDatabase;
@@ -44,13 +44,22 @@ beforeAll(async () => {
   // Holds a migrating run's transaction open after its version changed (and its counts moved), before it commits.
   const admin = await connectAs(t.adminUrl, "postgres");
   await admin.query(`CREATE FUNCTION test_hold_migration() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN IF NEW.type = 'run.migrated' THEN PERFORM pg_sleep(1.5); END IF; RETURN NULL; END $$`);
+    BEGIN IF NEW.type = 'run.migrated' THEN PERFORM pg_sleep(3); END IF; RETURN NULL; END $$`);
   await admin.query("CREATE TRIGGER test_hold_migration AFTER INSERT ON run_events FOR EACH ROW EXECUTE FUNCTION test_hold_migration()");
   await admin.end();
 });
 afterAll(async () => {
   await t?.drop();
 });
+
+/** Polls `read` every 10 ms for up to `ms` until it answers something. */
+async function until<T>(read: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
+    const value = await read();
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
 
 /** The counts the canvas shows for a version and the scan of its runs' steps, in one snapshot. */
 async function countsAndScan(versionId: string) {
@@ -84,13 +93,18 @@ describe("a timer that fires while a migration holds its run", () => {
 
     const migrating = applyMigration(t.db, graphs, orgId, automationId, { fromVersion: 1, toVersion: 2 }, "user:sam@acme.test");
     // The migration is in its pause: its version change and its counts are written, not committed.
-    for (let i = 0; ; i++) {
-      const { rows } = await t.sql.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'");
-      if (rows.length > 0) break;
-      if (i > 500) throw new Error("the migration never reached its pause");
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const paused = await until(async () => {
+      const { rows } = await t.sql.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'");
+      return rows[0]?.pid;
+    }, 20_000);
+    expect(paused, "the migration never reached its pause").toBeDefined();
     const firing = inTx(t.db, (tx) => fireAndWalkSet(tx, graphs, [timer?.id as string], null, "test"));
+    // The firing waits for the migration (its timer's lock), while the migration is still open.
+    const blocked = await until(async () => {
+      const { rows } = await t.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))", [paused]);
+      return (rows[0]?.n ?? 0) > 0 ? true : undefined;
+    }, 2_500); // within the migration's 3 s pause
+    expect(blocked, "the firing did not wait for the migrating run's timer").toBe(true);
     const [report, fired] = await Promise.all([migrating, firing]);
     expect(report).toMatchObject({ migrated: 1 });
     expect(fired.fired.map((f) => f.runId)).toEqual([runId]);

@@ -77,7 +77,7 @@ export function TriggerDeliveries({ orgSlug, automationId, canEdit, steps = [] }
           // A region of its own that scrolls (focusable, so a keyboard scrolls it too): the list grows to its
           // box and no further, so what is below it stays where it is when a delivery arrives.
           // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus to scroll by keyboard
-          <section className="deliveries-scroll" aria-label="delivery list" tabIndex={0}>
+          <section className="deliveries-scroll" aria-label="recent deliveries, scrollable" tabIndex={0}>
             <table className="deliveries small">
               <thead>
                 <tr>
