@@ -21,7 +21,7 @@ import { type StepRow, stepsCancelOpen, stepsForRun, stepsMarkAdvanced, stepsRen
 import { isStepKind, kindOf } from "../../versions/kinds/registry";
 import { type Graph, graphSchema } from "../../versions/graph";
 import type { GraphCache } from "../../versions/graph-cache";
-import { timersLockUnfiredOfRun, timersPending, timersReschedule, timersUnfiredForStep } from "../../store/sql/timers";
+import { timersLockUnfiredOfRun, timersPending, timersReschedule, timersUnfiredForStep } from "../../store/sql/timers-pending";
 import { canonicalJson } from "../../base/json";
 import { instantFor } from "../../decide/timers/plan";
 import { planForRun, planStepAt } from "../../decide/walk/plan";

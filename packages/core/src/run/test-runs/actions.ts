@@ -6,7 +6,7 @@ import { approvalsForRun } from "../../store/sql/approvals";
 import { runEventsInsert } from "../../store/sql/run-events";
 import { type StepView, stepsViewOfRun } from "../../store/sql/steps-view";
 import { testRunsAdvanceClockTo, testRunsGet } from "../../store/sql/test-runs";
-import { timersPendingOfStep } from "../../store/sql/timers";
+import { timersPendingOfStep } from "../../store/sql/timers-pending";
 import { fireWaitNow } from "../runs/fire-wait";
 import { skipTestHold } from "./held";
 import type { GraphCache } from "../../versions/graph-cache";

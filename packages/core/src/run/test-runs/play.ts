@@ -6,7 +6,7 @@ import { runsStatus } from "../../store/sql/runs-view";
 import { stepsHeldOfRun } from "../../store/sql/steps-held";
 import { stepsViewOfRun } from "../../store/sql/steps-view";
 import { testRunsGet } from "../../store/sql/test-runs";
-import { timersPendingOfRun } from "../../store/sql/timers";
+import { timersPendingOfRun } from "../../store/sql/timers-pending";
 import type { GraphCache } from "../../versions/graph-cache";
 import { decideTestApproval, simulateTestReply, skipTestWait, TestRunError } from "./actions";
 import { testScript } from "./script";

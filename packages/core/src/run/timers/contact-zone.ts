@@ -1,7 +1,7 @@
 import { type Db, inTx, type Tx } from "@holdfast/db";
 import { HoldfastError } from "../../base/errors";
 import { contactsSetZone } from "../../store/sql/contacts";
-import { timersPendingOfContact, timersReschedule } from "../../store/sql/timers";
+import { timersPendingOfContact, timersReschedule } from "../../store/sql/timers-pending";
 import { instantFor } from "../../decide/timers/plan";
 import { isValidZone, type WaitRule } from "../../decide/timers/schedule";
 

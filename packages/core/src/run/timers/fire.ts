@@ -2,7 +2,8 @@ import { type Db, inTx } from "@holdfast/db";
 import type { TimerDue } from "../../base/catalog";
 import { HoldfastError } from "../../base/errors";
 import { canonicalJson } from "../../base/json";
-import { type PendingTimer, timersDueInMs, timersFireIfDue, timersPending, timersReschedule } from "../../store/sql/timers";
+import { timersDueInMs, timersFireIfDue } from "../../store/sql/timers";
+import { type PendingTimer, timersPending, timersReschedule } from "../../store/sql/timers-pending";
 import { isValidZone, type WaitRule, waitRuleSchema } from "../../decide/timers/schedule";
 import { instantFor } from "../../decide/timers/plan";
 
