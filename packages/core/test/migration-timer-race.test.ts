@@ -1,5 +1,5 @@
 import { inTx, Prisma } from "@holdfast/db";
-import { connectAs, createTestDatabase, publish, startTestRun, type TestDatabase } from "@holdfast/testkit";
+import { connectAs, createTestDatabase, publish, startTestRun, type TestDatabase, waitFor } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { journeyCounts } from "../src/run/counts/journey-counts";
 import { advanceRun } from "../src/run/engine/advance";
@@ -52,15 +52,6 @@ afterAll(async () => {
   await t?.drop();
 });
 
-/** Polls `read` every 10 ms for up to `ms` until it answers something. */
-async function until<T>(read: () => Promise<T | undefined>, ms: number): Promise<T | undefined> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 10))) {
-    const value = await read();
-    if (value !== undefined) return value;
-  }
-  return undefined;
-}
-
 /** The counts the canvas shows for a version and the scan of its runs' steps, in one snapshot. */
 async function countsAndScan(versionId: string) {
   return t.db.$transaction(
@@ -93,18 +84,18 @@ describe("a timer that fires while a migration holds its run", () => {
 
     const migrating = applyMigration(t.db, graphs, orgId, automationId, { fromVersion: 1, toVersion: 2 }, "user:sam@acme.test");
     // The migration is in its pause: its version change and its counts are written, not committed.
-    const paused = await until(async () => {
-      const { rows } = await t.sql.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'");
-      return rows[0]?.pid;
-    }, 20_000);
-    expect(paused, "the migration never reached its pause").toBeDefined();
+    const paused = await waitFor(
+      async () => (await t.sql.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'")).rows[0]?.pid,
+      20_000,
+      "the migration's pause",
+    );
     const firing = inTx(t.db, (tx) => fireAndWalkSet(tx, graphs, [timer?.id as string], null, "test"));
-    // The firing waits for the migration (its timer's lock), while the migration is still open.
-    const blocked = await until(async () => {
-      const { rows } = await t.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))", [paused]);
-      return (rows[0]?.n ?? 0) > 0 ? true : undefined;
-    }, 2_500); // within the migration's 3 s pause
-    expect(blocked, "the firing did not wait for the migrating run's timer").toBe(true);
+    // The firing waits for the migration (its timer's lock), while the migration is still open (its pause is 3 s).
+    await waitFor(
+      async () => (await t.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))", [paused])).rows[0]?.n,
+      2_500,
+      "the firing to wait for the migrating run's timer",
+    );
     const [report, fired] = await Promise.all([migrating, firing]);
     expect(report).toMatchObject({ migrated: 1 });
     expect(fired.fired.map((f) => f.runId)).toEqual([runId]);
