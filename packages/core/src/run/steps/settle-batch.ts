@@ -53,7 +53,7 @@ export class SettleBatcher {
     // batch it would come after its neighbours' runs, so a resume could deadlock with the batch. Parks go alone.
     return new Promise((resolve, reject) => {
       const item = { request, onSend, resolve, reject };
-      if (request.status === "parked") void this.send([item]);
+      if (request.status === "parked") void this.send([item], () => {});
       else {
         this.waiting.push(item);
         this.pump();
@@ -66,14 +66,23 @@ export class SettleBatcher {
       if (this.inFlight > 0 && this.waiting.length < (this.options.crowd ?? 1)) return;
       const batch = this.waiting.splice(0, this.options.max);
       this.inFlight += 1;
-      this.send(batch).finally(() => {
+      let freed = false;
+      const free = () => {
+        if (freed) return;
+        freed = true;
         this.inFlight -= 1;
         this.pump();
-      });
+      };
+      this.send(batch, free).finally(free);
     }
   }
 
-  private async send(batch: typeof this.waiting): Promise<void> {
+  /**
+   * `free` gives the batch's place back as soon as its commit has answered, before its settles are resolved: the
+   * settles that waited meanwhile go out at once, and PostgreSQL runs their batch while this process carries on the
+   * steps the answer released (their next steps' calls), instead of after.
+   */
+  private async send(batch: typeof this.waiting, free: () => void): Promise<void> {
     this.stats.settles += batch.length;
     this.stats.statements += 1;
     for (const b of batch) b.onSend();
@@ -81,7 +90,10 @@ export class SettleBatcher {
     const take = this.options.take && !this.stopped && batch.some((b) => b.request.take) ? this.options.take : null;
     if (batch.length === 1 && !take) {
       const [one] = batch as [(typeof batch)[number]];
-      await stepsSettleIfToken(this.sql, one.request).then(one.resolve, one.reject);
+      await stepsSettleIfToken(this.sql, one.request).then((r) => {
+        free();
+        one.resolve(r);
+      }, one.reject);
       return;
     }
     const mark = take?.demand.mark() ?? 0;
@@ -91,6 +103,7 @@ export class SettleBatcher {
       let taken: number;
       let more: boolean;
       ({ results, looked, taken, more } = await stepsSettleManyIfToken(this.sql, batch.map((b) => b.request), take?.params()));
+      free();
       if (take && looked) take.demand.answered(mark, more);
       if (taken > 0) {
         this.stats.taken += results.filter((r) => r.taken).length;
