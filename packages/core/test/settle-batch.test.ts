@@ -474,6 +474,23 @@ describe("the settle batcher (group commit)", () => {
     expect(eager.stats).toEqual({ settles: 3, statements: 3, fallbacks: 0, taken: 0 });
   });
 
+  it("sends the settles that waited as soon as the batch in flight has its answer, before that batch's settles resolve", async () => {
+    const [first, second, third] = await Promise.all(Array.from({ length: 3 }, () => claimedStep()));
+    if (!first || !second || !third) throw new Error("claims");
+    const batcher = new SettleBatcher(t.sql, { max: 32, parallel: 1 });
+    // The first goes alone; the other two wait for it. When the first's caller hears its answer, the two are on their
+    // way already (the batcher's place went back to them when the first's commit answered), not only queued.
+    const seen: number[] = [];
+    const all = [
+      batcher.settle(done(first, {})).then(() => seen.push(batcher.stats.statements)),
+      batcher.settle(done(second, {})),
+      batcher.settle(done(third, {})).then(() => seen.push(batcher.stats.statements)),
+    ];
+    await Promise.all(all);
+    expect(seen).toEqual([2, 2]);
+    expect(batcher.stats).toEqual({ settles: 3, statements: 2, fallbacks: 0, taken: 0 });
+  });
+
   it("caps a batch at max", async () => {
     const steps = await Promise.all(Array.from({ length: 7 }, () => claimedStep()));
     const batcher = new SettleBatcher(t.sql, { max: 3, parallel: 1 });
