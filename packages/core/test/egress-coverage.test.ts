@@ -43,8 +43,6 @@ function socketImport(line: string): string | null {
 
 /** Files allowed one of the patterns above, and what they must contain to show they go through the guard. */
 const exceptions: Record<string, { patterns: string[]; mustContain: string[] }> = {
-  // http_request over node:http keep-alive agents: the agents are the guard's.
-  "packages/core/src/providers/effects/http-request.ts": { patterns: ["node:http (request)", "node:https (request)"], mustContain: ["new EgressHttpAgent(", "new EgressHttpsAgent(", "agent: secure ? agents.https : agents.http"] },
   // slackClient builds the WebClient with the guard's fetch (its undici dispatcher checks every address).
   "packages/core/src/providers/connections/slack-client.ts": { patterns: ["new WebClient( (use slackClient, which passes the guarded fetch)"], mustContain: ["fetch: (egress ? egressFetch(egress) : guardedFetch)"] },
 };

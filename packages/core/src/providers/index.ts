@@ -17,7 +17,6 @@ export { performHttpRequest } from "./effects/http-request";
 export { effectKey } from "./effects/keys";
 export { messageIdFor, performSendEmail } from "./effects/send-email";
 export { type AddressVerdict, classifyAddress } from "./net/address";
-export { EgressHttpAgent, EgressHttpsAgent, egressLookup } from "./net/agent";
 export { checkAddress, defaultEgressAllow, type Destination, type EgressOptions, egressRefusalOf, EgressRefusedError, egressStepError, literalHostRefusal, literalUrlRefusal, type LookupAll, normalizeHost, resolveEgress } from "./net/egress";
 export { egressDispatcher, egressFetch, guardedFetch, type GuardedFetch } from "./net/fetch";
 export { egressSmtpTransport } from "./net/smtp";

@@ -1,8 +1,6 @@
-import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
 import { httpRequestBody } from "../../versions/kinds/http_request";
-import { EgressHttpAgent, EgressHttpsAgent } from "../net/agent";
 import { type EgressOptions, egressRefusalOf, egressStepError } from "../net/egress";
+import { type GuardedAnswer, guardedRequest } from "../net/request";
 import { failedOutcomeCode, traceProviderCall } from "../../base/tracing";
 import type { StepOutcome } from "../../base/outcome/outcome";
 import { parseRetryAfter } from "../../base/outcome/retry-after";
@@ -47,7 +45,7 @@ export interface RecordedRequest {
 const secretHeaders = new Set(["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"]);
 
 /** A test run: nothing leaves the process. The request is recorded as it would be sent; the tester's answer comes back. */
-function simulatedAnswer(simulated: SimulatedCall, request: RecordedRequest): { status: number; headers: IncomingHttpHeaders; text: string } {
+function simulatedAnswer(simulated: SimulatedCall, request: RecordedRequest): GuardedAnswer {
   simulated.record(request);
   return { status: simulated.answer.status, headers: { "content-type": "application/json" }, text: JSON.stringify(simulated.answer.body ?? {}) };
 }
@@ -96,7 +94,7 @@ function urlAttributes(method: string, url: string): Record<string, string | num
 
 async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential, simulated }: HttpRequestInput): Promise<StepOutcome> {
   const { hasBody, body } = httpRequestBody(config, input);
-  let response: { status: number; headers: IncomingHttpHeaders; text: string };
+  let response: GuardedAnswer;
   const headers = {
     ...withCredential(config.headers, credential),
     "Idempotency-Key": idempotencyKey,
@@ -107,7 +105,7 @@ async function httpCall({ config, idempotencyKey, runId, input, signal, egress, 
   try {
     response = simulated
       ? simulatedAnswer(simulated, recordOf(config.method, config.url, headers, text, [...simulated.secrets, ...(credential ? [credential.value] : [])]))
-      : await send(config, headers, text, signal, egress ? guardedAgents(egress) : sharedAgents);
+      : await guardedRequest(config.url, { method: config.method, headers, body: text, timeoutMs: config.timeoutMs, signal, keepBytes: maxBodyChars * 4, egress });
   } catch (error) {
     // A destination the egress guard refuses stays refused: a permanent failure, and nothing was sent.
     const refused = egressRefusalOf(error);
@@ -154,65 +152,4 @@ function parseBody(text: string, contentType: string | null): unknown {
     }
   }
   return clipped;
-}
-
-type Agents = { http: EgressHttpAgent; https: EgressHttpsAgent };
-const guardedAgents = (egress: EgressOptions, keepAlive = false): Agents => ({
-  http: new EgressHttpAgent({ keepAlive, maxSockets: 256 }, egress),
-  https: new EgressHttpsAgent({ keepAlive, maxSockets: 256 }, egress),
-});
-// Keep-alive agents shared by every step of this process: a chain of calls to one provider reuses its connections.
-// They are the egress guard's: every new connection is resolved and checked (a pooled one was checked when made).
-const sharedAgents = guardedAgents({}, true);
-
-/**
- * One request with node:http (lighter than fetch per call, and it follows no redirects), bounded by the config's
- * timeout and the step's signal.
- */
-function send(
-  config: HttpRequestConfig,
-  headers: Record<string, string>,
-  body: string | undefined,
-  signal: AbortSignal,
-  agents: Agents,
-): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(config.url);
-    const secure = url.protocol === "https:";
-    const req = (secure ? httpsRequest : httpRequest)(
-      url,
-      {
-        method: config.method,
-        headers: body === undefined ? headers : { ...headers, "Content-Length": String(Buffer.byteLength(body)) },
-        agent: secure ? agents.https : agents.http,
-        signal,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on("data", (c: Buffer) => {
-          size += c.length;
-          if (size <= maxBodyChars * 4) chunks.push(c);
-        });
-        res.on("end", () => {
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") });
-        });
-        res.on("error", (e) => {
-          clearTimeout(timer);
-          reject(e);
-        });
-      },
-    );
-    const timer = setTimeout(() => {
-      const e = new Error(`no answer within ${config.timeoutMs} ms`);
-      e.name = "TimeoutError";
-      req.destroy(e);
-    }, config.timeoutMs);
-    req.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    req.end(body);
-  });
 }

@@ -11,7 +11,7 @@ import { type AllowList, allowedAddress, allowedHost } from "../../base/allow-li
  * model, Slack, SMTP, probes) is decided here, at connect time. A name is resolved once, every address it resolves
  * to is checked, and the connection goes to the checked address: a DNS answer that changes between the check and
  * the connect (rebinding) cannot swap it. Only plain public unicast is reached unless HOLDFAST_EGRESS_ALLOW opens
- * an exception. The transports' adapters are in fetch.ts, agent.ts and smtp.ts.
+ * an exception. The transports' adapters are in fetch.ts (with request.ts) and smtp.ts.
  */
 
 /** A destination the guard refused: permanent (retrying reaches the same place). */

@@ -27,9 +27,15 @@ export function egressFetch(options: EgressOptions = {}): GuardedFetch {
   return (input, init) => undiciFetch(input, { ...init, dispatcher });
 }
 
-let shared: GuardedFetch | undefined;
+let shared: Agent | undefined;
+/**
+ * The process's guarded agent, with HOLDFAST_EGRESS_ALLOW: its connections are kept alive and shared by every outside
+ * call of the process (guardedFetch, net/request.ts), so a chain of calls to one provider reuses them.
+ */
+export function guardedDispatcher(): Agent {
+  shared ??= egressDispatcher();
+  return shared;
+}
+
 /** The process's guarded fetch, with HOLDFAST_EGRESS_ALLOW. The only fetch core code uses for outside calls. */
-export const guardedFetch: GuardedFetch = (input, init) => {
-  shared ??= egressFetch();
-  return shared(input, init);
-};
+export const guardedFetch: GuardedFetch = (input, init) => undiciFetch(input, { ...init, dispatcher: guardedDispatcher() });
