@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllowList } from "../src/base/allow-list";
 import { performHttpRequest } from "../src/providers/effects/http-request";
+import { guardedRequest } from "../src/providers/net/request";
 import type { HttpRequestConfig } from "../src/versions/graph";
 
 /**
@@ -38,6 +39,7 @@ beforeAll(async () => {
       else if (path === "/gone") res.writeHead(404).end("not here");
       else if (path === "/moved") res.writeHead(302, { location: "/json" }).end();
       else if (path === "/slow") setTimeout(() => res.writeHead(200).end("late"), 2_000);
+      else if (path === "/stall") res.writeHead(200, { "content-type": "text/plain" }).write("the start of an answer that never ends");
       else res.writeHead(200).end();
     });
   });
@@ -121,11 +123,19 @@ describe("an http_request call", () => {
     expect(Date.now() - started).toBeLessThan(1_900);
   });
 
+  it("counts the answer's body in the timeout: an answer that starts and never ends times out too", async () => {
+    const started = Date.now();
+    expect(await call(config("/stall", { timeoutMs: 300 }))).toEqual({ kind: "retry", error: { code: "timeout", message: "no answer within 300 ms" } });
+    expect(Date.now() - started).toBeLessThan(1_900);
+  });
+
   it("stops when the step is cancelled (its signal), to be retried", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error("the step was cancelled")), 200);
+    const started = Date.now();
     const outcome = await call(config("/slow"), { signal: controller.signal });
-    expect(outcome).toMatchObject({ kind: "retry", error: { code: "network" } });
+    expect(outcome).toEqual({ kind: "retry", error: { code: "network", message: "the step was cancelled" } });
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it("says a connection never made certainly did not send the request", async () => {
@@ -141,6 +151,39 @@ describe("an http_request call", () => {
   it("puts a connection's credential in place of a plain header of the same name, spelled any way", async () => {
     await call(config("/json", { headers: { authorization: "plain" } }), { credential: { header: "Authorization", value: "Bearer s3cret" } });
     expect(last().headers.authorization).toBe("Bearer s3cret");
+    expect(last().headers["idempotency-key"]).toBe("key-1");
+  });
+
+  it("sends one value a header however the config spells it: the engine's Idempotency-Key and Content-Type win", async () => {
+    await call(config("/json", { body: { a: 1 }, headers: { "idempotency-key": "same-for-every-run", "content-type": "text/plain", "HOLDFAST-RUN-ID": "other" } }));
+    // node:http's server joins a repeated header with ", " (and keeps the first Content-Type): one value each here.
+    expect(last().headers).toMatchObject({ "idempotency-key": "key-1", "content-type": "application/json", "holdfast-run-id": "run_1" });
+  });
+
+  it("leaves the request's framing to the client: a config's Content-Length, Transfer-Encoding or Expect is not sent", async () => {
+    const outcome = await call(config("/json", { body: { a: 1 }, headers: { "Content-Length": "999", "Transfer-Encoding": "chunked", Expect: "100-continue", Upgrade: "h2c" } }));
+    expect(outcome).toMatchObject({ kind: "done", output: { status: 200, body: { ok: true, got: { a: 1 } } } });
+    expect(last().headers["content-length"]).toBe("7");
+    expect(last().headers["transfer-encoding"]).toBeUndefined();
+    expect(last().headers.expect).toBeUndefined();
+  });
+
+  it("fails for good, nothing sent, a header no request can carry", async () => {
+    const before = seen.length;
+    const outcome = await call(config("/json", { headers: { "X-Note": "two\nlines" } }));
+    expect(outcome).toEqual({
+      kind: "fail",
+      error: { code: "invalid_request", message: expect.stringMatching(/^the request could not be sent \(.*x-note.*\): change the step's URL or headers$/i), permanent: true, notPerformed: true },
+    });
+    expect(seen.length).toBe(before);
+  });
+
+  it("sends a user and password in the URL as Basic authorization, not in the URL; a config's Authorization wins", async () => {
+    const withUser = (path: string) => `${base.replace("http://", "http://ada:p%40ss@")}${path}`;
+    await call(config("/json", { url: withUser("/json") }));
+    expect(last().headers.authorization).toBe(`Basic ${Buffer.from("ada:p@ss").toString("base64")}`);
+    await call(config("/json", { url: withUser("/json"), headers: { Authorization: "Bearer mine" } }));
+    expect(last().headers.authorization).toBe("Bearer mine");
   });
 
   it("refuses a destination the egress guard does not allow, without connecting", async () => {
@@ -150,5 +193,23 @@ describe("an http_request call", () => {
     expect(seen.length).toBe(before);
     // The same destination, allowed for this call: it goes.
     expect(await call(config("/json"), { egress: { allow: parseAllowList("127.0.0.1") } })).toMatchObject({ kind: "done" });
+  });
+});
+
+describe("guardedRequest", () => {
+  it("keeps at most keepBytes of an answer's body, reads the rest, and the kept connection serves the next call", async () => {
+    const signal = AbortSignal.timeout(10_000);
+    const answer = await guardedRequest(`${base}/big`, { method: "GET", headers: {}, timeoutMs: 5_000, signal, keepBytes: 100_000 });
+    expect(answer.status).toBe(200);
+    expect(answer.text.length).toBeLessThanOrEqual(100_000);
+    expect(answer.text.startsWith('"xxx')).toBe(true);
+    const next = await guardedRequest(`${base}/text`, { method: "GET", headers: {}, timeoutMs: 5_000, signal, keepBytes: 100_000 });
+    expect(next).toMatchObject({ status: 201, text: "made" });
+  });
+
+  it("answers a repeated header as the list it is", async () => {
+    const answer = await guardedRequest(`${base}/busy`, { method: "GET", headers: {}, timeoutMs: 5_000, signal: AbortSignal.timeout(10_000), keepBytes: 1_000 });
+    expect(answer.headers["set-cookie"]).toEqual(["a=1", "b=2"]);
+    expect(answer.headers["retry-after"]).toBe("7");
   });
 });

@@ -14,7 +14,7 @@ export interface HttpRequestInput {
   runId: string;
   input: unknown;
   signal: AbortSignal;
-  /** The egress guard's settings for this call (tests); default HOLDFAST_EGRESS_ALLOW, on the shared agents. */
+  /** The egress guard's settings for this call (tests); default HOLDFAST_EGRESS_ALLOW, on the process's shared agent. */
   egress?: EgressOptions;
   /** A connection's credential header (an HTTP API connection): replaces a plain header of the same name. */
   credential?: { header: string; value: string };
@@ -95,25 +95,31 @@ function urlAttributes(method: string, url: string): Record<string, string | num
 async function httpCall({ config, idempotencyKey, runId, input, signal, egress, credential, simulated }: HttpRequestInput): Promise<StepOutcome> {
   const { hasBody, body } = httpRequestBody(config, input);
   let response: GuardedAnswer;
-  const headers = {
-    ...withCredential(config.headers, credential),
-    "Idempotency-Key": idempotencyKey,
-    "Holdfast-Run-Id": runId,
-    ...(hasBody ? { "Content-Type": "application/json" } : {}),
-  };
+  const { url, basic } = withoutUserinfo(config.url);
+  const headers = headerSet(
+    basic ? { Authorization: basic } : {},
+    config.headers,
+    credential ? { [credential.header]: credential.value } : {},
+    { "Idempotency-Key": idempotencyKey, "Holdfast-Run-Id": runId, ...(hasBody ? { "Content-Type": "application/json" } : {}) },
+  );
   const text = hasBody ? JSON.stringify(body) : undefined;
   try {
     response = simulated
       ? simulatedAnswer(simulated, recordOf(config.method, config.url, headers, text, [...simulated.secrets, ...(credential ? [credential.value] : [])]))
-      : await guardedRequest(config.url, { method: config.method, headers, body: text, timeoutMs: config.timeoutMs, signal, keepBytes: maxBodyChars * 4, egress });
+      : await guardedRequest(url, { method: config.method, headers, body: text, timeoutMs: config.timeoutMs, signal, keepBytes: maxBodyChars * 4, egress });
   } catch (error) {
     // A destination the egress guard refuses stays refused: a permanent failure, and nothing was sent.
     const refused = egressRefusalOf(error);
     if (refused) return { kind: "fail", error: egressStepError(refused) };
     const e = error as Error & { code?: string };
-    const timedOut = e.name === "TimeoutError";
+    // A request the client refused to send (a header value it cannot carry): nothing left, and a retry would not help.
+    if (e.code === "UND_ERR_INVALID_ARG" || e.code === "UND_ERR_NOT_SUPPORTED") {
+      return { kind: "fail", error: { code: "invalid_request", message: `the request could not be sent (${e.message}): change the step's URL or headers`, permanent: true, notPerformed: true } };
+    }
     // A connection that was never made cannot have delivered the request: the effect certainly did not happen.
-    const notPerformed = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(e.code ?? "");
+    const connectTimeout = e.code === "UND_ERR_CONNECT_TIMEOUT";
+    const timedOut = e.name === "TimeoutError" || connectTimeout;
+    const notPerformed = connectTimeout || ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(e.code ?? "");
     return { kind: "retry", error: { code: timedOut ? "timeout" : "network", message: e.message, ...(notPerformed ? { notPerformed: true } : {}) } };
   }
   const header = (name: string) => {
@@ -135,11 +141,35 @@ async function httpCall({ config, idempotencyKey, runId, input, signal, egress, 
   return { kind: "fail", error: { ...error, permanent: true, authorisation, ...(authorisation ? { notPerformed: true } : {}) } };
 }
 
-/** Header names are case-insensitive: the connection's header replaces a plain one spelled any way. */
-function withCredential(headers: Record<string, string>, credential: HttpRequestInput["credential"]): Record<string, string> {
-  if (!credential) return headers;
-  const name = credential.header.toLowerCase();
-  return { ...Object.fromEntries(Object.entries(headers).filter(([h]) => h.toLowerCase() !== name)), [credential.header]: credential.value };
+/** Headers the client frames the request with itself: from a step's config they would contradict the body it sends. */
+const framingHeaders = new Set(["content-length", "transfer-encoding", "keep-alive", "upgrade", "expect", "te", "trailer"]);
+
+/**
+ * The headers sent, one value a name however it is spelled: a later set replaces an earlier one (the URL's user and
+ * password, then the config's, then the connection's credential, then the engine's own), and framing headers are
+ * left to the client.
+ */
+function headerSet(...sets: Record<string, string>[]): Record<string, string> {
+  const byName = new Map<string, [string, string]>();
+  for (const set of sets) {
+    for (const [name, value] of Object.entries(set)) {
+      const key = name.toLowerCase();
+      if (framingHeaders.has(key)) continue;
+      byName.delete(key);
+      byName.set(key, [name, value]);
+    }
+  }
+  return Object.fromEntries(byName.values());
+}
+
+/** A user and password in the URL go as Basic authorization (as browsers and node:http send them), not in the URL. */
+function withoutUserinfo(raw: string): { url: string; basic: string | null } {
+  const u = raw.includes("@") ? URL.parse(raw) : null;
+  if (!u || (!u.username && !u.password)) return { url: raw, basic: null };
+  const basic = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString("base64")}`;
+  u.username = "";
+  u.password = "";
+  return { url: u.href, basic };
 }
 
 function parseBody(text: string, contentType: string | null): unknown {

@@ -9,6 +9,8 @@ import { type EgressOptions, resolveEgress } from "./egress";
 export function egressDispatcher(options: EgressOptions & { connectTimeoutMs?: number } = {}): Agent {
   const connect = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000 });
   return new Agent({
+    // At most this many connections to one origin at once (more calls wait for one), as node:http's agents had.
+    connections: 256,
     connect(opts, callback) {
       const port = Number(opts.port) || (opts.protocol === "https:" ? 443 : 80);
       resolveEgress(opts.hostname, port, options).then(
