@@ -1296,6 +1296,7 @@ END $$;
 CREATE FUNCTION public.holdfast_timers_fire_walk(p_ids text[], p_wakes integer[], p_by text, p_plans jsonb, p_tally boolean) RETURNS TABLE("timerId" text, wake integer, "orgId" text, "runId" text, "stepId" text, "latenessMs" double precision, "versionId" text, "nodeId" text, walked text)
     LANGUAGE plpgsql
     SET enable_seqscan TO 'off'
+    SET enable_bitmapscan TO 'off'
     AS $$
 #variable_conflict use_column
 DECLARE
@@ -1306,7 +1307,8 @@ BEGIN
   IF p_tally THEN
     PERFORM holdfast_count_tally_start();
   END IF;
-  PERFORM set_config('holdfast.count_by_statement', 'on', true), set_config('holdfast.count_unlocked', '[]', true);
+  PERFORM set_config('holdfast.count_by_statement', 'on', true), set_config('holdfast.count_unlocked', '[]', true),
+          set_config('holdfast.count_run_end_by_statement', 'on', true);
   -- PL/pgSQL, not SQL: its plan is kept for the session's next batch rather than made again at every call.
   RETURN QUERY
   -- Every CTE below reads the one before it row by row, or a table by its keys: no CTE is joined to another (their
@@ -1407,6 +1409,10 @@ BEGIN
     FROM settled x WHERE x.version_id IS NOT NULL AND NOT x.test
     UNION ALL
     SELECT p.org_id, p.version_id, p.next_node, NULL, 'now' FROM applied p WHERE p.next_id IS NOT NULL
+    UNION ALL
+    -- A run this statement ends, as holdfast_count_run counts it (node '', 'completed'): its trigger stands aside
+    -- while holdfast.count_run_end_by_statement is on (20261216100000_count_run_end_by_statement).
+    SELECT p.org_id, p.version_id, '', NULL, 'completed' FROM applied p WHERE p.next_id IS NULL
   ), moves_summed AS (
     INSERT INTO count_tallies (org_id, version_id, node_id, from_bucket, to_bucket, n)
     SELECT m.org_id, m.version_id, m.node_id, m.from_bucket, m.to_bucket, count(*) FROM moves m WHERE p_tally
@@ -1440,7 +1446,8 @@ BEGIN
   FROM facts x
   WHERE (SELECT u.kept FROM unlocked u) IS NOT NULL
   ORDER BY x.run_id, x.id;
-  PERFORM set_config('holdfast.count_by_statement', COALESCE(prior, ''), true);
+  PERFORM set_config('holdfast.count_by_statement', COALESCE(prior, ''), true),
+          set_config('holdfast.count_run_end_by_statement', '', true);
   -- The waits of `unlocked`, counted as holdfast_count_step counts a row, with their steps and runs as they are now (a
   -- statement of its own: its snapshot sees what their runs' holders committed meanwhile).
   IF current_setting('holdfast.count_unlocked') <> '[]' THEN
@@ -2510,7 +2517,7 @@ CREATE TRIGGER runs_budgets BEFORE INSERT ON public.runs FOR EACH ROW EXECUTE FU
 
 CREATE TRIGGER runs_count_insert AFTER INSERT ON public.runs FOR EACH ROW EXECUTE FUNCTION public.holdfast_count_run();
 
-CREATE TRIGGER runs_count_status AFTER UPDATE OF status ON public.runs FOR EACH ROW WHEN ((old.status IS DISTINCT FROM new.status)) EXECUTE FUNCTION public.holdfast_count_run();
+CREATE TRIGGER runs_count_status AFTER UPDATE OF status ON public.runs FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) AND (current_setting('holdfast.count_run_end_by_statement'::text, true) IS DISTINCT FROM 'on'::text))) EXECUTE FUNCTION public.holdfast_count_run();
 
 CREATE TRIGGER runs_count_version AFTER UPDATE OF version_id ON public.runs FOR EACH ROW WHEN ((old.version_id IS DISTINCT FROM new.version_id)) EXECUTE FUNCTION public.holdfast_count_run_version();
 

@@ -143,15 +143,17 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     for (const automation of ["step", "end"]) {
       const [a, b, c, d] = [await waiting(automation), await waiting(automation), await waiting(automation), await waiting(automation)];
       if (!a || !b || !c || !d) throw new Error("setup");
-      // The steps' count changes (no run): one row each by the walk, summed into count_tallies by the set.
-      await rows("DELETE FROM count_tallies; DELETE FROM count_changes WHERE run_id IS NULL");
+      // The steps' count changes (no run) and the runs' ends (node ''): one row each by the walk (a run's end by its
+      // trigger), summed into count_tallies by the set.
+      await rows("DELETE FROM count_tallies; DELETE FROM count_changes");
       await byWalk([a, b]);
-      const stepChanges = "SELECT node_id, from_bucket, to_bucket, count(*)::int AS n FROM count_changes WHERE run_id IS NULL GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
-      const byTheWalk = await rows(stepChanges);
+      const changes = "SELECT node_id, from_bucket, to_bucket, count(*)::int AS n FROM count_changes GROUP BY 1, 2, 3 ORDER BY 1, 2, 3";
+      const byTheWalk = await rows(changes);
       expect(byTheWalk.length).toBeGreaterThan(0);
-      await rows("DELETE FROM count_changes WHERE run_id IS NULL");
+      expect(byTheWalk.some((c) => c.node_id === "" && c.to_bucket === "completed")).toBe(automation === "end");
+      await rows("DELETE FROM count_changes");
       const { fired, walks } = await bySet(taught(), [c, d]);
-      expect(await rows(stepChanges)).toEqual([]);
+      expect(await rows(changes)).toEqual([]);
       expect(await rows("SELECT node_id, from_bucket, to_bucket, n FROM count_tallies ORDER BY 1, 2, 3")).toEqual(byTheWalk);
       expect(fired.map((f) => f.walked)).toEqual([automation === "end" ? "completed" : "running", automation === "end" ? "completed" : "running"]);
       expect(walks.get(c.runId)?.commands).toEqual(["mark_advanced", "take_edge", automation === "end" ? "complete_run" : "schedule_step"]);
