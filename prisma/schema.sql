@@ -2461,8 +2461,6 @@ CREATE INDEX runs_running_idx ON public.runs USING btree (updated_at) WHERE (sta
 
 CREATE INDEX runs_running_version_idx ON public.runs USING btree (version_id) WHERE (status = 'running'::text);
 
-CREATE INDEX runs_status_idx ON public.runs USING btree (status);
-
 CREATE INDEX runs_timeline_retention_idx ON public.runs USING btree (finished_at) WHERE ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text, 'converted'::text])) AND ((timeline_removed_at IS NULL) OR (timeline_removed_at < finished_at)));
 
 CREATE INDEX sessions_user_id_idx ON public.sessions USING btree (user_id);

@@ -106,7 +106,7 @@ async function runCase(c: SpikeCase, meter: Meter, table?: Target[]): Promise<{ 
     // Until every run walked past its wait, or a bound well past the last due instant.
     const deadline = Date.now() + (Math.max(0, ahead) + c.spread + 40 * 60) * 1000;
     for (;;) {
-      // Whether any run is still going (runs_status_idx: a look, not a count of 100,000 rows every second beside the work).
+      // Whether any run is still going (runs_running_idx: a look, not a count of 100,000 rows every second beside the work).
       const [{ open }] = (await sql.query("SELECT EXISTS (SELECT 1 FROM runs WHERE status = 'running') AS open")).rows;
       if (!open) break;
       const dead = apps.find((a) => a.exits.length > 0);
