@@ -2,7 +2,7 @@
 -- below stands aside while the transaction-local setting holdfast.count_run_end_by_statement is 'on'. The due sweep's
 -- and the engine's firing (holdfast_timers_fire_walk) turns it on around its one statement, which ends every run it
 -- walks to its end as 'completed' and counts those ends with the steps it moves, summed (count_tallies); the trigger
--- made one PL/pgSQL call and one count_changes INSERT a run, most of that statement's time in the spike. Every other
+-- made one PL/pgSQL call and one count_changes INSERT a run, each run's own row. Every other
 -- writer of a run's status, and every writer of a previous release (which never sets the setting), is counted by the
 -- trigger as before. packages/core/test/timers-fire-walk.test.ts compares a set's counts with those of the same runs
 -- walked one by one.

@@ -22,14 +22,17 @@
 -- which gives a run another transaction holds a run.wake.
 -- Returns one row per fired timer: its id, wake, organisation, run, step, lateness, the run's version and the wait's
 -- node, and walked: 'completed' or 'running' when the plan was applied here, NULL otherwise.
--- The steps' journey count changes (the waits settled, the next steps inserted) are made by the statement, where the
--- count triggers make one a row (they stand aside while holdfast.count_by_statement is on:
--- 20261215100000_count_by_statement). With p_tally they are written summed, one count_tallies row per version, node
--- and move (count_tally_start.sql), and so are the edges that name no run.
+-- The steps' journey count changes (the waits settled, the next steps inserted) and the ends of the runs it completes
+-- are made by the statement, where the count triggers make one a row (the step triggers stand aside while
+-- holdfast.count_by_statement is on: 20261215100000_count_by_statement; the run trigger while
+-- holdfast.count_run_end_by_statement is: 20261216100000_count_run_end_by_statement). With p_tally they are written
+-- summed, one count_tallies row per version, node and move (count_tally_start.sql), and so are the edges that name no
+-- run.
 -- Called by store/sql/timers-fire-walk.ts (the engine's batches, run/engine/fire-timers.ts, and the due sweep).
--- Planned without sequential scans: every row it reads is found by its key. With 20,000 steps and true statistics the
--- planner judged a scan of all of them, joined by hash, cheaper than a batch's 500 probes, and read steps whole twice a
--- batch; at 100,000 it chose the probes (the spike bench: the same timers/s and CPU either way).
+-- Planned without sequential or bitmap scans: every row it reads is found by its key. With 20,000 steps and true
+-- statistics the planner judged a scan of all of them, joined by hash, cheaper than a batch's 500 probes, and read
+-- steps whole twice a batch; without sequential scans it read every waiting step through the open steps' index instead
+-- (a bitmap scan, 16,000 rows to settle 500 waits: a fifth of the statement's time in the spike bench at 20,000).
 -- History: p_tally since 20261213100000_count_tallies (no release had the four-argument form, which is dropped here;
 -- NULL is taken as false).
 DROP FUNCTION IF EXISTS holdfast_timers_fire_walk(text[], integer[], text, jsonb);
