@@ -1,5 +1,7 @@
 -- Trigger on runs (AFTER INSERT, AFTER UPDATE OF status when it changes): a run started, then ended as its status
--- says, counted at node '' of its version. Test runs count nothing.
+-- says, counted at node '' of its version. Test runs count nothing. The status trigger stands aside while
+-- holdfast.count_run_end_by_statement is on: the set of timers fired (timers_fire_walk.sql) counts the runs it ends
+-- itself (20261216100000_count_run_end_by_statement).
 -- History (prisma/migrations, never edited): 20261207100000_journey_counts.
 CREATE OR REPLACE FUNCTION holdfast_count_run() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
