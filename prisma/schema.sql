@@ -1404,7 +1404,8 @@ BEGIN
     -- The steps' journey count changes, each as holdfast_count_step makes it for a row (test runs count nothing): a
     -- wait settled here leaves "now" for "passed" at its run's version (as its lock found the run) and its node (as
     -- the update found the step), and a next step that went in enters "now". A wait whose run another transaction
-    -- held is counted after this statement (`unlocked`).
+    -- held is counted after this statement (`unlocked`). Then the runs this statement ends (`moved`), as
+    -- holdfast_count_run counts a run's end (none is a test run: `applies`).
     SELECT x.org_id, x.version_id, x.settled_node AS node_id, 'now'::text AS from_bucket, 'passed'::text AS to_bucket
     FROM settled x WHERE x.version_id IS NOT NULL AND NOT x.test
     UNION ALL
