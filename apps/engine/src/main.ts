@@ -1,4 +1,4 @@
-import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, topics, traceRunWork } from "@holdfast/core/base";
+import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, timersDueJob, topics, traceRunWork } from "@holdfast/core/base";
 import { databasePing } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
 import { advanceRun, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
@@ -77,6 +77,25 @@ async function handleTimer(data: unknown) {
   return env.TIMER_FIRE_BATCH_MAX > 1 ? timers.fire(due.data) : fireAlone(due.data);
 }
 
+/**
+ * A `timers.due` job: the timers one relay batch held due at one instant (run/relay/publications.ts), each fired as its
+ * own job's would be (in batches, at its wake number). Fired or stale, each is done; if the database says any is not
+ * yet due, the job comes back when it is (those already fired are then found stale).
+ */
+async function handleTimers(data: unknown) {
+  const job = timersDueJob.payload.safeParse(data);
+  if (!job.success) {
+    log.error({ issues: job.error.issues }, "malformed timers.due message dropped");
+    return { kind: "dropped" as const };
+  }
+  const results = [];
+  if (env.TIMER_FIRE_BATCH_MAX > 1) results.push(...(await Promise.all(job.data.timers.map((due) => timers.fire(due)))));
+  else for (const due of job.data.timers) results.push(await fireAlone(due));
+  const inMs = Math.max(0, ...results.map((r) => (r.kind === "not_due" ? r.inMs : 0)));
+  if (inMs > 0) return { kind: "not_due" as const, inMs };
+  return { kind: "done" as const, fired: results.filter((r) => r.kind === "fired").length, of: results.length };
+}
+
 /** A queue client's error: a lost connection goes to the watch (said once per outage), anything else is logged. */
 function queueError(error: Error): void {
   if (!outages.report(error)) log.error({ err: error }, "queue error");
@@ -99,8 +118,8 @@ if (!redis) {
     { redis, prefix: env.QUEUE_PREFIX, onError: queueError },
     queueNames.engine,
     async (job, token) => {
-      if (job.name !== "timer.due") return handle(job.data);
-      const result = await handleTimer(job.data);
+      if (job.name !== "timer.due" && job.name !== timersDueJob.name) return handle(job.data);
+      const result = job.name === "timer.due" ? await handleTimer(job.data) : await handleTimers(job.data);
       if (result.kind === "not_due") {
         // The queue delivered early by the database's clock: come back when it is due.
         await job.moveToDelayed(Date.now() + result.inMs + 5, token);

@@ -89,12 +89,12 @@ async function runCase(c: SpikeCase, meter: Meter, table?: Target[]): Promise<{ 
     const dueAt: string = (await sql.query("SELECT (now() + make_interval(secs => $1))::text AS t", [leadSeconds])).rows[0].t;
     const written = await writeWaits(sql, orgs, dueAt, c.spread);
     const wroteIn = (performance.now() - seedStart) / 1000;
-    const published = c.queue ? await publishDelayedJobs(sql, redisUrl, prefix) : 0;
+    const published = c.queue ? await publishDelayedJobs(sql, redisUrl, prefix) : null;
     const setupIn = (performance.now() - seedStart) / 1000;
     const [{ ahead }] = (await sql.query("SELECT EXTRACT(EPOCH FROM $1::timestamptz - now())::float8 AS ahead", [dueAt])).rows;
     const label = `spread ${c.spread} s, ${c.queue ? "queue working" : "every delayed job lost (sweep only)"}`;
     console.log(
-      `${label}: ${written} waits written in ${fmt(wroteIn, 1)} s${c.queue ? `, ${published} delayed jobs published` : ", no delayed jobs"}; ` +
+      `${label}: ${written} waits written in ${fmt(wroteIn, 1)} s${published ? `, their delayed jobs published (${published.timers} timers in ${published.jobs} jobs)` : ", no delayed jobs"}; ` +
         (ahead > 0 ? `setup done ${fmt(ahead, 1)} s before the first due instant` : `SETUP OVERRAN the first due instant by ${fmt(-ahead, 1)} s (figures include it)`) +
         ` (setup ${fmt(setupIn, 1)} s)`,
     );

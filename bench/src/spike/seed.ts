@@ -1,5 +1,5 @@
 import { publishBenchAutomation } from "../publish";
-import { queueForTopic } from "@holdfast/core/base";
+import { publicationsOf } from "@holdfast/core/run";
 import { parseGraph } from "@holdfast/core/versions";
 import type { Db } from "@holdfast/db";
 import { createPublisher } from "@holdfast/queue";
@@ -137,16 +137,17 @@ export async function writeWaits(sql: pg.Client, orgs: SpikeOrg[], dueAt: string
 }
 
 /**
- * The fast path's delayed jobs, as relayOnce publishes them (core/relay/relay.ts): the same queue, name, job id
- * (`<timer id>_<wake>`) and delay until due_at by the database clock. In an order shuffled across organisations
+ * The fast path's delayed jobs, as relayOnce publishes them (core/relay/relay.ts): its batches of 200 rows, each batch's
+ * timers due at one instant as one `timers.due` job (run/relay/publications.ts), delayed until due_at by the database
+ * clock. In an order shuffled across organisations
  * (by a digest of the timer id), as a relay publishes them when the waits begin over the weekend: the seed writes
  * them organisation by organisation, and BullMQ hands out the jobs for one instant in the order they were added (a
  * job added later ends its delay later), so publishing in the seed's order would put one organisation's timers at the
  * front of every second's burst and another's at the back, an order no real sender produces.
  */
-export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefix: string): Promise<number> {
+export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefix: string): Promise<{ timers: number; jobs: number }> {
   const publisher = createPublisher({ redis: redisUrl, prefix });
-  let published = 0;
+  const published = { timers: 0, jobs: 0 };
   let after = "";
   try {
     for (;;) {
@@ -157,10 +158,12 @@ export async function publishDelayedJobs(sql: pg.Client, redisUrl: string, prefi
         [after],
       );
       if (!rows.length) return published;
-      await Promise.all(
-        rows.map((r) => publisher.publish(queueForTopic("timer.due", r.payload), "timer.due", r.payload, { jobId: `${r.id}_1`, delayMs: r.delay })),
-      );
-      published += rows.length;
+      // As the relay's batches of RELAY_BATCH_SIZE (200) rows: the timers of a batch due at one instant are one job.
+      const unsent = rows.map((r) => ({ id: 0n, topic: "timer.due", payload: r.payload, jobId: `${r.id}_1`, delayMs: r.delay }));
+      const jobs = Array.from({ length: Math.ceil(unsent.length / 200) }, (_, i) => publicationsOf(unsent.slice(i * 200, i * 200 + 200)));
+      await Promise.all(jobs.map((batch) => publisher.publishMany(batch)));
+      published.timers += rows.length;
+      published.jobs += jobs.flat().length;
       after = rows.at(-1).shuffle;
     }
   } finally {

@@ -120,6 +120,18 @@ export const topics = {
   },
 } as const;
 export type Topic = keyof typeof topics;
+
+/**
+ * Not a topic (no outbox row has it): the `timer.due` rows of one relay batch due at one instant, published as one
+ * delayed job (run/relay/publications.ts), so a spike of 100,000 timers due at 09:00 is a few hundred jobs, each fired
+ * as a batch, not 100,000. A lone timer's row is still published as its own `timer.due` job.
+ */
+export const timersDueJob = {
+  name: "timers.due",
+  queue: queueNames.engine,
+  payload: z.object({ timers: z.array(topics["timer.due"].payload).min(1).max(5_000) }),
+} as const;
+export type TimersDue = z.infer<(typeof timersDueJob)["payload"]>;
 export type ApprovalNotify = z.infer<(typeof topics)["approval.notify"]["payload"]>;
 export type TimerDue = z.infer<(typeof topics)["timer.due"]["payload"]>;
 export type RunWake = z.infer<(typeof topics)["run.wake"]["payload"]>;

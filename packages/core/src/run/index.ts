@@ -24,6 +24,7 @@ export { connectionFailureOf, isDatabaseUnreachable, type OutageReporter, Outage
 export { type AutomationPreview, previewAutomation, PreviewSampleError, type SampleChoice, typedSampleLimits } from "./preview/automation";
 export type { JourneyPreview, MissingValue, StepDetail, StepPreview } from "./preview/journey-types";
 export { handleWakeUp, loop, onShutdown, pollOutbox, requireSecretKey, workerId } from "./process";
+export { publicationsOf } from "./relay/publications";
 export { relayOnce, type RelayResult } from "./relay/relay";
 export { applyMigration, type ApplyReport, type Landing, landingFor, migrationInput, type MigrationInput, type MigrationPlan, planMigration, removedRule } from "./run-migrations/migrate";
 export { runBudgetsOf, type RunBudgetsView, setRunBudgets } from "./runs/budgets";
