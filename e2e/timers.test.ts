@@ -1,4 +1,5 @@
-import { queueNames } from "@holdfast/queue";
+import { publicationsOf } from "@holdfast/core/run";
+import { createPublisher, queueNames } from "@holdfast/queue";
 import { Queue } from "bullmq";
 import { timersFireDueFairly } from "@holdfast/core/store";
 import { instantFor, spreadOffsetSeconds } from "@holdfast/core/decide";
@@ -26,8 +27,9 @@ const waitGraph = (seconds: number) =>
   );
 
 describe("waking up on time", () => {
-  it("fires within 1 s of due through the fast path, and within one sweep interval when the delayed job is lost", async () => {
+  it("fires within 1 s of due through the fast path (a timer's own job, and one job for timers due at one instant), and within one sweep interval when the delayed job is lost", async () => {
     await publish(d.t.db, waitGraph(3), { automation: "wait-3s" });
+    await publish(d.t.db, waitGraph(600), { automation: "wait-10m" });
     const env = {
       RELAY_POLL_MS: "200",
       SWEEP_INTERVAL_MS: "1000",
@@ -45,6 +47,37 @@ describe("waking up on time", () => {
     console.log(`fast path: fired ${Number(f.lateness_ms).toFixed(1)} ms after due by ${f.fired_by}`);
     expect(f.fired_by).toMatch(/^engine@/);
     expect(Number(f.lateness_ms)).toBeLessThan(5_000); // printed above; about 1-20 ms on an idle machine
+
+    // Timers due at one instant, as one timers.due job (the relay's grouping, run/relay/publications.ts): the engine
+    // fires both on time. Their own jobs (ten minutes away), published when they began, are removed first.
+    const pair = await Promise.all(["together-1", "together-2"].map(async (id) => ({ runId: await startTestRun(d.t.db, "wait-10m", { id }) })));
+    const pairTimers = await waitFor(async () => {
+      const found = await q(
+        "SELECT t.id, t.wake, t.org_id, t.run_id FROM timers t WHERE t.run_id = ANY($1) AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.run_id = t.run_id AND o.topic = 'timer.due' AND o.sent_at IS NULL)",
+        [pair.map((p) => p.runId)],
+      );
+      return found.length === 2 ? found : undefined;
+    }, 10_000, "the pair's jobs to be published");
+    const engineQueue = new Queue(queueNames.engine, { connection: { url: testRedisUrl }, prefix: d.prefix });
+    for (const tm of pairTimers) await (await engineQueue.getJob(`${tm.id}_${tm.wake}`))?.remove();
+    const [{ at }] = await q("UPDATE timers SET due_at = date_trunc('second', now()) + interval '2 seconds' WHERE run_id = ANY($1) RETURNING to_jsonb(due_at) #>> '{}' AS at", [
+      pair.map((p) => p.runId),
+    ]);
+    const groupPublisher = createPublisher({ redis: testRedisUrl, prefix: d.prefix });
+    const jobs = publicationsOf(
+      pairTimers.map((tm) => ({ id: 0n, topic: "timer.due", jobId: `${tm.id}_${tm.wake}`, delayMs: 1_500, payload: { orgId: tm.org_id, runId: tm.run_id, timerId: tm.id, wake: tm.wake, dueAt: at } })),
+    );
+    expect(jobs.map((j) => j.name)).toEqual(["timers.due"]);
+    await groupPublisher.publishMany(jobs);
+    await groupPublisher.close();
+    await waitFor(async () => (await q("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1) AND status = 'completed'", [pair.map((p) => p.runId)]))[0]?.n === 2, 20_000, "the pair to complete");
+    const pairFired = await q("SELECT lateness_ms, fired_by FROM timers WHERE run_id = ANY($1)", [pair.map((p) => p.runId)]);
+    console.log(`one job for two timers: fired ${pairFired.map((r) => `${Number(r.lateness_ms).toFixed(1)} ms`).join(", ")} after due`);
+    for (const r of pairFired) {
+      expect(r.fired_by).toMatch(/^engine@/);
+      expect(Number(r.lateness_ms)).toBeLessThan(5_000);
+    }
+    await engineQueue.close();
 
     await d.startApps([{ app: "sweeper", env }], 20_000);
 

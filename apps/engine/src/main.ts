@@ -1,7 +1,7 @@
 import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, timersDueJob, topics, traceRunWork } from "@holdfast/core/base";
 import { databasePing } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
-import { advanceRun, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
+import { advanceRun, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timersDueAnswer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames, stuckConsumerMessage } from "@holdfast/queue";
 import { env } from "./env";
@@ -88,12 +88,10 @@ async function handleTimers(data: unknown) {
     log.error({ issues: job.error.issues }, "malformed timers.due message dropped");
     return { kind: "dropped" as const };
   }
+  if (env.TIMER_FIRE_BATCH_MAX > 1) return timersDueAnswer(await Promise.all(job.data.timers.map((due) => timers.fire(due))));
   const results = [];
-  if (env.TIMER_FIRE_BATCH_MAX > 1) results.push(...(await Promise.all(job.data.timers.map((due) => timers.fire(due)))));
-  else for (const due of job.data.timers) results.push(await fireAlone(due));
-  const inMs = Math.max(0, ...results.map((r) => (r.kind === "not_due" ? r.inMs : 0)));
-  if (inMs > 0) return { kind: "not_due" as const, inMs };
-  return { kind: "done" as const, fired: results.filter((r) => r.kind === "fired").length, of: results.length };
+  for (const due of job.data.timers) results.push(await fireAlone(due));
+  return timersDueAnswer(results);
 }
 
 /** A queue client's error: a lost connection goes to the watch (said once per outage), anything else is logged. */

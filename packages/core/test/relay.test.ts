@@ -137,6 +137,45 @@ describe("the outbox relay", () => {
     await queue.close();
   });
 
+  it("publishes the timer.due rows of a batch due at one instant as one timers.due job until then, a lone one as its own job, and a batch published again as the same job", async () => {
+    await t.sql.query("DELETE FROM outbox");
+    const [{ orgId, runId, at, later }] = (
+      await t.sql.query(
+        `SELECT org_id AS "orgId", id AS "runId", to_jsonb(now() + interval '1 hour') #>> '{}' AS at, to_jsonb(now() + interval '2 hours') #>> '{}' AS later
+         FROM runs LIMIT 1`,
+      )
+    ).rows;
+    const due = (timerId: string, dueAt: string, wake = 1) => ({ orgId, runId, timerId, wake, dueAt });
+    const together = [due("tmr_a", at), due("tmr_b", at, 2), due("tmr_c", at)];
+    for (const payload of [...together, due("tmr_d", later)]) {
+      await t.sql.query("INSERT INTO outbox (org_id, run_id, topic, payload) VALUES ($1, $2, 'timer.due', $3)", [orgId, runId, payload]);
+    }
+    await t.sql.query("INSERT INTO outbox (org_id, run_id, topic, payload) VALUES ($1, $2, 'run.wake', $3)", [orgId, runId, { orgId, runId, reason: "sweep" }]);
+    const p = publisher();
+    expect(await relayOnce(t.db, p, 10)).toEqual({ published: 5 });
+    const queue = new Queue(queueNames.engine, { connection: { url: testRedisUrl }, prefix: prefix.prefix });
+    const delayed = await queue.getJobs(["delayed"]);
+    const group = delayed.find((j) => j.name === "timers.due");
+    expect(group?.data).toEqual({ timers: together });
+    expect(group?.id).toMatch(/^tmrs_[\w-]{32}$/);
+    // Delayed until the instant (by the database clock: about an hour), the lone timer's until its own.
+    expect(group?.opts.delay).toBeGreaterThan(3_500_000);
+    expect(group?.opts.delay).toBeLessThanOrEqual(3_600_000);
+    const lone = delayed.find((j) => j.name === "timer.due");
+    expect(lone?.id).toBe("tmr_d_1");
+    expect(lone?.data).toEqual(due("tmr_d", later));
+    expect(lone?.opts.delay).toBeGreaterThan(7_100_000);
+    expect((await queue.getJobs(["waiting"])).filter((j) => j.name === "run.wake")).toHaveLength(1);
+    // A crash between the publish and the commit: the same rows published again are the same jobs (the ids suppress them).
+    await t.sql.query("UPDATE outbox SET sent_at = NULL");
+    expect(await relayOnce(t.db, p, 10)).toEqual({ published: 5 });
+    expect((await queue.getJobs(["delayed"])).map((j) => j.id).sort()).toEqual(delayed.map((j) => j.id).sort());
+    await p.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await t.sql.query("DELETE FROM outbox");
+  });
+
   it("leaves rows unsent when publishing fails, so nothing is lost", async () => {
     await start("d");
     const broken = { publish: async () => Promise.reject(new Error("redis down")), publishMany: async () => Promise.reject(new Error("redis down")), close: async () => {} };

@@ -281,13 +281,24 @@ describe("timers fired as a set (holdfast_timers_fire_walk)", () => {
     expect(await rows("SELECT node_id FROM count_tallies UNION ALL SELECT node_id FROM count_changes WHERE run_id IS NULL")).toEqual([]);
   });
 
-  it("learns a version's walk from the first batch that meets it, which it walks the usual way", async () => {
+  it("learns the walks of every version with running runs before its first batch; a version met later is learnt from the first batch that meets it, which it walks the usual way", async () => {
     const cache = new GraphCache();
-    const first = await bySet(cache, [await waiting("end")]);
-    expect(first.fired.map((f) => f.walked)).toEqual([null]);
-    expect([...first.walks.values()].map((w) => w.status)).toEqual(["completed"]);
-    const next = await bySet(cache, [await waiting("end"), await waiting("branch")]);
-    expect(next.fired.map((f) => f.versionId === versions.end ? f.walked : `branch ${f.walked}`).sort()).toEqual(["branch null", "completed"]);
+    // Before a spike's first batch, as after a deploy: 100 organisations' versions walked as a set from the start.
+    const first = await bySet(cache, [await waiting("end"), await waiting("step"), await waiting("branch")]);
+    expect(first.fired.map((f) => `${Object.keys(versions).find((k) => versions[k] === f.versionId)} ${f.walked}`).sort()).toEqual([
+      "branch null", // the walk needs the run's data: never a plan
+      "end completed",
+      "step running",
+    ]);
+    expect(timerPlansOf(cache).knowsVersion(versions.step as string)).toBe(true);
+    // Published after the book learnt (it learns again at most once a minute): its first batch walks it the usual way.
+    const later = await publish(t.db, graphs.end as Graph, { automation: "later" });
+    const met = await bySet(cache, [await waiting("later")]);
+    expect(met.fired.map((f) => f.walked)).toEqual([null]);
+    expect([...met.walks.values()].map((w) => w.status)).toEqual(["completed"]);
+    const next = await bySet(cache, [await waiting("later"), await waiting("end")]);
+    expect(next.fired.map((f) => f.walked)).toEqual(["completed", "completed"]);
+    expect(next.fired.map((f) => f.versionId).sort()).toEqual([later.versionId, versions.end].sort());
   });
 
   it("finds its rows by key, never by reading a whole table, however small the tables look to the planner", async () => {

@@ -1,4 +1,5 @@
 import type { Tx } from "@holdfast/db";
+import { runsRunningVersions } from "../../store/sql/runs";
 import type { SweepBatch } from "../../store/sql/timers";
 import { type FiredAndWalked, timersFireWalk, timersSweepFireWalk } from "../../store/sql/timers-fire-walk";
 import type { GraphCache } from "../../versions/graph-cache";
@@ -21,6 +22,7 @@ export async function fireAndWalkSet(
   actor: string,
 ): Promise<{ fired: FiredAndWalked[]; walks: Map<string, AdvanceResult> }> {
   const book = timerPlansOf(graphs);
+  if (!book.primed && ids.length) await prime(tx, graphs, book);
   const fired = ids.length ? await timersFireWalk(tx, ids, wakes, actor, book.sql()) : [];
   const walks = await walkRest(tx, graphs, book, fired.filter((f) => f.walked === null), actor);
   for (const f of fired) {
@@ -41,13 +43,34 @@ export async function sweepAndWalkSet(
   actor: string,
 ): Promise<SweepBatch["fired"]> {
   const book = timerPlansOf(graphs);
+  if (!book.primed) await prime(tx, graphs, book);
   const { rest, fired } = await timersSweepFireWalk(tx, pick, actor, book.sql());
   await walkRest(tx, graphs, book, rest, actor);
   return fired;
 }
 
-/** The fired runs the statement did not move on, walked in this transaction; their versions learnt for the next batch. */
+/**
+ * The book learns every version with running runs it does not know yet (`TimerPlans.primeDue`: before the process's
+ * first batch, then when a batch meets a version it does not know, at most once a minute).
+ */
+async function prime(tx: Tx, graphs: GraphCache, book: TimerPlans): Promise<void> {
+  if (!book.primeDue(Date.now())) return;
+  for (const v of await runsRunningVersions(tx, book.capacity)) {
+    if (book.knowsVersion(v.versionId)) continue;
+    // A graph that does not read is left to the walk of its own runs, which fails them alone.
+    const graph = await graphs.get(tx, v.orgId, v.versionId).catch(() => null);
+    if (graph) book.learnVersion(v.versionId, graph);
+  }
+}
+
+/**
+ * The fired runs the statement did not move on, walked in this transaction; their versions learnt for the next batch.
+ * A version met for the first time has the book learn every version with running runs (`prime`): in a spike of 100
+ * organisations' timers, learning each version only from its own first batch walked 4,500 of 100,000 runs the slow way
+ * (and the engine's batches, in a book of their own, more).
+ */
 async function walkRest(tx: Tx, graphs: GraphCache, book: TimerPlans, rest: FiredAndWalked[], actor: string): Promise<Map<string, AdvanceResult>> {
+  if (rest.some((f) => f.versionId !== null && f.nodeId !== null && !book.knows(f.versionId, f.nodeId))) await prime(tx, graphs, book);
   for (const f of rest) {
     if (f.versionId !== null && f.nodeId !== null && !book.knows(f.versionId, f.nodeId)) {
       book.learn(f.versionId, f.nodeId, await graphs.get(tx, f.orgId, f.versionId));

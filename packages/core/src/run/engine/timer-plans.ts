@@ -19,9 +19,39 @@ interface SqlPlan {
  */
 export class TimerPlans {
   private readonly plans = new Map<string, SqlPlan | null>();
+  private readonly versions = new Set<string>();
   private json: string | null = null;
+  private primedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly capacity = 256) {}
+  constructor(readonly capacity = 256) {}
+
+  /** Whether every wait of this version is known (learnt with `learnVersion`). */
+  knowsVersion(versionId: string): boolean {
+    return this.versions.has(versionId);
+  }
+
+  /** The walks after every wait and reply wait of a version's graph. */
+  learnVersion(versionId: string, graph: Graph): void {
+    for (const node of graph.nodes) if (node.kind === "wait" || node.kind === "wait_for_reply") this.learn(versionId, node.id, graph);
+    if (this.versions.size >= this.capacity * 4) this.versions.delete(this.versions.values().next().value as string);
+    this.versions.add(versionId);
+  }
+
+  /** Whether the book has learnt the running versions yet (`primeDue`). */
+  get primed(): boolean {
+    return this.primedAt !== Number.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * Whether to learn the running versions now (before the process's first batch, or when a batch met a version not in
+   * the book): at most once in `everyMs`, so a deployment with more versions than the book holds does not read them
+   * all at every batch.
+   */
+  primeDue(now: number, everyMs = 60_000): boolean {
+    if (now - this.primedAt < everyMs) return false;
+    this.primedAt = now;
+    return true;
+  }
 
   /** Whether the walk after this wait is known (as a plan or as "walk it"). */
   knows(versionId: string, nodeId: string): boolean {

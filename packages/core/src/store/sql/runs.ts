@@ -296,3 +296,19 @@ export function runsLockForApproval(tx: Tx, orgId: string, approvalId: string): 
     SELECT r.id FROM runs r JOIN approvals a ON a.run_id = r.id AND a.org_id = r.org_id
     WHERE a.org_id = ${orgId} AND a.id = ${approvalId} FOR NO KEY UPDATE OF r`;
 }
+
+/**
+ * The versions that have running runs, with their organisations, `limit` at most: a loose scan of
+ * runs_running_version_idx (one probe a version, not a read of every running run). The set path's plans are learnt
+ * from these (run/engine/timer-plans.ts) before a spike's batches need them.
+ */
+export function runsRunningVersions(tx: Tx, limit: number): Promise<{ orgId: string; versionId: string }[]> {
+  return tx.$queryRaw<{ orgId: string; versionId: string }[]>`
+    WITH RECURSIVE v(version_id, n) AS (
+      (SELECT version_id, 1 FROM runs WHERE status = 'running' ORDER BY version_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT r.version_id FROM runs r WHERE r.status = 'running' AND r.version_id > v.version_id ORDER BY r.version_id LIMIT 1), v.n + 1
+      FROM v WHERE v.version_id IS NOT NULL AND v.n < ${limit}
+    )
+    SELECT a.org_id AS "orgId", a.id AS "versionId" FROM v JOIN automation_versions a ON a.id = v.version_id`;
+}
