@@ -1,7 +1,7 @@
 import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, timersDueJob, topics, traceRunWork } from "@holdfast/core/base";
 import { databasePing } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
-import { advanceRun, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timersDueAnswer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
+import { advanceRun, DueDrain, duePickDefaults, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames, stuckConsumerMessage } from "@holdfast/queue";
 import { env } from "./env";
@@ -77,21 +77,17 @@ async function handleTimer(data: unknown) {
   return env.TIMER_FIRE_BATCH_MAX > 1 ? timers.fire(due.data) : fireAlone(due.data);
 }
 
-/**
- * A `timers.due` job: the timers one relay batch held due at one instant (run/relay/publications.ts), each fired as its
- * own job's would be (in batches, at its wake number). Fired or stale, each is done; if the database says any is not
- * yet due, the job comes back when it is (those already fired are then found stale).
- */
+// A `timers.due` job (the timers of one relay batch due at one instant): the due sweep's batches, once the instant has
+// come by the database clock (run/engine/due-drain.ts); the jobs that come during a pass share the next one.
+const drain = new DueDrain({ db, graphs, actor: id, pick: duePickDefaults });
+
 async function handleTimers(data: unknown) {
   const job = timersDueJob.payload.safeParse(data);
   if (!job.success) {
     log.error({ issues: job.error.issues }, "malformed timers.due message dropped");
     return { kind: "dropped" as const };
   }
-  if (env.TIMER_FIRE_BATCH_MAX > 1) return timersDueAnswer(await Promise.all(job.data.timers.map((due) => timers.fire(due))));
-  const results = [];
-  for (const due of job.data.timers) results.push(await fireAlone(due));
-  return timersDueAnswer(results);
+  return drain.due(job.data.dueAt);
 }
 
 /** A queue client's error: a lost connection goes to the watch (said once per outage), anything else is logged. */

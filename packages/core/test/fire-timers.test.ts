@@ -6,7 +6,7 @@ import { advanceRun } from "../src/run/engine/advance";
 import { startRun } from "../src/run/start/start-run";
 import { type FireResult, fireTimer } from "../src/run/timers/fire";
 import { fireAndWalkSet } from "../src/run/engine/fire-set";
-import { TimerFirer, timersDueAnswer } from "../src/run/engine/fire-timers";
+import { TimerFirer } from "../src/run/engine/fire-timers";
 import { GraphCache } from "../src/versions/graph-cache";
 import { waitGraph } from "./sweeper/bed";
 
@@ -102,22 +102,6 @@ describe("the fast path's batched firing (TimerFirer)", () => {
       [early, old].map((d) => ({ run_id: d.runId, fired: false })).sort((a, b) => (a.run_id < b.run_id ? -1 : 1)),
     );
     expect(await rows("SELECT count(*)::int AS n FROM run_events WHERE run_id = $1 AND type = 'timer.fired'", [twice.runId])).toEqual([{ n: 1 }]);
-  });
-
-  it("answers a timers.due job from its timers' answers: not yet due while any is (in as long as the last), then done with how many it fired", async () => {
-    const [a, b, early, old] = await Promise.all([waiting(-1), waiting(-1), waiting(30), waiting(-1)]);
-    if (!a || !b || !early || !old) throw new Error("setup");
-    const firer = new TimerFirer({ db: t.db, graphs: new GraphCache(), actor: "engine-test", alone: fireAloneNever });
-    const job = [a, b, early, { ...old, wake: old.wake + 1 }];
-    const first = timersDueAnswer(await Promise.all(job.map((d) => firer.fire(d))));
-    expect(first).toMatchObject({ kind: "not_due" });
-    expect((first as { inMs: number }).inMs).toBeGreaterThan(25_000);
-    expect((first as { inMs: number }).inMs).toBeLessThanOrEqual(30_000);
-    // The job comes back when its last timer is due: the ones fired the first time are stale, the early one fires.
-    await rows("UPDATE timers SET due_at = now() - interval '1 second' WHERE id = $1", [early.timerId]);
-    expect(timersDueAnswer(await Promise.all(job.map((d) => firer.fire(d))))).toEqual({ kind: "done", fired: 1, of: 4 });
-    expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_by = 'engine-test'", [[a.runId, b.runId, early.runId]])).toEqual([{ n: 3 }]);
-    expect(timersDueAnswer([])).toEqual({ kind: "done", fired: 0, of: 0 });
   });
 
   it("answers a batch of jobs whose timers the due sweep fired first with one read: stale, and no firing transaction", async () => {

@@ -137,7 +137,7 @@ describe("the outbox relay", () => {
     await queue.close();
   });
 
-  it("publishes the timer.due rows of a batch due at one instant as one timers.due job until then, a lone one as its own job, and a batch published again as the same job", async () => {
+  it("publishes the timer.due rows of a batch due at one instant as one timers.due job (when, and for how many) until then, a lone one as its own job, and a batch published again as the same job", async () => {
     await t.sql.query("DELETE FROM outbox");
     const [{ orgId, runId, at, later }] = (
       await t.sql.query(
@@ -156,7 +156,7 @@ describe("the outbox relay", () => {
     const queue = new Queue(queueNames.engine, { connection: { url: testRedisUrl }, prefix: prefix.prefix });
     const delayed = await queue.getJobs(["delayed"]);
     const group = delayed.find((j) => j.name === "timers.due");
-    expect(group?.data).toEqual({ timers: together });
+    expect(group?.data).toEqual({ dueAt: at, timers: 3 });
     expect(group?.id).toMatch(/^tmrs_[\w-]{32}$/);
     // Delayed until the instant (by the database clock: about an hour), the lone timer's until its own.
     expect(group?.opts.delay).toBeGreaterThan(3_500_000);

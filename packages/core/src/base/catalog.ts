@@ -123,13 +123,14 @@ export type Topic = keyof typeof topics;
 
 /**
  * Not a topic (no outbox row has it): the `timer.due` rows of one relay batch due at one instant, published as one
- * delayed job (run/relay/publications.ts), so a spike of 100,000 timers due at 09:00 is a few hundred jobs, each fired
- * as a batch, not 100,000. A lone timer's row is still published as its own `timer.due` job.
+ * delayed job (run/relay/publications.ts), which the engine answers with the due sweep's batches (run/engine/due-drain.ts).
+ * A spike of 100,000 timers due at 09:00 is then a few hundred jobs, not 100,000. A lone timer's row is still
+ * published as its own `timer.due` job. `timers`: how many the job stands for.
  */
 export const timersDueJob = {
   name: "timers.due",
   queue: queueNames.engine,
-  payload: z.object({ timers: z.array(topics["timer.due"].payload).min(1).max(5_000) }),
+  payload: z.object({ dueAt: z.string().min(1), timers: z.number().int().min(1) }),
 } as const;
 export type TimersDue = z.infer<(typeof timersDueJob)["payload"]>;
 export type ApprovalNotify = z.infer<(typeof topics)["approval.notify"]["payload"]>;

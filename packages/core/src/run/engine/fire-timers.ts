@@ -92,21 +92,6 @@ export class TimerFirer {
 }
 
 /**
- * A `timers.due` job's answer (run/relay/publications.ts), from its timers' own: not yet due if any is, in as long as
- * the last of them (the job comes back then, and finds the ones fired now stale); otherwise done, with how many it
- * fired (the rest were stale: fired by the sweep, moved, or gone).
- */
-export function timersDueAnswer(results: readonly FireResult[]): { kind: "not_due"; inMs: number } | { kind: "done"; fired: number; of: number } {
-  let inMs = 0;
-  let fired = 0;
-  for (const r of results) {
-    if (r.kind === "not_due") inMs = Math.max(inMs, r.inMs);
-    else if (r.kind === "fired") fired++;
-  }
-  return inMs > 0 ? { kind: "not_due", inMs } : { kind: "done", fired, of: results.length };
-}
-
-/**
  * One batch: fire what is due, walk the fired runs on, and say for each timer what became of it. A batch of more than
  * one job (a backlog) first reads which of its timers are still to fire, outside any transaction: in a spike at one
  * instant the due sweep fires most timers before their delayed jobs arrive, and a batch of such jobs then costs that

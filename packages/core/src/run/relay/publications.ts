@@ -5,13 +5,12 @@ import type { UnsentOutboxRow } from "../../store/sql/outbox";
 
 /**
  * The jobs a relay batch publishes: a row each, except the `timer.due` rows due at one instant (the same `dueAt`),
- * which go as one `timers.due` job holding every one of them, delayed until that instant. The engine fires such a job's
- * timers as batches (run/engine/fire-timers.ts), each still fenced by its wake number. A spike of timers due at 09:00
- * is then a job per relay batch, not one per timer: at 100,000 timers the engine's jobs cost about a third of the
- * firing's CPU (docs/performance.md). A lone row keeps its own `timer.due` job and id, `<timer id>_<wake>`.
- * A group's job id is a digest of its timers and wakes: a batch published again after a crash before its commit is
- * suppressed while the queue remembers the id; grouped otherwise, its timers are fired once (the fence) and the
- * repeats find them fired.
+ * which go as one `timers.due` job, delayed until that instant, that says when and for how many. The engine answers it
+ * with the due sweep's batches (run/engine/due-drain.ts), which fire whatever is due by then. A spike of timers due at
+ * 09:00 is then a job per relay batch, not one per timer. A lone row keeps its own `timer.due` job and id,
+ * `<timer id>_<wake>` (fired by id, fenced by its wake number).
+ * A group's job id is a digest of its timers and wake numbers: a batch published again after a crash before its commit is
+ * suppressed while the queue remembers the id; grouped otherwise, the repeat is one more drain that finds less due.
  */
 export function publicationsOf(rows: readonly UnsentOutboxRow[]): Publication[] {
   const out: Publication[] = [];
@@ -26,7 +25,7 @@ export function publicationsOf(rows: readonly UnsentOutboxRow[]): Publication[] 
     if (group) group.push(row);
     else dueTogether.set(dueAt, [row]);
   }
-  for (const group of dueTogether.values()) {
+  for (const [dueAt, group] of dueTogether) {
     if (group.length === 1) {
       out.push(single(group[0] as UnsentOutboxRow));
       continue;
@@ -36,7 +35,7 @@ export function publicationsOf(rows: readonly UnsentOutboxRow[]): Publication[] 
     out.push({
       queue: timersDueJob.queue,
       name: timersDueJob.name,
-      data: { timers: group.map((row) => row.payload) },
+      data: { dueAt, timers: group.length },
       options: { jobId: `tmrs_${digest.digest("base64url").slice(0, 32)}`, delayMs: Math.max(...group.map((row) => row.delayMs)) },
     });
   }

@@ -33,3 +33,9 @@ export async function databaseConnectionSlots(db: Db): Promise<{ maxConnections:
            current_setting('superuser_reserved_connections')::int AS "reservedForSuperusers"`;
   return rows[0] as { maxConnections: number; inUse: number; reservedForSuperusers: number };
 }
+
+/** How long until an instant (a timestamp as the database writes one) by the database clock, in ms; 0 once it passed. */
+export async function databaseMsUntil(db: Db | Tx, at: string): Promise<number> {
+  const rows = await db.$queryRaw<{ ms: number }[]>`SELECT GREATEST(0, EXTRACT(EPOCH FROM ${at}::timestamptz - now()) * 1000)::float8 AS ms`;
+  return (rows[0] as { ms: number }).ms;
+}

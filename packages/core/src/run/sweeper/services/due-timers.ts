@@ -1,5 +1,6 @@
 import { inTx } from "@holdfast/db";
 import { z } from "zod";
+import { duePickDefaults } from "../../engine/due-drain";
 import { sweepAndWalkSet } from "../../engine/fire-set";
 import { type SweepBatch, timersFireDueFairly } from "../../../store/sql/timers";
 import { defaultIntervalMs, defineService, type SweepContext, setting, sweepSharedEnv } from "../service";
@@ -28,9 +29,9 @@ export const dueTimers = defineService({
     .object({
       ...sweepSharedEnv.shape,
       SWEEP_DUE_TIMERS_INTERVAL_MS: setting.intervalMs.optional(),
-      TIMER_SWEEP_ORGS: z.coerce.number().int().min(1).max(1_000).default(20).describe("The fair due sweep: organisations per batch"),
-      TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(50).describe("The fair due sweep: timers per organisation in a batch (more when fewer organisations have due timers)"),
-      TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(500).describe("The fair due sweep: timers per batch"),
+      TIMER_SWEEP_ORGS: z.coerce.number().int().min(1).max(1_000).default(duePickDefaults.orgs).describe("The fair due sweep: organisations per batch"),
+      TIMER_SWEEP_PER_ORG: z.coerce.number().int().min(1).max(10_000).default(duePickDefaults.perOrg).describe("The fair due sweep: timers per organisation in a batch (more when fewer organisations have due timers)"),
+      TIMER_SWEEP_BATCH: z.coerce.number().int().min(1).max(10_000).default(duePickDefaults.total).describe("The fair due sweep: timers per batch"),
       TIMER_SWEEP_MAX_BATCHES: z.coerce.number().int().min(1).max(1_000).default(20).describe("The fair due sweep: batches per run"),
       // At most 2: the sweeper's pool of 4 connections also carries the lease's renewal and the maintenance loop.
       TIMER_SWEEP_PARALLEL: z.coerce.number().int().min(1).max(2).default(2).describe("Batches at once while draining a backlog (a full first batch), at most 2"),

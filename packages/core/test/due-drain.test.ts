@@ -1,0 +1,103 @@
+import type { Db } from "@holdfast/db";
+import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceRun } from "../src/run/engine/advance";
+import { DueDrain } from "../src/run/engine/due-drain";
+import { startRun } from "../src/run/start/start-run";
+import { GraphCache } from "../src/versions/graph-cache";
+import { waitGraph } from "./sweeper/bed";
+
+// The engine's answer to a timers.due job (run/engine/due-drain.ts): the due sweep's batches once the instant came.
+
+let t: TestDatabase;
+let orgId: string;
+const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  ({ orgId } = await publish(t.db, waitGraph(), { automation: "pause" }));
+});
+afterAll(() => t?.drop());
+
+let n = 0;
+/** A run waiting on its hour's timer, moved to `at` (SQL, relative to now()). */
+async function waiting(at: string): Promise<string> {
+  const body = { id: `evt_${++n}` };
+  const headers = { "webhook-id": body.id, "webhook-timestamp": null, "webhook-signature": null };
+  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "pause", rawBody: "{}", body, headers, via: "test", auth: { kind: "operator" } });
+  await advanceRun(t.db, new GraphCache(), { orgId, runId, reason: "started" });
+  await rows(`UPDATE timers SET due_at = ${at} WHERE run_id = $1`, [runId]);
+  return runId;
+}
+
+/** The database's transactions, counted where they are opened. */
+function counted(db: Db) {
+  const count = { transactions: 0 };
+  const proxy = new Proxy(db, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target);
+      if (key === "$transaction") return (...args: unknown[]) => (count.transactions++, (value as (...a: unknown[]) => unknown).apply(target, args));
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as Db;
+  return { db: proxy, count };
+}
+
+const dbText = async (sql: string) => (await rows(`SELECT to_jsonb(${sql}) #>> '{}' AS at`))[0].at as string;
+
+describe("a timers.due job (DueDrain)", () => {
+  it("before its instant by the database clock fires nothing and says in how long; once it came, fires every due timer, in batches, and walks their runs", async () => {
+    const early = await Promise.all([waiting("now() + interval '30 seconds'"), waiting("now() + interval '30 seconds'")]);
+    const due = await Promise.all(Array.from({ length: 5 }, () => waiting("now() - interval '1 second'")));
+    const { db, count } = counted(t.db);
+    const drain = new DueDrain({ db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 2, total: 2 } });
+
+    const answer = await drain.due(await dbText("now() + interval '30 seconds'"));
+    expect(answer).toMatchObject({ kind: "not_due" });
+    expect((answer as { inMs: number }).inMs).toBeGreaterThan(25_000);
+    expect((answer as { inMs: number }).inMs).toBeLessThanOrEqual(30_000);
+    expect(count.transactions).toBe(0);
+    expect(await rows("SELECT count(*)::int AS n FROM timers WHERE fired_at IS NOT NULL")).toEqual([{ n: 0 }]);
+
+    // Due: batches of two until one comes back short (2, 2, 1), each its own transaction.
+    expect(await drain.due(await dbText("now() - interval '1 second'"))).toEqual({ kind: "done", fired: 5 });
+    expect(count.transactions).toBe(3);
+    expect(await rows("SELECT DISTINCT status FROM runs WHERE id = ANY($1)", [due])).toEqual([{ status: "completed" }]);
+    expect(await rows("SELECT DISTINCT fired_by FROM timers WHERE run_id = ANY($1)", [due])).toEqual([{ fired_by: "engine-test" }]);
+    expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NULL", [early])).toEqual([{ n: 2 }]);
+    await rows("UPDATE timers SET due_at = now() + interval '1 hour' WHERE fired_at IS NULL");
+  });
+
+  it("the jobs that come while a pass runs share the next pass, which starts when it ends", async () => {
+    const first = await Promise.all(Array.from({ length: 3 }, () => waiting("now() - interval '1 second'")));
+    // The first pass's transaction is held open until `release`, so the jobs below come while it runs.
+    const { db, count } = counted(t.db);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = new Proxy(db, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (key !== "$transaction") return value;
+        return async (...args: unknown[]) => {
+          if (count.transactions === 0) await gate;
+          return (value as (...a: unknown[]) => unknown)(...args);
+        };
+      },
+    }) as Db;
+    const drain = new DueDrain({ db: held, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 } });
+    const running = drain.request();
+    // Written while the first pass runs (it may have looked already): the next pass fires them.
+    const late = await Promise.all(Array.from({ length: 2 }, () => waiting("now() - interval '1 second'")));
+    const joined = Array.from({ length: 5 }, () => drain.request());
+    release();
+    const fired = [await running, ...(await Promise.all(joined))];
+    // One pass, then one more that all five joined: never a pass each.
+    expect(count.transactions).toBe(2);
+    expect((fired[0] as number) + (fired[1] as number)).toBe(5);
+    expect(new Set(fired.slice(1)).size).toBe(1);
+    expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NOT NULL", [[...first, ...late]])).toEqual([{ n: 5 }]);
+    // Nothing running now: the next job starts a pass of its own, which finds nothing due.
+    expect(await drain.due(await dbText("now()"))).toEqual({ kind: "done", fired: 0 });
+    expect(count.transactions).toBe(3);
+  });
+});
