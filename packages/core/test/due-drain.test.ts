@@ -1,5 +1,5 @@
 import type { Db } from "@holdfast/db";
-import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
+import { connectAs, createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceRun } from "../src/run/engine/advance";
 import { DueDrain } from "../src/run/engine/due-drain";
@@ -99,5 +99,22 @@ describe("a timers.due job (DueDrain)", () => {
     // Nothing running now: the next job starts a pass of its own, which finds nothing due.
     expect(await drain.due(await dbText("now()"))).toEqual({ kind: "done", fired: 0 });
     expect(count.transactions).toBe(3);
+  });
+
+  it("fires nothing while every slot of the due sweep's batches is taken (the sweeper's two), and the next job's pass does", async () => {
+    const due = await Promise.all(Array.from({ length: 2 }, () => waiting("now() - interval '1 second'")));
+    const holders = await Promise.all([0, 1].map(async (slot) => {
+      const c = await connectAs(t.url, "holdfast_worker");
+      await c.query("BEGIN");
+      await c.query("SELECT pg_advisory_xact_lock(47, $1)", [slot]);
+      return c;
+    }));
+    const drain = new DueDrain({ db: t.db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 } });
+    const at = await dbText("now()");
+    expect(await drain.due(at)).toEqual({ kind: "done", fired: 0 });
+    expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NULL", [due])).toEqual([{ n: 2 }]);
+    await holders[1]?.query("COMMIT");
+    expect(await drain.due(at)).toEqual({ kind: "done", fired: 2 });
+    await Promise.all(holders.map(async (c) => (await c.query("ROLLBACK"), await c.end())));
   });
 });

@@ -244,6 +244,23 @@ export function dueFairlyPick(orgLimit: number, perOrg: number, total: number): 
       LIMIT ${total})`;
 }
 
+/** The two-key advisory lock space of the due sweep's batches in flight (44: the frequency cap's, 45: email templates', 46: the fold's). */
+const firingLockSpace = 47;
+
+/** The due sweep's batches in flight at once, the sweeper's and every engine's together (`timersTakeFiringSlot`). */
+export const timersFiringSlots = 2;
+
+/**
+ * Takes one of the `timersFiringSlots` slots of the due sweep's batches until the transaction ends, or says none is
+ * free (a transaction-scoped advisory lock each). Measured in the 09:00 spike: a third batch beside two (the engine's
+ * drain beside the sweeper's two) cost 13% more CPU a timer and fired no faster on two cores.
+ */
+export async function timersTakeFiringSlot(tx: Tx): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ mine: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM generate_series(0, ${timersFiringSlots - 1}::int) s WHERE pg_try_advisory_xact_lock(${firingLockSpace}::int, s)) AS mine`;
+  return rows[0]?.mine === true;
+}
+
 /** The seed's dashboard query: how far behind the sweep is. */
 export async function timersOverdue(tx: Tx, graceSeconds: number): Promise<{ overdue: number; oldestDueAt: Date | null }> {
   const rows = await tx.$queryRaw<{ overdue: number; oldestDueAt: Date | null }[]>`

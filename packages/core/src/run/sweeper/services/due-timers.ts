@@ -2,7 +2,7 @@ import { inTx } from "@holdfast/db";
 import { z } from "zod";
 import { duePickDefaults } from "../../engine/due-drain";
 import { sweepAndWalkSet } from "../../engine/fire-set";
-import { type SweepBatch, timersFireDueFairly } from "../../../store/sql/timers";
+import { type SweepBatch, timersFireDueFairly, timersTakeFiringSlot } from "../../../store/sql/timers";
 import { defaultIntervalMs, defineService, type SweepContext, setting, sweepSharedEnv } from "../service";
 
 export interface DueTimersResult {
@@ -12,6 +12,8 @@ export interface DueTimersResult {
   batches: number;
   /** Why walking a batch's runs failed (they were fired with run.wake rows instead), when it did. */
   walkFailed?: unknown;
+  /** A batch found every slot of the due sweep's batches taken (engines draining): it fired nothing, and looks again soon. */
+  busy?: boolean;
 }
 
 /**
@@ -50,14 +52,16 @@ export const dueTimers = defineService({
     let fired = 0;
     let batches = 0;
     let walkFailed: unknown;
+    let busy = false;
     const one = async (): Promise<number> => {
       batches++;
-      const batch = await fireAndWalk(ctx, s).catch(async (error: unknown) => {
+      const batch: Pick<SweepBatch, "fired"> & { busy?: true } = await fireAndWalk(ctx, s).catch(async (error: unknown) => {
         // A walk that throws (a run the walk cannot handle) must not hold the timers back: fired as before, each run
         // with its run.wake for the engine, where such a run fails alone.
         walkFailed = error;
         return inTx(ctx.db, (tx) => timersFireDueFairly(tx, s.orgs, s.perOrg, s.batch, ctx.actor));
       });
+      if (batch.busy) busy = true;
       const n = batch.fired.reduce((a, f) => a + f.count, 0);
       fired += n;
       return n;
@@ -76,7 +80,7 @@ export const dueTimers = defineService({
       if (failed) throw failed.reason;
     }
     else if (first > 0) await drain();
-    return { fired, batches, ...(walkFailed === undefined ? {} : { walkFailed }) };
+    return { fired, batches, ...(busy ? { busy } : {}), ...(walkFailed === undefined ? {} : { walkFailed }) };
   },
   // Stopped by maxBatches while still firing: run again after a short breath, not after the interval (an empty run
   // is never full, so the loop cannot spin on nothing).
@@ -84,7 +88,7 @@ export const dueTimers = defineService({
   // A run that fired timers is a sign more are coming due (a spike spread over minutes, or delayed jobs lost or late):
   // look again after `busyIntervalMs`, not the interval. Measured on one machine, spike at spread 600 with the queue
   // working: p50/p99 lateness 1.55/4.89 s at the 2 s interval, 0.94/4.24 s with it (docs/performance.md).
-  nextInMs: (r, s) => (r.fired > 0 ? s.busyIntervalMs : undefined),
+  nextInMs: (r, s) => (r.fired > 0 || r.busy ? s.busyIntervalMs : undefined),
   report(r, log) {
     if (r.walkFailed !== undefined) log.error({ err: r.walkFailed }, "due sweep could not walk the runs it fired; they were fired with wake-ups for the engine");
     if (r.fired) log.debug({ timersFired: r.fired, batches: r.batches }, "due sweep fired timers");
@@ -96,7 +100,10 @@ export const dueTimers = defineService({
  * no relay hop, no engine transaction per run). A wait settled at 09:00 reaches its next step, or its run's end, in
  * the commit that fired it.
  */
-function fireAndWalk(ctx: SweepContext, s: { orgs: number; perOrg: number; batch: number }): Promise<Pick<SweepBatch, "fired">> {
-  // Picked (and locked), fired and walked as a set where the graph alone decides the walk, in one statement.
-  return inTx(ctx.db, async (tx) => ({ fired: await sweepAndWalkSet(tx, ctx.graphs, { orgs: s.orgs, perOrg: s.perOrg, total: s.batch }, ctx.actor) }));
+function fireAndWalk(ctx: SweepContext, s: { orgs: number; perOrg: number; batch: number }): Promise<Pick<SweepBatch, "fired"> & { busy?: true }> {
+  // Picked (and locked), fired and walked as a set where the graph alone decides the walk, in one statement; only in
+  // a free slot of the due sweep's batches (the engines' drains take them too: run/engine/due-drain.ts).
+  return inTx(ctx.db, async (tx) =>
+    (await timersTakeFiringSlot(tx)) ? { fired: await sweepAndWalkSet(tx, ctx.graphs, { orgs: s.orgs, perOrg: s.perOrg, total: s.batch }, ctx.actor) } : { fired: [], busy: true },
+  );
 }
