@@ -1,7 +1,7 @@
 import { createLogger, recordRunWork, type RunWake, type TimerDue, startTracing, timersDueJob, topics, traceRunWork } from "@holdfast/core/base";
-import { databasePing } from "@holdfast/core/store";
+import { databasePing, duePickDefaults } from "@holdfast/core/store";
 import { GraphCache } from "@holdfast/core/versions";
-import { advanceRun, DueDrain, duePickDefaults, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
+import { advanceRun, DueDrain, fireTimer, onShutdown, pollOutbox, redisTargetAtStart, requireSecretKey, TimerFirer, timerWalkBackstopMs, watchOutages, workerId } from "@holdfast/core/run";
 import { createDb } from "@holdfast/db";
 import { checkRedis, createConsumer, DelayedError, queueNames, stuckConsumerMessage } from "@holdfast/queue";
 import { env } from "./env";
@@ -78,7 +78,7 @@ async function handleTimer(data: unknown) {
 }
 
 // A `timers.due` job (the timers of one relay batch due at one instant): the due sweep's batches, once the instant has
-// come by the database clock (run/engine/due-drain.ts); the jobs that come during a pass share the next one.
+// come by the database clock, until none is due (run/engine/due-drain.ts); a job that comes during a pass joins it.
 const drain = new DueDrain({ db, graphs, actor: id, pick: duePickDefaults });
 
 async function handleTimers(data: unknown) {
@@ -128,7 +128,7 @@ if (!redis) {
   );
   // A wake-up that failed for a lost connection is dropped quietly: the sweeper re-wakes the run once it is back.
   consumer.on("failed", (job, error) => {
-    if (!outages.report(error)) log.error({ jobId: job?.id, ...runFields(job?.data), err: error }, "run wake-up failed");
+    if (!outages.report(error)) log.error({ jobId: job?.id, job: job?.name, ...runFields(job?.data), err: error }, job?.name === timersDueJob.name ? "timers' wake-up failed" : "run wake-up failed");
   });
   await consumer.waitUntilReady();
   stop = () => consumer.close();

@@ -1,9 +1,10 @@
-import type { Db } from "@holdfast/db";
+import { type Db, inTx } from "@holdfast/db";
 import { connectAs, createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceRun } from "../src/run/engine/advance";
 import { DueDrain } from "../src/run/engine/due-drain";
 import { startRun } from "../src/run/start/start-run";
+import { timersTakeFiringSlot } from "../src/store/sql/timers";
 import { GraphCache } from "../src/versions/graph-cache";
 import { waitGraph } from "./sweeper/bed";
 
@@ -59,18 +60,18 @@ describe("a timers.due job (DueDrain)", () => {
     expect(count.transactions).toBe(0);
     expect(await rows("SELECT count(*)::int AS n FROM timers WHERE fired_at IS NOT NULL")).toEqual([{ n: 0 }]);
 
-    // Due: batches of two until one comes back short (2, 2, 1), each its own transaction.
+    // Due: batches of two until one fires nothing (2, 2, 1, 0), each its own transaction, and then none is due.
     expect(await drain.due(await dbText("now() - interval '1 second'"))).toEqual({ kind: "done", fired: 5 });
-    expect(count.transactions).toBe(3);
+    expect(count.transactions).toBe(4);
     expect(await rows("SELECT DISTINCT status FROM runs WHERE id = ANY($1)", [due])).toEqual([{ status: "completed" }]);
     expect(await rows("SELECT DISTINCT fired_by FROM timers WHERE run_id = ANY($1)", [due])).toEqual([{ fired_by: "engine-test" }]);
     expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NULL", [early])).toEqual([{ n: 2 }]);
     await rows("UPDATE timers SET due_at = now() + interval '1 hour' WHERE fired_at IS NULL");
   });
 
-  it("the jobs that come while a pass runs share the next pass, which starts when it ends", async () => {
+  it("answers a job that comes while a pass runs at once, and the pass looks once more before it ends", async () => {
     const first = await Promise.all(Array.from({ length: 3 }, () => waiting("now() - interval '1 second'")));
-    // The first pass's transaction is held open until `release`, so the jobs below come while it runs.
+    // The pass's second batch waits for `release`: the job below comes while the pass runs.
     const { db, count } = counted(t.db);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -79,42 +80,39 @@ describe("a timers.due job (DueDrain)", () => {
         const value = Reflect.get(target, key, target);
         if (key !== "$transaction") return value;
         return async (...args: unknown[]) => {
-          if (count.transactions === 0) await gate;
+          if (count.transactions === 1) await gate;
           return (value as (...a: unknown[]) => unknown)(...args);
         };
       },
     }) as Db;
     const drain = new DueDrain({ db: held, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 } });
-    const running = drain.request();
-    // Written while the first pass runs (it may have looked already): the next pass fires them.
+    const at = await dbText("now()");
+    const starter = drain.due(at);
+    while (count.transactions < 1) await new Promise((r) => setTimeout(r, 10));
     const late = await Promise.all(Array.from({ length: 2 }, () => waiting("now() - interval '1 second'")));
-    const joined = Array.from({ length: 5 }, () => drain.request());
+    expect(await drain.due(at)).toEqual({ kind: "joined" });
     release();
-    const fired = [await running, ...(await Promise.all(joined))];
-    // One pass, then one more that all five joined: never a pass each.
-    expect(count.transactions).toBe(2);
-    expect((fired[0] as number) + (fired[1] as number)).toBe(5);
-    expect(new Set(fired.slice(1)).size).toBe(1);
+    expect(await starter).toEqual({ kind: "done", fired: 5 });
+    // 3, then the 2 written meanwhile, then nothing, and nothing again: the look the joined job asked for.
+    expect(count.transactions).toBe(4);
     expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NOT NULL", [[...first, ...late]])).toEqual([{ n: 5 }]);
     // Nothing running now: the next job starts a pass of its own, which finds nothing due.
-    expect(await drain.due(await dbText("now()"))).toEqual({ kind: "done", fired: 0 });
-    expect(count.transactions).toBe(3);
+    expect(await drain.due(at)).toEqual({ kind: "done", fired: 0 });
   });
 
-  it("fires nothing while every slot of the due sweep's batches is taken (the sweeper's two), and the next job's pass does", async () => {
+  it("takes only the engines' slot of the due sweep's two: while it is taken a pass fires nothing and gives up after maxPassMs; the sweeper's slot stays free", async () => {
     const due = await Promise.all(Array.from({ length: 2 }, () => waiting("now() - interval '1 second'")));
-    const holders = await Promise.all([0, 1].map(async (slot) => {
-      const c = await connectAs(t.url, "holdfast_worker");
-      await c.query("BEGIN");
-      await c.query("SELECT pg_advisory_xact_lock(47, $1)", [slot]);
-      return c;
-    }));
-    const drain = new DueDrain({ db: t.db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 } });
+    const holder = await connectAs(t.url, "holdfast_worker");
+    await holder.query("BEGIN");
+    await holder.query("SELECT pg_advisory_xact_lock(47, 1)");
+    const drain = new DueDrain({ db: t.db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 }, maxPassMs: 300, pauseMs: 50 });
     const at = await dbText("now()");
     expect(await drain.due(at)).toEqual({ kind: "done", fired: 0 });
     expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NULL", [due])).toEqual([{ n: 2 }]);
-    await holders[1]?.query("COMMIT");
+    expect(await inTx(t.db, (tx) => timersTakeFiringSlot(tx, "engine"))).toBe(false);
+    expect(await inTx(t.db, (tx) => timersTakeFiringSlot(tx, "sweeper"))).toBe(true);
+    await holder.query("COMMIT");
+    await holder.end();
     expect(await drain.due(at)).toEqual({ kind: "done", fired: 2 });
-    await Promise.all(holders.map(async (c) => (await c.query("ROLLBACK"), await c.end())));
   });
 });

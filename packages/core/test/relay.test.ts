@@ -3,6 +3,7 @@ import { createPublisher, createWakePublisher, queueNames, subscribeReady } from
 import { createTestDatabase, createTestPrefix, httpChainGraph, publish, type TestDatabase, testRedisUrl } from "@holdfast/testkit";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { publicationsOf } from "../src/run/relay/publications";
 import { relayOnce } from "../src/run/relay/relay";
 import { startRun } from "../src/run/start/start-run";
 
@@ -174,6 +175,17 @@ describe("the outbox relay", () => {
     await queue.obliterate({ force: true });
     await queue.close();
     await t.sql.query("DELETE FROM outbox");
+  });
+
+  it("groups by instant whatever the rows' order (the same job id), and publishes a timer.due row without a payload as its own job", () => {
+    const row = (timerId: string, dueAt: string) => ({ id: 1n, topic: "timer.due", jobId: `${timerId}_1`, delayMs: 1_000, payload: { orgId: "o", runId: "r", timerId, wake: 1, dueAt } });
+    const at = "2026-12-07T09:00:00+00:00";
+    const [ab] = publicationsOf([row("a", at), row("b", at)]);
+    const [ba] = publicationsOf([row("b", at), row("a", at)]);
+    expect(ab?.options.jobId).toBe(ba?.options.jobId);
+    expect(ab?.data).toEqual({ dueAt: at, timers: 2 });
+    const odd = publicationsOf([{ id: 2n, topic: "timer.due", jobId: "obx_2", delayMs: 0, payload: null }]);
+    expect(odd.map((p) => [p.name, p.options.jobId])).toEqual([["timer.due", "obx_2"]]);
   });
 
   it("leaves rows unsent when publishing fails, so nothing is lost", async () => {

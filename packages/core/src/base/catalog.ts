@@ -121,6 +121,11 @@ export const topics = {
 } as const;
 export type Topic = keyof typeof topics;
 
+export type ApprovalNotify = z.infer<(typeof topics)["approval.notify"]["payload"]>;
+export type TimerDue = z.infer<(typeof topics)["timer.due"]["payload"]>;
+export type RunWake = z.infer<(typeof topics)["run.wake"]["payload"]>;
+export type StepReady = z.infer<(typeof topics)["step.ready"]["payload"]>;
+
 /**
  * Not a topic (no outbox row has it): the `timer.due` rows of one relay batch due at one instant, published as one
  * delayed job (run/relay/publications.ts), which the engine answers with the due sweep's batches (run/engine/due-drain.ts).
@@ -130,13 +135,8 @@ export type Topic = keyof typeof topics;
 export const timersDueJob = {
   name: "timers.due",
   queue: queueNames.engine,
-  payload: z.object({ dueAt: z.string().min(1), timers: z.number().int().min(1) }),
+  payload: z.object({ dueAt: z.iso.datetime({ offset: true }), timers: z.number().int().min(1) }),
 } as const;
-export type TimersDue = z.infer<(typeof timersDueJob)["payload"]>;
-export type ApprovalNotify = z.infer<(typeof topics)["approval.notify"]["payload"]>;
-export type TimerDue = z.infer<(typeof topics)["timer.due"]["payload"]>;
-export type RunWake = z.infer<(typeof topics)["run.wake"]["payload"]>;
-export type StepReady = z.infer<(typeof topics)["step.ready"]["payload"]>;
 
 export function queueForTopic(topic: string, payload: unknown): string {
   if (topic === "run.wake" || topic === "timer.due" || topic === "approval.notify") return topics[topic].queue;

@@ -6,7 +6,7 @@
  */
 export { type AllowEntry, type AllowList, AllowListError, parseAllowList } from "./allow-list";
 export { jsonShapeProblem, parseFormBounded, parseJsonBounded, payloadLimits } from "./bodies";
-export { type ApprovalNotify, type Lane, type LaneName, laneNames, laneOverrides, lanes, lanesEnv, queueForTopic, resolveLanes, type RetryPolicy, type RunWake, type StepReady, type TimerDue, type TimersDue, timersDueJob, type Topic, topics } from "./catalog";
+export { type ApprovalNotify, type Lane, type LaneName, laneNames, laneOverrides, lanes, lanesEnv, queueForTopic, resolveLanes, type RetryPolicy, type RunWake, type StepReady, type TimerDue, timersDueJob, type Topic, topics } from "./catalog";
 export { crashArmed, crashDuringMs, crashEnv, crashpoint, type CrashPoint, crashPoints } from "./crash";
 export { type DatabaseSettings, databaseSettingsProblem, listenUrl, migrateUrl, requireDatabaseSettings } from "./database-settings";
 export { baseEnv, egressAllowFromEnv, egressAllowSchema, loadEnv, tracingEnv } from "./env";

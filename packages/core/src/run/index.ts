@@ -14,7 +14,7 @@ export { type ContactChange, ContactChangeForbiddenError, contactChangeRefusal, 
 export { countWindows, type CountWindow, type EmailCounts, type JourneyCounts, journeyCounts, journeyCountsQuery, type NodeCounts, type SplitPathCounts } from "./counts/journey-counts";
 export { InvalidCursorError, type RunAtCount, runsAtCount, runsAtCountQuery, type RunsAtCountPage, type RunsAtCountQuery } from "./counts/runs-at-count";
 export { advanceLocked, type AdvanceResult, advanceRun } from "./engine/advance";
-export { DueDrain, duePickDefaults } from "./engine/due-drain";
+export { DueDrain } from "./engine/due-drain";
 export { TimerFirer } from "./engine/fire-timers";
 export { type Finding, repairAll, repairMissingTimers, type RepairReport, runChecks } from "./ops/doctor";
 export { busyFormSentence, busySentence, describeFailure, type Failure, type FailureKind, invalidInputSentence } from "./ops/failure";

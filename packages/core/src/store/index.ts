@@ -35,7 +35,7 @@ export { signalsViewOfRun, type SignalView } from "./sql/signals";
 export { signinThrottlePurgeExpired } from "./sql/signin-throttle";
 export { stepsCountParkedForBudget, stepsViewOfRun, type StepView } from "./sql/steps-view";
 export { suppressionsDelete, suppressionsInsert, suppressionsList } from "./sql/suppressions";
-export { timersFireDueFairly, timersOverdue, timersViewOfRun, type TimerView } from "./sql/timers";
+export { duePickDefaults, type DuePick, timersFireDueFairly, timersOverdue, timersViewOfRun, type TimerView } from "./sql/timers";
 export type { CredentialKind, TriggerAuth } from "./sql/trigger-credentials";
 export { deliveriesKept, type DeliveryOutcome, type DeliveryView, triggerDeliveriesList } from "./sql/trigger-deliveries";
 export { usersPasswordHash } from "./sql/users";

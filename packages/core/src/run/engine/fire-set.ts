@@ -1,6 +1,6 @@
 import type { Tx } from "@holdfast/db";
 import { runsRunningVersions } from "../../store/sql/runs";
-import type { SweepBatch } from "../../store/sql/timers";
+import type { DuePick, SweepBatch } from "../../store/sql/timers";
 import { type FiredAndWalked, timersFireWalk, timersSweepFireWalk } from "../../store/sql/timers-fire-walk";
 import type { GraphCache } from "../../versions/graph-cache";
 import { type AdvanceResult, advanceMany } from "./advance";
@@ -39,7 +39,7 @@ export async function fireAndWalkSet(
 export async function sweepAndWalkSet(
   tx: Tx,
   graphs: GraphCache,
-  pick: { orgs: number; perOrg: number; total: number },
+  pick: DuePick,
   actor: string,
 ): Promise<SweepBatch["fired"]> {
   const book = timerPlansOf(graphs);
@@ -56,6 +56,8 @@ export async function sweepAndWalkSet(
 async function prime(tx: Tx, graphs: GraphCache, book: TimerPlans): Promise<void> {
   if (!book.primeDue(Date.now())) return;
   for (const v of await runsRunningVersions(tx, book.capacity)) {
+    // Never more than a batch sends: a walk learnt here must not push out one a batch needs.
+    if (book.sent >= book.capacity / 2) break;
     if (book.knowsVersion(v.versionId)) continue;
     // A graph that does not read is left to the walk of its own runs, which fails them alone.
     const graph = await graphs.get(tx, v.orgId, v.versionId).catch(() => null);

@@ -25,6 +25,13 @@ export class TimerPlans {
 
   constructor(readonly capacity = 256) {}
 
+  /** How many walks the book would send (each batch sends `capacity` at most). */
+  get sent(): number {
+    let n = 0;
+    for (const plan of this.plans.values()) if (plan) n++;
+    return Math.min(n, this.capacity);
+  }
+
   /** Whether every wait of this version is known (learnt with `learnVersion`). */
   knowsVersion(versionId: string): boolean {
     return this.versions.has(versionId);

@@ -16,7 +16,7 @@ export function publicationsOf(rows: readonly UnsentOutboxRow[]): Publication[] 
   const out: Publication[] = [];
   const dueTogether = new Map<string, UnsentOutboxRow[]>();
   for (const row of rows) {
-    const dueAt = row.topic === "timer.due" ? (row.payload as { dueAt?: unknown }).dueAt : undefined;
+    const dueAt = row.topic === "timer.due" ? (row.payload as { dueAt?: unknown } | null)?.dueAt : undefined;
     if (typeof dueAt !== "string") {
       out.push(single(row));
       continue;
@@ -31,7 +31,7 @@ export function publicationsOf(rows: readonly UnsentOutboxRow[]): Publication[] 
       continue;
     }
     const digest = createHash("sha256");
-    for (const row of group) digest.update(`${row.jobId}\n`);
+    for (const id of group.map((row) => row.jobId).sort()) digest.update(`${id}\n`);
     out.push({
       queue: timersDueJob.queue,
       name: timersDueJob.name,

@@ -1,5 +1,5 @@
 import type { Tx } from "@holdfast/db";
-import { dueFairlyPick, type FiredTimer, type SweepBatch } from "./timers";
+import { type DuePick, dueFairlyPick, type FiredTimer, type SweepBatch } from "./timers";
 
 /** A timer fired by the set path, with what became of its run there. */
 export interface FiredAndWalked extends FiredTimer {
@@ -30,7 +30,7 @@ export function timersFireWalk(tx: Tx, ids: string[], wakes: number[] | null, by
  */
 export async function timersSweepFireWalk(
   tx: Tx,
-  pick: { orgs: number; perOrg: number; total: number },
+  pick: DuePick,
   by: string,
   plans: string,
 ): Promise<{ rest: FiredAndWalked[]; fired: SweepBatch["fired"] }> {

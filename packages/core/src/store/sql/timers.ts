@@ -244,21 +244,44 @@ export function dueFairlyPick(orgLimit: number, perOrg: number, total: number): 
       LIMIT ${total})`;
 }
 
+/** The fair due sweep's batch: organisations at most, timers from each, timers in all (`dueFairlyPick`). */
+export interface DuePick {
+  orgs: number;
+  perOrg: number;
+  total: number;
+}
+
+/** The batch the due sweep takes unless set otherwise (TIMER_SWEEP_ORGS, _PER_ORG, _BATCH), and the engines' drains. */
+export const duePickDefaults: DuePick = { orgs: 20, perOrg: 50, total: 500 };
+
 /** The two-key advisory lock space of the due sweep's batches in flight (44: the frequency cap's, 45: email templates', 46: the fold's). */
 const firingLockSpace = 47;
 
-/** The due sweep's batches in flight at once, the sweeper's and every engine's together (`timersTakeFiringSlot`). */
-export const timersFiringSlots = 2;
+/**
+ * Takes a slot of the due sweep's batches until the transaction ends, or says none is free (a transaction-scoped
+ * advisory lock each): the sweeper's batches take either of two, the engines' drains (run/engine/due-drain.ts) only
+ * the second, so at most two batches fire at once and the sweeper always has one. Measured in the 09:00 spike on two
+ * cores: an engine's batch beside the sweeper's two cost more CPU a timer and fired no sooner
+ * (bench/results/2026-12-07-2330-spike-timers-due-jobs.json). The sweeper's fallback firing (a walk that threw) takes none.
+ */
+export async function timersTakeFiringSlot(tx: Tx, who: "sweeper" | "engine"): Promise<boolean> {
+  const first = who === "sweeper" ? 0 : 1;
+  // EXISTS stops at the first slot taken: one lock at most.
+  const rows = await tx.$queryRaw<{ mine: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM generate_series(${first}::int, 1) s WHERE pg_try_advisory_xact_lock(${firingLockSpace}::int, s)) AS mine`;
+  return rows[0]?.mine === true;
+}
 
 /**
- * Takes one of the `timersFiringSlots` slots of the due sweep's batches until the transaction ends, or says none is
- * free (a transaction-scoped advisory lock each). Measured in the 09:00 spike: a third batch beside two (the engine's
- * drain beside the sweeper's two) cost 13% more CPU a timer and fired no faster on two cores.
+ * Whether any timer is due and unfired, whoever holds it: an organisation's due timers are found as the fair pick
+ * finds them (`timers_due_idx`, one probe an organisation), never by reading every pending timer.
  */
-export async function timersTakeFiringSlot(tx: Tx): Promise<boolean> {
-  const rows = await tx.$queryRaw<{ mine: boolean }[]>`
-    SELECT EXISTS (SELECT 1 FROM generate_series(0, ${timersFiringSlots - 1}::int) s WHERE pg_try_advisory_xact_lock(${firingLockSpace}::int, s)) AS mine`;
-  return rows[0]?.mine === true;
+export async function timersAnyDue(db: Db | Tx): Promise<boolean> {
+  const rows = await db.$queryRaw<{ due: boolean }[]>`
+    SELECT EXISTS (
+      SELECT 1 FROM organisations o
+      WHERE EXISTS (SELECT 1 FROM timers d WHERE d.org_id = o.id AND d.fired_at IS NULL AND d.due_at <= now())) AS due`;
+  return rows[0]?.due === true;
 }
 
 /** The seed's dashboard query: how far behind the sweep is. */

@@ -1,8 +1,7 @@
 import { inTx } from "@holdfast/db";
 import { z } from "zod";
-import { duePickDefaults } from "../../engine/due-drain";
 import { sweepAndWalkSet } from "../../engine/fire-set";
-import { type SweepBatch, timersFireDueFairly, timersTakeFiringSlot } from "../../../store/sql/timers";
+import { duePickDefaults, type SweepBatch, timersFireDueFairly, timersTakeFiringSlot } from "../../../store/sql/timers";
 import { defaultIntervalMs, defineService, type SweepContext, setting, sweepSharedEnv } from "../service";
 
 export interface DueTimersResult {
@@ -92,6 +91,7 @@ export const dueTimers = defineService({
   report(r, log) {
     if (r.walkFailed !== undefined) log.error({ err: r.walkFailed }, "due sweep could not walk the runs it fired; they were fired with wake-ups for the engine");
     if (r.fired) log.debug({ timersFired: r.fired, batches: r.batches }, "due sweep fired timers");
+    if (r.busy) log.debug({ batches: r.batches }, "due sweep found both batch slots taken (engines draining); looking again soon");
   },
 });
 
@@ -104,6 +104,6 @@ function fireAndWalk(ctx: SweepContext, s: { orgs: number; perOrg: number; batch
   // Picked (and locked), fired and walked as a set where the graph alone decides the walk, in one statement; only in
   // a free slot of the due sweep's batches (the engines' drains take them too: run/engine/due-drain.ts).
   return inTx(ctx.db, async (tx) =>
-    (await timersTakeFiringSlot(tx)) ? { fired: await sweepAndWalkSet(tx, ctx.graphs, { orgs: s.orgs, perOrg: s.perOrg, total: s.batch }, ctx.actor) } : { fired: [], busy: true },
+    (await timersTakeFiringSlot(tx, "sweeper")) ? { fired: await sweepAndWalkSet(tx, ctx.graphs, { orgs: s.orgs, perOrg: s.perOrg, total: s.batch }, ctx.actor) } : { fired: [], busy: true },
   );
 }
