@@ -1,56 +1,26 @@
 import { type Db, inTx } from "@holdfast/db";
-import { connectAs, createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { advanceRun } from "../src/run/engine/advance";
+import { connectAs, } from "@holdfast/testkit";
+import { describe, expect, it } from "vitest";
 import { DueDrain } from "../src/run/engine/due-drain";
-import { startRun } from "../src/run/start/start-run";
 import { timersTakeFiringSlot } from "../src/store/sql/timers";
 import { GraphCache } from "../src/versions/graph-cache";
-import { waitGraph } from "./sweeper/bed";
+import { countedTransactions, pauseBed } from "./timer-waits";
 
 // The engine's answer to a timers.due job (run/engine/due-drain.ts): the due sweep's batches once the instant came.
 
-let t: TestDatabase;
-let orgId: string;
-const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  ({ orgId } = await publish(t.db, waitGraph(), { automation: "pause" }));
-});
-afterAll(() => t?.drop());
-
-let n = 0;
-/** A run waiting on its hour's timer, moved to `at` (SQL, relative to now()). */
-async function waiting(at: string): Promise<string> {
-  const body = { id: `evt_${++n}` };
-  const headers = { "webhook-id": body.id, "webhook-timestamp": null, "webhook-signature": null };
-  const { runId } = await startRun(t.db, { orgSlug: "acme", automationSlug: "pause", rawBody: "{}", body, headers, via: "test", auth: { kind: "operator" } });
-  await advanceRun(t.db, new GraphCache(), { orgId, runId, reason: "started" });
-  await rows(`UPDATE timers SET due_at = ${at} WHERE run_id = $1`, [runId]);
-  return runId;
-}
-
-/** The database's transactions, counted where they are opened. */
-function counted(db: Db) {
-  const count = { transactions: 0 };
-  const proxy = new Proxy(db, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (key === "$transaction") return (...args: unknown[]) => (count.transactions++, (value as (...a: unknown[]) => unknown).apply(target, args));
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  }) as Db;
-  return { db: proxy, count };
-}
+const bed = pauseBed();
+const rows = bed.rows;
+/** A run waiting on its timer, due `dueInSeconds` from now (negative: already due). */
+const waiting = async (dueInSeconds: number) => (await bed.waiting(dueInSeconds)).runId;
+const counted = countedTransactions;
 
 const dbText = async (sql: string) => (await rows(`SELECT to_jsonb(${sql}) #>> '{}' AS at`))[0].at as string;
 
 describe("a timers.due job (DueDrain)", () => {
   it("before its instant by the database clock fires nothing and says in how long; once it came, fires every due timer, in batches, and walks their runs", async () => {
-    const early = await Promise.all([waiting("now() + interval '30 seconds'"), waiting("now() + interval '30 seconds'")]);
-    const due = await Promise.all(Array.from({ length: 5 }, () => waiting("now() - interval '1 second'")));
-    const { db, count } = counted(t.db);
+    const early = await Promise.all([waiting(30), waiting(30)]);
+    const due = await Promise.all(Array.from({ length: 5 }, () => waiting(-1)));
+    const { db, count } = counted(bed.t.db);
     const drain = new DueDrain({ db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 2, total: 2 } });
 
     const answer = await drain.due(await dbText("now() + interval '30 seconds'"));
@@ -70,9 +40,9 @@ describe("a timers.due job (DueDrain)", () => {
   });
 
   it("answers a job that comes while a pass runs at once, and the pass looks once more before it ends", async () => {
-    const first = await Promise.all(Array.from({ length: 3 }, () => waiting("now() - interval '1 second'")));
+    const first = await Promise.all(Array.from({ length: 3 }, () => waiting(-1)));
     // The pass's second batch waits for `release`: the job below comes while the pass runs.
-    const { db, count } = counted(t.db);
+    const { db, count } = counted(bed.t.db);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const held = new Proxy(db, {
@@ -89,7 +59,7 @@ describe("a timers.due job (DueDrain)", () => {
     const at = await dbText("now()");
     const starter = drain.due(at);
     while (count.transactions < 1) await new Promise((r) => setTimeout(r, 10));
-    const late = await Promise.all(Array.from({ length: 2 }, () => waiting("now() - interval '1 second'")));
+    const late = await Promise.all(Array.from({ length: 2 }, () => waiting(-1)));
     expect(await drain.due(at)).toEqual({ kind: "joined" });
     release();
     expect(await starter).toEqual({ kind: "done", fired: 5 });
@@ -101,16 +71,16 @@ describe("a timers.due job (DueDrain)", () => {
   });
 
   it("takes only the engines' slot of the due sweep's two: while it is taken a pass fires nothing and gives up after maxPassMs; the sweeper's slot stays free", async () => {
-    const due = await Promise.all(Array.from({ length: 2 }, () => waiting("now() - interval '1 second'")));
-    const holder = await connectAs(t.url, "holdfast_worker");
+    const due = await Promise.all(Array.from({ length: 2 }, () => waiting(-1)));
+    const holder = await connectAs(bed.t.url, "holdfast_worker");
     await holder.query("BEGIN");
     await holder.query("SELECT pg_advisory_xact_lock(47, 1)");
-    const drain = new DueDrain({ db: t.db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 }, maxPassMs: 300, pauseMs: 50 });
+    const drain = new DueDrain({ db: bed.t.db, graphs: new GraphCache(), actor: "engine-test", pick: { orgs: 20, perOrg: 50, total: 500 }, maxPassMs: 300, pauseMs: 50 });
     const at = await dbText("now()");
     expect(await drain.due(at)).toEqual({ kind: "done", fired: 0 });
     expect(await rows("SELECT count(*)::int AS n FROM timers WHERE run_id = ANY($1) AND fired_at IS NULL", [due])).toEqual([{ n: 2 }]);
-    expect(await inTx(t.db, (tx) => timersTakeFiringSlot(tx, "engine"))).toBe(false);
-    expect(await inTx(t.db, (tx) => timersTakeFiringSlot(tx, "sweeper"))).toBe(true);
+    expect(await inTx(bed.t.db, (tx) => timersTakeFiringSlot(tx, "engine"))).toBe(false);
+    expect(await inTx(bed.t.db, (tx) => timersTakeFiringSlot(tx, "sweeper"))).toBe(true);
     await holder.query("COMMIT");
     await holder.end();
     expect(await drain.due(at)).toEqual({ kind: "done", fired: 2 });

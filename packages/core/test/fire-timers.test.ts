@@ -1,62 +1,23 @@
-import { type Db, inTx } from "@holdfast/db";
-import { createTestDatabase, publish, type TestDatabase } from "@holdfast/testkit";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inTx } from "@holdfast/db";
+import { describe, expect, it } from "vitest";
 import type { TimerDue } from "../src/base/catalog";
 import { advanceRun } from "../src/run/engine/advance";
-import { startRun } from "../src/run/start/start-run";
 import { type FireResult, fireTimer } from "../src/run/timers/fire";
 import { fireAndWalkSet } from "../src/run/engine/fire-set";
 import { TimerFirer } from "../src/run/engine/fire-timers";
 import { GraphCache } from "../src/versions/graph-cache";
-import { waitGraph } from "./sweeper/bed";
+import { countedTransactions, pauseBed } from "./timer-waits";
 
-let t: TestDatabase;
-let orgId: string;
-const rows = async (q: string, p: unknown[] = []) => (await t.sql.query(q, p)).rows;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  // trigger -> an hour's wait -> end, the sweeper tests' automation.
-  ({ orgId } = await publish(t.db, waitGraph(), { automation: "pause" }));
-});
-afterAll(() => t?.drop());
-
-let n = 0;
-/** A run waiting on its hour's timer; `dueInSeconds` moves the timer (negative: already due). */
-async function waiting(dueInSeconds: number): Promise<TimerDue> {
-  const body = { id: `evt_${++n}` };
-  const { runId } = await startRun(t.db, {
-    orgSlug: "acme",
-    automationSlug: "pause",
-    rawBody: "{}",
-    body,
-    headers: { "webhook-id": body.id, "webhook-timestamp": null, "webhook-signature": null },
-    via: "test",
-    auth: { kind: "operator" },
-  });
-  await advanceRun(t.db, new GraphCache(), { orgId, runId, reason: "started" });
-  const [timer] = await rows("UPDATE timers SET due_at = now() + make_interval(secs => $2) WHERE run_id = $1 RETURNING id, wake", [runId, dueInSeconds]);
-  return { orgId, runId, timerId: timer.id, wake: timer.wake, dueAt: "" };
-}
-
-/** The database's transactions, counted where they are opened. */
-function counted(db: Db) {
-  const count = { transactions: 0 };
-  const proxy = new Proxy(db, {
-    get(target, key) {
-      const value = Reflect.get(target, key, target);
-      if (key === "$transaction") return (...args: unknown[]) => (count.transactions++, (value as (...a: unknown[]) => unknown).apply(target, args));
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  }) as Db;
-  return { db: proxy, count };
-}
+const bed = pauseBed();
+const rows = bed.rows;
+const waiting = bed.waiting;
+const counted = countedTransactions;
 
 describe("the fast path's batched firing (TimerFirer)", () => {
   it("fires the timers whose jobs arrive together and walks their runs to the end in one transaction, with no run.wake rows", async () => {
     const dues = await Promise.all(Array.from({ length: 20 }, () => waiting(-1)));
     await rows("UPDATE outbox SET sent_at = now() WHERE sent_at IS NULL");
-    const { db, count } = counted(t.db);
+    const { db, count } = counted(bed.t.db);
     const alone: TimerDue[] = [];
     const walked: [string, string][] = [];
     const firer = new TimerFirer({
@@ -88,7 +49,7 @@ describe("the fast path's batched firing (TimerFirer)", () => {
   it("answers each job for itself in a batch: fired, not yet due and in how long, an old wake number, a job that came twice", async () => {
     const [lead, due, early, old, twice] = await Promise.all([waiting(-1), waiting(-1), waiting(30), waiting(-1), waiting(-1)]);
     if (!lead || !due || !early || !old || !twice) throw new Error("setup");
-    const firer = new TimerFirer({ db: t.db, graphs: new GraphCache(), actor: "engine-test", alone: fireAloneNever });
+    const firer = new TimerFirer({ db: bed.t.db, graphs: new GraphCache(), actor: "engine-test", alone: fireAloneNever });
     const [, ...results] = await Promise.all([lead, due, early, { ...old, wake: old.wake + 1 }, twice, twice].map((d) => firer.fire(d)));
 
     expect(results[0]).toEqual({ kind: "fired", runId: due.runId });
@@ -108,8 +69,8 @@ describe("the fast path's batched firing (TimerFirer)", () => {
     const [lead, ...swept] = await Promise.all(Array.from({ length: 6 }, () => waiting(-1)));
     if (!lead) throw new Error("setup");
     // The spike at one instant: the due sweep fired these before their delayed jobs came.
-    await inTx(t.db, (tx) => fireAndWalkSet(tx, new GraphCache(), swept.map((d) => d.timerId), null, "sweeper-test"));
-    const { db, count } = counted(t.db);
+    await inTx(bed.t.db, (tx) => fireAndWalkSet(tx, new GraphCache(), swept.map((d) => d.timerId), null, "sweeper-test"));
+    const { db, count } = counted(bed.t.db);
     const firer = new TimerFirer({ db, graphs: new GraphCache(), actor: "engine-test", alone: fireAloneNever });
     const results = await Promise.all([lead, ...swept].map((d) => firer.fire(d)));
 
@@ -128,14 +89,14 @@ describe("the fast path's batched firing (TimerFirer)", () => {
     broken.get = async () => Promise.reject(new Error("this run's graph cannot be walked"));
     const seen: { due: TimerDue; firedBefore: boolean }[] = [];
     const firer = new TimerFirer({
-      db: t.db,
+      db: bed.t.db,
       graphs: broken,
       actor: "engine-test",
       alone: async (d) => {
         const [timer] = await rows("SELECT fired_at FROM timers WHERE id = $1", [d.timerId]);
         seen.push({ due: d, firedBefore: timer.fired_at !== null });
-        const result = await fireTimer(t.db, d, "alone");
-        if (result.kind === "fired") await advanceRun(t.db, new GraphCache(), { orgId: d.orgId, runId: d.runId, reason: "timer_fired" });
+        const result = await fireTimer(bed.t.db, d, "alone");
+        if (result.kind === "fired") await advanceRun(bed.t.db, new GraphCache(), { orgId: d.orgId, runId: d.runId, reason: "timer_fired" });
         return result;
       },
     });
